@@ -1,0 +1,33 @@
+// The benchmark baseline: a plain fastify 5 + @fastify/http-proxy reverse proxy
+// with no authentication, forwarding /api/v1/* to the origin stub. Runs as its
+// own child process (pinned like keygate) so the comparison is like for like.
+//
+// Env: ORIGIN_URL (required), PORT (default 0 = ephemeral), HOST (default 127.0.0.1).
+// Prints "listening <port>" on stdout once bound.
+import Fastify from 'fastify'
+import httpProxy from '@fastify/http-proxy'
+
+const upstream = process.env['ORIGIN_URL']
+if (upstream === undefined || upstream === '') {
+  process.stderr.write('baseline: ORIGIN_URL is required\n')
+  process.exit(2)
+}
+
+const app = Fastify({ logger: false })
+await app.register(httpProxy, {
+  upstream,
+  prefix: '/api/v1',
+  rewritePrefix: '/api/v1'
+})
+
+const host = process.env['HOST'] ?? '127.0.0.1'
+const port = Number(process.env['PORT'] ?? '0')
+await app.listen({ host, port })
+
+const address = app.server.address()
+if (address === null || typeof address === 'string') throw new Error('baseline: unexpected address')
+process.stdout.write(`listening ${address.port}\n`)
+
+process.once('SIGTERM', () => {
+  app.close().then(() => process.exit(0), () => process.exit(1))
+})

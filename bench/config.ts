@@ -1,0 +1,47 @@
+// Benchmark settings from the environment and argv, validated up front.
+
+export interface BenchConfig {
+  /** seconds per measured round */
+  durationSec: number
+  rounds: number
+  /** seconds of the single uncounted warm-up round per server */
+  warmupSec: number
+  connections: number
+  pipelining: number
+  pin: boolean
+  /** Only run scenarios whose name contains this (the baseline always runs). */
+  filter: string | undefined
+  /** Write JSON results here (--json). */
+  jsonOut: string | undefined
+}
+
+function positive (env: NodeJS.ProcessEnv, name: string, fallback: number, integer: boolean): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, got '${raw}'`)
+  }
+  return value
+}
+
+export function readConfig (env: NodeJS.ProcessEnv, argv: readonly string[]): BenchConfig {
+  const unknown = argv.filter((arg) => arg !== '--json')
+  if (unknown.length > 0) throw new Error(`unknown argument(s): ${unknown.join(' ')} (only --json is supported)`)
+  const json = argv.includes('--json')
+  const out = env['BENCH_OUT']
+  if (json && (out === undefined || out === '')) throw new Error('--json needs the output path in BENCH_OUT')
+  return {
+    durationSec: positive(env, 'BENCH_DURATION', 5, false),
+    rounds: positive(env, 'BENCH_ROUNDS', 3, true),
+    warmupSec: positive(env, 'BENCH_WARMUP', 2, false),
+    connections: positive(env, 'BENCH_CONNECTIONS', 50, true),
+    pipelining: 1,
+    pin: env['BENCH_PIN'] !== '0',
+    filter: env['BENCH_FILTER'] === '' ? undefined : env['BENCH_FILTER'],
+    jsonOut: json ? out : undefined
+  }
+}
+
+/** Environment variables that change the run, for the "exact command" line. */
+export const KNOBS = ['BENCH_DURATION', 'BENCH_ROUNDS', 'BENCH_WARMUP', 'BENCH_CONNECTIONS', 'BENCH_PIN', 'BENCH_FILTER', 'BENCH_OUT'] as const

@@ -1,0 +1,50 @@
+// CPU utilisation over a time window: the server under test on its own, and
+// the load-generator side (this runner plus helper processes such as the origin).
+import { cpuSeconds, machineBusySeconds } from './procfs.js'
+
+export interface CpuUsage {
+  /** % of one core used by the server under test; undefined if unknown. */
+  serverPct: number | undefined
+  /** % of one core used by the runner (autocannon) plus helper processes. */
+  loadgenPct: number | undefined
+  /** % of one core used by everything else on the machine (other processes, kernel, steal). */
+  otherPct: number | undefined
+}
+
+const selfSeconds = (): number => {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1e6
+}
+
+function sumSeconds (pids: readonly number[]): number | undefined {
+  let total = 0
+  for (const pid of pids) {
+    const seconds = cpuSeconds(pid)
+    if (seconds === undefined) return undefined
+    total += seconds
+  }
+  return total
+}
+
+/** Start measuring now; call the returned function at the end of the window. */
+export function startCpuMeter (serverPid: number | undefined, helperPids: readonly number[]): () => CpuUsage {
+  const t0 = process.hrtime.bigint()
+  const server0 = serverPid === undefined ? undefined : cpuSeconds(serverPid)
+  const helpers0 = sumSeconds(helperPids)
+  const self0 = selfSeconds()
+  const machine0 = machineBusySeconds()
+  return () => {
+    const wall = Number(process.hrtime.bigint() - t0) / 1e9
+    const server1 = serverPid === undefined ? undefined : cpuSeconds(serverPid)
+    const helpers1 = sumSeconds(helperPids)
+    const self = selfSeconds() - self0
+    const machine1 = machineBusySeconds()
+    const pct = (seconds: number): number => (100 * seconds) / wall
+    const serverPct = server0 === undefined || server1 === undefined ? undefined : pct(server1 - server0)
+    const loadgenPct = helpers0 === undefined || helpers1 === undefined ? undefined : pct(self + helpers1 - helpers0)
+    const otherPct = machine0 === undefined || machine1 === undefined || serverPct === undefined || loadgenPct === undefined
+      ? undefined
+      : Math.max(0, pct(machine1 - machine0) - serverPct - loadgenPct)
+    return { serverPct, loadgenPct, otherPct }
+  }
+}

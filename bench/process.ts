@@ -1,0 +1,136 @@
+// Spawn a server as a child process (optionally pinned with taskset), wait for
+// it to answer HTTP, and stop it. Every child is tracked so the runner can stop
+// everything at the end, on SIGINT, or kill it synchronously on exit.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { setTimeout as delay } from 'node:timers/promises'
+import { waitForHttp } from './ready.js'
+import type { RunningServer } from './types.js'
+
+export interface SpawnServerOptions {
+  /** Label used in logs and error messages. */
+  name: string
+  command: string
+  args?: readonly string[]
+  /** Added on top of the runner's environment. */
+  env?: Record<string, string>
+  /** Run under `taskset -c <cpus>` when defined. */
+  cpus?: string | undefined
+  /** Port the child was told to listen on. */
+  port: number
+  /** Polled until it answers; the child is ready then. */
+  readyUrl: string
+  /** Default: any HTTP response counts as ready. */
+  isReady?: (status: number) => boolean
+  /** Default 15 s. */
+  readyTimeoutMs?: number
+}
+
+export interface ChildServer extends RunningServer {
+  name: string
+  pid: number
+  /** Last lines the child wrote to stdout/stderr. */
+  output: () => string
+}
+
+const TAIL_LINES = 40
+const STOP_GRACE_MS = 5_000
+
+interface Tracked { name: string, kill: (signal: NodeJS.Signals) => void, stop: () => Promise<void> }
+const live = new Set<Tracked>()
+const unexpected: string[] = []
+
+export async function spawnServer (options: SpawnServerOptions): Promise<ChildServer> {
+  const args = options.args ?? []
+  const [command, argv] = options.cpus === undefined
+    ? [options.command, [...args]]
+    : ['taskset', ['-c', options.cpus, options.command, ...args]]
+
+  const child = spawn(command, argv, {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+
+  const tail: string[] = []
+  const collect = (chunk: Buffer): void => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim() === '') continue
+      tail.push(line)
+      if (tail.length > TAIL_LINES) tail.shift()
+    }
+  }
+  child.stdout.on('data', collect)
+  child.stderr.on('data', collect)
+  const output = (): string => tail.join('\n')
+
+  let stopping = false
+  const aborter = new AbortController()
+  let markExited = (): void => {}
+  const exited = new Promise<void>((resolve) => { markExited = resolve })
+
+  const kill = (signal: NodeJS.Signals): void => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+  }
+  const stop = async (): Promise<void> => {
+    stopping = true
+    kill('SIGTERM')
+    const graceful = await Promise.race([exited.then(() => true), delay(STOP_GRACE_MS, false)])
+    if (!graceful) {
+      kill('SIGKILL')
+      await exited
+    }
+  }
+  const tracked: Tracked = { name: options.name, kill, stop }
+  live.add(tracked)
+
+  const finish = (why: string): void => {
+    if (aborter.signal.aborted) return
+    live.delete(tracked)
+    aborter.abort(new Error(why))
+    if (!stopping) {
+      unexpected.push(why)
+      process.stderr.write(`\n!!! ${why} unexpectedly. Last output:\n${output()}\n`)
+    }
+    markExited()
+  }
+  child.once('exit', (code, signal) => {
+    finish(`${options.name} (pid ${child.pid ?? '?'}) exited with ${signal ?? `code ${code ?? '?'}`}`)
+  })
+  child.once('error', (err) => {
+    // Spawn failures (e.g. ENOENT) emit 'error' and possibly no 'exit'.
+    if (child.pid === undefined) finish(`${options.name} could not be spawned: ${err.message}`)
+  })
+  const spawned = once(child, 'spawn')
+
+  try {
+    await spawned
+    await waitForHttp(options.readyUrl, {
+      signal: aborter.signal,
+      ...(options.isReady !== undefined && { isReady: options.isReady }),
+      ...(options.readyTimeoutMs !== undefined && { timeoutMs: options.readyTimeoutMs })
+    })
+  } catch (err: unknown) {
+    await stop()
+    const reason = err instanceof Error ? err.message : String(err)
+    throw new Error(`${options.name} failed to start: ${reason}\nLast output:\n${output()}`)
+  }
+
+  const pid = child.pid
+  if (pid === undefined) throw new Error(`${options.name}: no pid after spawn`)
+  return { name: options.name, pid, port: options.port, stop, output }
+}
+
+/** Stop every child still running (graceful, then SIGKILL). */
+export async function stopAll (): Promise<void> {
+  await Promise.all([...live].map(async (child) => await child.stop()))
+}
+
+/** Last resort from a synchronous 'exit' handler. */
+export function killAllSync (): void {
+  for (const child of live) child.kill('SIGKILL')
+}
+
+/** Children that died without being asked to. */
+export function unexpectedExits (): readonly string[] {
+  return unexpected
+}

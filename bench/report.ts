@@ -1,0 +1,93 @@
+// Render results: Markdown for humans (stdout), JSON for machines (BENCH_OUT).
+import type { ScenarioSummary } from './summary.js'
+
+export interface RunInfo {
+  date: string
+  machine: string
+  node: string
+  os: string
+  command: string
+  pinning: string
+  settings: string
+}
+
+const SATURATED_PCT = 90
+const NOISY_PCT = 10
+
+const fixed = (value: number | undefined, digits: number): string =>
+  value === undefined || Number.isNaN(value) ? 'n/a' : value.toFixed(digits)
+
+function row (s: ScenarioSummary): string {
+  const cells = [
+    s.name,
+    fixed(s.reqPerSec, 0),
+    `${fixed(s.reqPerSecMin, 0)}–${fixed(s.reqPerSecMax, 0)}`,
+    `${fixed(s.ratio, 2)}×`,
+    fixed(s.p50Ms, 2),
+    fixed(s.p99Ms, 2),
+    s.unexpectedStatus > 0 ? `**${s.unexpectedStatus}**` : '0',
+    s.errors > 0 ? `**${s.errors}**` : '0',
+    s.serverCpuPct === undefined ? 'n/a' : `${fixed(s.serverCpuPct, 0)}%`,
+    s.loadgenCpuPct === undefined ? 'n/a' : `${fixed(s.loadgenCpuPct, 0)}%`,
+    s.otherCpuPct === undefined ? 'n/a' : `${fixed(s.otherCpuPct, 0)}%`,
+    fixed(s.peakRssKiB === undefined ? undefined : s.peakRssKiB / 1024, 1)
+  ]
+  return `| ${cells.join(' | ')} |`
+}
+
+/** Problems that make numbers untrustworthy. Failures invalidate the run. */
+export function findProblems (summaries: readonly ScenarioSummary[], unexpectedExits: readonly string[]): { failures: string[], warnings: string[] } {
+  const failures: string[] = unexpectedExits.map((why) => `${why} during the run`)
+  const warnings: string[] = []
+  for (const s of summaries) {
+    if (s.unexpectedStatus > 0 || s.errors > 0) {
+      failures.push(`"${s.name}": ${s.unexpectedStatus} unexpected-status responses and ${s.errors} socket errors/timeouts — probably a misconfiguration (bad key, wrong upstream, server crash); its numbers are meaningless`)
+    }
+    if (s.loadgenCpuPct !== undefined && s.loadgenCpuPct >= SATURATED_PCT &&
+        (s.serverCpuPct === undefined || s.serverCpuPct < SATURATED_PCT)) {
+      warnings.push(`"${s.name}": the load-generator core was ${fixed(s.loadgenCpuPct, 0)}% busy while the server used ${s.serverCpuPct === undefined ? 'an unknown share' : `${fixed(s.serverCpuPct, 0)}%`} of its core; the result may be capped by the client side`)
+    }
+    if (s.otherCpuPct !== undefined && s.otherCpuPct >= NOISY_PCT) {
+      warnings.push(`"${s.name}": other activity on the machine used ${fixed(s.otherCpuPct, 0)}% of a core during its rounds; the machine was not quiet, rerun when idle`)
+    }
+    const spread = (s.reqPerSecMax - s.reqPerSecMin) / s.reqPerSec
+    if (spread > 0.1) warnings.push(`"${s.name}": req/s varied by ${fixed(100 * spread, 0)}% between rounds; consider more or longer rounds`)
+  }
+  return { failures, warnings }
+}
+
+export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], problems: { failures: string[], warnings: string[] }): string {
+  const lines: string[] = []
+  if (problems.failures.length > 0) {
+    lines.push('> **BENCHMARK INVALID**', '>')
+    for (const f of problems.failures) lines.push(`> - ${f}`)
+    lines.push('')
+  }
+  lines.push(
+    '| scenario | req/s (mean) | req/s min–max | vs baseline | p50 ms | p99 ms | unexpected status¹ | errors² | server CPU³ | loadgen CPU⁴ | other CPU⁵ | peak RSS MiB⁶ |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+  )
+  for (const s of summaries) lines.push(row(s))
+  lines.push(
+    '',
+    '¹ non-2xx responses, or responses other than the scenario\'s expected status (warm-up included). ' +
+      '² socket errors and timeouts (warm-up included). ' +
+      '³ share of one core used by the server process during measured rounds. ' +
+      '⁴ load generator (autocannon, in the runner) + origin, share of one core. ' +
+      '⁵ everything else on the machine (other processes, kernel, VM steal), share of one core; should be near 0. ' +
+      '⁶ VmHWM of the server process at the end of the run.',
+    '',
+    `- date: ${info.date}`,
+    `- machine: ${info.machine}`,
+    `- os: ${info.os}`,
+    `- node: ${info.node}`,
+    `- pinning: ${info.pinning}`,
+    `- settings: ${info.settings}`,
+    `- command: \`${info.command}\``
+  )
+  if (problems.warnings.length > 0) {
+    lines.push('', 'Warnings:')
+    for (const w of problems.warnings) lines.push(`- ${w}`)
+  }
+  return lines.join('\n') + '\n'
+}

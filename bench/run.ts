@@ -1,0 +1,148 @@
+// Benchmark runner: starts the origin stub and every scenario's server, then
+// measures them in interleaved rounds (A, B, A, B, ...) with autocannon from
+// this process, and prints a Markdown table (stdout) and optionally JSON.
+// Progress goes to stderr. Exits non-zero if any scenario saw errors.
+import { writeFile } from 'node:fs/promises'
+import { cpus, release, type, arch } from 'node:os'
+import { relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as delay } from 'node:timers/promises'
+import { KNOBS, readConfig, type BenchConfig } from './config.js'
+import { startCpuMeter } from './cpu-meter.js'
+import { runRound, type LoadSettings } from './load.js'
+import { applyPinning } from './pinning.js'
+import { killAllSync, stopAll, unexpectedExits } from './process.js'
+import { peakRssKiB } from './procfs.js'
+import { findProblems, markdown, type RunInfo } from './report.js'
+import { baselineScenario, keygateScenarios } from './scenarios.js'
+import { BENCH_PATH, startOrigin } from './servers.js'
+import { summarize, type ScenarioMeasures } from './summary.js'
+import type { RunningServer, Scenario, ScenarioContext } from './types.js'
+
+const PAUSE_BETWEEN_ROUNDS_MS = 500
+
+const pct = (value: number | undefined): string => value === undefined ? 'n/a' : `${value.toFixed(0)}%`
+const log = (message: string): void => { process.stderr.write(`[bench] ${message}\n`) }
+
+function exactCommand (): string {
+  const env = KNOBS.flatMap((name) => process.env[name] === undefined ? [] : [`${name}=${process.env[name] ?? ''}`])
+  const args = process.argv.slice(2)
+  const base = process.env['npm_lifecycle_event'] === 'bench'
+    ? ['npm', 'run', 'bench', ...(args.length > 0 ? ['--', ...args] : [])]
+    : ['node', relative(process.cwd(), process.argv[1] ?? 'dist/bench/run.js'), ...args]
+  return [...env, ...base].join(' ')
+}
+
+function runInfo (config: BenchConfig, pinningNote: string): RunInfo {
+  const cores = cpus()
+  return {
+    date: new Date().toISOString(),
+    machine: `${cores[0]?.model.trim() ?? 'unknown CPU'}, ${cores.length} cores`,
+    node: process.version,
+    os: `${type()} ${release()} ${arch()}`,
+    command: exactCommand(),
+    pinning: pinningNote,
+    settings: `autocannon ${config.connections} connections, pipelining ${config.pipelining}, ` +
+      `${config.rounds} interleaved rounds × ${config.durationSec} s per scenario after one ${config.warmupSec} s warm-up, ` +
+      `GET ${BENCH_PATH}, origin stub in its own process`
+  }
+}
+
+interface Started { scenario: Scenario, server: RunningServer, url: string }
+
+async function measure (config: BenchConfig, started: Started[], helperPids: number[]): Promise<ScenarioMeasures[]> {
+  const load = (durationSec: number): LoadSettings =>
+    ({ connections: config.connections, pipelining: config.pipelining, durationSec })
+  const target = (s: Started): { url: string, headers: Record<string, string>, expectedStatus: number | undefined } =>
+    ({ url: s.url, headers: s.scenario.headers, expectedStatus: s.scenario.expectedStatus })
+
+  const measures: ScenarioMeasures[] = []
+  for (const s of started) {
+    log(`warm-up ${s.scenario.name} (${config.warmupSec} s)`)
+    const warmup = await runRound(target(s), load(config.warmupSec))
+    measures.push({ name: s.scenario.name, expectedStatus: s.scenario.expectedStatus, warmup, rounds: [], peakRssKiB: undefined })
+    await delay(PAUSE_BETWEEN_ROUNDS_MS)
+  }
+
+  for (let round = 1; round <= config.rounds; round++) {
+    for (const [i, s] of started.entries()) {
+      const meter = startCpuMeter(s.server.pid, helperPids)
+      const result = await runRound(target(s), load(config.durationSec))
+      const cpu = meter()
+      measures[i]?.rounds.push({ ...result, round, serverCpuPct: cpu.serverPct, loadgenCpuPct: cpu.loadgenPct, otherCpuPct: cpu.otherPct })
+      const bad = result.unexpectedStatus + result.errors > 0 ? `  !!! ${result.unexpectedStatus} unexpected status, ${result.errors} errors` : ''
+      log(`round ${round}/${config.rounds} ${s.scenario.name}: ${result.reqPerSec.toFixed(0)} req/s, ` +
+        `p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, CPU server ${pct(cpu.serverPct)} ` +
+        `loadgen ${pct(cpu.loadgenPct)} other ${pct(cpu.otherPct)}${bad}`)
+      await delay(PAUSE_BETWEEN_ROUNDS_MS)
+    }
+  }
+
+  for (const [i, s] of started.entries()) {
+    const m = measures[i]
+    if (m !== undefined && s.server.pid !== undefined) m.peakRssKiB = peakRssKiB(s.server.pid)
+  }
+  return measures
+}
+
+async function main (): Promise<number> {
+  const config = readConfig(process.env, process.argv.slice(2))
+  const pinning = applyPinning(config.pin)
+  log(`CPU pinning ${pinning.note}`)
+
+  const distDir = fileURLToPath(new URL('..', import.meta.url))
+  const started: Started[] = []
+  try {
+    const origin = await startOrigin(distDir, pinning.auxCpus)
+    const ctx: ScenarioContext = {
+      originUrl: `http://127.0.0.1:${origin.port}`,
+      serverCpus: pinning.serverCpus,
+      auxCpus: pinning.auxCpus,
+      distDir
+    }
+    const scenarios = [baselineScenario(ctx), ...keygateScenarios(ctx)]
+      .filter((s, i) => i === 0 || config.filter === undefined || s.name.includes(config.filter))
+    for (const scenario of scenarios) {
+      log(`starting ${scenario.name}`)
+      const server = await scenario.start()
+      started.push({ scenario, server, url: `http://127.0.0.1:${server.port}${scenario.path ?? BENCH_PATH}` })
+    }
+
+    const measures = await measure(config, started, [origin.pid])
+    const baselineRps = measures[0] === undefined ? undefined : summarize(measures[0], undefined).reqPerSec
+    const summaries = measures.map((m) => summarize(m, baselineRps))
+    const problems = findProblems(summaries, unexpectedExits())
+    const info = runInfo(config, pinning.note)
+
+    process.stdout.write(markdown(info, summaries, problems))
+    if (config.jsonOut !== undefined) {
+      const json = { ...info, valid: problems.failures.length === 0, problems, config, scenarios: summaries, measures }
+      await writeFile(config.jsonOut, JSON.stringify(json, null, 2) + '\n')
+      log(`JSON written to ${config.jsonOut}`)
+    }
+    for (const f of problems.failures) log(`!!! ${f}`)
+    return problems.failures.length === 0 ? 0 : 1
+  } finally {
+    await Promise.all(started.map(async (s) => await s.server.stop()))
+    await stopAll()
+  }
+}
+
+let interrupted = false
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    interrupted = true
+    log(`${signal}: stopping child processes`)
+    stopAll().finally(() => process.exit(130))
+  })
+}
+process.once('exit', killAllSync)
+
+main().then(
+  (code) => { if (!interrupted) process.exitCode = code },
+  (err: unknown) => {
+    if (interrupted) return
+    log(`failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`)
+    process.exitCode = 1
+  }
+)

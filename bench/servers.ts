@@ -1,0 +1,37 @@
+// Launchers for the benchmark's own child servers (compiled bench/origin.js
+// and bench/baseline.js), built on the reusable spawnServer helper.
+import { join } from 'node:path'
+import { freePort } from './port.js'
+import { spawnServer, type ChildServer } from './process.js'
+
+export const BENCH_PATH = '/api/v1/users'
+
+/** The upstream stub, on the load generator's CPU so it never competes with the server under test. */
+export async function startOrigin (distDir: string, cpus: string | undefined): Promise<ChildServer> {
+  const port = await freePort()
+  return await spawnServer({
+    name: 'origin',
+    command: process.execPath,
+    args: [join(distDir, 'bench', 'origin.js')],
+    env: { PORT: String(port), HOST: '127.0.0.1' },
+    cpus,
+    port,
+    readyUrl: `http://127.0.0.1:${port}${BENCH_PATH}`,
+    isReady: (status) => status === 200
+  })
+}
+
+/** Plain fastify + @fastify/http-proxy, no auth. Ready once a request round-trips to the origin. */
+export async function startBaseline (distDir: string, originUrl: string, cpus: string | undefined): Promise<ChildServer> {
+  const port = await freePort()
+  return await spawnServer({
+    name: 'baseline',
+    command: process.execPath,
+    args: [join(distDir, 'bench', 'baseline.js')],
+    env: { PORT: String(port), HOST: '127.0.0.1', ORIGIN_URL: originUrl },
+    cpus,
+    port,
+    readyUrl: `http://127.0.0.1:${port}${BENCH_PATH}`,
+    isReady: (status) => status === 200
+  })
+}

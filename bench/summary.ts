@@ -1,0 +1,65 @@
+// Reduce per-round measurements to one row per scenario.
+import type { RoundResult } from './load.js'
+import { mean, median } from './stats.js'
+
+export interface RoundMeasure extends RoundResult {
+  round: number
+  /** % of one core used by the server under test during the round. */
+  serverCpuPct: number | undefined
+  /** % of one core used by the load generator + origin during the round. */
+  loadgenCpuPct: number | undefined
+  /** % of one core used by anything else on the machine during the round. */
+  otherCpuPct: number | undefined
+}
+
+export interface ScenarioMeasures {
+  name: string
+  expectedStatus: number | undefined
+  warmup: RoundResult
+  rounds: RoundMeasure[]
+  peakRssKiB: number | undefined
+}
+
+export interface ScenarioSummary {
+  name: string
+  /** Mean over rounds. */
+  reqPerSec: number
+  reqPerSecMin: number
+  reqPerSecMax: number
+  /** reqPerSec / baseline reqPerSec. */
+  ratio: number
+  /** Median over rounds of each round's percentile. */
+  p50Ms: number
+  p99Ms: number
+  /** Summed over the warm-up and all rounds. */
+  unexpectedStatus: number
+  errors: number
+  serverCpuPct: number | undefined
+  loadgenCpuPct: number | undefined
+  otherCpuPct: number | undefined
+  peakRssKiB: number | undefined
+}
+
+const meanDefined = (values: ReadonlyArray<number | undefined>): number | undefined =>
+  values.every((v): v is number => v !== undefined) && values.length > 0 ? mean(values) : undefined
+
+export function summarize (measures: ScenarioMeasures, baselineReqPerSec: number | undefined): ScenarioSummary {
+  const rps = measures.rounds.map((r) => r.reqPerSec)
+  const reqPerSec = mean(rps)
+  const all = [measures.warmup, ...measures.rounds]
+  return {
+    name: measures.name,
+    reqPerSec,
+    reqPerSecMin: Math.min(...rps),
+    reqPerSecMax: Math.max(...rps),
+    ratio: reqPerSec / (baselineReqPerSec ?? reqPerSec),
+    p50Ms: median(measures.rounds.map((r) => r.p50Ms)),
+    p99Ms: median(measures.rounds.map((r) => r.p99Ms)),
+    unexpectedStatus: all.reduce((sum, r) => sum + r.unexpectedStatus, 0),
+    errors: all.reduce((sum, r) => sum + r.errors, 0),
+    serverCpuPct: meanDefined(measures.rounds.map((r) => r.serverCpuPct)),
+    loadgenCpuPct: meanDefined(measures.rounds.map((r) => r.loadgenCpuPct)),
+    otherCpuPct: meanDefined(measures.rounds.map((r) => r.otherCpuPct)),
+    peakRssKiB: measures.peakRssKiB
+  }
+}

@@ -1,0 +1,41 @@
+// Contracts between the benchmark runner and the scenarios it measures.
+
+/** A server under test, started by a scenario and stopped by the runner. */
+export interface RunningServer {
+  /** Port on 127.0.0.1 the load generator targets. */
+  port: number
+  stop: () => Promise<void>
+  /**
+   * OS pid of the process serving requests, if it is a child process. Enables
+   * the peak-RSS (VmHWM) and server-CPU columns; omit for in-process servers.
+   */
+  pid?: number
+}
+
+export interface Scenario {
+  /** Row label in the report; the first scenario is the baseline. */
+  name: string
+  start: () => Promise<RunningServer>
+  /** Request headers sent with every request, e.g. Authorization. */
+  headers: Record<string, string>
+  /** Request path. Default '/api/v1/users'. */
+  path?: string
+  /**
+   * Status every response must have. Default: any 2xx. Set it for scenarios
+   * that are meant to be rejected (e.g. 401 for a malformed-key flood);
+   * any other status is counted as "unexpected" and fails the run.
+   */
+  expectedStatus?: number
+}
+
+/** What the runner gives scenario factories. */
+export interface ScenarioContext {
+  /** Base URL of the shared origin stub, e.g. 'http://127.0.0.1:41234'. */
+  originUrl: string
+  /** `taskset -c` CPU list for servers under test; undefined when not pinning. */
+  serverCpus: string | undefined
+  /** CPU list of the load generator and origin, for helper processes (e.g. redis-server); undefined when not pinning. */
+  auxCpus: string | undefined
+  /** Absolute path of the compiled output root (the directory holding bench/ and src/). */
+  distDir: string
+}

@@ -1,0 +1,45 @@
+/**
+ * The admin listener (loopback by default): liveness, readiness, and later the
+ * admin API, console and metrics. Separate from the data plane, like Kong's admin_listen.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
+import { randomUUID } from 'node:crypto'
+import type { Logger } from 'pino'
+import { codeForStatus, errorBody, ERRORS, JSON_CONTENT_TYPE, type ErrorCode } from '../errors.js'
+import type { RedisHealth } from '../registry/redis-client.js'
+
+export interface AdminPlaneOptions {
+  logger: Logger
+  health: RedisHealth
+}
+
+export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: o.logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    requestIdHeader: false,
+    genReqId: () => randomUUID()
+  })
+  const sendError = (reply: FastifyReply, code: ErrorCode) =>
+    reply.code(ERRORS[code].status).header('content-type', JSON_CONTENT_TYPE).send(errorBody(code))
+
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id)
+    reply.header('cache-control', 'no-store')
+    done()
+  })
+  app.setNotFoundHandler((_request, reply) => sendError(reply, 'not_found'))
+  app.setErrorHandler((err: { statusCode?: number }, _request, reply) => sendError(reply, codeForStatus(err.statusCode ?? 500)))
+
+  /** Liveness: the process answers. */
+  app.get('/healthz', async () => ({ status: 'ok' }))
+
+  /** Readiness: Redis answers (probed every second; a hung server is noticed by the probe's timeout). */
+  app.get('/readyz', async (_request, reply) => {
+    if (o.health.up) return { status: 'ready', redis: 'up' }
+    return sendError(reply, 'service_unavailable')
+  })
+
+  await app.ready()
+  return app
+}

@@ -1,0 +1,194 @@
+/**
+ * buildApp(config): the gateway's two planes, ready to listen, never listening.
+ * The data plane's plugins and hooks are registered in the order a request meets them.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
+import type { Redis } from 'ioredis'
+import type { Logger } from 'pino'
+import { buildAdminPlane } from './admin/admin-plane.js'
+import { RecordCache } from './cache/record-cache.js'
+import type { Config } from './config/schema.js'
+import { ERRORS, errorBody, JSON_CONTENT_TYPE, codeForStatus, type ErrorCode, type Reason } from './errors.js'
+import { createLogger } from './logger.js'
+import { isBodyTooLarge } from './pipeline/body-limit.js'
+import { deny } from './pipeline/deny.js'
+import { createGate } from './pipeline/gate.js'
+import { createHeaderRewriter } from './pipeline/identity-headers.js'
+import { compileRules, PROXIED_METHODS } from './pipeline/match-rule.js'
+import { protectedRoute } from './pipeline/proxy.js'
+import { createRequestLog } from './pipeline/request-log.js'
+import './pipeline/request-state.js'
+import { IdentityResolver } from './pipeline/resolve-identity.js'
+import { checkTarget, type TargetCheck } from './pipeline/target-policy.js'
+import { createRedis, RedisHealth } from './registry/redis-client.js'
+import { redisKeys } from './registry/redis-keys.js'
+import { RegistryReader } from './registry/registry-reader.js'
+
+export interface KeygateApp {
+  data: FastifyInstance
+  admin: FastifyInstance
+  redis: Redis
+  health: RedisHealth
+  cache: RecordCache
+  logger: Logger
+  close: () => Promise<void>
+}
+
+export interface BuildOptions {
+  logger?: Logger
+}
+
+export async function buildApp (config: Config, opts: BuildOptions = {}): Promise<KeygateApp> {
+  const logger = opts.logger ?? createLogger(config.log.level)
+
+  const redis = createRedis(config.redis)
+  const health = new RedisHealth(redis)
+  health.start()
+  const cache = new RecordCache(config.cache.max_entries)
+  const resolver = new IdentityResolver({
+    reader: new RegistryReader(redis, redisKeys(config.redis.prefix), config.redis.prefix),
+    cache,
+    health,
+    ttlMs: config.cache.ttl_ms,
+    negativeTtlMs: config.cache.negative_ttl_ms,
+    staleIfErrorMs: config.cache.stale_if_error_s * 1000
+  })
+
+  const data = await buildDataPlane(config, logger, resolver)
+  const admin = await buildAdminPlane({ logger, health })
+
+  return {
+    data,
+    admin,
+    redis,
+    health,
+    cache,
+    logger,
+    async close () {
+      await Promise.allSettled([data.close(), admin.close()])
+      health.stop()
+      redis.disconnect()
+    }
+  }
+}
+
+const kTarget = Symbol('keygate.target')
+type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
+
+async function buildDataPlane (config: Config, logger: Logger, resolver: IdentityResolver): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    // request ids are the gateway's own; a client cannot choose what lands in the logs
+    requestIdHeader: false,
+    genReqId: () => randomUUID(),
+    // 1. the target policy runs before routing, so the router sees the decided path
+    rewriteUrl (req: CheckedMessage) {
+      const target = checkTarget(req.url ?? '')
+      req[kTarget] = target
+      return target.ok ? target.path + target.query : '/'
+    },
+    routerOptions: { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 2048 },
+    http: { maxHeaderSize: config.limits.header_bytes },
+    bodyLimit: config.limits.body_bytes,
+    clientErrorHandler: clientErrorHandler(logger)
+  })
+  for (const method of PROXIED_METHODS) {
+    if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
+  }
+  app.decorateRequest('kg', null as unknown as never)
+
+  // Every response carries the request id; a refused target stops here, before routing matters.
+  app.addHook('onRequest', function receive (request, reply, done) {
+    reply.header('x-request-id', request.id)
+    const target = (request.raw as CheckedMessage)[kTarget] ?? { ok: false, detail: 'unchecked' }
+    const raw = (request.raw as CheckedMessage & { originalUrl?: string }).originalUrl ?? ''
+    request.kg = {
+      // a refused target is logged as received (JSON-escaped by pino), query cut off, bounded
+      path: target.ok ? target.path : (raw.split('?', 1)[0] as string).slice(0, 1024),
+      query: target.ok ? target.query : '',
+      targetOk: target.ok,
+      keyId: undefined,
+      identity: undefined,
+      reason: undefined,
+      rule: undefined
+    }
+    if (!target.ok) return deny(reply, 'bad_request', 'bad_path')
+    if (countHeader(request.raw.rawHeaders, 'host') > 1) return deny(reply, 'bad_request', 'bad_request')
+    done()
+  })
+  // The last stage: one log line per request.
+  app.addHook('onResponse', createRequestLog(logger))
+
+  // 1b. a path under no route prefix
+  app.setNotFoundHandler((_request, reply) => deny(reply, 'not_found', 'no_route'))
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (isBodyTooLarge(err) || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return deny(reply, 'payload_too_large', 'body_too_large')
+    const status = err.statusCode ?? 500
+    if (status >= 400 && status < 500) return deny(reply, codeForStatus(status), 'bad_request')
+    logger.error({ req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } }, 'internal error')
+    return deny(reply, 'internal_error', 'internal_error')
+  })
+
+  // 2-8. each route prefix: gate, then proxy to its upstream
+  const gate = createGate({
+    keyPrefix: config.keys.prefix,
+    resolver,
+    matchRule: compileRules(config.rules),
+    bodyLimit: config.limits.body_bytes
+  })
+  const rewriteRequestHeaders = createHeaderRewriter({
+    prefix: config.identity.header_prefix,
+    forwardAuthorization: config.identity.forward_authorization,
+    trustedProxies: config.trusted_proxies
+  })
+  for (const route of config.routes) {
+    const upstream = config.upstreams[route.upstream]
+    if (upstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
+    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimit: config.limits.body_bytes, logLevel: 'error' })
+  }
+
+  await app.ready()
+  return app
+}
+
+function countHeader (rawHeaders: readonly string[], lowerName: string): number {
+  let n = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string
+    if (name.length === lowerName.length && name.toLowerCase() === lowerName) n++
+  }
+  return n
+}
+
+/** Errors node's HTTP parser raises before fastify sees a request: answered on the raw socket. */
+function clientErrorHandler (logger: Logger) {
+  return function onClientError (err: Error & { code?: string }, socket: Socket): void {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy()
+      return
+    }
+    let code: ErrorCode = 'bad_request'
+    let reason: Reason = 'bad_request'
+    if (err.code === 'HPE_HEADER_OVERFLOW') { code = 'header_too_large'; reason = 'header_too_large' }
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') code = 'request_timeout'
+    const { status } = ERRORS[code]
+    const body = errorBody(code)
+    const id = randomUUID()
+    logger.info({ req_id: id, status, reason, detail: err.code }, 'request')
+    socket.end(
+      `HTTP/1.1 ${status} ${statusText(status)}\r\n` +
+      `Content-Type: ${JSON_CONTENT_TYPE}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${id}\r\n` +
+      'Connection: close\r\n\r\n' + body
+    )
+  }
+}
+
+function statusText (status: number): string {
+  return status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'
+}

@@ -1,0 +1,45 @@
+/**
+ * What every registry command needs: the same configuration and environment as
+ * the gateway, a Redis connection that waits for its first connect, and the store.
+ */
+import { existsSync } from 'node:fs'
+import { userInfo } from 'node:os'
+import type { Redis } from 'ioredis'
+import { configFile, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../config/load.js'
+import type { Config } from '../config/schema.js'
+import { AdminStore } from '../registry/admin-store.js'
+import { createRedis } from '../registry/redis-client.js'
+import { redisKeys } from '../registry/redis-keys.js'
+
+/** The config file when there is one; the defaults (plus environment) when the default file is absent. */
+export function cliConfig (env: NodeJS.ProcessEnv = process.env): Config {
+  const file = configFile(env)
+  if (file === DEFAULT_CONFIG_FILE && !existsSync(file)) return parseConfig('{}', env, '(defaults)', { forServing: false })
+  return loadConfig(file, env, { forServing: false })
+}
+
+export interface RegistryContext {
+  config: Config
+  redis: Redis
+  store: AdminStore
+}
+
+export async function withRegistry<T> (fn: (ctx: RegistryContext) => Promise<T>): Promise<T> {
+  const config = cliConfig()
+  const redis = createRedis(config.redis, { queueWhileConnecting: true })
+  redis.on('error', () => {}) // reported through the failed command instead
+  try {
+    const store = new AdminStore(redis, redisKeys(config.redis.prefix), config.keys.prefix, `cli:${safeUser()}`)
+    return await fn({ config, redis, store })
+  } finally {
+    redis.disconnect()
+  }
+}
+
+function safeUser (): string {
+  try {
+    return userInfo().username
+  } catch {
+    return 'unknown'
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Loading the configuration: YAML file -> environment overrides -> defaults ->
+ * schema validation -> cross-field checks (upstream references, rule patterns and
+ * ambiguity, trusted proxies). Every problem is reported at once, each naming its field.
+ */
+import { readFileSync } from 'node:fs'
+import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value'
+import { parseDocument } from 'yaml'
+import { trustedProxyProblem } from '../pipeline/identity-headers.js'
+import { compileRules, RuleError } from '../pipeline/match-rule.js'
+import { ConfigSchema, UpstreamSchema, type Config } from './schema.js'
+
+export const DEFAULT_CONFIG_FILE = 'config/keygate.yaml'
+
+export class ConfigError extends Error {
+  constructor (readonly source: string, readonly problems: string[]) {
+    super(`invalid configuration (${source}):\n` + problems.map((p) => `  - ${p}`).join('\n'))
+  }
+}
+
+/** The file named by KEYGATE_CONFIG, else config/keygate.yaml. */
+export function configFile (env: NodeJS.ProcessEnv = process.env): string {
+  return env.KEYGATE_CONFIG ?? DEFAULT_CONFIG_FILE
+}
+
+export interface LoadOptions {
+  /** serving needs at least one route; registry commands do not */
+  forServing?: boolean
+}
+
+export function loadConfig (file: string = configFile(), env: NodeJS.ProcessEnv = process.env, opts: LoadOptions = {}): Config {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err: unknown) {
+    throw new ConfigError(file, [`cannot read the file: ${(err as Error).message}`])
+  }
+  return parseConfig(text, env, file, opts)
+}
+
+export function parseConfig (text: string, env: NodeJS.ProcessEnv = {}, source = 'config', opts: LoadOptions = {}): Config {
+  const doc = parseDocument(text, { prettyErrors: true })
+  if (doc.errors.length > 0) throw new ConfigError(source, doc.errors.map((e) => `YAML: ${e.message}`))
+  const raw: unknown = doc.toJS() ?? {}
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(source, ['the file must hold a YAML mapping'])
+
+  const problems = fileOnlyProblems(raw as Record<string, unknown>)
+  const merged = applyEnv(structuredClone(raw) as Record<string, unknown>, env)
+  const withDefaults = Value.Default(ConfigSchema, merged) as Record<string, unknown>
+  // (TypeBox does not descend into Record values for defaults)
+  const upstreams = withDefaults.upstreams
+  if (typeof upstreams === 'object' && upstreams !== null) {
+    for (const [name, u] of Object.entries(upstreams)) (upstreams as Record<string, unknown>)[name] = Value.Default(UpstreamSchema, u)
+  }
+  for (const e of Value.Errors(ConfigSchema, withDefaults)) problems.push(describe(e))
+  if (problems.length > 0) throw new ConfigError(source, dedupe(problems))
+
+  const config = withDefaults as Config
+  problems.push(...crossFieldProblems(config, opts.forServing ?? true))
+  if (problems.length > 0) throw new ConfigError(source, problems)
+  return config
+}
+
+/** Environment overrides (contract section 5). Secrets never come from the file. */
+function applyEnv (raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const section = (name: string): Record<string, unknown> => {
+    const s = raw[name]
+    if (typeof s === 'object' && s !== null && !Array.isArray(s)) return s as Record<string, unknown>
+    const fresh: Record<string, unknown> = {}
+    raw[name] = fresh
+    return fresh
+  }
+  if (env.KEYGATE_REDIS_URL !== undefined && env.KEYGATE_REDIS_URL !== '') section('redis').url = env.KEYGATE_REDIS_URL
+  if (env.KEYGATE_LISTEN !== undefined && env.KEYGATE_LISTEN !== '') raw.listen = env.KEYGATE_LISTEN
+  if (env.KEYGATE_ADMIN_LISTEN !== undefined && env.KEYGATE_ADMIN_LISTEN !== '') raw.admin_listen = env.KEYGATE_ADMIN_LISTEN
+  return raw
+}
+
+function fileOnlyProblems (raw: Record<string, unknown>): string[] {
+  const redis = raw.redis as { url?: unknown } | undefined
+  if (typeof redis?.url === 'string' && /^rediss?:\/\/[^@/]*:[^@/]+@/.test(redis.url)) {
+    return ['redis.url: must not hold a password; put the whole URL in KEYGATE_REDIS_URL instead']
+  }
+  return []
+}
+
+function crossFieldProblems (c: Config, forServing: boolean): string[] {
+  const problems: string[] = []
+  const prefixes = new Set<string>()
+  c.routes.forEach((r, i) => {
+    if (c.upstreams[r.upstream] === undefined) problems.push(`routes[${i}].upstream: no upstream named "${r.upstream}" in upstreams`)
+    if (prefixes.has(r.prefix)) problems.push(`routes[${i}].prefix: ${r.prefix} is listed twice`)
+    prefixes.add(r.prefix)
+  })
+  c.rules.forEach((rule, i) => {
+    const under = c.routes.some((r) => r.prefix === '/' || rule.path === r.prefix || rule.path.startsWith(r.prefix + '/'))
+    if (!under) problems.push(`rules[${i}].path: ${rule.path} is under no route prefix, so it can never match`)
+  })
+  try {
+    compileRules(c.rules)
+  } catch (err: unknown) {
+    if (err instanceof RuleError) problems.push(...err.problems)
+    else throw err
+  }
+  c.trusted_proxies.forEach((entry, i) => {
+    const p = trustedProxyProblem(entry)
+    if (p !== undefined) problems.push(`trusted_proxies[${i}]: ${p}`)
+  })
+  if (forServing && c.routes.length === 0) problems.push('routes: at least one route prefix is needed, or nothing is served')
+  return problems
+}
+
+/** `/upstreams/core/url` -> `upstreams.core.url`, `/rules/2/method` -> `rules[2].method` */
+function describe (e: ValueError): string {
+  const field = e.path.split('/').slice(1).map((p, i) => /^[0-9]+$/.test(p) ? `[${p}]` : (i === 0 ? p : '.' + p)).join('') || '(top level)'
+  let message = e.message
+  if (e.schema.description !== undefined) message = `must be ${String(e.schema.description)}, got ${JSON.stringify(e.value)}`
+  if (e.type === ValueErrorType.ObjectAdditionalProperties) message = 'unknown field'
+  return `${field}: ${message}`
+}
+
+function dedupe (problems: string[]): string[] {
+  return [...new Set(problems)]
+}

@@ -1,0 +1,70 @@
+/**
+ * The configuration schema: the one source of truth for both the validator and the
+ * TypeScript type. Field by field reference: docs/configuration.md.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+
+const HostPort = Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$', description: 'host:port' })
+const Permission = Type.String({ pattern: '^[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)+$', description: 'resource:action' })
+
+export const UpstreamSchema = Type.Object({
+  url: Type.String({ pattern: '^https?://[^/?#]+/?$', description: 'origin of the upstream, without a path' }),
+  timeout_ms: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 30_000 }),
+  connect_timeout_ms: Type.Integer({ minimum: 1, maximum: 600_000, default: 5_000 }),
+  connections: Type.Integer({ minimum: 1, maximum: 65_535, default: 256 })
+}, { additionalProperties: false })
+
+const Route = Type.Object({
+  prefix: Type.String({ pattern: '^(/|(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)+)$', description: 'a path prefix like /api/v1, without a trailing slash' }),
+  upstream: Type.String({ minLength: 1 })
+}, { additionalProperties: false })
+
+const Rule = Type.Object({
+  method: Type.String({ pattern: '^(\\*|[A-Z][A-Z-]*)$', description: 'an HTTP method in capitals, or *' }),
+  path: Type.String({ pattern: '^/', description: 'a path pattern starting with /' }),
+  permissions: Type.Array(Permission, { default: [] }),
+  org_param: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }))
+}, { additionalProperties: false })
+
+export const ConfigSchema = Type.Object({
+  listen: Type.String({ ...HostPort, default: '0.0.0.0:8080' }),
+  admin_listen: Type.String({ ...HostPort, default: '127.0.0.1:8081' }),
+  redis: Type.Object({
+    url: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379', description: 'a redis:// or rediss:// URL' }),
+    prefix: Type.String({ pattern: '^[A-Za-z0-9_.:{}-]{1,64}$', default: 'keygate:' }),
+    command_timeout_ms: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
+    connect_timeout_ms: Type.Integer({ minimum: 10, maximum: 60_000, default: 1_000 })
+  }, { additionalProperties: false, default: {} }),
+  keys: Type.Object({
+    prefix: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9]{0,15}_$', default: 'kg_', description: 'letters and digits ending in _, like kg_' })
+  }, { additionalProperties: false, default: {} }),
+  upstreams: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]+$' }), UpstreamSchema, { default: {} }),
+  routes: Type.Array(Route, { default: [] }),
+  rules: Type.Array(Rule, { default: [] }),
+  identity: Type.Object({
+    header_prefix: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9-]*-$', default: 'X-Auth-', description: 'a header name prefix ending in -, like X-Auth-' }),
+    forward_authorization: Type.Boolean({ default: false })
+  }, { additionalProperties: false, default: {} }),
+  cache: Type.Object({
+    ttl_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 500 }),
+    negative_ttl_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 500 }),
+    max_entries: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 100_000 }),
+    stale_if_error_s: Type.Integer({ minimum: 0, maximum: 86_400, default: 30 })
+  }, { additionalProperties: false, default: {} }),
+  limits: Type.Object({
+    body_bytes: Type.Integer({ minimum: 0, default: 10_485_760 }),
+    header_bytes: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 16_384 })
+  }, { additionalProperties: false, default: {} }),
+  trusted_proxies: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+  log: Type.Object({
+    level: Type.Union([
+      Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'),
+      Type.Literal('info'), Type.Literal('debug'), Type.Literal('silent')
+    ], { default: 'info' })
+  }, { additionalProperties: false, default: {} })
+}, { additionalProperties: false })
+
+export type Config = Static<typeof ConfigSchema>
+export type RuleConfig = Static<typeof Rule>
+export type RouteConfig = Static<typeof Route>
+export type UpstreamConfig = Static<typeof UpstreamSchema>

@@ -1,0 +1,62 @@
+/**
+ * Every error the gateway itself produces, in one catalogue (contract section 7).
+ * Clients see one uniform body per status; the precise reason goes to the log line.
+ * docs/errors.md is kept in step with this table by test/unit/errors-doc.test.ts.
+ */
+export const ERRORS = {
+  bad_request: { status: 400, message: 'Malformed request' },
+  unauthorized: { status: 401, message: 'Invalid or missing authentication key' },
+  forbidden: { status: 403, message: 'Insufficient permissions for this resource' },
+  not_found: { status: 404, message: 'Resource not found' },
+  request_timeout: { status: 408, message: 'Request timed out' },
+  payload_too_large: { status: 413, message: 'Request body too large' },
+  header_too_large: { status: 431, message: 'Request headers too large' },
+  rate_limited: { status: 429, message: 'Too many requests' },
+  internal_error: { status: 500, message: 'Internal gateway error' },
+  bad_gateway: { status: 502, message: 'Upstream service unavailable' },
+  service_unavailable: { status: 503, message: 'Authentication service unavailable' },
+  gateway_timeout: { status: 504, message: 'Upstream service timed out' }
+} as const
+
+export type ErrorCode = keyof typeof ERRORS
+
+/** The decision vocabulary of contract section 7: logged and counted, never sent to the client. */
+export type Reason =
+  | 'allowed'
+  | 'missing_credential' | 'malformed_credential' | 'bad_checksum'
+  | 'unknown_key' | 'secret_mismatch' | 'key_revoked' | 'key_expired'
+  | 'user_missing' | 'user_deactivated' | 'org_mismatch'
+  | 'no_rule' | 'missing_permission'
+  | 'registry_unavailable' | 'bad_path' | 'no_route'
+  | 'upstream_error' | 'upstream_timeout'
+  // not in the contract's list: the gateway's own edge cases, documented in docs/errors.md
+  | 'invalid_record' | 'bad_request' | 'body_too_large' | 'header_too_large' | 'internal_error'
+
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
+
+/** Bodies are immutable per code, so they are serialised once. */
+const BODIES = Object.fromEntries(
+  Object.entries(ERRORS).map(([code, e]) => [code, JSON.stringify({ error: { code, message: e.message, status: e.status } })])
+) as Record<ErrorCode, string>
+
+export function errorBody (code: ErrorCode): string {
+  return BODIES[code]
+}
+
+/** Which error code a status maps to, for errors raised by fastify itself. */
+export function codeForStatus (status: number): ErrorCode {
+  switch (status) {
+    case 401: return 'unauthorized'
+    case 403: return 'forbidden'
+    case 404: return 'not_found'
+    case 408: return 'request_timeout'
+    case 413: return 'payload_too_large'
+    case 414: return 'bad_request'
+    case 431: return 'header_too_large'
+    case 429: return 'rate_limited'
+    case 502: return 'bad_gateway'
+    case 503: return 'service_unavailable'
+    case 504: return 'gateway_timeout'
+    default: return status >= 400 && status < 500 ? 'bad_request' : 'internal_error'
+  }
+}

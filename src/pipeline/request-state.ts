@@ -1,0 +1,22 @@
+/** What the pipeline learns about one request, for the stages after it and the log line. */
+import type { Reason } from '../errors.js'
+import type { Identity } from './decide.js'
+
+export interface RequestState {
+  /** the path decided on (and forwarded); the raw path, query cut off, when the target was refused */
+  path: string
+  /** the raw query string, `?` included, forwarded as received */
+  query: string
+  targetOk: boolean
+  keyId: string | undefined
+  identity: Identity | undefined
+  reason: Reason | undefined
+  /** index of the matched rule, for logs and metrics */
+  rule: number | undefined
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    kg: RequestState
+  }
+}

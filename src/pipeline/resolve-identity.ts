@@ -1,0 +1,129 @@
+/**
+ * Stages 4-6, the I/O: key record -> user record (personal keys) -> role record,
+ * from the cache when every record there may be served, else in one round trip to
+ * Redis that refills all three. Concurrent misses for the same key id share one
+ * round trip.
+ *
+ * When an entry may be served:
+ *   Redis up:   while younger than the TTL (`cache.ttl_ms`; `negative_ttl_ms` for
+ *               records that do not exist).
+ *   Redis down: any age, for at most `cache.stale_if_error_s` after Redis stopped
+ *               answering; after that, nothing, and the request gets 503.
+ */
+import type { Entry, RecordCache } from '../cache/record-cache.js'
+import type { RedisHealth } from '../registry/redis-client.js'
+import type { RegistryReader } from '../registry/registry-reader.js'
+import {
+  fieldsOf, INVALID, parseKeyRecord, parseRoleRecord, parseUserRecord,
+  type Invalid, type KeyRecord, type RoleRecord, type UserRecord
+} from '../registry/records.js'
+
+/** The records one decision needs; `null` where the record does not exist. */
+export interface Resolved {
+  key: KeyRecord | Invalid | null
+  /** personal keys only */
+  user?: UserRecord | Invalid | null
+  roleName?: string
+  role?: RoleRecord | null
+}
+
+export class RegistryUnavailable extends Error {
+  constructor (options?: { cause: unknown }) {
+    super('registry unavailable', options)
+  }
+}
+
+export interface ResolverOptions {
+  reader: RegistryReader
+  cache: RecordCache
+  health: RedisHealth
+  ttlMs: number
+  negativeTtlMs: number
+  staleIfErrorMs: number
+  now?: () => number
+}
+
+export class IdentityResolver {
+  private readonly inflight = new Map<string, Promise<Resolved>>()
+  private readonly now: () => number
+
+  constructor (private readonly o: ResolverOptions) {
+    this.now = o.now ?? Date.now
+  }
+
+  /** Resolves from the cache synchronously when it can; otherwise one Redis round trip. */
+  resolve (keyId: string): Resolved | Promise<Resolved> {
+    return this.fromCache(keyId, false) ?? this.fetch(keyId)
+  }
+
+  private servable (e: Entry<unknown> | undefined, now: number, stale: boolean): boolean {
+    if (e === undefined) return false
+    const { health } = this.o
+    if (health.up && !stale) return now - e.at <= (e.value === null ? this.o.negativeTtlMs : this.o.ttlMs)
+    return now - health.downSince <= this.o.staleIfErrorMs
+  }
+
+  private fromCache (keyId: string, stale: boolean): Resolved | undefined {
+    const { cache } = this.o
+    const now = this.now()
+    const k = cache.key(keyId)
+    if (!this.servable(k, now, stale)) return undefined
+    const key = (k as Entry<KeyRecord | Invalid>).value
+    if (key === null || key === INVALID) return { key }
+    let user: UserRecord | Invalid | null | undefined
+    let roleName = key.role as string
+    if (key.type === 'personal') {
+      const u = cache.user(key.user as string)
+      if (!this.servable(u, now, stale)) return undefined
+      user = (u as Entry<UserRecord | Invalid>).value
+      if (user === null || user === INVALID) return { key, user }
+      roleName = user.role
+    }
+    const r = cache.role(roleName)
+    if (!this.servable(r, now, stale)) return undefined
+    return { key, user, roleName, role: (r as Entry<RoleRecord>).value }
+  }
+
+  private fetch (keyId: string): Promise<Resolved> {
+    let pending = this.inflight.get(keyId)
+    if (pending === undefined) {
+      pending = this.fetchOnce(keyId).finally(() => this.inflight.delete(keyId))
+      this.inflight.set(keyId, pending)
+    }
+    return pending
+  }
+
+  private async fetchOnce (keyId: string): Promise<Resolved> {
+    const { reader, cache, health } = this.o
+    const at = this.now()
+    let raw
+    try {
+      raw = await reader.fetchChain(keyId)
+    } catch (err: unknown) {
+      health.markDown()
+      // Inside the stale window, whatever the cache still holds is served.
+      const stale = this.fromCache(keyId, true)
+      if (stale !== undefined) return stale
+      throw new RegistryUnavailable({ cause: err })
+    }
+    health.markUp()
+
+    if (raw.key.length === 0) {
+      cache.setKey(keyId, null, at)
+      return { key: null }
+    }
+    const key = parseKeyRecord(fieldsOf(raw.key))
+    cache.setKey(keyId, key, at)
+    if (key === INVALID) return { key }
+    let user: UserRecord | Invalid | null | undefined
+    if (key.type === 'personal') {
+      user = raw.user.length === 0 ? null : parseUserRecord(fieldsOf(raw.user))
+      cache.setUser(key.user as string, user, at)
+      if (user === null || user === INVALID) return { key, user }
+    }
+    const roleName = raw.roleName
+    const role = raw.role.length === 0 ? null : parseRoleRecord(fieldsOf(raw.role))
+    if (roleName !== '') cache.setRole(roleName, role, at)
+    return { key, user, roleName, role }
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Key format (contract section 3): `<prefix><id>_<secret><checksum>`
+ *
+ *   prefix    configurable, default `kg_`, so scanners and humans recognise a key
+ *   id        16 base62 chars: the public selector, shown in logs, headers, CLI
+ *   secret    32 base62 chars from the CSPRNG: ~190 bits, only its SHA-256 is stored
+ *   checksum  6 base62 chars of CRC-32 over everything before it, so a mistyped or
+ *             random key is refused without a registry lookup
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { crc32 } from 'node:zlib'
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+export const ID_LENGTH = 16
+const SECRET_LENGTH = 32
+const CHECKSUM_LENGTH = 6
+const BASE62 = /^[0-9A-Za-z]+$/
+export const KEY_ID = /^[0-9A-Za-z]{16}$/
+
+export interface ParsedKey {
+  id: string
+  secret: string
+}
+
+export type KeyParse = ParsedKey | 'malformed_credential' | 'bad_checksum'
+
+/** Uniform base62 characters by rejection sampling (no modulo bias). */
+function randomBase62 (length: number): string {
+  let out = ''
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += ALPHABET[byte % 62]
+      if (out.length === length) break
+    }
+  }
+  return out
+}
+
+function checksum (body: string): string {
+  let n = crc32(body)
+  let out = ''
+  for (let i = 0; i < CHECKSUM_LENGTH; i++) {
+    out = ALPHABET[n % 62] + out
+    n = Math.floor(n / 62)
+  }
+  return out
+}
+
+export interface NewKey {
+  id: string
+  key: string
+  hash: string
+}
+
+export function generateKey (prefix: string): NewKey {
+  const id = randomBase62(ID_LENGTH)
+  const secret = randomBase62(SECRET_LENGTH)
+  const body = `${prefix}${id}_${secret}`
+  return { id, key: body + checksum(body), hash: hashSecret(secret) }
+}
+
+/** Local checks only: shape, then checksum. Never touches the registry. */
+export function parseKey (token: string, prefix: string): KeyParse {
+  const expected = prefix.length + ID_LENGTH + 1 + SECRET_LENGTH + CHECKSUM_LENGTH
+  if (token.length !== expected || !token.startsWith(prefix)) return 'malformed_credential'
+  const sep = prefix.length + ID_LENGTH
+  if (token[sep] !== '_') return 'malformed_credential'
+  const id = token.slice(prefix.length, sep)
+  const rest = token.slice(sep + 1)
+  if (!BASE62.test(id) || !BASE62.test(rest)) return 'malformed_credential'
+  const body = token.slice(0, token.length - CHECKSUM_LENGTH)
+  if (checksum(body) !== token.slice(-CHECKSUM_LENGTH)) return 'bad_checksum'
+  return { id, secret: rest.slice(0, SECRET_LENGTH) }
+}
+
+export function hashSecret (secret: string): string {
+  return createHash('sha256').update(secret).digest('hex')
+}
+
+/** Constant-time comparison of the secret's hash with the stored one. */
+export function secretMatches (secret: string, storedHash: string): boolean {
+  const actual = Buffer.from(hashSecret(secret), 'latin1')
+  const stored = Buffer.from(storedHash, 'latin1')
+  return stored.length === actual.length && timingSafeEqual(actual, stored)
+}

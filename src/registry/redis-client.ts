@@ -1,0 +1,70 @@
+/**
+ * The gateway's Redis connection and its health. Fail closed and fail fast:
+ * bounded command and connect timeouts, no offline queue, no retry of a command
+ * that was in flight when the connection dropped. `RedisHealth` is what
+ * readiness and the stale window are judged by.
+ */
+import { Redis } from 'ioredis'
+import type { Config } from '../config/schema.js'
+
+export function createRedis (cfg: Config['redis'], opts: { queueWhileConnecting?: boolean } = {}): Redis {
+  return new Redis(cfg.url, {
+    connectionName: 'keygate',
+    commandTimeout: cfg.command_timeout_ms,
+    connectTimeout: cfg.connect_timeout_ms,
+    // The gateway answers 503 at once rather than queueing; the CLI may wait for the first connect.
+    enableOfflineQueue: opts.queueWhileConnecting === true,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    enableReadyCheck: true,
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 10), 1000)
+  })
+}
+
+/**
+ * Up while Redis answers. `downSince` is when it was last seen to stop answering
+ * (or the start-up time, before the first answer).
+ */
+export class RedisHealth {
+  up = false
+  downSince: number
+  private timer: NodeJS.Timeout | undefined
+
+  constructor (private readonly redis: Redis, private readonly now: () => number = Date.now) {
+    this.downSince = now()
+    redis.on('ready', () => { this.probe() })
+    redis.on('close', () => { this.markDown() })
+    // ioredis logs unhandled 'error' events itself; the state change is what matters here.
+    redis.on('error', () => { this.markDown() })
+  }
+
+  /** Ping every `intervalMs` so that a hung server (SIGSTOP) is noticed without traffic. */
+  start (intervalMs = 1000): void {
+    this.probe()
+    this.timer = setInterval(() => { this.probe() }, intervalMs)
+    this.timer.unref()
+  }
+
+  stop (): void {
+    if (this.timer !== undefined) clearInterval(this.timer)
+  }
+
+  markUp (): void {
+    this.up = true
+  }
+
+  markDown (): void {
+    if (this.up) {
+      this.up = false
+      this.downSince = this.now()
+    }
+  }
+
+  private probe (): void {
+    if (this.redis.status !== 'ready') {
+      this.markDown()
+      return
+    }
+    this.redis.ping().then(() => { this.markUp() }, () => { this.markDown() })
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * Every Redis key the registry uses, in one place. Reference: docs/registry.md.
+ * Records (hashes an admin may edit with redis-cli) are read by the gateway;
+ * indexes and usage data are written by the CLI and admin API.
+ */
+export interface RedisKeys {
+  key: (keyId: string) => string
+  user: (userId: string) => string
+  role: (role: string) => string
+  /** set of key ids created for a user (personal keys, and BOT keys they created) */
+  userKeys: (userId: string) => string
+  /** set of key ids in an org */
+  orgKeys: (org: string) => string
+  /** set of user ids in an org */
+  orgUsers: (org: string) => string
+  /** set of every user id */
+  users: string
+  /** set of every role name */
+  roles: string
+  /** hash keyId -> last_used_at, kept out of the cached key records */
+  usage: string
+  /** stream of admin changes */
+  audit: string
+}
+
+export function redisKeys (prefix: string): RedisKeys {
+  return {
+    key: (id) => `${prefix}key:${id}`,
+    user: (id) => `${prefix}user:${id}`,
+    role: (name) => `${prefix}role:${name}`,
+    userKeys: (id) => `${prefix}user-keys:${id}`,
+    orgKeys: (org) => `${prefix}org-keys:${org}`,
+    orgUsers: (org) => `${prefix}org-users:${org}`,
+    users: `${prefix}users`,
+    roles: `${prefix}roles`,
+    usage: `${prefix}usage`,
+    audit: `${prefix}audit`
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The gateway's one read of the registry: key record -> user record (personal
+ * keys) -> role record, in a single round trip (one Lua script, EVALSHA).
+ *
+ * The script reads keys it derives from the key record, so it assumes all records
+ * live on one Redis node (standalone or Sentinel). See docs/registry.md.
+ */
+import type { Redis } from 'ioredis'
+import type { RedisKeys } from './redis-keys.js'
+
+const CHAIN_LUA = `
+local key = redis.call('HGETALL', KEYS[1])
+if #key == 0 then return {} end
+local ktype, user, role
+for i = 1, #key, 2 do
+  local f = key[i]
+  if f == 'type' then ktype = key[i + 1]
+  elseif f == 'user' then user = key[i + 1]
+  elseif f == 'role' then role = key[i + 1] end
+end
+local u = {}
+if ktype == 'personal' then
+  role = nil
+  if user and user ~= '' then
+    u = redis.call('HGETALL', ARGV[1] .. 'user:' .. user)
+    for i = 1, #u, 2 do if u[i] == 'role' then role = u[i + 1] end end
+  end
+elseif ktype ~= 'bot' then
+  role = nil
+end
+local r = {}
+if role and role ~= '' then r = redis.call('HGETALL', ARGV[1] .. 'role:' .. role) end
+return {key, u, r, role or ''}
+`
+
+/** HGETALL replies as flat [field, value, ...] arrays; empty when the record is missing. */
+export interface RawChain {
+  key: string[]
+  user: string[]
+  role: string[]
+  roleName: string
+}
+
+interface ChainCommand {
+  keygateChain: (key: string, prefix: string) => Promise<[string[], string[], string[], string] | []>
+}
+
+export class RegistryReader {
+  constructor (private readonly redis: Redis, private readonly keys: RedisKeys, private readonly prefix: string) {
+    redis.defineCommand('keygateChain', { numberOfKeys: 1, lua: CHAIN_LUA })
+  }
+
+  async fetchChain (keyId: string): Promise<RawChain> {
+    const reply = await (this.redis as unknown as ChainCommand).keygateChain(this.keys.key(keyId), this.prefix)
+    if (reply.length === 0) return { key: [], user: [], role: [], roleName: '' }
+    const [key, user, role, roleName] = reply
+    return { key, user, role, roleName }
+  }
+}
