@@ -19,7 +19,9 @@ export interface SpawnServerOptions {
   /** Port the child was told to listen on. */
   port: number
   /** Polled until it answers; the child is ready then. */
-  readyUrl: string
+  readyUrl?: string
+  /** Instead of readyUrl: resolves once the child is ready (for non-HTTP servers such as redis-server). */
+  waitReady?: (signal: AbortSignal) => Promise<void>
   /** Default: any HTTP response counts as ready. */
   isReady?: (status: number) => boolean
   /** Default 15 s. */
@@ -104,11 +106,15 @@ export async function spawnServer (options: SpawnServerOptions): Promise<ChildSe
 
   try {
     await spawned
-    await waitForHttp(options.readyUrl, {
-      signal: aborter.signal,
-      ...(options.isReady !== undefined && { isReady: options.isReady }),
-      ...(options.readyTimeoutMs !== undefined && { timeoutMs: options.readyTimeoutMs })
-    })
+    if (options.waitReady !== undefined) {
+      await options.waitReady(aborter.signal)
+    } else {
+      await waitForHttp(options.readyUrl ?? `http://127.0.0.1:${options.port}/`, {
+        signal: aborter.signal,
+        ...(options.isReady !== undefined && { isReady: options.isReady }),
+        ...(options.readyTimeoutMs !== undefined && { timeoutMs: options.readyTimeoutMs })
+      })
+    }
   } catch (err: unknown) {
     await stop()
     const reason = err instanceof Error ? err.message : String(err)

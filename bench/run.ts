@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
 import { KNOBS, readConfig, type BenchConfig } from './config.js'
 import { startCpuMeter } from './cpu-meter.js'
-import { runRound, type LoadSettings } from './load.js'
+import { runRound, type LoadSettings, type RoundTarget } from './load.js'
 import { applyPinning } from './pinning.js'
 import { killAllSync, stopAll, unexpectedExits } from './process.js'
 import { peakRssKiB } from './procfs.js'
@@ -53,7 +53,7 @@ interface Started { scenario: Scenario, server: RunningServer, url: string }
 async function measure (config: BenchConfig, started: Started[], helperPids: number[]): Promise<ScenarioMeasures[]> {
   const load = (durationSec: number): LoadSettings =>
     ({ connections: config.connections, pipelining: config.pipelining, durationSec })
-  const target = (s: Started): { url: string, headers: Record<string, string>, expectedStatus: number | undefined } =>
+  const target = (s: Started): RoundTarget =>
     ({ url: s.url, headers: s.scenario.headers, expectedStatus: s.scenario.expectedStatus })
 
   const measures: ScenarioMeasures[] = []

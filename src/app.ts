@@ -79,8 +79,12 @@ const kTarget = Symbol('keygate.target')
 type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
 
 async function buildDataPlane (config: Config, logger: Logger, resolver: IdentityResolver): Promise<FastifyInstance> {
+  // fastify's per-request child logger is not used (the request line is written by
+  // request-log.ts), so every request shares one error-level logger instead of a new child.
+  const quiet = logger.child({ plane: 'data' }, { level: 'error' }) as FastifyBaseLogger
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
+    childLoggerFactory: () => quiet,
     disableRequestLogging: true,
     // request ids are the gateway's own; a client cannot choose what lands in the logs
     requestIdHeader: false,
@@ -148,7 +152,7 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
   for (const route of config.routes) {
     const upstream = config.upstreams[route.upstream]
     if (upstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
-    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimit: config.limits.body_bytes, logLevel: 'error' })
+    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimit: config.limits.body_bytes })
   }
 
   await app.ready()

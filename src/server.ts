@@ -4,6 +4,7 @@
  */
 import { buildApp, type KeygateApp } from './app.js'
 import type { Config } from './config/schema.js'
+import { flushLogger } from './logger.js'
 
 export function splitHostPort (hostPort: string): { host: string, port: number } {
   const i = hostPort.lastIndexOf(':')
@@ -27,7 +28,7 @@ export async function serve (config: Config): Promise<void> {
     app.logger.info({ signal }, 'keygate shutting down')
     const force = setTimeout(() => process.exit(1), 10_000)
     force.unref()
-    app.close().then(() => { app.logger.flush(); process.exit(0) }, () => process.exit(1))
+    app.close().then(async () => { await flushLogger(app.logger); process.exit(0) }, () => process.exit(1))
   }
   process.once('SIGINT', () => shutdown('SIGINT'))
   process.once('SIGTERM', () => shutdown('SIGTERM'))

@@ -81,6 +81,14 @@ function decodeSegment (raw: string): string | null {
   return out
 }
 
+function hasSeparatorOrControl (s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x20 || c === 0x7F || c === 0x2F || c === 0x5C) return true
+  }
+  return false
+}
+
 function isDotSegment (segment: string): boolean {
   return segment === '.' || segment === '..'
 }
@@ -95,7 +103,7 @@ function safeWhenDecodedAgain (segment: string): boolean {
     const next = s.replace(ESCAPE, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)))
     if (next === s) break
     s = next
-    if (isDotSegment(s) || /[/\\\x00-\x1F\x7F]/.test(s)) return false
+    if (isDotSegment(s) || hasSeparatorOrControl(s)) return false
   }
   return true
 }

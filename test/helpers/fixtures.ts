@@ -1,0 +1,61 @@
+/**
+ * Registry fixtures: roles, users and keys written through the same AdminStore the
+ * CLI uses, into a real Redis. Each key fixture returns the raw key, shown once.
+ */
+import type { Redis } from 'ioredis'
+import { AdminStore } from '../../src/registry/admin-store.js'
+import { redisKeys, type RedisKeys } from '../../src/registry/redis-keys.js'
+
+export interface KeyFixture {
+  id: string
+  key: string
+}
+
+export class Fixtures {
+  readonly store: AdminStore
+  readonly keys: RedisKeys
+
+  constructor (readonly redis: Redis, readonly prefix: string, keyPrefix = 'kg_') {
+    this.keys = redisKeys(prefix)
+    this.store = new AdminStore(redis, this.keys, keyPrefix, 'test')
+  }
+
+  async role (name: string, permissions: string[]): Promise<void> {
+    await this.store.putRole(name, permissions)
+  }
+
+  async user (id: string, org: string, role: string): Promise<void> {
+    await this.store.putUser(id, { org, role })
+  }
+
+  async personalKey (user: string, opts: { expiresInMs?: number, name?: string } = {}): Promise<KeyFixture> {
+    const k = await this.store.createKey({ type: 'personal', user, ...opts })
+    return { id: k.id, key: k.key }
+  }
+
+  async botKey (role: string, org: string, opts: { expiresInMs?: number, name?: string, createdBy?: string } = {}): Promise<KeyFixture> {
+    const k = await this.store.createKey({ type: 'bot', role, org, ...opts })
+    return { id: k.id, key: k.key }
+  }
+
+  /** A direct edit, as an admin would make with redis-cli: HSET <record> <field> <value>. */
+  async hset (redisKey: string, field: string, value: string): Promise<void> {
+    await this.redis.hset(redisKey, field, value)
+  }
+
+  /**
+   * The standard world used by most tests:
+   *   roles  reader (users:read), writer (users:*), orgreader (orgs:read), admin (*), none ()
+   *   users  alice (acme, reader), bob (acme, writer), carol (globex, orgreader)
+   */
+  async standardWorld (): Promise<void> {
+    await this.role('reader', ['users:read'])
+    await this.role('writer', ['users:*'])
+    await this.role('orgreader', ['orgs:read'])
+    await this.role('admin', ['*'])
+    await this.role('none', [])
+    await this.user('alice', 'acme', 'reader')
+    await this.user('bob', 'acme', 'writer')
+    await this.user('carol', 'globex', 'orgreader')
+  }
+}

@@ -1,0 +1,50 @@
+import t from 'tap'
+import { generateKey, hashSecret, parseKey, secretMatches } from '../../../src/registry/key-material.js'
+
+t.test('a generated key parses back to its id, and only the secret\'s SHA-256 is kept', async (t) => {
+  const k = generateKey('kg_')
+  t.match(k.key, /^kg_[0-9A-Za-z]{16}_[0-9A-Za-z]{38}$/)
+  const parsed = parseKey(k.key, 'kg_')
+  if (typeof parsed === 'string') throw new Error(parsed)
+  t.equal(parsed.id, k.id)
+  t.equal(k.hash, hashSecret(parsed.secret))
+  t.match(k.hash, /^[0-9a-f]{64}$/)
+  t.notOk(k.key.includes(k.hash))
+  t.ok(secretMatches(parsed.secret, k.hash))
+  t.notOk(secretMatches(parsed.secret.replace(/.$/, (c) => c === 'a' ? 'b' : 'a'), k.hash))
+  t.notOk(secretMatches(parsed.secret, 'short'), 'a stored hash of the wrong length never matches')
+})
+
+t.test('the secret carries at least 160 bits', async (t) => {
+  const parsed = parseKey(generateKey('kg_').key, 'kg_')
+  if (typeof parsed === 'string') throw new Error(parsed)
+  t.ok(parsed.secret.length * Math.log2(62) >= 160)
+})
+
+t.test('keys are distinct', async (t) => {
+  const seen = new Set<string>()
+  for (let i = 0; i < 1000; i++) seen.add(generateKey('kg_').id)
+  t.equal(seen.size, 1000)
+})
+
+t.test('local checks refuse malformed keys and every single-character typo', async (t) => {
+  const k = generateKey('kg_').key
+  t.equal(parseKey(k, 'other_'), 'malformed_credential', 'wrong prefix')
+  t.equal(parseKey(k.slice(0, -1), 'kg_'), 'malformed_credential', 'too short')
+  t.equal(parseKey(k + 'a', 'kg_'), 'malformed_credential', 'too long')
+  t.equal(parseKey(k.replace(/_([^_]*)$/, '-$1'), 'kg_'), 'malformed_credential', 'no separator')
+  t.equal(parseKey('kg_' + '!'.repeat(k.length - 3), 'kg_'), 'malformed_credential', 'not base62')
+  let typos = 0
+  for (let i = 3; i < k.length; i++) {
+    if (k[i] === '_') continue
+    const typo = k.slice(0, i) + (k[i] === 'x' ? 'y' : 'x') + k.slice(i + 1)
+    if (parseKey(typo, 'kg_') === 'bad_checksum') typos++
+  }
+  t.equal(typos, k.length - 4, 'each typo fails the checksum')
+})
+
+t.test('a custom prefix', async (t) => {
+  const k = generateKey('acme_')
+  t.ok(k.key.startsWith('acme_'))
+  t.not(typeof parseKey(k.key, 'acme_'), 'string')
+})
