@@ -2,7 +2,7 @@
  * buildApp(config): the gateway's two planes, ready to listen, never listening.
  * The data plane's plugins and hooks are registered in the order a request meets them.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
@@ -85,7 +85,7 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     childLoggerFactory: () => quiet,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // request ids are the gateway's own; a client cannot choose what lands in the logs
     requestIdHeader: false,
     genReqId: () => randomUUID(),
