@@ -13,6 +13,7 @@ import { ConfigSchema, UpstreamSchema, type Config } from './schema.js'
 export const DEFAULT_CONFIG_FILE = 'config/keygate.yaml'
 
 export class ConfigError extends Error {
+  override readonly name = 'ConfigError'
   constructor (readonly source: string, readonly problems: string[]) {
     super(`invalid configuration (${source}):\n` + problems.map((p) => `  - ${p}`).join('\n'))
   }

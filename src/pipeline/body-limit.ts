@@ -5,6 +5,7 @@
 import { Transform, type TransformCallback } from 'node:stream'
 
 export class BodyTooLarge extends Error {
+  override readonly name = 'BodyTooLarge'
   readonly code = 'KEYGATE_BODY_TOO_LARGE'
 }
 

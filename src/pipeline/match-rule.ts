@@ -35,6 +35,7 @@ const PARAM = /^:[A-Za-z_][A-Za-z0-9_]*$/
 const STATIC_SEGMENT = /^([A-Za-z0-9._~!$&'()+,=@-]|%[0-9A-F]{2})+$/
 
 export class RuleError extends Error {
+  override readonly name = 'RuleError'
   constructor (readonly problems: string[]) {
     super(problems.join('\n'))
   }

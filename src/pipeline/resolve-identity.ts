@@ -28,6 +28,7 @@ export interface Resolved {
 }
 
 export class RegistryUnavailable extends Error {
+  override readonly name = 'RegistryUnavailable'
   constructor (options?: { cause: unknown }) {
     super('registry unavailable', options)
   }

@@ -10,7 +10,9 @@ import { parseUserRecord, INVALID } from './records.js'
 import type { RedisKeys } from './redis-keys.js'
 
 /** A failed operation the admin can fix (exit status 1, the message on stderr). */
-export class AdminError extends Error {}
+export class AdminError extends Error {
+  override readonly name = 'AdminError'
+}
 
 export interface CreatedKey {
   id: string

@@ -1,0 +1,85 @@
+import t from 'tap'
+import { fileURLToPath } from 'node:url'
+import { ConfigError, loadConfig, parseConfig } from '../../../src/config/load.js'
+
+const minimal = `
+upstreams: { core: { url: "http://127.0.0.1:3000" } }
+routes: [{ prefix: /api/v1, upstream: core }]
+`
+
+function problems (text: string, env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    parseConfig(text, env)
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems
+    throw err
+  }
+  return []
+}
+
+t.test('the shipped config/keygate.yaml is valid and spells out the contract defaults', async (t) => {
+  const c = loadConfig(fileURLToPath(new URL('../../../config/keygate.yaml', import.meta.url)), {})
+  t.equal(c.listen, '0.0.0.0:8080')
+  t.equal(c.admin_listen, '127.0.0.1:8081')
+  t.equal(c.redis.prefix, 'keygate:')
+  t.equal(c.keys.prefix, 'kg_')
+  t.equal(c.identity.header_prefix, 'X-Auth-')
+  t.equal(c.identity.forward_authorization, false)
+  t.equal(c.cache.stale_if_error_s, 30)
+  t.equal(c.limits.body_bytes, 10485760)
+  t.same(c.trusted_proxies, [])
+})
+
+t.test('defaults fill what the file leaves out, upstreams included', async (t) => {
+  const c = parseConfig(minimal)
+  t.equal(c.upstreams.core?.timeout_ms, 30000)
+  t.equal(c.redis.url, 'redis://127.0.0.1:6379')
+})
+
+t.test('the environment overrides the file', async (t) => {
+  const c = parseConfig(minimal, { KEYGATE_REDIS_URL: 'redis://:secret@10.0.0.1:6380', KEYGATE_LISTEN: '127.0.0.1:9000', KEYGATE_ADMIN_LISTEN: '127.0.0.1:9001' })
+  t.equal(c.redis.url, 'redis://:secret@10.0.0.1:6380')
+  t.equal(c.listen, '127.0.0.1:9000')
+  t.equal(c.admin_listen, '127.0.0.1:9001')
+  t.match(problems(minimal, { KEYGATE_LISTEN: 'nonsense' }), [/^listen: must be host:port/])
+})
+
+t.test('every problem is reported at once, each naming its field', async (t) => {
+  const found = problems(`
+listen: 8080
+redis: { url: "redis://user:pw@host:6379", prefx: "x" }
+upstreams: { core: { url: "http://127.0.0.1:3000/base", timeout_ms: -1 } }
+routes: [{ prefix: /api/v1, upstream: core }]
+rules: [{ method: get, path: /api/v1/users }]
+`)
+  t.match(found.join('\n'), /redis\.url: must not hold a password/)
+  t.match(found.join('\n'), /^listen: /m)
+  t.match(found.join('\n'), /redis\.prefx: unknown field/)
+  t.match(found.join('\n'), /upstreams\.core\.url: must be origin of the upstream/)
+  t.match(found.join('\n'), /upstreams\.core\.timeout_ms/)
+  t.match(found.join('\n'), /rules\[0\]\.method: must be an HTTP method/)
+})
+
+t.test('cross-field problems: references, rule placement, ambiguity, trusted proxies', async (t) => {
+  const found = problems(`
+upstreams: { core: { url: "http://127.0.0.1:3000" } }
+routes: [{ prefix: /api/v1, upstream: core }, { prefix: /api/v2, upstream: nope }, { prefix: /api/v1, upstream: core }]
+rules:
+  - { method: GET, path: /api/v1/users/:id }
+  - { method: GET, path: /api/v1/users/:uid }
+  - { method: GET, path: /elsewhere }
+trusted_proxies: ["10.0.0.0/8", "10.0.0.0/33", "not-an-ip"]
+`).join('\n')
+  t.match(found, /routes\[1\]\.upstream: no upstream named "nope"/)
+  t.match(found, /routes\[2\]\.prefix: \/api\/v1 is listed twice/)
+  t.match(found, /rules\[1\]: ambiguous with rules\[0\]/)
+  t.match(found, /rules\[2\]\.path: \/elsewhere is under no route prefix/)
+  t.match(found, /trusted_proxies\[1\]: .*invalid prefix length/)
+  t.match(found, /trusted_proxies\[2\]: .*not an IP address/)
+  t.notMatch(found, /trusted_proxies\[0\]/)
+})
+
+t.test('YAML syntax errors and a missing file are configuration errors', async (t) => {
+  t.match(problems('routes: [\n'), [/^YAML: /])
+  t.throws(() => loadConfig('/nonexistent/keygate.yaml', {}), { name: 'ConfigError', message: /cannot read the file/ })
+})
