@@ -147,12 +147,12 @@ Request log lines follow below. Ctrl-C stops the gateway, the upstream and the p
   const stop = (): void => {
     if (stopping) return
     stopping = true
-    void app.close().finally(() => {
+    app.close().finally(() => {
       upstream.close()
       upstream.closeAllConnections()
       redis.child?.kill()
       process.exit(0)
-    })
+    }).catch(() => {})
   }
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)
