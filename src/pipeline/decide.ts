@@ -25,7 +25,7 @@ export function authenticate (credential: ParsedKey, r: Resolved, now: number): 
   const { key } = r
   if (key === null) return { ok: false, reason: 'unknown_key' }
   if (key === INVALID) return { ok: false, reason: 'invalid_record' }
-  if (!secretMatches(credential.secret, key.hash)) return { ok: false, reason: 'secret_mismatch' }
+  if (!secretMatches(credential.secret, key.digest)) return { ok: false, reason: 'secret_mismatch' }
   if (key.status !== 'active') return { ok: false, reason: 'key_revoked' }
   if (key.expiresAt !== undefined && now >= key.expiresAt) return { ok: false, reason: 'key_expired' }
 

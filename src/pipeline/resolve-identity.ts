@@ -101,6 +101,8 @@ export class IdentityResolver {
     try {
       raw = await reader.fetchChain(keyId)
     } catch (err: unknown) {
+      // A record of the wrong Redis type is a bad record (deny), not an outage.
+      if (isWrongType(err)) return { key: INVALID }
       health.markDown()
       // Inside the stale window, whatever the cache still holds is served.
       const stale = this.fromCache(keyId, true)
@@ -127,4 +129,9 @@ export class IdentityResolver {
     if (roleName !== '') cache.setRole(roleName, role, at)
     return { key, user, roleName, role }
   }
+}
+
+/** Redis answered, but a record is not a hash (e.g. written with SET): `WRONGTYPE`, also inside a script error. */
+function isWrongType (err: unknown): boolean {
+  return err instanceof Error && err.name === 'ReplyError' && err.message.includes('WRONGTYPE')
 }

@@ -77,9 +77,8 @@ export function hashSecret (secret: string): string {
   return createHash('sha256').update(secret).digest('hex')
 }
 
-/** Constant-time comparison of the secret's hash with the stored one. */
-export function secretMatches (secret: string, storedHash: string): boolean {
-  const actual = Buffer.from(hashSecret(secret), 'latin1')
-  const stored = Buffer.from(storedHash, 'latin1')
-  return stored.length === actual.length && timingSafeEqual(actual, stored)
+/** Constant-time comparison of the secret's SHA-256 with the stored digest (32 bytes, decoded once). */
+export function secretMatches (secret: string, storedDigest: Buffer): boolean {
+  const actual = createHash('sha256').update(secret).digest()
+  return storedDigest.length === actual.length && timingSafeEqual(actual, storedDigest)
 }

@@ -8,7 +8,8 @@ export type Invalid = typeof INVALID
 
 export interface KeyRecord {
   type: 'personal' | 'bot'
-  hash: string
+  /** the stored SHA-256 of the secret, decoded from hex once */
+  digest: Buffer
   org: string
   /** personal keys: the owning user */
   user: string | undefined
@@ -80,7 +81,7 @@ export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid 
   }
   return {
     type,
-    hash,
+    digest: Buffer.from(hash, 'hex'),
     org,
     user: type === 'personal' ? f.user : undefined,
     role: type === 'bot' ? f.role : undefined,

@@ -21,7 +21,7 @@ async function portOpen (port: number): Promise<boolean> {
 t.test('npm run demo: the printed curl lines give 200, 401 and 403; Ctrl-C stops everything', async (t) => {
   const port = await freePort()
   const adminPort = await freePort()
-  const env = { ...process.env, KEYGATE_LISTEN: `127.0.0.1:${port}`, KEYGATE_ADMIN_LISTEN: `127.0.0.1:${adminPort}` }
+  const env: NodeJS.ProcessEnv = { ...process.env, KEYGATE_LISTEN: `127.0.0.1:${port}`, KEYGATE_ADMIN_LISTEN: `127.0.0.1:${adminPort}` }
   delete env.KEYGATE_REDIS_URL
   delete env.KEYGATE_CONFIG
   const child = spawn(process.execPath, [DEMO], { env })
