@@ -23,7 +23,9 @@ const ALWAYS_STRIPPED = [
   'x-http-method-override', 'x-http-method', 'x-method-override',
   'x-request-id',
   // hop-by-hop (RFC 9110 section 7.6.1); undici frames the upstream request itself
-  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'
+  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade',
+  // node has already answered `100-continue` to the client; undici refuses to send it on
+  'expect'
 ]
 const FORWARDING = ['forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port', 'x-forwarded-prefix', 'x-real-ip']
 

@@ -7,8 +7,9 @@
  * When an entry may be served:
  *   Redis up:   while younger than the TTL (`cache.ttl_ms`; `negative_ttl_ms` for
  *               records that do not exist).
- *   Redis down: any age, for at most `cache.stale_if_error_s` after Redis stopped
- *               answering; after that, nothing, and the request gets 503.
+ *   Redis down: entries that were still fresh when Redis last answered, for at most
+ *               `cache.stale_if_error_s` after that answer; then nothing, and the
+ *               request gets 503.
  */
 import type { Entry, RecordCache } from '../cache/record-cache.js'
 import type { RedisHealth } from '../registry/redis-client.js'
@@ -60,8 +61,11 @@ export class IdentityResolver {
   private servable (e: Entry<unknown> | undefined, now: number, stale: boolean): boolean {
     if (e === undefined) return false
     const { health } = this.o
-    if (health.up && !stale) return now - e.at <= (e.value === null ? this.o.negativeTtlMs : this.o.ttlMs)
-    return now - health.downSince <= this.o.staleIfErrorMs
+    const ttl = e.value === null ? this.o.negativeTtlMs : this.o.ttlMs
+    if (health.up && !stale) return now - e.at <= ttl
+    // Stale service: only entries that were still fresh when Redis last answered (an older
+    // one may predate a revocation), for at most the window after that (0 = never).
+    return e.at + ttl >= health.lastOkAt && now - health.lastOkAt < this.o.staleIfErrorMs
   }
 
   private fromCache (keyId: string, stale: boolean): Resolved | undefined {

@@ -30,8 +30,12 @@ export function checkTarget (target: string): TargetCheck {
   const path = q === -1 ? target : target.slice(0, q)
   const query = q === -1 ? '' : target.slice(q)
   if (query.length > 1 && !QUERY.test(query.slice(1))) return { ok: false, detail: 'invalid query characters' }
-  if (FAST_PATH.test(path)) return { ok: true, path, query }
-  return slowPath(path, query)
+  const checked = FAST_PATH.test(path) ? { ok: true as const, path, query } : slowPath(path, query)
+  // Segments that merely start or end with `..` (`..foo`, `foo..`) are not dot segments, but
+  // @fastify/reply-from refuses to forward them; refusing them here keeps that a clean 400
+  // before any Redis lookup, rather than a surprise after authentication.
+  if (checked.ok && (checked.path.includes('/..') || checked.path.includes('../'))) return { ok: false, detail: 'segment starting or ending with ..' }
+  return checked
 }
 
 function slowPath (path: string, query: string): TargetCheck {

@@ -22,16 +22,16 @@ export function createRedis (cfg: Config['redis'], opts: { queueWhileConnecting?
 }
 
 /**
- * Up while Redis answers. `downSince` is when it was last seen to stop answering
- * (or the start-up time, before the first answer).
+ * Up while Redis answers. `lastOkAt` is when Redis last answered anything (a probe or
+ * a registry read): the latest moment the cache is known to agree with Redis, which
+ * is what the stale window is measured from.
  */
 export class RedisHealth {
   up = false
-  downSince: number
+  lastOkAt = Number.NEGATIVE_INFINITY
   private timer: NodeJS.Timeout | undefined
 
   constructor (private readonly redis: Redis, private readonly now: () => number = Date.now) {
-    this.downSince = now()
     redis.on('ready', () => { this.probe() })
     redis.on('close', () => { this.markDown() })
     // ioredis logs unhandled 'error' events itself; the state change is what matters here.
@@ -51,13 +51,11 @@ export class RedisHealth {
 
   markUp (): void {
     this.up = true
+    this.lastOkAt = this.now()
   }
 
   markDown (): void {
-    if (this.up) {
-      this.up = false
-      this.downSince = this.now()
-    }
+    this.up = false
   }
 
   private probe (): void {
