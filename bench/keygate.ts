@@ -77,7 +77,7 @@ async function seed (url: string): Promise<void> {
   client.disconnect()
 }
 
-export async function startKeygate (ctx: ScenarioContext, name: string, cache: { ttlMs: number }): Promise<RunningServer> {
+export async function startKeygate (ctx: ScenarioContext, name: string, cache: { ttlMs: number }, logLevel = 'info'): Promise<RunningServer> {
   const { url, server: redisServer } = await sharedRedis(ctx)
   users++
   const dir = mkdtempSync(join(tmpdir(), 'keygate-bench-'))
@@ -91,7 +91,7 @@ routes:
 rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
 cache: { ttl_ms: ${cache.ttlMs}, negative_ttl_ms: ${cache.ttlMs}, max_entries: 100000, stale_if_error_s: 30 }
-log: { level: info }
+log: { level: ${logLevel} }
 `)
   const port = await freePort()
   const adminPort = await freePort()

@@ -23,6 +23,7 @@ function row (s: ScenarioSummary): string {
     fixed(s.reqPerSec, 0),
     `${fixed(s.reqPerSecMin, 0)}–${fixed(s.reqPerSecMax, 0)}`,
     `${fixed(s.ratio, 2)}×`,
+    `**${fixed(s.pairedRatio, 2)}×**`,
     fixed(s.p50Ms, 2),
     fixed(s.p99Ms, 2),
     s.unexpectedStatus > 0 ? `**${s.unexpectedStatus}**` : '0',
@@ -64,8 +65,8 @@ export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], 
     lines.push('')
   }
   lines.push(
-    '| scenario | req/s (mean) | req/s min–max | vs baseline | p50 ms | p99 ms | unexpected status¹ | errors² | server CPU³ | loadgen CPU⁴ | other CPU⁵ | peak RSS MiB⁶ |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+    '| scenario | req/s (mean) | req/s min–max | vs baseline (means) | vs baseline (paired)⁷ | p50 ms | p99 ms | unexpected status¹ | errors² | server CPU³ | loadgen CPU⁴ | other CPU⁵ | peak RSS MiB⁶ |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   )
   for (const s of summaries) lines.push(row(s))
   lines.push(
@@ -75,7 +76,8 @@ export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], 
       '³ share of one core used by the server process during measured rounds. ' +
       '⁴ load generator (autocannon, in the runner) + origin, share of one core. ' +
       '⁵ everything else on the machine (other processes, kernel, VM steal), share of one core; should be near 0. ' +
-      '⁶ VmHWM of the server process at the end of the run.',
+      '⁶ VmHWM of the server process at the end of the run. ' +
+      '⁷ median over rounds of the ratio to the baseline measured in the same round: the headline figure, robust to the machine\'s speed drifting during the run.',
     '',
     `- date: ${info.date}`,
     `- machine: ${info.machine}`,

@@ -21,6 +21,7 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
   const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` })
   return [
     { name: 'keygate: personal key, cache warm', start: async () => await startKeygate(ctx, 'keygate-cached', { ttlMs: 500 }), headers: bearer(benchKeys.personal.key) },
+    { name: 'keygate: personal key, cache warm, request log off', start: async () => await startKeygate(ctx, 'keygate-nolog', { ttlMs: 500 }, 'silent'), headers: bearer(benchKeys.personal.key) },
     { name: 'keygate: BOT key, cache warm', start: async () => await startKeygate(ctx, 'keygate-bot', { ttlMs: 500 }), headers: bearer(benchKeys.bot.key) },
     { name: 'keygate: personal key, cache off (Redis per request)', start: async () => await startKeygate(ctx, 'keygate-nocache', { ttlMs: 0 }), headers: bearer(benchKeys.personal.key) },
     { name: 'keygate: malformed keys (401, no Redis)', start: async () => await startKeygate(ctx, 'keygate-malformed', { ttlMs: 500 }), headers: bearer('kg_not-a-real-key'), expectedStatus: 401 },

@@ -28,6 +28,12 @@ export interface ScenarioSummary {
   reqPerSecMax: number
   /** reqPerSec / baseline reqPerSec. */
   ratio: number
+  /**
+   * Median over rounds of (this round's req/s / the baseline's req/s in the same round).
+   * Each pair is measured minutes apart at most, so it survives the slow drifts in
+   * machine speed that make means over a whole run unreliable on a shared VM.
+   */
+  pairedRatio: number
   /** Median over rounds of each round's percentile. */
   p50Ms: number
   p99Ms: number
@@ -43,16 +49,22 @@ export interface ScenarioSummary {
 const meanDefined = (values: ReadonlyArray<number | undefined>): number | undefined =>
   values.every((v): v is number => v !== undefined) && values.length > 0 ? mean(values) : undefined
 
-export function summarize (measures: ScenarioMeasures, baselineReqPerSec: number | undefined): ScenarioSummary {
+export function summarize (measures: ScenarioMeasures, baseline: ScenarioMeasures | undefined): ScenarioSummary {
   const rps = measures.rounds.map((r) => r.reqPerSec)
   const reqPerSec = mean(rps)
+  const baselineRps = baseline === undefined ? reqPerSec : mean(baseline.rounds.map((r) => r.reqPerSec))
+  const paired = measures.rounds.map((r) => {
+    const b = baseline?.rounds.find((x) => x.round === r.round)
+    return b === undefined ? 1 : r.reqPerSec / b.reqPerSec
+  })
   const all = [measures.warmup, ...measures.rounds]
   return {
     name: measures.name,
     reqPerSec,
     reqPerSecMin: Math.min(...rps),
     reqPerSecMax: Math.max(...rps),
-    ratio: reqPerSec / (baselineReqPerSec ?? reqPerSec),
+    ratio: reqPerSec / baselineRps,
+    pairedRatio: median(paired),
     p50Ms: median(measures.rounds.map((r) => r.p50Ms)),
     p99Ms: median(measures.rounds.map((r) => r.p99Ms)),
     unexpectedStatus: all.reduce((sum, r) => sum + r.unexpectedStatus, 0),

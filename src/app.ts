@@ -98,6 +98,9 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 2048 },
     http: { maxHeaderSize: config.limits.header_bytes },
     bodyLimit: config.limits.body_bytes,
+    // during a graceful close, requests on open keep-alive connections are still served
+    // (fastify's own 503 would not be the gateway's error object)
+    return503OnClosing: false,
     clientErrorHandler: clientErrorHandler(logger)
   })
   for (const method of PROXIED_METHODS) {
@@ -105,9 +108,9 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
   }
   app.decorateRequest('kg', null as unknown as never)
 
-  // Every response carries the request id; a refused target stops here, before routing matters.
+  // A refused target stops here, before routing matters. (Every response carries the
+  // request id: set by deny() on the gateway's own responses, by the proxy on upstream ones.)
   app.addHook('onRequest', function receive (request, reply, done) {
-    reply.header('x-request-id', request.id)
     const target = (request.raw as CheckedMessage)[kTarget] ?? { ok: false, detail: 'unchecked' }
     const raw = (request.raw as CheckedMessage & { originalUrl?: string }).originalUrl ?? ''
     request.kg = {

@@ -20,7 +20,7 @@ export const challenges = {
 
 export function deny (reply: FastifyReply, code: ErrorCode, reason: Reason, challenge?: string): FastifyReply {
   reply.request.kg.reason = reason
-  reply.code(ERRORS[code].status).header('content-type', JSON_CONTENT_TYPE)
+  reply.code(ERRORS[code].status).header('content-type', JSON_CONTENT_TYPE).header('x-request-id', reply.request.id)
   if (challenge !== undefined) reply.header('www-authenticate', challenge)
   return reply.send(errorBody(code))
 }

@@ -3,14 +3,17 @@
  * extract the credential, check its format locally, resolve the records, decide
  * who is calling, then match the rule and decide what they may do. Authentication
  * always precedes authorization, so a bad key is 401, never 403 or 404.
+ *
+ * A callback hook: when every record is cached the whole gate runs synchronously,
+ * with no promise on the hot path. A denial sends the reply and does not call `done`.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import { parseKey } from '../registry/key-material.js'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { parseKey, type ParsedKey } from '../registry/key-material.js'
 import { authenticate, authorize } from './decide.js'
 import { challenges, deny } from './deny.js'
 import { extractCredential } from './extract-credential.js'
 import type { RuleMatcher } from './match-rule.js'
-import { RegistryUnavailable, type IdentityResolver } from './resolve-identity.js'
+import { RegistryUnavailable, type IdentityResolver, type Resolved } from './resolve-identity.js'
 
 export interface GateOptions {
   keyPrefix: string
@@ -19,31 +22,47 @@ export interface GateOptions {
   bodyLimit: number
 }
 
-export function createGate (o: GateOptions) {
-  return async function gate (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const state = request.kg
+export type Gate = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
 
+export function createGate (o: GateOptions): Gate {
+  return function gate (request, reply, done) {
     // 2. exactly one Bearer credential
     const credential = extractCredential(request.raw.rawHeaders)
     if (!credential.ok) {
-      return deny(reply, 'unauthorized', credential.reason, credential.invalidToken ? challenges.invalidToken : challenges.none)
+      deny(reply, 'unauthorized', credential.reason, credential.invalidToken ? challenges.invalidToken : challenges.none)
+      return
     }
 
     // 3. format and checksum, locally: a malformed key never reaches the cache or Redis
     const key = parseKey(credential.token, o.keyPrefix)
-    if (typeof key === 'string') return deny(reply, 'unauthorized', key, challenges.invalidToken)
-    state.keyId = key.id
+    if (typeof key === 'string') {
+      deny(reply, 'unauthorized', key, challenges.invalidToken)
+      return
+    }
+    request.kg.keyId = key.id
 
     // 4-6. key record -> user -> role, from the cache or in one Redis round trip
-    let resolved
-    try {
-      resolved = await o.resolver.resolve(key.id)
-    } catch (err: unknown) {
-      if (err instanceof RegistryUnavailable) return deny(reply, 'service_unavailable', 'registry_unavailable')
-      throw err
+    const resolved = o.resolver.resolve(key.id)
+    if (!(resolved instanceof Promise)) {
+      decide(request, reply, key, resolved, done)
+      return
     }
-    const who = authenticate(key, resolved, Date.now())
-    if (!who.ok) return deny(reply, 'unauthorized', who.reason, challenges.invalidToken)
+    resolved.then(
+      (records) => { decide(request, reply, key, records, done) },
+      (err: unknown) => {
+        if (err instanceof RegistryUnavailable) deny(reply, 'service_unavailable', 'registry_unavailable')
+        else throw err
+      }
+    ).catch((err: unknown) => { done(err instanceof Error ? err : new Error(String(err))) })
+  }
+
+  function decide (request: FastifyRequest, reply: FastifyReply, key: ParsedKey, records: Resolved, done: HookHandlerDoneFunction): void {
+    const state = request.kg
+    const who = authenticate(key, records, Date.now())
+    if (!who.ok) {
+      deny(reply, 'unauthorized', who.reason, challenges.invalidToken)
+      return
+    }
     state.identity = who.identity
 
     // 7. the route rule: default deny, org constraint, permissions
@@ -51,15 +70,18 @@ export function createGate (o: GateOptions) {
     state.rule = match?.rule.index
     const may = authorize(who.identity, match)
     if (!may.ok) {
-      return deny(reply, 'forbidden', may.reason,
-        challenges.insufficientScope(may.reason === 'missing_permission' ? may.scope : undefined))
+      deny(reply, 'forbidden', may.reason, challenges.insufficientScope(may.reason === 'missing_permission' ? may.scope : undefined))
+      return
     }
 
     // a declared body larger than the limit is refused before anything is read
     const declared = request.headers['content-length']
-    if (declared !== undefined && Number(declared) > o.bodyLimit) return deny(reply, 'payload_too_large', 'body_too_large')
+    if (declared !== undefined && Number(declared) > o.bodyLimit) {
+      deny(reply, 'payload_too_large', 'body_too_large')
+      return
+    }
 
     state.reason = 'allowed'
-    return undefined
+    done()
   }
 }

@@ -6,6 +6,7 @@
  */
 import httpProxy from '@fastify/http-proxy'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Gate } from './gate.js'
 import type { IncomingHttpHeaders } from 'node:http'
 import { pipeline } from 'node:stream'
 import { Agent } from 'undici'
@@ -15,12 +16,27 @@ import { deny } from './deny.js'
 import type { RequestHeaderRewriter } from './identity-headers.js'
 import { PROXIED_METHODS } from './match-rule.js'
 
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer']
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer'])
+
+/**
+ * The upstream's response headers as the client gets them: hop-by-hop headers (and any
+ * the upstream lists in `Connection`) describe the upstream connection, not the client's;
+ * the request id is the gateway's. A new object, so no header object goes through `delete`.
+ */
+function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | undefined): IncomingHttpHeaders {
+  const listed = typeof headers.connection === 'string' ? headers.connection.toLowerCase().split(',').map((n) => n.trim()) : []
+  const out: IncomingHttpHeaders = {}
+  for (const name in headers) {
+    if (!HOP_BY_HOP.has(name) && !listed.includes(name)) out[name] = headers[name]
+  }
+  if (requestId !== undefined) out['x-request-id'] = requestId
+  return out
+}
 
 export interface ProtectedRouteOptions {
   route: RouteConfig
   upstream: UpstreamConfig
-  gate: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
+  gate: Gate
   rewriteRequestHeaders: RequestHeaderRewriter
   bodyLimit: number
 }
@@ -54,14 +70,7 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
       queryString: (_search, _url, request) => request.kg.query.slice(1),
       // (the casts: the gateway serves HTTP/1 only; reply-from's types also allow HTTP/2)
       rewriteRequestHeaders: (request, headers) => o.rewriteRequestHeaders(request as FastifyRequest, headers as IncomingHttpHeaders),
-      rewriteHeaders: (headers, request) => {
-        // hop-by-hop headers describe the upstream connection, not the client's
-        const listed = typeof headers.connection === 'string' ? headers.connection.toLowerCase().split(',') : []
-        for (const name of listed) delete headers[name.trim()]
-        for (const name of HOP_BY_HOP) delete headers[name]
-        if (request !== undefined) headers['x-request-id'] = request.id
-        return headers
-      },
+      rewriteHeaders: (headers, request) => withoutHopByHop(headers as IncomingHttpHeaders, request?.id),
       // never replay a request: what the upstream answered is what the client gets
       retryDelay: () => null,
       onError: (r, { error }) => {

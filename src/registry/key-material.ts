@@ -7,7 +7,7 @@
  *   checksum  6 base62 chars of CRC-32 over everything before it, so a mistyped or
  *             random key is refused without a registry lookup
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
@@ -79,6 +79,6 @@ export function hashSecret (secret: string): string {
 
 /** Constant-time comparison of the secret's SHA-256 with the stored digest (32 bytes, decoded once). */
 export function secretMatches (secret: string, storedDigest: Buffer): boolean {
-  const actual = createHash('sha256').update(secret).digest()
+  const actual = hash('sha256', secret, 'buffer')
   return storedDigest.length === actual.length && timingSafeEqual(actual, storedDigest)
 }
