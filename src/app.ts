@@ -128,7 +128,9 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
     done()
   })
   // The last stage: one log line per request.
-  app.addHook('onResponse', createRequestLog(logger))
+  const requestLog = createRequestLog(logger)
+  app.addHook('onResponse', requestLog.hook)
+  app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
 
   // 1b. a path under no route prefix
   app.setNotFoundHandler((_request, reply) => deny(reply, 'not_found', 'no_route'))
