@@ -26,6 +26,7 @@ import { checkTarget, type TargetCheck } from './pipeline/target-policy.js'
 import { createRedis, RedisHealth } from './registry/redis-client.js'
 import { redisKeys } from './registry/redis-keys.js'
 import { RegistryReader } from './registry/registry-reader.js'
+import { UsageRecorder } from './registry/usage-recorder.js'
 
 export interface KeygateApp {
   data: FastifyInstance
@@ -33,6 +34,7 @@ export interface KeygateApp {
   redis: Redis
   health: RedisHealth
   cache: RecordCache
+  usage: UsageRecorder
   logger: Logger
   close: () => Promise<void>
 }
@@ -48,8 +50,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const health = new RedisHealth(redis)
   health.start()
   const cache = new RecordCache(config.cache.max_entries)
+  const keys = redisKeys(config.redis.prefix)
   const resolver = new IdentityResolver({
-    reader: new RegistryReader(redis, redisKeys(config.redis.prefix), config.redis.prefix),
+    reader: new RegistryReader(redis, keys, config.redis.prefix),
     cache,
     health,
     ttlMs: config.cache.ttl_ms,
@@ -57,7 +60,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     staleIfErrorMs: config.cache.stale_if_error_s * 1000
   })
 
-  const data = await buildDataPlane(config, logger, resolver)
+  const usage = new UsageRecorder(redis, keys.usage)
+  const data = await buildDataPlane(config, logger, resolver, usage)
   const admin = await buildAdminPlane({ logger, health })
 
   return {
@@ -66,9 +70,11 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     redis,
     health,
     cache,
+    usage,
     logger,
     async close () {
       await Promise.allSettled([data.close(), admin.close()])
+      await usage.stop()
       health.stop()
       redis.disconnect()
     }
@@ -78,7 +84,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
 const kTarget = Symbol('keygate.target')
 type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
 
-async function buildDataPlane (config: Config, logger: Logger, resolver: IdentityResolver): Promise<FastifyInstance> {
+async function buildDataPlane (config: Config, logger: Logger, resolver: IdentityResolver, usage: UsageRecorder): Promise<FastifyInstance> {
   // fastify's per-request child logger is not used (the request line is written by
   // request-log.ts), so every request shares one error-level logger instead of a new child.
   const quiet = logger.child({ plane: 'data' }, { level: 'error' }) as FastifyBaseLogger
@@ -147,7 +153,8 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
     keyPrefix: config.keys.prefix,
     resolver,
     matchRule: compileRules(config.rules),
-    bodyLimit: config.limits.body_bytes
+    bodyLimit: config.limits.body_bytes,
+    usage
   })
   const rewriteRequestHeaders = createHeaderRewriter({
     prefix: config.identity.header_prefix,

@@ -1,15 +1,30 @@
 /**
  * What every registry command needs: the same configuration and environment as
- * the gateway, a Redis connection that waits for its first connect, and the store.
+ * the gateway, a Redis connection that waits for its first connect, the store,
+ * and the shared argument parsers.
  */
 import { existsSync } from 'node:fs'
 import { userInfo } from 'node:os'
+import { InvalidArgumentError } from 'commander'
 import type { Redis } from 'ioredis'
 import { configFile, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../config/load.js'
+import { parseDuration } from '../config/duration.js'
 import type { Config } from '../config/schema.js'
 import { AdminStore } from '../registry/admin-store.js'
 import { createRedis } from '../registry/redis-client.js'
 import { redisKeys } from '../registry/redis-keys.js'
+
+/** A bad usage found after parsing (exit status 2). */
+export class UsageError extends Error {
+  override readonly name = 'UsageError'
+}
+
+/** commander argument parser for `30s`, `15m`, `24h`, `90d`. */
+export function duration (value: string): number {
+  const ms = parseDuration(value)
+  if (ms === undefined || ms === 0) throw new InvalidArgumentError('expected a duration like 30s, 15m, 24h or 90d')
+  return ms
+}
 
 /** The config file when there is one; the defaults (plus environment) when the default file is absent. */
 export function cliConfig (env: NodeJS.ProcessEnv = process.env): Config {

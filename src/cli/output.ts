@@ -3,13 +3,17 @@ export function printJson (value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n')
 }
 
-export function printTable (rows: Array<Record<string, string | undefined>>, columns: string[]): void {
+export function printTable (rows: ReadonlyArray<object>, columns: string[]): void {
   if (rows.length === 0) {
     process.stdout.write('(none)\n')
     return
   }
-  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => (r[c] ?? '-').length)))
-  const line = (cells: string[]): string => cells.map((cell, i) => cell.padEnd(widths[i] as number)).join('  ').trimEnd() + '\n'
+  const cell = (r: object, c: string): string => {
+    const v = (r as Record<string, unknown>)[c]
+    return v === undefined || v === null || v === '' ? '-' : Array.isArray(v) ? v.join(' ') : String(v)
+  }
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r, c).length)))
+  const line = (cells: string[]): string => cells.map((text, i) => text.padEnd(widths[i] as number)).join('  ').trimEnd() + '\n'
   process.stdout.write(line(columns.map((c) => c.toUpperCase())))
-  for (const r of rows) process.stdout.write(line(columns.map((c) => r[c] ?? '-')))
+  for (const r of rows) process.stdout.write(line(columns.map((c) => cell(r, c))))
 }

@@ -14,12 +14,15 @@ import { challenges, deny } from './deny.js'
 import { extractCredential } from './extract-credential.js'
 import type { RuleMatcher } from './match-rule.js'
 import { RegistryUnavailable, type IdentityResolver, type Resolved } from './resolve-identity.js'
+import type { UsageRecorder } from '../registry/usage-recorder.js'
 
 export interface GateOptions {
   keyPrefix: string
   resolver: IdentityResolver
   matchRule: RuleMatcher
   bodyLimit: number
+  /** notes each allowed key's use (last_used_at), batched off the request path */
+  usage: UsageRecorder
 }
 
 export type Gate = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
@@ -58,7 +61,8 @@ export function createGate (o: GateOptions): Gate {
 
   function decide (request: FastifyRequest, reply: FastifyReply, key: ParsedKey, records: Resolved, done: HookHandlerDoneFunction): void {
     const state = request.kg
-    const who = authenticate(key, records, Date.now())
+    const now = Date.now()
+    const who = authenticate(key, records, now)
     if (!who.ok) {
       deny(reply, 'unauthorized', who.reason, challenges.invalidToken)
       return
@@ -82,6 +86,7 @@ export function createGate (o: GateOptions): Gate {
     }
 
     state.reason = 'allowed'
+    o.usage.record(key.id, now)
     done()
   }
 }

@@ -10,6 +10,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 import { BlockList, isIP } from 'node:net'
+import type { Identity } from './decide.js'
 
 export interface HeaderPolicy {
   /** identity header prefix, e.g. `X-Auth-` */
@@ -107,4 +108,15 @@ export function trustedProxyProblem (entry: string): string | undefined {
     if (!/^[0-9]{1,3}$/.test(bits) || n > (family === 6 ? 128 : 32)) return `"${entry}" has an invalid prefix length`
   }
   return undefined
+}
+
+/** The identity headers for an identity, as the upstream receives them (for `keygate check`). */
+export function identityHeaders (prefix: string, id: Identity, requestId: string): Record<string, string> {
+  const p = prefix.toLowerCase()
+  const out: Record<string, string> = { [p + 'key-id']: id.keyId, [p + 'key-type']: id.type }
+  if (id.userId !== undefined) out[p + 'user-id'] = id.userId
+  out[p + 'org-id'] = id.org
+  out[p + 'role'] = id.role
+  out['x-request-id'] = requestId
+  return out
 }

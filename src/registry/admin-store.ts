@@ -1,12 +1,15 @@
 /**
- * Writes to the registry, shared by every admin front end (the CLI now, the admin
- * API later): one implementation, several front ends. Each change that touches
- * several Redis keys (a record and its index sets, plus the audit entry) is one
- * MULTI/EXEC transaction.
+ * Writes to and admin reads of the registry, shared by every admin front end (the
+ * CLI now, the admin API later): one implementation, several front ends.
+ *
+ * Each change that touches several Redis keys (a record, its index sets and the
+ * audit entry) is one MULTI/EXEC transaction. Every change is audited, and so is
+ * every refused attempt (result `error: <message>`). Listing uses the index sets,
+ * never KEYS or SCAN. Nothing here returns a secret or a hash.
  */
 import type { Redis } from 'ioredis'
 import { generateKey } from './key-material.js'
-import { parseUserRecord, INVALID } from './records.js'
+import { parseTimestamp, parseUserRecord, INVALID } from './records.js'
 import type { RedisKeys } from './redis-keys.js'
 
 /** A failed operation the admin can fix (exit status 1, the message on stderr). */
@@ -14,10 +17,12 @@ export class AdminError extends Error {
   override readonly name = 'AdminError'
 }
 
+export type KeyType = 'personal' | 'bot'
+
 export interface CreatedKey {
   id: string
   key: string
-  type: 'personal' | 'bot'
+  type: KeyType
   org: string
   user?: string
   role?: string
@@ -26,8 +31,57 @@ export interface CreatedKey {
   expires_at?: string
 }
 
+export interface RotatedKey extends CreatedKey {
+  replaces: string
+  replaces_expires_at: string
+}
+
+/** A key as admins see it: never the secret, never its hash. */
+export interface KeyView {
+  id: string
+  type: string
+  org: string
+  user?: string
+  role?: string
+  name: string
+  /** `active`, `revoked`, or `expired` (an active record past its expires_at) */
+  status: string
+  created_at?: string
+  created_by?: string
+  expires_at?: string
+  revoked_at?: string
+  last_used_at?: string
+  replaces?: string
+  replaced_by?: string
+}
+
+export interface UserView {
+  id: string
+  org?: string
+  role?: string
+  status?: string
+  name?: string
+  email?: string
+}
+
+export interface RoleView {
+  name: string
+  permissions: string[]
+  description?: string
+}
+
+export interface AuditEntry {
+  id: string
+  time: string
+  actor: string
+  action: string
+  target: string
+  result: string
+  detail?: string
+}
+
 export interface CreateKeyInput {
-  type: 'personal' | 'bot'
+  type: KeyType
   user?: string
   role?: string
   org?: string
@@ -38,6 +92,8 @@ export interface CreateKeyInput {
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/
 const PERMISSION = /^(\*|[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)*(:\*)?)$/
+const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'replaces', 'replaced_by'] as const
+const AUDIT_MAXLEN = '100000'
 
 export function isoNow (now = Date.now()): string {
   return new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z')
@@ -51,52 +107,210 @@ export class AdminStore {
     private readonly actor: string
   ) {}
 
+  // ---- roles ---------------------------------------------------------------
+
   async putRole (name: string, permissions: string[], description?: string): Promise<void> {
-    checkName('role', name)
-    for (const p of permissions) {
-      if (!PERMISSION.test(p)) throw new AdminError(`invalid permission "${p}" (expected resource:action, resource:* or *)`)
-    }
-    const fields: Record<string, string> = { permissions: permissions.join(' ') }
-    if (description !== undefined) fields.description = description
-    await this.redis.multi()
-      .hset(this.keys.role(name), fields)
-      .sadd(this.keys.roles, name)
-      .xadd(this.keys.audit, 'MAXLEN', '~', '100000', '*', ...this.auditFields('role.put', `role:${name}`, fields))
-      .exec()
+    await this.audited('role.put', `role:${name}`, async () => {
+      checkName('role', name)
+      for (const p of permissions) {
+        if (!PERMISSION.test(p)) throw new AdminError(`invalid permission "${p}" (expected resource:action, resource:* or *)`)
+      }
+      const fields: Record<string, string> = { permissions: permissions.join(' ') }
+      if (description !== undefined) fields.description = description
+      await this.redis.multi()
+        .hset(this.keys.role(name), fields)
+        .sadd(this.keys.roles, name)
+        .xadd(...this.auditArgs('role.put', `role:${name}`, 'ok', fields))
+        .exec()
+    })
   }
+
+  async listRoles (): Promise<RoleView[]> {
+    const names = (await this.redis.smembers(this.keys.roles)).sort()
+    const records = await this.hgetallMany(names.map((n) => this.keys.role(n)))
+    return names.flatMap((name, i) => {
+      const r = records[i]
+      if (r === undefined || Object.keys(r).length === 0) return []
+      const view: RoleView = { name, permissions: (r.permissions ?? '').split(/\s+/).filter((p) => p !== '') }
+      if (r.description !== undefined) view.description = r.description
+      return [view]
+    })
+  }
+
+  /** Refuses while users or BOT keys reference the role, naming them, unless `force`. */
+  async deleteRole (name: string, force: boolean): Promise<{ users: string[], keys: string[] }> {
+    return await this.audited('role.delete', `role:${name}`, async () => {
+      if (await this.redis.exists(this.keys.role(name)) === 0) throw new AdminError(`role "${name}" does not exist`)
+      const users = (await this.listUsers()).filter((u) => u.role === name).map((u) => u.id)
+      const keys = (await this.listKeys()).filter((k) => k.type === 'bot' && k.role === name && k.status === 'active').map((k) => k.id)
+      if ((users.length > 0 || keys.length > 0) && !force) {
+        throw new AdminError(`role "${name}" is still used by ${describeRefs(users, keys)}; reassign them, or delete with --force (they will then have no permissions)`)
+      }
+      await this.redis.multi()
+        .del(this.keys.role(name))
+        .srem(this.keys.roles, name)
+        .xadd(...this.auditArgs('role.delete', `role:${name}`, 'ok', { force: String(force), users: users.join(' '), keys: keys.join(' ') }))
+        .exec()
+      return { users, keys }
+    })
+  }
+
+  // ---- users ---------------------------------------------------------------
 
   async putUser (id: string, input: { org: string, role: string, name?: string, email?: string }): Promise<{ created: boolean }> {
-    checkName('user id', id)
-    checkName('org', input.org)
-    checkName('role', input.role)
-    const existing = await this.redis.hgetall(this.keys.user(id))
-    const fields: Record<string, string> = { org: input.org, role: input.role }
-    if (existing.status === undefined) fields.status = 'active'
-    if (input.name !== undefined) fields.name = input.name
-    if (input.email !== undefined) fields.email = input.email
-    const tx = this.redis.multi().hset(this.keys.user(id), fields).sadd(this.keys.users, id).sadd(this.keys.orgUsers(input.org), id)
-    if (existing.org !== undefined && existing.org !== input.org) tx.srem(this.keys.orgUsers(existing.org), id)
-    tx.xadd(this.keys.audit, 'MAXLEN', '~', '100000', '*', ...this.auditFields('user.put', `user:${id}`, fields))
-    await tx.exec()
-    return { created: existing.status === undefined }
+    return await this.audited('user.put', `user:${id}`, async () => {
+      checkName('user id', id)
+      checkName('org', input.org)
+      checkName('role', input.role)
+      const existing = await this.redis.hgetall(this.keys.user(id))
+      const fields: Record<string, string> = { org: input.org, role: input.role }
+      if (existing.status === undefined) fields.status = 'active'
+      if (input.name !== undefined) fields.name = input.name
+      if (input.email !== undefined) fields.email = input.email
+      const tx = this.redis.multi().hset(this.keys.user(id), fields).sadd(this.keys.users, id).sadd(this.keys.orgUsers(input.org), id)
+      if (existing.org !== undefined && existing.org !== input.org) tx.srem(this.keys.orgUsers(existing.org), id)
+      tx.xadd(...this.auditArgs('user.put', `user:${id}`, 'ok', fields))
+      await tx.exec()
+      return { created: existing.status === undefined }
+    })
   }
 
+  /** Deactivating stops every personal key of the user at once; the key records are untouched. */
+  async setUserStatus (id: string, status: 'active' | 'deactivated'): Promise<{ changed: boolean }> {
+    const action = status === 'active' ? 'user.activate' : 'user.deactivate'
+    return await this.audited(action, `user:${id}`, async () => {
+      const current = await this.redis.hget(this.keys.user(id), 'status')
+      if (current === null) throw new AdminError(`user "${id}" does not exist`)
+      await this.redis.multi()
+        .hset(this.keys.user(id), 'status', status)
+        .xadd(...this.auditArgs(action, `user:${id}`, 'ok', { from: current, to: status }))
+        .exec()
+      return { changed: current !== status }
+    })
+  }
+
+  async listUsers (filter: { org?: string } = {}): Promise<UserView[]> {
+    const ids = (await this.redis.smembers(filter.org === undefined ? this.keys.users : this.keys.orgUsers(filter.org))).sort()
+    const records = await this.hgetallMany(ids.map((id) => this.keys.user(id)))
+    return ids.flatMap((id, i) => {
+      const r = records[i]
+      if (r === undefined || Object.keys(r).length === 0) return []
+      if (filter.org !== undefined && r.org !== filter.org) return []
+      return [{ id, org: r.org, role: r.role, status: r.status, name: r.name, email: r.email }]
+    })
+  }
+
+  // ---- keys ----------------------------------------------------------------
+
   async createKey (input: CreateKeyInput, now = Date.now()): Promise<CreatedKey> {
-    let org: string
+    const target = input.type === 'personal' ? `user:${input.user ?? ''}` : `role:${input.role ?? ''}`
+    return await this.audited('key.create', target, async () => {
+      const org = await this.validateOwner(input)
+      if (input.name !== undefined && input.name.length > 200) throw new AdminError('--name is longer than 200 characters')
+      const { created, record } = this.newKey(input, org, now)
+      const tx = this.redis.multi()
+      this.addKey(tx, created.id, record, input.type === 'personal' ? input.user : input.createdBy)
+      tx.xadd(...this.auditArgs('key.create', `key:${created.id}`, 'ok', withoutHash(record)))
+      await tx.exec()
+      return created
+    })
+  }
+
+  /**
+   * A new key with the same type, owner, role, org and name; the old one keeps working
+   * until now + grace (or its own earlier expiry), then only the new one does.
+   */
+  async rotateKey (id: string, graceMs: number, now = Date.now()): Promise<RotatedKey> {
+    return await this.audited('key.rotate', `key:${id}`, async () => {
+      const old = await this.redis.hgetall(this.keys.key(id))
+      if (old.type === undefined) throw new AdminError(`key "${id}" does not exist`)
+      if (old.status !== 'active') throw new AdminError(`key "${id}" is ${old.status ?? 'in an unknown state'}; only an active key can be rotated`)
+      const oldExpiry = old.expires_at === undefined ? undefined : parseTimestamp(old.expires_at)
+      if (oldExpiry !== undefined && oldExpiry <= now) throw new AdminError(`key "${id}" has expired; create a new key instead`)
+      if (old.type !== 'personal' && old.type !== 'bot') throw new AdminError(`key "${id}" has an unknown type "${old.type}"`)
+      const input: CreateKeyInput = { type: old.type, user: old.user, role: old.role, org: old.org, name: old.name, createdBy: old.created_by }
+      const org = await this.validateOwner(input)
+      // the new key keeps the old one's expiry, if it had one
+      if (oldExpiry !== undefined) input.expiresInMs = oldExpiry - now
+      const { created, record } = this.newKey(input, org, now)
+      record.replaces = id
+      const graceEnd = Math.min(now + graceMs, oldExpiry ?? Number.POSITIVE_INFINITY)
+      const replacesExpiresAt = isoNow(graceEnd)
+      const tx = this.redis.multi()
+      this.addKey(tx, created.id, record, old.type === 'personal' ? old.user : old.created_by)
+      tx.hset(this.keys.key(id), { expires_at: replacesExpiresAt, replaced_by: created.id })
+      tx.xadd(...this.auditArgs('key.rotate', `key:${id}`, 'ok', { new_key: created.id, replaces_expires_at: replacesExpiresAt }))
+      await tx.exec()
+      return { ...created, replaces: id, replaces_expires_at: replacesExpiresAt }
+    })
+  }
+
+  async revokeKey (id: string, now = Date.now()): Promise<{ changed: boolean }> {
+    return await this.audited('key.revoke', `key:${id}`, async () => {
+      const status = await this.redis.hget(this.keys.key(id), 'status')
+      if (status === null) throw new AdminError(`key "${id}" does not exist`)
+      if (status === 'revoked') return { changed: false }
+      await this.redis.multi()
+        .hset(this.keys.key(id), { status: 'revoked', revoked_at: isoNow(now) })
+        .xadd(...this.auditArgs('key.revoke', `key:${id}`, 'ok', { from: status }))
+        .exec()
+      return { changed: true }
+    })
+  }
+
+  async showKey (id: string, now = Date.now()): Promise<KeyView> {
+    const [view] = await this.keyViews([id], now)
+    if (view === undefined) throw new AdminError(`key "${id}" does not exist`)
+    return view
+  }
+
+  /** Keys by user, by org, or all; `unusedForMs`: not used (nor created) within that long. */
+  async listKeys (filter: { user?: string, org?: string, unusedForMs?: number } = {}, now = Date.now()): Promise<KeyView[]> {
+    const set = filter.user !== undefined ? this.keys.userKeys(filter.user) : filter.org !== undefined ? this.keys.orgKeys(filter.org) : this.keys.keys
+    let views = await this.keyViews((await this.redis.smembers(set)).sort(), now)
+    if (filter.user !== undefined) views = views.filter((k) => k.user === filter.user || (k.type === 'bot' && k.created_by === filter.user))
+    if (filter.org !== undefined) views = views.filter((k) => k.org === filter.org)
+    if (filter.unusedForMs !== undefined) {
+      const cutoff = now - filter.unusedForMs
+      views = views.filter((k) => {
+        const seen = parseTimestamp(k.last_used_at ?? '') ?? parseTimestamp(k.created_at ?? '') ?? 0
+        return seen < cutoff
+      })
+    }
+    return views
+  }
+
+  // ---- audit ---------------------------------------------------------------
+
+  async readAudit (sinceMs?: number, now = Date.now()): Promise<AuditEntry[]> {
+    const start = sinceMs === undefined ? '-' : String(Math.max(0, now - sinceMs))
+    const entries = await this.redis.xrange(this.keys.audit, start, '+')
+    return entries.map(([id, flat]) => {
+      const f: Record<string, string> = {}
+      for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i] as string] = flat[i + 1] as string
+      const entry: AuditEntry = { id, time: f.time ?? '', actor: f.actor ?? '', action: f.action ?? '', target: f.target ?? '', result: f.result ?? '' }
+      if (f.detail !== undefined) entry.detail = f.detail
+      return entry
+    })
+  }
+
+  // ---- internals -----------------------------------------------------------
+
+  private async validateOwner (input: CreateKeyInput): Promise<string> {
     if (input.type === 'personal') {
       if (input.user === undefined) throw new AdminError('a personal key needs --user')
       const user = parseUserRecord(await this.redis.hgetall(this.keys.user(input.user)))
       if (user === INVALID) throw new AdminError(`user "${input.user}" does not exist or its record is incomplete`)
       if (user.status !== 'active') throw new AdminError(`user "${input.user}" is deactivated`)
-      org = user.org
-    } else {
-      if (input.role === undefined || input.org === undefined) throw new AdminError('a BOT key needs --role and --org')
-      checkName('org', input.org)
-      if (await this.redis.exists(this.keys.role(input.role)) === 0) throw new AdminError(`role "${input.role}" does not exist`)
-      org = input.org
+      return user.org
     }
-    if (input.name !== undefined && input.name.length > 200) throw new AdminError('--name is longer than 200 characters')
+    if (input.role === undefined || input.org === undefined) throw new AdminError('a BOT key needs --role and --org')
+    checkName('org', input.org)
+    if (await this.redis.exists(this.keys.role(input.role)) === 0) throw new AdminError(`role "${input.role}" does not exist`)
+    return input.org
+  }
 
+  private newKey (input: CreateKeyInput, org: string, now: number): { created: CreatedKey, record: Record<string, string> } {
     const generated = generateKey(this.keyPrefix)
     const createdAt = isoNow(now)
     const record: Record<string, string> = {
@@ -111,26 +325,78 @@ export class AdminStore {
     if (input.type === 'personal') record.user = input.user as string
     else record.role = input.role as string
     if (input.expiresInMs !== undefined) record.expires_at = isoNow(now + input.expiresInMs)
-
-    const owner = input.type === 'personal' ? input.user : input.createdBy
-    const tx = this.redis.multi()
-      .hset(this.keys.key(generated.id), record)
-      .sadd(this.keys.orgKeys(org), generated.id)
-    if (owner !== undefined) tx.sadd(this.keys.userKeys(owner), generated.id)
-    const { hash: _hash, ...audited } = record
-    tx.xadd(this.keys.audit, 'MAXLEN', '~', '100000', '*', ...this.auditFields('key.create', `key:${generated.id}`, audited))
-    await tx.exec()
-
-    const out: CreatedKey = { id: generated.id, key: generated.key, type: input.type, org, name: record.name as string, created_at: createdAt }
-    if (record.user !== undefined) out.user = record.user
-    if (record.role !== undefined) out.role = record.role
-    if (record.expires_at !== undefined) out.expires_at = record.expires_at
-    return out
+    const created: CreatedKey = { id: generated.id, key: generated.key, type: input.type, org, name: record.name as string, created_at: createdAt }
+    if (record.user !== undefined) created.user = record.user
+    if (record.role !== undefined) created.role = record.role
+    if (record.expires_at !== undefined) created.expires_at = record.expires_at
+    return { created, record }
   }
 
-  private auditFields (action: string, target: string, detail: Record<string, string>): string[] {
-    return ['time', isoNow(), 'actor', this.actor, 'action', action, 'target', target, 'result', 'ok', 'detail', JSON.stringify(detail)]
+  private addKey (tx: ReturnType<Redis['multi']>, id: string, record: Record<string, string>, owner: string | undefined): void {
+    tx.hset(this.keys.key(id), record).sadd(this.keys.keys, id).sadd(this.keys.orgKeys(record.org as string), id)
+    if (owner !== undefined) tx.sadd(this.keys.userKeys(owner), id)
   }
+
+  private async keyViews (ids: string[], now: number): Promise<KeyView[]> {
+    if (ids.length === 0) return []
+    const pipeline = this.redis.pipeline()
+    for (const id of ids) pipeline.hmget(this.keys.key(id), ...KEY_FIELDS_SHOWN)
+    pipeline.hmget(this.keys.usage, ...ids)
+    const replies = await pipeline.exec() ?? []
+    const usage = (replies[ids.length]?.[1] ?? []) as Array<string | null>
+    return ids.flatMap((id, i) => {
+      const values = (replies[i]?.[1] ?? []) as Array<string | null>
+      if (values[0] === null || values[0] === undefined) return []
+      const view: Record<string, string> = { id }
+      KEY_FIELDS_SHOWN.forEach((field, j) => {
+        const v = values[j]
+        if (v !== null && v !== undefined && v !== '') view[field] = v
+      })
+      if (view.name === undefined) view.name = ''
+      const expiry = parseTimestamp(view.expires_at ?? '')
+      if (view.status === 'active' && expiry !== undefined && expiry <= now) view.status = 'expired'
+      const lastUsed = usage[i]
+      if (lastUsed !== null && lastUsed !== undefined) view.last_used_at = lastUsed
+      return [view as unknown as KeyView]
+    })
+  }
+
+  private async hgetallMany (keys: string[]): Promise<Array<Record<string, string>>> {
+    if (keys.length === 0) return []
+    const pipeline = this.redis.pipeline()
+    for (const k of keys) pipeline.hgetall(k)
+    const replies = await pipeline.exec() ?? []
+    return replies.map(([, value]) => (value ?? {}) as Record<string, string>)
+  }
+
+  /** Runs one admin operation; a refused one is audited with its message, then rethrown. */
+  private async audited<T> (action: string, target: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn()
+    } catch (err: unknown) {
+      if (err instanceof AdminError) {
+        await this.redis.xadd(...this.auditArgs(action, target, `error: ${err.message}`, {})).catch(() => {})
+      }
+      throw err
+    }
+  }
+
+  private auditArgs (action: string, target: string, result: string, detail: Record<string, string>): [string, 'MAXLEN', '~', string, '*', ...string[]] {
+    return [this.keys.audit, 'MAXLEN', '~', AUDIT_MAXLEN, '*',
+      'time', isoNow(), 'actor', this.actor, 'action', action, 'target', target, 'result', result, 'detail', JSON.stringify(detail)]
+  }
+}
+
+function withoutHash (record: Record<string, string>): Record<string, string> {
+  const { hash: _hash, ...rest } = record
+  return rest
+}
+
+function describeRefs (users: string[], keys: string[]): string {
+  const parts: string[] = []
+  if (users.length > 0) parts.push(`users ${users.join(', ')}`)
+  if (keys.length > 0) parts.push(`BOT keys ${keys.join(', ')}`)
+  return parts.join(' and ')
 }
 
 function checkName (what: string, value: string): void {

@@ -13,6 +13,8 @@ export interface RedisKeys {
   orgKeys: (org: string) => string
   /** set of user ids in an org */
   orgUsers: (org: string) => string
+  /** set of every key id */
+  keys: string
   /** set of every user id */
   users: string
   /** set of every role name */
@@ -31,6 +33,7 @@ export function redisKeys (prefix: string): RedisKeys {
     userKeys: (id) => `${prefix}user-keys:${id}`,
     orgKeys: (org) => `${prefix}org-keys:${org}`,
     orgUsers: (org) => `${prefix}org-users:${org}`,
+    keys: `${prefix}keys`,
     users: `${prefix}users`,
     roles: `${prefix}roles`,
     usage: `${prefix}usage`,

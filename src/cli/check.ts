@@ -1,0 +1,63 @@
+/**
+ * `keygate check <METHOD> <path>`: the decision the gateway would take, explained.
+ * The key comes from KEYGATE_KEY or stdin, never from argv (which lands in shell
+ * history and process listings).
+ */
+import type { Command } from 'commander'
+import { RecordCache } from '../cache/record-cache.js'
+import { compileRules } from '../pipeline/match-rule.js'
+import { explain, type Explanation } from '../pipeline/explain.js'
+import { IdentityResolver } from '../pipeline/resolve-identity.js'
+import { RedisHealth } from '../registry/redis-client.js'
+import { redisKeys } from '../registry/redis-keys.js'
+import { RegistryReader } from '../registry/registry-reader.js'
+import { UsageError, withRegistry } from './context.js'
+import { printJson } from './output.js'
+
+async function readKey (): Promise<string> {
+  const fromEnv = process.env.KEYGATE_KEY
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv.trim()
+  if (process.stdin.isTTY) process.stderr.write('key (input is not echoed to history; end with Enter, then Ctrl-D): ')
+  let text = ''
+  for await (const chunk of process.stdin) text += String(chunk)
+  const key = text.trim()
+  if (key === '') throw new UsageError('no key: set KEYGATE_KEY, or pipe the key on stdin')
+  return key
+}
+
+function printHuman (e: Explanation): void {
+  const verdict = e.allowed ? 'ALLOW -> forwarded upstream' : `DENY ${String(e.status)} ${e.code ?? ''}`
+  const lines = [`${verdict}  (reason: ${e.reason})`, `  request   ${e.method} ${e.path ?? '(refused target)'}`]
+  if (e.route !== undefined) lines.push(`  route     ${e.route.prefix} -> upstream ${e.route.upstream}`)
+  if (e.key_id !== undefined) lines.push(`  key       ${e.key_id}${e.key_type !== undefined ? ` (${e.key_type}${e.user_id !== undefined ? `, user ${e.user_id}` : ''}, org ${e.org ?? '?'})` : ''}`)
+  if (e.role !== undefined) lines.push(`  role      ${e.role}: ${e.permissions?.join(' ') ?? ''}`.trimEnd())
+  if (e.rule !== undefined) lines.push(`  rule      #${e.rule.index} ${e.rule.method} ${e.rule.path} requires ${e.rule.permissions.join(' ') || '(nothing)'}${e.rule.org_param !== undefined ? `, org_param ${e.rule.org_param}` : ''}`)
+  else if (e.reason === 'no_rule') lines.push('  rule      none matches (default deny)')
+  if (e.headers !== undefined) for (const [name, value] of Object.entries(e.headers)) lines.push(`  header    ${name}: ${value}`)
+  process.stdout.write(lines.join('\n') + '\n')
+}
+
+export function checkCommand (program: Command): void {
+  program.command('check')
+    .description('explain the decision the gateway would take for a request (key from KEYGATE_KEY or stdin)')
+    .argument('<method>', 'HTTP method, e.g. GET')
+    .argument('<path>', 'request path, e.g. /api/v1/users')
+    .option('--json', 'print the result as JSON')
+    .action(async (method: string, path: string, opts: { json?: boolean }) => {
+      const key = await readKey()
+      const explanation = await withRegistry(async ({ config, redis }) => {
+        const health = new RedisHealth(redis)
+        const resolver = new IdentityResolver({
+          reader: new RegistryReader(redis, redisKeys(config.redis.prefix), config.redis.prefix),
+          cache: new RecordCache(16),
+          health,
+          ttlMs: 0,
+          negativeTtlMs: 0,
+          staleIfErrorMs: 0
+        })
+        return await explain(config, compileRules(config.rules), resolver, method.toUpperCase(), path, key)
+      })
+      if (opts.json === true) printJson(explanation)
+      else printHuman(explanation)
+    })
+}

@@ -1,0 +1,94 @@
+/** `keygate keys ...`: create (shown once), list, show, revoke, rotate. Never a secret or a hash. */
+import { Option, type Command } from 'commander'
+import type { CreatedKey, KeyView } from '../registry/admin-store.js'
+import { duration, UsageError, withRegistry } from './context.js'
+import { printJson, printTable } from './output.js'
+
+const KEY_COLUMNS = ['id', 'type', 'owner', 'org', 'name', 'status', 'created_at', 'expires_at', 'last_used_at']
+
+function owner (k: KeyView): string {
+  return k.type === 'personal' ? `user:${k.user ?? '?'}` : `role:${k.role ?? '?'}`
+}
+
+function printCreated (created: CreatedKey, extra = ''): void {
+  process.stdout.write(
+    `Created ${created.type} key ${created.id} (org ${created.org}, ${created.user !== undefined ? `user ${created.user}` : `role ${created.role ?? ''}`})\n\n` +
+    `  ${created.key}\n\n` +
+    'Copy it now: it is shown only this once and cannot be recovered (only its hash is stored).\n' +
+    (created.expires_at !== undefined ? `It expires at ${created.expires_at}.\n` : '') + extra
+  )
+}
+
+export function keysCommand (program: Command): void {
+  const keys = program.command('keys').description('manage API keys')
+
+  keys.command('create')
+    .description('create a key; the key is printed once and cannot be shown again')
+    .addOption(new Option('--type <type>', 'personal (acts as its user) or bot (acts with its own role)').choices(['personal', 'bot']).makeOptionMandatory())
+    .option('--user <userId>', 'personal keys: the owning user (must exist and be active)')
+    .option('--role <role>', 'BOT keys: the role the key acts with (must exist)')
+    .option('--org <org>', 'BOT keys: the organisation')
+    .option('--name <name>', 'a label for the key')
+    .option('--expires-in <duration>', 'e.g. 30s, 24h, 90d (default: never)', duration)
+    .option('--created-by <userId>', 'the user creating the key (recorded; BOT keys are listed under that user)')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { type: 'personal' | 'bot', user?: string, role?: string, org?: string, name?: string, expiresIn?: number, createdBy?: string, json?: boolean }) => {
+      if (opts.type === 'personal' && (opts.user === undefined || opts.role !== undefined || opts.org !== undefined)) {
+        throw new UsageError('a personal key takes --user <userId> (its org and role come from the user), not --role or --org')
+      }
+      if (opts.type === 'bot' && (opts.role === undefined || opts.org === undefined || opts.user !== undefined)) {
+        throw new UsageError('a BOT key takes --role <role> and --org <org>, not --user')
+      }
+      const created = await withRegistry(({ store }) => store.createKey({
+        type: opts.type, user: opts.user, role: opts.role, org: opts.org, name: opts.name, expiresInMs: opts.expiresIn, createdBy: opts.createdBy
+      }))
+      if (opts.json === true) printJson(created)
+      else printCreated(created)
+    })
+
+  keys.command('list')
+    .description('list keys (by user, by org, or all) with status, expiry and last use')
+    .option('--user <userId>', 'keys of this user (personal keys, and BOT keys created by them)')
+    .option('--org <org>', 'keys in this org')
+    .option('--unused-for <duration>', 'only keys not used (nor created) within this long, e.g. 90d', duration)
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { user?: string, org?: string, unusedFor?: number, json?: boolean }) => {
+      const list = await withRegistry(({ store }) => store.listKeys({ user: opts.user, org: opts.org, unusedForMs: opts.unusedFor }))
+      if (opts.json === true) printJson(list)
+      else printTable(list.map((k) => ({ ...k, owner: owner(k) })), KEY_COLUMNS)
+    })
+
+  keys.command('show')
+    .description('show one key (never its secret or hash)')
+    .argument('<keyId>', 'the key id (the part after the prefix, as logs and headers show it)')
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const k = await withRegistry(({ store }) => store.showKey(id))
+      if (opts.json === true) {
+        printJson(k)
+        return
+      }
+      for (const [field, value] of Object.entries({ ...k, owner: owner(k) })) process.stdout.write(`${field.padEnd(13)} ${String(value === '' ? '-' : value)}\n`)
+    })
+
+  keys.command('revoke')
+    .description('revoke a key: every gateway refuses it within moments')
+    .argument('<keyId>', 'the key id')
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const { changed } = await withRegistry(({ store }) => store.revokeKey(id))
+      if (opts.json === true) printJson({ id, status: 'revoked', changed })
+      else process.stdout.write(changed ? `key ${id} revoked\n` : `key ${id} was already revoked\n`)
+    })
+
+  keys.command('rotate')
+    .description('create a replacement key (same type, owner, role, org, name); the old key works until the grace period ends')
+    .argument('<keyId>', 'the key to replace')
+    .option('--grace <duration>', 'how long the old key keeps working, e.g. 24h', duration, 24 * 3_600_000)
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, opts: { grace: number, json?: boolean }) => {
+      const rotated = await withRegistry(({ store }) => store.rotateKey(id, opts.grace))
+      if (opts.json === true) printJson(rotated)
+      else printCreated(rotated, `It replaces ${rotated.replaces}, which stops working at ${rotated.replaces_expires_at}.\n`)
+    })
+}

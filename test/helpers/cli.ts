@@ -1,0 +1,43 @@
+/**
+ * The real `keygate` executable (dist/, built by `npm test` before tap runs), run
+ * with exactly the environment given (plus PATH), against a gateway's Redis
+ * namespace when `cliEnv` is used.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { TestGateway } from './gateway.js'
+
+export const BIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url))
+
+export interface CliRun { code: number | null, stdout: string, stderr: string }
+
+export function runCli (args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<CliRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, ...env } })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(input ?? '')
+  })
+}
+
+/** A config file and environment that point the CLI at the gateway's Redis and namespace, with its rules. */
+export function cliEnv (gw: TestGateway): NodeJS.ProcessEnv {
+  const dir = mkdtempSync(join(tmpdir(), 'keygate-cli-'))
+  const file = join(dir, 'keygate.yaml')
+  const c = gw.config
+  writeFileSync(file, JSON.stringify({
+    redis: { prefix: c.redis.prefix },
+    keys: c.keys,
+    identity: c.identity,
+    upstreams: c.upstreams,
+    routes: c.routes,
+    rules: c.rules
+  }))
+  return { KEYGATE_CONFIG: file, KEYGATE_REDIS_URL: gw.redis.url }
+}
