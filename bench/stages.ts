@@ -1,0 +1,68 @@
+// The cost of each of keygate's own pipeline stages, in isolation, in-process:
+// `node dist/bench/stages.js` (pin it with `taskset -c 1` for steadier numbers).
+// The end-to-end comparison with a plain proxy is bench/run.ts; this says how much
+// of keygate's cost is keygate's own code.
+import { randomUUID } from 'node:crypto'
+import { RecordCache } from '../src/cache/record-cache.js'
+import { authenticate, authorize, type Identity } from '../src/pipeline/decide.js'
+import { extractCredential } from '../src/pipeline/extract-credential.js'
+import { createHeaderRewriter } from '../src/pipeline/identity-headers.js'
+import { compileRules } from '../src/pipeline/match-rule.js'
+import { checkTarget } from '../src/pipeline/target-policy.js'
+import { generateKey, parseKey, secretMatches } from '../src/registry/key-material.js'
+import { INVALID, parseKeyRecord, parseRoleRecord, parseUserRecord } from '../src/registry/records.js'
+import type { FastifyRequest } from 'fastify'
+
+const k = generateKey('kg_')
+const parsed = parseKey(k.key, 'kg_')
+const key = parseKeyRecord({ type: 'personal', hash: k.hash, org: 'acme', user: 'alice', status: 'active', name: 'bench' })
+const user = parseUserRecord({ org: 'acme', role: 'reader', status: 'active' })
+const role = parseRoleRecord({ permissions: 'users:read' })
+if (typeof parsed === 'string' || key === INVALID || user === INVALID) throw new Error('fixture')
+const records = { key, user, roleName: 'reader', role }
+const who = authenticate(parsed, records, Date.now())
+if (!who.ok) throw new Error('fixture')
+const identity: Identity = who.identity
+
+const rawHeaders = ['Host', 'localhost:8080', 'Authorization', `Bearer ${k.key}`, 'Connection', 'keep-alive', 'User-Agent', 'autocannon']
+const match = compileRules([
+  { method: 'GET', path: '/api/v1/users', permissions: ['users:read'] },
+  { method: '*', path: '/api/v1/orgs/:org/*', permissions: ['orgs:read'], org_param: 'org' }
+])
+const cache = new RecordCache(100_000)
+cache.setKey(parsed.id, key, Date.now())
+cache.setUser('alice', user, Date.now())
+cache.setRole('reader', role, Date.now())
+const rewrite = createHeaderRewriter({ prefix: 'X-Auth-', forwardAuthorization: false, trustedProxies: [] })
+const request = {
+  raw: { socket: { remoteAddress: '::ffff:127.0.0.1' } },
+  kg: { identity },
+  id: randomUUID(),
+  protocol: 'http',
+  headers: { host: 'localhost:8080' }
+} as unknown as FastifyRequest
+const upstreamHeaders = { host: '127.0.0.1:3000', authorization: `Bearer ${k.key}`, 'user-agent': 'autocannon' }
+
+const stages: Array<[string, () => unknown]> = [
+  ['1 target policy', () => checkTarget('/api/v1/users')],
+  ['2 extract credential', () => extractCredential(rawHeaders)],
+  ['3 key format + checksum', () => parseKey(k.key, 'kg_')],
+  ['4 cache lookups (key, user, role)', () => [cache.key(parsed.id), cache.user('alice'), cache.role('reader')]],
+  ['5 secret check (SHA-256, constant time)', () => secretMatches(parsed.secret, key.digest)],
+  ['6 authenticate (incl. secret check)', () => authenticate(parsed, records, Date.now())],
+  ['7 match rule + authorize', () => authorize(identity, match('GET', '/api/v1/users'))],
+  ['8 upstream request headers', () => rewrite(request, upstreamHeaders)],
+  ['9 request log line (JSON.stringify)', () => JSON.stringify({ level: 30, time: Date.now(), pid: 1, req_id: request.id, method: 'GET', path: '/api/v1/users', status: 200, key_id: parsed.id, reason: 'allowed', rule: 0, latency_ms: 1.234, msg: 'request' })]
+]
+
+let total = 0
+for (const [name, fn] of stages) {
+  for (let i = 0; i < 20_000; i++) fn()
+  const n = 200_000
+  const start = process.hrtime.bigint()
+  for (let i = 0; i < n; i++) fn()
+  const us = Number(process.hrtime.bigint() - start) / n / 1000
+  if (!name.startsWith('5')) total += us
+  process.stdout.write(`${name.padEnd(42)} ${us.toFixed(3)} us\n`)
+}
+process.stdout.write(`${'all stages (5 is inside 6)'.padEnd(42)} ${total.toFixed(3)} us\n`)
