@@ -6,7 +6,8 @@
 // there was no Authorization header or one with another scheme.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { startGateway, type TestGateway } from '../helpers/gateway.js'
+import { startGateway } from '../helpers/gateway.js'
+import { watchGatewayRedis } from '../helpers/redis-monitor.js'
 import { generateKey } from '../../src/registry/key-material.js'
 
 const gw = await startGateway(t)
@@ -128,31 +129,3 @@ t.test('many random right-shaped keys never reach Redis', async (t) => {
   t.same(statuses, Array(20).fill(401), 'all refused')
   t.same(commands, [], 'no Redis command')
 })
-
-/**
- * Runs `action` and returns the Redis commands the gateway's own connection sent
- * meanwhile (its periodic PING aside), seen through MONITOR and filtered by the
- * connection's address, so other clients of a shared Redis do not count.
- */
-async function watchGatewayRedis<T> (gw: TestGateway, action: () => Promise<T>): Promise<{ result: T, commands: string[] }> {
-  const stream = gw.app.redis.stream
-  const source = `${stream.localAddress ?? ''}:${stream.localPort ?? ''}`
-  const monitor = await gw.client.monitor()
-  const commands: string[] = []
-  const sentinel = `sentinel-${randomBytes(6).toString('hex')}`
-  let seenSentinel: () => void = () => {}
-  const sentinelSeen = new Promise<void>((resolve) => { seenSentinel = resolve })
-  monitor.on('monitor', (_time: string, args: string[], from: string) => {
-    if (args[0]?.toLowerCase() === 'echo' && args[1] === sentinel) seenSentinel()
-    if (from === source && args[0]?.toLowerCase() !== 'ping') commands.push(args.join(' '))
-  })
-  try {
-    const result = await action()
-    // Redis feeds MONITOR in execution order: once the sentinel is seen, so is everything before it.
-    await gw.client.echo(sentinel)
-    await sentinelSeen
-    return { result, commands }
-  } finally {
-    monitor.disconnect()
-  }
-}

@@ -4,8 +4,8 @@
 // without a valid key is 401, never 403 or 404; under no prefix it is 404 and
 // neither Redis nor an upstream is contacted.
 import t from 'tap'
-import { randomBytes } from 'node:crypto'
-import { startGateway, type TestGateway } from '../helpers/gateway.js'
+import { startGateway } from '../helpers/gateway.js'
+import { watchGatewayRedis } from '../helpers/redis-monitor.js'
 import type { RawResponse } from '../helpers/raw-http.js'
 
 const gw = await startGateway(t)
@@ -186,32 +186,4 @@ function challengeOf (res: RawResponse): ParsedChallenge | undefined {
     rest = rest.slice(p[0].length)
   }
   return { scheme: (m[1] ?? '').toLowerCase(), params }
-}
-
-/**
- * Runs `action` and returns the Redis commands the gateway's own connection sent
- * meanwhile (its periodic PING aside), seen through MONITOR and filtered by the
- * connection's address, so other clients of a shared Redis do not count.
- */
-async function watchGatewayRedis<T> (gw: TestGateway, action: () => Promise<T>): Promise<{ result: T, commands: string[] }> {
-  const stream = gw.app.redis.stream
-  const source = `${stream.localAddress ?? ''}:${stream.localPort ?? ''}`
-  const monitor = await gw.client.monitor()
-  const commands: string[] = []
-  const sentinel = `sentinel-${randomBytes(6).toString('hex')}`
-  let seenSentinel: () => void = () => {}
-  const sentinelSeen = new Promise<void>((resolve) => { seenSentinel = resolve })
-  monitor.on('monitor', (_time: string, args: string[], from: string) => {
-    if (args[0]?.toLowerCase() === 'echo' && args[1] === sentinel) seenSentinel()
-    if (from === source && args[0]?.toLowerCase() !== 'ping') commands.push(args.join(' '))
-  })
-  try {
-    const result = await action()
-    // Redis feeds MONITOR in execution order: once the sentinel is seen, so is everything before it.
-    await gw.client.echo(sentinel)
-    await sentinelSeen
-    return { result, commands }
-  } finally {
-    monitor.disconnect()
-  }
 }
