@@ -2,7 +2,7 @@
  * buildApp(config): the gateway's two planes, ready to listen, never listening.
  * The data plane's plugins and hooks are registered in the order a request meets them.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
@@ -85,13 +85,11 @@ const kTarget = Symbol('keygate.target')
 type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
 
 async function buildDataPlane (config: Config, logger: Logger, resolver: IdentityResolver, usage: UsageRecorder): Promise<FastifyInstance> {
-  // fastify's per-request child logger is not used (the request line is written by
-  // request-log.ts), so every request shares one error-level logger instead of a new child.
-  const quiet = logger.child({ plane: 'data' }, { level: 'error' }) as FastifyBaseLogger
+  // fastify gets no logger: keygate writes the one line per request itself
+  // (request-log.ts) and logs its own errors, and fastify's own error lines would
+  // carry the request URL with its query string, which must never reach a log.
   const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
-    childLoggerFactory: () => quiet,
-    logController: new LogController({ disableRequestLogging: true }),
+    logger: false,
     // request ids are the gateway's own; a client cannot choose what lands in the logs
     requestIdHeader: false,
     genReqId: () => randomUUID(),

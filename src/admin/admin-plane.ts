@@ -2,7 +2,7 @@
  * The admin listener (loopback by default): liveness, readiness, and later the
  * admin API, console and metrics. Separate from the data plane, like Kong's admin_listen.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import { codeForStatus, errorBody, ERRORS, JSON_CONTENT_TYPE, type ErrorCode } from '../errors.js'
@@ -15,8 +15,7 @@ export interface AdminPlaneOptions {
 
 export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: o.logger as FastifyBaseLogger,
-    logController: new LogController({ disableRequestLogging: true }),
+    logger: false,
     requestIdHeader: false,
     genReqId: () => randomUUID()
   })
