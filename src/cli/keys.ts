@@ -84,7 +84,7 @@ export function keysCommand (program: Command): void {
   keys.command('rotate')
     .description('create a replacement key (same type, owner, role, org, name); the old key works until the grace period ends')
     .argument('<keyId>', 'the key to replace')
-    .option('--grace <duration>', 'how long the old key keeps working, e.g. 24h', duration, 24 * 3_600_000)
+    .addOption(new Option('--grace <duration>', 'how long the old key keeps working, e.g. 1h').argParser(duration).default(24 * 3_600_000, '24h'))
     .option('--json', 'print the result as JSON')
     .action(async (id: string, opts: { grace: number, json?: boolean }) => {
       const rotated = await withRegistry(({ store }) => store.rotateKey(id, opts.grace))
