@@ -222,27 +222,38 @@ export class AdminStore {
    */
   async rotateKey (id: string, graceMs: number, now = Date.now()): Promise<RotatedKey> {
     return await this.audited('key.rotate', `key:${id}`, async () => {
-      const old = await this.redis.hgetall(this.keys.key(id))
-      if (old.type === undefined) throw new AdminError(`key "${id}" does not exist`)
-      if (old.status !== 'active') throw new AdminError(`key "${id}" is ${old.status ?? 'in an unknown state'}; only an active key can be rotated`)
-      const oldExpiry = old.expires_at === undefined ? undefined : parseTimestamp(old.expires_at)
-      if (oldExpiry !== undefined && oldExpiry <= now) throw new AdminError(`key "${id}" has expired; create a new key instead`)
-      if (old.type !== 'personal' && old.type !== 'bot') throw new AdminError(`key "${id}" has an unknown type "${old.type}"`)
-      const input: CreateKeyInput = { type: old.type, user: old.user, role: old.role, org: old.org, name: old.name, createdBy: old.created_by }
-      const org = await this.validateOwner(input)
-      // the new key keeps the old one's expiry, if it had one
-      if (oldExpiry !== undefined) input.expiresInMs = oldExpiry - now
-      const { created, record } = this.newKey(input, org, now)
-      record.replaces = id
-      const graceEnd = Math.min(now + graceMs, oldExpiry ?? Number.POSITIVE_INFINITY)
-      const replacesExpiresAt = isoNow(graceEnd)
-      const tx = this.redis.multi()
-      this.addKey(tx, created.id, record, old.type === 'personal' ? old.user : old.created_by)
-      tx.hset(this.keys.key(id), { expires_at: replacesExpiresAt, replaced_by: created.id })
-      tx.xadd(...this.auditArgs('key.rotate', `key:${id}`, 'ok', { new_key: created.id, replaces_expires_at: replacesExpiresAt }))
-      await tx.exec()
-      return { ...created, replaces: id, replaces_expires_at: replacesExpiresAt }
+      // WATCH: a revoke (or any edit) of the old key between this read and the write
+      // aborts the rotation instead of minting a replacement for a revoked key.
+      await this.redis.watch(this.keys.key(id))
+      try {
+        return await this.rotateWatched(id, graceMs, now)
+      } finally {
+        await this.redis.unwatch()
+      }
     })
+  }
+
+  private async rotateWatched (id: string, graceMs: number, now: number): Promise<RotatedKey> {
+    const old = await this.redis.hgetall(this.keys.key(id))
+    if (old.type === undefined) throw new AdminError(`key "${id}" does not exist`)
+    if (old.status !== 'active') throw new AdminError(`key "${id}" is ${old.status ?? 'in an unknown state'}; only an active key can be rotated`)
+    const oldExpiry = old.expires_at === undefined ? undefined : parseTimestamp(old.expires_at)
+    if (oldExpiry !== undefined && oldExpiry <= now) throw new AdminError(`key "${id}" has expired; create a new key instead`)
+    if (old.type !== 'personal' && old.type !== 'bot') throw new AdminError(`key "${id}" has an unknown type "${old.type}"`)
+    const input: CreateKeyInput = { type: old.type, user: old.user, role: old.role, org: old.org, name: old.name, createdBy: old.created_by }
+    const org = await this.validateOwner(input)
+    // the new key keeps the old one's expiry, if it had one
+    if (oldExpiry !== undefined) input.expiresInMs = oldExpiry - now
+    const { created, record } = this.newKey(input, org, now)
+    record.replaces = id
+    const graceEnd = Math.min(now + graceMs, oldExpiry ?? Number.POSITIVE_INFINITY)
+    const replacesExpiresAt = isoNow(graceEnd)
+    const tx = this.redis.multi()
+    this.addKey(tx, created.id, record, old.type === 'personal' ? old.user : old.created_by)
+    tx.hset(this.keys.key(id), { expires_at: replacesExpiresAt, replaced_by: created.id })
+    tx.xadd(...this.auditArgs('key.rotate', `key:${id}`, 'ok', { new_key: created.id, replaces_expires_at: replacesExpiresAt }))
+    if (await tx.exec() === null) throw new AdminError(`key "${id}" changed during the rotation; nothing was written, try again`)
+    return { ...created, replaces: id, replaces_expires_at: replacesExpiresAt }
   }
 
   async revokeKey (id: string, now = Date.now()): Promise<{ changed: boolean }> {
