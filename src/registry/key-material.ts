@@ -15,7 +15,6 @@ export const ID_LENGTH = 16
 const SECRET_LENGTH = 32
 const CHECKSUM_LENGTH = 6
 const BASE62 = /^[0-9A-Za-z]+$/
-export const KEY_ID = /^[0-9A-Za-z]{16}$/
 
 export interface ParsedKey {
   id: string
