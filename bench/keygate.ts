@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { generateKey, type NewKey } from '../src/registry/key-material.js'
+import { waitForRedis } from '../src/registry/redis-client.js'
 import { redisKeys } from '../src/registry/redis-keys.js'
 import { freePort } from './port.js'
 import { spawnServer, type ChildServer } from './process.js'
@@ -35,31 +36,13 @@ async function sharedRedis (ctx: ScenarioContext): Promise<{ url: string, server
       env: {},
       cpus: ctx.auxCpus,
       port,
-      waitReady: async (signal) => await redisAnswers(`redis://127.0.0.1:${port}`, signal)
+      waitReady: async (signal) => { await waitForRedis(`redis://127.0.0.1:${port}`, { signal }) }
     })
     const url = `redis://127.0.0.1:${port}`
     await seed(url)
     return { url, server }
   })()
   return await redis
-}
-
-async function redisAnswers (url: string, signal: AbortSignal): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    signal.throwIfAborted()
-    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-    client.on('error', () => {})
-    try {
-      await client.connect()
-      await client.ping()
-      return
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    } finally {
-      client.disconnect()
-    }
-  }
-  throw new Error(`${url} never answered PING`)
 }
 
 async function seed (url: string): Promise<void> {

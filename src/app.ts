@@ -4,7 +4,7 @@
  */
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
+import { STATUS_CODES, type IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
@@ -33,7 +33,6 @@ export interface KeygateApp {
   admin: FastifyInstance
   redis: Redis
   health: RedisHealth
-  cache: RecordCache
   usage: UsageRecorder
   logger: Logger
   close: () => Promise<void>
@@ -69,7 +68,6 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     admin,
     redis,
     health,
-    cache,
     usage,
     logger,
     async close () {
@@ -121,7 +119,6 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
       // a refused target is logged as received (JSON-escaped by pino), query cut off, bounded
       path: target.ok ? target.path : (raw.split('?', 1)[0] as string).slice(0, 1024),
       query: target.ok ? target.query : '',
-      targetOk: target.ok,
       keyId: undefined,
       identity: undefined,
       reason: undefined,
@@ -194,15 +191,11 @@ function clientErrorHandler (logger: Logger) {
     const id = randomUUID()
     logger.info({ req_id: id, status, reason, detail: err.code }, 'request')
     socket.end(
-      `HTTP/1.1 ${status} ${statusText(status)}\r\n` +
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
       `Content-Type: ${JSON_CONTENT_TYPE}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${id}\r\n` +
       'Connection: close\r\n\r\n' + body
     )
   }
-}
-
-function statusText (status: number): string {
-  return status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'
 }

@@ -3,6 +3,8 @@
  * Clients see one uniform body per status; the precise reason goes to the log line.
  * docs/errors.md is kept in step with this table by test/unit/errors-doc.test.ts.
  */
+import type { FastifyReply } from 'fastify'
+
 export const ERRORS = {
   bad_request: { status: 400, message: 'Malformed request' },
   unauthorized: { status: 401, message: 'Invalid or missing authentication key' },
@@ -41,6 +43,14 @@ const BODIES = Object.fromEntries(
 
 export function errorBody (code: ErrorCode): string {
   return BODIES[code]
+}
+
+/** Sends the catalogue's error for `code` (both planes; the data plane's deny() adds reason and challenge). */
+export function sendError (reply: FastifyReply, code: ErrorCode): FastifyReply {
+  return reply.code(ERRORS[code].status)
+    .header('content-type', JSON_CONTENT_TYPE)
+    .header('x-request-id', reply.request.id)
+    .send(BODIES[code])
 }
 
 /** Which error code a status maps to, for errors raised by fastify itself. */

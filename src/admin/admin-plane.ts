@@ -2,10 +2,10 @@
  * The admin listener (loopback by default): liveness, readiness, and later the
  * admin API, console and metrics. Separate from the data plane, like Kong's admin_listen.
  */
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
-import { codeForStatus, errorBody, ERRORS, JSON_CONTENT_TYPE, type ErrorCode } from '../errors.js'
+import { codeForStatus, sendError } from '../errors.js'
 import type { RedisHealth } from '../registry/redis-client.js'
 
 export interface AdminPlaneOptions {
@@ -19,9 +19,6 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
     requestIdHeader: false,
     genReqId: () => randomUUID()
   })
-  const sendError = (reply: FastifyReply, code: ErrorCode) =>
-    reply.code(ERRORS[code].status).header('content-type', JSON_CONTENT_TYPE).send(errorBody(code))
-
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     reply.header('cache-control', 'no-store')

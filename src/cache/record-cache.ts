@@ -44,12 +44,4 @@ export class RecordCache {
   setRole (name: string, value: Cached<RoleRecord>, at: number): void {
     this.lru.set('r:' + name, { value, at })
   }
-
-  get size (): number {
-    return this.lru.size
-  }
-
-  clear (): void {
-    this.lru.clear()
-  }
 }

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value'
 import { parseDocument } from 'yaml'
 import { trustedProxyProblem } from '../pipeline/identity-headers.js'
-import { compileRules, RuleError } from '../pipeline/match-rule.js'
+import { compileRules, isUnderPrefix, RuleError } from '../pipeline/match-rule.js'
 import { ConfigSchema, UpstreamSchema, type Config } from './schema.js'
 
 export const DEFAULT_CONFIG_FILE = 'config/keygate.yaml'
@@ -94,7 +94,7 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
     prefixes.add(r.prefix)
   })
   c.rules.forEach((rule, i) => {
-    const under = c.routes.some((r) => r.prefix === '/' || rule.path === r.prefix || rule.path.startsWith(r.prefix + '/'))
+    const under = c.routes.some((r) => isUnderPrefix(r.prefix, rule.path))
     if (!under) problems.push(`rules[${i}].path: ${rule.path} is under no route prefix, so it can never match`)
   })
   try {

@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { parseConfig } from '../config/load.js'
 import { AdminStore } from '../registry/admin-store.js'
+import { waitForRedis } from '../registry/redis-client.js'
 import { redisKeys } from '../registry/redis-keys.js'
 import { startGateway, splitHostPort } from '../server.js'
 import { createDemoUpstream } from './upstream.js'
@@ -50,21 +51,13 @@ async function startPrivateRedis (): Promise<{ url: string, child: ChildProcess 
     stdio: 'ignore'
   })
   const url = `redis://127.0.0.1:${port}`
-  for (let i = 0; i < 100; i++) {
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-    probe.on('error', () => {})
-    try {
-      await probe.connect()
-      await probe.ping()
-      return { url, child }
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    } finally {
-      probe.disconnect()
-    }
+  try {
+    await waitForRedis(url)
+  } catch (err: unknown) {
+    child.kill()
+    throw err
   }
-  child.kill()
-  throw new Error('redis-server did not start')
+  return { url, child }
 }
 
 async function main (): Promise<void> {

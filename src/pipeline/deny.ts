@@ -3,7 +3,7 @@
  * RFC 6750 challenge, and the precise reason kept for the log line only.
  */
 import type { FastifyReply } from 'fastify'
-import { ERRORS, errorBody, JSON_CONTENT_TYPE, type ErrorCode, type Reason } from '../errors.js'
+import { sendError, type ErrorCode, type Reason } from '../errors.js'
 
 const REALM = 'Bearer realm="keygate"'
 
@@ -20,7 +20,6 @@ export const challenges = {
 
 export function deny (reply: FastifyReply, code: ErrorCode, reason: Reason, challenge?: string): FastifyReply {
   reply.request.kg.reason = reason
-  reply.code(ERRORS[code].status).header('content-type', JSON_CONTENT_TYPE).header('x-request-id', reply.request.id)
   if (challenge !== undefined) reply.header('www-authenticate', challenge)
-  return reply.send(errorBody(code))
+  return sendError(reply, code)
 }

@@ -9,7 +9,7 @@ import { parseKey } from '../registry/key-material.js'
 import { authenticate, authorize } from './decide.js'
 import { extractCredential } from './extract-credential.js'
 import { identityHeaders } from './identity-headers.js'
-import type { RuleMatcher } from './match-rule.js'
+import { isUnderPrefix, type RuleMatcher } from './match-rule.js'
 import { RegistryUnavailable, type IdentityResolver } from './resolve-identity.js'
 import { checkTarget } from './target-policy.js'
 
@@ -45,7 +45,7 @@ export async function explain (
   if (!t.ok) return deny('bad_request', 'bad_path')
   out.path = t.path
   const route = config.routes
-    .filter((r) => r.prefix === '/' || t.path === r.prefix || t.path.startsWith(r.prefix + '/'))
+    .filter((r) => isUnderPrefix(r.prefix, t.path))
     .sort((a, b) => b.prefix.length - a.prefix.length)[0]
   if (route === undefined) return deny('not_found', 'no_route')
   out.route = { prefix: route.prefix, upstream: route.upstream }

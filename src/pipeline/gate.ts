@@ -45,13 +45,14 @@ export function createGate (o: GateOptions): Gate {
     request.kg.keyId = key.id
 
     // 4-6. key record -> user -> role, from the cache or in one Redis round trip
-    const resolved = o.resolver.resolve(key.id)
+    const now = Date.now()
+    const resolved = o.resolver.resolve(key.id, now)
     if (!(resolved instanceof Promise)) {
-      decide(request, reply, key, resolved, done)
+      decide(request, reply, key, resolved, now, done)
       return
     }
     resolved.then(
-      (records) => { decide(request, reply, key, records, done) },
+      (records) => { decide(request, reply, key, records, Date.now(), done) },
       (err: unknown) => {
         if (err instanceof RegistryUnavailable) deny(reply, 'service_unavailable', 'registry_unavailable')
         else throw err
@@ -59,9 +60,8 @@ export function createGate (o: GateOptions): Gate {
     ).catch((err: unknown) => { done(err instanceof Error ? err : new Error(String(err))) })
   }
 
-  function decide (request: FastifyRequest, reply: FastifyReply, key: ParsedKey, records: Resolved, done: HookHandlerDoneFunction): void {
+  function decide (request: FastifyRequest, reply: FastifyReply, key: ParsedKey, records: Resolved, now: number, done: HookHandlerDoneFunction): void {
     const state = request.kg
-    const now = Date.now()
     const who = authenticate(key, records, now)
     if (!who.ok) {
       deny(reply, 'unauthorized', who.reason, challenges.invalidToken)

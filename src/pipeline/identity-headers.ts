@@ -19,12 +19,14 @@ export interface HeaderPolicy {
   trustedProxies: readonly string[]
 }
 
+/** Hop-by-hop headers (RFC 9110 section 7.6.1): they describe one connection, so neither direction forwards them. */
+export const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'])
+
 const ALWAYS_STRIPPED = [
+  ...HOP_BY_HOP,
   'proxy-authorization',
   'x-http-method-override', 'x-http-method', 'x-method-override',
   'x-request-id',
-  // hop-by-hop (RFC 9110 section 7.6.1); undici frames the upstream request itself
-  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade',
   // node has already answered `100-continue` to the client; undici refuses to send it on
   'expect'
 ]
@@ -34,13 +36,6 @@ export type RequestHeaderRewriter = (request: FastifyRequest, headers: IncomingH
 
 export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewriter {
   const prefix = policy.prefix.toLowerCase()
-  const names = {
-    keyId: prefix + 'key-id',
-    keyType: prefix + 'key-type',
-    userId: prefix + 'user-id',
-    orgId: prefix + 'org-id',
-    role: prefix + 'role'
-  }
   const stripped = new Set(ALWAYS_STRIPPED)
   if (!policy.forwardAuthorization) stripped.add('authorization')
   const forwarding = new Set(FORWARDING)
@@ -60,13 +55,7 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
     }
 
     const id = request.kg.identity
-    if (id !== undefined) {
-      out[names.keyId] = id.keyId
-      out[names.keyType] = id.type
-      if (id.userId !== undefined) out[names.userId] = id.userId
-      out[names.orgId] = id.org
-      out[names.role] = id.role
-    }
+    if (id !== undefined) setIdentity(out, prefix, id)
     out['x-request-id'] = request.id
 
     const priorFor = trusted ? headers['x-forwarded-for'] : undefined
@@ -110,13 +99,19 @@ export function trustedProxyProblem (entry: string): string | undefined {
   return undefined
 }
 
+/** The identity headers (prefix lower-cased), set on a header object. */
+function setIdentity (out: Record<string, string | string[] | undefined>, prefix: string, id: Identity): void {
+  out[prefix + 'key-id'] = id.keyId
+  out[prefix + 'key-type'] = id.type
+  if (id.userId !== undefined) out[prefix + 'user-id'] = id.userId
+  out[prefix + 'org-id'] = id.org
+  out[prefix + 'role'] = id.role
+}
+
 /** The identity headers for an identity, as the upstream receives them (for `keygate check`). */
 export function identityHeaders (prefix: string, id: Identity, requestId: string): Record<string, string> {
-  const p = prefix.toLowerCase()
-  const out: Record<string, string> = { [p + 'key-id']: id.keyId, [p + 'key-type']: id.type }
-  if (id.userId !== undefined) out[p + 'user-id'] = id.userId
-  out[p + 'org-id'] = id.org
-  out[p + 'role'] = id.role
+  const out: Record<string, string> = {}
+  setIdentity(out, prefix.toLowerCase(), id)
   out['x-request-id'] = requestId
   return out
 }

@@ -34,6 +34,11 @@ export const PROXIED_METHODS: readonly string[] = METHODS.filter((m) => m !== 'C
 const PARAM = /^:[A-Za-z_][A-Za-z0-9_]*$/
 const STATIC_SEGMENT = /^([A-Za-z0-9._~!$&'()+,=@-]|%[0-9A-F]{2})+$/
 
+/** Whether a path is served by a route prefix: the prefix itself, or below it segment-wise (`/api/v1x` is not under `/api/v1`). */
+export function isUnderPrefix (prefix: string, path: string): boolean {
+  return prefix === '/' || path === prefix || path.startsWith(prefix + '/')
+}
+
 export class RuleError extends Error {
   override readonly name = 'RuleError'
   constructor (readonly problems: string[]) {

@@ -13,10 +13,8 @@ import { Agent } from 'undici'
 import type { RouteConfig, UpstreamConfig } from '../config/schema.js'
 import { isBodyTooLarge, limitBody } from './body-limit.js'
 import { deny } from './deny.js'
-import type { RequestHeaderRewriter } from './identity-headers.js'
+import { HOP_BY_HOP, type RequestHeaderRewriter } from './identity-headers.js'
 import { PROXIED_METHODS } from './match-rule.js'
-
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer'])
 
 /**
  * The upstream's response headers as the client gets them: hop-by-hop headers (and any

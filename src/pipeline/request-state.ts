@@ -7,7 +7,6 @@ export interface RequestState {
   path: string
   /** the raw query string, `?` included, forwarded as received */
   query: string
-  targetOk: boolean
   keyId: string | undefined
   identity: Identity | undefined
   reason: Reason | undefined

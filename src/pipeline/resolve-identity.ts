@@ -54,38 +54,37 @@ export class IdentityResolver {
   }
 
   /** Resolves from the cache synchronously when it can; otherwise one Redis round trip. */
-  resolve (keyId: string): Resolved | Promise<Resolved> {
-    return this.fromCache(keyId, false) ?? this.fetch(keyId)
+  resolve (keyId: string, now: number = this.now()): Resolved | Promise<Resolved> {
+    return this.fromCache(keyId, now) ?? this.fetch(keyId)
   }
 
-  private servable (e: Entry<unknown> | undefined, now: number, stale: boolean): boolean {
+  private servable (e: Entry<unknown> | undefined, now: number): boolean {
     if (e === undefined) return false
     const { health } = this.o
     const ttl = e.value === null ? this.o.negativeTtlMs : this.o.ttlMs
-    if (health.up && !stale) return now - e.at <= ttl
+    if (health.up) return now - e.at <= ttl
     // Stale service: only entries that were still fresh when Redis last answered (an older
     // one may predate a revocation), for at most the window after that (0 = never).
     return e.at + ttl >= health.lastOkAt && now - health.lastOkAt < this.o.staleIfErrorMs
   }
 
-  private fromCache (keyId: string, stale: boolean): Resolved | undefined {
+  private fromCache (keyId: string, now: number): Resolved | undefined {
     const { cache } = this.o
-    const now = this.now()
     const k = cache.key(keyId)
-    if (!this.servable(k, now, stale)) return undefined
+    if (!this.servable(k, now)) return undefined
     const key = (k as Entry<KeyRecord | Invalid>).value
     if (key === null || key === INVALID) return { key }
     let user: UserRecord | Invalid | null | undefined
     let roleName = key.role as string
     if (key.type === 'personal') {
       const u = cache.user(key.user as string)
-      if (!this.servable(u, now, stale)) return undefined
+      if (!this.servable(u, now)) return undefined
       user = (u as Entry<UserRecord | Invalid>).value
       if (user === null || user === INVALID) return { key, user }
       roleName = user.role
     }
     const r = cache.role(roleName)
-    if (!this.servable(r, now, stale)) return undefined
+    if (!this.servable(r, now)) return undefined
     return { key, user, roleName, role: (r as Entry<RoleRecord>).value }
   }
 
@@ -108,8 +107,8 @@ export class IdentityResolver {
       // A record of the wrong Redis type is a bad record (deny), not an outage.
       if (isWrongType(err)) return { key: INVALID }
       health.markDown()
-      // Inside the stale window, whatever the cache still holds is served.
-      const stale = this.fromCache(keyId, true)
+      // Redis is down now: inside the stale window, what the cache may still serve is served.
+      const stale = this.fromCache(keyId, this.now())
       if (stale !== undefined) return stale
       throw new RegistryUnavailable({ cause: err })
     }

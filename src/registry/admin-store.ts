@@ -9,7 +9,7 @@
  */
 import type { Redis } from 'ioredis'
 import { generateKey } from './key-material.js'
-import { parseTimestamp, parseUserRecord, INVALID } from './records.js'
+import { fieldsOf, isoTimestamp, parseTimestamp, parseUserRecord, INVALID } from './records.js'
 import type { RedisKeys } from './redis-keys.js'
 
 /** A failed operation the admin can fix (exit status 1, the message on stderr). */
@@ -94,10 +94,6 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/
 const PERMISSION = /^(\*|[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)*(:\*)?)$/
 const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'replaces', 'replaced_by'] as const
 const AUDIT_MAXLEN = '100000'
-
-export function isoNow (now = Date.now()): string {
-  return new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z')
-}
 
 export class AdminStore {
   constructor (
@@ -247,7 +243,7 @@ export class AdminStore {
     const { created, record } = this.newKey(input, org, now)
     record.replaces = id
     const graceEnd = Math.min(now + graceMs, oldExpiry ?? Number.POSITIVE_INFINITY)
-    const replacesExpiresAt = isoNow(graceEnd)
+    const replacesExpiresAt = isoTimestamp(graceEnd)
     const tx = this.redis.multi()
     this.addKey(tx, created.id, record, old.type === 'personal' ? old.user : old.created_by)
     tx.hset(this.keys.key(id), { expires_at: replacesExpiresAt, replaced_by: created.id })
@@ -262,7 +258,7 @@ export class AdminStore {
       if (status === null) throw new AdminError(`key "${id}" does not exist`)
       if (status === 'revoked') return { changed: false }
       await this.redis.multi()
-        .hset(this.keys.key(id), { status: 'revoked', revoked_at: isoNow(now) })
+        .hset(this.keys.key(id), { status: 'revoked', revoked_at: isoTimestamp(now) })
         .xadd(...this.auditArgs('key.revoke', `key:${id}`, 'ok', { from: status }))
         .exec()
       return { changed: true }
@@ -297,8 +293,7 @@ export class AdminStore {
     const start = sinceMs === undefined ? '-' : String(Math.max(0, now - sinceMs))
     const entries = await this.redis.xrange(this.keys.audit, start, '+')
     return entries.map(([id, flat]) => {
-      const f: Record<string, string> = {}
-      for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i] as string] = flat[i + 1] as string
+      const f = fieldsOf(flat)
       const entry: AuditEntry = { id, time: f.time ?? '', actor: f.actor ?? '', action: f.action ?? '', target: f.target ?? '', result: f.result ?? '' }
       if (f.detail !== undefined) entry.detail = f.detail
       return entry
@@ -323,7 +318,7 @@ export class AdminStore {
 
   private newKey (input: CreateKeyInput, org: string, now: number): { created: CreatedKey, record: Record<string, string> } {
     const generated = generateKey(this.keyPrefix)
-    const createdAt = isoNow(now)
+    const createdAt = isoTimestamp(now)
     const record: Record<string, string> = {
       type: input.type,
       hash: generated.hash,
@@ -335,7 +330,7 @@ export class AdminStore {
     }
     if (input.type === 'personal') record.user = input.user as string
     else record.role = input.role as string
-    if (input.expiresInMs !== undefined) record.expires_at = isoNow(now + input.expiresInMs)
+    if (input.expiresInMs !== undefined) record.expires_at = isoTimestamp(now + input.expiresInMs)
     const created: CreatedKey = { id: generated.id, key: generated.key, type: input.type, org, name: record.name as string, created_at: createdAt }
     if (record.user !== undefined) created.user = record.user
     if (record.role !== undefined) created.role = record.role
@@ -394,7 +389,7 @@ export class AdminStore {
 
   private auditArgs (action: string, target: string, result: string, detail: Record<string, string>): [string, 'MAXLEN', '~', string, '*', ...string[]] {
     return [this.keys.audit, 'MAXLEN', '~', AUDIT_MAXLEN, '*',
-      'time', isoNow(), 'actor', this.actor, 'action', action, 'target', target, 'result', result, 'detail', JSON.stringify(detail)]
+      'time', isoTimestamp(Date.now()), 'actor', this.actor, 'action', action, 'target', target, 'result', result, 'detail', JSON.stringify(detail)]
   }
 }
 

@@ -103,6 +103,11 @@ export function parseRoleRecord (f: Record<string, string>): RoleRecord {
   return { permissions, grants: new Grants(permissions) }
 }
 
+/** epoch ms -> the registry's timestamp form, `2027-01-31T00:00:00Z` (UTC, whole seconds). */
+export function isoTimestamp (ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
+}
+
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/
 
 /** ISO 8601 with a time and a zone (`2027-01-31T00:00:00Z`) -> epoch ms. */

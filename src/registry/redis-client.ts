@@ -7,6 +7,25 @@
 import { Redis } from 'ioredis'
 import type { Config } from '../config/schema.js'
 
+/** Resolves once a Redis at `url` answers PING (for starting one: the demo, the benchmark). */
+export async function waitForRedis (url: string, opts: { attempts?: number, signal?: AbortSignal } = {}): Promise<void> {
+  for (let i = 0; i < (opts.attempts ?? 100); i++) {
+    opts.signal?.throwIfAborted()
+    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+    probe.on('error', () => {})
+    try {
+      await probe.connect()
+      await probe.ping()
+      return
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    } finally {
+      probe.disconnect()
+    }
+  }
+  throw new Error(`${url} never answered PING`)
+}
+
 export function createRedis (cfg: Config['redis'], opts: { queueWhileConnecting?: boolean } = {}): Redis {
   return new Redis(cfg.url, {
     connectionName: 'keygate',

@@ -6,6 +6,7 @@
  * A failed write is dropped (usage is advisory); the next use is noted again.
  */
 import type { Redis } from 'ioredis'
+import { isoTimestamp } from './records.js'
 
 export class UsageRecorder {
   private readonly lastNoted = new Map<string, number>()
@@ -36,7 +37,7 @@ export class UsageRecorder {
     const batch = this.pending
     this.pending = new Map()
     const fields: string[] = []
-    for (const [id, at] of batch) fields.push(id, new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z'))
+    for (const [id, at] of batch) fields.push(id, isoTimestamp(at))
     await this.redis.hset(this.usageKey, ...fields)
   }
 
