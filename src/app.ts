@@ -61,7 +61,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
 
   const usage = new UsageRecorder(redis, keys.usage)
   const data = await buildDataPlane(config, logger, resolver, usage)
-  const admin = await buildAdminPlane({ logger, health })
+  const admin = await buildAdminPlane({ config, logger, health, redis, resolver })
 
   return {
     data,

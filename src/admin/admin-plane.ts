@@ -1,16 +1,30 @@
 /**
- * The admin listener (loopback by default): liveness, readiness, and later the
- * admin API, console and metrics. Separate from the data plane, like Kong's admin_listen.
+ * The admin listener (loopback by default), separate from the data plane like
+ * Kong's admin_listen. In the order a reader meets them:
+ *   /healthz, /readyz   liveness and readiness (no credential)
+ *   /metrics            Prometheus text (no credential)             metrics-route.ts
+ *   /admin/v1/*         the admin API (admin credential)            api/
+ *   /console            the Integrations console (static files)     console.ts
  */
 import Fastify, { type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
+import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
+import type { Config } from '../config/schema.js'
 import { codeForStatus, sendError } from '../errors.js'
+import type { IdentityResolver } from '../pipeline/resolve-identity.js'
 import type { RedisHealth } from '../registry/redis-client.js'
+import { adminApi } from './api/index.js'
+import { consolePlugin } from './console.js'
+import { metricsRoute } from './metrics-route.js'
 
 export interface AdminPlaneOptions {
+  config: Config
   logger: Logger
   health: RedisHealth
+  redis: Redis
+  /** the data plane's resolver: admin keys are authenticated exactly as on the data plane */
+  resolver: IdentityResolver
 }
 
 export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyInstance> {
@@ -35,6 +49,10 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
     if (o.health.up) return { status: 'ready', redis: 'up' }
     return sendError(reply, 'service_unavailable')
   })
+
+  await app.register(metricsRoute, o)
+  await app.register(adminApi, { ...o, prefix: '/admin/v1' })
+  await app.register(consolePlugin, { ...o, prefix: '/console' })
 
   await app.ready()
   return app
