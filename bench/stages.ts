@@ -3,7 +3,7 @@
 // The end-to-end comparison with a plain proxy is bench/run.ts; this says how much
 // of keygate's cost is keygate's own code.
 import { randomUUID } from 'node:crypto'
-import { RecordCache } from '../src/cache/record-cache.js'
+import { cacheName, RecordCache } from '../src/cache/record-cache.js'
 import { authenticate, authorize, type Identity } from '../src/pipeline/decide.js'
 import { extractCredential } from '../src/pipeline/extract-credential.js'
 import { createHeaderRewriter } from '../src/pipeline/identity-headers.js'
@@ -30,9 +30,9 @@ const match = compileRules([
   { method: '*', path: '/api/v1/orgs/:org/*', permissions: ['orgs:read'], org_param: 'org' }
 ])
 const cache = new RecordCache(100_000)
-cache.setKey(parsed.id, key, Date.now())
-cache.setUser('alice', user, Date.now())
-cache.setRole('reader', role, Date.now())
+cache.set(cacheName.key(parsed.id), key, Date.now(), true)
+cache.set(cacheName.user('alice'), user, Date.now(), true)
+cache.set(cacheName.role('reader'), role, Date.now(), true)
 const rewrite = createHeaderRewriter({ prefix: 'X-Auth-', forwardAuthorization: false, trustedProxies: [] })
 const request = {
   raw: { socket: { remoteAddress: '::ffff:127.0.0.1' } },

@@ -9,7 +9,8 @@ import type { Socket } from 'node:net'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { buildAdminPlane } from './admin/admin-plane.js'
-import { RecordCache } from './cache/record-cache.js'
+import { InvalidationTracker, NO_TRACKING, type Tracking } from './cache/invalidation.js'
+import { cacheNameOf, RecordCache } from './cache/record-cache.js'
 import type { Config } from './config/schema.js'
 import { ERRORS, errorBody, JSON_CONTENT_TYPE, codeForStatus, type ErrorCode, type Reason } from './errors.js'
 import { createLogger } from './logger.js'
@@ -33,6 +34,9 @@ export interface KeygateApp {
   admin: FastifyInstance
   redis: Redis
   health: RedisHealth
+  cache: RecordCache
+  /** push invalidation's state (`up`, `since`, `lostAt`) */
+  tracking: Tracking
   usage: UsageRecorder
   logger: Logger
   close: () => Promise<void>
@@ -48,11 +52,26 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const redis = createRedis(config.redis)
   const health = new RedisHealth(redis)
   health.start()
-  const cache = new RecordCache(config.cache.max_entries)
   const keys = redisKeys(config.redis.prefix)
+  // The cache of parsed records, kept current by push invalidation (src/cache/invalidation.ts).
+  const cache = new RecordCache(config.cache.max_entries)
+  const tracker = config.cache.enabled && config.cache.tracking
+    ? new InvalidationTracker({
+      connect: () => redis.duplicate({ connectionName: 'keygate-invalidation', autoResubscribe: false }),
+      prefixes: [keys.key(''), keys.user(''), keys.role('')],
+      nameOf: cacheNameOf(keys),
+      cache,
+      // a silent channel is only trusted for cache.ttl_ms: confirm it twice per TTL
+      verifyEveryMs: Math.min(1000, Math.max(50, Math.floor(config.cache.ttl_ms / 2))),
+      logger
+    })
+    : undefined
+  tracker?.start()
   const resolver = new IdentityResolver({
     reader: new RegistryReader(redis, keys, config.redis.prefix),
     cache,
+    cacheEnabled: config.cache.enabled,
+    tracking: tracker ?? NO_TRACKING,
     health,
     ttlMs: config.cache.ttl_ms,
     negativeTtlMs: config.cache.negative_ttl_ms,
@@ -68,11 +87,14 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     admin,
     redis,
     health,
+    cache,
+    tracking: tracker ?? NO_TRACKING,
     usage,
     logger,
     async close () {
       await Promise.allSettled([data.close(), admin.close()])
       await usage.stop()
+      await tracker?.stop()
       health.stop()
       redis.disconnect()
     }

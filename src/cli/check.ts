@@ -4,6 +4,7 @@
  * history and process listings).
  */
 import type { Command } from 'commander'
+import { NO_TRACKING } from '../cache/invalidation.js'
 import { RecordCache } from '../cache/record-cache.js'
 import { compileRules } from '../pipeline/match-rule.js'
 import { explain, type Explanation } from '../pipeline/explain.js'
@@ -50,6 +51,8 @@ export function checkCommand (program: Command): void {
         const resolver = new IdentityResolver({
           reader: new RegistryReader(redis, redisKeys(config.redis.prefix), config.redis.prefix),
           cache: new RecordCache(16),
+          cacheEnabled: false,
+          tracking: NO_TRACKING,
           health,
           ttlMs: 0,
           negativeTtlMs: 0,

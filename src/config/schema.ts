@@ -29,6 +29,8 @@ const Rule = Type.Object({
 export const ConfigSchema = Type.Object({
   listen: Type.String({ ...HostPort, default: '0.0.0.0:8080' }),
   admin_listen: Type.String({ ...HostPort, default: '127.0.0.1:8081' }),
+  /** the admin API token: from KEYGATE_ADMIN_TOKEN only, refused in the file (load.ts); absent = token sign-in off */
+  admin_token: Type.Optional(Type.String({ minLength: 1 })),
   redis: Type.Object({
     url: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379', description: 'a redis:// or rediss:// URL' }),
     prefix: Type.String({ pattern: '^[A-Za-z0-9_.:{}-]{1,64}$', default: 'keygate:' }),
@@ -46,6 +48,8 @@ export const ConfigSchema = Type.Object({
     forward_authorization: Type.Boolean({ default: false })
   }, { additionalProperties: false, default: {} }),
   cache: Type.Object({
+    enabled: Type.Boolean({ default: true }),
+    tracking: Type.Boolean({ default: true }),
     ttl_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 500 }),
     negative_ttl_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 500 }),
     max_entries: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 100_000 }),

@@ -4,14 +4,21 @@
  * Redis that refills all three. Concurrent misses for the same key id share one
  * round trip.
  *
- * When an entry may be served:
- *   Redis up:   while younger than the TTL (`cache.ttl_ms`; `negative_ttl_ms` for
- *               records that do not exist).
- *   Redis down: entries that were still fresh when Redis last answered, for at most
- *               `cache.stale_if_error_s` after that answer; then nothing, and the
- *               request gets 503.
+ * No entry is served as fresh more than `cache.ttl_ms` after Redis last vouched for it:
+ *   tracked entries (filled while push invalidation was up, src/cache/invalidation.ts)
+ *               live until invalidated, and are fresh while the invalidation channel
+ *               has answered a ping within `cache.ttl_ms` (`verifiedAt`).
+ *   other entries (tracking off, or down when they were filled) are fresh for
+ *               `cache.ttl_ms` after their fetch (`negative_ttl_ms` for records that
+ *               do not exist).
+ * When Redis is unreachable, an entry that is no longer fresh may still be served
+ * (stale) for at most `cache.stale_if_error_s` after the last moment the cache is
+ * known to have agreed with Redis: `verifiedAt` for tracked entries, Redis's last
+ * answer for others. Entries already past their TTL at that moment are never
+ * served (one may predate a revocation). Past the window, the request gets 503.
  */
-import type { Entry, RecordCache } from '../cache/record-cache.js'
+import type { FillTicket, Tracking } from '../cache/invalidation.js'
+import { cacheName, type Entry, type RecordCache } from '../cache/record-cache.js'
 import type { RedisHealth } from '../registry/redis-client.js'
 import type { RegistryReader } from '../registry/registry-reader.js'
 import {
@@ -38,6 +45,9 @@ export class RegistryUnavailable extends Error {
 export interface ResolverOptions {
   reader: RegistryReader
   cache: RecordCache
+  /** `false`: every decision reads Redis (`cache.enabled: false`) */
+  cacheEnabled?: boolean
+  tracking: Tracking
   health: RedisHealth
   ttlMs: number
   negativeTtlMs: number
@@ -55,50 +65,76 @@ export class IdentityResolver {
 
   /** Resolves from the cache synchronously when it can; otherwise one Redis round trip. */
   resolve (keyId: string, now: number = this.now()): Resolved | Promise<Resolved> {
-    return this.fromCache(keyId, now) ?? this.fetch(keyId)
+    const { health, cache } = this.o
+    // Redis known to be down: what the stale window allows, without waiting for a timeout
+    const cached = health.up ? this.fromCache(keyId, now, true) : this.fromCache(keyId, now, false)
+    if (cached !== undefined) {
+      cache.counters.hits++
+      return cached
+    }
+    cache.counters.misses++
+    return this.fetch(keyId)
   }
 
-  private servable (e: Entry<unknown> | undefined, now: number): boolean {
-    if (e === undefined) return false
-    const { health } = this.o
+  private fresh (e: Entry<unknown>, now: number): boolean {
+    if (e.tracked) return this.o.tracking.up && now - this.o.tracking.verifiedAt <= this.o.ttlMs
     const ttl = e.value === null ? this.o.negativeTtlMs : this.o.ttlMs
-    if (health.up) return now - e.at <= ttl
-    // Stale service: only entries that were still fresh when Redis last answered (an older
-    // one may predate a revocation), for at most the window after that (0 = never).
-    return e.at + ttl >= health.lastOkAt && now - health.lastOkAt < this.o.staleIfErrorMs
+    return now - e.at <= ttl && this.o.health.up
   }
 
-  private fromCache (keyId: string, now: number): Resolved | undefined {
+  /** Redis is unreachable: may this entry be served anyway? */
+  private stale (e: Entry<unknown>, now: number): boolean {
+    const { health, tracking } = this.o
+    let agreedAt = tracking.verifiedAt
+    if (!e.tracked) {
+      agreedAt = health.lastOkAt
+      const ttl = e.value === null ? this.o.negativeTtlMs : this.o.ttlMs
+      if (e.at + ttl < agreedAt) return false
+    }
+    return now - agreedAt < this.o.staleIfErrorMs
+  }
+
+  private servable (e: Entry<unknown> | undefined, now: number, freshOnly: boolean): boolean {
+    if (e === undefined) return false
+    return freshOnly ? this.fresh(e, now) : (this.fresh(e, now) || this.stale(e, now))
+  }
+
+  private fromCache (keyId: string, now: number, freshOnly: boolean): Resolved | undefined {
     const { cache } = this.o
+    if (this.o.cacheEnabled === false) return undefined
     const k = cache.key(keyId)
-    if (!this.servable(k, now)) return undefined
+    if (!this.servable(k, now, freshOnly)) return undefined
     const key = (k as Entry<KeyRecord | Invalid>).value
     if (key === null || key === INVALID) return { key }
     let user: UserRecord | Invalid | null | undefined
     let roleName = key.role as string
     if (key.type === 'personal') {
       const u = cache.user(key.user as string)
-      if (!this.servable(u, now)) return undefined
+      if (!this.servable(u, now, freshOnly)) return undefined
       user = (u as Entry<UserRecord | Invalid>).value
       if (user === null || user === INVALID) return { key, user }
       roleName = user.role
     }
     const r = cache.role(roleName)
-    if (!this.servable(r, now)) return undefined
+    if (!this.servable(r, now, freshOnly)) return undefined
     return { key, user, roleName, role: (r as Entry<RoleRecord>).value }
   }
 
   private fetch (keyId: string): Promise<Resolved> {
     let pending = this.inflight.get(keyId)
     if (pending === undefined) {
-      pending = this.fetchOnce(keyId).finally(() => this.inflight.delete(keyId))
+      const ticket = this.o.tracking.beginFill()
+      pending = this.fetchOnce(keyId, ticket).finally(() => {
+        this.inflight.delete(keyId)
+        this.o.tracking.endFill()
+      })
       this.inflight.set(keyId, pending)
     }
     return pending
   }
 
-  private async fetchOnce (keyId: string): Promise<Resolved> {
-    const { reader, cache, health } = this.o
+  private async fetchOnce (keyId: string, ticket: FillTicket): Promise<Resolved> {
+    const { reader, health } = this.o
     const at = this.now()
     let raw
     try {
@@ -108,28 +144,33 @@ export class IdentityResolver {
       if (isWrongType(err)) return { key: INVALID }
       health.markDown()
       // Redis is down now: inside the stale window, what the cache may still serve is served.
-      const stale = this.fromCache(keyId, this.now())
+      const stale = this.fromCache(keyId, this.now(), false)
       if (stale !== undefined) return stale
       throw new RegistryUnavailable({ cause: err })
     }
     health.markUp()
 
+    // Each record is installed unless an invalidation for it raced this read
+    // (the reply is still this request's answer: it is what Redis held when read).
+    const install = (name: string, value: unknown): void => {
+      if (this.o.cacheEnabled !== false && this.o.tracking.mayInstall(ticket, name)) this.o.cache.set(name, value, at, ticket.tracked)
+    }
     if (raw.key.length === 0) {
-      cache.setKey(keyId, null, at)
+      install(cacheName.key(keyId), null)
       return { key: null }
     }
     const key = parseKeyRecord(fieldsOf(raw.key))
-    cache.setKey(keyId, key, at)
+    install(cacheName.key(keyId), key)
     if (key === INVALID) return { key }
     let user: UserRecord | Invalid | null | undefined
     if (key.type === 'personal') {
       user = raw.user.length === 0 ? null : parseUserRecord(fieldsOf(raw.user))
-      cache.setUser(key.user as string, user, at)
+      install(cacheName.user(key.user as string), user)
       if (user === null || user === INVALID) return { key, user }
     }
     const roleName = raw.roleName
     const role = raw.role.length === 0 ? null : parseRoleRecord(fieldsOf(raw.role))
-    if (roleName !== '') cache.setRole(roleName, role, at)
+    if (roleName !== '') install(cacheName.role(roleName), role)
     return { key, user, roleName, role }
   }
 }
