@@ -67,6 +67,8 @@ export interface GatewayOptions {
   configure?: (config: Config) => void
   /** seed the standard world (default true) */
   seed?: boolean
+  /** extra environment for config loading (e.g. KEYGATE_ADMIN_TOKEN) */
+  env?: Record<string, string>
 }
 
 export async function startGateway (t: Test, opts: GatewayOptions = {}): Promise<TestGateway> {
@@ -90,7 +92,7 @@ rules:
   - { method: "*",  path: /api/v1/orgs/:org/*,  permissions: [orgs:read], org_param: org }
   - { method: GET,  path: /api/v1/open/*,       permissions: [] }
 `
-  const config = parseConfig(mergeYaml(base, opts.yaml ?? ''), { KEYGATE_REDIS_URL: redis.url }, 'test')
+  const config = parseConfig(mergeYaml(base, opts.yaml ?? ''), { ...opts.env, KEYGATE_REDIS_URL: redis.url }, 'test')
   opts.configure?.(config)
 
   const rawLogs: string[] = []
@@ -117,7 +119,7 @@ rules:
   t.teardown(() => { client.disconnect() })
   const fixtures = new Fixtures(client, prefix, config.keys.prefix)
   if (opts.seed !== false) await fixtures.standardWorld()
-  await waitReady(app)
+  await waitReady(app, config)
 
   const gw: TestGateway = {
     app,
@@ -153,9 +155,12 @@ function portOf (app: KeygateApp['data']): number {
   return address.port
 }
 
-async function waitReady (app: KeygateApp): Promise<void> {
-  for (let i = 0; i < 200 && !app.health.up; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+async function waitReady (app: KeygateApp, config: Config): Promise<void> {
+  const tracking = config.cache.enabled && config.cache.tracking
+  const ready = (): boolean => app.health.up && (!tracking || app.tracking.up)
+  for (let i = 0; i < 300 && !ready(); i++) await new Promise((resolve) => setTimeout(resolve, 10))
   if (!app.health.up) throw new Error('the gateway never saw Redis up')
+  if (!ready()) throw new Error('push invalidation was never established')
 }
 
 /** Top-level keys of `extra` replace those of `base` (enough for test configs). */
