@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # keygate: multi-stage build. The runtime image holds production dependencies,
-# the compiled gateway and the default config, and runs as the non-root `node` user.
+# the compiled gateway, the default config and the console, and runs as the non-root `node` user.
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
@@ -23,6 +23,8 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
 COPY package.json ./
 COPY config ./config
+# the Integrations console's static front end, served by the admin plane at /console
+COPY console ./console
 USER node
 # data plane, admin plane (the admin plane binds loopback unless KEYGATE_ADMIN_LISTEN says otherwise)
 EXPOSE 8080 8081

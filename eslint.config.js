@@ -5,5 +5,16 @@ export default [
   {
     files: ['src/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'error' }
+  },
+  {
+    // the console: API data is never parsed as HTML, the credential never stored
+    files: ['console/**/*.js'],
+    rules: {
+      'no-restricted-globals': ['error', 'localStorage', 'sessionStorage', 'indexedDB'],
+      'no-restricted-properties': ['error',
+        { property: 'innerHTML' }, { property: 'outerHTML' }, { property: 'insertAdjacentHTML' },
+        { property: 'localStorage' }, { property: 'sessionStorage' },
+        { object: 'document', property: 'cookie' }, { object: 'document', property: 'write' }]
+    }
   }
 ]

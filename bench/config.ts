@@ -13,6 +13,8 @@ export interface BenchConfig {
   filter: string | undefined
   /** Write JSON results here (--json). */
   jsonOut: string | undefined
+  /** Also measure change propagation and memory (bench/extras.ts); BENCH_EXTRAS=0 skips them. */
+  extras: boolean
 }
 
 function positive (env: NodeJS.ProcessEnv, name: string, fallback: number, integer: boolean): number {
@@ -39,9 +41,10 @@ export function readConfig (env: NodeJS.ProcessEnv, argv: readonly string[]): Be
     pipelining: 1,
     pin: env['BENCH_PIN'] !== '0',
     filter: env['BENCH_FILTER'] === '' ? undefined : env['BENCH_FILTER'],
-    jsonOut: json ? out : undefined
+    jsonOut: json ? out : undefined,
+    extras: env['BENCH_EXTRAS'] !== '0'
   }
 }
 
 /** Environment variables that change the run, for the "exact command" line. */
-export const KNOBS = ['BENCH_DURATION', 'BENCH_ROUNDS', 'BENCH_WARMUP', 'BENCH_CONNECTIONS', 'BENCH_PIN', 'BENCH_FILTER', 'BENCH_OUT'] as const
+export const KNOBS = ['BENCH_DURATION', 'BENCH_ROUNDS', 'BENCH_WARMUP', 'BENCH_CONNECTIONS', 'BENCH_PIN', 'BENCH_FILTER', 'BENCH_OUT', 'BENCH_EXTRAS'] as const

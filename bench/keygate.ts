@@ -13,7 +13,7 @@ import { spawnServer, type ChildServer } from './process.js'
 import { BENCH_PATH } from './servers.js'
 import type { RunningServer, ScenarioContext } from './types.js'
 
-const PREFIX = 'keygate:bench:'
+export const PREFIX = 'keygate:bench:'
 
 /** Keys known before any server starts, so scenarios can carry them in their headers. */
 export const benchKeys = {
@@ -60,9 +60,41 @@ async function seed (url: string): Promise<void> {
   client.disconnect()
 }
 
-export async function startKeygate (ctx: ScenarioContext, name: string, cache: { ttlMs: number }, logLevel = 'info'): Promise<RunningServer> {
-  const { url, server: redisServer } = await sharedRedis(ctx)
-  users++
+export interface KeygateOptions {
+  /** YAML flow mapping for the `cache` section */
+  cache?: string
+  logLevel?: string
+  /** `serve --workers N`; such a scenario runs unpinned, on every core */
+  workers?: number
+  /** a Redis of the caller's instead of the shared one (bench/extras.ts) */
+  redisUrl?: string
+  /** run unpinned */
+  unpinned?: boolean
+}
+
+export interface KeygateServer extends RunningServer {
+  adminPort: number
+}
+
+/** Registry reads (the Lua script) the shared Redis has executed so far, across every gateway. */
+export async function registryReads (): Promise<number> {
+  if (redis === undefined) return 0
+  const { url } = await redis
+  const client = new Redis(url)
+  try {
+    const info = await client.info('commandstats')
+    let calls = 0
+    for (const m of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
+    return calls
+  } finally {
+    client.disconnect()
+  }
+}
+
+export async function startKeygate (ctx: ScenarioContext, name: string, o: KeygateOptions = {}): Promise<KeygateServer> {
+  const shared = o.redisUrl === undefined ? await sharedRedis(ctx) : undefined
+  const url = o.redisUrl ?? shared?.url ?? ''
+  if (shared !== undefined) users++
   const dir = mkdtempSync(join(tmpdir(), 'keygate-bench-'))
   const config = join(dir, 'keygate.yaml')
   writeFileSync(config, `
@@ -73,32 +105,33 @@ routes:
   - { prefix: /api/v1, upstream: core }
 rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
-cache: { ttl_ms: ${cache.ttlMs}, negative_ttl_ms: ${cache.ttlMs}, max_entries: 100000, stale_if_error_s: 30 }
-log: { level: ${logLevel} }
+cache: ${o.cache ?? '{}'}
+log: { level: ${o.logLevel ?? 'info'} }
 `)
   const port = await freePort()
   const adminPort = await freePort()
   const gateway = await spawnServer({
     name,
     command: process.execPath,
-    args: [join(ctx.distDir, 'src', 'cli', 'main.js'), 'serve'],
+    args: [join(ctx.distDir, 'src', 'cli', 'main.js'), 'serve', ...(o.workers === undefined ? [] : ['--workers', String(o.workers)])],
     env: {
       KEYGATE_CONFIG: config,
       KEYGATE_REDIS_URL: url,
       KEYGATE_LISTEN: `127.0.0.1:${port}`,
       KEYGATE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`
     },
-    cpus: ctx.serverCpus,
+    cpus: o.workers === undefined && o.unpinned !== true ? ctx.serverCpus : undefined,
     port,
     readyUrl: `http://127.0.0.1:${adminPort}/readyz`,
     isReady: (status) => status === 200
   })
   return {
     port: gateway.port,
+    adminPort,
     pid: gateway.pid,
     async stop () {
       await gateway.stop()
-      if (--users === 0) await redisServer.stop()
+      if (shared !== undefined && --users === 0) await shared.server.stop()
     }
   }
 }

@@ -31,7 +31,8 @@ function row (s: ScenarioSummary): string {
     s.serverCpuPct === undefined ? 'n/a' : `${fixed(s.serverCpuPct, 0)}%`,
     s.loadgenCpuPct === undefined ? 'n/a' : `${fixed(s.loadgenCpuPct, 0)}%`,
     s.otherCpuPct === undefined ? 'n/a' : `${fixed(s.otherCpuPct, 0)}%`,
-    fixed(s.peakRssKiB === undefined ? undefined : s.peakRssKiB / 1024, 1)
+    fixed(s.peakRssKiB === undefined ? undefined : s.peakRssKiB / 1024, 1),
+    fixed(s.readsPer1k, 1)
   ]
   return `| ${cells.join(' | ')} |`
 }
@@ -65,8 +66,8 @@ export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], 
     lines.push('')
   }
   lines.push(
-    '| scenario | req/s (mean) | req/s min–max | vs baseline (means) | vs baseline (paired)⁷ | p50 ms | p99 ms | unexpected status¹ | errors² | server CPU³ | loadgen CPU⁴ | other CPU⁵ | peak RSS MiB⁶ |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+    '| scenario | req/s (mean) | req/s min–max | vs baseline (means) | vs baseline (paired)⁷ | p50 ms | p99 ms | unexpected status¹ | errors² | server CPU³ | loadgen CPU⁴ | other CPU⁵ | peak RSS MiB⁶ | Redis reads per 1k req⁸ |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   )
   for (const s of summaries) lines.push(row(s))
   lines.push(
@@ -77,7 +78,8 @@ export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], 
       '⁴ load generator (autocannon, in the runner) + origin, share of one core. ' +
       '⁵ everything else on the machine (other processes, kernel, VM steal), share of one core; should be near 0. ' +
       '⁶ VmHWM of the server process at the end of the run. ' +
-      '⁷ median over rounds of the ratio to the baseline measured in the same round: the headline figure, robust to the machine\'s speed drifting during the run.',
+      '⁷ median over rounds of the ratio to the baseline measured in the same round: the headline figure, robust to the machine\'s speed drifting during the run. ' +
+      '⁸ registry reads (the Lua script) Redis executed during the scenario\'s measured rounds, per 1,000 responses.',
     '',
     `- date: ${info.date}`,
     `- machine: ${info.machine}`,

@@ -8,6 +8,8 @@ import { relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
 import { KNOBS, readConfig, type BenchConfig } from './config.js'
+import { memory, propagation } from './extras.js'
+import { registryReads } from './keygate.js'
 import { startCpuMeter } from './cpu-meter.js'
 import { runRound, type LoadSettings, type RoundTarget } from './load.js'
 import { applyPinning } from './pinning.js'
@@ -71,10 +73,12 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
     for (const i of order) {
       const s = started[i]
       if (s === undefined) continue
+      const readsBefore = await registryReads()
       const meter = startCpuMeter(s.server.pid, helperPids)
       const result = await runRound(target(s), load(config.durationSec))
       const cpu = meter()
-      measures[i]?.rounds.push({ ...result, round, serverCpuPct: cpu.serverPct, loadgenCpuPct: cpu.loadgenPct, otherCpuPct: cpu.otherPct })
+      const reads = await registryReads() - readsBefore
+      measures[i]?.rounds.push({ ...result, round, serverCpuPct: cpu.serverPct, loadgenCpuPct: cpu.loadgenPct, otherCpuPct: cpu.otherPct, registryReads: reads })
       const bad = result.unexpectedStatus + result.errors > 0 ? `  !!! ${result.unexpectedStatus} unexpected status, ${result.errors} errors` : ''
       log(`round ${round}/${config.rounds} ${s.scenario.name}: ${result.reqPerSec.toFixed(0)} req/s, ` +
         `p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, CPU server ${pct(cpu.serverPct)} ` +
@@ -119,6 +123,16 @@ async function main (): Promise<number> {
     const info = runInfo(config, pinning.note)
 
     process.stdout.write(markdown(info, summaries, problems))
+    // The throughput servers are done; the extras start their own Redis and gateways.
+    await Promise.all(started.splice(0).map(async (s) => await s.server.stop()))
+    if (config.extras) {
+      for (const extra of [propagation, memory]) {
+        log(`running ${extra.name}`)
+        const result = await extra(ctx)
+        process.stdout.write('\n' + result.markdown)
+        problems.failures.push(...result.failures)
+      }
+    }
     if (config.jsonOut !== undefined) {
       const json = { ...info, valid: problems.failures.length === 0, problems, config, scenarios: summaries, measures }
       await writeFile(config.jsonOut, JSON.stringify(json, null, 2) + '\n')

@@ -14,17 +14,19 @@ export function baselineScenario (ctx: ScenarioContext): Scenario {
 
 /**
  * keygate rows: valid keys with the cache warm (the headline), the same with the
- * cache off (ttl 0: one Redis round trip per request), a flood of malformed keys
- * (refused locally, no Redis), and a well-formed unknown key (negative cache).
+ * cache disabled (one Redis round trip per request), a flood of malformed keys
+ * (refused locally, no Redis), a well-formed unknown key (negative cache), and the
+ * headline again with two worker processes (unpinned: it needs both cores).
  */
 export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
   const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` })
   return [
-    { name: 'keygate: personal key, cache warm', start: async () => await startKeygate(ctx, 'keygate-cached', { ttlMs: 500 }), headers: bearer(benchKeys.personal.key) },
-    { name: 'keygate: personal key, cache warm, request log off', start: async () => await startKeygate(ctx, 'keygate-nolog', { ttlMs: 500 }, 'silent'), headers: bearer(benchKeys.personal.key) },
-    { name: 'keygate: BOT key, cache warm', start: async () => await startKeygate(ctx, 'keygate-bot', { ttlMs: 500 }), headers: bearer(benchKeys.bot.key) },
-    { name: 'keygate: personal key, cache off (Redis per request)', start: async () => await startKeygate(ctx, 'keygate-nocache', { ttlMs: 0 }), headers: bearer(benchKeys.personal.key) },
-    { name: 'keygate: malformed keys (401, no Redis)', start: async () => await startKeygate(ctx, 'keygate-malformed', { ttlMs: 500 }), headers: bearer('kg_not-a-real-key'), expectedStatus: 401 },
-    { name: 'keygate: unknown well-formed key (401, negative cache)', start: async () => await startKeygate(ctx, 'keygate-unknown', { ttlMs: 500 }), headers: bearer(benchKeys.unknown.key), expectedStatus: 401 }
+    { name: 'keygate: personal key, cache warm', start: async () => await startKeygate(ctx, 'keygate-cached'), headers: bearer(benchKeys.personal.key) },
+    { name: 'keygate: BOT key, cache warm', start: async () => await startKeygate(ctx, 'keygate-bot'), headers: bearer(benchKeys.bot.key) },
+    { name: 'keygate: personal key, cache warm, request log off', start: async () => await startKeygate(ctx, 'keygate-nolog', { logLevel: 'silent' }), headers: bearer(benchKeys.personal.key) },
+    { name: 'keygate: personal key, cache disabled (Redis per request)', start: async () => await startKeygate(ctx, 'keygate-nocache', { cache: '{ enabled: false }' }), headers: bearer(benchKeys.personal.key) },
+    { name: 'keygate: malformed keys (401, no Redis)', start: async () => await startKeygate(ctx, 'keygate-malformed'), headers: bearer('kg_not-a-real-key'), expectedStatus: 401 },
+    { name: 'keygate: unknown well-formed key (401, negative cache)', start: async () => await startKeygate(ctx, 'keygate-unknown'), headers: bearer(benchKeys.unknown.key), expectedStatus: 401 },
+    { name: 'keygate: personal key, --workers 2, unpinned', start: async () => await startKeygate(ctx, 'keygate-workers', { workers: 2 }), headers: bearer(benchKeys.personal.key) }
   ]
 }

@@ -8,6 +8,7 @@ import { authenticate, authorize, type Identity } from '../src/pipeline/decide.j
 import { extractCredential } from '../src/pipeline/extract-credential.js'
 import { createHeaderRewriter } from '../src/pipeline/identity-headers.js'
 import { compileRules } from '../src/pipeline/match-rule.js'
+import { createMetrics } from '../src/metrics/metrics.js'
 import { checkTarget } from '../src/pipeline/target-policy.js'
 import { generateKey, parseKey, secretMatches } from '../src/registry/key-material.js'
 import { INVALID, parseKeyRecord, parseRoleRecord, parseUserRecord } from '../src/registry/records.js'
@@ -41,6 +42,15 @@ const request = {
   protocol: 'http',
   headers: { host: 'localhost:8080' }
 } as unknown as FastifyRequest
+// what the metrics add to a proxied request whose records are cached (src/metrics/)
+const metrics = createMetrics({
+  rules: [{ method: 'GET', path: '/api/v1/users' }],
+  upstreams: ['core'],
+  redis: { up: true, lastOkAt: Date.now() },
+  defaultMetrics: false
+})
+const core = metrics.upstream('core')
+const timing = { upstreamSentAt: 0 }
 const upstreamHeaders = { host: '127.0.0.1:3000', authorization: `Bearer ${k.key}`, 'user-agent': 'autocannon' }
 
 const stages: Array<[string, () => unknown]> = [
@@ -52,7 +62,13 @@ const stages: Array<[string, () => unknown]> = [
   ['6 authenticate (incl. secret check)', () => authenticate(parsed, records, Date.now())],
   ['7 match rule + authorize', () => authorize(identity, match('GET', '/api/v1/users'))],
   ['8 upstream request headers', () => rewrite(request, upstreamHeaders)],
-  ['9 request log line (JSON.stringify)', () => JSON.stringify({ level: 30, time: Date.now(), pid: 1, req_id: request.id, method: 'GET', path: '/api/v1/users', status: 200, key_id: parsed.id, reason: 'allowed', rule: 0, latency_ms: 1.234, msg: 'request' })]
+  ['9 request log line (JSON.stringify)', () => JSON.stringify({ level: 30, time: Date.now(), pid: 1, req_id: request.id, method: 'GET', path: '/api/v1/users', status: 200, key_id: parsed.id, reason: 'allowed', rule: 0, latency_ms: 1.234, msg: 'request' })],
+  ['10 metrics (2 clock reads, 3 records)', () => {
+    metrics.auth.fromCache()
+    timing.upstreamSentAt = performance.now()
+    core.response(performance.now() - timing.upstreamSentAt)
+    metrics.requests.response(0, 200, 'allowed', 1.234)
+  }]
 ]
 
 let total = 0

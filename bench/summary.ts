@@ -10,6 +10,8 @@ export interface RoundMeasure extends RoundResult {
   loadgenCpuPct: number | undefined
   /** % of one core used by anything else on the machine during the round. */
   otherCpuPct: number | undefined
+  /** registry reads (Lua script calls) Redis executed during the round */
+  registryReads: number
 }
 
 export interface ScenarioMeasures {
@@ -44,6 +46,8 @@ export interface ScenarioSummary {
   loadgenCpuPct: number | undefined
   otherCpuPct: number | undefined
   peakRssKiB: number | undefined
+  /** registry reads per 1,000 responses over the measured rounds */
+  readsPer1k: number
 }
 
 const meanDefined = (values: ReadonlyArray<number | undefined>): number | undefined =>
@@ -72,6 +76,7 @@ export function summarize (measures: ScenarioMeasures, baseline: ScenarioMeasure
     serverCpuPct: meanDefined(measures.rounds.map((r) => r.serverCpuPct)),
     loadgenCpuPct: meanDefined(measures.rounds.map((r) => r.loadgenCpuPct)),
     otherCpuPct: meanDefined(measures.rounds.map((r) => r.otherCpuPct)),
-    peakRssKiB: measures.peakRssKiB
+    peakRssKiB: measures.peakRssKiB,
+    readsPer1k: 1000 * measures.rounds.reduce((sum, r) => sum + r.registryReads, 0) / Math.max(1, measures.rounds.reduce((sum, r) => sum + r.responses, 0))
   }
 }

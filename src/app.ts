@@ -6,14 +6,15 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES, type IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
-import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { buildAdminPlane } from './admin/admin-plane.js'
 import { InvalidationTracker, NO_TRACKING, type Tracking } from './cache/invalidation.js'
 import { cacheNameOf, RecordCache } from './cache/record-cache.js'
+import { trackingConnections } from './cache/tracking-connection.js'
 import type { Config } from './config/schema.js'
 import { ERRORS, errorBody, JSON_CONTENT_TYPE, codeForStatus, type ErrorCode, type Reason } from './errors.js'
 import { createLogger } from './logger.js'
+import { countLookupErrors, createMetrics, type Metrics, type RequestMeter } from './metrics/metrics.js'
 import { isBodyTooLarge } from './pipeline/body-limit.js'
 import { deny } from './pipeline/deny.js'
 import { createGate } from './pipeline/gate.js'
@@ -24,19 +25,21 @@ import { createRequestLog } from './pipeline/request-log.js'
 import './pipeline/request-state.js'
 import { IdentityResolver } from './pipeline/resolve-identity.js'
 import { checkTarget, type TargetCheck } from './pipeline/target-policy.js'
-import { createRedis, RedisHealth } from './registry/redis-client.js'
-import { redisKeys } from './registry/redis-keys.js'
+import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-client.js'
+import { redisKeys, type RedisKeys } from './registry/redis-keys.js'
 import { RegistryReader } from './registry/registry-reader.js'
 import { UsageRecorder } from './registry/usage-recorder.js'
 
 export interface KeygateApp {
   data: FastifyInstance
   admin: FastifyInstance
-  redis: Redis
+  redis: RegistryClient
   health: RedisHealth
   cache: RecordCache
   /** push invalidation's state (`up`, `since`, `lostAt`) */
   tracking: Tracking
+  /** every metric, served by the admin plane at /metrics */
+  metrics: Metrics
   usage: UsageRecorder
   logger: Logger
   close: () => Promise<void>
@@ -55,20 +58,21 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const keys = redisKeys(config.redis.prefix)
   // The cache of parsed records, kept current by push invalidation (src/cache/invalidation.ts).
   const cache = new RecordCache(config.cache.max_entries)
-  const tracker = config.cache.enabled && config.cache.tracking
-    ? new InvalidationTracker({
-      connect: () => redis.duplicate({ connectionName: 'keygate-invalidation', autoResubscribe: false }),
-      prefixes: [keys.key(''), keys.user(''), keys.role('')],
-      nameOf: cacheNameOf(keys),
-      cache,
-      // a silent channel is only trusted for cache.ttl_ms: confirm it twice per TTL
-      verifyEveryMs: Math.min(1000, Math.max(50, Math.floor(config.cache.ttl_ms / 2))),
-      logger
-    })
-    : undefined
+  const tracker = config.cache.enabled && config.cache.tracking ? trackChanges(redis, keys, cache, config, logger) : undefined
   tracker?.start()
+  // Every metric (src/metrics/): the stages add to plain counters, read when /metrics is scraped.
+  const metrics = createMetrics({
+    rules: config.rules,
+    upstreams: Object.keys(config.upstreams),
+    redis: health,
+    cacheStats: () => {
+      const tracking = tracker ?? NO_TRACKING
+      return { ...cache.counters, entries: cache.size, trackingUp: tracking.up, trackingSince: tracking.since }
+    }
+  })
+  redis.on('error', () => { metrics.redis.connectionError() })
   const resolver = new IdentityResolver({
-    reader: new RegistryReader(redis, keys, config.redis.prefix),
+    reader: countLookupErrors(new RegistryReader(redis, keys, config.redis.prefix), metrics.redis),
     cache,
     cacheEnabled: config.cache.enabled,
     tracking: tracker ?? NO_TRACKING,
@@ -79,8 +83,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   })
 
   const usage = new UsageRecorder(redis, keys.usage)
-  const data = await buildDataPlane(config, logger, resolver, usage)
-  const admin = await buildAdminPlane({ config, logger, health, redis, resolver })
+  const data = await buildDataPlane(config, logger, resolver, usage, metrics)
+  const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics })
 
   return {
     data,
@@ -89,6 +93,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     health,
     cache,
     tracking: tracker ?? NO_TRACKING,
+    metrics,
     usage,
     logger,
     async close () {
@@ -101,10 +106,26 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   }
 }
 
+/** Push invalidation of the cache: every write to a key, user or role record, by anyone. */
+function trackChanges (redis: RegistryClient, keys: RedisKeys, cache: RecordCache, config: Config, logger: Logger): InvalidationTracker {
+  const connections = trackingConnections(redis, keys.keys)
+  const tracker = new InvalidationTracker({
+    connect: connections.connect,
+    prefixes: [keys.key(''), keys.user(''), keys.role('')],
+    nameOf: cacheNameOf(keys),
+    cache,
+    // a silent channel is only trusted for cache.ttl_ms: confirm it twice per TTL
+    verifyEveryMs: Math.min(1000, Math.max(50, Math.floor(config.cache.ttl_ms / 2))),
+    logger
+  })
+  connections.watch(() => tracker.node, () => { tracker.reconnect('the registry slot moved') })
+  return tracker
+}
+
 const kTarget = Symbol('keygate.target')
 type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
 
-async function buildDataPlane (config: Config, logger: Logger, resolver: IdentityResolver, usage: UsageRecorder): Promise<FastifyInstance> {
+async function buildDataPlane (config: Config, logger: Logger, resolver: IdentityResolver, usage: UsageRecorder, metrics: Metrics): Promise<FastifyInstance> {
   // fastify gets no logger: keygate writes the one line per request itself
   // (request-log.ts) and logs its own errors, and fastify's own error lines would
   // carry the request URL with its query string, which must never reach a log.
@@ -125,7 +146,7 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
     // during a graceful close, requests on open keep-alive connections are still served
     // (fastify's own 503 would not be the gateway's error object)
     return503OnClosing: false,
-    clientErrorHandler: clientErrorHandler(logger)
+    clientErrorHandler: clientErrorHandler(logger, metrics.requests)
   })
   for (const method of PROXIED_METHODS) {
     if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
@@ -144,14 +165,15 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
       keyId: undefined,
       identity: undefined,
       reason: undefined,
-      rule: undefined
+      rule: undefined,
+      upstreamSentAt: 0
     }
     if (!target.ok) return deny(reply, 'bad_request', 'bad_path')
     if (countHeader(request.raw.rawHeaders, 'host') > 1) return deny(reply, 'bad_request', 'bad_request')
     done()
   })
-  // The last stage: one log line per request.
-  const requestLog = createRequestLog(logger)
+  // The last stage: one log line per request, and its metrics.
+  const requestLog = createRequestLog(logger, metrics.requests)
   app.addHook('onResponse', requestLog.hook)
   app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
 
@@ -171,7 +193,8 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
     resolver,
     matchRule: compileRules(config.rules),
     bodyLimit: config.limits.body_bytes,
-    usage
+    usage,
+    meter: metrics.auth
   })
   const rewriteRequestHeaders = createHeaderRewriter({
     prefix: config.identity.header_prefix,
@@ -181,7 +204,7 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
   for (const route of config.routes) {
     const upstream = config.upstreams[route.upstream]
     if (upstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
-    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimit: config.limits.body_bytes })
+    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimit: config.limits.body_bytes, meter: metrics.upstream(route.upstream) })
   }
 
   await app.ready()
@@ -198,7 +221,7 @@ function countHeader (rawHeaders: readonly string[], lowerName: string): number 
 }
 
 /** Errors node's HTTP parser raises before fastify sees a request: answered on the raw socket. */
-function clientErrorHandler (logger: Logger) {
+function clientErrorHandler (logger: Logger, meter: RequestMeter) {
   return function onClientError (err: Error & { code?: string }, socket: Socket): void {
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy()
@@ -212,6 +235,7 @@ function clientErrorHandler (logger: Logger) {
     const body = errorBody(code)
     const id = randomUUID()
     logger.info({ req_id: id, status, reason, detail: err.code }, 'request')
+    meter.refused(status, reason)
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
       `Content-Type: ${JSON_CONTENT_TYPE}\r\n` +

@@ -10,6 +10,7 @@ export const ERRORS = {
   unauthorized: { status: 401, message: 'Invalid or missing authentication key' },
   forbidden: { status: 403, message: 'Insufficient permissions for this resource' },
   not_found: { status: 404, message: 'Resource not found' },
+  conflict: { status: 409, message: 'Request conflicts with the current state of the registry' },
   request_timeout: { status: 408, message: 'Request timed out' },
   payload_too_large: { status: 413, message: 'Request body too large' },
   header_too_large: { status: 431, message: 'Request headers too large' },
@@ -60,6 +61,7 @@ export function codeForStatus (status: number): ErrorCode {
     case 403: return 'forbidden'
     case 404: return 'not_found'
     case 408: return 'request_timeout'
+    case 409: return 'conflict'
     case 413: return 'payload_too_large'
     case 414: return 'bad_request'
     case 431: return 'header_too_large'

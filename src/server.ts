@@ -4,7 +4,8 @@
  */
 import { buildApp, type KeygateApp } from './app.js'
 import type { Config } from './config/schema.js'
-import { flushLogger } from './logger.js'
+import { createLogger, flushLogger } from './logger.js'
+import { isWorker, supervise } from './workers.js'
 
 export function splitHostPort (hostPort: string): { host: string, port: number } {
   const i = hostPort.lastIndexOf(':')
@@ -19,7 +20,16 @@ export async function startGateway (config: Config): Promise<KeygateApp> {
   return app
 }
 
-export async function serve (config: Config): Promise<void> {
+export interface ServeOptions {
+  /** worker processes (node:cluster); 1 = this process serves */
+  workers?: number
+}
+
+export async function serve (config: Config, opts: ServeOptions = {}): Promise<void> {
+  if ((opts.workers ?? 1) > 1 && !isWorker()) {
+    supervise({ workers: opts.workers ?? 1, logger: createLogger(config.log.level) })
+    return
+  }
   const app = await startGateway(config)
   let closing = false
   const shutdown = (signal: string): void => {
@@ -30,6 +40,13 @@ export async function serve (config: Config): Promise<void> {
     force.unref()
     app.close().then(async () => { await flushLogger(app.logger); process.exit(0) }, () => process.exit(1))
   }
-  process.once('SIGINT', () => shutdown('SIGINT'))
-  process.once('SIGTERM', () => shutdown('SIGTERM'))
+  process.once('SIGTERM', () => { shutdown('SIGTERM') })
+  if (isWorker()) {
+    // the primary coordinates shutdown (a terminal's Ctrl-C reaches every process);
+    // a worker whose primary is gone stops too
+    process.on('SIGINT', () => {})
+    process.once('disconnect', () => { shutdown('primary gone') })
+  } else {
+    process.once('SIGINT', () => { shutdown('SIGINT') })
+  }
 }

@@ -8,12 +8,12 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
 import { codeForStatus, sendError } from '../errors.js'
 import type { IdentityResolver } from '../pipeline/resolve-identity.js'
-import type { RedisHealth } from '../registry/redis-client.js'
+import type { Metrics } from '../metrics/metrics.js'
+import type { RedisHealth, RegistryClient } from '../registry/redis-client.js'
 import { adminApi } from './api/index.js'
 import { consolePlugin } from './console.js'
 import { metricsRoute } from './metrics-route.js'
@@ -22,9 +22,11 @@ export interface AdminPlaneOptions {
   config: Config
   logger: Logger
   health: RedisHealth
-  redis: Redis
+  redis: RegistryClient
   /** the data plane's resolver: admin keys are authenticated exactly as on the data plane */
   resolver: IdentityResolver
+  /** the process's metrics registry, served at /metrics */
+  metrics: Metrics
 }
 
 export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyInstance> {

@@ -63,8 +63,12 @@ export interface TrackerTarget {
 }
 
 export interface InvalidationTrackerOptions {
-  /** a new connection to the Redis that holds the registry (not yet connected is fine) */
-  connect: () => Redis
+  /**
+   * A new connection to the Redis node that holds the registry, made without
+   * automatic reconnection: when it ends, the tracker asks for a new one, so a
+   * Sentinel or Cluster failover is followed (tracking-connection.ts).
+   */
+  connect: () => Promise<Redis>
   /** the Redis key prefixes to track, e.g. `keygate:key:` */
   prefixes: string[]
   /** Redis key -> cache name, undefined for keys the cache does not hold */
@@ -87,22 +91,20 @@ export class InvalidationTracker implements Tracking {
   private fills = 0
   /** name -> seq of its latest invalidation, kept only while fills are in flight */
   private readonly recent = new Map<string, number>()
-  private readonly sub: Redis
+  private sub: Redis | undefined
   private readonly now: () => number
   private timer: NodeJS.Timeout | undefined
   private pinging = false
   private stopped = false
+  private reopenTimer: NodeJS.Timeout | undefined
+  private failures = 0
 
   constructor (private readonly o: InvalidationTrackerOptions) {
     this.now = o.now ?? Date.now
-    this.sub = o.connect()
-    this.sub.on('ready', () => { this.establish().catch((err: unknown) => { o.logger.error({ err }, 'cache: invalidation setup failed') }) })
-    this.sub.on('close', () => { this.lose('connection closed') })
-    this.sub.on('error', () => { this.lose('connection error') })
-    this.sub.on('messageBuffer', (channel: Buffer, payload: Buffer[] | null) => { this.onMessage(channel, payload) })
   }
 
   start (): void {
+    this.open()
     this.timer = setInterval(() => { this.probe() }, this.o.verifyEveryMs)
     this.timer.unref()
   }
@@ -110,8 +112,52 @@ export class InvalidationTracker implements Tracking {
   async stop (): Promise<void> {
     this.stopped = true
     if (this.timer !== undefined) clearInterval(this.timer)
+    if (this.reopenTimer !== undefined) clearTimeout(this.reopenTimer)
     this.up = false
-    this.sub.disconnect()
+    this.sub?.disconnect()
+  }
+
+  /** Gives up the current connection (lost, or no longer on the registry's node) and opens another. */
+  reconnect (why: string): void {
+    this.lose(why)
+    const old = this.sub
+    this.sub = undefined
+    old?.disconnect()
+    if (this.stopped || this.reopenTimer !== undefined) return
+    // at once the first time, then backing off to 1 s
+    const delayMs = this.failures === 0 ? 0 : Math.min(1000, 50 * 2 ** this.failures)
+    this.failures++
+    this.reopenTimer = setTimeout(() => {
+      this.reopenTimer = undefined
+      this.open()
+    }, delayMs)
+    this.reopenTimer.unref()
+  }
+
+  /** The node the connection is on (host:port), for a Cluster's slot-move check. */
+  get node (): string | undefined {
+    const o = this.sub?.options
+    return o === undefined ? undefined : `${o.host ?? ''}:${o.port ?? ''}`
+  }
+
+  private open (): void {
+    if (this.stopped) return
+    this.o.connect().then((sub) => {
+      if (this.stopped) {
+        sub.disconnect()
+        return
+      }
+      this.sub = sub
+      sub.on('ready', () => {
+        this.establish(sub).catch((err: unknown) => { this.o.logger.error({ err }, 'cache: invalidation setup failed') })
+      })
+      sub.on('error', () => {}) // 'end' follows; the state change happens there
+      sub.on('end', () => { if (this.sub === sub) this.reconnect('connection closed') })
+      sub.on('messageBuffer', (channel: Buffer, payload: Buffer[] | null) => { this.onMessage(channel, payload) })
+    }, (err: unknown) => {
+      this.o.logger.warn({ err: { message: (err as Error).message } }, 'cache: no connection for push invalidation yet')
+      this.reconnect('connect failed')
+    })
   }
 
   // ---- fill tickets (resolve-identity.ts) ----------------------------------
@@ -134,8 +180,7 @@ export class InvalidationTracker implements Tracking {
 
   // ---- the connection ------------------------------------------------------
 
-  private async establish (): Promise<void> {
-    const { sub } = this
+  private async establish (sub: Redis): Promise<void> {
     let sentAt: number
     try {
       const id = await sub.client('ID')
@@ -146,11 +191,12 @@ export class InvalidationTracker implements Tracking {
     } catch (err: unknown) {
       // e.g. an ACL that forbids CLIENT TRACKING: the resolver falls back to its TTL
       this.o.logger.warn({ err: { message: (err as Error).message } }, 'cache: push invalidation could not be established; using the TTL')
-      this.lose('setup failed')
-      if (!this.stopped) setTimeout(() => { if (sub.status === 'ready') sub.disconnect(true) }, 1000).unref()
+      this.failures = Math.max(this.failures, 4) // retry about once a second
+      if (this.sub === sub) this.reconnect('setup failed')
       return
     }
-    if (this.stopped) return
+    if (this.stopped || this.sub !== sub) return
+    this.failures = 0
     // Anything cached before now may have missed an invalidation: start clean.
     this.epoch++
     this.o.cache.clear()
@@ -169,16 +215,16 @@ export class InvalidationTracker implements Tracking {
   }
 
   private probe (): void {
-    if (!this.up || this.pinging) return
+    const { sub } = this
+    if (!this.up || this.pinging || sub === undefined) return
     this.pinging = true
     const sentAt = this.now()
     const epoch = this.epoch
-    this.sub.ping().then(() => {
+    sub.ping().then(() => {
       if (this.epoch === epoch && sentAt > this.verifiedAt) this.verifiedAt = sentAt
     }, () => {
-      // a hung server: give up this connection; ioredis reconnects and we re-establish
-      this.lose('ping failed')
-      this.sub.disconnect(true)
+      // a hung server: give up this connection and open another
+      if (this.sub === sub) this.reconnect('ping failed')
     }).finally(() => { this.pinging = false })
   }
 

@@ -6,12 +6,11 @@
 import { existsSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { InvalidArgumentError } from 'commander'
-import type { Redis } from 'ioredis'
 import { configFile, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../config/load.js'
 import { parseDuration } from '../config/duration.js'
 import type { Config } from '../config/schema.js'
 import { AdminStore } from '../registry/admin-store.js'
-import { createRedis } from '../registry/redis-client.js'
+import { createRedis, type RegistryClient } from '../registry/redis-client.js'
 import { redisKeys } from '../registry/redis-keys.js'
 
 /** A bad usage found after parsing (exit status 2). */
@@ -35,7 +34,7 @@ export function cliConfig (env: NodeJS.ProcessEnv = process.env): Config {
 
 export interface RegistryContext {
   config: Config
-  redis: Redis
+  redis: RegistryClient
   store: AdminStore
 }
 

@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander'
 import { ConfigError, configFile, loadConfig } from '../config/load.js'
 import { AdminError } from '../registry/admin-store.js'
 import { serve } from '../server.js'
+import { parseWorkers } from '../workers.js'
 import { auditCommand } from './audit.js'
 import { checkCommand } from './check.js'
 import { UsageError } from './context.js'
@@ -22,8 +23,15 @@ const program = new Command('keygate')
 
 program.command('serve')
   .description('run the gateway: data plane and admin plane (config: KEYGATE_CONFIG or config/keygate.yaml)')
-  .action(async () => {
-    await serve(loadConfig())
+  .option('--workers <n>', 'worker processes sharing the ports, each with its own cache: a number or "auto" (one per core)', '1')
+  .action(async (opts: { workers: string }) => {
+    let workers: number
+    try {
+      workers = parseWorkers(opts.workers)
+    } catch (err: unknown) {
+      throw new UsageError((err as Error).message)
+    }
+    await serve(loadConfig(), { workers })
   })
 
 program.command('config')

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value'
 import { parseDocument } from 'yaml'
 import { trustedProxyProblem } from '../pipeline/identity-headers.js'
+import { redisConfigProblems, urlHoldsSecret } from '../registry/redis-url.js'
 import { compileRules, isUnderPrefix, RuleError } from '../pipeline/match-rule.js'
 import { ConfigSchema, UpstreamSchema, type Config } from './schema.js'
 
@@ -45,7 +46,7 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv = {}, source =
   const raw: unknown = doc.toJS() ?? {}
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(source, ['the file must hold a YAML mapping'])
 
-  const problems = fileOnlyProblems(raw as Record<string, unknown>)
+  const problems = [...fileOnlyProblems(raw as Record<string, unknown>), ...envProblems(env)]
   const merged = applyEnv(structuredClone(raw) as Record<string, unknown>, env)
   const withDefaults = Value.Default(ConfigSchema, merged) as Record<string, unknown>
   // (TypeBox does not descend into Record values for defaults)
@@ -54,6 +55,7 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv = {}, source =
     for (const [name, u] of Object.entries(upstreams)) (upstreams as Record<string, unknown>)[name] = Value.Default(UpstreamSchema, u)
   }
   for (const e of Value.Errors(ConfigSchema, withDefaults)) problems.push(describe(e))
+  problems.push(...redisConfigProblems(withDefaults.redis))
   if (problems.length > 0) throw new ConfigError(source, dedupe(problems))
 
   const config = withDefaults as Config
@@ -74,15 +76,34 @@ function applyEnv (raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record
   if (env.KEYGATE_REDIS_URL !== undefined && env.KEYGATE_REDIS_URL !== '') section('redis').url = env.KEYGATE_REDIS_URL
   if (env.KEYGATE_LISTEN !== undefined && env.KEYGATE_LISTEN !== '') raw.listen = env.KEYGATE_LISTEN
   if (env.KEYGATE_ADMIN_LISTEN !== undefined && env.KEYGATE_ADMIN_LISTEN !== '') raw.admin_listen = env.KEYGATE_ADMIN_LISTEN
+  // The admin token: only ever from the environment (a file's value is refused by
+  // fileOnlyProblems and dropped here, so it is never validated, echoed or used).
+  delete raw.admin_token
+  const token = env.KEYGATE_ADMIN_TOKEN
+  if (token !== undefined && token !== '' && ADMIN_TOKEN.test(token)) raw.admin_token = token
   return raw
 }
 
-function fileOnlyProblems (raw: Record<string, unknown>): string[] {
-  const redis = raw.redis as { url?: unknown } | undefined
-  if (typeof redis?.url === 'string' && /^rediss?:\/\/[^@/]*:[^@/]+@/.test(redis.url)) {
-    return ['redis.url: must not hold a password; put the whole URL in KEYGATE_REDIS_URL instead']
+/** A Bearer token68 (RFC 6750) of at least 16 characters, e.g. `openssl rand -hex 32`. */
+const ADMIN_TOKEN = /^[A-Za-z0-9\-._~+/]{16,}=*$/
+
+/** Problems with environment values that the schema cannot name without echoing a secret. */
+function envProblems (env: NodeJS.ProcessEnv): string[] {
+  const token = env.KEYGATE_ADMIN_TOKEN
+  if (token !== undefined && token !== '' && !ADMIN_TOKEN.test(token)) {
+    return ['KEYGATE_ADMIN_TOKEN: must be at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (optionally ending in =), as it is sent as `Authorization: Bearer <token>`; e.g. `openssl rand -hex 32`']
   }
   return []
+}
+
+function fileOnlyProblems (raw: Record<string, unknown>): string[] {
+  const problems: string[] = []
+  const redis = raw.redis as { url?: unknown } | undefined
+  if (typeof redis?.url === 'string' && urlHoldsSecret(redis.url)) {
+    problems.push('redis.url: must not hold a password; put the whole URL in KEYGATE_REDIS_URL instead')
+  }
+  if (Object.hasOwn(raw, 'admin_token')) problems.push('admin_token: secrets never come from the file; set KEYGATE_ADMIN_TOKEN instead')
+  return problems
 }
 
 function crossFieldProblems (c: Config, forServing: boolean): string[] {

@@ -32,7 +32,9 @@ export const ConfigSchema = Type.Object({
   /** the admin API token: from KEYGATE_ADMIN_TOKEN only, refused in the file (load.ts); absent = token sign-in off */
   admin_token: Type.Optional(Type.String({ minLength: 1 })),
   redis: Type.Object({
-    url: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379', description: 'a redis:// or rediss:// URL' }),
+    // The forms (standalone, Sentinel, Cluster) are checked by src/registry/redis-url.ts,
+    // whose messages never echo the URL (it may hold a password).
+    url: Type.String({ minLength: 1, default: 'redis://127.0.0.1:6379', description: 'a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL' }),
     prefix: Type.String({ pattern: '^[A-Za-z0-9_.:{}-]{1,64}$', default: 'keygate:' }),
     command_timeout_ms: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
     connect_timeout_ms: Type.Integer({ minimum: 10, maximum: 60_000, default: 1_000 })

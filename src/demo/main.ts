@@ -2,9 +2,9 @@
  * `npm run demo`: a working keygate in one command.
  *
  * Starts a private redis-server on a free port (unless KEYGATE_REDIS_URL is set),
- * seeds an org with roles, a user with a personal key and a BOT key, starts the
- * demo upstream and the gateway, and prints curl lines to paste. Ctrl-C stops
- * everything it started.
+ * seeds an org with roles, a user with a personal key and a BOT key, and an admin
+ * with a key for the console, starts the demo upstream and the gateway, and prints
+ * the console URL and curl lines to paste. Ctrl-C stops everything it started.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
@@ -91,11 +91,14 @@ rules:
   // Seed: the same store the CLI uses.
   const client = new Redis(redis.url)
   const store = new AdminStore(client, redisKeys(prefix), config.keys.prefix, 'demo')
-  await store.putRole('viewer', ['users:read', 'orgs:read'], 'reads users and its org')
+  await store.putRole('viewer', ['users:read', 'orgs:read', 'keygate:keys:self'], 'reads users and its org; manages its own keys')
   await store.putRole('editor', ['users:*', 'orgs:read'], 'manages users')
+  await store.putRole('keygate-admin', ['keygate:admin'], 'full control of keygate: admin API and console')
   await store.putUser('alice', { org: 'acme', role: 'viewer', name: 'Alice' })
+  await store.putUser('ops', { org: 'acme', role: 'keygate-admin', name: 'Ops' })
   const personal = await store.createKey({ type: 'personal', user: 'alice', name: 'alice laptop' })
   const bot = await store.createKey({ type: 'bot', role: 'editor', org: 'acme', name: 'ci deploy bot', createdBy: 'alice' })
+  const admin = await store.createKey({ type: 'personal', user: 'ops', name: 'ops console sign-in' })
   client.disconnect()
 
   const app = await startGateway(config)
@@ -104,13 +107,17 @@ rules:
   process.stdout.write(`
 keygate demo is running
   gateway     ${base}  (admin: http://${adminHost}:${adminPort}/readyz)
+  console     http://${adminHost}:${adminPort}/console/  (sign in with a key below)
   redis       ${redis.child === undefined ? redis.url + ' (yours, namespace ' + prefix + ')' : 'private redis-server on ' + redis.url}
   upstream    demo backend on 127.0.0.1:${upstreamPort}, reachable only through the gateway
 
-  alice (org acme, role viewer: users:read orgs:read) has a personal key:
+  alice (org acme, role viewer: users:read orgs:read keygate:keys:self) has a personal key;
+  she can also sign in to the console with it and manage her own keys:
     ${personal.key}
   a BOT key in org acme with role editor (users:* orgs:read):
     ${bot.key}
+  ops (role keygate-admin: keygate:admin) signs in to the console as an admin with:
+    ${admin.key}
 
 Try it (paste into another terminal):
 

@@ -15,6 +15,7 @@ import { extractCredential } from './extract-credential.js'
 import type { RuleMatcher } from './match-rule.js'
 import { RegistryUnavailable, type IdentityResolver, type Resolved } from './resolve-identity.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
+import type { AuthMeter } from '../metrics/metrics.js'
 
 export interface GateOptions {
   keyPrefix: string
@@ -23,6 +24,8 @@ export interface GateOptions {
   bodyLimit: number
   /** notes each allowed key's use (last_used_at), batched off the request path */
   usage: UsageRecorder
+  /** decisions from the cache are counted; those that wait for Redis are timed too */
+  meter: AuthMeter
 }
 
 export type Gate = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
@@ -48,12 +51,18 @@ export function createGate (o: GateOptions): Gate {
     const now = Date.now()
     const resolved = o.resolver.resolve(key.id, now)
     if (!(resolved instanceof Promise)) {
+      o.meter.fromCache()
       decide(request, reply, key, resolved, now, done)
       return
     }
+    const lookupAt = performance.now()
     resolved.then(
-      (records) => { decide(request, reply, key, records, Date.now(), done) },
+      (records) => {
+        o.meter.fromRedis(performance.now() - lookupAt)
+        decide(request, reply, key, records, Date.now(), done)
+      },
       (err: unknown) => {
+        o.meter.fromRedis(performance.now() - lookupAt)
         if (err instanceof RegistryUnavailable) deny(reply, 'service_unavailable', 'registry_unavailable')
         else throw err
       }

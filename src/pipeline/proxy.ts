@@ -11,6 +11,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { pipeline } from 'node:stream'
 import { Agent } from 'undici'
 import type { RouteConfig, UpstreamConfig } from '../config/schema.js'
+import type { UpstreamMeter } from '../metrics/metrics.js'
 import { isBodyTooLarge, limitBody } from './body-limit.js'
 import { deny } from './deny.js'
 import { HOP_BY_HOP, type RequestHeaderRewriter } from './identity-headers.js'
@@ -37,6 +38,8 @@ export interface ProtectedRouteOptions {
   gate: Gate
   rewriteRequestHeaders: RequestHeaderRewriter
   bodyLimit: number
+  /** upstream latency (sent -> response headers) and failures by kind */
+  meter: UpstreamMeter
 }
 
 export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOptions): Promise<void> {
@@ -67,14 +70,25 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
       // the raw query, exactly as the client sent it
       queryString: (_search, _url, request) => request.kg.query.slice(1),
       // (the casts: the gateway serves HTTP/1 only; reply-from's types also allow HTTP/2)
-      rewriteRequestHeaders: (request, headers) => o.rewriteRequestHeaders(request as FastifyRequest, headers as IncomingHttpHeaders),
-      rewriteHeaders: (headers, request) => withoutHopByHop(headers as IncomingHttpHeaders, request?.id),
+      // (reply-from calls this just before it sends the request, and rewriteHeaders when the response headers arrive)
+      rewriteRequestHeaders: (request, headers) => {
+        (request as FastifyRequest).kg.upstreamSentAt = performance.now()
+        return o.rewriteRequestHeaders(request as FastifyRequest, headers as IncomingHttpHeaders)
+      },
+      rewriteHeaders: (headers, request) => {
+        if (request !== undefined) o.meter.response(performance.now() - (request as FastifyRequest).kg.upstreamSentAt)
+        return withoutHopByHop(headers as IncomingHttpHeaders, request?.id)
+      },
       // never replay a request: what the upstream answered is what the client gets
       retryDelay: () => null,
       onError: (r, { error }) => {
         const reply = r as FastifyReply
-        if (isBodyTooLarge(error)) deny(reply, 'payload_too_large', 'body_too_large')
-        else if ((error as { statusCode?: number }).statusCode === 504) deny(reply, 'gateway_timeout', 'upstream_timeout')
+        if (isBodyTooLarge(error)) {
+          deny(reply, 'payload_too_large', 'body_too_large')
+          return
+        }
+        o.meter.error(error)
+        if ((error as { statusCode?: number }).statusCode === 504) deny(reply, 'gateway_timeout', 'upstream_timeout')
         else deny(reply, 'bad_gateway', 'upstream_error')
       }
     }

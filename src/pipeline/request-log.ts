@@ -1,5 +1,6 @@
 /**
- * The last stage: one JSON line per request, with the decision's precise reason.
+ * The last stage: one JSON line per request, with the decision's precise reason, and
+ * the request's metrics (rule, status, reason, duration; src/metrics/metrics.ts).
  * The path is the one decided on, without its query string; no header is logged.
  *
  * The line has pino's shape (`level`, `time`, `pid`, ..., `msg`) and goes to the
@@ -12,6 +13,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { pino, type DestinationStream, type Logger } from 'pino'
+import type { RequestMeter } from '../metrics/metrics.js'
 
 export interface RequestLog {
   hook: (request: FastifyRequest, reply: FastifyReply, done: () => void) => void
@@ -19,7 +21,7 @@ export interface RequestLog {
   flush: () => void
 }
 
-export function createRequestLog (logger: Logger): RequestLog {
+export function createRequestLog (logger: Logger, meter: RequestMeter): RequestLog {
   const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym] as DestinationStream
   const pid = process.pid
   let pending = ''
@@ -34,9 +36,13 @@ export function createRequestLog (logger: Logger): RequestLog {
   }
 
   function hook (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+    const s = request.kg
+    const status = reply.statusCode
+    const reason = s?.reason ?? (status >= 500 ? 'internal_error' : 'bad_request')
+    // (the response has finished: fastify's end time is set, so this reads no clock)
+    const ms = reply.elapsedTime
+    meter.response(s?.rule, status, reason, ms)
     if (logger.isLevelEnabled('info')) {
-      const s = request.kg
-      const status = reply.statusCode
       pending += JSON.stringify({
         level: 30,
         time: Date.now(),
@@ -46,9 +52,9 @@ export function createRequestLog (logger: Logger): RequestLog {
         path: s?.path,
         status,
         key_id: s?.keyId,
-        reason: s?.reason ?? (status >= 500 ? 'internal_error' : 'bad_request'),
+        reason,
         rule: s?.rule,
-        latency_ms: Math.round(reply.elapsedTime * 1000) / 1000,
+        latency_ms: Math.round(ms * 1000) / 1000,
         msg: 'request'
       }) + '\n'
       if (pending.length >= 8192) flush()

@@ -12,6 +12,8 @@ export interface RequestState {
   reason: Reason | undefined
   /** index of the matched rule, for logs and metrics */
   rule: number | undefined
+  /** performance.now() when the proxy sent the request upstream (upstream latency); 0 before */
+  upstreamSentAt: number
 }
 
 declare module 'fastify' {

@@ -19,7 +19,7 @@
  */
 import type { FillTicket, Tracking } from '../cache/invalidation.js'
 import { cacheName, type Entry, type RecordCache } from '../cache/record-cache.js'
-import type { RedisHealth } from '../registry/redis-client.js'
+import { registryErrorKind, type RedisHealth } from '../registry/redis-client.js'
 import type { RegistryReader } from '../registry/registry-reader.js'
 import {
   fieldsOf, INVALID, parseKeyRecord, parseRoleRecord, parseUserRecord,
@@ -141,7 +141,7 @@ export class IdentityResolver {
       raw = await reader.fetchChain(keyId)
     } catch (err: unknown) {
       // A record of the wrong Redis type is a bad record (deny), not an outage.
-      if (isWrongType(err)) return { key: INVALID }
+      if (registryErrorKind(err) === 'bad_record') return { key: INVALID }
       health.markDown()
       // Redis is down now: inside the stale window, what the cache may still serve is served.
       const stale = this.fromCache(keyId, this.now(), false)
@@ -173,9 +173,4 @@ export class IdentityResolver {
     if (roleName !== '') install(cacheName.role(roleName), role)
     return { key, user, roleName, role }
   }
-}
-
-/** Redis answered, but a record is not a hash (e.g. written with SET): `WRONGTYPE`, also inside a script error. */
-function isWrongType (err: unknown): boolean {
-  return err instanceof Error && err.name === 'ReplyError' && err.message.includes('WRONGTYPE')
 }

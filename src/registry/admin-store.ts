@@ -7,15 +7,25 @@
  * every refused attempt (result `error: <message>`). Listing uses the index sets,
  * never KEYS or SCAN. Nothing here returns a secret or a hash.
  */
-import type { Redis } from 'ioredis'
+import type { ChainableCommander } from 'ioredis'
 import { generateKey } from './key-material.js'
 import { fieldsOf, isoTimestamp, parseTimestamp, parseUserRecord, INVALID } from './records.js'
+import type { RegistryClient } from './redis-client.js'
 import type { RedisKeys } from './redis-keys.js'
 
-/** A failed operation the admin can fix (exit status 1, the message on stderr). */
+/**
+ * A failed operation the admin can fix (CLI: exit status 1, the message on stderr).
+ * `kind` says what went wrong, for front ends that map it (the admin API: 400, 404, 409).
+ */
 export class AdminError extends Error {
   override readonly name = 'AdminError'
+  constructor (message: string, readonly kind: AdminErrorKind = 'invalid') {
+    super(message)
+  }
 }
+
+/** `invalid`: bad input; `not_found`: an addressed record does not exist; `conflict`: refused in the registry's current state */
+export type AdminErrorKind = 'invalid' | 'not_found' | 'conflict'
 
 export type KeyType = 'personal' | 'bot'
 
@@ -97,7 +107,7 @@ const AUDIT_MAXLEN = '100000'
 
 export class AdminStore {
   constructor (
-    private readonly redis: Redis,
+    private readonly redis: RegistryClient,
     private readonly keys: RedisKeys,
     private readonly keyPrefix: string,
     private readonly actor: string
@@ -127,20 +137,24 @@ export class AdminStore {
     return names.flatMap((name, i) => {
       const r = records[i]
       if (r === undefined || Object.keys(r).length === 0) return []
-      const view: RoleView = { name, permissions: (r.permissions ?? '').split(/\s+/).filter((p) => p !== '') }
-      if (r.description !== undefined) view.description = r.description
-      return [view]
+      return [roleView(name, r)]
     })
+  }
+
+  async showRole (name: string): Promise<RoleView> {
+    const r = await this.redis.hgetall(this.keys.role(name))
+    if (Object.keys(r).length === 0) throw new AdminError(`role "${name}" does not exist`, 'not_found')
+    return roleView(name, r)
   }
 
   /** Refuses while users or BOT keys reference the role, naming them, unless `force`. */
   async deleteRole (name: string, force: boolean): Promise<{ users: string[], keys: string[] }> {
     return await this.audited('role.delete', `role:${name}`, async () => {
-      if (await this.redis.exists(this.keys.role(name)) === 0) throw new AdminError(`role "${name}" does not exist`)
+      if (await this.redis.exists(this.keys.role(name)) === 0) throw new AdminError(`role "${name}" does not exist`, 'not_found')
       const users = (await this.listUsers()).filter((u) => u.role === name).map((u) => u.id)
       const keys = (await this.listKeys()).filter((k) => k.type === 'bot' && k.role === name && k.status === 'active').map((k) => k.id)
       if ((users.length > 0 || keys.length > 0) && !force) {
-        throw new AdminError(`role "${name}" is still used by ${describeRefs(users, keys)}; reassign them, or delete with --force (they will then have no permissions)`)
+        throw new AdminError(`role "${name}" is still used by ${describeRefs(users, keys)}; reassign them, or delete with --force (they will then have no permissions)`, 'conflict')
       }
       await this.redis.multi()
         .del(this.keys.role(name))
@@ -176,7 +190,7 @@ export class AdminStore {
     const action = status === 'active' ? 'user.activate' : 'user.deactivate'
     return await this.audited(action, `user:${id}`, async () => {
       const current = await this.redis.hget(this.keys.user(id), 'status')
-      if (current === null) throw new AdminError(`user "${id}" does not exist`)
+      if (current === null) throw new AdminError(`user "${id}" does not exist`, 'not_found')
       await this.redis.multi()
         .hset(this.keys.user(id), 'status', status)
         .xadd(...this.auditArgs(action, `user:${id}`, 'ok', { from: current, to: status }))
@@ -194,6 +208,12 @@ export class AdminStore {
       if (filter.org !== undefined && r.org !== filter.org) return []
       return [{ id, org: r.org, role: r.role, status: r.status, name: r.name, email: r.email }]
     })
+  }
+
+  async showUser (id: string): Promise<UserView> {
+    const r = await this.redis.hgetall(this.keys.user(id))
+    if (Object.keys(r).length === 0) throw new AdminError(`user "${id}" does not exist`, 'not_found')
+    return { id, org: r.org, role: r.role, status: r.status, name: r.name, email: r.email }
   }
 
   // ---- keys ----------------------------------------------------------------
@@ -224,18 +244,20 @@ export class AdminStore {
       try {
         return await this.rotateWatched(id, graceMs, now)
       } finally {
-        await this.redis.unwatch()
+        // UNWATCH has no key, so a Cluster would send it to any node; pipelined with a
+        // command on the watched key it reaches the connection that holds the WATCH.
+        await this.redis.pipeline().exists(this.keys.key(id)).unwatch().exec()
       }
     })
   }
 
   private async rotateWatched (id: string, graceMs: number, now: number): Promise<RotatedKey> {
     const old = await this.redis.hgetall(this.keys.key(id))
-    if (old.type === undefined) throw new AdminError(`key "${id}" does not exist`)
-    if (old.status !== 'active') throw new AdminError(`key "${id}" is ${old.status ?? 'in an unknown state'}; only an active key can be rotated`)
+    if (old.type === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
+    if (old.status !== 'active') throw new AdminError(`key "${id}" is ${old.status ?? 'in an unknown state'}; only an active key can be rotated`, 'conflict')
     const oldExpiry = old.expires_at === undefined ? undefined : parseTimestamp(old.expires_at)
-    if (oldExpiry !== undefined && oldExpiry <= now) throw new AdminError(`key "${id}" has expired; create a new key instead`)
-    if (old.type !== 'personal' && old.type !== 'bot') throw new AdminError(`key "${id}" has an unknown type "${old.type}"`)
+    if (oldExpiry !== undefined && oldExpiry <= now) throw new AdminError(`key "${id}" has expired; create a new key instead`, 'conflict')
+    if (old.type !== 'personal' && old.type !== 'bot') throw new AdminError(`key "${id}" has an unknown type "${old.type}"`, 'conflict')
     const input: CreateKeyInput = { type: old.type, user: old.user, role: old.role, org: old.org, name: old.name, createdBy: old.created_by }
     const org = await this.validateOwner(input)
     // the new key keeps the old one's expiry, if it had one
@@ -248,14 +270,14 @@ export class AdminStore {
     this.addKey(tx, created.id, record, old.type === 'personal' ? old.user : old.created_by)
     tx.hset(this.keys.key(id), { expires_at: replacesExpiresAt, replaced_by: created.id })
     tx.xadd(...this.auditArgs('key.rotate', `key:${id}`, 'ok', { new_key: created.id, replaces_expires_at: replacesExpiresAt }))
-    if (await tx.exec() === null) throw new AdminError(`key "${id}" changed during the rotation; nothing was written, try again`)
+    if (await tx.exec() === null) throw new AdminError(`key "${id}" changed during the rotation; nothing was written, try again`, 'conflict')
     return { ...created, replaces: id, replaces_expires_at: replacesExpiresAt }
   }
 
   async revokeKey (id: string, now = Date.now()): Promise<{ changed: boolean }> {
     return await this.audited('key.revoke', `key:${id}`, async () => {
       const status = await this.redis.hget(this.keys.key(id), 'status')
-      if (status === null) throw new AdminError(`key "${id}" does not exist`)
+      if (status === null) throw new AdminError(`key "${id}" does not exist`, 'not_found')
       if (status === 'revoked') return { changed: false }
       await this.redis.multi()
         .hset(this.keys.key(id), { status: 'revoked', revoked_at: isoTimestamp(now) })
@@ -267,7 +289,7 @@ export class AdminStore {
 
   async showKey (id: string, now = Date.now()): Promise<KeyView> {
     const [view] = await this.keyViews([id], now)
-    if (view === undefined) throw new AdminError(`key "${id}" does not exist`)
+    if (view === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
     return view
   }
 
@@ -300,19 +322,30 @@ export class AdminStore {
     })
   }
 
+  /**
+   * Audits an attempt a front end refused before it reached the store (the admin API's
+   * permission checks, e.g. a BOT key with a role broader than its creator's): result
+   * `denied: <why>`.
+   */
+  async recordDenied (action: string, target: string, why: string): Promise<void> {
+    await this.redis.xadd(...this.auditArgs(action, target, `denied: ${why}`, {}))
+  }
+
   // ---- internals -----------------------------------------------------------
 
   private async validateOwner (input: CreateKeyInput): Promise<string> {
     if (input.type === 'personal') {
       if (input.user === undefined) throw new AdminError('a personal key needs --user')
-      const user = parseUserRecord(await this.redis.hgetall(this.keys.user(input.user)))
-      if (user === INVALID) throw new AdminError(`user "${input.user}" does not exist or its record is incomplete`)
-      if (user.status !== 'active') throw new AdminError(`user "${input.user}" is deactivated`)
+      const fields = await this.redis.hgetall(this.keys.user(input.user))
+      if (Object.keys(fields).length === 0) throw new AdminError(`user "${input.user}" does not exist`, 'not_found')
+      const user = parseUserRecord(fields)
+      if (user === INVALID) throw new AdminError(`user "${input.user}" has an incomplete record`, 'conflict')
+      if (user.status !== 'active') throw new AdminError(`user "${input.user}" is deactivated`, 'conflict')
       return user.org
     }
     if (input.role === undefined || input.org === undefined) throw new AdminError('a BOT key needs --role and --org')
     checkName('org', input.org)
-    if (await this.redis.exists(this.keys.role(input.role)) === 0) throw new AdminError(`role "${input.role}" does not exist`)
+    if (await this.redis.exists(this.keys.role(input.role)) === 0) throw new AdminError(`role "${input.role}" does not exist`, 'not_found')
     return input.org
   }
 
@@ -338,7 +371,7 @@ export class AdminStore {
     return { created, record }
   }
 
-  private addKey (tx: ReturnType<Redis['multi']>, id: string, record: Record<string, string>, owner: string | undefined): void {
+  private addKey (tx: ChainableCommander, id: string, record: Record<string, string>, owner: string | undefined): void {
     tx.hset(this.keys.key(id), record).sadd(this.keys.keys, id).sadd(this.keys.orgKeys(record.org as string), id)
     if (owner !== undefined) tx.sadd(this.keys.userKeys(owner), id)
   }
@@ -391,6 +424,12 @@ export class AdminStore {
     return [this.keys.audit, 'MAXLEN', '~', AUDIT_MAXLEN, '*',
       'time', isoTimestamp(Date.now()), 'actor', this.actor, 'action', action, 'target', target, 'result', result, 'detail', JSON.stringify(detail)]
   }
+}
+
+function roleView (name: string, r: Record<string, string>): RoleView {
+  const view: RoleView = { name, permissions: (r.permissions ?? '').split(/\s+/).filter((p) => p !== '') }
+  if (r.description !== undefined) view.description = r.description
+  return view
 }
 
 function withoutHash (record: Record<string, string>): Record<string, string> {

@@ -1,11 +1,22 @@
 /**
- * The gateway's Redis connection and its health. Fail closed and fail fast:
- * bounded command and connect timeouts, no offline queue, no retry of a command
- * that was in flight when the connection dropped. `RedisHealth` is what
- * readiness and the stale window are judged by.
+ * The registry's Redis connection, on any of the three topologies `redis.url` names
+ * (redis-url.ts: standalone, Sentinel, Cluster), and its health. Fail closed and
+ * fail fast, on every topology: bounded command and connect timeouts, no offline
+ * queue for the gateway, no retry of a command that was in flight when a
+ * connection dropped, reconnects that back off to at most 1 s and never give up.
+ * `RedisHealth` is what readiness and the stale window are judged by.
+ * Topologies, failover and the key-slot strategy: docs/topologies.md.
  */
-import { Redis } from 'ioredis'
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import type { Config } from '../config/schema.js'
+import { parseRedisUrl, type HostPort, type RedisTarget } from './redis-url.js'
+
+/** A registry client: one Redis (standalone, or the master a Sentinel names) or a Cluster. */
+export type RegistryClient = Redis | Cluster
+
+export function isCluster (client: RegistryClient): client is Cluster {
+  return client instanceof Cluster
+}
 
 /** Resolves once a Redis at `url` answers PING (for starting one: the demo, the benchmark). */
 export async function waitForRedis (url: string, opts: { attempts?: number, signal?: AbortSignal } = {}): Promise<void> {
@@ -26,38 +37,216 @@ export async function waitForRedis (url: string, opts: { attempts?: number, sign
   throw new Error(`${url} never answered PING`)
 }
 
-export function createRedis (cfg: Config['redis'], opts: { queueWhileConnecting?: boolean } = {}): Redis {
-  return new Redis(cfg.url, {
+export interface ClientOptions {
+  /**
+   * Queue commands until the first connect (the CLI). The gateway never queues: a
+   * request answers 503 at once rather than wait. A queueing client gives up after a
+   * few rounds over every address, so that a command fails instead of hanging.
+   */
+  queueWhileConnecting?: boolean
+}
+
+/** What createRedis builds, without connecting: one Redis and its options, or a Cluster's seeds and options. */
+export type ConnectionPlan =
+  | { topology: 'standalone' | 'sentinel', options: RedisOptions }
+  | { topology: 'cluster', nodes: HostPort[], options: ClusterOptions }
+
+/** Reconnect delay: 100 ms doubling to 1 s, for ever. */
+const backoff = (attempt: number): number => Math.min(50 * 2 ** Math.min(attempt, 10), 1000)
+/** Rounds over every sentinel or cluster node before a queueing (CLI) client gives up. */
+const QUEUEING_ROUNDS = 3
+
+export function connectionPlan (cfg: Config['redis'], opts: ClientOptions = {}): ConnectionPlan {
+  const target = parseRedisUrl(cfg.url)
+  const queue = opts.queueWhileConnecting === true
+  // Every connection, whatever the topology: one bounded attempt per command.
+  const perConnection: RedisOptions = {
+    ...credentials(target),
     connectionName: 'keygate',
     commandTimeout: cfg.command_timeout_ms,
     connectTimeout: cfg.connect_timeout_ms,
-    // The gateway answers 503 at once rather than queueing; the CLI may wait for the first connect.
-    enableOfflineQueue: opts.queueWhileConnecting === true,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    enableReadyCheck: true,
-    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 10), 1000)
-  })
+    enableReadyCheck: true
+  }
+  if (target.tls) perConnection.tls = {}
+
+  if (target.topology === 'cluster') {
+    return {
+      topology: 'cluster',
+      nodes: target.nodes,
+      options: {
+        redisOptions: perConnection,
+        enableOfflineQueue: queue,
+        enableReadyCheck: true,
+        scaleReads: 'master',
+        clusterRetryStrategy: (times) => queue && times > QUEUEING_ROUNDS ? null : backoff(times),
+        // Redirections and retries (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, a node lost) are
+        // bounded in number, and a command's own timeout runs from its first send.
+        maxRedirections: Math.max(3, Math.ceil(cfg.command_timeout_ms / 100)),
+        retryDelayOnMoved: 0,
+        retryDelayOnFailover: 100,
+        retryDelayOnClusterDown: 100,
+        retryDelayOnTryAgain: 100,
+        slotsRefreshTimeout: cfg.connect_timeout_ms,
+        // learn of a failover or a moved slot without waiting for an error
+        slotsRefreshInterval: 5000
+      }
+    }
+  }
+
+  const options: RedisOptions = {
+    ...perConnection,
+    db: target.db,
+    enableOfflineQueue: queue,
+    retryStrategy: backoff,
+    // A write answered READONLY means this server was demoted (a failover behind a DNS
+    // name or a Sentinel): reconnecting finds the current primary. Never resent.
+    reconnectOnError: (err) => err.message.startsWith('READONLY') ? 1 : false
+  }
+  if (target.topology === 'standalone') {
+    return { topology: 'standalone', options: { ...options, host: target.host, port: target.port } }
+  }
+  const sentinel: RedisOptions = {
+    ...options,
+    sentinels: target.sentinels,
+    name: target.name,
+    role: 'master',
+    sentinelCommandTimeout: cfg.command_timeout_ms,
+    // one round over the sentinels per attempt, then the backoff; a queueing client gives up
+    sentinelRetryStrategy: (times) => queue && times > QUEUEING_ROUNDS ? null : backoff(times),
+    // drop the connection as soon as a sentinel announces +switch-master, rather than
+    // when the old master is gone or demoted
+    failoverDetector: true
+  }
+  if (target.sentinelUsername !== undefined) sentinel.sentinelUsername = target.sentinelUsername
+  if (target.sentinelPassword !== undefined) sentinel.sentinelPassword = target.sentinelPassword
+  if (target.tls) {
+    sentinel.enableTLSForSentinelMode = true
+    sentinel.sentinelTLS = {}
+  }
+  return { topology: 'sentinel', options: sentinel }
 }
+
+/** The registry's client for `redis.url`: a Redis (standalone or Sentinel-managed) or a Cluster. */
+export function createRedis (cfg: Config['redis'], opts: ClientOptions = {}): RegistryClient {
+  const plan = connectionPlan(cfg, opts)
+  if (plan.topology !== 'cluster') return new Redis(plan.options)
+  const cluster = new Cluster(plan.nodes, plan.options)
+  // On a Cluster, health is judged on the slot the registry lives in (see RedisHealth).
+  clusterProbeKeys.set(cluster, `${cfg.prefix}keys`)
+  return cluster
+}
+
+/**
+ * A client of its own to the same registry, for server-side state that must not be
+ * shared with other callers (WATCH ... EXEC). On a single Redis: `duplicate()` (on
+ * Sentinel, a connection that finds and follows the master itself). On a Cluster: a
+ * Cluster of its own (its WATCH and MULTI land on the same node connection, the
+ * registry's slot being one). `overrides` are per connection; `lazyConnect`,
+ * `enableReadyCheck` and `retryStrategy` apply to a Cluster as a whole.
+ *
+ * Not for CLIENT TRACKING or SUBSCRIBE on a Cluster: a Cluster routes keyless
+ * commands to any node (docs/topologies.md, push invalidation).
+ */
+export function duplicateClient (client: RegistryClient, overrides: RedisOptions = {}): RegistryClient {
+  if (!isCluster(client)) return client.duplicate(overrides)
+  const { lazyConnect, enableReadyCheck, retryStrategy, ...perNode } = overrides
+  const options: ClusterOptions = { redisOptions: { ...client.options.redisOptions, ...perNode } }
+  if (lazyConnect !== undefined) options.lazyConnect = lazyConnect
+  if (enableReadyCheck !== undefined) options.enableReadyCheck = enableReadyCheck
+  if (retryStrategy !== undefined) options.clusterRetryStrategy = retryStrategy ?? (() => null)
+  return client.duplicate([], options)
+}
+
+function credentials (t: RedisTarget): Pick<RedisOptions, 'username' | 'password'> {
+  const c: Pick<RedisOptions, 'username' | 'password'> = {}
+  if (t.username !== undefined) c.username = t.username
+  if (t.password !== undefined) c.password = t.password
+  return c
+}
+
+// ---- replies -----------------------------------------------------------------
+
+/**
+ * Error replies that mean "Redis cannot answer this now", never "the record is bad":
+ * a registry read that meets one is an outage (503, Redis marked down), never an
+ * allow, a deny or a 500. The ones a registry read can meet on a real server:
+ *   LOADING      the server is loading its dataset (restart, DEBUG RELOAD, full sync)
+ *   BUSY         a script or function has run past busy-reply-threshold
+ *   MASTERDOWN   a replica with replica-serve-stale-data no has lost its master
+ *   NOPERM       an ACL forbids the read (a misconfiguration: fail closed)
+ *   CLUSTERDOWN  the slot's master is lost and not yet replaced (ioredis retries first)
+ *   TRYAGAIN     a slot is being migrated (ioredis retries first)
+ *   NOAUTH       only on a connection's handshake (a server that started requiring a
+ *                password); ioredis then never becomes ready and reads fail fast
+ * and, on writes (CLI, usage): READONLY, MISCONF, NOREPLICAS, OOM.
+ */
+const UNAVAILABLE_REPLIES = new Set([
+  'LOADING', 'BUSY', 'MASTERDOWN', 'NOPERM', 'CLUSTERDOWN', 'TRYAGAIN', 'NOAUTH', 'WRONGPASS',
+  'READONLY', 'MISCONF', 'NOREPLICAS', 'OOM',
+  // a redis:// URL that names a Cluster node: a misconfiguration, so fail closed
+  'MOVED', 'ASK'
+])
+
+/**
+ * The code of an error reply that means Redis is unavailable (`LOADING`, `MASTERDOWN`,
+ * ...), also when ioredis wraps it ("Too many Cluster redirections. Last error:
+ * ReplyError: CLUSTERDOWN ..."); undefined otherwise.
+ */
+export function unavailableReply (err: unknown): string | undefined {
+  if (!(err instanceof Error)) return undefined
+  const m = /(?:^|ReplyError: )([A-Z]+)(?: |$)/.exec(err.message)
+  return m !== null && UNAVAILABLE_REPLIES.has(m[1] as string) ? m[1] : undefined
+}
+
+export function isUnavailableReply (err: unknown): boolean {
+  return unavailableReply(err) !== undefined
+}
+
+/** Redis answered, but a record is not a hash (e.g. written with SET): `WRONGTYPE`, also inside a script error. */
+export function isWrongTypeReply (err: unknown): boolean {
+  return err instanceof Error && err.name === 'ReplyError' && err.message.includes('WRONGTYPE')
+}
+
+/**
+ * How a failed registry read is answered: a record of the wrong type is a bad record
+ * (deny, like any record keygate cannot interpret); everything else (an unavailable
+ * reply, a timeout, a closed connection, an unexpected script error) is an outage:
+ * mark Redis down, serve what the stale window allows, else 503. Never a 500.
+ */
+export function registryErrorKind (err: unknown): 'bad_record' | 'unavailable' {
+  return isWrongTypeReply(err) ? 'bad_record' : 'unavailable'
+}
+
+// ---- health ------------------------------------------------------------------
+
+/** Cluster client -> a registry key: the probe reads it, so it lands on the registry's slot. */
+const clusterProbeKeys = new WeakMap<Cluster, string>()
 
 /**
  * Up while Redis answers. `lastOkAt` is when Redis last answered anything (a probe or
  * a registry read): the latest moment the cache is known to agree with Redis, which
  * is what the stale window is measured from.
+ *
+ * The probe is a PING on a single Redis (which a loading, stale-replica or
+ * unauthenticated server refuses as it refuses reads), and on a Cluster an EXISTS of a
+ * registry key, so that it is answered by the master of the registry's slot and fails
+ * with CLUSTERDOWN as reads do (a PING would go to any node).
  */
 export class RedisHealth {
   up = false
   lastOkAt = Number.NEGATIVE_INFINITY
   private timer: NodeJS.Timeout | undefined
 
-  constructor (private readonly redis: Redis, private readonly now: () => number = Date.now) {
+  constructor (private readonly redis: RegistryClient, private readonly now: () => number = Date.now) {
     redis.on('ready', () => { this.probe() })
     redis.on('close', () => { this.markDown() })
     // ioredis logs unhandled 'error' events itself; the state change is what matters here.
     redis.on('error', () => { this.markDown() })
   }
 
-  /** Ping every `intervalMs` so that a hung server (SIGSTOP) is noticed without traffic. */
+  /** Probe every `intervalMs` so that a hung server (SIGSTOP) is noticed without traffic. */
   start (intervalMs = 1000): void {
     this.probe()
     this.timer = setInterval(() => { this.probe() }, intervalMs)
@@ -82,6 +271,8 @@ export class RedisHealth {
       this.markDown()
       return
     }
-    this.redis.ping().then(() => { this.markUp() }, () => { this.markDown() })
+    const key = isCluster(this.redis) ? clusterProbeKeys.get(this.redis) : undefined
+    const answer: Promise<unknown> = key === undefined ? this.redis.ping() : this.redis.exists(key)
+    answer.then(() => { this.markUp() }, () => { this.markDown() })
   }
 }

@@ -2,10 +2,11 @@
  * The gateway's one read of the registry: key record -> user record (personal
  * keys) -> role record, in a single round trip (one Lua script, EVALSHA).
  *
- * The script reads keys it derives from the key record, so it assumes all records
- * live on one Redis node (standalone or Sentinel). See docs/registry.md.
+ * The script reads keys it derives from the key record, so all records must live in
+ * one slot: on one Redis (standalone, or the master Sentinel names), or on a Cluster
+ * under a hash-tagged prefix such as `{keygate}:` (docs/topologies.md).
  */
-import type { Redis } from 'ioredis'
+import type { RegistryClient } from './redis-client.js'
 import type { RedisKeys } from './redis-keys.js'
 
 const CHAIN_LUA = `
@@ -46,7 +47,7 @@ interface ChainCommand {
 }
 
 export class RegistryReader {
-  constructor (private readonly redis: Redis, private readonly keys: RedisKeys, private readonly prefix: string) {
+  constructor (private readonly redis: RegistryClient, private readonly keys: RedisKeys, private readonly prefix: string) {
     redis.defineCommand('keygateChain', { numberOfKeys: 1, lua: CHAIN_LUA })
   }
 

@@ -5,7 +5,7 @@
  * is not a record the gateway caches, so these writes never invalidate anything.
  * A failed write is dropped (usage is advisory); the next use is noted again.
  */
-import type { Redis } from 'ioredis'
+import type { RegistryClient } from './redis-client.js'
 import { isoTimestamp } from './records.js'
 
 export class UsageRecorder {
@@ -14,7 +14,7 @@ export class UsageRecorder {
   private readonly timer: NodeJS.Timeout
 
   constructor (
-    private readonly redis: Redis,
+    private readonly redis: RegistryClient,
     private readonly usageKey: string,
     private readonly everyMs = 60_000,
     flushMs = 5_000

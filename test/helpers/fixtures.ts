@@ -2,7 +2,7 @@
  * Registry fixtures: roles, users and keys written through the same AdminStore the
  * CLI uses, into a real Redis. Each key fixture returns the raw key, shown once.
  */
-import type { Redis } from 'ioredis'
+import type { RegistryClient } from '../../src/registry/redis-client.js'
 import { AdminStore } from '../../src/registry/admin-store.js'
 import { redisKeys, type RedisKeys } from '../../src/registry/redis-keys.js'
 
@@ -15,7 +15,7 @@ export class Fixtures {
   readonly store: AdminStore
   readonly keys: RedisKeys
 
-  constructor (readonly redis: Redis, readonly prefix: string, keyPrefix = 'kg_') {
+  constructor (readonly redis: RegistryClient, readonly prefix: string, keyPrefix = 'kg_') {
     this.keys = redisKeys(prefix)
     this.store = new AdminStore(redis, this.keys, keyPrefix, 'test')
   }

@@ -3,6 +3,7 @@
  * gateway's own connection (so other clients of a shared Redis do not count).
  */
 import { randomBytes } from 'node:crypto'
+import type { Redis } from 'ioredis'
 import type { TestGateway } from './gateway.js'
 
 /**
@@ -11,7 +12,7 @@ import type { TestGateway } from './gateway.js'
  * connection's address, so other clients of a shared Redis do not count.
  */
 export async function watchGatewayRedis<T> (gw: TestGateway, action: () => Promise<T>): Promise<{ result: T, commands: string[] }> {
-  const stream = gw.app.redis.stream
+  const stream = (gw.app.redis as Redis).stream // (a standalone gateway)
   const source = `${stream.localAddress ?? ''}:${stream.localPort ?? ''}`
   const monitor = await gw.client.monitor()
   const commands: string[] = []

@@ -42,6 +42,16 @@ t.test('npm run demo: the printed curl lines give 200, 401 and 403; Ctrl-C stops
   }
   t.same([...statuses].sort(), [200, 401, 403])
 
+  // the console the demo prints, and the admin key it prints to sign in with
+  const consoleUrl = /console\s+(http:\/\/\S+\/console\/)/.exec(out)?.[1] ?? ''
+  const page = await fetch(consoleUrl)
+  t.equal(page.status, 200, `the console is served at ${consoleUrl}`)
+  t.match(await page.text(), /<title>keygate console<\/title>/)
+  const adminKey = /signs in to the console as an admin with:\n\s+(\S+)/.exec(out)?.[1] ?? ''
+  const session = await fetch(new URL('../admin/v1/session', consoleUrl), { headers: { authorization: `Bearer ${adminKey}` } })
+  t.equal(session.status, 200, 'the printed admin key signs in')
+  t.equal(((await session.json()) as { admin?: boolean }).admin, true, 'as an admin')
+
   const redisPort = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1])
   t.ok(await portOpen(redisPort), 'the private redis-server is up')
   child.kill('SIGINT')

@@ -43,7 +43,7 @@ async function world (t: Test, tracking?: (real: InvalidationTracker) => Trackin
 
   const cache = new RecordCache(100)
   const tracker = new InvalidationTracker({
-    connect: () => new Redis(redis.url, { connectionName: 'keygate-invalidation', autoResubscribe: false, maxRetriesPerRequest: 0 }),
+    connect: async () => new Redis(redis.url, { connectionName: 'keygate-invalidation', autoResubscribe: false, maxRetriesPerRequest: 0, retryStrategy: () => null }),
     prefixes: [fixtures.keys.key(''), fixtures.keys.user(''), fixtures.keys.role('')],
     nameOf: cacheNameOf(fixtures.keys),
     cache,

@@ -1,10 +1,63 @@
 /**
  * The admin API, /admin/v1/*: the same AdminStore as the CLI (one implementation,
- * two front ends). Reference: docs/admin-api.md.
+ * two front ends). Reference: docs/admin-api.md. In the order a request meets it:
+ *
+ *   1. sign-in           the admin token, or a keygate key checked by the data
+ *                        plane's own stages: 401 / 403 / 503          sign-in.ts
+ *   2. route access      admin-only routes refuse a self principal (403) context.ts
+ *   3. JSON in           closed TypeBox schemas, pasted keys refused: 400  validation.ts
+ *   4. the route         keys, users, roles, audit, session            *-routes.ts
+ *   5. errors            one catalogue; the precise reason to the log   refusal.ts
+ *   6. the log line      one per request                               request-log.ts
  */
 import type { FastifyPluginAsync } from 'fastify'
+import { sendError } from '../../errors.js'
+import { redisKeys } from '../../registry/redis-keys.js'
 import type { AdminPlaneOptions } from '../admin-plane.js'
+import { auditRoutes } from './audit-routes.js'
+import { createContext } from './context.js'
+import { keyRoutes } from './key-routes.js'
+import { createAdminRequestLog } from './request-log.js'
+import './request-state.js'
+import { createErrorHandler } from './refusal.js'
+import { roleRoutes } from './role-routes.js'
+import { sessionRoutes } from './session-routes.js'
+import { createSignIn } from './sign-in.js'
+import { userRoutes } from './user-routes.js'
+import { useJsonValidation } from './validation.js'
 
-export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async () => {
-  // routes: to be built (issue 5)
+export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) => {
+  const signIn = createSignIn({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix, resolver: o.resolver })
+  app.decorateRequest('adminApi', null as unknown as never)
+
+  // 1. sign-in, before anything is parsed: no credential, no body read, no 404 either
+  app.addHook('onRequest', async (request, reply) => {
+    request.adminApi = { principal: undefined, keyId: undefined, reason: undefined, detail: undefined }
+    const result = await signIn(request.raw.rawHeaders)
+    if (result.ok) {
+      request.adminApi.principal = result.principal
+      if (result.principal.kind === 'key') request.adminApi.keyId = result.principal.keyId
+      return
+    }
+    request.adminApi.keyId = result.keyId
+    request.adminApi.reason = result.reason
+    if (result.code !== 'service_unavailable') reply.header('www-authenticate', result.challenge)
+    return sendError(reply, result.code)
+  })
+
+  // 3. JSON in
+  useJsonValidation(app, o.config.keys.prefix)
+
+  // 5, 6. errors and the log line
+  app.setErrorHandler(createErrorHandler(o.logger, o.health))
+  app.setNotFoundHandler((_request, reply) => sendError(reply, 'not_found'))
+  app.addHook('onResponse', createAdminRequestLog(o.logger))
+
+  // 4. the routes (2: each admin-only route has `onRequest: requireAdmin`)
+  const ctx = createContext(o.config, o.redis, redisKeys(o.config.redis.prefix))
+  sessionRoutes(app, o.config)
+  keyRoutes(app, ctx)
+  userRoutes(app, ctx)
+  roleRoutes(app, ctx)
+  auditRoutes(app, ctx)
 }

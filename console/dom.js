@@ -1,0 +1,105 @@
+// DOM helpers. Everything that comes from the API is written with textContent or as
+// an attribute value: never parsed as HTML (the CSP's Trusted Types would refuse it).
+
+export const $ = (id) => {
+  const el = document.getElementById(id)
+  if (el === null) throw new Error(`#${id} is missing from index.html`)
+  return el
+}
+
+/** h('td', { class: 'mono', title: id }, 'text', childNode, ...) */
+export function h (tag, attrs = {}, ...children) {
+  const el = document.createElement(tag)
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue
+    if (name.startsWith('on')) el.addEventListener(name.slice(2), value)
+    else el.setAttribute(name, value === true ? '' : String(value))
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue
+    el.append(typeof child === 'string' ? document.createTextNode(child) : child)
+  }
+  return el
+}
+
+export function show (el, visible) {
+  el.hidden = !visible
+}
+
+/** Shows `message` in an alert element, or hides it when message is empty. */
+export function say (el, message) {
+  el.textContent = message ?? ''
+  el.hidden = !message
+}
+
+/** The date, and below it the time (UTC); the full ISO time in the tooltip; `fallback` when absent. */
+export function timeCell (iso, fallback) {
+  if (!iso) return h('td', { class: 'muted' }, fallback)
+  const d = new Date(iso)
+  if (Number.isNaN(d.getTime())) return h('td', {}, iso)
+  const [date, time] = d.toISOString().slice(0, 16).split('T')
+  return h('td', { class: 'nowrap', title: iso },
+    h('time', { datetime: iso }, h('div', {}, date), h('div', { class: 'muted small' }, time)))
+}
+
+export function badge (text, kind) {
+  return h('span', { class: `badge badge-${kind}` }, text)
+}
+
+export function permissionChips (permissions) {
+  if (permissions.length === 0) return h('span', { class: 'muted' }, 'no permissions')
+  return h('span', { class: 'chips' }, permissions.map((p) => h('code', { class: 'chip' }, p)))
+}
+
+/** Checkboxes for the permission catalogue, `checked` ticked; read them back with checkedValues. */
+export function permissionCheckboxes (container, catalogue, checked = []) {
+  const all = [...new Set([...catalogue, ...checked])].sort()
+  container.replaceChildren(...all.map((p) =>
+    h('label', { class: 'permission' },
+      h('input', { type: 'checkbox', value: p, checked: checked.includes(p) }),
+      h('code', {}, p))))
+}
+
+export function checkedValues (container) {
+  return [...container.querySelectorAll('input[type=checkbox]:checked')].map((i) => i.value)
+}
+
+/**
+ * Asks before a destructive action. `action` runs on confirmation; its error is shown
+ * in the dialog, which stays open. Resolves true when the action ran.
+ */
+export function confirmAction ({ title, message, confirm, action }) {
+  const dialog = $('confirm-dialog')
+  const form = $('confirm-form')
+  $('confirm-title').textContent = title
+  $('confirm-message').textContent = message
+  $('confirm-ok').textContent = confirm
+  say($('confirm-error'), '')
+  return new Promise((resolve) => {
+    const finish = (ran) => {
+      form.removeEventListener('submit', onSubmit)
+      $('confirm-cancel').removeEventListener('click', onCancel)
+      dialog.removeEventListener('close', onClose)
+      if (dialog.open) dialog.close()
+      resolve(ran)
+    }
+    const onSubmit = async (event) => {
+      event.preventDefault()
+      $('confirm-ok').disabled = true
+      try {
+        await action()
+        finish(true)
+      } catch (err) {
+        say($('confirm-error'), err.message)
+      } finally {
+        $('confirm-ok').disabled = false
+      }
+    }
+    const onCancel = () => finish(false)
+    const onClose = () => finish(false)
+    form.addEventListener('submit', onSubmit)
+    $('confirm-cancel').addEventListener('click', onCancel)
+    dialog.addEventListener('close', onClose)
+    dialog.showModal()
+  })
+}

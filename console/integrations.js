@@ -1,0 +1,216 @@
+// Settings -> Integrations: the caller's keys, the Generate New Key dialog with the
+// one-time display of the new key, and revocation (after a confirmation).
+import { api } from './api.js'
+import { $, badge, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, show, timeCell } from './dom.js'
+
+export function integrationsPage (ctx) {
+  const dialog = $('generate-dialog')
+  const form = $('generate-form')
+  // the dialog's view of the registry, fetched when it opens
+  let roles = []
+  let users = []
+
+  async function load () {
+    const { principal, admin } = ctx.session
+    const mine = !admin && principal.kind === 'key' && principal.user !== undefined
+    $('integrations-scope').textContent = admin
+      ? 'Every key in the registry. A key is shown once, at creation; keygate keeps only a hash. Times are UTC.'
+      : 'Your personal keys and the BOT keys you created. A key is shown once, at creation. Times are UTC.'
+    const { keys } = await api.keys(mine ? { user: principal.user } : {})
+    render(keys)
+  }
+
+  function render (keys) {
+    const sorted = [...keys].sort((a, b) => (b.created_at ?? '').localeCompare(a.created_at ?? ''))
+    $('keys-body').replaceChildren(...sorted.map(row))
+    show($('keys-empty'), sorted.length === 0)
+  }
+
+  function row (k) {
+    const owner = k.type === 'personal'
+      ? h('td', { class: 'nowrap' }, h('span', { class: 'muted' }, 'user '), k.user ?? '')
+      : h('td', { class: 'nowrap' }, h('span', { class: 'muted' }, 'role '), h('code', { class: 'chip' }, k.role ?? ''))
+    const actions = k.status === 'active'
+      ? h('button', { type: 'button', class: 'button button-small button-danger-quiet', 'data-action': 'revoke', onclick: () => revoke(k) }, 'Revoke')
+      : ''
+    return h('tr', { 'data-key-id': k.id, 'data-status': k.status },
+      h('td', {}, h('div', {}, k.name !== '' ? k.name : h('span', { class: 'muted' }, 'unnamed')), h('div', { class: 'muted small nowrap' }, h('span', { class: 'mono' }, k.id), ` · ${k.org}`)),
+      h('td', {}, badge(k.type === 'bot' ? 'BOT' : 'Personal', k.type === 'bot' ? 'bot' : 'personal')),
+      owner,
+      timeCell(k.created_at, ''),
+      timeCell(k.last_used_at, 'never'),
+      timeCell(k.expires_at, 'never'),
+      h('td', {}, badge(k.status, k.status === 'active' ? 'ok' : 'off')),
+      h('td', { class: 'actions' }, actions))
+  }
+
+  function revoke (k) {
+    confirmAction({
+      title: 'Revoke this key?',
+      message: `"${k.name !== '' ? k.name : k.id}" (${k.id}) stops working at once, on every gateway instance. This cannot be undone.` +
+        (k.id === ctx.session.principal.key_id ? ' This is the key you signed in with: the console signs you out.' : ''),
+      confirm: 'Revoke key',
+      action: () => api.revokeKey(k.id)
+    }).then((ran) => ran ? load() : undefined).catch(ctx.fail)
+  }
+
+  // ---- the Generate New Key dialog -------------------------------------------------
+
+  async function openDialog () {
+    const { principal, admin } = ctx.session
+    form.reset()
+    say($('generate-error'), '')
+    show(form, true)
+    show($('reveal'), false)
+    ;[{ roles }, { users }] = await Promise.all([api.roles(), admin ? api.users() : { users: [] }])
+    // Personal: admins pick the user; everyone else makes keys for themselves
+    show($('generate-user-row'), admin)
+    if (admin) {
+      $('generate-user').replaceChildren(...users.filter((u) => u.status === 'active').map((u) =>
+        h('option', { value: u.id, selected: u.id === principal.user }, u.name ? `${u.id} (${u.name}, ${u.org})` : `${u.id} (${u.org})`)))
+    }
+    // BOT: admins choose the org and may define a new role; others use their own org's roles
+    show($('generate-org-row'), admin)
+    $('generate-org').value = principal.org ?? users[0]?.org ?? ''
+    show($('generate-role-mode'), admin)
+    $('generate-role').replaceChildren(...roles.map((r) => h('option', { value: r.name }, r.name)))
+    permissionCheckboxes($('generate-new-role-permissions'), ctx.catalogue)
+    sync()
+    dialog.showModal()
+  }
+
+  /** Shows the parts of the form that fit the chosen type and role mode. */
+  function sync () {
+    const type = form.elements.type.value
+    const newRole = form.elements['role-mode'].value === 'new'
+    show($('generate-personal'), type === 'personal')
+    show($('generate-bot'), type === 'bot')
+    show($('generate-existing-role'), !newRole)
+    show($('generate-new-role'), newRole)
+    $('generate-personal-role').replaceChildren(personalRole())
+    const role = roles.find((r) => r.name === $('generate-role').value)
+    $('generate-role-permissions').replaceChildren(role === undefined
+      ? h('span', { class: 'muted' }, 'No role you may assign.')
+      : permissionChips(role.permissions))
+  }
+
+  /** The role a personal key would act with: the user's own, read-only. */
+  function personalRole () {
+    const { principal, admin } = ctx.session
+    let role, permissions
+    if (admin) {
+      const user = users.find((u) => u.id === $('generate-user').value)
+      if (user === undefined) return h('span', { class: 'muted' }, 'Pick a user.')
+      role = user.role
+      permissions = roles.find((r) => r.name === role)?.permissions
+    } else {
+      role = principal.role
+      permissions = principal.permissions
+    }
+    return h('div', {},
+      h('div', {}, 'Role ', h('strong', { 'data-testid': 'personal-role' }, role ?? ''), h('span', { class: 'muted' }, ' (the user\'s role; the key follows it when it changes)')),
+      permissions === undefined ? h('span', { class: 'muted' }, 'unknown role: no permissions') : permissionChips(permissions))
+  }
+
+  async function submit (event) {
+    event.preventDefault()
+    const { principal } = ctx.session
+    const f = form.elements
+    const input = { type: f.type.value }
+    const name = f.name.value.trim()
+    if (name !== '') input.name = name
+    if (f.expiry.value !== '') input.expires_in = f.expiry.value
+    $('generate-submit').disabled = true
+    say($('generate-error'), '')
+    try {
+      if (input.type === 'personal') {
+        input.user = ctx.session.admin ? f.user.value : principal.user
+        if (!input.user) throw new Error('Pick the user the key belongs to.')
+      } else {
+        input.org = ctx.session.admin ? f.org.value.trim() : principal.org
+        if (!input.org) throw new Error('Enter the org the BOT key acts in.')
+        input.role = f['role-mode'].value === 'new' ? await defineRole() : f.role.value
+        if (!input.role) throw new Error('Pick a role for the BOT key.')
+      }
+      reveal(await api.createKey(input))
+    } catch (err) {
+      if (err.status === 401) ctx.fail(err)
+      else say($('generate-error'), err.message)
+    } finally {
+      $('generate-submit').disabled = false
+    }
+  }
+
+  /** Admins only: creates the role ticked in the dialog; refuses to overwrite one. */
+  async function defineRole () {
+    const name = $('generate-new-role-name').value.trim()
+    const permissions = checkedValues($('generate-new-role-permissions'))
+    if (name === '') throw new Error('Name the new role.')
+    if (roles.some((r) => r.name === name)) throw new Error(`A role named "${name}" exists already: choose it under "Use an existing role", or pick another name.`)
+    if (permissions.length === 0) throw new Error('Tick at least one permission for the new role.')
+    await api.putRole(name, permissions)
+    roles = [...roles, { name, permissions }]
+    return name
+  }
+
+  function reveal (created) {
+    show(form, false)
+    show($('reveal'), true)
+    $('reveal-key').value = created.key
+    say($('reveal-copy-status'), '')
+    const facts = [['Key id', created.id], ['Type', created.type === 'bot' ? 'BOT' : 'Personal'], ['Org', created.org]]
+    if (created.user !== undefined) facts.push(['User', created.user])
+    if (created.role !== undefined) facts.push(['Role', created.role])
+    facts.push(['Expires', created.expires_at ?? 'never'])
+    $('reveal-facts').replaceChildren(...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))
+    $('reveal-key').focus()
+    $('reveal-key').select()
+  }
+
+  async function copy () {
+    const input = $('reveal-key')
+    try {
+      await navigator.clipboard.writeText(input.value)
+      say($('reveal-copy-status'), 'Copied to the clipboard.')
+    } catch {
+      input.focus()
+      input.select()
+      say($('reveal-copy-status'), 'Copying was blocked by the browser: the key is selected, press Ctrl+C (or Cmd+C).')
+    }
+  }
+
+  function forgetKey () {
+    $('reveal-key').value = ''
+    $('reveal-facts').replaceChildren()
+  }
+
+  $('generate-open').addEventListener('click', () => { openDialog().catch(ctx.fail) })
+  $('generate-cancel').addEventListener('click', () => dialog.close())
+  form.addEventListener('change', sync)
+  form.addEventListener('submit', submit)
+  $('reveal-copy').addEventListener('click', copy)
+  $('reveal-done').addEventListener('click', () => {
+    forgetKey()
+    dialog.close()
+  })
+  // while the key is on screen, only "I have copied it" closes the dialog (not Escape)
+  dialog.addEventListener('cancel', (event) => { if (!$('reveal').hidden) event.preventDefault() })
+  dialog.addEventListener('close', () => {
+    // after a key was generated, the list shows it
+    if (!$('reveal').hidden && ctx.session !== null) load().catch(ctx.fail)
+    forgetKey()
+    show($('reveal'), false)
+    show(form, true)
+  })
+
+  return {
+    load,
+    clear () {
+      forgetKey()
+      show($('reveal'), false)
+      roles = []
+      users = []
+      $('keys-body').replaceChildren()
+    }
+  }
+}

@@ -1,0 +1,106 @@
+// The console's entry: sign-in, the Settings navigation, and the shared context the
+// pages use. Pages: integrations.js (everyone), users.js and roles.js (admins).
+import { api, signIn, signOut } from './api.js'
+import { $, say, show } from './dom.js'
+import { integrationsPage } from './integrations.js'
+import { rolesPage } from './roles.js'
+import { usersPage } from './users.js'
+
+const ctx = {
+  /** GET /admin/v1/session: { principal, admin, self } */
+  session: null,
+  /** the permission catalogue, for the role editors */
+  catalogue: [],
+  /** shows an error of a page action; a refused credential signs out */
+  fail (err) {
+    if (err?.status === 401) {
+      leave('Your credential was refused: it was revoked, expired, or its user was deactivated. Sign in again.')
+      return
+    }
+    say($('page-error'), err?.message ?? String(err))
+  }
+}
+
+const pages = {
+  integrations: integrationsPage(ctx),
+  users: usersPage(ctx),
+  roles: rolesPage(ctx)
+}
+let current = 'integrations'
+
+$('sign-in-form').addEventListener('submit', async (event) => {
+  event.preventDefault()
+  const input = $('sign-in-key')
+  const value = input.value.trim()
+  // the credential leaves the DOM at once; from here on only api.js holds it
+  input.value = ''
+  say($('sign-in-error'), '')
+  if (value === '') return
+  $('sign-in-submit').disabled = true
+  try {
+    ctx.session = await signIn(value)
+    ctx.catalogue = ctx.session.admin ? (await api.permissions()).permissions : []
+    enter()
+  } catch (err) {
+    signOut()
+    say($('sign-in-error'), err.status === 401 || err.status === 403
+      ? 'That key or token was not accepted. It needs keygate:admin or keygate:keys:self.'
+      : err.message)
+  } finally {
+    $('sign-in-submit').disabled = false
+  }
+})
+
+$('sign-out').addEventListener('click', () => leave(''))
+
+for (const link of document.querySelectorAll('[data-page]')) {
+  link.addEventListener('click', () => openPage(link.dataset.page))
+}
+
+function enter () {
+  const { principal, admin } = ctx.session
+  $('principal').textContent = describe(principal) + (admin ? ' · admin' : '')
+  for (const el of document.querySelectorAll('[data-admin-only]')) show(el, admin)
+  show($('sign-in-view'), false)
+  show($('whoami'), true)
+  show($('app-view'), true)
+  openPage('integrations')
+}
+
+function leave (message) {
+  signOut()
+  ctx.session = null
+  ctx.catalogue = []
+  for (const page of Object.values(pages)) page.clear()
+  for (const dialog of document.querySelectorAll('dialog[open]')) dialog.close()
+  say($('page-error'), '')
+  show($('app-view'), false)
+  show($('whoami'), false)
+  $('principal').textContent = ''
+  show($('sign-in-view'), true)
+  say($('sign-in-error'), message)
+  $('sign-in-key').focus()
+}
+
+async function openPage (name) {
+  if (ctx.session === null || pages[name] === undefined) return
+  if (name !== 'integrations' && !ctx.session.admin) return
+  current = name
+  say($('page-error'), '')
+  for (const link of document.querySelectorAll('[data-page]')) {
+    if (link.dataset.page === name) link.setAttribute('aria-current', 'page')
+    else link.removeAttribute('aria-current')
+  }
+  for (const section of document.querySelectorAll('[data-page-section]')) show(section, section.dataset.pageSection === name)
+  try {
+    await pages[name].load()
+  } catch (err) {
+    if (current === name) ctx.fail(err)
+  }
+}
+
+function describe (principal) {
+  if (principal.kind === 'token') return 'Admin token'
+  const who = principal.user !== undefined ? principal.user : `BOT key ${principal.key_id}`
+  return `${who} (${principal.org}, role ${principal.role})`
+}

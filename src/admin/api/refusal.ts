@@ -1,0 +1,73 @@
+/**
+ * The admin API's errors: a refusal decided by the API itself (ApiRefusal), or the
+ * registry's (AdminError, by kind), mapped onto the one error catalogue. Clients get
+ * the catalogue's uniform body; the precise reason goes to the log line.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { Logger } from 'pino'
+import { sendError, codeForStatus, type ErrorCode } from '../../errors.js'
+import { challenges } from '../../pipeline/deny.js'
+import { RegistryUnavailable } from '../../pipeline/resolve-identity.js'
+import { AdminError, type AdminErrorKind } from '../../registry/admin-store.js'
+import { isUnavailableReply, isWrongTypeReply, type RedisHealth } from '../../registry/redis-client.js'
+
+export class ApiRefusal extends Error {
+  override readonly name = 'ApiRefusal'
+  /** `detail` goes to the log line only; `scope` to a 403's challenge */
+  constructor (readonly code: ErrorCode, readonly detail: string, readonly scope?: string) {
+    super(detail)
+  }
+}
+
+export const badRequest = (detail: string): ApiRefusal => new ApiRefusal('bad_request', detail)
+export const notFound = (detail: string): ApiRefusal => new ApiRefusal('not_found', detail)
+export const forbidden = (detail: string, scope?: string): ApiRefusal => new ApiRefusal('forbidden', detail, scope)
+
+const BY_KIND: Record<AdminErrorKind, ErrorCode> = { invalid: 'bad_request', not_found: 'not_found', conflict: 'conflict' }
+
+/** Sends a 403 with its RFC 6750 challenge. */
+export function sendForbidden (reply: FastifyReply, scope?: string): FastifyReply {
+  reply.header('www-authenticate', challenges.insufficientScope(scope))
+  return sendError(reply, 'forbidden')
+}
+
+export function createErrorHandler (logger: Logger, health: RedisHealth) {
+  return function onError (err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    const state = request.adminApi
+    if (err instanceof ApiRefusal) {
+      state.detail = err.detail
+      if (err.code === 'forbidden') {
+        state.reason = 'missing_permission'
+        return sendForbidden(reply, err.scope)
+      }
+      return sendError(reply, err.code)
+    }
+    if (err instanceof AdminError) {
+      state.detail = err.message
+      return sendError(reply, BY_KIND[err.kind])
+    }
+    const status = err.statusCode ?? 500
+    if (status >= 400 && status < 500) {
+      // validation (the failing field and rule, never its value), bad JSON, media type, size
+      state.detail = err.code === 'FST_ERR_VALIDATION' ? err.message : err.code
+      return sendError(reply, codeForStatus(status))
+    }
+    if (isWrongTypeReply(err)) {
+      state.detail = 'a registry record is not a hash (written with something other than HSET?)'
+      return sendError(reply, 'conflict')
+    }
+    if (err instanceof RegistryUnavailable || isUnavailableReply(err) || !health.up || REDIS_DOWN.test(err.message)) {
+      state.reason = 'registry_unavailable'
+      return sendError(reply, 'service_unavailable')
+    }
+    logger.error({ req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } }, 'admin API internal error')
+    return sendError(reply, 'internal_error')
+  }
+}
+
+/**
+ * ioredis's messages when Redis did not answer (refused, closed, not writable, timed
+ * out): 503, fail closed, like an error reply meaning "cannot answer now" (LOADING,
+ * READONLY, ...: isUnavailableReply).
+ */
+const REDIS_DOWN = /Stream isn't writeable|Connection is closed|Command timed out|ETIMEDOUT|ECONNREFUSED|ECONNRESET|EPIPE|is disconnected|isn't ready|max retries/i

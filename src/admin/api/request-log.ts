@@ -1,0 +1,25 @@
+/**
+ * One log line per admin API request: request id, method, the route's pattern
+ * (`/admin/v1/keys/:id`: neither the path's values nor the query), status, the
+ * acting principal, and for refusals the reason and detail. Never a credential.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Logger } from 'pino'
+
+export function createAdminRequestLog (logger: Logger) {
+  return function adminRequestLog (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+    const s = request.adminApi
+    logger.info({
+      req_id: request.id,
+      method: request.method,
+      route: request.routeOptions.url ?? '(no route)',
+      status: reply.statusCode,
+      actor: s?.principal?.actor,
+      key_id: s?.keyId,
+      reason: s?.reason,
+      detail: s?.detail,
+      latency_ms: Math.round(reply.elapsedTime * 1000) / 1000
+    }, 'admin request')
+    done()
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * /roles: list, put (create or replace), delete. Admin only, except the list: a
+ * self principal sees the roles whose every permission it holds itself, which is
+ * exactly what it may give a BOT key.
+ */
+import type { Static } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { principalOf, requireAdmin, type ApiContext } from './context.js'
+import { withinGrants } from './principal.js'
+import { DeleteRoleQuery, NoQuery, PutRoleBody, RoleDeleted, RoleList, RoleParams, RoleView } from './schemas.js'
+
+export function roleRoutes (app: FastifyInstance, ctx: ApiContext): void {
+  app.get('/roles', { schema: { querystring: NoQuery, response: { 200: RoleList } } }, async (request) => {
+    const p = principalOf(request)
+    const roles = await ctx.store(p).listRoles()
+    if (p.admin) return { roles }
+    return { roles: roles.filter((r) => withinGrants(p.grants, r.permissions)) }
+  })
+
+  app.put<{ Params: Static<typeof RoleParams>, Body: Static<typeof PutRoleBody> }>('/roles/:name', {
+    onRequest: requireAdmin,
+    schema: { params: RoleParams, querystring: NoQuery, body: PutRoleBody, response: { 200: RoleView } }
+  }, async (request) => {
+    const store = ctx.store(principalOf(request))
+    const { name } = request.params
+    await store.putRole(name, request.body.permissions, request.body.description)
+    return await store.showRole(name)
+  })
+
+  app.delete<{ Params: Static<typeof RoleParams>, Querystring: Static<typeof DeleteRoleQuery> }>('/roles/:name', {
+    onRequest: requireAdmin,
+    schema: { params: RoleParams, querystring: DeleteRoleQuery, response: { 200: RoleDeleted } }
+  }, async (request) => {
+    const { name } = request.params
+    const { users, keys } = await ctx.store(principalOf(request)).deleteRole(name, request.query.force === 'true')
+    return { name, users, keys }
+  })
+}

@@ -1,0 +1,66 @@
+/**
+ * JSON in: every route's params, query and body are checked against its TypeBox
+ * schema by TypeBox's own compiler, so a field the schema does not list is refused
+ * (fastify's default Ajv setup would silently drop it). An absent body is read as
+ * `{}`, with or without `Content-Type: application/json` (a JSON `null` is refused). A value that looks like a
+ * whole keygate key (a secret pasted where an id or a name belongs) is refused
+ * before it can reach the registry, the audit trail or a log.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { TSchema } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { parseDuration } from '../../config/duration.js'
+import { ID_LENGTH } from '../../registry/key-material.js'
+import { badRequest } from './refusal.js'
+
+class ValidationFailure extends Error {
+  override readonly name = 'ValidationFailure'
+}
+
+export function useJsonValidation (app: FastifyInstance, keyPrefix: string): void {
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const check = TypeCompiler.Compile(schema as TSchema)
+    return (data: unknown) => {
+      // fastify gives a request without a body `null` (a JSON `null` is refused by the parser below)
+      const value = httpPart === 'body' && (data === undefined || data === null) ? {} : data
+      if (check.Check(value)) return { value }
+      // the failing field and rule, for the log line; never the value
+      const first = check.Errors(value).First()
+      return { error: new ValidationFailure(`${httpPart ?? 'request'}${first?.path ?? ''}: ${first?.message ?? 'invalid'}`) }
+    }
+  })
+
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') {
+      done(null, undefined)
+      return
+    }
+    parseJson(request, body as string, (err, value) => {
+      if (err === null && value === null) done(badRequest('body: JSON null'), undefined)
+      else done(err, value)
+    })
+  })
+
+  const keyShape = new RegExp(`${keyPrefix}[0-9A-Za-z]{${ID_LENGTH}}_[0-9A-Za-z]{20,}`)
+  app.addHook('preValidation', async (request: FastifyRequest) => {
+    if (holdsKey(request.params, keyShape) || holdsKey(request.query, keyShape) || holdsKey(request.body, keyShape)) {
+      throw badRequest('a value looks like a whole keygate key; refused unread (the API takes key ids, never keys)')
+    }
+  })
+}
+
+function holdsKey (value: unknown, keyShape: RegExp, depth = 0): boolean {
+  if (typeof value === 'string') return keyShape.test(value)
+  if (depth > 8 || typeof value !== 'object' || value === null) return false
+  for (const v of Object.values(value)) if (holdsKey(v, keyShape, depth + 1)) return true
+  return false
+}
+
+/** A duration the schema admitted (`<n>s|m|h|d`) in ms; zero is refused, as on the command line. */
+export function positive (field: string, text: string): number {
+  const ms = parseDuration(text)
+  if (ms === undefined || ms === 0) throw badRequest(`${field}: expected a duration above zero, like 30s, 24h or 90d`)
+  return ms
+}
