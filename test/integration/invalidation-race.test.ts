@@ -36,6 +36,7 @@ async function world (t: Test, tracking?: (real: InvalidationTracker) => Trackin
   const prefix = uniquePrefix()
   const client = new Redis(redis.url)
   const gatewayConn = new Redis(redis.url)
+  for (const c of [client, gatewayConn]) c.on('error', () => {})
   t.teardown(() => { client.disconnect(); gatewayConn.disconnect() })
   const fixtures = new Fixtures(client, prefix)
   await fixtures.standardWorld()
