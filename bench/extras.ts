@@ -8,13 +8,11 @@
 import { Redis } from 'ioredis'
 import { Pool } from 'undici'
 import { generateKey, type NewKey } from '../src/registry/key-material.js'
-import { waitForRedis } from '../src/registry/redis-client.js'
 import { redisKeys } from '../src/registry/redis-keys.js'
-import { PREFIX, startKeygate, type KeygateServer } from './keygate.js'
-import { freePort } from './port.js'
-import { spawnServer, type ChildServer } from './process.js'
+import { keyRecord, PREFIX, registryReadsOf, startBenchRedis, startKeygate, type KeygateServer } from './keygate.js'
 import { peakRssKiB } from './procfs.js'
 import { BENCH_PATH } from './servers.js'
+import { percentile } from './stats.js'
 import type { ScenarioContext } from './types.js'
 
 export interface ExtraResult {
@@ -27,29 +25,8 @@ const PROPAGATION_TARGET_MS = 100
 const RSS_TARGET_MIB = 150
 const KEYS = 100_000
 
-async function privateRedis (ctx: ScenarioContext): Promise<{ url: string, server: ChildServer }> {
-  const port = await freePort()
-  const server = await spawnServer({
-    name: 'redis-extra',
-    command: 'redis-server',
-    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    cpus: ctx.auxCpus,
-    port,
-    waitReady: async (signal) => { await waitForRedis(`redis://127.0.0.1:${port}`, { signal }) }
-  })
-  return { url: `redis://127.0.0.1:${port}`, server }
-}
-
-function keyRecord (key: NewKey, fields: Record<string, string>): Record<string, string> {
-  return { hash: key.hash, org: 'acme', name: 'bench', status: 'active', created_at: new Date().toISOString(), created_by: 'bench', ...fields }
-}
-
-function percentile (sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN
-}
-
 export async function propagation (ctx: ScenarioContext): Promise<ExtraResult> {
-  const redis = await privateRedis(ctx)
+  const redis = await startBenchRedis(ctx, 'redis-extra')
   const client = new Redis(redis.url)
   const k = redisKeys(PREFIX)
   const personal = generateKey('kg_')
@@ -133,7 +110,7 @@ export async function propagation (ctx: ScenarioContext): Promise<ExtraResult> {
 }
 
 export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
-  const redis = await privateRedis(ctx)
+  const redis = await startBenchRedis(ctx, 'redis-extra')
   const client = new Redis(redis.url)
   const k = redisKeys(PREFIX)
   const keys: NewKey[] = []
@@ -166,14 +143,10 @@ export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
     }
     await Promise.all(Array.from({ length: 32 }, worker))
     // a second pass: every key must now come from the cache
-    const reads = async (): Promise<number> => {
-      const info = await client.info('commandstats')
-      return [...info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[2]), 0)
-    }
-    const readsBefore = await reads()
+    const readsBefore = await registryReadsOf(client)
     next = 0
     await Promise.all(Array.from({ length: 32 }, worker))
-    const secondPassReads = await reads() - readsBefore
+    const secondPassReads = await registryReadsOf(client) - readsBefore
     const peak = peakRssKiB(gw.pid as number)
     const scrape = await (await fetch(`http://127.0.0.1:${gw.adminPort}/metrics`)).text()
     const gauge = (name: string): string => {

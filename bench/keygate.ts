@@ -26,36 +26,43 @@ export const benchKeys = {
 let redis: Promise<{ url: string, server: ChildServer }> | undefined
 let users = 0
 
+/** A redis-server of the benchmark's, on the load generator's CPU. */
+export async function startBenchRedis (ctx: ScenarioContext, name = 'redis'): Promise<{ url: string, server: ChildServer }> {
+  const port = await freePort()
+  const server = await spawnServer({
+    name,
+    command: 'redis-server',
+    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    env: {},
+    cpus: ctx.auxCpus,
+    port,
+    waitReady: async (signal) => { await waitForRedis(`redis://127.0.0.1:${port}`, { signal }) }
+  })
+  return { url: `redis://127.0.0.1:${port}`, server }
+}
+
 async function sharedRedis (ctx: ScenarioContext): Promise<{ url: string, server: ChildServer }> {
   redis ??= (async () => {
-    const port = await freePort()
-    const server = await spawnServer({
-      name: 'redis',
-      command: 'redis-server',
-      args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      env: {},
-      cpus: ctx.auxCpus,
-      port,
-      waitReady: async (signal) => { await waitForRedis(`redis://127.0.0.1:${port}`, { signal }) }
-    })
-    const url = `redis://127.0.0.1:${port}`
-    await seed(url)
-    return { url, server }
+    const started = await startBenchRedis(ctx)
+    await seed(started.url)
+    return started
   })()
   return await redis
+}
+
+/** A key record as the registry holds it (org acme, active). */
+export function keyRecord (key: NewKey, fields: Record<string, string>): Record<string, string> {
+  return { hash: key.hash, org: 'acme', name: 'bench', status: 'active', created_at: new Date().toISOString(), created_by: 'bench', ...fields }
 }
 
 async function seed (url: string): Promise<void> {
   const client = new Redis(url)
   const k = redisKeys(PREFIX)
-  const now = new Date().toISOString()
-  const record = (key: NewKey, fields: Record<string, string>): Record<string, string> =>
-    ({ hash: key.hash, org: 'acme', name: 'bench', status: 'active', created_at: now, created_by: 'bench', ...fields })
   await client.multi()
     .hset(k.role('reader'), { permissions: 'users:read' })
     .hset(k.user('bench-user'), { org: 'acme', role: 'reader', status: 'active' })
-    .hset(k.key(benchKeys.personal.id), record(benchKeys.personal, { type: 'personal', user: 'bench-user' }))
-    .hset(k.key(benchKeys.bot.id), record(benchKeys.bot, { type: 'bot', role: 'reader' }))
+    .hset(k.key(benchKeys.personal.id), keyRecord(benchKeys.personal, { type: 'personal', user: 'bench-user' }))
+    .hset(k.key(benchKeys.bot.id), keyRecord(benchKeys.bot, { type: 'bot', role: 'reader' }))
     .exec()
   client.disconnect()
 }
@@ -79,16 +86,20 @@ export interface KeygateServer extends RunningServer {
 /** Registry reads (the Lua script) the shared Redis has executed so far, across every gateway. */
 export async function registryReads (): Promise<number> {
   if (redis === undefined) return 0
-  const { url } = await redis
-  const client = new Redis(url)
+  const client = new Redis((await redis).url)
   try {
-    const info = await client.info('commandstats')
-    let calls = 0
-    for (const m of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
-    return calls
+    return await registryReadsOf(client)
   } finally {
     client.disconnect()
   }
+}
+
+/** Registry reads (EVAL/EVALSHA calls) a Redis has executed so far. */
+export async function registryReadsOf (client: Redis): Promise<number> {
+  const info = await client.info('commandstats')
+  let calls = 0
+  for (const m of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
+  return calls
 }
 
 export async function startKeygate (ctx: ScenarioContext, name: string, o: KeygateOptions = {}): Promise<KeygateServer> {

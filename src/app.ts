@@ -14,7 +14,7 @@ import { trackingConnections } from './cache/tracking-connection.js'
 import type { Config } from './config/schema.js'
 import { ERRORS, errorBody, JSON_CONTENT_TYPE, codeForStatus, type ErrorCode, type Reason } from './errors.js'
 import { createLogger } from './logger.js'
-import { countLookupErrors, createMetrics, type Metrics, type RequestMeter } from './metrics/metrics.js'
+import { createMetrics, type Metrics, type RequestMeter } from './metrics/metrics.js'
 import { isBodyTooLarge } from './pipeline/body-limit.js'
 import { deny } from './pipeline/deny.js'
 import { createGate } from './pipeline/gate.js'
@@ -60,22 +60,21 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const cache = new RecordCache(config.cache.max_entries)
   const tracker = config.cache.enabled && config.cache.tracking ? trackChanges(redis, keys, cache, config, logger) : undefined
   tracker?.start()
+  const tracking = tracker ?? NO_TRACKING
   // Every metric (src/metrics/): the stages add to plain counters, read when /metrics is scraped.
   const metrics = createMetrics({
     rules: config.rules,
     upstreams: Object.keys(config.upstreams),
     redis: health,
-    cacheStats: () => {
-      const tracking = tracker ?? NO_TRACKING
-      return { ...cache.counters, entries: cache.size, trackingUp: tracking.up, trackingSince: tracking.since }
-    }
+    cacheStats: () => ({ ...cache.counters, entries: cache.size, trackingUp: tracking.up, trackingSince: tracking.since })
   })
   redis.on('error', () => { metrics.redis.connectionError() })
   const resolver = new IdentityResolver({
-    reader: countLookupErrors(new RegistryReader(redis, keys, config.redis.prefix), metrics.redis),
+    reader: new RegistryReader(redis, keys, config.redis.prefix),
+    onLookupError: (err) => { metrics.redis.lookupError(err) },
     cache,
     cacheEnabled: config.cache.enabled,
-    tracking: tracker ?? NO_TRACKING,
+    tracking,
     health,
     ttlMs: config.cache.ttl_ms,
     negativeTtlMs: config.cache.negative_ttl_ms,
@@ -92,7 +91,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     redis,
     health,
     cache,
-    tracking: tracker ?? NO_TRACKING,
+    tracking,
     metrics,
     usage,
     logger,

@@ -31,6 +31,13 @@ export interface CacheCounters {
   invalidations: number
 }
 
+/** The cache's name of each record. */
+export const cacheName = {
+  key: (id: string) => 'k:' + id,
+  user: (id: string) => 'u:' + id,
+  role: (name: string) => 'r:' + name
+}
+
 export class RecordCache {
   readonly counters: CacheCounters = { hits: 0, misses: 0, evictions: 0, invalidations: 0 }
   private readonly lru: LRUCache<string, Entry<unknown>>
@@ -47,15 +54,15 @@ export class RecordCache {
   }
 
   key (id: string): Entry<KeyRecord | Invalid> | undefined {
-    return this.lru.get('k:' + id) as Entry<KeyRecord | Invalid> | undefined
+    return this.lru.get(cacheName.key(id)) as Entry<KeyRecord | Invalid> | undefined
   }
 
   user (id: string): Entry<UserRecord | Invalid> | undefined {
-    return this.lru.get('u:' + id) as Entry<UserRecord | Invalid> | undefined
+    return this.lru.get(cacheName.user(id)) as Entry<UserRecord | Invalid> | undefined
   }
 
   role (name: string): Entry<RoleRecord> | undefined {
-    return this.lru.get('r:' + name) as Entry<RoleRecord> | undefined
+    return this.lru.get(cacheName.role(name)) as Entry<RoleRecord> | undefined
   }
 
   set (name: string, value: Cached<unknown>, at: number, tracked: boolean): void {
@@ -70,12 +77,6 @@ export class RecordCache {
   clear (): void {
     this.lru.clear()
   }
-}
-
-export const cacheName = {
-  key: (id: string) => 'k:' + id,
-  user: (id: string) => 'u:' + id,
-  role: (name: string) => 'r:' + name
 }
 
 /**

@@ -18,7 +18,6 @@ import {
   type Aggregator, type CounterConfiguration, type GaugeConfiguration, type Metric
 } from 'prom-client'
 import type { Reason } from '../errors.js'
-import type { RawChain, RegistryReader } from '../registry/registry-reader.js'
 import {
   REDIS_LOOKUP_ERROR_KINDS, redisLookupErrorKind, UPSTREAM_ERROR_KINDS, upstreamErrorKind
 } from './classify.js'
@@ -307,17 +306,4 @@ export function createMetrics (o: MetricsOptions): Metrics {
     },
     labelSets: () => requests.size + requestDuration.size + authDuration.size + upstreamDuration.size + upstreamErrors.size + lookupErrors.size
   }
-}
-
-/**
- * Counts the registry lookups that fail (each, whether or not the stale cache then
- * covers it) and rethrows. Only cache misses pass here: one promise more per Redis round trip.
- */
-export function countLookupErrors (reader: RegistryReader, meter: RedisMeter): RegistryReader {
-  const fetchChain = reader.fetchChain.bind(reader)
-  reader.fetchChain = (keyId: string): Promise<RawChain> => fetchChain(keyId).catch((err: unknown) => {
-    meter.lookupError(err)
-    throw err
-  })
-  return reader
 }

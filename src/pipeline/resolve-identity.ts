@@ -49,6 +49,8 @@ export interface ResolverOptions {
   cacheEnabled?: boolean
   tracking: Tracking
   health: RedisHealth
+  /** told of every failed registry read (metrics) */
+  onLookupError?: (err: unknown) => void
   ttlMs: number
   negativeTtlMs: number
   staleIfErrorMs: number
@@ -67,7 +69,7 @@ export class IdentityResolver {
   resolve (keyId: string, now: number = this.now()): Resolved | Promise<Resolved> {
     const { health, cache } = this.o
     // Redis known to be down: what the stale window allows, without waiting for a timeout
-    const cached = health.up ? this.fromCache(keyId, now, true) : this.fromCache(keyId, now, false)
+    const cached = this.fromCache(keyId, now, health.up)
     if (cached !== undefined) {
       cache.counters.hits++
       return cached
@@ -140,6 +142,7 @@ export class IdentityResolver {
     try {
       raw = await reader.fetchChain(keyId)
     } catch (err: unknown) {
+      this.o.onLookupError?.(err)
       // A record of the wrong Redis type is a bad record (deny), not an outage.
       if (registryErrorKind(err) === 'bad_record') return { key: INVALID }
       health.markDown()

@@ -2,8 +2,8 @@
  * One redis-server process of a test's own, with whatever arguments a topology
  * needs (a replica, a sentinel, a cluster node, a debug-enabled server), on a free
  * 127.0.0.1 port, in a temporary directory, persistence off unless the arguments
- * say otherwise. Used by redis-sentinel.ts and redis-cluster.ts; test/helpers/redis.ts
- * remains the plain server most tests use.
+ * say otherwise. The plain server most tests use (redis.ts), and each process of
+ * redis-sentinel.ts and redis-cluster.ts.
  *
  * Ready means: the very process we spawned answers PING (checked by its pid, so a
  * foreign server that grabbed the port is never mistaken for ours). Every process
@@ -141,7 +141,7 @@ async function startOn (port: number, args: string[], dir: string): Promise<Star
   while (Date.now() < deadline) {
     const error = proc.spawnError()
     if (error !== undefined) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('redis-server was not found on PATH; install it with `apt-get install -y redis-server` (.ci/run does)')
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('redis-server was not found on PATH; install it with `apt-get install -y redis-server` (.ci/run does), or set REDIS_URL to use an existing Redis')
       throw error
     }
     if (!alive(proc.child)) {

@@ -18,7 +18,7 @@ import type { Test } from 'tap'
 import { parseConfig } from '../../src/config/load.js'
 import { eventually, startGateway, type TestGateway } from '../helpers/gateway.js'
 import { send, type RawResponse } from '../helpers/raw-http.js'
-import { startRedis, type TestRedis } from '../helpers/redis.js'
+import { startPrivateRedis, type TestRedis } from '../helpers/redis.js'
 
 const TOKEN = 'test-admin-token-0123456789abcdef'
 const REALM = 'Bearer realm="keygate"'
@@ -32,15 +32,7 @@ function call (gw: TestGateway, method: string, path: string, credential?: strin
 
 /** A redis-server of our own, whatever REDIS_URL says (this suite stops it). */
 async function privateRedis (t: Test): Promise<TestRedis> {
-  const shared = process.env.REDIS_URL
-  delete process.env.REDIS_URL
-  let redis: TestRedis
-  try {
-    redis = await startRedis()
-  } finally {
-    if (shared !== undefined) process.env.REDIS_URL = shared
-  }
-  if (redis.external) throw new Error('expected a private redis-server')
+  const redis = await startPrivateRedis()
   t.teardown(() => redis.stop())
   return redis
 }

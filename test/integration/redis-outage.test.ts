@@ -19,7 +19,7 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { eventually, startGateway, type TestGateway } from '../helpers/gateway.js'
 import type { RawResponse } from '../helpers/raw-http.js'
-import { startRedis, type TestRedis } from '../helpers/redis.js'
+import { startPrivateRedis, type TestRedis } from '../helpers/redis.js'
 
 /** Contract bounds, plus a modest margin for scheduling and the raw client. */
 const UNAVAILABLE_WITHIN_MS = 1000 + 200
@@ -30,17 +30,9 @@ const UNAVAILABLE_BODY = { error: { code: 'service_unavailable', message: 'Authe
 
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
-/** A redis-server of our own, whatever REDIS_URL says. */
+/** A redis-server of our own, whatever REDIS_URL says (SIGCONT first: a test may leave it stopped). */
 async function privateRedis (t: Test): Promise<TestRedis> {
-  const shared = process.env.REDIS_URL
-  delete process.env.REDIS_URL
-  let redis: TestRedis
-  try {
-    redis = await startRedis()
-  } finally {
-    if (shared !== undefined) process.env.REDIS_URL = shared
-  }
-  if (redis.external) throw new Error('expected a private redis-server')
+  const redis = await startPrivateRedis()
   t.teardown(async () => {
     redis.kill('SIGCONT')
     await redis.stop()

@@ -10,10 +10,8 @@
  */
 import t from 'tap'
 import type { Test } from 'tap'
-import { parseConfig } from '../../src/config/load.js'
-import type { Config } from '../../src/config/schema.js'
 import { AdminError } from '../../src/registry/admin-store.js'
-import { createRedis, isCluster, type RegistryClient } from '../../src/registry/redis-client.js'
+import { isCluster } from '../../src/registry/redis-client.js'
 import { hashTag } from '../../src/registry/redis-url.js'
 import { Fixtures } from '../helpers/fixtures.js'
 import { eventually, startGateway, type TestGateway } from '../helpers/gateway.js'
@@ -21,18 +19,7 @@ import { startRedisCluster, type TestCluster } from '../helpers/redis-cluster.js
 import { asTestRedis } from '../helpers/redis-node.js'
 import { uniquePrefix } from '../helpers/redis.js'
 import { withClient } from '../helpers/redis-sentinel.js'
-
-function redisSection (url: string, prefix: string): Config['redis'] {
-  return parseConfig(`redis: { prefix: "${prefix}" }\n`, { KEYGATE_REDIS_URL: url }, 'test', { forServing: false }).redis
-}
-
-/** A Cluster client with the gateway's config, queueing while it connects: the CLI's (src/cli/context.ts). */
-function cliClient (t: Test, gw: TestGateway): RegistryClient {
-  const client = createRedis(gw.config.redis, { queueWhileConnecting: true })
-  client.on('error', () => {})
-  t.teardown(() => { client.disconnect() })
-  return client
-}
+import { cliClient, redisSection } from '../helpers/topology.js'
 
 interface World {
   cluster: TestCluster

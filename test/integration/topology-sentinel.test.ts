@@ -15,28 +15,12 @@
  *   invalidation is re-established, and a direct revoke is honoured.
  */
 import t from 'tap'
-import type { Test } from 'tap'
-import { parseConfig } from '../../src/config/load.js'
-import type { Config } from '../../src/config/schema.js'
-import { createRedis } from '../../src/registry/redis-client.js'
 import { Fixtures } from '../helpers/fixtures.js'
-import { eventually, startGateway, type TestGateway } from '../helpers/gateway.js'
+import { eventually, startGateway } from '../helpers/gateway.js'
 import { asTestRedis } from '../helpers/redis-node.js'
 import { uniquePrefix } from '../helpers/redis.js'
 import { startSentinelSetup, withClient } from '../helpers/redis-sentinel.js'
-
-/** The `redis` section as the config loader reads it from the environment (the URL is validated there). */
-function redisSection (url: string, prefix: string): Config['redis'] {
-  return parseConfig(`redis: { prefix: "${prefix}" }\n`, { KEYGATE_REDIS_URL: url }, 'test', { forServing: false }).redis
-}
-
-/** The CLI's client: the same config, queueing while it connects (src/cli/context.ts). */
-function cliFixtures (t: Test, gw: TestGateway): Fixtures {
-  const client = createRedis(gw.config.redis, { queueWhileConnecting: true })
-  client.on('error', () => {})
-  t.teardown(() => { client.disconnect() })
-  return new Fixtures(client, gw.prefix, gw.config.keys.prefix)
-}
+import { cliClient, redisSection } from '../helpers/topology.js'
 
 async function clientNames (port: number): Promise<string> {
   return await withClient(port, async (c) => String(await c.call('CLIENT', 'LIST')))
@@ -53,7 +37,7 @@ t.test('through a Sentinel failover the gateway follows the new master, failing 
   })
   t.equal(gw.config.redis.url, sentinel.url, 'the gateway was given the redis+sentinel:// URL')
 
-  const before = cliFixtures(t, gw)
+  const before = new Fixtures(cliClient(t, gw), gw.prefix, gw.config.keys.prefix)
   await before.standardWorld()
   const used = await before.personalKey('alice')
   const bot = await before.botKey('orgreader', 'acme')
@@ -91,7 +75,7 @@ t.test('through a Sentinel failover the gateway follows the new master, failing 
   t.equal(newMaster.port, sentinel.replica.port, 'the sentinels promoted the replica')
 
   // after it: a key created through a fresh Sentinel client (which finds the new master itself)
-  const after = cliFixtures(t, gw)
+  const after = new Fixtures(cliClient(t, gw), gw.prefix, gw.config.keys.prefix)
   const created = await after.personalKey('alice')
   const waited = await eventually(async () => {
     await probe()

@@ -1,21 +1,7 @@
 import t from 'tap'
 import { fileURLToPath } from 'node:url'
-import { ConfigError, loadConfig, parseConfig } from '../../../src/config/load.js'
-
-const minimal = `
-upstreams: { core: { url: "http://127.0.0.1:3000" } }
-routes: [{ prefix: /api/v1, upstream: core }]
-`
-
-function problems (text: string, env: NodeJS.ProcessEnv = {}): string[] {
-  try {
-    parseConfig(text, env)
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems
-    throw err
-  }
-  return []
-}
+import { loadConfig, parseConfig } from '../../../src/config/load.js'
+import { configProblems, MINIMAL_CONFIG } from '../../helpers/config.js'
 
 t.test('the shipped config/keygate.yaml is valid and spells out the contract defaults', async (t) => {
   const c = loadConfig(fileURLToPath(new URL('../../../config/keygate.yaml', import.meta.url)), {})
@@ -31,21 +17,21 @@ t.test('the shipped config/keygate.yaml is valid and spells out the contract def
 })
 
 t.test('defaults fill what the file leaves out, upstreams included', async (t) => {
-  const c = parseConfig(minimal)
+  const c = parseConfig(MINIMAL_CONFIG)
   t.equal(c.upstreams.core?.timeout_ms, 30000)
   t.equal(c.redis.url, 'redis://127.0.0.1:6379')
 })
 
 t.test('the environment overrides the file', async (t) => {
-  const c = parseConfig(minimal, { KEYGATE_REDIS_URL: 'redis://:secret@10.0.0.1:6380', KEYGATE_LISTEN: '127.0.0.1:9000', KEYGATE_ADMIN_LISTEN: '127.0.0.1:9001' })
+  const c = parseConfig(MINIMAL_CONFIG, { KEYGATE_REDIS_URL: 'redis://:secret@10.0.0.1:6380', KEYGATE_LISTEN: '127.0.0.1:9000', KEYGATE_ADMIN_LISTEN: '127.0.0.1:9001' })
   t.equal(c.redis.url, 'redis://:secret@10.0.0.1:6380')
   t.equal(c.listen, '127.0.0.1:9000')
   t.equal(c.admin_listen, '127.0.0.1:9001')
-  t.match(problems(minimal, { KEYGATE_LISTEN: 'nonsense' }), [/^listen: must be host:port/])
+  t.match(configProblems(MINIMAL_CONFIG, { KEYGATE_LISTEN: 'nonsense' }), [/^listen: must be host:port/])
 })
 
 t.test('every problem is reported at once, each naming its field', async (t) => {
-  const found = problems(`
+  const found = configProblems(`
 listen: 8080
 redis: { url: "redis://user:pw@host:6379", prefx: "x" }
 upstreams: { core: { url: "http://127.0.0.1:3000/base", timeout_ms: -1 } }
@@ -61,7 +47,7 @@ rules: [{ method: get, path: /api/v1/users }]
 })
 
 t.test('cross-field problems: references, rule placement, ambiguity, trusted proxies', async (t) => {
-  const found = problems(`
+  const found = configProblems(`
 upstreams: { core: { url: "http://127.0.0.1:3000" } }
 routes: [{ prefix: /api/v1, upstream: core }, { prefix: /api/v2, upstream: nope }, { prefix: /api/v1, upstream: core }]
 rules:
@@ -80,6 +66,6 @@ trusted_proxies: ["10.0.0.0/8", "10.0.0.0/33", "not-an-ip"]
 })
 
 t.test('YAML syntax errors and a missing file are configuration errors', async (t) => {
-  t.match(problems('routes: [\n'), [/^YAML: /])
+  t.match(configProblems('routes: [\n'), [/^YAML: /])
   t.throws(() => loadConfig('/nonexistent/keygate.yaml', {}), { name: 'ConfigError', message: /cannot read the file/ })
 })
