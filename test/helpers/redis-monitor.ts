@@ -3,7 +3,7 @@
  * gateway's own connection (so other clients of a shared Redis do not count).
  */
 import { randomBytes } from 'node:crypto'
-import type { Redis } from 'ioredis'
+import { Redis } from 'ioredis'
 import type { TestGateway } from './gateway.js'
 
 /**
@@ -14,10 +14,16 @@ import type { TestGateway } from './gateway.js'
 export async function watchGatewayRedis<T> (gw: TestGateway, action: () => Promise<T>): Promise<{ result: T, commands: string[] }> {
   const stream = (gw.app.redis as Redis).stream // (a standalone gateway)
   const source = `${stream.localAddress ?? ''}:${stream.localPort ?? ''}`
-  const monitor = await gw.client.monitor()
-  // ioredis can take a monitor line that arrives in the same packet as MONITOR's OK for a
-  // stray reply ("Command queue state error"); such lines predate the action, so ignore it
+  // A connection of its own in monitor mode, with its error handler attached before it
+  // connects: ioredis can take a monitor line that arrives in the same packet as
+  // MONITOR's OK for a stray reply ("Command queue state error"). Such lines predate
+  // the action (the sentinel below marks where it starts), so the error is ignored.
+  const monitor = new Redis(gw.redis.url, { monitor: true, maxRetriesPerRequest: 0 })
   monitor.on('error', () => {})
+  await new Promise<void>((resolve, reject) => {
+    monitor.once('monitoring', () => { resolve() })
+    monitor.once('end', () => { reject(new Error('the MONITOR connection closed')) })
+  })
   const commands: string[] = []
   const sentinel = `sentinel-${randomBytes(6).toString('hex')}`
   let seenSentinel: () => void = () => {}

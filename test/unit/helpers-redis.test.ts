@@ -39,6 +39,8 @@ async function waitDown (port: number): Promise<string> {
   return await eventually(async () => {
     const state = await tcpState(port)
     if (state === 'connected') throw new Error(`port ${port} still accepts connections`)
+    // a connection accepted just before the process died is reset: not down yet
+    if (state === 'ECONNRESET') throw new Error(`port ${port} is going down`)
     return state
   })
 }
