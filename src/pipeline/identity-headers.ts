@@ -34,28 +34,48 @@ const FORWARDING = ['forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forw
 
 export type RequestHeaderRewriter = (request: FastifyRequest, headers: IncomingHttpHeaders) => IncomingHttpHeaders
 
+/** What happens to a client's request header: kept, dropped, or kept only from a trusted proxy. */
+const KEEP = 0
+const DROP = 1
+const FORWARDING_HEADER = 2
+type Verdict = typeof KEEP | typeof DROP | typeof FORWARDING_HEADER
+
+/** Distinct header names whose verdict is remembered (a client can send any names). */
+const VERDICTS_REMEMBERED = 1024
+
 export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewriter {
   const prefix = policy.prefix.toLowerCase()
+  const names = identityHeaderNames(prefix)
   const stripped = new Set(ALWAYS_STRIPPED)
   if (!policy.forwardAuthorization) stripped.add('authorization')
   const forwarding = new Set(FORWARDING)
   const isTrusted = trustedPeers(policy.trustedProxies)
+
+  // A name's verdict never changes, so it is worked out once per name.
+  const verdicts = new Map<string, Verdict>()
+  function verdictOf (name: string): Verdict {
+    let verdict = verdicts.get(name)
+    if (verdict !== undefined) return verdict
+    const canonical = name.includes('_') ? name.replace(/_/g, '-') : name
+    if (stripped.has(name) || stripped.has(canonical) || canonical.startsWith(prefix)) verdict = DROP
+    else if (forwarding.has(name)) verdict = FORWARDING_HEADER
+    else if (forwarding.has(canonical)) verdict = DROP
+    else verdict = KEEP
+    if (verdicts.size < VERDICTS_REMEMBERED) verdicts.set(name, verdict)
+    return verdict
+  }
 
   return function rewriteRequestHeaders (request, headers) {
     const peer = normaliseAddress(request.raw.socket.remoteAddress ?? '')
     const trusted = isTrusted(peer)
     const out: IncomingHttpHeaders = {}
     for (const name in headers) {
-      if (stripped.has(name)) continue
-      if (!trusted && forwarding.has(name)) continue
-      const canonical = name.includes('_') ? name.replace(/_/g, '-') : name
-      if (canonical.startsWith(prefix)) continue
-      if (canonical !== name && (stripped.has(canonical) || forwarding.has(canonical))) continue
-      out[name] = headers[name]
+      const verdict = verdictOf(name)
+      if (verdict === KEEP || (verdict === FORWARDING_HEADER && trusted)) out[name] = headers[name]
     }
 
     const id = request.kg.identity
-    if (id !== undefined) setIdentity(out, prefix, id)
+    if (id !== undefined) setIdentity(out, names, id)
     out['x-request-id'] = request.id
 
     const priorFor = trusted ? headers['x-forwarded-for'] : undefined
@@ -99,19 +119,26 @@ export function trustedProxyProblem (entry: string): string | undefined {
   return undefined
 }
 
-/** The identity headers (prefix lower-cased), set on a header object. */
-function setIdentity (out: Record<string, string | string[] | undefined>, prefix: string, id: Identity): void {
-  out[prefix + 'key-id'] = id.keyId
-  out[prefix + 'key-type'] = id.type
-  if (id.userId !== undefined) out[prefix + 'user-id'] = id.userId
-  out[prefix + 'org-id'] = id.org
-  out[prefix + 'role'] = id.role
+interface IdentityHeaderNames { keyId: string, keyType: string, userId: string, orgId: string, role: string }
+
+/** The identity header names for a (lower-cased) prefix, built once. */
+function identityHeaderNames (prefix: string): IdentityHeaderNames {
+  return { keyId: prefix + 'key-id', keyType: prefix + 'key-type', userId: prefix + 'user-id', orgId: prefix + 'org-id', role: prefix + 'role' }
+}
+
+/** The identity headers, set on a header object. */
+function setIdentity (out: Record<string, string | string[] | undefined>, names: IdentityHeaderNames, id: Identity): void {
+  out[names.keyId] = id.keyId
+  out[names.keyType] = id.type
+  if (id.userId !== undefined) out[names.userId] = id.userId
+  out[names.orgId] = id.org
+  out[names.role] = id.role
 }
 
 /** The identity headers for an identity, as the upstream receives them (for `keygate check`). */
 export function identityHeaders (prefix: string, id: Identity, requestId: string): Record<string, string> {
   const out: Record<string, string> = {}
-  setIdentity(out, prefix.toLowerCase(), id)
+  setIdentity(out, identityHeaderNames(prefix.toLowerCase()), id)
   out['x-request-id'] = requestId
   return out
 }

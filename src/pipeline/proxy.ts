@@ -23,10 +23,13 @@ import { PROXIED_METHODS } from './match-rule.js'
  * the request id is the gateway's. A new object, so no header object goes through `delete`.
  */
 function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | undefined): IncomingHttpHeaders {
-  const listed = typeof headers.connection === 'string' ? headers.connection.toLowerCase().split(',').map((n) => n.trim()) : []
+  const connection = headers.connection
+  const listed = typeof connection === 'string' && connection !== 'keep-alive' && connection !== 'close'
+    ? connection.toLowerCase().split(',').map((n) => n.trim())
+    : undefined
   const out: IncomingHttpHeaders = {}
   for (const name in headers) {
-    if (!HOP_BY_HOP.has(name) && !listed.includes(name)) out[name] = headers[name]
+    if (!HOP_BY_HOP.has(name) && (listed === undefined || !listed.includes(name))) out[name] = headers[name]
   }
   if (requestId !== undefined) out['x-request-id'] = requestId
   return out

@@ -6,7 +6,7 @@
  * The line has pino's shape (`level`, `time`, `pid`, ..., `msg`) and goes to the
  * logger's own asynchronous destination. Two measured costs shape this file:
  * pino's generic serialisation took 5.7 us a line here, JSON.stringify of the same
- * fixed-shape object 1.0 us; and sonic-boom measures the byte length of its whole
+ * fixed-shape object 1.0 us, and writing out the line with only the path checked less; and sonic-boom measures the byte length of its whole
  * pending buffer on every write, so lines are handed to it in batches of ~8 KiB, and
  * at least every 100 ms (a timer, not setImmediate, which would make every event-loop
  * turn poll without waiting).
@@ -14,6 +14,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { pino, type DestinationStream, type Logger } from 'pino'
 import type { RequestMeter } from '../metrics/metrics.js'
+import type { RequestState } from './request-state.js'
 
 export interface RequestLog {
   hook: (request: FastifyRequest, reply: FastifyReply, done: () => void) => void
@@ -43,24 +44,36 @@ export function createRequestLog (logger: Logger, meter: RequestMeter): RequestL
     const ms = reply.elapsedTime
     meter.response(s?.rule, status, reason, ms)
     if (logger.isLevelEnabled('info')) {
-      pending += JSON.stringify({
-        level: 30,
-        time: Date.now(),
-        pid,
-        req_id: request.id,
-        method: request.method,
-        path: s?.path,
-        status,
-        key_id: s?.keyId,
-        reason,
-        rule: s?.rule,
-        latency_ms: Math.round(ms * 1000) / 1000,
-        msg: 'request'
-      }) + '\n'
+      pending += s === undefined ? genericLine(request, status, reason, ms) : line(request, s, status, reason, ms)
       if (pending.length >= 8192) flush()
     }
     done()
   }
 
+  /**
+   * The line, written out: every field but the path is a number or a string the gateway
+   * made (uuid, method token, base62 key id, reason), and a path that passed the
+   * target policy holds only RFC 3986 pchars; any other path goes through JSON.stringify.
+   */
+  function line (request: FastifyRequest, s: RequestState, status: number, reason: string, ms: number): string {
+    return `{"level":30,"time":${Date.now()},"pid":${pid},"req_id":"${request.id}","method":${jsonString(request.method)},"path":${jsonString(s.path)},"status":${status}` +
+      (s.keyId === undefined ? '' : `,"key_id":"${s.keyId}"`) +
+      `,"reason":"${reason}"` +
+      (s.rule === undefined ? '' : `,"rule":${s.rule}`) +
+      `,"latency_ms":${Math.round(ms * 1000) / 1000},"msg":"request"}\n`
+  }
+
+  /** A request the gateway's first hook never saw (no state): the same shape, generically. */
+  function genericLine (request: FastifyRequest, status: number, reason: string, ms: number): string {
+    return JSON.stringify({ level: 30, time: Date.now(), pid, req_id: request.id, method: request.method, status, reason, latency_ms: Math.round(ms * 1000) / 1000, msg: 'request' }) + '\n'
+  }
+
   return { hook, flush: () => { clearInterval(timer); flush() } }
+}
+
+// printable ASCII without `"` and `\`: a JSON string as it is
+const JSON_SAFE = /^[\x20\x21\x23-\x5B\x5D-\x7E]*$/
+
+function jsonString (text: string): string {
+  return JSON_SAFE.test(text) ? '"' + text + '"' : JSON.stringify(text)
 }
