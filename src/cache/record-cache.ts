@@ -6,10 +6,16 @@
  * is the resolver's decision (resolve-identity.ts).
  *
  * Names: `k:<keyId>`, `u:<userId>`, `r:<roleName>`; `nameOf` maps a Redis key from
- * an invalidation message to that name.
+ * an invalidation message to that name. Each kind has its own Map, keyed by the bare
+ * id, so a lookup on the request path builds no string.
+ *
+ * The bound (`cache.max_entries`, over all three kinds) is kept by CLOCK, the
+ * second-chance approximation of LRU: a hit only marks its entry used; when an entry
+ * must go, the oldest entry of the largest kind goes, unless it was used since it was
+ * last looked at, in which case it is unmarked and moved to the back. Hits stay a
+ * plain Map lookup, and memory grows with the entries held, not with the bound.
  */
-import { LRUCache } from 'lru-cache'
-import type { Invalid, KeyRecord, RoleRecord, UserRecord } from '../registry/records.js'
+import { flatCopy, type Invalid, type KeyRecord, type RoleRecord, type UserRecord } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
 
 /** A record that does not exist in Redis is cached too (negative entry). */
@@ -21,6 +27,8 @@ export interface Entry<T> {
   at: number
   /** filled while push invalidation was established: valid until invalidated */
   tracked: boolean
+  /** looked up since the eviction scan last passed it (CLOCK) */
+  used: boolean
 }
 
 /** Counters read by the metrics (src/metrics) in collect callbacks: nothing per request but `++`. */
@@ -38,45 +46,85 @@ export const cacheName = {
   role: (name: string) => 'r:' + name
 }
 
+/** Entries an eviction may pass over (used ones get their second chance) before it evicts anyway. */
+const MAX_SECOND_CHANCES = 32
+
 export class RecordCache {
   readonly counters: CacheCounters = { hits: 0, misses: 0, evictions: 0, invalidations: 0 }
-  private readonly lru: LRUCache<string, Entry<unknown>>
+  private readonly keys = new Map<string, Entry<unknown>>()
+  private readonly users = new Map<string, Entry<unknown>>()
+  private readonly roles = new Map<string, Entry<unknown>>()
 
-  constructor (maxEntries: number) {
-    this.lru = new LRUCache({
-      max: maxEntries,
-      dispose: (_value, _name, reason) => { if (reason === 'evict') this.counters.evictions++ }
-    })
-  }
+  constructor (private readonly maxEntries: number) {}
 
   get size (): number {
-    return this.lru.size
+    return this.keys.size + this.users.size + this.roles.size
   }
 
   key (id: string): Entry<KeyRecord | Invalid> | undefined {
-    return this.lru.get(cacheName.key(id)) as Entry<KeyRecord | Invalid> | undefined
+    return used(this.keys.get(id)) as Entry<KeyRecord | Invalid> | undefined
   }
 
   user (id: string): Entry<UserRecord | Invalid> | undefined {
-    return this.lru.get(cacheName.user(id)) as Entry<UserRecord | Invalid> | undefined
+    return used(this.users.get(id)) as Entry<UserRecord | Invalid> | undefined
   }
 
   role (name: string): Entry<RoleRecord> | undefined {
-    return this.lru.get(cacheName.role(name)) as Entry<RoleRecord> | undefined
+    return used(this.roles.get(name)) as Entry<RoleRecord> | undefined
   }
 
   set (name: string, value: Cached<unknown>, at: number, tracked: boolean): void {
-    this.lru.set(name, { value, at, tracked })
+    const map = this.mapOf(name)
+    const id = flatCopy(name.slice(2))
+    if (map.delete(id) || this.size < this.maxEntries) {
+      map.set(id, { value, at, tracked, used: false })
+      return
+    }
+    this.evictOne()
+    map.set(id, { value, at, tracked, used: false })
   }
 
   /** Drops one entry by name (an invalidation). */
   delete (name: string): void {
-    this.lru.delete(name)
+    this.mapOf(name).delete(name.slice(2))
   }
 
   clear (): void {
-    this.lru.clear()
+    this.keys.clear()
+    this.users.clear()
+    this.roles.clear()
   }
+
+  private mapOf (name: string): Map<string, Entry<unknown>> {
+    switch (name.charCodeAt(0)) {
+      case 0x6B: return this.keys // k
+      case 0x75: return this.users // u
+      case 0x72: return this.roles // r
+      default: throw new Error(`not a cache name: ${name}`)
+    }
+  }
+
+  private evictOne (): void {
+    let map = this.keys
+    if (this.users.size > map.size) map = this.users
+    if (this.roles.size > map.size) map = this.roles
+    let chances = 0
+    for (const [id, entry] of map) {
+      map.delete(id)
+      if (entry.used && chances++ < MAX_SECOND_CHANCES) {
+        entry.used = false
+        map.set(id, entry)
+        continue
+      }
+      this.counters.evictions++
+      return
+    }
+  }
+}
+
+function used<T> (entry: Entry<T> | undefined): Entry<T> | undefined {
+  if (entry !== undefined && !entry.used) entry.used = true
+  return entry
 }
 
 /**

@@ -7,7 +7,7 @@
  *   checksum  6 base62 chars of CRC-32 over everything before it, so a mistyped or
  *             random key is refused without a registry lookup
  */
-import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, hash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
@@ -76,8 +76,14 @@ export function hashSecret (secret: string): string {
   return createHash('sha256').update(secret).digest('hex')
 }
 
-/** Constant-time comparison of the secret's SHA-256 with the stored digest (32 bytes, decoded once). */
-export function secretMatches (secret: string, storedDigest: Buffer): boolean {
-  const actual = hash('sha256', secret, 'buffer')
-  return storedDigest.length === actual.length && timingSafeEqual(actual, storedDigest)
+/**
+ * Constant-time comparison of the secret's SHA-256 with the stored digest (the 32
+ * bytes as a latin1 string, see records.ts): every byte is compared, whatever differs.
+ */
+export function secretMatches (secret: string, storedDigest: string): boolean {
+  const actual = hash('sha256', secret, 'binary')
+  if (actual.length !== storedDigest.length) return false
+  let diff = 0
+  for (let i = 0; i < actual.length; i++) diff |= actual.charCodeAt(i) ^ storedDigest.charCodeAt(i)
+  return diff === 0
 }

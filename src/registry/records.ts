@@ -6,16 +6,20 @@
 export const INVALID = 'invalid' as const
 export type Invalid = typeof INVALID
 
+/**
+ * A key record as the gateway caches it: only what a decision reads. One is held per
+ * cached key (100,000 keys are a normal cache), so it is kept small: the digest is a
+ * 32-character binary string rather than a Buffer, and repeated strings are shared.
+ */
 export interface KeyRecord {
   type: 'personal' | 'bot'
-  /** the stored SHA-256 of the secret, decoded from hex once */
-  digest: Buffer
+  /** the stored SHA-256 of the secret, decoded from hex once, as a latin1 string of 32 bytes */
+  digest: string
   org: string
   /** personal keys: the owning user */
   user: string | undefined
   /** BOT keys: the role the key acts with */
   role: string | undefined
-  name: string
   status: 'active' | 'revoked'
   /** epoch ms, or undefined for keys that never expire */
   expiresAt: number | undefined
@@ -80,13 +84,13 @@ export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid 
     if (expiresAt === undefined) return INVALID
   }
   return {
-    type,
-    digest: Buffer.from(hash, 'hex'),
-    org,
-    user: type === 'personal' ? f.user : undefined,
-    role: type === 'bot' ? f.role : undefined,
-    name: f.name ?? '',
-    status,
+    // the literals, not the reply's copies
+    type: type === 'personal' ? 'personal' : 'bot',
+    digest: Buffer.from(hash, 'hex').toString('latin1'),
+    org: shared(org),
+    user: type === 'personal' ? shared(f.user as string) : undefined,
+    role: type === 'bot' ? shared(f.role as string) : undefined,
+    status: status === 'active' ? 'active' : 'revoked',
     expiresAt
   }
 }
@@ -95,12 +99,36 @@ export function parseUserRecord (f: Record<string, string>): UserRecord | Invali
   const { org, role, status } = f
   if (status !== 'active' && status !== 'deactivated') return INVALID
   if (org === undefined || org === '' || role === undefined || role === '') return INVALID
-  return { org, role, status }
+  return { org: shared(org), role: shared(role), status: status === 'active' ? 'active' : 'deactivated' }
+}
+
+/**
+ * One copy of each org, user and role name held by cached records: many keys name the
+ * same user and org. Bounded; when full it starts over (only sharing is lost).
+ */
+const names = new Map<string, string>()
+const NAMES_SHARED = 10_000
+
+function shared (name: string): string {
+  const known = names.get(name)
+  if (known !== undefined) return known
+  if (names.size >= NAMES_SHARED) names.clear()
+  names.set(name, name)
+  return name
 }
 
 export function parseRoleRecord (f: Record<string, string>): RoleRecord {
   const permissions = (f.permissions ?? '').split(/\s+/).filter((p) => p !== '')
   return { permissions, grants: new Grants(permissions) }
+}
+
+/**
+ * A flat copy of a string. A slice of 13 or more characters is a view that keeps the
+ * whole string it was cut from alive (for a key id: the request's Authorization
+ * header), which matters for strings held as long as a cache entry.
+ */
+export function flatCopy (text: string): string {
+  return text.length < 13 ? text : Buffer.from(text, 'utf8').toString('utf8')
 }
 
 /** epoch ms -> the registry's timestamp form, `2027-01-31T00:00:00Z` (UTC, whole seconds). */

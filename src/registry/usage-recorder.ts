@@ -6,9 +6,14 @@
  * A failed write is dropped (usage is advisory); the next use is noted again.
  */
 import type { RegistryClient } from './redis-client.js'
-import { isoTimestamp } from './records.js'
+import { flatCopy, isoTimestamp } from './records.js'
 
 export class UsageRecorder {
+  /**
+   * key id -> when its use was last noted, in whole epoch seconds (the precision of
+   * last_used_at, and a small integer V8 stores unboxed); one entry per key used in
+   * the last `everyMs`
+   */
   private readonly lastNoted = new Map<string, number>()
   private pending = new Map<string, number>()
   private readonly timer: NodeJS.Timeout
@@ -25,19 +30,24 @@ export class UsageRecorder {
 
   /** Hot path: remember the use unless this key's use was noted less than `everyMs` ago. */
   record (keyId: string, now: number): void {
+    const s = Math.floor(now / 1000)
     const last = this.lastNoted.get(keyId)
-    if (last !== undefined && now - last < this.everyMs) return
-    this.lastNoted.set(keyId, now)
-    this.pending.set(keyId, now)
+    if (last !== undefined && (s - last) * 1000 < this.everyMs) return
+    // the request's key id is a view into its Authorization header: held here for up to
+    // `everyMs`, it would keep the whole header alive, so a flat copy is kept instead
+    const id = flatCopy(keyId)
+    this.lastNoted.set(id, s)
+    this.pending.set(id, s)
   }
 
   async flush (now = Date.now()): Promise<void> {
-    for (const [id, at] of this.lastNoted) if (now - at >= this.everyMs) this.lastNoted.delete(id)
+    const s = Math.floor(now / 1000)
+    for (const [id, at] of this.lastNoted) if ((s - at) * 1000 >= this.everyMs) this.lastNoted.delete(id)
     if (this.pending.size === 0) return
     const batch = this.pending
     this.pending = new Map()
     const fields: string[] = []
-    for (const [id, at] of batch) fields.push(id, isoTimestamp(at))
+    for (const [id, at] of batch) fields.push(id, isoTimestamp(at * 1000))
     await this.redis.hset(this.usageKey, ...fields)
   }
 

@@ -10,10 +10,16 @@ t.test('a generated key parses back to its id, and only the secret\'s SHA-256 is
   t.equal(k.hash, hashSecret(parsed.secret))
   t.match(k.hash, /^[0-9a-f]{64}$/)
   t.notOk(k.key.includes(k.hash))
-  const digest = Buffer.from(k.hash, 'hex')
+  const digest = Buffer.from(k.hash, 'hex').toString('latin1')
+  t.equal(digest.length, 32)
   t.ok(secretMatches(parsed.secret, digest))
   t.notOk(secretMatches(parsed.secret.replace(/.$/, (c) => c === 'a' ? 'b' : 'a'), digest))
-  t.notOk(secretMatches(parsed.secret, Buffer.from('short')), 'a stored digest of the wrong length never matches')
+  for (const i of [0, 15, 31]) {
+    const flipped = digest.slice(0, i) + String.fromCharCode(digest.charCodeAt(i) ^ 1) + digest.slice(i + 1)
+    t.notOk(secretMatches(parsed.secret, flipped), `a digest differing only in byte ${i} does not match`)
+  }
+  t.notOk(secretMatches(parsed.secret, digest.slice(0, 31)), 'a stored digest of the wrong length never matches')
+  t.notOk(secretMatches(parsed.secret, ''), 'nor does an empty one')
 })
 
 t.test('the secret carries at least 160 bits', async (t) => {
