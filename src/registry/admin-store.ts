@@ -10,7 +10,7 @@
 import type { ChainableCommander } from 'ioredis'
 import { generateKey } from './key-material.js'
 import { fieldsOf, isoTimestamp, parseTimestamp, parseUserRecord, INVALID } from './records.js'
-import type { RegistryClient } from './redis-client.js'
+import { duplicateClient, type RegistryClient } from './redis-client.js'
 import type { RedisKeys } from './redis-keys.js'
 
 /**
@@ -123,11 +123,10 @@ export class AdminStore {
       }
       const fields: Record<string, string> = { permissions: permissions.join(' ') }
       if (description !== undefined) fields.description = description
-      await this.redis.multi()
+      await commit(this.redis.multi()
         .hset(this.keys.role(name), fields)
         .sadd(this.keys.roles, name)
-        .xadd(...this.auditArgs('role.put', `role:${name}`, 'ok', fields))
-        .exec()
+        .xadd(...this.auditArgs('role.put', `role:${name}`, 'ok', fields)))
     })
   }
 
@@ -156,11 +155,10 @@ export class AdminStore {
       if ((users.length > 0 || keys.length > 0) && !force) {
         throw new AdminError(`role "${name}" is still used by ${describeRefs(users, keys)}; reassign them, or delete with --force (they will then have no permissions)`, 'conflict')
       }
-      await this.redis.multi()
+      await commit(this.redis.multi()
         .del(this.keys.role(name))
         .srem(this.keys.roles, name)
-        .xadd(...this.auditArgs('role.delete', `role:${name}`, 'ok', { force: String(force), users: users.join(' '), keys: keys.join(' ') }))
-        .exec()
+        .xadd(...this.auditArgs('role.delete', `role:${name}`, 'ok', { force: String(force), users: users.join(' '), keys: keys.join(' ') })))
       return { users, keys }
     })
   }
@@ -180,7 +178,7 @@ export class AdminStore {
       const tx = this.redis.multi().hset(this.keys.user(id), fields).sadd(this.keys.users, id).sadd(this.keys.orgUsers(input.org), id)
       if (existing.org !== undefined && existing.org !== input.org) tx.srem(this.keys.orgUsers(existing.org), id)
       tx.xadd(...this.auditArgs('user.put', `user:${id}`, 'ok', fields))
-      await tx.exec()
+      await commit(tx)
       return { created: existing.status === undefined }
     })
   }
@@ -191,10 +189,9 @@ export class AdminStore {
     return await this.audited(action, `user:${id}`, async () => {
       const current = await this.redis.hget(this.keys.user(id), 'status')
       if (current === null) throw new AdminError(`user "${id}" does not exist`, 'not_found')
-      await this.redis.multi()
+      await commit(this.redis.multi()
         .hset(this.keys.user(id), 'status', status)
-        .xadd(...this.auditArgs(action, `user:${id}`, 'ok', { from: current, to: status }))
-        .exec()
+        .xadd(...this.auditArgs(action, `user:${id}`, 'ok', { from: current, to: status })))
       return { changed: current !== status }
     })
   }
@@ -227,7 +224,7 @@ export class AdminStore {
       const tx = this.redis.multi()
       this.addKey(tx, created.id, record, input.type === 'personal' ? input.user : input.createdBy)
       tx.xadd(...this.auditArgs('key.create', `key:${created.id}`, 'ok', withoutHash(record)))
-      await tx.exec()
+      await commit(tx)
       return created
     })
   }
@@ -239,20 +236,25 @@ export class AdminStore {
   async rotateKey (id: string, graceMs: number, now = Date.now()): Promise<RotatedKey> {
     return await this.audited('key.rotate', `key:${id}`, async () => {
       // WATCH: a revoke (or any edit) of the old key between this read and the write
-      // aborts the rotation instead of minting a replacement for a revoked key.
-      await this.redis.watch(this.keys.key(id))
+      // aborts the rotation instead of minting a replacement for a revoked key. WATCH
+      // belongs to a connection, and the shared one carries other callers' MULTI/EXEC
+      // (an EXEC clears every WATCH, and would itself be aborted by ours), so the
+      // rotation runs on a connection of its own.
+      const conn = duplicateClient(this.redis, { lazyConnect: true })
+      conn.on('error', () => {})
       try {
-        return await this.rotateWatched(id, graceMs, now)
+        // (connected first: the gateway's clients queue nothing while disconnected)
+        await conn.connect()
+        await conn.watch(this.keys.key(id))
+        return await this.rotateWatched(conn, id, graceMs, now)
       } finally {
-        // UNWATCH has no key, so a Cluster would send it to any node; pipelined with a
-        // command on the watched key it reaches the connection that holds the WATCH.
-        await this.redis.pipeline().exists(this.keys.key(id)).unwatch().exec()
+        conn.disconnect()
       }
     })
   }
 
-  private async rotateWatched (id: string, graceMs: number, now: number): Promise<RotatedKey> {
-    const old = await this.redis.hgetall(this.keys.key(id))
+  private async rotateWatched (conn: RegistryClient, id: string, graceMs: number, now: number): Promise<RotatedKey> {
+    const old = await conn.hgetall(this.keys.key(id))
     if (old.type === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
     if (old.status !== 'active') throw new AdminError(`key "${id}" is ${old.status ?? 'in an unknown state'}; only an active key can be rotated`, 'conflict')
     const oldExpiry = old.expires_at === undefined ? undefined : parseTimestamp(old.expires_at)
@@ -266,11 +268,11 @@ export class AdminStore {
     record.replaces = id
     const graceEnd = Math.min(now + graceMs, oldExpiry ?? Number.POSITIVE_INFINITY)
     const replacesExpiresAt = isoTimestamp(graceEnd)
-    const tx = this.redis.multi()
+    const tx = conn.multi()
     this.addKey(tx, created.id, record, old.type === 'personal' ? old.user : old.created_by)
     tx.hset(this.keys.key(id), { expires_at: replacesExpiresAt, replaced_by: created.id })
     tx.xadd(...this.auditArgs('key.rotate', `key:${id}`, 'ok', { new_key: created.id, replaces_expires_at: replacesExpiresAt }))
-    if (await tx.exec() === null) throw new AdminError(`key "${id}" changed during the rotation; nothing was written, try again`, 'conflict')
+    await commit(tx, `key "${id}" changed during the rotation; nothing was written, try again`)
     return { ...created, replaces: id, replaces_expires_at: replacesExpiresAt }
   }
 
@@ -279,10 +281,9 @@ export class AdminStore {
       const status = await this.redis.hget(this.keys.key(id), 'status')
       if (status === null) throw new AdminError(`key "${id}" does not exist`, 'not_found')
       if (status === 'revoked') return { changed: false }
-      await this.redis.multi()
+      await commit(this.redis.multi()
         .hset(this.keys.key(id), { status: 'revoked', revoked_at: isoTimestamp(now) })
-        .xadd(...this.auditArgs('key.revoke', `key:${id}`, 'ok', { from: status }))
-        .exec()
+        .xadd(...this.auditArgs('key.revoke', `key:${id}`, 'ok', { from: status })))
       return { changed: true }
     })
   }
@@ -446,4 +447,15 @@ function describeRefs (users: string[], keys: string[]): string {
 
 function checkName (what: string, value: string): void {
   if (!NAME.test(value)) throw new AdminError(`invalid ${what} "${value}" (letters, digits and _.@:- ; up to 128 characters)`)
+}
+
+/**
+ * EXEC, checked: `null` (a WATCHed key changed: nothing was written) is a conflict, and
+ * a command that failed inside the transaction (say WRONGTYPE on a hand-edited key) is
+ * an error, never a silent partial success.
+ */
+async function commit (tx: ChainableCommander, conflict = 'the registry changed during this operation; nothing was written, try again'): Promise<void> {
+  const replies = await tx.exec()
+  if (replies === null) throw new AdminError(conflict, 'conflict')
+  for (const [err] of replies) if (err !== null) throw err
 }
