@@ -11,10 +11,9 @@ import { mkdtempSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Redis } from 'ioredis'
 import { parseConfig } from '../config/load.js'
 import { AdminStore } from '../registry/admin-store.js'
-import { waitForRedis } from '../registry/redis-client.js'
+import { createRedis, waitForRedis } from '../registry/redis-client.js'
 import { redisKeys } from '../registry/redis-keys.js'
 import { startGateway, splitHostPort } from '../server.js'
 import { createDemoUpstream } from './upstream.js'
@@ -63,8 +62,9 @@ async function startPrivateRedis (): Promise<{ url: string, child: ChildProcess 
 async function main (): Promise<void> {
   const external = process.env.KEYGATE_REDIS_URL
   const redis = external !== undefined && external !== '' ? { url: external, child: undefined } : await startPrivateRedis()
-  // On a shared Redis the demo keeps to its own namespace.
-  const prefix = redis.child === undefined ? 'keygate-demo:' : 'keygate:'
+  // On a shared Redis the demo keeps to its own namespace (hash-tagged on a Cluster,
+  // where the registry must live in one slot: docs/topologies.md).
+  const prefix = redis.child !== undefined ? 'keygate:' : redis.url.startsWith('redis+cluster') ? '{keygate-demo}:' : 'keygate-demo:'
 
   const upstream = createDemoUpstream()
   const upstreamPort = await freePort()
@@ -88,8 +88,8 @@ rules:
   - { method: "*",  path: /api/v1/orgs/:org/*, permissions: [orgs:read], org_param: org }
 `, { KEYGATE_REDIS_URL: redis.url }, 'demo')
 
-  // Seed: the same store the CLI uses.
-  const client = new Redis(redis.url)
+  // Seed: the same store the CLI uses, through the same client (any topology the URL names).
+  const client = createRedis(config.redis, { queueWhileConnecting: true })
   const store = new AdminStore(client, redisKeys(prefix), config.keys.prefix, 'demo')
   await store.putRole('viewer', ['users:read', 'orgs:read', 'keygate:keys:self'], 'reads users and its org; manages its own keys')
   await store.putRole('editor', ['users:*', 'orgs:read'], 'manages users')
