@@ -16,7 +16,7 @@ import { applyPinning } from './pinning.js'
 import { killAllSync, stopAll, unexpectedExits } from './process.js'
 import { peakRssKiB } from './procfs.js'
 import { findProblems, markdown, type RunInfo } from './report.js'
-import { baselineScenario, keygateScenarios } from './scenarios.js'
+import { baselineScenario, controlScenario, keygateScenarios } from './scenarios.js'
 import { BENCH_PATH, startOrigin } from './servers.js'
 import { summarize, type ScenarioMeasures } from './summary.js'
 import type { RunningServer, Scenario, ScenarioContext } from './types.js'
@@ -109,7 +109,7 @@ async function main (): Promise<number> {
       auxCpus: pinning.auxCpus,
       distDir
     }
-    const scenarios = [baselineScenario(ctx), ...keygateScenarios(ctx)]
+    const scenarios = [baselineScenario(ctx), controlScenario(ctx), ...keygateScenarios(ctx)]
       .filter((s, i) => i === 0 || config.filter === undefined || s.name.includes(config.filter))
     for (const scenario of scenarios) {
       log(`starting ${scenario.name}`)

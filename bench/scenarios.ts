@@ -13,6 +13,18 @@ export function baselineScenario (ctx: ScenarioContext): Scenario {
 }
 
 /**
+ * The baseline again, as a second server: its ratio to the baseline would be 1.00× on
+ * a quiet machine, so how far it strays is this run's noise floor (an A/A test).
+ */
+export function controlScenario (ctx: ScenarioContext): Scenario {
+  return {
+    name: 'control: the same plain proxy again (A/A: its distance from 1.00× is the noise)',
+    start: async () => await startBaseline(ctx.distDir, ctx.originUrl, ctx.serverCpus),
+    headers: {}
+  }
+}
+
+/**
  * keygate rows: valid keys with the cache warm (the headline), the same with the
  * cache disabled (one Redis round trip per request), a flood of malformed keys
  * (refused locally, no Redis), a well-formed unknown key (negative cache), and the
