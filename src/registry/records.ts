@@ -128,7 +128,10 @@ export function parseRoleRecord (f: Record<string, string>): RoleRecord {
  * header), which matters for strings held as long as a cache entry.
  */
 export function flatCopy (text: string): string {
-  return text.length < 13 ? text : Buffer.from(text, 'utf8').toString('utf8')
+  if (text.length < 13) return text
+  const copy = Buffer.from(text, 'utf8').toString('utf8')
+  // (a lone surrogate does not survive UTF-8: then the view is kept, never a different string)
+  return copy === text ? copy : text
 }
 
 /** epoch ms -> the registry's timestamp form, `2027-01-31T00:00:00Z` (UTC, whole seconds). */

@@ -62,3 +62,11 @@ t.test('an id cut from a header (a sliced string) finds the entry stored under a
   cache.set(cacheName.key(id), 'v', 0, true)
   t.equal(cache.key('AbCdEfGhIjKlMnOp')?.value, 'v')
 })
+
+t.test('an id that UTF-8 cannot carry (a lone surrogate) is still found under its own name', async (t) => {
+  const odd = 'user-with-a-\uD800-in-it'
+  const cache = new RecordCache(2)
+  cache.set(cacheName.user(odd), 'v', 0, true)
+  t.equal(cache.user(odd)?.value, 'v')
+  t.equal(cache.user('user-with-a-\uFFFD-in-it'), undefined, 'and not under the replacement character')
+})
