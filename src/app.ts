@@ -83,7 +83,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
 
   const usage = new UsageRecorder(redis, keys.usage)
   const data = await buildDataPlane(config, logger, resolver, usage, metrics)
-  const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics })
+  const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics, usage })
 
   return {
     data,

@@ -17,6 +17,7 @@ import type { RedisHealth, RegistryClient } from '../registry/redis-client.js'
 import { adminApi } from './api/index.js'
 import { consolePlugin } from './console.js'
 import { metricsRoute } from './metrics-route.js'
+import type { UsageRecorder } from '../registry/usage-recorder.js'
 
 export interface AdminPlaneOptions {
   config: Config
@@ -27,6 +28,8 @@ export interface AdminPlaneOptions {
   resolver: IdentityResolver
   /** the process's metrics registry, served at /metrics */
   metrics: Metrics
+  /** notes a key's use (last_used_at) when it signs in */
+  usage?: UsageRecorder
 }
 
 export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyInstance> {

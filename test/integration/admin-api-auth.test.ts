@@ -217,6 +217,17 @@ t.test('the admin token comes from KEYGATE_ADMIN_TOKEN only', async (t) => {
 })
 
 t.test('sign-in follows the registry: revoked, deactivated, Redis down', async (t) => {
+  await t.test('a key that signs in is a key in use: its last_used_at is noted, a refused one not', async (t) => {
+    const gw = await startGateway(t)
+    const k = await authWorld(gw)
+    t.equal((await call(gw, 'GET', '/admin/v1/session', k.self?.key ?? '')).status, 200)
+    t.equal((await call(gw, 'GET', '/admin/v1/session', k.neither?.key ?? '')).status, 403)
+    await gw.app.usage.flush()
+    const usage = await gw.client.hgetall(gw.fixtures.keys.usage)
+    t.match(usage[k.self?.id ?? ''], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/, 'the signed-in key has its last use')
+    t.equal(usage[k.neither?.id ?? ''], undefined, 'a key refused by the admin API was not used')
+  })
+
   await t.test('an admin key revoked directly in Redis gets 401 on its next admin call', async (t) => {
     const gw = await startGateway(t)
     const k = await authWorld(gw)

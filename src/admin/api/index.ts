@@ -27,7 +27,7 @@ import { userRoutes } from './user-routes.js'
 import { useJsonValidation } from './validation.js'
 
 export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) => {
-  const signIn = createSignIn({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix, resolver: o.resolver })
+  const signIn = createSignIn({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix, resolver: o.resolver, usage: o.usage })
   app.decorateRequest('adminApi', null as unknown as never)
 
   // 1. sign-in, before anything is parsed: no credential, no body read, no 404 either

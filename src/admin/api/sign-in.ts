@@ -13,6 +13,7 @@ import { extractCredential } from '../../pipeline/extract-credential.js'
 import { RegistryUnavailable, type IdentityResolver } from '../../pipeline/resolve-identity.js'
 import { parseKey } from '../../registry/key-material.js'
 import { ADMIN_PERMISSION, SELF_PERMISSION, TOKEN_PRINCIPAL, type Principal } from './principal.js'
+import type { UsageRecorder } from '../../registry/usage-recorder.js'
 
 export type SignIn =
   | { ok: true, principal: Principal }
@@ -26,6 +27,8 @@ export interface SignInOptions {
   adminToken: string | undefined
   keyPrefix: string
   resolver: IdentityResolver
+  /** a key that signs in is a key in use: its last_used_at is noted as on the data plane */
+  usage?: UsageRecorder
 }
 
 export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[]) => Promise<SignIn> {
@@ -53,13 +56,15 @@ export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[])
       if (err instanceof RegistryUnavailable) return { ok: false, code: 'service_unavailable', reason: 'registry_unavailable', keyId: key.id }
       throw err
     }
-    const who = authenticate(key, resolved, Date.now())
+    const now = Date.now()
+    const who = authenticate(key, resolved, now)
     if (!who.ok) return { ok: false, code: 'unauthorized', reason: who.reason, challenge: challenges.invalidToken, keyId: key.id }
 
     const { identity } = who
     const admin = identity.grants.has(ADMIN_PERMISSION)
     const self = identity.type === 'personal' && identity.grants.has(SELF_PERMISSION)
     if (!admin && !self) return { ok: false, code: 'forbidden', reason: 'missing_permission', challenge: challenges.insufficientScope(), keyId: key.id }
+    o.usage?.record(key.id, now)
     return {
       ok: true,
       principal: {
