@@ -1,9 +1,9 @@
 // CPU utilisation over a time window: the server under test on its own, and
 // the load-generator side (this runner plus helper processes such as the origin).
-import { cpuSeconds, machineBusySeconds } from './procfs.js'
+import { cpuSeconds, machineBusySeconds, treeCpuSeconds } from './procfs.js'
 
 export interface CpuUsage {
-  /** % of one core used by the server under test; undefined if unknown. */
+  /** % of one core used by the server under test (with its worker processes); undefined if unknown. */
   serverPct: number | undefined
   /** % of one core used by the runner (autocannon) plus helper processes. */
   loadgenPct: number | undefined
@@ -29,13 +29,13 @@ function sumSeconds (pids: readonly number[]): number | undefined {
 /** Start measuring now; call the returned function at the end of the window. */
 export function startCpuMeter (serverPid: number | undefined, helperPids: readonly number[]): () => CpuUsage {
   const t0 = process.hrtime.bigint()
-  const server0 = serverPid === undefined ? undefined : cpuSeconds(serverPid)
+  const server0 = serverPid === undefined ? undefined : treeCpuSeconds(serverPid)
   const helpers0 = sumSeconds(helperPids)
   const self0 = selfSeconds()
   const machine0 = machineBusySeconds()
   return () => {
     const wall = Number(process.hrtime.bigint() - t0) / 1e9
-    const server1 = serverPid === undefined ? undefined : cpuSeconds(serverPid)
+    const server1 = serverPid === undefined ? undefined : treeCpuSeconds(serverPid)
     const helpers1 = sumSeconds(helperPids)
     const self = selfSeconds() - self0
     const machine1 = machineBusySeconds()

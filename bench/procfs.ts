@@ -1,6 +1,6 @@
 // Cheap per-process metrics from Linux /proc (undefined elsewhere).
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 
 /** Peak resident set size (VmHWM) in KiB; the process must still be alive. */
 export function peakRssKiB (pid: number): number | undefined {
@@ -38,6 +38,45 @@ export function cpuSeconds (pid: number): number | undefined {
   } catch {
     return undefined
   }
+}
+
+/** The live processes descended from `pid` (its workers, for `serve --workers`). */
+export function descendants (pid: number): number[] {
+  const children = new Map<number, number[]>()
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    return []
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      const list = children.get(ppid) ?? []
+      list.push(Number(entry))
+      children.set(ppid, list)
+    } catch {}
+  }
+  const out: number[] = []
+  const queue = [pid]
+  while (queue.length > 0) {
+    for (const child of children.get(queue.shift() as number) ?? []) {
+      out.push(child)
+      queue.push(child)
+    }
+  }
+  return out
+}
+
+/** CPU time (seconds) of a process and of every live process descended from it. */
+export function treeCpuSeconds (pid: number): number | undefined {
+  const own = cpuSeconds(pid)
+  if (own === undefined) return undefined
+  let total = own
+  for (const child of descendants(pid)) total += cpuSeconds(child) ?? 0
+  return total
 }
 
 /** CPU time (all cores, seconds) the whole machine spent busy, including steal. */

@@ -74,10 +74,10 @@ export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], 
     '',
     '¹ non-2xx responses, or responses other than the scenario\'s expected status (warm-up included). ' +
       '² socket errors and timeouts (warm-up included). ' +
-      '³ share of one core used by the server process during measured rounds. ' +
+      '³ share of one core used by the server process, and by its worker processes under `--workers` (so above 100% there), during measured rounds. ' +
       '⁴ load generator (autocannon, in the runner) + origin, share of one core. ' +
       '⁵ everything else on the machine (other processes, kernel, VM steal), share of one core; should be near 0. ' +
-      '⁶ VmHWM of the server process at the end of the run. ' +
+      '⁶ VmHWM of the server process at the end of the run (the primary\'s under `--workers`). ' +
       '⁷ median over rounds of the ratio to the baseline measured in the same round: the headline figure, robust to the machine\'s speed drifting during the run. ' +
       '⁸ registry reads (the Lua script) Redis executed during the scenario\'s measured rounds, per 1,000 responses.',
     '',
