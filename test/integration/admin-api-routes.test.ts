@@ -123,6 +123,14 @@ t.test('every route, as an admin', async (t) => {
         t.match(shown, { id: bot.id, type: 'bot', role: 'orgreader', org: 'globex', name: 'ci', status: 'active', created_at: ISO, created_by: actor })
         const byUser = (await call(gw, 'GET', `/admin/v1/keys?user=${user}`, cred)).json() as { keys: KeyView[] }
         t.ok(byUser.keys.some((k) => k.id === p.id))
+
+        // created_by, as `keys create --created-by`: a BOT key made for a user is listed under that user
+        const forUser = await call(gw, 'POST', '/admin/v1/keys', cred, { type: 'bot', role: 'orgreader', org: 'globex', name: 'team bot', created_by: user })
+        t.equal(forUser.status, 201)
+        const teamBot = forUser.json() as Created
+        secrets.push(teamBot.key)
+        t.match((await call(gw, 'GET', `/admin/v1/keys/${teamBot.id}`, cred)).json(), { id: teamBot.id, created_by: user })
+        t.ok(((await call(gw, 'GET', `/admin/v1/keys?user=${user}`, cred)).json() as { keys: KeyView[] }).keys.some((k) => k.id === teamBot.id), 'listed under that user')
         t.ok(byUser.keys.every((k) => k.user === user), 'filtered by user')
         const byOrg = (await call(gw, 'GET', '/admin/v1/keys?org=globex', cred)).json() as { keys: KeyView[] }
         t.ok(byOrg.keys.some((k) => k.id === bot.id))

@@ -64,6 +64,17 @@ t.test('a keygate:keys:self key manages its own keys, and only those', async (t)
     t.same(alices.map((k) => k.id), [alicesKey.id], 'no key was created for alice')
   })
 
+  await t.test('created_by may name only itself: another user is 403, nothing created', async (t) => {
+    const before = (await f.store.listKeys({})).length
+    const res = await call(gw, 'POST', '/admin/v1/keys', sam.key, { type: 'bot', role: 'empty-role', created_by: 'alice' })
+    t.equal(res.status, 403)
+    t.equal((await f.store.listKeys({})).length, before)
+    t.ok((await audit()).some((e) => e.action === 'key.create' && e.target === 'user:alice' && e.result.startsWith('denied: ')))
+    const own = await call(gw, 'POST', '/admin/v1/keys', sam.key, { type: 'bot', role: 'empty-role', created_by: 'sam' })
+    t.equal(own.status, 201, 'naming itself is fine')
+    secrets.push((own.json() as Created).key)
+  })
+
   await t.test('a BOT key with a role within its permissions: 201; the data plane follows that role', async (t) => {
     for (const role of ['reader', 'empty-role']) {
       const res = await call(gw, 'POST', '/admin/v1/keys', sam.key, { type: 'bot', role, name: `ci-${role}` })

@@ -95,10 +95,13 @@ async function createInput (store: AdminStore, p: Principal, b: Static<typeof Cr
   if (p.admin) {
     if (b.type === 'personal' && b.user === undefined) throw badRequest('a personal key needs user')
     if (b.type === 'bot' && (b.role === undefined || b.org === undefined)) throw badRequest('a BOT key needs role and org')
-    return { type: b.type, user: b.user, role: b.role, org: b.org, name: b.name, expiresInMs }
+    return { type: b.type, user: b.user, role: b.role, org: b.org, name: b.name, expiresInMs, createdBy: b.created_by }
   }
 
   const { p: me, user } = selfUser(p)
+  if (b.created_by !== undefined && b.created_by !== user) {
+    return await deny(store, `user:${b.created_by}`, `keygate:keys:self creates keys as its own user (${user}) only`)
+  }
   if (b.type === 'personal') {
     if (b.user !== undefined && b.user !== user) {
       return await deny(store, `user:${b.user}`, `keygate:keys:self creates personal keys for its own user (${user}) only`)

@@ -43,7 +43,9 @@ export const CreateKeyBody = Type.Object({
   role: Type.Optional(Name),
   org: Type.Optional(Name),
   name: Type.Optional(Label(200)),
-  expires_in: Type.Optional(Duration)
+  expires_in: Type.Optional(Duration),
+  /** who the key is recorded as created by (`keys create --created-by`); admin only */
+  created_by: Type.Optional(Name)
 }, closed)
 export const RotateKeyBody = Type.Object({ grace: Type.Optional(Duration) }, closed)
 export const PutUserBody = Type.Object({
