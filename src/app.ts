@@ -16,6 +16,7 @@ import { ERRORS, errorBody, JSON_CONTENT_TYPE, codeForStatus, type ErrorCode, ty
 import { createLogger } from './logger.js'
 import { createMetrics, type Metrics, type RequestMeter } from './metrics/metrics.js'
 import { isBodyTooLarge } from './pipeline/body-limit.js'
+import { compileCors, corsHeaders } from './pipeline/cors.js'
 import { deny } from './pipeline/deny.js'
 import { createGate } from './pipeline/gate.js'
 import { createHeaderRewriter } from './pipeline/identity-headers.js'
@@ -186,6 +187,10 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
     return deny(reply, 'internal_error', 'internal_error')
   })
 
+  // CORS (off unless origins are configured): preflights in the gate, headers on every response
+  const cors = compileCors(config.cors)
+  if (cors !== undefined) app.addHook('onSend', corsHeaders(cors))
+
   // 2-8. each route prefix: gate, then proxy to its upstream
   const gate = createGate({
     keyPrefix: config.keys.prefix,
@@ -193,7 +198,8 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
     matchRule: compileRules(config.rules),
     bodyLimit: config.limits.body_bytes,
     usage,
-    meter: metrics.auth
+    meter: metrics.auth,
+    cors
   })
   const rewriteRequestHeaders = createHeaderRewriter({
     prefix: config.identity.header_prefix,

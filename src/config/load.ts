@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value'
 import { parseDocument } from 'yaml'
+import { corsProblems } from '../pipeline/cors.js'
 import { trustedProxyProblem } from '../pipeline/identity-headers.js'
 import { redisConfigProblems, urlHoldsSecret } from '../registry/redis-url.js'
 import { compileRules, isUnderPrefix, RuleError } from '../pipeline/match-rule.js'
@@ -128,6 +129,7 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
     const p = trustedProxyProblem(entry)
     if (p !== undefined) problems.push(`trusted_proxies[${i}]: ${p}`)
   })
+  problems.push(...corsProblems(c.cors))
   if (forServing && c.routes.length === 0) problems.push('routes: at least one route prefix is needed, or nothing is served')
   return problems
 }

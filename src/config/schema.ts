@@ -62,6 +62,14 @@ export const ConfigSchema = Type.Object({
     header_bytes: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 16_384 })
   }, { additionalProperties: false, default: {} }),
   trusted_proxies: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+  cors: Type.Object({
+    allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    allowed_methods: Type.Array(Type.String({ pattern: '^[A-Za-z]+$' }), { default: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] }),
+    allowed_headers: Type.Array(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }), { default: ['Authorization', 'Content-Type'] }),
+    exposed_headers: Type.Array(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }), { default: ['X-Request-Id'] }),
+    max_age_s: Type.Integer({ minimum: 0, maximum: 86_400, default: 600 }),
+    allow_credentials: Type.Boolean({ default: false })
+  }, { additionalProperties: false, default: {} }),
   log: Type.Object({
     level: Type.Union([
       Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'),

@@ -124,7 +124,9 @@ const REASON_SET: Record<Reason, true> = {
   bad_request: true,
   body_too_large: true,
   header_too_large: true,
-  internal_error: true
+  internal_error: true,
+  cors_preflight: true,
+  cors_refused: true
 }
 export const REASONS = Object.keys(REASON_SET) as Reason[]
 const REASON_INDEX = new Map<string, number>(REASONS.map((r, i) => [r, i]))

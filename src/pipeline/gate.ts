@@ -9,6 +9,7 @@
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { parseKey, type ParsedKey } from '../registry/key-material.js'
+import { answerPreflight, isPreflight, type CorsPolicy } from './cors.js'
 import { authenticate, authorize } from './decide.js'
 import { challenges, deny } from './deny.js'
 import { extractCredential } from './extract-credential.js'
@@ -26,12 +27,20 @@ export interface GateOptions {
   usage: UsageRecorder
   /** decisions from the cache are counted; those that wait for Redis are timed too */
   meter: AuthMeter
+  /** set when CORS is on: preflights are answered here, before any credential is read */
+  cors?: CorsPolicy | undefined
 }
 
 export type Gate = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
 
 export function createGate (o: GateOptions): Gate {
   return function gate (request, reply, done) {
+    // (CORS on: a browser's preflight carries no credential; answered by the gateway itself)
+    if (o.cors !== undefined && isPreflight(request)) {
+      answerPreflight(o.cors, request, reply)
+      return
+    }
+
     // 2. exactly one Bearer credential
     const credential = extractCredential(request.raw.rawHeaders)
     if (!credential.ok) {
