@@ -6,6 +6,9 @@ import { once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
 import { waitForHttp } from './ready.js'
 import type { RunningServer } from './types.js'
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 export interface SpawnServerOptions {
   /** Label used in logs and error messages. */
@@ -48,10 +51,17 @@ export async function spawnServer (options: SpawnServerOptions): Promise<ChildSe
     ? [options.command, [...args]]
     : ['taskset', ['-c', options.cpus, options.command, ...args]]
 
+  // stdout (keygate's request log: one line per request) goes to a file, not to this
+  // process: reading it here would spend the load generator's CPU on the server's log,
+  // a cost that lands on the side of the measurement it does not belong to. stderr is
+  // rare and stays piped.
+  const stdoutFile = join(logDir(), `${options.name}-${process.hrtime.bigint()}.log`)
+  const stdoutFd = openSync(stdoutFile, 'w')
   const child = spawn(command, argv, {
     env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe']
+    stdio: ['ignore', stdoutFd, 'pipe']
   })
+  closeSync(stdoutFd)
 
   const tail: string[] = []
   const collect = (chunk: Buffer): void => {
@@ -61,9 +71,8 @@ export async function spawnServer (options: SpawnServerOptions): Promise<ChildSe
       if (tail.length > TAIL_LINES) tail.shift()
     }
   }
-  child.stdout.on('data', collect)
-  child.stderr.on('data', collect)
-  const output = (): string => tail.join('\n')
+  child.stderr?.on('data', collect)
+  const output = (): string => [lastBytes(stdoutFile, 4096), ...tail].join('\n')
 
   let stopping = false
   const aborter = new AbortController()
@@ -139,4 +148,33 @@ export function killAllSync (): void {
 /** Children that died without being asked to. */
 export function unexpectedExits (): readonly string[] {
   return unexpected
+}
+
+let dir: string | undefined
+/** One directory per run for the children's stdout, removed when the run ends. */
+function logDir (): string {
+  if (dir === undefined) {
+    const created = mkdtempSync(join(tmpdir(), 'keygate-bench-out-'))
+    process.once('exit', () => { rmSync(created, { recursive: true, force: true }) })
+    dir = created
+  }
+  return dir
+}
+
+/** The end of a file, for error messages. */
+function lastBytes (file: string, n: number): string {
+  try {
+    const size = statSync(file).size
+    const length = Math.min(n, size)
+    const buf = Buffer.alloc(length)
+    const fd = openSync(file, 'r')
+    try {
+      readSync(fd, buf, 0, length, size - length)
+    } finally {
+      closeSync(fd)
+    }
+    return buf.toString('utf8')
+  } catch {
+    return ''
+  }
 }
