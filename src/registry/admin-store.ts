@@ -240,8 +240,8 @@ export class AdminStore {
       // belongs to a connection, and the shared one carries other callers' MULTI/EXEC
       // (an EXEC clears every WATCH, and would itself be aborted by ours), so the
       // rotation runs on a connection of its own.
-      const conn = duplicateClient(this.redis, { lazyConnect: true })
-      conn.on('error', () => {})
+      const conn = duplicateClient(this.redis, { connectionName: 'keygate-rotate', lazyConnect: true, enableReadyCheck: false, retryStrategy: () => null })
+      conn.on('error', () => {}) // reported through the failed command
       try {
         // (connected first: the gateway's clients queue nothing while disconnected)
         await conn.connect()

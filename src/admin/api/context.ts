@@ -6,39 +6,24 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { Config } from '../../config/schema.js'
 import { AdminStore } from '../../registry/admin-store.js'
-import { duplicateClient, type RegistryClient } from '../../registry/redis-client.js'
+import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
 import { ADMIN_PERMISSION, type KeyPrincipal, type Principal } from './principal.js'
 import { sendForbidden } from './refusal.js'
 
 export interface ApiContext {
   config: Config
-  /** the registry, written with `p` as the audit trail's actor */
-  store: (p: Principal) => AdminStore
   /**
-   * The same, on a Redis connection of its own for the duration of `fn`: for
-   * transactions that WATCH (keys rotate). WATCH is per connection, and on the
-   * gateway's shared connection any other EXEC in between (another admin request)
-   * would clear it, or be aborted by it.
+   * the registry, written with `p` as the audit trail's actor (rotation runs its
+   * WATCH on a connection of its own: AdminStore.rotateKey)
    */
-  withOwnConnection: <T>(p: Principal, fn: (store: AdminStore) => Promise<T>) => Promise<T>
+  store: (p: Principal) => AdminStore
 }
 
 export function createContext (config: Config, redis: RegistryClient, keys: RedisKeys): ApiContext {
-  const store = (p: Principal, conn: RegistryClient = redis): AdminStore => new AdminStore(conn, keys, config.keys.prefix, p.actor)
   return {
     config,
-    store,
-    async withOwnConnection (p, fn) {
-      const conn = duplicateClient(redis, { connectionName: 'keygate-admin', lazyConnect: true, enableReadyCheck: false, retryStrategy: () => null })
-      conn.on('error', () => {}) // reported through the failed command
-      try {
-        await conn.connect()
-        return await fn(store(p, conn))
-      } finally {
-        conn.disconnect()
-      }
-    }
+    store: (p) => new AdminStore(redis, keys, config.keys.prefix, p.actor)
   }
 }
 

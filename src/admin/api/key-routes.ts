@@ -68,7 +68,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   }, async (request, reply) => {
     const p = principalOf(request)
     const graceMs = request.body.grace === undefined ? DEFAULT_GRACE_MS : positive('grace', request.body.grace)
-    const rotated = await ctx.withOwnConnection(p, async (store) => await store.rotateKey(request.params.id, graceMs))
+    const rotated = await ctx.store(p).rotateKey(request.params.id, graceMs)
     reply.code(201)
     return rotated
   })
