@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander'
 import { ConfigError, configFile, loadConfig } from '../config/load.js'
 import { AdminError } from '../registry/admin-store.js'
+import { redisDidNotAnswer } from '../registry/redis-client.js'
 import { serve } from '../server.js'
 import { parseWorkers } from '../workers.js'
 import { auditCommand } from './audit.js'
@@ -67,7 +68,7 @@ function exitCodeFor (err: unknown): number {
     return 1
   }
   const message = err instanceof Error ? err.message : String(err)
-  process.stderr.write(`error: ${/ECONNREFUSED|max retries|Connection is closed|ETIMEDOUT|ENOTFOUND|enableOfflineQueue/i.test(message) ? 'cannot reach Redis (check KEYGATE_REDIS_URL or redis.url)' : message}\n`)
+  process.stderr.write(`error: ${redisDidNotAnswer(err) ? 'cannot reach Redis (check KEYGATE_REDIS_URL or redis.url)' : message}\n`)
   return 1
 }
 

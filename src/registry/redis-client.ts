@@ -204,6 +204,16 @@ export function isUnavailableReply (err: unknown): boolean {
   return unavailableReply(err) !== undefined
 }
 
+/**
+ * ioredis's messages when Redis did not answer at all (refused, unresolvable, closed,
+ * not writable, timed out, retries exhausted).
+ */
+const NO_ANSWER = /Stream isn't writeable|enableOfflineQueue|Connection is closed|Command timed out|ETIMEDOUT|ECONNREFUSED|ECONNRESET|EPIPE|ENOTFOUND|EAI_AGAIN|is disconnected|isn't ready|max retries/i
+
+export function redisDidNotAnswer (err: unknown): boolean {
+  return err instanceof Error && NO_ANSWER.test(err.message)
+}
+
 /** Redis answered, but a record is not a hash (e.g. written with SET): `WRONGTYPE`, also inside a script error. */
 export function isWrongTypeReply (err: unknown): boolean {
   return err instanceof Error && err.name === 'ReplyError' && err.message.includes('WRONGTYPE')

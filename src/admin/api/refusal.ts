@@ -7,9 +7,8 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import { sendError, codeForStatus, type ErrorCode } from '../../errors.js'
 import { challenges } from '../../pipeline/deny.js'
-import { RegistryUnavailable } from '../../pipeline/resolve-identity.js'
 import { AdminError, type AdminErrorKind } from '../../registry/admin-store.js'
-import { isUnavailableReply, isWrongTypeReply, type RedisHealth } from '../../registry/redis-client.js'
+import { isUnavailableReply, isWrongTypeReply, redisDidNotAnswer, type RedisHealth } from '../../registry/redis-client.js'
 
 export class ApiRefusal extends Error {
   override readonly name = 'ApiRefusal'
@@ -56,7 +55,7 @@ export function createErrorHandler (logger: Logger, health: RedisHealth) {
       state.detail = 'a registry record is not a hash (written with something other than HSET?)'
       return sendError(reply, 'conflict')
     }
-    if (err instanceof RegistryUnavailable || isUnavailableReply(err) || !health.up || REDIS_DOWN.test(err.message)) {
+    if (redisDidNotAnswer(err) || isUnavailableReply(err) || !health.up) {
       state.reason = 'registry_unavailable'
       return sendError(reply, 'service_unavailable')
     }
@@ -64,10 +63,3 @@ export function createErrorHandler (logger: Logger, health: RedisHealth) {
     return sendError(reply, 'internal_error')
   }
 }
-
-/**
- * ioredis's messages when Redis did not answer (refused, closed, not writable, timed
- * out): 503, fail closed, like an error reply meaning "cannot answer now" (LOADING,
- * READONLY, ...: isUnavailableReply).
- */
-const REDIS_DOWN = /Stream isn't writeable|Connection is closed|Command timed out|ETIMEDOUT|ECONNREFUSED|ECONNRESET|EPIPE|is disconnected|isn't ready|max retries/i
