@@ -209,7 +209,7 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
   for (const route of config.routes) {
     const upstream = config.upstreams[route.upstream]
     if (upstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
-    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimit: config.limits.body_bytes, meter: metrics.upstream(route.upstream) })
+    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimit: config.limits.body_bytes, dropCorsHeaders: cors !== undefined, meter: metrics.upstream(route.upstream) })
   }
 
   await app.ready()

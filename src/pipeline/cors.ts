@@ -101,8 +101,8 @@ export function answerPreflight (policy: CorsPolicy, request: FastifyRequest, re
 }
 
 /**
- * onSend, for every response of the data plane: the upstream's CORS headers are
- * dropped, and a request from an allowed origin gets the gateway's.
+ * onSend, for every response of the data plane: a request from an allowed origin gets
+ * the gateway's CORS headers (the upstream's were dropped by the proxy, proxy.ts).
  */
 export function corsHeaders (policy: CorsPolicy) {
   return function onSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
@@ -111,9 +111,6 @@ export function corsHeaders (policy: CorsPolicy) {
     if (reason === 'cors_preflight' || reason === 'cors_refused') {
       done(null, payload)
       return
-    }
-    for (const name of Object.keys(reply.getHeaders())) {
-      if (name.startsWith('access-control-')) reply.removeHeader(name)
     }
     const origin = allowedOrigin(policy, request.headers.origin)
     if (origin !== undefined) {

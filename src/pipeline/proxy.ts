@@ -20,16 +20,19 @@ import { PROXIED_METHODS } from './match-rule.js'
 /**
  * The upstream's response headers as the client gets them: hop-by-hop headers (and any
  * the upstream lists in `Connection`) describe the upstream connection, not the client's;
- * the request id is the gateway's. A new object, so no header object goes through `delete`.
+ * the request id is the gateway's; with CORS on, so are the `Access-Control-*` headers
+ * (pipeline/cors.ts). A new object, so no header object goes through `delete`.
  */
-function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | undefined): IncomingHttpHeaders {
+function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | undefined, dropCors: boolean): IncomingHttpHeaders {
   const connection = headers.connection
   const listed = typeof connection === 'string' && connection !== 'keep-alive' && connection !== 'close'
     ? connection.toLowerCase().split(',').map((n) => n.trim())
     : undefined
   const out: IncomingHttpHeaders = {}
   for (const name in headers) {
-    if (!HOP_BY_HOP.has(name) && (listed === undefined || !listed.includes(name))) out[name] = headers[name]
+    if (HOP_BY_HOP.has(name) || (listed !== undefined && listed.includes(name))) continue
+    if (dropCors && name.startsWith('access-control-')) continue
+    out[name] = headers[name]
   }
   if (requestId !== undefined) out['x-request-id'] = requestId
   return out
@@ -41,6 +44,8 @@ export interface ProtectedRouteOptions {
   gate: Gate
   rewriteRequestHeaders: RequestHeaderRewriter
   bodyLimit: number
+  /** CORS is on: the upstream's `Access-Control-*` headers are dropped (the gateway sets its own) */
+  dropCorsHeaders: boolean
   /** upstream latency (sent -> response headers) and failures by kind */
   meter: UpstreamMeter
 }
@@ -80,7 +85,7 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
       },
       rewriteHeaders: (headers, request) => {
         if (request !== undefined) o.meter.response(performance.now() - (request as FastifyRequest).kg.upstreamSentAt)
-        return withoutHopByHop(headers as IncomingHttpHeaders, request?.id)
+        return withoutHopByHop(headers as IncomingHttpHeaders, request?.id, o.dropCorsHeaders)
       },
       // never replay a request: what the upstream answered is what the client gets
       retryDelay: () => null,
