@@ -9,7 +9,7 @@ import type { Socket } from 'node:net'
 import type { Logger } from 'pino'
 import { buildAdminPlane } from './admin/admin-plane.js'
 import { InvalidationTracker, NO_TRACKING, type Tracking } from './cache/invalidation.js'
-import { cacheNameOf, RecordCache } from './cache/record-cache.js'
+import { cacheNaming, RecordCache } from './cache/record-cache.js'
 import { trackingConnections } from './cache/tracking-connection.js'
 import type { Config } from './config/schema.js'
 import { ERRORS, errorBody, JSON_CONTENT_TYPE, codeForStatus, type ErrorCode, type Reason } from './errors.js'
@@ -111,8 +111,7 @@ function trackChanges (redis: RegistryClient, keys: RedisKeys, cache: RecordCach
   const connections = trackingConnections(redis, keys.keys)
   const tracker = new InvalidationTracker({
     connect: connections.connect,
-    prefixes: [keys.key(''), keys.user(''), keys.role('')],
-    nameOf: cacheNameOf(keys),
+    ...cacheNaming(keys),
     cache,
     // a silent channel is only trusted for cache.ttl_ms: confirm it twice per TTL
     verifyEveryMs: Math.min(1000, Math.max(50, Math.floor(config.cache.ttl_ms / 2))),

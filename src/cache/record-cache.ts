@@ -39,11 +39,13 @@ export interface CacheCounters {
   invalidations: number
 }
 
+const KIND = { key: 'k:', user: 'u:', role: 'r:' } as const
+
 /** The cache's name of each record. */
 export const cacheName = {
-  key: (id: string) => 'k:' + id,
-  user: (id: string) => 'u:' + id,
-  role: (name: string) => 'r:' + name
+  key: (id: string) => KIND.key + id,
+  user: (id: string) => KIND.user + id,
+  role: (name: string) => KIND.role + name
 }
 
 /** Entries an eviction may pass over (used ones get their second chance) before it evicts anyway. */
@@ -96,12 +98,10 @@ export class RecordCache {
   }
 
   private mapOf (name: string): Map<string, Entry<unknown>> {
-    switch (name.charCodeAt(0)) {
-      case 0x6B: return this.keys // k
-      case 0x75: return this.users // u
-      case 0x72: return this.roles // r
-      default: throw new Error(`not a cache name: ${name}`)
-    }
+    if (name.startsWith(KIND.key)) return this.keys
+    if (name.startsWith(KIND.user)) return this.users
+    if (name.startsWith(KIND.role)) return this.roles
+    throw new Error(`not a cache name: ${name}`)
   }
 
   private evictOne (): void {
@@ -128,15 +128,19 @@ function used<T> (entry: Entry<T> | undefined): Entry<T> | undefined {
 }
 
 /**
- * The cache name for a Redis key of the registry, or undefined for any other key.
- * Built once per prefix; the Redis key names come from redis-keys.ts.
+ * Push invalidation's view of the names: the registry's Redis prefixes to track, and
+ * the cache name of a Redis key under them (undefined for any other key). Built once
+ * per prefix; the Redis key names come from redis-keys.ts.
  */
-export function cacheNameOf (keys: RedisKeys): (redisKey: string) => string | undefined {
-  const kinds: Array<[string, string]> = [[keys.key(''), 'k:'], [keys.user(''), 'u:'], [keys.role(''), 'r:']]
-  return (redisKey) => {
-    for (const [redisPrefix, short] of kinds) {
-      if (redisKey.startsWith(redisPrefix)) return short + redisKey.slice(redisPrefix.length)
+export function cacheNaming (keys: RedisKeys): { prefixes: string[], nameOf: (redisKey: string) => string | undefined } {
+  const kinds: Array<[string, (id: string) => string]> = [[keys.key(''), cacheName.key], [keys.user(''), cacheName.user], [keys.role(''), cacheName.role]]
+  return {
+    prefixes: kinds.map(([redisPrefix]) => redisPrefix),
+    nameOf (redisKey) {
+      for (const [redisPrefix, name] of kinds) {
+        if (redisKey.startsWith(redisPrefix)) return name(redisKey.slice(redisPrefix.length))
+      }
+      return undefined
     }
-    return undefined
   }
 }

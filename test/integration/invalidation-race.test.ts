@@ -12,7 +12,7 @@ import { Redis } from 'ioredis'
 import pino from 'pino'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { InvalidationTracker, type FillTicket, type Tracking } from '../../src/cache/invalidation.js'
-import { cacheNameOf, RecordCache } from '../../src/cache/record-cache.js'
+import { cacheNaming, RecordCache } from '../../src/cache/record-cache.js'
 import { IdentityResolver, type Resolved } from '../../src/pipeline/resolve-identity.js'
 import { parseKey } from '../../src/registry/key-material.js'
 import { RedisHealth } from '../../src/registry/redis-client.js'
@@ -45,8 +45,7 @@ async function world (t: Test, tracking?: (real: InvalidationTracker) => Trackin
   const cache = new RecordCache(100)
   const tracker = new InvalidationTracker({
     connect: async () => new Redis(redis.url, { connectionName: 'keygate-invalidation', autoResubscribe: false, maxRetriesPerRequest: 0, retryStrategy: () => null }),
-    prefixes: [fixtures.keys.key(''), fixtures.keys.user(''), fixtures.keys.role('')],
-    nameOf: cacheNameOf(fixtures.keys),
+    ...cacheNaming(fixtures.keys),
     cache,
     verifyEveryMs: 50,
     logger: pino({ level: 'silent' })
