@@ -67,9 +67,9 @@ export class IdentityResolver {
 
   /** Resolves from the cache synchronously when it can; otherwise one Redis round trip. */
   resolve (keyId: string, now: number = this.now()): Resolved | Promise<Resolved> {
-    const { health, cache } = this.o
-    // Redis known to be down: what the stale window allows, without waiting for a timeout
-    const cached = this.fromCache(keyId, now, health.up)
+    const { cache } = this.o
+    // (Redis known to be down: what the stale window allows, without waiting for a timeout)
+    const cached = this.fromCache(keyId, now)
     if (cached !== undefined) {
       cache.counters.hits++
       return cached
@@ -96,29 +96,30 @@ export class IdentityResolver {
     return now - agreedAt < this.o.staleIfErrorMs
   }
 
-  private servable (e: Entry<unknown> | undefined, now: number, freshOnly: boolean): boolean {
+  /** Fresh; or, while Redis is known to be down, inside the stale window. */
+  private servable (e: Entry<unknown> | undefined, now: number): boolean {
     if (e === undefined) return false
-    return freshOnly ? this.fresh(e, now) : (this.fresh(e, now) || this.stale(e, now))
+    return this.fresh(e, now) || (!this.o.health.up && this.stale(e, now))
   }
 
-  private fromCache (keyId: string, now: number, freshOnly: boolean): Resolved | undefined {
+  private fromCache (keyId: string, now: number): Resolved | undefined {
     const { cache } = this.o
     if (this.o.cacheEnabled === false) return undefined
     const k = cache.key(keyId)
-    if (!this.servable(k, now, freshOnly)) return undefined
+    if (!this.servable(k, now)) return undefined
     const key = (k as Entry<KeyRecord | Invalid>).value
     if (key === null || key === INVALID) return { key }
     let user: UserRecord | Invalid | null | undefined
     let roleName = key.role as string
     if (key.type === 'personal') {
       const u = cache.user(key.user as string)
-      if (!this.servable(u, now, freshOnly)) return undefined
+      if (!this.servable(u, now)) return undefined
       user = (u as Entry<UserRecord | Invalid>).value
       if (user === null || user === INVALID) return { key, user }
       roleName = user.role
     }
     const r = cache.role(roleName)
-    if (!this.servable(r, now, freshOnly)) return undefined
+    if (!this.servable(r, now)) return undefined
     return { key, user, roleName, role: (r as Entry<RoleRecord>).value }
   }
 
@@ -147,7 +148,7 @@ export class IdentityResolver {
       if (registryErrorKind(err) === 'bad_record') return { key: INVALID }
       health.markDown()
       // Redis is down now: inside the stale window, what the cache may still serve is served.
-      const stale = this.fromCache(keyId, this.now(), false)
+      const stale = this.fromCache(keyId, this.now())
       if (stale !== undefined) return stale
       throw new RegistryUnavailable({ cause: err })
     }
