@@ -1,6 +1,6 @@
 /** `keygate keys ...`: create (shown once), list, show, revoke, rotate. Never a secret or a hash. */
 import { Option, type Command } from 'commander'
-import type { CreatedKey, KeyView } from '../registry/admin-store.js'
+import { DEFAULT_GRACE_MS, type CreatedKey, type KeyView } from '../registry/admin-store.js'
 import { duration, UsageError, withRegistry } from './context.js'
 import { printJson, printTable } from './output.js'
 
@@ -84,7 +84,7 @@ export function keysCommand (program: Command): void {
   keys.command('rotate')
     .description('create a replacement key (same type, owner, role, org, name); the old key works until the grace period ends')
     .argument('<keyId>', 'the key to replace')
-    .addOption(new Option('--grace <duration>', 'how long the old key keeps working, e.g. 1h').argParser(duration).default(24 * 3_600_000, '24h'))
+    .addOption(new Option('--grace <duration>', 'how long the old key keeps working, e.g. 1h').argParser(duration).default(DEFAULT_GRACE_MS, '24h'))
     .option('--json', 'print the result as JSON')
     .action(async (id: string, opts: { grace: number, json?: boolean }) => {
       const rotated = await withRegistry(({ store }) => store.rotateKey(id, opts.grace))

@@ -100,8 +100,17 @@ export interface CreateKeyInput {
   createdBy?: string
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/
-const PERMISSION = /^(\*|[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)*(:\*)?)$/
+/** user ids, org names, role names (also the admin API's schemas) */
+export const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/
+/** `resource:action`, `resource:*` or `*` (also the admin API's schemas) */
+export const PERMISSION = /^(\*|[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)*(:\*)?)$/
+/** how long a rotated key keeps working by default (`keys rotate`, POST /keys/:id/rotate) */
+export const DEFAULT_GRACE_MS = 24 * 3_600_000
+
+/** The keys a user owns: their personal keys, and the BOT keys they created. */
+export function ownsKey (user: string, key: { type: string, user?: string | undefined, created_by?: string | undefined }): boolean {
+  return key.user === user || (key.type === 'bot' && key.created_by === user)
+}
 const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'replaces', 'replaced_by'] as const
 const AUDIT_MAXLEN = '100000'
 
@@ -298,7 +307,7 @@ export class AdminStore {
   async listKeys (filter: { user?: string, org?: string, unusedForMs?: number } = {}, now = Date.now()): Promise<KeyView[]> {
     const set = filter.user !== undefined ? this.keys.userKeys(filter.user) : filter.org !== undefined ? this.keys.orgKeys(filter.org) : this.keys.keys
     let views = await this.keyViews((await this.redis.smembers(set)).sort(), now)
-    if (filter.user !== undefined) views = views.filter((k) => k.user === filter.user || (k.type === 'bot' && k.created_by === filter.user))
+    if (filter.user !== undefined) views = views.filter((k) => ownsKey(filter.user as string, k))
     if (filter.org !== undefined) views = views.filter((k) => k.org === filter.org)
     if (filter.unusedForMs !== undefined) {
       const cutoff = now - filter.unusedForMs

@@ -8,16 +8,14 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { AdminError, type AdminStore, type CreateKeyInput, type KeyView as KeyRecordView } from '../../registry/admin-store.js'
+import { AdminError, DEFAULT_GRACE_MS, ownsKey, type AdminStore, type CreateKeyInput, type KeyView as KeyRecordView } from '../../registry/admin-store.js'
 import { principalOf, requireAdmin, selfUser, type ApiContext } from './context.js'
-import { ownsKey, withinGrants, type Principal } from './principal.js'
+import { withinGrants, type Principal } from './principal.js'
 import { badRequest, forbidden, notFound } from './refusal.js'
 import { positive } from './validation.js'
 import {
   Changed, CreatedKey, CreateKeyBody, EmptyBody, KeyList, KeyParams, KeyView, ListKeysQuery, NoQuery, RotatedKey, RotateKeyBody
 } from './schemas.js'
-
-const DEFAULT_GRACE_MS = 24 * 3_600_000
 
 export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Querystring: Static<typeof ListKeysQuery> }>('/keys', {

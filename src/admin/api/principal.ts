@@ -43,11 +43,6 @@ export type Principal = TokenPrincipal | KeyPrincipal
 
 export const TOKEN_PRINCIPAL: TokenPrincipal = { kind: 'token', admin: true, self: false, actor: 'admin-token' }
 
-/** What a self principal manages: its user's personal keys, and the BOT keys that user created. */
-export function ownsKey (me: string, key: { type: string, user?: string, created_by?: string }): boolean {
-  return key.user === me || (key.type === 'bot' && key.created_by === me)
-}
-
 /** Whether every permission of a role is covered by the caller's own grants (no escalation through a BOT key). */
 export function withinGrants (grants: Grants, permissions: readonly string[]): boolean {
   return grants.hasAll(permissions)

@@ -5,19 +5,21 @@
  * only ever carry the fields listed here (never a hash). Reference: docs/admin-api.md.
  */
 import { Type, type Static, type TString } from '@sinclair/typebox'
+import { DURATION } from '../../config/duration.js'
+import { NAME, PERMISSION } from '../../registry/admin-store.js'
 import { ID_LENGTH } from '../../registry/key-material.js'
 
 const closed = { additionalProperties: false } as const
 
-/** user ids, org names, role names: as the registry accepts them (admin-store.ts) */
-const Name = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$' })
+/** user ids, org names, role names: as the registry accepts them */
+const Name = Type.String({ pattern: NAME.source })
 /** the public key id (never the whole key) */
 const KeyId = Type.String({ pattern: `^[0-9A-Za-z]{${ID_LENGTH}}$` })
 /** the contract's durations: 30s, 15m, 24h, 90d */
-export const Duration = Type.String({ pattern: '^[0-9]{1,9}[smhd]$' })
+const Duration = Type.String({ pattern: DURATION.source })
 /** free text shown to people: bounded, no control characters */
 const Label = (maxLength: number): TString => Type.String({ maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' })
-const Permission = Type.String({ maxLength: 200, pattern: '^(\\*|[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)*(:\\*)?)$' })
+const Permission = Type.String({ maxLength: 200, pattern: PERMISSION.source })
 
 // ---- params and queries ----------------------------------------------------
 
