@@ -41,7 +41,7 @@ export function cpuSeconds (pid: number): number | undefined {
 }
 
 /** The live processes descended from `pid` (its workers, for `serve --workers`). */
-export function descendants (pid: number): number[] {
+function descendants (pid: number): number[] {
   const children = new Map<number, number[]>()
   let entries: string[]
   try {

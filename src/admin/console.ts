@@ -73,7 +73,7 @@ export const consolePlugin: FastifyPluginAsync<AdminPlaneOptions> = async (app) 
 }
 
 /** console/ beside src/ (running from source) or beside dist/ (running the build). */
-export function consoleDir (): string {
+function consoleDir (): string {
   for (const up of ['../../console', '../../../console']) {
     const dir = fileURLToPath(new URL(up, import.meta.url))
     if (existsSync(join(dir, 'index.html'))) return dir

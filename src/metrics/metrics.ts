@@ -96,9 +96,9 @@ export interface Metrics {
 }
 
 /** Buckets, in seconds. A gateway denial takes ~0.1 ms, a proxied request the upstream's time. */
-export const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 /** A Redis round trip: ~0.1 ms on a LAN; `redis.command_timeout_ms` (default 0.5 s) bounds it. */
-export const AUTH_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]
+const AUTH_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]
 
 /** The reasons of contract section 7 plus src/errors.ts's extras (typed: none missing, none extra). */
 const REASON_SET: Record<Reason, true> = {

@@ -53,7 +53,7 @@ interface HistogramSeries {
 }
 
 /** A sample of prom-client's metric JSON (what Registry and AggregatorRegistry read). */
-export interface Sample {
+interface Sample {
   metricName: string
   labels: Record<string, string | number>
   value: number

@@ -25,7 +25,7 @@ export function sessionRoutes (app: FastifyInstance, config: Config): void {
   app.get('/permissions', { onRequest: requireAdmin, schema: { querystring: NoQuery, response: { 200: PermissionList } } }, async () => catalogue)
 }
 
-export function permissionCatalogue (config: Config): string[] {
+function permissionCatalogue (config: Config): string[] {
   const all = new Set([ADMIN_PERMISSION, SELF_PERMISSION])
   for (const rule of config.rules) for (const p of rule.permissions) all.add(p)
   return [...all].sort()
