@@ -186,3 +186,14 @@ export async function eventually (check: () => Promise<boolean>, ms = 2000, ever
   }
   return -1
 }
+
+/**
+ * One admin API call on the admin listener: `Authorization: Bearer <credential>` when
+ * one is given, a JSON body (or a string sent as it is), extra headers.
+ */
+export async function adminCall (gw: TestGateway, method: string, path: string, credential?: string, body?: unknown, extra: Record<string, string> = {}): Promise<RawResponse> {
+  const headers: Record<string, string> = { ...extra }
+  if (credential !== undefined) headers.Authorization = `Bearer ${credential}`
+  if (body !== undefined && headers['Content-Type'] === undefined) headers['Content-Type'] = 'application/json'
+  return await send(gw.adminPort, method, path, headers as HeaderList, body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body))
+}

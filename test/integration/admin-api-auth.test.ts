@@ -16,19 +16,12 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { parseConfig } from '../../src/config/load.js'
-import { eventually, startGateway, type TestGateway } from '../helpers/gateway.js'
+import { adminCall as call, eventually, startGateway, type TestGateway } from '../helpers/gateway.js'
 import { send, type RawResponse } from '../helpers/raw-http.js'
 import { startPrivateRedis, type TestRedis } from '../helpers/redis.js'
 
 const TOKEN = 'test-admin-token-0123456789abcdef'
 const REALM = 'Bearer realm="keygate"'
-
-function call (gw: TestGateway, method: string, path: string, credential?: string, body?: unknown): Promise<RawResponse> {
-  const headers: Record<string, string> = {}
-  if (credential !== undefined) headers.Authorization = `Bearer ${credential}`
-  if (body !== undefined) headers['Content-Type'] = 'application/json'
-  return send(gw.adminPort, method, path, headers, body === undefined ? undefined : JSON.stringify(body))
-}
 
 /** A redis-server of our own, whatever REDIS_URL says (this suite stops it). */
 async function privateRedis (t: Test): Promise<TestRedis> {

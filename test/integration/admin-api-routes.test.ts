@@ -13,8 +13,7 @@
  *   400; all with the catalogue's error object and nothing of fastify's.
  */
 import t from 'tap'
-import { eventually, startGateway, type TestGateway } from '../helpers/gateway.js'
-import { send, type HeaderList, type RawResponse } from '../helpers/raw-http.js'
+import { adminCall as call, eventually, startGateway, type TestGateway } from '../helpers/gateway.js'
 
 const TOKEN = 'routes-admin-token-0123456789abcdef'
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/
@@ -22,13 +21,6 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/
 interface Created { id: string, key: string, type: string, org: string, user?: string, role?: string, name: string, created_at: string, expires_at?: string, replaces?: string, replaces_expires_at?: string }
 interface KeyView { id: string, type: string, status: string, created_by?: string, [field: string]: unknown }
 interface AuditEntry { actor: string, action: string, target: string, result: string, detail?: string }
-
-function call (gw: TestGateway, method: string, path: string, credential: string | undefined, body?: unknown, extra: Record<string, string> = {}): Promise<RawResponse> {
-  const headers: Record<string, string> = { ...extra }
-  if (credential !== undefined) headers.Authorization = `Bearer ${credential}`
-  if (body !== undefined && headers['Content-Type'] === undefined) headers['Content-Type'] = 'application/json'
-  return send(gw.adminPort, method, path, headers as HeaderList, body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body))
-}
 
 const ERROR = {
   bad_request: { code: 'bad_request', message: 'Malformed request', status: 400 },

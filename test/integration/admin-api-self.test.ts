@@ -14,18 +14,11 @@
  *   - reads its own user, lists the roles it may give a BOT key; the rest is 403
  */
 import t from 'tap'
-import { eventually, startGateway, type TestGateway } from '../helpers/gateway.js'
-import { send, type RawResponse } from '../helpers/raw-http.js'
+import { adminCall as call, eventually, startGateway } from '../helpers/gateway.js'
 
 interface Created { id: string, key: string, type: string, org: string, user?: string, role?: string, name: string }
 interface KeyView { id: string, type: string, user?: string, role?: string, status: string, created_by?: string }
 interface AuditEntry { actor: string, action: string, target: string, result: string }
-
-function call (gw: TestGateway, method: string, path: string, credential: string, body?: unknown): Promise<RawResponse> {
-  const headers: Record<string, string> = { Authorization: `Bearer ${credential}` }
-  if (body !== undefined) headers['Content-Type'] = 'application/json'
-  return send(gw.adminPort, method, path, headers, body === undefined ? undefined : JSON.stringify(body))
-}
 
 t.test('a keygate:keys:self key manages its own keys, and only those', async (t) => {
   const gw = await startGateway(t)
