@@ -71,15 +71,18 @@ export async function startRedisNode (opts: NodeOptions = {}): Promise<RedisNode
   throw new Error(`could not start redis-server: ${last}`)
 }
 
-/** A node as test/helpers/gateway.ts takes it (`startGateway(t, { redis })`); stopping it is the caller's. */
-export function asTestRedis (n: RedisNode): TestRedis {
+/**
+ * A node as test/helpers/gateway.ts takes it (`startGateway(t, { redis })`). Stopping
+ * it stays the caller's unless a `stop` is given.
+ */
+export function asTestRedis (n: RedisNode, stop: () => Promise<void> = async () => {}): TestRedis {
   return {
     url: n.url,
     port: n.port,
     external: false,
     get pid () { return n.pid },
     kill: (signal) => { n.kill(signal) },
-    stop: async () => {},
+    stop,
     restart: async () => { await n.restart() }
   }
 }

@@ -12,7 +12,7 @@
  * external Redis do not collide.
  */
 import { randomBytes } from 'node:crypto'
-import { startRedisNode } from './redis-node.js'
+import { asTestRedis, startRedisNode } from './redis-node.js'
 
 export interface TestRedis {
   /** redis://host:port URL for ioredis */
@@ -42,15 +42,7 @@ export async function startRedis (): Promise<TestRedis> {
 /** A redis-server of the test's own, whatever REDIS_URL says (for tests that stop or signal it). */
 export async function startPrivateRedis (): Promise<TestRedis> {
   const node = await startRedisNode()
-  return {
-    url: node.url,
-    port: node.port,
-    external: false,
-    get pid () { return node.pid },
-    kill: (signal) => { node.kill(signal) },
-    stop: async () => { await node.stop() },
-    restart: async () => { await node.restart() }
-  }
+  return asTestRedis(node, async () => { await node.stop() })
 }
 
 function externalRedis (url: string): TestRedis {
