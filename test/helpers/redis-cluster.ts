@@ -11,7 +11,8 @@ import { join } from 'node:path'
 import type { Test } from 'tap'
 import { freePort } from './net.js'
 import { serverArgs, startRedisNode, tempDir, type RedisNode } from './redis-node.js'
-import { info, until, withClient } from './redis-sentinel.js'
+import { info, withClient } from './redis-sentinel.js'
+import { until } from './wait.js'
 
 export interface TestCluster {
   nodes: RedisNode[]

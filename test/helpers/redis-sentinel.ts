@@ -7,10 +7,10 @@
  */
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
 import { Redis } from 'ioredis'
 import { serverArgs, startRedisNode, tempDir, type RedisNode } from './redis-node.js'
+import { until } from './wait.js'
 
 export interface HostPort { host: string, port: number }
 
@@ -22,8 +22,6 @@ export interface SentinelSetup {
   sentinels: RedisNode[]
   /** redis+sentinel://127.0.0.1:<s1>,127.0.0.1:<s2>,127.0.0.1:<s3>/<masterName> */
   url: string
-  /** the master as the first answering sentinel names it */
-  currentMaster: () => Promise<HostPort | undefined>
   /** waits until every sentinel names a master other than `old` (bounded); returns it */
   waitForNewMaster: (old: HostPort, ms?: number) => Promise<HostPort>
 }
@@ -77,22 +75,12 @@ export async function startSentinelSetup (t: Test, opts: SentinelOptions = {}): 
     return true
   }, 20_000, 'the sentinels to discover each other and the replica')
 
-  const currentMaster = async (): Promise<HostPort | undefined> => {
-    for (const s of sentinels) {
-      if (s.pid === undefined) continue
-      const reply = await withClient(s.port, async (c) => await c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName)).catch(() => null)
-      if (Array.isArray(reply) && reply.length === 2) return { host: String(reply[0]), port: Number(reply[1]) }
-    }
-    return undefined
-  }
-
   return {
     masterName,
     master,
     replica,
     sentinels,
     url: `redis+sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${masterName}`,
-    currentMaster,
     async waitForNewMaster (old, ms = 30_000) {
       let found: HostPort | undefined
       await until(async () => {
@@ -133,14 +121,4 @@ async function sentinelMaster (port: number, name: string): Promise<Record<strin
   const out: Record<string, string> = {}
   for (let i = 0; i + 1 < reply.length; i += 2) out[String(reply[i])] = String(reply[i + 1])
   return out
-}
-
-/** Polls `check` until it holds; throws (naming `what`) after `ms`. */
-export async function until (check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return
-    await sleep(100)
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}`)
 }

@@ -10,7 +10,6 @@
 import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
 import pino from 'pino'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { InvalidationTracker, type FillTicket, type Tracking } from '../../src/cache/invalidation.js'
 import { cacheNaming, RecordCache } from '../../src/cache/record-cache.js'
 import { IdentityResolver, type Resolved } from '../../src/pipeline/resolve-identity.js'
@@ -20,14 +19,7 @@ import { RegistryReader, type RawChain } from '../../src/registry/registry-reade
 import type { KeyRecord } from '../../src/registry/records.js'
 import { Fixtures } from '../helpers/fixtures.js'
 import { startRedis, uniquePrefix } from '../helpers/redis.js'
-
-async function until (what: string, check: () => boolean, ms = 3000): Promise<void> {
-  const start = Date.now()
-  while (!check()) {
-    if (Date.now() - start > ms) throw new Error(`timed out waiting for ${what}`)
-    await sleep(5)
-  }
-}
+import { until } from '../helpers/wait.js'
 
 /** A real Redis and registry, a real tracker, and a reader whose replies can be held back. */
 async function world (t: Test, tracking?: (real: InvalidationTracker) => Tracking) {
@@ -52,7 +44,7 @@ async function world (t: Test, tracking?: (real: InvalidationTracker) => Trackin
   })
   tracker.start()
   t.teardown(() => tracker.stop())
-  await until('tracking', () => tracker.up)
+  await until(() => tracker.up, 3000, 'tracking', 5)
 
   const real = new RegistryReader(gatewayConn, fixtures.keys, prefix)
   const reader = {
@@ -71,7 +63,7 @@ async function world (t: Test, tracking?: (real: InvalidationTracker) => Trackin
   const health = new RedisHealth(gatewayConn)
   health.start(50)
   t.teardown(() => { health.stop() })
-  await until('health', () => health.up)
+  await until(() => health.up, 3000, 'health', 5)
   const resolver = new IdentityResolver({
     reader: reader as unknown as RegistryReader,
     cache,
@@ -96,10 +88,10 @@ async function race (w: Awaited<ReturnType<typeof world>>): Promise<{ raced: str
   w.reader.hold = new Promise<void>((resolve) => { release = resolve })
   const readsBefore = w.reader.reads
   const pending = w.resolver.resolve(w.keyId) as Promise<Resolved>
-  await until('the fill has read the record', () => w.reader.reads > readsBefore)
+  await until(() => w.reader.reads > readsBefore, 3000, 'the fill has read the record', 5)
   const seen = w.cache.counters.invalidations
   await w.client.hset(w.recordName, 'status', 'revoked')
-  await until('the invalidation', () => w.cache.counters.invalidations > seen)
+  await until(() => w.cache.counters.invalidations > seen, 3000, 'the invalidation', 5)
   release()
   const raced = statusOf(await pending)
   const next = w.resolver.resolve(w.keyId)
@@ -142,16 +134,16 @@ t.test('a write made while the tracking connection is down is not missed', async
   const clientId = /id=(\d+)/.exec(line ?? '')?.[1] as string
   await w.client.client('KILL', 'ID', clientId)
   await w.client.hset(w.recordName, 'status', 'revoked')
-  await until('the loss to be noticed', () => !w.tracker.up)
+  await until(() => !w.tracker.up, 3000, 'the loss to be noticed', 5)
 
   t.equal(statusOf(await w.resolver.resolve(w.keyId)), 'revoked', 'while tracking is down, entries are unverified: Redis is read')
-  await until('tracking to come back', () => w.tracker.up)
+  await until(() => w.tracker.up, 3000, 'tracking to come back', 5)
   t.equal(w.cache.size, 0, 'the cache was flushed when tracking came back')
   t.equal(statusOf(await w.resolver.resolve(w.keyId)), 'revoked', 'and the revocation stays seen')
   await w.client.hset(w.recordName, 'status', 'active')
-  await until('the re-established channel delivers', () => {
+  await until(() => {
     const r = w.resolver.resolve(w.keyId)
     return !(r instanceof Promise) && statusOf(r) === 'active'
-  })
+  }, 3000, 'the re-established channel delivers', 5)
   t.pass('invalidations flow again after re-establishment')
 })

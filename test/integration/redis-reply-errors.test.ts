@@ -26,7 +26,8 @@ import { unavailableReply } from '../../src/registry/redis-client.js'
 import { Fixtures, type KeyFixture } from '../helpers/fixtures.js'
 import { eventually, startGateway, type TestGateway } from '../helpers/gateway.js'
 import { asTestRedis, serverArgs, startRedisNode, type RedisNode } from '../helpers/redis-node.js'
-import { until, withClient } from '../helpers/redis-sentinel.js'
+import { withClient } from '../helpers/redis-sentinel.js'
+import { until } from '../helpers/wait.js'
 
 const UNAVAILABLE = { error: { code: 'service_unavailable', message: 'Authentication service unavailable', status: 503 } }
 

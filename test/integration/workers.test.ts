@@ -9,13 +9,13 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { BIN } from '../helpers/cli.js'
 import { Fixtures } from '../helpers/fixtures.js'
 import { freePort } from '../helpers/net.js'
 import { send } from '../helpers/raw-http.js'
 import { startRedis, uniquePrefix } from '../helpers/redis.js'
 import { startUpstream } from '../helpers/upstream.js'
+import { until } from '../helpers/wait.js'
 
 interface Line { msg?: string, pid?: number, worker_pid?: number, req_id?: string }
 
@@ -25,14 +25,6 @@ function alive (pid: number): boolean {
     return true
   } catch {
     return false
-  }
-}
-
-async function until (what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const start = Date.now()
-  while (!await check()) {
-    if (Date.now() - start > ms) throw new Error(`timed out waiting for ${what}`)
-    await sleep(25)
   }
 }
 
@@ -81,12 +73,12 @@ t.test('serve --workers 2', async (t) => {
   })
   const started = (): number[] => lines.filter((l) => l.msg === 'worker started').map((l) => l.worker_pid as number)
 
-  await until('two workers', () => started().length === 2)
+  await until(() => started().length === 2, 10_000, 'two workers', 25)
   for (const pid of started()) workerPids.add(pid)
-  await until('both workers ready', async () => {
+  await until(async () => {
     const res = await send(adminPort, 'GET', '/readyz').catch(() => undefined)
     return res?.status === 200 && lines.filter((l) => l.msg === 'cache: push invalidation established').length >= 2
-  })
+  }, 10_000, 'both workers ready', 25)
 
   // Each request is a new connection; the primary deals connections to the workers in turn.
   const pidsServing = async (key: string, n: number, expected: number): Promise<Set<number>> => {
@@ -97,7 +89,7 @@ t.test('serve --workers 2', async (t) => {
       t.equal(res.status, expected, `request ${i}: ${expected}`)
       ids.push(res.headers['x-request-id'] as string)
     }
-    await until('the request log lines', () => ids.every((id) => lines.some((l) => l.req_id === id)))
+    await until(() => ids.every((id) => lines.some((l) => l.req_id === id)), 10_000, 'the request log lines', 25)
     for (const id of ids) pids.add(lines.find((l) => l.req_id === id)?.pid as number)
     return pids
   }
@@ -115,22 +107,22 @@ t.test('serve --workers 2', async (t) => {
 
   // A revocation made with a raw Redis client reaches both workers' caches.
   await client.hset(fixtures.keys.key(alice.id), 'status', 'revoked')
-  await until('the revocation on every worker', async () => {
+  await until(async () => {
     for (let i = 0; i < 6; i++) {
       if ((await send(port, 'GET', '/api/v1/users', { Authorization: `Bearer ${alice.key}` })).status !== 401) return false
     }
     return true
-  }, 2000)
+  }, 2000, 'the revocation on every worker', 25)
   t.same([...await pidsServing(alice.key, 6, 401)].sort(), [...workerPids].sort(), 'both workers refuse the revoked key')
 
   // A worker that dies is replaced.
   const [victim] = [...workerPids]
   process.kill(victim as number, 'SIGKILL')
-  await until('a replacement worker', () => started().length === 3)
+  await until(() => started().length === 3, 10_000, 'a replacement worker', 25)
   const replacement = started()[2] as number
   workerPids.add(replacement)
   t.ok(lines.some((l) => l.msg === 'worker died; replacing it' && l.worker_pid === victim), 'the death is logged')
-  await until('the replacement is ready', () => lines.filter((l) => l.msg === 'cache: push invalidation established').length >= 3)
+  await until(() => lines.filter((l) => l.msg === 'cache: push invalidation established').length >= 3, 10_000, 'the replacement is ready', 25)
   const after = await pidsServing(other.key, 10, 200)
   t.ok(after.has(replacement), 'the replacement serves requests')
   t.notOk(after.has(victim as number), 'the dead worker does not')
@@ -139,7 +131,7 @@ t.test('serve --workers 2', async (t) => {
   child.kill('SIGTERM')
   const code = await new Promise((resolve) => child.once('exit', resolve))
   t.equal(code, 0, `the primary exits 0 ${stderr}`)
-  await until('the workers to exit', () => [...workerPids].every((pid) => !alive(pid)), 5000)
+  await until(() => [...workerPids].every((pid) => !alive(pid)), 5000, 'the workers to exit', 25)
   t.pass('every worker has exited')
 })
 
