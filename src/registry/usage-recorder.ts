@@ -1,20 +1,32 @@
 /**
  * When each key was last used, written off the request path: the gateway notes a
- * use in memory (a Map lookup on the hot path), and a timer writes the noted uses
- * in one HSET to the usage hash, at most once per key per `everyMs`. The usage hash
- * is not a record the gateway caches, so these writes never invalidate anything.
- * A failed write is dropped (usage is advisory); the next use is noted again.
+ * use in memory, and a timer writes the noted uses in one HSET to the usage hash,
+ * about once per key per `everyMs`. The usage hash is not a record the gateway
+ * caches, so these writes never invalidate anything. A failed write is dropped
+ * (usage is advisory); the next use is noted again.
+ *
+ * Which keys were noted recently is kept in a fixed table, not per key: slots of
+ * (fingerprint, second), 8 bytes each, as many as the cache holds entries rounded up
+ * to a power of two (65,536 to 1,048,576: 0.5 to 8 MiB). A key whose slot
+ * holds another key's fingerprint is noted again (one more field in a batch), so the
+ * table only bounds how often a key is written, never whether: a use is missed only
+ * if two keys agree in slot and in a 32-bit fingerprint, and then its last_used_at
+ * is at most `everyMs` old. (Only allowed requests are noted, so a client cannot
+ * choose key ids to collide.) Uses noted since the last write are held in a Map
+ * until the next flush, every `flushMs`.
  */
 import type { RegistryClient } from './redis-client.js'
 import { flatCopy, isoTimestamp } from './records.js'
 
+const MIN_SLOTS = 1 << 16
+const MAX_SLOTS = 1 << 20
+const FIELDS_PER_WRITE = 1000
+
 export class UsageRecorder {
-  /**
-   * key id -> when its use was last noted, in whole epoch seconds (the precision of
-   * last_used_at, and a small integer V8 stores unboxed); one entry per key used in
-   * the last `everyMs`
-   */
-  private readonly lastNoted = new Map<string, number>()
+  /** per slot: the fingerprint of the key last noted there, and when (whole epoch seconds) */
+  private readonly noted: Uint32Array
+  private readonly mask: number
+  /** key id -> the second its use was noted, until the next write */
   private pending = new Map<string, number>()
   private readonly timer: NodeJS.Timeout
 
@@ -22,8 +34,14 @@ export class UsageRecorder {
     private readonly redis: RegistryClient,
     private readonly usageKey: string,
     private readonly everyMs = 60_000,
-    flushMs = 5_000
+    flushMs = 5_000,
+    /** how many keys are expected in use (the cache's bound): sizes the table */
+    keys = MIN_SLOTS
   ) {
+    let slots = MIN_SLOTS
+    while (slots < keys && slots < MAX_SLOTS) slots *= 2
+    this.noted = new Uint32Array(slots * 2)
+    this.mask = slots - 1
     this.timer = setInterval(() => { this.flush().catch(() => {}) }, flushMs)
     this.timer.unref()
   }
@@ -31,24 +49,44 @@ export class UsageRecorder {
   /** Hot path: remember the use unless this key's use was noted less than `everyMs` ago. */
   record (keyId: string, now: number): void {
     const s = Math.floor(now / 1000)
-    const last = this.lastNoted.get(keyId)
-    if (last !== undefined && (s - last) * 1000 < this.everyMs) return
-    // the request's key id is a view into its Authorization header: held here for up to
-    // `everyMs`, it would keep the whole header alive, so a flat copy is kept instead
-    const id = flatCopy(keyId)
-    this.lastNoted.set(id, s)
-    this.pending.set(id, s)
+    // two multiplicative hashes of the id (FNV-1a, and the same with another multiplier and
+    // offset): the slot, and the fingerprint
+    let a = 0x811c9dc5
+    let b = 0x050c5d1f
+    for (let i = 0; i < keyId.length; i++) {
+      const c = keyId.charCodeAt(i)
+      a = Math.imul(a ^ c, 0x01000193)
+      b = Math.imul(b ^ c, 0x5bd1e995)
+    }
+    const at = ((a ^ (a >>> 16)) & this.mask) * 2
+    const fingerprint = b >>> 0
+    if (this.noted[at] === fingerprint && (s - (this.noted[at + 1] as number)) * 1000 < this.everyMs) return
+    this.noted[at] = fingerprint
+    this.noted[at + 1] = s
+    // the request's key id is a view into its Authorization header: held until the
+    // next write, it would keep the whole header alive, so a flat copy is kept instead
+    this.pending.set(flatCopy(keyId), s)
   }
 
-  async flush (now = Date.now()): Promise<void> {
-    const s = Math.floor(now / 1000)
-    for (const [id, at] of this.lastNoted) if ((s - at) * 1000 >= this.everyMs) this.lastNoted.delete(id)
+  async flush (): Promise<void> {
     if (this.pending.size === 0) return
     const batch = this.pending
     this.pending = new Map()
-    const fields: string[] = []
-    for (const [id, at] of batch) fields.push(id, isoTimestamp(at * 1000))
-    await this.redis.hset(this.usageKey, ...fields)
+    // one HSET per 1,000 keys, all in one round trip (a single HSET of every field
+    // would pass its arguments on the stack, which overflows at around 100,000 keys)
+    const writes = this.redis.pipeline()
+    let fields: string[] = []
+    for (const [id, at] of batch) {
+      fields.push(id, isoTimestamp(at * 1000))
+      if (fields.length === 2 * FIELDS_PER_WRITE) {
+        writes.hset(this.usageKey, fields)
+        fields = []
+      }
+    }
+    if (fields.length > 0) writes.hset(this.usageKey, fields)
+    const replies = await writes.exec()
+    const failed = replies?.find(([err]) => err !== null)?.[0]
+    if (failed != null) throw failed
   }
 
   async stop (): Promise<void> {
