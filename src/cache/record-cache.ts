@@ -6,8 +6,10 @@
  * is the resolver's decision (resolve-identity.ts).
  *
  * Names: `k:<keyId>`, `u:<userId>`, `r:<roleName>`; `nameOf` maps a Redis key from
- * an invalidation message to that name. Each kind has its own Map, keyed by the bare
- * id, so a lookup on the request path builds no string.
+ * an invalidation message to that name. Each kind has its own store, keyed by the bare
+ * id, so a lookup on the request path builds no string: users and roles (few, shared by
+ * many keys) as entry objects in a Map, keys column by column in a KeyTable
+ * (key-table.ts), since they are most of the cache's memory.
  *
  * The bound (`cache.max_entries`, over all three kinds) is kept by CLOCK, the
  * second-chance approximation of LRU: a hit only marks its entry used; when an entry
@@ -17,6 +19,7 @@
  */
 import { flatCopy, type Invalid, type KeyRecord, type RoleRecord, type UserRecord } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
+import { KeyTable } from './key-table.js'
 
 /** A record that does not exist in Redis is cached too (negative entry). */
 export type Cached<T> = T | null
@@ -53,18 +56,21 @@ const MAX_SECOND_CHANCES = 32
 
 export class RecordCache {
   readonly counters: CacheCounters = { hits: 0, misses: 0, evictions: 0, invalidations: 0 }
-  private readonly keys = new Map<string, Entry<unknown>>()
+  private readonly keys: KeyTable
   private readonly users = new Map<string, Entry<unknown>>()
   private readonly roles = new Map<string, Entry<unknown>>()
 
-  constructor (private readonly maxEntries: number) {}
+  constructor (private readonly maxEntries: number) {
+    this.keys = new KeyTable(maxEntries)
+  }
 
   get size (): number {
     return this.keys.size + this.users.size + this.roles.size
   }
 
+  /** (a new entry object each call, built from the key table) */
   key (id: string): Entry<KeyRecord | Invalid> | undefined {
-    return used(this.keys.get(id)) as Entry<KeyRecord | Invalid> | undefined
+    return this.keys.get(id)
   }
 
   user (id: string): Entry<UserRecord | Invalid> | undefined {
@@ -76,8 +82,13 @@ export class RecordCache {
   }
 
   set (name: string, value: Cached<unknown>, at: number, tracked: boolean): void {
-    const map = this.mapOf(name)
     const id = flatCopy(name.slice(2))
+    if (name.startsWith(KIND.key)) {
+      if (!this.keys.has(id) && this.size >= this.maxEntries) this.evictOne()
+      this.keys.set(id, value as Cached<KeyRecord | Invalid>, at, tracked)
+      return
+    }
+    const map = this.mapOf(name)
     if (map.delete(id) || this.size < this.maxEntries) {
       map.set(id, { value, at, tracked, used: false })
       return
@@ -88,7 +99,8 @@ export class RecordCache {
 
   /** Drops one entry by name (an invalidation). */
   delete (name: string): void {
-    this.mapOf(name).delete(name.slice(2))
+    if (name.startsWith(KIND.key)) this.keys.delete(name.slice(2))
+    else this.mapOf(name).delete(name.slice(2))
   }
 
   clear (): void {
@@ -98,16 +110,17 @@ export class RecordCache {
   }
 
   private mapOf (name: string): Map<string, Entry<unknown>> {
-    if (name.startsWith(KIND.key)) return this.keys
     if (name.startsWith(KIND.user)) return this.users
     if (name.startsWith(KIND.role)) return this.roles
     throw new Error(`not a cache name: ${name}`)
   }
 
   private evictOne (): void {
-    let map = this.keys
-    if (this.users.size > map.size) map = this.users
-    if (this.roles.size > map.size) map = this.roles
+    const map = this.roles.size > this.users.size ? this.roles : this.users
+    if (this.keys.size >= map.size) {
+      if (this.keys.evictOne(MAX_SECOND_CHANCES)) this.counters.evictions++
+      return
+    }
     let chances = 0
     for (const [id, entry] of map) {
       map.delete(id)

@@ -1,12 +1,18 @@
 import t from 'tap'
 import { cacheName, RecordCache } from '../../../src/cache/record-cache.js'
+import { INVALID, type KeyRecord } from '../../../src/registry/records.js'
+
+/** A key record whose fields all tell `n` apart. */
+function keyRecord (n: number, over: Partial<KeyRecord> = {}): KeyRecord {
+  return { type: 'personal', digest: String.fromCharCode(n % 256).repeat(32), org: `org${n}`, user: `user${n}`, role: undefined, status: 'active', expiresAt: undefined, ...over }
+}
 
 t.test('each kind is looked up by its bare id, and set/delete take the cache name', async (t) => {
   const cache = new RecordCache(10)
-  cache.set(cacheName.key('AbCdEfGhIjKlMnOp'), 'key record', 1, true)
+  cache.set(cacheName.key('AbCdEfGhIjKlMnOp'), keyRecord(7), 1, true)
   cache.set(cacheName.user('alice'), 'user record', 2, false)
   cache.set(cacheName.role('reader'), null, 3, true)
-  t.same(cache.key('AbCdEfGhIjKlMnOp'), { value: 'key record', at: 1, tracked: true, used: true })
+  t.same(cache.key('AbCdEfGhIjKlMnOp'), { value: keyRecord(7), at: 1, tracked: true, used: true })
   t.equal(cache.user('alice')?.value, 'user record')
   t.equal(cache.role('reader')?.value, null, 'a negative entry is an entry')
   t.equal(cache.key('alice'), undefined, 'kinds do not mix')
@@ -22,14 +28,14 @@ t.test('each kind is looked up by its bare id, and set/delete take the cache nam
 
 t.test('replacing an entry never evicts, and the bound holds over all kinds', async (t) => {
   const cache = new RecordCache(3)
-  cache.set(cacheName.key('a'), 1, 0, true)
+  cache.set(cacheName.key('a'), keyRecord(1), 0, true)
   cache.set(cacheName.user('u'), 2, 0, true)
   cache.set(cacheName.role('r'), 3, 0, true)
-  cache.set(cacheName.key('a'), 4, 5, false)
+  cache.set(cacheName.key('a'), keyRecord(4), 5, false)
   t.equal(cache.counters.evictions, 0)
-  t.equal(cache.key('a')?.value, 4)
+  t.same(cache.key('a'), { value: keyRecord(4), at: 5, tracked: false, used: true })
   for (let i = 0; i < 50; i++) {
-    cache.set(cacheName.key('k' + i), i, 0, true)
+    cache.set(cacheName.key('k' + i), keyRecord(i), 0, true)
     t.ok(cache.size <= 3, 'never more than max_entries')
   }
   t.equal(cache.counters.evictions, 50)
@@ -37,9 +43,9 @@ t.test('replacing an entry never evicts, and the bound holds over all kinds', as
 
 t.test('CLOCK: an entry used since the scan last passed gets a second chance', async (t) => {
   const cache = new RecordCache(4)
-  for (const id of ['a', 'b', 'c', 'd']) cache.set(cacheName.key(id), id, 0, true)
+  for (const id of ['a', 'b', 'c', 'd']) cache.set(cacheName.key(id), null, 0, true)
   cache.key('a') // used: survives the next eviction
-  cache.set(cacheName.key('e'), 'e', 0, true)
+  cache.set(cacheName.key('e'), null, 0, true)
   t.ok(cache.key('a'), 'the used entry stayed')
   t.equal(cache.key('b'), undefined, 'the oldest unused entry went')
   t.equal(cache.counters.evictions, 1)
@@ -49,7 +55,7 @@ t.test('eviction takes from the largest kind, so shared user and role records st
   const cache = new RecordCache(5)
   cache.set(cacheName.role('reader'), 'role', 0, true)
   cache.set(cacheName.user('alice'), 'user', 0, true)
-  for (let i = 0; i < 20; i++) cache.set(cacheName.key('k' + i), i, 0, true)
+  for (let i = 0; i < 20; i++) cache.set(cacheName.key('k' + i), keyRecord(i), 0, true)
   t.ok(cache.role('reader'), 'the role is still cached')
   t.ok(cache.user('alice'), 'the user is still cached')
   t.equal(cache.size, 5)
@@ -59,8 +65,8 @@ t.test('an id cut from a header (a sliced string) finds the entry stored under a
   const header = 'Bearer kg_' + 'AbCdEfGhIjKlMnOp' + '_' + 'x'.repeat(38)
   const id = header.slice(10, 26)
   const cache = new RecordCache(2)
-  cache.set(cacheName.key(id), 'v', 0, true)
-  t.equal(cache.key('AbCdEfGhIjKlMnOp')?.value, 'v')
+  cache.set(cacheName.key(id), INVALID, 0, true)
+  t.equal(cache.key('AbCdEfGhIjKlMnOp')?.value, INVALID)
 })
 
 t.test('an id that UTF-8 cannot carry (a lone surrogate) is still found under its own name', async (t) => {
@@ -69,4 +75,39 @@ t.test('an id that UTF-8 cannot carry (a lone surrogate) is still found under it
   cache.set(cacheName.user(odd), 'v', 0, true)
   t.equal(cache.user(odd)?.value, 'v')
   t.equal(cache.user('user-with-a-\uFFFD-in-it'), undefined, 'and not under the replacement character')
+})
+
+t.test('a key entry comes back as it was stored, whatever its kind and state', async (t) => {
+  const cache = new RecordCache(100)
+  const cases: Array<[string, KeyRecord | typeof INVALID | null]> = [
+    ['personal', keyRecord(1)],
+    ['bot', keyRecord(2, { type: 'bot', user: undefined, role: 'deployer' })],
+    ['revoked', keyRecord(3, { status: 'revoked' })],
+    ['expiring', keyRecord(4, { expiresAt: Date.UTC(2027, 0, 31) })],
+    ['every digest byte', keyRecord(5, { digest: Array.from({ length: 32 }, (_, i) => String.fromCharCode(i * 8 + 7)).join('') })],
+    ['invalid', INVALID],
+    ['negative', null]
+  ]
+  for (const [i, [id, value]] of cases.entries()) cache.set(cacheName.key(id), value, 1000 + i, i % 2 === 0)
+  for (const [i, [id, value]] of cases.entries()) t.same(cache.key(id), { value, at: 1000 + i, tracked: i % 2 === 0, used: true }, id)
+  // a slot freed by an invalidation and reused holds nothing of its former record
+  cache.delete(cacheName.key('bot'))
+  cache.set(cacheName.key('reused'), null, 5, false)
+  t.same(cache.key('reused'), { value: null, at: 5, tracked: false, used: true })
+  t.equal(cache.key('bot'), undefined)
+  cache.set(cacheName.key('personal'), keyRecord(9, { type: 'bot', user: undefined, role: 'r' }), 6, true)
+  t.same(cache.key('personal')?.value, keyRecord(9, { type: 'bot', user: undefined, role: 'r' }), 'a replaced record keeps nothing of the old one')
+})
+
+t.test('the key table grows past its first columns and keeps every record', async (t) => {
+  const cache = new RecordCache(5000)
+  for (let i = 0; i < 3000; i++) cache.set(cacheName.key('k' + i), keyRecord(i), i, true)
+  let wrong = 0
+  for (let i = 0; i < 3000; i++) if (JSON.stringify(cache.key('k' + i)?.value) !== JSON.stringify(keyRecord(i))) wrong++
+  t.equal(wrong, 0, 'all 3,000 records read back intact')
+  t.equal(cache.size, 3000)
+  cache.clear()
+  t.equal(cache.key('k1'), undefined)
+  cache.set(cacheName.key('after'), keyRecord(1), 0, true)
+  t.same(cache.key('after')?.value, keyRecord(1), 'usable after a flush')
 })

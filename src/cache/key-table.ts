@@ -1,0 +1,174 @@
+/**
+ * The cache's key records, held column by column: a gateway caches one per key in
+ * use (100,000 is a normal cache), so their size decides the process's memory.
+ *
+ * As objects on the V8 heap, a cached key cost about 280 bytes (entry, record, digest
+ * string, map slot), and V8 lets the old generation grow to a multiple of what it
+ * holds before collecting, so 100,000 keys raised the peak RSS by about 100 MiB. Here
+ * a key costs its map slot and id string on the heap (about 90 bytes) and 49 bytes in
+ * typed arrays outside it (digest, two times, flags), which the collector never scans.
+ *
+ * `entry(slot)` builds the record a decision reads, a short-lived object.
+ */
+import { INVALID, type Invalid, type KeyRecord } from '../registry/records.js'
+import type { Cached, Entry } from './record-cache.js'
+
+// flags, one byte a slot
+const USED = 1
+const TRACKED = 2
+const REVOKED = 4
+const KIND = 0b11000
+const NEGATIVE = 0 // the key does not exist in Redis
+const INVALID_RECORD = 0b01000
+const PERSONAL = 0b10000
+const BOT = 0b11000
+
+const DIGEST_BYTES = 32
+const FIRST_CAPACITY = 1024
+
+export class KeyTable {
+  /** key id -> slot: V8's Map, whose string hash is seeded per process (no hash flooding) */
+  private readonly index = new Map<string, number>()
+  private capacity = 0
+  private flags = new Uint8Array(0)
+  /** when the fetch that filled the slot was issued (epoch ms) */
+  private at = new Float64Array(0)
+  /** epoch ms; NaN: never expires */
+  private expiresAt = new Float64Array(0)
+  private digests = Buffer.alloc(0)
+  /** the org's and the user's (personal) or role's (BOT) names, shared strings (records.ts) */
+  private readonly org: Array<string | undefined> = []
+  private readonly owner: Array<string | undefined> = []
+  private readonly free: number[] = []
+  private next = 0
+
+  constructor (private readonly maxSlots: number) {}
+
+  get size (): number {
+    return this.index.size
+  }
+
+  has (id: string): boolean {
+    return this.index.has(id)
+  }
+
+  /** The entry for a key id, marked used (CLOCK); a new object each call. */
+  get (id: string): Entry<KeyRecord | Invalid> | undefined {
+    const slot = this.index.get(id)
+    if (slot === undefined) return undefined
+    const flags = this.flags[slot] as number
+    if ((flags & USED) === 0) this.flags[slot] = flags | USED
+    return { value: this.record(slot, flags), at: this.at[slot] as number, tracked: (flags & TRACKED) !== 0, used: true }
+  }
+
+  /** Stores or replaces a key's entry. The caller keeps the bound: a new id needs a free slot. */
+  set (id: string, value: Cached<KeyRecord | Invalid>, at: number, tracked: boolean): void {
+    let slot = this.index.get(id)
+    if (slot === undefined) {
+      slot = this.allocate()
+      this.index.set(id, slot)
+    }
+    let flags = tracked ? TRACKED : 0
+    this.at[slot] = at
+    this.expiresAt[slot] = Number.NaN
+    this.org[slot] = undefined
+    this.owner[slot] = undefined
+    if (value === null) flags |= NEGATIVE
+    else if (value === INVALID) flags |= INVALID_RECORD
+    else {
+      flags |= value.type === 'personal' ? PERSONAL : BOT
+      if (value.status !== 'active') flags |= REVOKED
+      if (value.expiresAt !== undefined) this.expiresAt[slot] = value.expiresAt
+      this.digests.write(value.digest, slot * DIGEST_BYTES, DIGEST_BYTES, 'latin1')
+      this.org[slot] = value.org
+      this.owner[slot] = value.type === 'personal' ? value.user : value.role
+    }
+    this.flags[slot] = flags
+  }
+
+  delete (id: string): boolean {
+    const slot = this.index.get(id)
+    if (slot === undefined) return false
+    this.index.delete(id)
+    this.release(slot)
+    return true
+  }
+
+  clear (): void {
+    this.index.clear()
+    this.free.length = 0
+    this.next = 0
+    this.org.length = 0
+    this.owner.length = 0
+  }
+
+  /**
+   * CLOCK: drops the oldest entry not used since the scan last passed it; a used one
+   * is unmarked and moved to the back, at most `chances` times. False when empty.
+   */
+  evictOne (chances: number): boolean {
+    for (const [id, slot] of this.index) {
+      this.index.delete(id)
+      const flags = this.flags[slot] as number
+      if ((flags & USED) !== 0 && chances-- > 0) {
+        this.flags[slot] = flags & ~USED
+        this.index.set(id, slot)
+        continue
+      }
+      this.release(slot)
+      return true
+    }
+    return false
+  }
+
+  private record (slot: number, flags: number): KeyRecord | Invalid | null {
+    const kind = flags & KIND
+    if (kind === NEGATIVE) return null
+    if (kind === INVALID_RECORD) return INVALID
+    const expiresAt = this.expiresAt[slot] as number
+    const owner = this.owner[slot]
+    const personal = kind === PERSONAL
+    return {
+      type: personal ? 'personal' : 'bot',
+      digest: this.digests.toString('latin1', slot * DIGEST_BYTES, (slot + 1) * DIGEST_BYTES),
+      org: this.org[slot] as string,
+      user: personal ? owner : undefined,
+      role: personal ? undefined : owner,
+      status: (flags & REVOKED) === 0 ? 'active' : 'revoked',
+      expiresAt: Number.isNaN(expiresAt) ? undefined : expiresAt
+    }
+  }
+
+  private allocate (): number {
+    const reused = this.free.pop()
+    if (reused !== undefined) return reused
+    if (this.next === this.capacity) this.grow()
+    return this.next++
+  }
+
+  private release (slot: number): void {
+    this.flags[slot] = 0
+    this.org[slot] = undefined
+    this.owner[slot] = undefined
+    this.free.push(slot)
+  }
+
+  /** Columns grow by doubling, up to the bound: memory follows the entries held. */
+  private grow (): void {
+    const capacity = Math.min(this.maxSlots, Math.max(FIRST_CAPACITY, this.capacity * 2))
+    if (capacity <= this.capacity) throw new Error('key table full: the caller must evict first')
+    const flags = new Uint8Array(capacity)
+    flags.set(this.flags)
+    const at = new Float64Array(capacity)
+    at.set(this.at)
+    const expiresAt = new Float64Array(capacity)
+    expiresAt.set(this.expiresAt)
+    const digests = Buffer.alloc(capacity * DIGEST_BYTES)
+    this.digests.copy(digests)
+    this.flags = flags
+    this.at = at
+    this.expiresAt = expiresAt
+    this.digests = digests
+    this.capacity = capacity
+  }
+}
