@@ -24,6 +24,8 @@ function row (s: ScenarioSummary): string {
     `${fixed(s.reqPerSecMin, 0)}–${fixed(s.reqPerSecMax, 0)}`,
     `${fixed(s.ratio, 2)}×`,
     `**${fixed(s.pairedRatio, 2)}×**`,
+    fixed(s.cpuUsPerReq, 0),
+    s.pairedCpuRatio === undefined ? 'n/a' : `**${fixed(s.pairedCpuRatio, 2)}×**`,
     fixed(s.p50Ms, 2),
     fixed(s.p99Ms, 2),
     s.unexpectedStatus > 0 ? `**${s.unexpectedStatus}**` : '0',
@@ -66,8 +68,8 @@ export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], 
     lines.push('')
   }
   lines.push(
-    '| scenario | req/s (mean) | req/s min–max | vs baseline (means) | vs baseline (paired)⁷ | p50 ms | p99 ms | unexpected status¹ | errors² | server CPU³ | loadgen CPU⁴ | other CPU⁵ | peak RSS MiB⁶ | Redis reads per 1k req⁸ |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+    '| scenario | req/s (mean) | req/s min–max | vs baseline (means) | vs baseline (paired)⁷ | server CPU µs/req⁹ | vs baseline, CPU/req (paired)⁹ | p50 ms | p99 ms | unexpected status¹ | errors² | server CPU³ | loadgen CPU⁴ | other CPU⁵ | peak RSS MiB⁶ | Redis reads per 1k req⁸ |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   )
   for (const s of summaries) lines.push(row(s))
   lines.push(
@@ -79,7 +81,8 @@ export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], 
       '⁵ everything else on the machine (other processes, kernel, VM steal), share of one core; should be near 0. ' +
       '⁶ VmHWM of the server process at the end of the run (the primary\'s under `--workers`). ' +
       '⁷ median over rounds of the ratio to the baseline measured in the same round: the headline figure, robust to the machine\'s speed drifting during the run. ' +
-      '⁸ registry reads (the Lua script) Redis executed during the scenario\'s measured rounds, per 1,000 responses.',
+      '⁸ registry reads (the Lua script) Redis executed during the scenario\'s measured rounds, per 1,000 responses. ' +
+      '⁹ the server\'s CPU time per response (median over rounds), and the median over rounds of the baseline\'s CPU per response divided by this row\'s: the throughput ratio of a saturated core. It does not move with the load generator\'s share of the machine or with VM steal, so it is the steadier of the two ratios on a noisy machine.',
     '',
     `- date: ${info.date}`,
     `- machine: ${info.machine}`,

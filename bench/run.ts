@@ -82,6 +82,7 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
       const bad = result.unexpectedStatus + result.errors > 0 ? `  !!! ${result.unexpectedStatus} unexpected status, ${result.errors} errors` : ''
       log(`round ${round}/${config.rounds} ${s.scenario.name}: ${result.reqPerSec.toFixed(0)} req/s, ` +
         `p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, CPU server ${pct(cpu.serverPct)} ` +
+        `(${cpu.serverPct === undefined ? 'n/a' : (1e4 * cpu.serverPct / result.reqPerSec).toFixed(0)} µs/req) ` +
         `loadgen ${pct(cpu.loadgenPct)} other ${pct(cpu.otherPct)}${bad}`)
       await delay(PAUSE_BETWEEN_ROUNDS_MS)
     }

@@ -36,6 +36,17 @@ export interface ScenarioSummary {
    * machine speed that make means over a whole run unreliable on a shared VM.
    */
   pairedRatio: number
+  /**
+   * Median over rounds of the server's CPU time per response (µs): the cost of a
+   * request, which does not move with the load generator's share of the machine or
+   * with VM steal (time the vCPU did not run is not charged to the process).
+   */
+  cpuUsPerReq: number | undefined
+  /**
+   * Median over rounds of (the baseline's CPU µs per response / this one's, same round):
+   * the throughput ratio a saturated core would give, the steadier estimate on a noisy VM.
+   */
+  pairedCpuRatio: number | undefined
   /** Median over rounds of each round's percentile. */
   p50Ms: number
   p99Ms: number
@@ -50,6 +61,15 @@ export interface ScenarioSummary {
   readsPer1k: number
 }
 
+/** The server's CPU time per response in one round, in µs (undefined without a CPU reading). */
+const cpuPerReq = (r: RoundMeasure): number | undefined =>
+  r.serverCpuPct === undefined || r.reqPerSec <= 0 ? undefined : 1e6 * (r.serverCpuPct / 100) / r.reqPerSec
+
+const medianDefined = (values: ReadonlyArray<number | undefined>): number | undefined => {
+  const known = values.filter((v): v is number => v !== undefined)
+  return known.length === 0 ? undefined : median(known)
+}
+
 const meanDefined = (values: ReadonlyArray<number | undefined>): number | undefined =>
   values.every((v): v is number => v !== undefined) && values.length > 0 ? mean(values) : undefined
 
@@ -61,6 +81,12 @@ export function summarize (measures: ScenarioMeasures, baseline: ScenarioMeasure
     const b = baseline?.rounds.find((x) => x.round === r.round)
     return b === undefined ? 1 : r.reqPerSec / b.reqPerSec
   })
+  const pairedCpu = measures.rounds.map((r) => {
+    const b = baseline?.rounds.find((x) => x.round === r.round)
+    const mine = cpuPerReq(r)
+    const theirs = b === undefined ? mine : cpuPerReq(b)
+    return mine === undefined || theirs === undefined ? undefined : theirs / mine
+  })
   const all = [measures.warmup, ...measures.rounds]
   return {
     name: measures.name,
@@ -69,6 +95,8 @@ export function summarize (measures: ScenarioMeasures, baseline: ScenarioMeasure
     reqPerSecMax: Math.max(...rps),
     ratio: reqPerSec / baselineRps,
     pairedRatio: median(paired),
+    cpuUsPerReq: medianDefined(measures.rounds.map(cpuPerReq)),
+    pairedCpuRatio: medianDefined(pairedCpu),
     p50Ms: median(measures.rounds.map((r) => r.p50Ms)),
     p99Ms: median(measures.rounds.map((r) => r.p99Ms)),
     unexpectedStatus: all.reduce((sum, r) => sum + r.unexpectedStatus, 0),
