@@ -5,6 +5,7 @@
 import { buildApp, type KeygateApp } from './app.js'
 import type { Config } from './config/schema.js'
 import { createLogger, flushLogger } from './logger.js'
+import { boundHeapGrowth } from './node-flags.js'
 import { isWorker, supervise } from './workers.js'
 
 export function splitHostPort (hostPort: string): { host: string, port: number } {
@@ -26,6 +27,7 @@ export interface ServeOptions {
 }
 
 export async function serve (config: Config, opts: ServeOptions = {}): Promise<void> {
+  boundHeapGrowth()
   if ((opts.workers ?? 1) > 1 && !isWorker()) {
     supervise({ workers: opts.workers ?? 1, logger: createLogger(config.log.level) })
     return
