@@ -30,5 +30,5 @@ USER node
 EXPOSE 8080 8081
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "require('node:http').get('http://127.0.0.1:8081/healthz', (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1))"]
-ENTRYPOINT ["node", "--max-semi-space-size=8", "dist/src/cli/main.js"]
+ENTRYPOINT ["node", "dist/src/cli/main.js"]
 CMD ["serve"]

@@ -5,7 +5,6 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
-import { NODE_FLAGS } from '../src/node-flags.js'
 import { generateKey, type NewKey } from '../src/registry/key-material.js'
 import { waitForRedis } from '../src/registry/redis-client.js'
 import { redisKeys } from '../src/registry/redis-keys.js'
@@ -125,8 +124,7 @@ log: { level: ${o.logLevel ?? 'info'} }
   const gateway = await spawnServer({
     name,
     command: process.execPath,
-    // started as keygate's launchers start it (the executable, npm start, the Dockerfile)
-    args: [...NODE_FLAGS, join(ctx.distDir, 'src', 'cli', 'main.js'), 'serve', ...(o.workers === undefined ? [] : ['--workers', String(o.workers)])],
+    args: [join(ctx.distDir, 'src', 'cli', 'main.js'), 'serve', ...(o.workers === undefined ? [] : ['--workers', String(o.workers)])],
     env: {
       KEYGATE_CONFIG: config,
       KEYGATE_REDIS_URL: url,

@@ -5,7 +5,7 @@
 import { buildApp, type KeygateApp } from './app.js'
 import type { Config } from './config/schema.js'
 import { createLogger, flushLogger } from './logger.js'
-import { boundHeapGrowth } from './node-flags.js'
+import { boundHeapGrowth } from './heap-growth.js'
 import { isWorker, supervise } from './workers.js'
 
 export function splitHostPort (hostPort: string): { host: string, port: number } {

@@ -10,7 +10,6 @@ import cluster, { type Worker } from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import type { Logger } from 'pino'
 import { serveClusterMetrics } from './metrics/cluster-metrics.js'
-import { withNodeFlags } from './node-flags.js'
 
 export interface SuperviseOptions {
   workers: number
@@ -71,8 +70,6 @@ export function supervise (o: SuperviseOptions): void {
   process.once('SIGTERM', () => { stop('SIGTERM') })
 
   serveClusterMetrics()
-  // each worker is its own V8 heap, sized as keygate's launchers size one (node-flags.ts)
-  cluster.setupPrimary({ execArgv: withNodeFlags(process.execArgv) })
   logger.info({ workers: o.workers }, 'keygate starting workers')
   for (let i = 0; i < o.workers; i++) fork()
 }

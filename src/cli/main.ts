@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8
+#!/usr/bin/env node
 /**
  * `keygate`: one executable for the gateway and its registry.
  * Exit status: 0 success, 1 failed operation (message on stderr), 2 bad usage.

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { Redis } from 'ioredis'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BIN } from '../helpers/cli.js'
@@ -16,7 +16,6 @@ import { send } from '../helpers/raw-http.js'
 import { startRedis, uniquePrefix } from '../helpers/redis.js'
 import { startUpstream } from '../helpers/upstream.js'
 import { until } from '../helpers/wait.js'
-import { NODE_FLAGS } from '../../src/node-flags.js'
 
 interface Line { msg?: string, pid?: number, worker_pid?: number, req_id?: string }
 
@@ -76,11 +75,6 @@ t.test('serve --workers 2', async (t) => {
 
   await until(() => started().length === 2, 10_000, 'two workers', 25)
   for (const pid of started()) workerPids.add(pid)
-  // the primary was started with a bare `node`: each worker still gets keygate's heap flags
-  for (const pid of workerPids) {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
-    for (const flag of NODE_FLAGS) t.ok(argv.includes(flag), `worker ${pid} runs with ${flag}`)
-  }
   await until(async () => {
     const res = await send(adminPort, 'GET', '/readyz').catch(() => undefined)
     return res?.status === 200 && lines.filter((l) => l.msg === 'cache: push invalidation established').length >= 2
