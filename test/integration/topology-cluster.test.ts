@@ -126,7 +126,13 @@ t.test('on a Cluster, when the registry slot\'s master dies its replica takes ov
   const used = await fx.personalKey('alice')
   const unused = await Promise.all(Array.from({ length: 20 }, async () => await fx.personalKey('alice')))
   const owner = await cluster.masterOf(`${gw.prefix}key:${used.id}`)
-  t.equal(await withClient(owner.port, async (c) => await c.call('WAIT', '1', '1000')), 1, 'the replica acknowledged the writes')
+  // WAIT counts acknowledgements of this connection's own writes (none, on a fresh
+  // connection, so it would return at once): write a marker in the registry's slot
+  // here, and once the replica has it, it has every write before it in the stream
+  t.equal(await withClient(owner.port, async (c) => {
+    await c.set(`${gw.prefix}replicated-marker`, '1')
+    return await c.call('WAIT', '1', '5000')
+  }), 1, 'the replica acknowledged the writes')
   t.equal((await gw.get('/api/v1/users', used.key)).status, 200, 'the key works')
 
   owner.kill('SIGKILL')
