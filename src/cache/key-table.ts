@@ -8,7 +8,7 @@
  * a key costs its map slot and id string on the heap (about 90 bytes) and 49 bytes in
  * typed arrays outside it (digest, two times, flags), which the collector never scans.
  *
- * `entry(slot)` builds the record a decision reads, a short-lived object.
+ * `get(id)` builds the entry and record a decision reads, short-lived objects.
  */
 import { INVALID, type Invalid, type KeyRecord } from '../registry/records.js'
 import type { Cached, Entry } from './record-cache.js'
@@ -18,7 +18,7 @@ const USED = 1
 const TRACKED = 2
 const REVOKED = 4
 const KIND = 0b11000
-const NEGATIVE = 0 // the key does not exist in Redis
+const NEGATIVE = 0 // the key does not exist in Redis (no kind bits)
 const INVALID_RECORD = 0b01000
 const PERSONAL = 0b10000
 const BOT = 0b11000
@@ -68,30 +68,26 @@ export class KeyTable {
       slot = this.allocate()
       this.index.set(id, slot)
     }
+    const record = value === null || value === INVALID ? undefined : value
     let flags = tracked ? TRACKED : 0
+    if (value === INVALID) flags |= INVALID_RECORD
+    else if (record !== undefined) {
+      flags |= record.type === 'personal' ? PERSONAL : BOT
+      if (record.status !== 'active') flags |= REVOKED
+      this.digests.write(record.digest, slot * DIGEST_BYTES, DIGEST_BYTES, 'latin1')
+    } // (else NEGATIVE: the key does not exist)
     this.at[slot] = at
-    this.expiresAt[slot] = Number.NaN
-    this.org[slot] = undefined
-    this.owner[slot] = undefined
-    if (value === null) flags |= NEGATIVE
-    else if (value === INVALID) flags |= INVALID_RECORD
-    else {
-      flags |= value.type === 'personal' ? PERSONAL : BOT
-      if (value.status !== 'active') flags |= REVOKED
-      if (value.expiresAt !== undefined) this.expiresAt[slot] = value.expiresAt
-      this.digests.write(value.digest, slot * DIGEST_BYTES, DIGEST_BYTES, 'latin1')
-      this.org[slot] = value.org
-      this.owner[slot] = value.type === 'personal' ? value.user : value.role
-    }
+    this.expiresAt[slot] = record?.expiresAt ?? Number.NaN
+    this.org[slot] = record?.org
+    this.owner[slot] = record?.type === 'personal' ? record.user : record?.role
     this.flags[slot] = flags
   }
 
-  delete (id: string): boolean {
+  delete (id: string): void {
     const slot = this.index.get(id)
-    if (slot === undefined) return false
+    if (slot === undefined) return
     this.index.delete(id)
     this.release(slot)
-    return true
   }
 
   clear (): void {
