@@ -82,7 +82,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     staleIfErrorMs: config.cache.stale_if_error_s * 1000
   })
 
-  const usage = new UsageRecorder(redis, keys.usage, undefined, undefined, config.cache.max_entries)
+  const usage = new UsageRecorder(redis, keys.usage, { keys: config.cache.max_entries })
   const data = await buildDataPlane(config, logger, resolver, usage, metrics)
   const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics, usage })
 

@@ -1,7 +1,7 @@
 /**
  * When each key was last used, written off the request path: the gateway notes a
- * use in memory, and a timer writes the noted uses in one HSET to the usage hash,
- * about once per key per `everyMs`. The usage hash is not a record the gateway
+ * use in memory, and a timer writes the noted uses to the usage hash (HSETs of up to
+ * 1,000 fields, in one round trip), about once per key per `everyMs`. The usage hash is not a record the gateway
  * caches, so these writes never invalidate anything. A failed write is dropped
  * (usage is advisory); the next use is noted again.
  *
@@ -22,6 +22,15 @@ const MIN_SLOTS = 1 << 16
 const MAX_SLOTS = 1 << 20
 const FIELDS_PER_WRITE = 1000
 
+export interface UsageOptions {
+  /** a key's use is written about once per this interval (default 60 s) */
+  everyMs?: number
+  /** how often the noted uses are written (default 5 s) */
+  flushMs?: number
+  /** how many keys are expected in use (the cache's bound): sizes the table */
+  keys?: number
+}
+
 export class UsageRecorder {
   /** per slot: the fingerprint of the key last noted there, and when (whole epoch seconds) */
   private readonly noted: Uint32Array
@@ -29,20 +38,15 @@ export class UsageRecorder {
   /** key id -> the second its use was noted, until the next write */
   private pending = new Map<string, number>()
   private readonly timer: NodeJS.Timeout
+  private readonly everyMs: number
 
-  constructor (
-    private readonly redis: RegistryClient,
-    private readonly usageKey: string,
-    private readonly everyMs = 60_000,
-    flushMs = 5_000,
-    /** how many keys are expected in use (the cache's bound): sizes the table */
-    keys = MIN_SLOTS
-  ) {
+  constructor (private readonly redis: RegistryClient, private readonly usageKey: string, o: UsageOptions = {}) {
+    this.everyMs = o.everyMs ?? 60_000
     let slots = MIN_SLOTS
-    while (slots < keys && slots < MAX_SLOTS) slots *= 2
+    while (slots < (o.keys ?? 0) && slots < MAX_SLOTS) slots *= 2
     this.noted = new Uint32Array(slots * 2)
     this.mask = slots - 1
-    this.timer = setInterval(() => { this.flush().catch(() => {}) }, flushMs)
+    this.timer = setInterval(() => { this.flush().catch(() => {}) }, o.flushMs ?? 5_000)
     this.timer.unref()
   }
 

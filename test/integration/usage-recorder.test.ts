@@ -17,7 +17,7 @@ t.test('usage recorder', async (t) => {
   t.teardown(() => { client.disconnect() })
   const usageKey = uniquePrefix() + 'usage'
   // (flushed by hand: the timer is an hour)
-  const usage = new UsageRecorder(client, usageKey, 60_000, 3_600_000)
+  const usage = new UsageRecorder(client, usageKey, { everyMs: 60_000, flushMs: 3_600_000 })
   t.teardown(() => usage.stop())
   const t0 = Date.UTC(2026, 10, 22, 12, 0, 0)
 
