@@ -18,7 +18,7 @@ import { peakRssKiB } from './procfs.js'
 import { findProblems, markdown, type RunInfo } from './report.js'
 import { baselineScenario, controlScenario, keygateScenarios } from './scenarios.js'
 import { BENCH_PATH, startOrigin } from './servers.js'
-import { summarize, type ScenarioMeasures } from './summary.js'
+import { cpuPerReq, summarize, type ScenarioMeasures } from './summary.js'
 import type { RunningServer, Scenario, ScenarioContext } from './types.js'
 
 const PAUSE_BETWEEN_ROUNDS_MS = 500
@@ -78,11 +78,13 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
       const result = await runRound(target(s), load(config.durationSec))
       const cpu = meter()
       const reads = await registryReads() - readsBefore
-      measures[i]?.rounds.push({ ...result, round, serverCpuPct: cpu.serverPct, loadgenCpuPct: cpu.loadgenPct, otherCpuPct: cpu.otherPct, registryReads: reads })
+      const measured = { ...result, round, serverCpuPct: cpu.serverPct, loadgenCpuPct: cpu.loadgenPct, otherCpuPct: cpu.otherPct, registryReads: reads }
+      measures[i]?.rounds.push(measured)
+      const usPerReq = cpuPerReq(measured)
       const bad = result.unexpectedStatus + result.errors > 0 ? `  !!! ${result.unexpectedStatus} unexpected status, ${result.errors} errors` : ''
       log(`round ${round}/${config.rounds} ${s.scenario.name}: ${result.reqPerSec.toFixed(0)} req/s, ` +
         `p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, CPU server ${pct(cpu.serverPct)} ` +
-        `(${cpu.serverPct === undefined ? 'n/a' : (1e4 * cpu.serverPct / result.reqPerSec).toFixed(0)} µs/req) ` +
+        `(${usPerReq === undefined ? 'n/a' : usPerReq.toFixed(0)} µs/req) ` +
         `loadgen ${pct(cpu.loadgenPct)} other ${pct(cpu.otherPct)}${bad}`)
       await delay(PAUSE_BETWEEN_ROUNDS_MS)
     }

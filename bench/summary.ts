@@ -62,7 +62,7 @@ export interface ScenarioSummary {
 }
 
 /** The server's CPU time per response in one round, in µs (undefined without a CPU reading). */
-const cpuPerReq = (r: RoundMeasure): number | undefined =>
+export const cpuPerReq = (r: Pick<RoundMeasure, 'serverCpuPct' | 'reqPerSec'>): number | undefined =>
   r.serverCpuPct === undefined || r.reqPerSec <= 0 ? undefined : 1e6 * (r.serverCpuPct / 100) / r.reqPerSec
 
 const medianDefined = (values: ReadonlyArray<number | undefined>): number | undefined => {
@@ -77,14 +77,12 @@ export function summarize (measures: ScenarioMeasures, baseline: ScenarioMeasure
   const rps = measures.rounds.map((r) => r.reqPerSec)
   const reqPerSec = mean(rps)
   const baselineRps = baseline === undefined ? reqPerSec : mean(baseline.rounds.map((r) => r.reqPerSec))
-  const paired = measures.rounds.map((r) => {
-    const b = baseline?.rounds.find((x) => x.round === r.round)
-    return b === undefined ? 1 : r.reqPerSec / b.reqPerSec
-  })
-  const pairedCpu = measures.rounds.map((r) => {
-    const b = baseline?.rounds.find((x) => x.round === r.round)
+  // each round with the baseline's round of the same number (itself, for the baseline)
+  const pairs = measures.rounds.map((r) => ({ r, b: baseline?.rounds.find((x) => x.round === r.round) ?? r }))
+  const paired = pairs.map(({ r, b }) => r.reqPerSec / b.reqPerSec)
+  const pairedCpu = pairs.map(({ r, b }) => {
     const mine = cpuPerReq(r)
-    const theirs = b === undefined ? mine : cpuPerReq(b)
+    const theirs = cpuPerReq(b)
     return mine === undefined || theirs === undefined ? undefined : theirs / mine
   })
   const all = [measures.warmup, ...measures.rounds]
