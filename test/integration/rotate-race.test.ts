@@ -2,7 +2,7 @@
  * A revoke that lands between `keys rotate` reading the old key and writing the
  * new one aborts the rotation (WATCH): no replacement is minted for a revoked key.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
 import { AdminStore } from '../../src/registry/admin-store.js'
 import { startGateway } from '../helpers/gateway.js'
@@ -35,12 +35,17 @@ function racing (client: Client, keyName: string, during: () => Promise<void>): 
   return { client: wrap(client), raced: () => raced }
 }
 
-t.test('a revoke racing a rotation wins, and nothing is written', async (t) => {
+/** A gateway, a BOT key to rotate (and its Redis key), and a second client to race with. */
+async function rotationWorld (t: Test) {
   const gw = await startGateway(t)
   const old = await gw.fixtures.botKey('reader', 'acme')
   const other = new Redis(gw.redis.url)
   t.teardown(() => { other.disconnect() })
-  const keyName = gw.fixtures.keys.key(old.id)
+  return { gw, old, other, keyName: gw.fixtures.keys.key(old.id) }
+}
+
+t.test('a revoke racing a rotation wins, and nothing is written', async (t) => {
+  const { gw, old, other, keyName } = await rotationWorld(t)
 
   // a revoke from another client slipped in right after the rotation read the old key
   const race = racing(gw.client, keyName, async () => { await other.hset(keyName, 'status', 'revoked') })
@@ -63,11 +68,7 @@ t.test('another admin operation on the shared connection neither lifts the rotat
   // admin operation shares, this create's EXEC would run under that WATCH (and be
   // aborted, the key revoked in between: a "created" key never written), and would
   // clear the WATCH, so the rotation would then mint a replacement for a revoked key.
-  const gw = await startGateway(t)
-  const old = await gw.fixtures.botKey('reader', 'acme')
-  const other = new Redis(gw.redis.url)
-  t.teardown(() => { other.disconnect() })
-  const keyName = gw.fixtures.keys.key(old.id)
+  const { gw, old, other, keyName } = await rotationWorld(t)
   const shared = new AdminStore(gw.client, gw.fixtures.keys, 'kg_', 'test')
   let created: { id: string } | undefined
   const race = racing(gw.client, keyName, async () => {
