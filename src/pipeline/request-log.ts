@@ -8,13 +8,19 @@
  * - serialising: pino's generic serialiser took 5.7 us a line, JSON.stringify of the
  *   same fixed-shape object 1.0 us; the line is now written out, and only the path,
  *   the one field a client shapes, is checked for characters JSON must escape;
- * - writing: sonic-boom measures the byte length of its whole pending buffer on every
- *   write, so lines are handed to it in batches of ~8 KiB, and at least every 100 ms
- *   (a timer, not setImmediate, which would make every event-loop turn poll without
- *   waiting).
+ * - writing: every asynchronous write is a round trip through libuv's threadpool, which
+ *   cost ~100 us of CPU a write on the benchmark machine, more than the write itself.
+ *   Lines are handed to the destination in batches of 64 KiB (~300 lines), and at least
+ *   every 100 ms (a timer, not setImmediate, which would make every event-loop turn poll
+ *   without waiting). With 8 KiB batches the log cost 8% of throughput; with 64 KiB
+ *   about 1% (docs/benchmarks.md, session 5).
+ * - encoding: every line is ASCII (the path, the only field a client shapes, is escaped
+ *   to it), so the process's own sink (logger.ts) copies a batch byte for byte instead of
+ *   encoding it as UTF-8.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { pino, type DestinationStream, type Logger } from 'pino'
+import type { LogSink } from '../logger.js'
 import type { RequestMeter } from '../metrics/metrics.js'
 import type { RequestState } from './request-state.js'
 
@@ -24,8 +30,13 @@ export interface RequestLog {
   flush: () => void
 }
 
+/** pending bytes (= characters: the lines are ASCII) that make a batch */
+const BATCH = 64 * 1024
+
 export function createRequestLog (logger: Logger, meter: RequestMeter): RequestLog {
-  const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym] as DestinationStream
+  const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym] as DestinationStream & Partial<LogSink>
+  // (a destination of the caller's, in tests, takes the batch as a string)
+  const write = stream.writeAscii === undefined ? (batch: string) => { stream.write(batch) } : (batch: string) => { (stream as LogSink).writeAscii(batch) }
   const pid = process.pid
   let pending = ''
   const timer = setInterval(flush, 100)
@@ -35,7 +46,7 @@ export function createRequestLog (logger: Logger, meter: RequestMeter): RequestL
     if (pending === '') return
     const batch = pending
     pending = ''
-    stream.write(batch)
+    write(batch)
   }
 
   function hook (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
@@ -47,7 +58,7 @@ export function createRequestLog (logger: Logger, meter: RequestMeter): RequestL
     meter.response(s?.rule, status, reason, ms)
     if (logger.isLevelEnabled('info')) {
       pending += s === undefined ? genericLine(request, status, reason, ms) : line(request, s, status, reason, ms)
-      if (pending.length >= 8192) flush()
+      if (pending.length >= BATCH) flush()
     }
     done()
   }
@@ -68,7 +79,7 @@ export function createRequestLog (logger: Logger, meter: RequestMeter): RequestL
 
   /** A request the gateway's first hook never saw (no state): the same shape, generically. */
   function genericLine (request: FastifyRequest, status: number, reason: string, ms: number): string {
-    return JSON.stringify({ level: 30, time: Date.now(), pid, req_id: request.id, method: request.method, status, reason, latency_ms: Math.round(ms * 1000) / 1000, msg: 'request' }) + '\n'
+    return asciiJson({ level: 30, time: Date.now(), pid, req_id: request.id, method: request.method, status, reason, latency_ms: Math.round(ms * 1000) / 1000, msg: 'request' }) + '\n'
   }
 
   return { hook, flush: () => { clearInterval(timer); flush() } }
@@ -78,5 +89,14 @@ export function createRequestLog (logger: Logger, meter: RequestMeter): RequestL
 const JSON_SAFE = /^[\x20\x21\x23-\x5B\x5D-\x7E]*$/
 
 function jsonString (text: string): string {
-  return JSON_SAFE.test(text) ? '"' + text + '"' : JSON.stringify(text)
+  return JSON_SAFE.test(text) ? '"' + text + '"' : asciiJson(text)
+}
+
+// JSON.stringify leaves characters above U+007E as they are (it escapes only controls,
+// `"`, `\` and lone surrogates); JSON also allows them as \uXXXX escapes
+const NON_ASCII = /[\u007f-\uffff]/g
+
+/** JSON text that is pure ASCII: the same value for every JSON parser */
+export function asciiJson (value: unknown): string {
+  return JSON.stringify(value).replace(NON_ASCII, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))
 }

@@ -286,6 +286,12 @@ for (const row of matrix) {
   })
 }
 
+t.test('every log line is ASCII (the process sink copies request lines byte for byte)', async (t) => {
+  t.ok(gw.rawLogs.length >= matrix.length, 'lines were logged')
+  const offending = gw.rawLogs.filter((line) => !/^[\x20-\x7E]*$/.test(line))
+  t.same(offending, [], 'no line holds a character outside printable ASCII')
+})
+
 t.test('no key, Authorization value or query string in any log line', async (t) => {
   t.ok(seenIds.length >= matrix.length, 'the requests above were made')
   t.ok(gw.rawLogs.length >= seenIds.length, 'and logged')
