@@ -14,8 +14,8 @@ export function createLogger (level: string, destination?: DestinationStream): L
  * blocking call on the event loop) by pino's own writer, sonic-boom, in its buffer
  * mode: in its string mode it measures the UTF-8 length of its whole pending buffer
  * on every write and encodes each batch twice, which cost more than the rest of the
- * request line. Here each batch is encoded once: pino's own lines as UTF-8, the
- * request log's batches (ASCII by construction) as a plain byte copy.
+ * request line. Here each line is encoded once: pino's own lines as UTF-8 here, the
+ * request log's lines as they are copied into its batches.
  *
  * The request log batches its lines itself (64 KiB, or every 100 ms), so every batch
  * is handed to the kernel at once (`minLength: 1`); whatever arrives while a write is
@@ -33,9 +33,9 @@ export class LogSink implements DestinationStream {
     this.writeBuffer(Buffer.from(line, 'utf8'))
   }
 
-  /** lines the caller guarantees are ASCII: one byte per character, copied as they are */
-  writeAscii (lines: string): void {
-    this.writeBuffer(Buffer.from(lines, 'latin1'))
+  /** whole lines, already encoded (the request log's batches) */
+  writeBytes (lines: Buffer): void {
+    this.writeBuffer(lines)
   }
 
   /** calls back once everything written so far has reached the file descriptor */

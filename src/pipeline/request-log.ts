@@ -4,23 +4,24 @@
  * The path is the one decided on, without its query string; no header is logged.
  *
  * The line has pino's shape (`level`, `time`, `pid`, ..., `msg`) and goes to the
- * logger's own asynchronous destination. Two measured costs shape this file:
+ * logger's own asynchronous destination. Measured costs shape this file
+ * (docs/benchmarks.md, sessions 2 and 5):
  * - serialising: pino's generic serialiser took 5.7 us a line, JSON.stringify of the
- *   same fixed-shape object 1.0 us; the line is now written out, and only the path,
- *   the one field a client shapes, is checked for characters JSON must escape;
- * - writing: every asynchronous write is a round trip through libuv's threadpool, which
- *   cost ~100 us of CPU a write on the benchmark machine, more than the write itself.
- *   Lines are handed to the destination in batches of 64 KiB (~300 lines), and at least
- *   every 100 ms (a timer, not setImmediate, which would make every event-loop turn poll
- *   without waiting). With 8 KiB batches the log cost 8% of throughput; with 64 KiB
- *   about 1% (docs/benchmarks.md, session 5).
- * - encoding: every line is ASCII (the path, the only field a client shapes, is escaped
- *   to it), so the process's own sink (logger.ts) copies a batch byte for byte instead of
- *   encoding it as UTF-8.
+ *   same fixed-shape object 1.0 us; the line is written out, and only the path, the
+ *   one field a client shapes, is checked for characters JSON must escape. Every line
+ *   is ASCII (anything else in the path is escaped), so it is copied as bytes, one
+ *   byte a character, never encoded as UTF-8.
+ * - holding: each line is copied at once into an off-heap batch buffer. Lines kept as
+ *   strings until the batch was written (a rope of ~300 lines) survived young-generation
+ *   collections and cost 4% of throughput.
+ * - writing: every asynchronous write is a round trip through libuv's threadpool, ~100 us
+ *   of CPU on the benchmark machine, so batches are 64 KiB (~300 lines), written at
+ *   least every 100 ms (a timer, not setImmediate, which would make every event-loop
+ *   turn poll without waiting). 8 KiB batches cost 8% of throughput.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { pino, type DestinationStream, type Logger } from 'pino'
-import type { LogSink } from '../logger.js'
+import { LogSink } from '../logger.js'
 import type { RequestMeter } from '../metrics/metrics.js'
 import type { RequestState } from './request-state.js'
 
@@ -30,23 +31,32 @@ export interface RequestLog {
   flush: () => void
 }
 
-/** pending bytes (= characters: the lines are ASCII) that make a batch */
+/** the bytes of a batch */
 const BATCH = 64 * 1024
 
 export function createRequestLog (logger: Logger, meter: RequestMeter): RequestLog {
-  const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym] as DestinationStream & Partial<LogSink>
-  // (a destination of the caller's, in tests, takes the batch as a string)
-  const write = stream.writeAscii === undefined ? (batch: string) => { stream.write(batch) } : (batch: string) => { (stream as LogSink).writeAscii(batch) }
+  const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym] as DestinationStream
+  // (a destination of the caller's, in tests, takes the lines as a string)
+  const write = stream instanceof LogSink ? (bytes: Buffer) => { stream.writeBytes(bytes) } : (bytes: Buffer) => { stream.write(bytes.toString('latin1')) }
   const pid = process.pid
-  let pending = ''
+  // (the destination keeps a batch until it is written: each batch is a new buffer)
+  let batch = Buffer.allocUnsafeSlow(BATCH)
+  let used = 0
   const timer = setInterval(flush, 100)
   timer.unref()
 
+  function append (text: string): void {
+    if (used + text.length > BATCH) flush()
+    if (text.length > BATCH) write(Buffer.from(text, 'latin1'))
+    else used += batch.write(text, used, 'latin1')
+  }
+
   function flush (): void {
-    if (pending === '') return
-    const batch = pending
-    pending = ''
-    write(batch)
+    if (used === 0) return
+    const full = batch.subarray(0, used)
+    batch = Buffer.allocUnsafeSlow(BATCH)
+    used = 0
+    write(full)
   }
 
   function hook (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
@@ -56,10 +66,7 @@ export function createRequestLog (logger: Logger, meter: RequestMeter): RequestL
     // (the response has finished: fastify's end time is set, so this reads no clock)
     const ms = reply.elapsedTime
     meter.response(s?.rule, status, reason, ms)
-    if (logger.isLevelEnabled('info')) {
-      pending += s === undefined ? genericLine(request, status, reason, ms) : line(request, s, status, reason, ms)
-      if (pending.length >= BATCH) flush()
-    }
+    if (logger.isLevelEnabled('info')) append(s === undefined ? genericLine(request, status, reason, ms) : line(request, s, status, reason, ms))
     done()
   }
 

@@ -27,7 +27,7 @@ t.test('LogSink: pino lines and ASCII batches reach the file, in order, after fl
 
   logger.info({ who: 'Zoë' }, 'first')
   const batch = Array.from({ length: 2000 }, (_, i) => `{"n":${i}}\n`).join('')
-  sink.writeAscii(batch)
+  sink.writeBytes(Buffer.from(batch, 'latin1'))
   logger.info('last')
   await flushLogger(logger)
 
