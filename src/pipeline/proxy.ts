@@ -59,11 +59,17 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
 
   ctx.addHook('onRequest', o.gate)
 
-  // Chunked bodies are counted as they stream; a Content-Length was checked by the gate.
-  ctx.addHook('preParsing', (request, _reply, payload, done) => {
-    if (request.headers['transfer-encoding'] === undefined) return done(null, payload)
-    done(null, pipeline(payload, limitBody(o.bodyLimit), () => {}))
-  })
+  // Bodies stream to the upstream as they arrive, byte for byte, whatever their type
+  // (fastify's own JSON and text parsers would buffer, decode and re-encode them); a
+  // chunked body is counted on the way, a Content-Length was checked by the gate.
+  // Content-type parsers run only for a request with a body, so a GET pays nothing here.
+  // (They replace @fastify/http-proxy's pass-through parsers: `proxyPayloads: false`.)
+  const passBody = (request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: unknown) => void): void => {
+    if (request.headers['transfer-encoding'] === undefined) done(null, payload)
+    else done(null, pipeline(payload, limitBody(o.bodyLimit), () => {}))
+  }
+  ctx.addContentTypeParser(['application/json', 'text/plain'], passBody)
+  ctx.addContentTypeParser('*', passBody)
 
   await ctx.register(httpProxy, {
     upstream: o.upstream.url,
@@ -72,6 +78,7 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     httpMethods: [...PROXIED_METHODS],
     undici: agent,
     disableRequestLogging: true,
+    proxyPayloads: false,
     internalRewriteLocationHeader: false,
     replyOptions: {
       timeout: o.upstream.timeout_ms,

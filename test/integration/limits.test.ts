@@ -81,6 +81,16 @@ t.test('request bodies over the limit: 413 payload_too_large, never forwarded', 
       t.equal(gw.upstream.requests.length, before, 'the upstream never received a complete request')
     })
   }
+
+  for (const contentType of ['application/json', 'text/plain', 'application/x-www-form-urlencoded']) {
+    await t.test(`chunked ${contentType}: three chunks of 400 bytes`, async (t) => {
+      const before = gw.upstream.requests.length
+      const res = await gw.send('POST', '/api/v1/users', { Authorization: auth, 'Content-Type': contentType, 'Transfer-Encoding': 'chunked' }, chunked(cut(body(1200), 400)))
+      assertError(t, res, 413, 'payload_too_large', 'Request body too large')
+      await settle()
+      t.equal(gw.upstream.requests.length, before, 'the upstream never received a complete request')
+    })
+  }
 })
 
 t.test('request bodies within the limit are forwarded intact', async (t) => {
@@ -108,6 +118,21 @@ t.test('request bodies within the limit are forwarded intact', async (t) => {
     const res = await gw.send('POST', '/api/v1/users', { Authorization: auth, 'Transfer-Encoding': 'chunked' }, chunked(parts))
     t.equal(res.status, 200, 'forwarded')
     t.equal(gw.upstream.last()?.body.toString('utf8'), sent, 'the upstream received the body byte for byte')
+  })
+
+  await t.test('a JSON body, chunked: streamed as sent, never parsed and re-serialised', async (t) => {
+    const sent = '{ "name" : "x",\n  "pad": "' + 'J'.repeat(900) + '" }'
+    const res = await gw.send('POST', '/api/v1/users', { Authorization: auth, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' }, chunked(cut(sent, 256)))
+    t.equal(res.status, 200, 'forwarded')
+    t.equal(gw.upstream.last()?.body.toString('utf8'), sent, 'the upstream received the body byte for byte, whitespace and all')
+  })
+
+  await t.test('text/plain that is not UTF-8: the bytes as sent, never decoded', async (t) => {
+    const sent = Buffer.from('caf\xe9 na\xefve \xff\xfe', 'latin1')
+    const head = `POST /api/v1/users HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${auth}\r\nContent-Type: text/plain; charset=iso-8859-1\r\nContent-Length: ${sent.length}\r\nConnection: close\r\n\r\n`
+    const res = await rawRequest(gw.port, Buffer.concat([Buffer.from(head, 'latin1'), sent]))
+    t.equal(res.status, 200, 'forwarded')
+    t.ok(gw.upstream.last()?.body.equals(sent), 'the upstream received the bytes unchanged')
   })
 
   await t.test('binary bytes, every value 0-255', async (t) => {
