@@ -13,8 +13,11 @@ export interface BenchConfig {
   filter: string | undefined
   /** Write JSON results here (--json). */
   jsonOut: string | undefined
-  /** Also measure change propagation and memory (bench/extras.ts); BENCH_EXTRAS=0 skips them. */
-  extras: boolean
+  /**
+   * The measurements beside the table (bench/extras.ts) to run: every one by default;
+   * BENCH_EXTRAS=0 skips them, BENCH_EXTRAS=sharedCore,memory names some.
+   */
+  extras: (name: string) => boolean
 }
 
 function positive (env: NodeJS.ProcessEnv, name: string, fallback: number, integer: boolean): number {
@@ -42,8 +45,15 @@ export function readConfig (env: NodeJS.ProcessEnv, argv: readonly string[]): Be
     pin: env['BENCH_PIN'] !== '0',
     filter: env['BENCH_FILTER'] === '' ? undefined : env['BENCH_FILTER'],
     jsonOut: json ? out : undefined,
-    extras: env['BENCH_EXTRAS'] !== '0'
+    extras: extrasFrom(env['BENCH_EXTRAS'])
   }
+}
+
+function extrasFrom (raw: string | undefined): (name: string) => boolean {
+  if (raw === undefined || raw === '' || raw === '1') return () => true
+  if (raw === '0') return () => false
+  const names = new Set(raw.split(',').map((n) => n.trim()))
+  return (name) => names.has(name)
 }
 
 /** Environment variables that change the run, for the "exact command" line. */

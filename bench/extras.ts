@@ -5,15 +5,21 @@
 //                the new decision. Target: p99 <= 100 ms.
 //   memory       one gateway with 100,000 personal keys cached (1,000 users, 10
 //                roles); peak RSS of the process. Target: <= 150 MiB.
+//   sharedCore   the baseline, a second baseline and keygate (personal key, cache
+//                warm, request log on) on the same core at the same moment, each
+//                loaded by its own autocannon; the ratio of their throughputs is the
+//                ratio of their CPU cost per request, measured under the very same
+//                machine conditions (see docs/benchmarks.md, Method).
 import { Redis } from 'ioredis'
 import { Pool } from 'undici'
 import { generateKey, type NewKey } from '../src/registry/key-material.js'
 import { redisKeys } from '../src/registry/redis-keys.js'
-import { keyRecord, PREFIX, registryReadsOf, startBenchRedis, startKeygate, type KeygateServer } from './keygate.js'
-import { peakRssKiB } from './procfs.js'
-import { BENCH_PATH } from './servers.js'
-import { percentile } from './stats.js'
-import type { ScenarioContext } from './types.js'
+import { benchKeys, keyRecord, PREFIX, registryReadsOf, startBenchRedis, startKeygate, type KeygateServer } from './keygate.js'
+import { runRound, type RoundResult } from './load.js'
+import { peakRssKiB, treeCpuSeconds } from './procfs.js'
+import { BENCH_PATH, startBaseline } from './servers.js'
+import { median, percentile } from './stats.js'
+import type { RunningServer, ScenarioContext } from './types.js'
 
 export interface ExtraResult {
   markdown: string
@@ -179,5 +185,68 @@ export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
     await gw?.stop()
     client.disconnect()
     await redis.server.stop()
+  }
+}
+
+const SHARED_ROUNDS = 8
+const SHARED_ROUND_SEC = 4
+
+/**
+ * Three servers pinned to the one server core and loaded at the same moment. Time-sharing
+ * gives each about a third of the core, so each serves requests at the rate its cost per
+ * request allows; whatever the host does to that core (a neighbour, a frequency change)
+ * it does to all three at once. The control (a second, identical baseline) shows how
+ * far from 1.00x the method itself reads.
+ */
+export async function sharedCore (ctx: ScenarioContext): Promise<ExtraResult> {
+  const cpus = ctx.serverCpus
+  const servers: Array<{ name: string, server: RunningServer, headers: Record<string, string> }> = []
+  try {
+    servers.push({ name: 'baseline', server: await startBaseline(ctx.distDir, ctx.originUrl, cpus), headers: {} })
+    servers.push({ name: 'control (the same plain proxy again)', server: await startBaseline(ctx.distDir, ctx.originUrl, cpus), headers: {} })
+    servers.push({ name: 'keygate: personal key, cache warm, request log on', server: await startKeygate(ctx, 'keygate-shared-core'), headers: { authorization: `Bearer ${benchKeys.personal.key}` } })
+    const roundOf = async (sec: number): Promise<Array<{ result: RoundResult, cpuSec: number }>> => {
+      const before = servers.map((s) => treeCpuSeconds(s.server.pid as number) ?? Number.NaN)
+      const results = await Promise.all(servers.map(async (s) => await runRound(
+        { url: `http://127.0.0.1:${s.server.port}${BENCH_PATH}`, headers: s.headers },
+        { connections: 50, pipelining: 1, durationSec: sec })))
+      return results.map((result, i) => ({ result, cpuSec: (treeCpuSeconds(servers[i]?.server.pid as number) ?? Number.NaN) - (before[i] as number) }))
+    }
+    await roundOf(2) // warm-up
+    const rounds: Array<Array<{ result: RoundResult, cpuSec: number }>> = []
+    for (let r = 0; r < SHARED_ROUNDS; r++) rounds.push(await roundOf(SHARED_ROUND_SEC))
+
+    const failures: string[] = []
+    const rows = servers.map((s, i) => {
+      const mine = rounds.map((round) => round[i] as { result: RoundResult, cpuSec: number })
+      const base = rounds.map((round) => round[0] as { result: RoundResult, cpuSec: number })
+      const ratios = mine.map((m, r) => m.result.reqPerSec / (base[r] as { result: RoundResult }).result.reqPerSec)
+      const usPerReq = mine.map((m) => (m.cpuSec * 1e6) / m.result.responses)
+      const cpuRatios = usPerReq.map((us, r) => {
+        const b = base[r] as { result: RoundResult, cpuSec: number }
+        return (b.cpuSec * 1e6) / b.result.responses / us
+      })
+      const share = mine.map((m) => (100 * m.cpuSec) / m.result.durationSec)
+      const bad = mine.reduce((n, m) => n + m.result.unexpectedStatus + m.result.errors, 0)
+      if (bad > 0) failures.push(`shared core: ${s.name} got ${bad} unexpected statuses or errors`)
+      return `| ${s.name} | ${median(mine.map((m) => m.result.reqPerSec)).toFixed(0)} | **${median(ratios).toFixed(2)}×** | ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ${median(usPerReq).toFixed(0)} | ${median(cpuRatios).toFixed(2)}× | ${median(share).toFixed(0)}% | ${median(mine.map((m) => m.result.p99Ms)).toFixed(2)} |`
+    })
+    return {
+      markdown: [
+        `### Same core, same moment: ${servers.length} servers loaded at once on CPU ${cpus ?? '(unpinned)'}`,
+        '',
+        '| server | req/s (median) | vs baseline (median of rounds) | min–max | server CPU µs/req | vs baseline, CPU/req | share of the core | p99 ms |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|',
+        ...rows,
+        '',
+        `${SHARED_ROUNDS} rounds × ${SHARED_ROUND_SEC} s after a 2 s warm-up; 50 connections to each server. ` +
+        'The servers time-share one core, so the machine\'s drift (which moves the interleaved table above by up to ±20% from one round to the next here) ' +
+        'reaches all three alike; the control row is the method\'s own noise. Latencies are not comparable with the table above (each server has a third of the core).',
+        ''
+      ].join('\n'),
+      failures
+    }
+  } finally {
+    await Promise.all(servers.map(async (s) => await s.server.stop()))
   }
 }

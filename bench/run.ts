@@ -8,7 +8,7 @@ import { relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
 import { KNOBS, readConfig, type BenchConfig } from './config.js'
-import { memory, propagation } from './extras.js'
+import { memory, propagation, sharedCore } from './extras.js'
 import { registryReads } from './keygate.js'
 import { startCpuMeter } from './cpu-meter.js'
 import { runRound, type LoadSettings, type RoundTarget } from './load.js'
@@ -128,8 +128,8 @@ async function main (): Promise<number> {
     process.stdout.write(markdown(info, summaries, problems))
     // The throughput servers are done; the extras start their own Redis and gateways.
     await Promise.all(started.splice(0).map(async (s) => await s.server.stop()))
-    if (config.extras) {
-      for (const extra of [propagation, memory]) {
+    for (const extra of [sharedCore, propagation, memory]) {
+      if (config.extras(extra.name)) {
         log(`running ${extra.name}`)
         const result = await extra(ctx)
         process.stdout.write('\n' + result.markdown)
