@@ -189,64 +189,80 @@ export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
 }
 
 const SHARED_ROUNDS = 8
+const SHARED_WARMUP_SEC = 3
 const SHARED_ROUND_SEC = 4
+
+interface SharedServer {
+  name: string
+  start: () => Promise<RunningServer>
+  headers: Record<string, string>
+}
+
+interface SharedMeasure { result: RoundResult, cpuSec: number }
 
 /**
  * Three servers pinned to the one server core and loaded at the same moment. Time-sharing
  * gives each about a third of the core, so each serves requests at the rate its cost per
  * request allows; whatever the host does to that core (a neighbour, a frequency change)
- * it does to all three at once. The control (a second, identical baseline) shows how
- * far from 1.00x the method itself reads.
+ * it does to all three at once. Every round starts new processes: on this VM two
+ * identical processes can differ in speed by 10-15% for their whole life (where their
+ * memory landed), so a ratio from one pair of processes is not a ratio of programs.
+ * The control (a second, identical baseline) shows how far from 1.00x the method reads.
  */
 export async function sharedCore (ctx: ScenarioContext): Promise<ExtraResult> {
   const cpus = ctx.serverCpus
-  const servers: Array<{ name: string, server: RunningServer, headers: Record<string, string> }> = []
-  try {
-    servers.push({ name: 'baseline', server: await startBaseline(ctx.distDir, ctx.originUrl, cpus), headers: {} })
-    servers.push({ name: 'control (the same plain proxy again)', server: await startBaseline(ctx.distDir, ctx.originUrl, cpus), headers: {} })
-    servers.push({ name: 'keygate: personal key, cache warm, request log on', server: await startKeygate(ctx, 'keygate-shared-core'), headers: { authorization: `Bearer ${benchKeys.personal.key}` } })
-    const roundOf = async (sec: number): Promise<Array<{ result: RoundResult, cpuSec: number }>> => {
-      const before = servers.map((s) => treeCpuSeconds(s.server.pid as number) ?? Number.NaN)
-      const results = await Promise.all(servers.map(async (s) => await runRound(
-        { url: `http://127.0.0.1:${s.server.port}${BENCH_PATH}`, headers: s.headers },
-        { connections: 50, pipelining: 1, durationSec: sec })))
-      return results.map((result, i) => ({ result, cpuSec: (treeCpuSeconds(servers[i]?.server.pid as number) ?? Number.NaN) - (before[i] as number) }))
-    }
-    await roundOf(2) // warm-up
-    const rounds: Array<Array<{ result: RoundResult, cpuSec: number }>> = []
-    for (let r = 0; r < SHARED_ROUNDS; r++) rounds.push(await roundOf(SHARED_ROUND_SEC))
+  const kinds: SharedServer[] = [
+    { name: 'baseline', start: async () => await startBaseline(ctx.distDir, ctx.originUrl, cpus), headers: {} },
+    { name: 'control (the same plain proxy again)', start: async () => await startBaseline(ctx.distDir, ctx.originUrl, cpus), headers: {} },
+    { name: 'keygate: personal key, cache warm, request log on', start: async () => await startKeygate(ctx, 'keygate-shared-core'), headers: { authorization: `Bearer ${benchKeys.personal.key}` } }
+  ]
+  const rounds: SharedMeasure[][] = []
+  for (let r = 0; r < SHARED_ROUNDS; r++) rounds.push(await sharedRound(kinds))
 
-    const failures: string[] = []
-    const rows = servers.map((s, i) => {
-      const mine = rounds.map((round) => round[i] as { result: RoundResult, cpuSec: number })
-      const base = rounds.map((round) => round[0] as { result: RoundResult, cpuSec: number })
-      const ratios = mine.map((m, r) => m.result.reqPerSec / (base[r] as { result: RoundResult }).result.reqPerSec)
-      const usPerReq = mine.map((m) => (m.cpuSec * 1e6) / m.result.responses)
-      const cpuRatios = usPerReq.map((us, r) => {
-        const b = base[r] as { result: RoundResult, cpuSec: number }
-        return (b.cpuSec * 1e6) / b.result.responses / us
-      })
-      const share = mine.map((m) => (100 * m.cpuSec) / m.result.durationSec)
-      const bad = mine.reduce((n, m) => n + m.result.unexpectedStatus + m.result.errors, 0)
-      if (bad > 0) failures.push(`shared core: ${s.name} got ${bad} unexpected statuses or errors`)
-      return `| ${s.name} | ${median(mine.map((m) => m.result.reqPerSec)).toFixed(0)} | **${median(ratios).toFixed(2)}×** | ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ${median(usPerReq).toFixed(0)} | ${median(cpuRatios).toFixed(2)}× | ${median(share).toFixed(0)}% | ${median(mine.map((m) => m.result.p99Ms)).toFixed(2)} |`
-    })
-    return {
-      markdown: [
-        `### Same core, same moment: ${servers.length} servers loaded at once on CPU ${cpus ?? '(unpinned)'}`,
-        '',
-        '| server | req/s (median) | vs baseline (median of rounds) | min–max | server CPU µs/req | vs baseline, CPU/req | share of the core | p99 ms |',
-        '|---|---:|---:|---:|---:|---:|---:|---:|',
-        ...rows,
-        '',
-        `${SHARED_ROUNDS} rounds × ${SHARED_ROUND_SEC} s after a 2 s warm-up; 50 connections to each server. ` +
-        'The servers time-share one core, so the machine\'s drift (which moves the interleaved table above by up to ±20% from one round to the next here) ' +
-        'reaches all three alike; the control row is the method\'s own noise. Latencies are not comparable with the table above (each server has a third of the core).',
-        ''
-      ].join('\n'),
-      failures
+  const failures: string[] = []
+  const rows = kinds.map((kind, i) => {
+    const mine = rounds.map((round) => round[i] as SharedMeasure)
+    const base = rounds.map((round) => round[0] as SharedMeasure)
+    const usPerReq = (m: SharedMeasure): number => (m.cpuSec * 1e6) / m.result.responses
+    const ratios = mine.map((m, r) => m.result.reqPerSec / (base[r] as SharedMeasure).result.reqPerSec)
+    const cpuRatios = mine.map((m, r) => usPerReq(base[r] as SharedMeasure) / usPerReq(m))
+    const share = mine.map((m) => (100 * m.cpuSec) / m.result.durationSec)
+    const bad = mine.reduce((n, m) => n + m.result.unexpectedStatus + m.result.errors, 0)
+    if (bad > 0) failures.push(`shared core: ${kind.name} got ${bad} unexpected statuses or errors`)
+    return `| ${kind.name} | ${median(mine.map((m) => m.result.reqPerSec)).toFixed(0)} | **${median(ratios).toFixed(2)}×** | ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ${median(mine.map(usPerReq)).toFixed(0)} | ${median(cpuRatios).toFixed(2)}× | ${median(share).toFixed(0)}% | ${median(mine.map((m) => m.result.p99Ms)).toFixed(2)} |`
+  })
+  return {
+    markdown: [
+      `### Same core, same moment: ${kinds.length} servers loaded at once on CPU ${cpus ?? '(unpinned)'}`,
+      '',
+      '| server | req/s (median) | vs baseline (median of rounds) | min–max | server CPU µs/req | vs baseline, CPU/req | share of the core | p99 ms |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      ...rows,
+      '',
+      `${SHARED_ROUNDS} rounds, each with new processes: ${SHARED_WARMUP_SEC} s of warm-up, then ${SHARED_ROUND_SEC} s measured, 50 connections to each server. ` +
+      'The servers time-share one core, so the machine\'s drift (which moves the interleaved table above by up to ±20% from one round to the next here) ' +
+      'reaches all three alike; the control row is the method\'s own noise. Latencies are not comparable with the table above (each server has a third of the core).',
+      ''
+    ].join('\n'),
+    failures
+  }
+}
+
+/** One round: start the servers, warm them up together, measure them together, stop them. */
+async function sharedRound (kinds: readonly SharedServer[]): Promise<SharedMeasure[]> {
+  const servers: RunningServer[] = []
+  try {
+    for (const kind of kinds) servers.push(await kind.start())
+    const loadAll = async (sec: number): Promise<SharedMeasure[]> => {
+      const before = servers.map((s) => treeCpuSeconds(s.pid as number) ?? Number.NaN)
+      const results = await Promise.all(servers.map(async (s, i) => await runRound(
+        { url: `http://127.0.0.1:${s.port}${BENCH_PATH}`, headers: (kinds[i] as SharedServer).headers },
+        { connections: 50, pipelining: 1, durationSec: sec })))
+      return results.map((result, i) => ({ result, cpuSec: (treeCpuSeconds(servers[i]?.pid as number) ?? Number.NaN) - (before[i] as number) }))
     }
+    await loadAll(SHARED_WARMUP_SEC)
+    return await loadAll(SHARED_ROUND_SEC)
   } finally {
-    await Promise.all(servers.map(async (s) => await s.server.stop()))
+    await Promise.all(servers.map(async (s) => await s.stop()))
   }
 }

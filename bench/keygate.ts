@@ -142,7 +142,11 @@ log: { level: ${o.logLevel ?? 'info'} }
     pid: gateway.pid,
     async stop () {
       await gateway.stop()
-      if (shared !== undefined && --users === 0) await shared.server.stop()
+      if (shared !== undefined && --users === 0) {
+        // the last gateway on the shared Redis: a later one starts (and seeds) a new Redis
+        redis = undefined
+        await shared.server.stop()
+      }
     }
   }
 }
