@@ -43,6 +43,7 @@ export class LogSink implements DestinationStream {
     this.out.flush(cb)
   }
 
+  /** (pino calls it after a `fatal` line) */
   flushSync (): void {
     this.out.flushSync()
   }
