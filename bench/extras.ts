@@ -15,10 +15,12 @@ import { Pool } from 'undici'
 import { generateKey, type NewKey } from '../src/registry/key-material.js'
 import { redisKeys } from '../src/registry/redis-keys.js'
 import { benchKeys, keyRecord, PREFIX, registryReadsOf, startBenchRedis, startKeygate, type KeygateServer } from './keygate.js'
+import { startCpuMeter } from './cpu-meter.js'
 import { runRound, type RoundResult } from './load.js'
-import { peakRssKiB, treeCpuSeconds } from './procfs.js'
+import { peakRssKiB } from './procfs.js'
 import { BENCH_PATH, startBaseline } from './servers.js'
 import { median, percentile } from './stats.js'
+import { cpuPerReq } from './summary.js'
 import type { RunningServer, ScenarioContext } from './types.js'
 
 export interface ExtraResult {
@@ -198,7 +200,8 @@ interface SharedServer {
   headers: Record<string, string>
 }
 
-interface SharedMeasure { result: RoundResult, cpuSec: number }
+/** one server's round, and its share of one core (as the main table's rounds: cpuPerReq reads both) */
+type SharedMeasure = RoundResult & { serverCpuPct: number | undefined }
 
 /**
  * Three servers pinned to the one server core and loaded at the same moment. Time-sharing
@@ -220,16 +223,15 @@ export async function sharedCore (ctx: ScenarioContext): Promise<ExtraResult> {
   for (let r = 0; r < SHARED_ROUNDS; r++) rounds.push(await sharedRound(kinds))
 
   const failures: string[] = []
+  const base = rounds.map((round) => round[0] as SharedMeasure)
+  const usPerReq = (m: SharedMeasure): number => cpuPerReq(m) ?? Number.NaN
   const rows = kinds.map((kind, i) => {
     const mine = rounds.map((round) => round[i] as SharedMeasure)
-    const base = rounds.map((round) => round[0] as SharedMeasure)
-    const usPerReq = (m: SharedMeasure): number => (m.cpuSec * 1e6) / m.result.responses
-    const ratios = mine.map((m, r) => m.result.reqPerSec / (base[r] as SharedMeasure).result.reqPerSec)
+    const ratios = mine.map((m, r) => m.reqPerSec / (base[r] as SharedMeasure).reqPerSec)
     const cpuRatios = mine.map((m, r) => usPerReq(base[r] as SharedMeasure) / usPerReq(m))
-    const share = mine.map((m) => (100 * m.cpuSec) / m.result.durationSec)
-    const bad = mine.reduce((n, m) => n + m.result.unexpectedStatus + m.result.errors, 0)
+    const bad = mine.reduce((n, m) => n + m.unexpectedStatus + m.errors, 0)
     if (bad > 0) failures.push(`shared core: ${kind.name} got ${bad} unexpected statuses or errors`)
-    return `| ${kind.name} | ${median(mine.map((m) => m.result.reqPerSec)).toFixed(0)} | **${median(ratios).toFixed(2)}×** | ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ${median(mine.map(usPerReq)).toFixed(0)} | ${median(cpuRatios).toFixed(2)}× | ${median(share).toFixed(0)}% | ${median(mine.map((m) => m.result.p99Ms)).toFixed(2)} |`
+    return `| ${kind.name} | ${median(mine.map((m) => m.reqPerSec)).toFixed(0)} | **${median(ratios).toFixed(2)}×** | ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ${median(mine.map(usPerReq)).toFixed(0)} | ${median(cpuRatios).toFixed(2)}× | ${median(mine.map((m) => m.serverCpuPct ?? Number.NaN)).toFixed(0)}% | ${median(mine.map((m) => m.p99Ms)).toFixed(2)} |`
   })
   return {
     markdown: [
@@ -253,13 +255,11 @@ async function sharedRound (kinds: readonly SharedServer[]): Promise<SharedMeasu
   const servers: RunningServer[] = []
   try {
     for (const kind of kinds) servers.push(await kind.start())
-    const loadAll = async (sec: number): Promise<SharedMeasure[]> => {
-      const before = servers.map((s) => treeCpuSeconds(s.pid as number) ?? Number.NaN)
-      const results = await Promise.all(servers.map(async (s, i) => await runRound(
-        { url: `http://127.0.0.1:${s.port}${BENCH_PATH}`, headers: (kinds[i] as SharedServer).headers },
-        { connections: 50, pipelining: 1, durationSec: sec })))
-      return results.map((result, i) => ({ result, cpuSec: (treeCpuSeconds(servers[i]?.pid as number) ?? Number.NaN) - (before[i] as number) }))
-    }
+    const loadAll = async (sec: number): Promise<SharedMeasure[]> => await Promise.all(servers.map(async (s, i) => {
+      const meter = startCpuMeter(s.pid, [])
+      const result = await runRound({ url: `http://127.0.0.1:${s.port}${BENCH_PATH}`, headers: (kinds[i] as SharedServer).headers }, { connections: 50, pipelining: 1, durationSec: sec })
+      return { ...result, serverCpuPct: meter().serverPct }
+    }))
     await loadAll(SHARED_WARMUP_SEC)
     return await loadAll(SHARED_ROUND_SEC)
   } finally {

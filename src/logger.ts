@@ -30,12 +30,13 @@ export class LogSink implements DestinationStream {
 
   /** pino's own lines (start-up, errors): any text */
   write (line: string): void {
-    this.writeBuffer(Buffer.from(line, 'utf8'))
+    this.writeBytes(Buffer.from(line, 'utf8'))
   }
 
   /** whole lines, already encoded (the request log's batches) */
   writeBytes (lines: Buffer): void {
-    this.writeBuffer(lines)
+    // (sonic-boom's types only describe its string mode)
+    (this.out.write as unknown as (data: Buffer) => boolean).call(this.out, lines)
   }
 
   /** calls back once everything written so far has reached the file descriptor */
@@ -46,11 +47,6 @@ export class LogSink implements DestinationStream {
   /** (pino calls it after a `fatal` line) */
   flushSync (): void {
     this.out.flushSync()
-  }
-
-  private writeBuffer (bytes: Buffer): void {
-    // (sonic-boom's types only describe its string mode)
-    (this.out.write as unknown as (data: Buffer) => boolean).call(this.out, bytes)
   }
 }
 

@@ -1,9 +1,9 @@
 /**
  * When each key was last used, written off the request path: the gateway notes a
  * use in memory, and a timer writes the noted uses to the usage hash (HSETs of up to
- * 1,000 fields, in one round trip), about once per key per `everyMs`. The usage hash is not a record the gateway
- * caches, so these writes never invalidate anything. A failed write is dropped
- * (usage is advisory); the next use is noted again.
+ * 1,000 fields, in one round trip), about once per key per `everyMs`. The usage hash
+ * is not a record the gateway caches, so these writes never invalidate anything. A
+ * failed write is dropped (usage is advisory); the next use is noted again.
  *
  * Which keys were noted recently is kept in a fixed table, not per key: slots of
  * (fingerprint, second), 8 bytes each, as many as the cache holds entries rounded up
