@@ -9,6 +9,8 @@ declare module 'autocannon' {
     pipelining?: number
     /** seconds */
     duration?: number
+    /** a fixed number of requests instead of a duration */
+    amount?: number
     /** seconds */
     timeout?: number
     method?: string

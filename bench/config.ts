@@ -14,8 +14,9 @@ export interface BenchConfig {
   /** Write JSON results here (--json). */
   jsonOut: string | undefined
   /**
-   * The measurements beside the table (bench/extras.ts) to run: every one by default;
-   * BENCH_EXTRAS=0 skips them, BENCH_EXTRAS=sharedCore,memory names some.
+   * The measurements beside the table (bench/extras.ts, bench/instructions.ts) to run:
+   * every one but the opt-in ones by default; BENCH_EXTRAS=0 skips them,
+   * BENCH_EXTRAS=sharedCore,memory names some.
    */
   extras: (name: string) => boolean
 }
@@ -49,8 +50,11 @@ export function readConfig (env: NodeJS.ProcessEnv, argv: readonly string[]): Be
   }
 }
 
+/** extras that run only when named: `instructions` needs valgrind and takes ~10 minutes */
+const OPT_IN = new Set(['instructions'])
+
 function extrasFrom (raw: string | undefined): (name: string) => boolean {
-  if (raw === undefined || raw === '' || raw === '1') return () => true
+  if (raw === undefined || raw === '' || raw === '1') return (name) => !OPT_IN.has(name)
   if (raw === '0') return () => false
   const names = new Set(raw.split(',').map((n) => n.trim()))
   return (name) => names.has(name)

@@ -9,7 +9,7 @@ import { generateKey, type NewKey } from '../src/registry/key-material.js'
 import { waitForRedis } from '../src/registry/redis-client.js'
 import { redisKeys } from '../src/registry/redis-keys.js'
 import { freePort } from './port.js'
-import { spawnServer, type ChildServer } from './process.js'
+import { nodeCommand, spawnServer, type ChildServer, type Launcher } from './process.js'
 import { BENCH_PATH } from './servers.js'
 import type { RunningServer, ScenarioContext } from './types.js'
 
@@ -77,6 +77,8 @@ export interface KeygateOptions {
   redisUrl?: string
   /** run unpinned */
   unpinned?: boolean
+  /** run under a tool (bench/instructions.ts) */
+  launcher?: Launcher
 }
 
 export interface KeygateServer extends RunningServer {
@@ -123,8 +125,7 @@ log: { level: ${o.logLevel ?? 'info'} }
   const adminPort = await freePort()
   const gateway = await spawnServer({
     name,
-    command: process.execPath,
-    args: [join(ctx.distDir, 'src', 'cli', 'main.js'), 'serve', ...(o.workers === undefined ? [] : ['--workers', String(o.workers)])],
+    ...nodeCommand([join(ctx.distDir, 'src', 'cli', 'main.js'), 'serve', ...(o.workers === undefined ? [] : ['--workers', String(o.workers)])], o.launcher),
     env: {
       KEYGATE_CONFIG: config,
       KEYGATE_REDIS_URL: url,

@@ -31,6 +31,21 @@ export interface SpawnServerOptions {
   readyTimeoutMs?: number
 }
 
+/** How a node server is launched: directly, or under a tool (bench/instructions.ts runs them under valgrind). */
+export interface Launcher {
+  /** the command line before `node` */
+  prefix: readonly string[]
+  readyTimeoutMs: number
+}
+
+/** `command` and `args` for running `node <args>`, under the launcher's prefix when there is one. */
+export function nodeCommand (args: readonly string[], launcher: Launcher | undefined): Pick<SpawnServerOptions, 'command' | 'args' | 'readyTimeoutMs'> {
+  if (launcher === undefined) return { command: process.execPath, args }
+  const [command, ...rest] = launcher.prefix
+  if (command === undefined) throw new Error('launcher: empty prefix')
+  return { command, args: [...rest, process.execPath, ...args], readyTimeoutMs: launcher.readyTimeoutMs }
+}
+
 export interface ChildServer extends RunningServer {
   name: string
   pid: number

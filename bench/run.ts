@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
 import { KNOBS, readConfig, type BenchConfig } from './config.js'
 import { memory, propagation, sharedCore } from './extras.js'
+import { instructions } from './instructions.js'
 import { registryReads } from './keygate.js'
 import { startCpuMeter } from './cpu-meter.js'
 import { runRound, type LoadSettings, type RoundTarget } from './load.js'
@@ -128,7 +129,7 @@ async function main (): Promise<number> {
     process.stdout.write(markdown(info, summaries, problems))
     // The throughput servers are done; the extras start their own Redis and gateways.
     await Promise.all(started.splice(0).map(async (s) => await s.server.stop()))
-    for (const extra of [sharedCore, propagation, memory]) {
+    for (const extra of [sharedCore, propagation, memory, instructions]) {
       if (config.extras(extra.name)) {
         log(`running ${extra.name}`)
         const result = await extra(ctx)

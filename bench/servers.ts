@@ -2,7 +2,7 @@
 // and bench/baseline.js), built on the reusable spawnServer helper.
 import { join } from 'node:path'
 import { freePort } from './port.js'
-import { spawnServer, type ChildServer } from './process.js'
+import { nodeCommand, spawnServer, type ChildServer, type Launcher } from './process.js'
 
 export const BENCH_PATH = '/api/v1/users'
 
@@ -22,12 +22,11 @@ export async function startOrigin (distDir: string, cpus: string | undefined): P
 }
 
 /** Plain fastify + @fastify/http-proxy, no auth. Ready once a request round-trips to the origin. */
-export async function startBaseline (distDir: string, originUrl: string, cpus: string | undefined): Promise<ChildServer> {
+export async function startBaseline (distDir: string, originUrl: string, cpus: string | undefined, launcher?: Launcher): Promise<ChildServer> {
   const port = await freePort()
   return await spawnServer({
     name: 'baseline',
-    command: process.execPath,
-    args: [join(distDir, 'bench', 'baseline.js')],
+    ...nodeCommand([join(distDir, 'bench', 'baseline.js')], launcher),
     env: { PORT: String(port), HOST: '127.0.0.1', ORIGIN_URL: originUrl },
     cpus,
     port,
