@@ -9,6 +9,23 @@ export function createLogger (level: string, destination?: DestinationStream): L
   return pino({ level, base: { pid: process.pid } }, destination ?? new LogSink(1))
 }
 
+/** The logger's LogSink, when it writes to one (a test's own destination is not). */
+export function sinkOf (logger: Logger): LogSink | undefined {
+  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym]
+  return stream instanceof LogSink ? stream : undefined
+}
+
+/** What the log could not write, for /metrics. */
+export interface LogSinkStats {
+  /** failed writes to the file descriptor (EPIPE: nobody reads stdout any more) */
+  writeErrors: number
+  /** lines dropped because `maxBufferBytes` were already waiting to be written */
+  droppedLines: number
+}
+
+/** 16 MiB: about 60,000 request lines waiting for a stalled stdout */
+export const LOG_BUFFER_BYTES = 16 * 1024 * 1024
+
 /**
  * stdout, written asynchronously (each write is a threadpool round trip, never a
  * blocking call on the event loop) by pino's own writer, sonic-boom, in its buffer
@@ -20,12 +37,31 @@ export function createLogger (level: string, destination?: DestinationStream): L
  * The request log batches its lines itself (64 KiB, or every 100 ms), so every batch
  * is handed to the kernel at once (`minLength: 1`); whatever arrives while a write is
  * in flight is merged into the next one (up to `maxWrite`).
+ *
+ * A log that cannot be written never stops the gateway, as with nginx's or Envoy's
+ * access logs, and what is lost is counted on /metrics:
+ * - stdout stalled (a log shipper that stopped reading): at most `maxBufferBytes` wait
+ *   (sonic-boom's `maxLength`); newer lines are dropped until the reader catches up.
+ * - EPIPE (nobody reads stdout any more): pino's destination stops writing for good
+ *   (its own handling); the lines after it are dropped.
+ * - any other failed write (EIO, ENOSPC on a file): sonic-boom emits an 'error' event,
+ *   which pino re-emits and which, with no listener, would end the process.
  */
 export class LogSink implements DestinationStream {
   private readonly out: ReturnType<typeof pino.destination>
+  readonly stats: LogSinkStats = { writeErrors: 0, droppedLines: 0 }
+  private broken = false
+  private lastError: unknown
 
-  constructor (fd: number) {
-    this.out = pino.destination({ dest: fd, sync: false, contentMode: 'buffer', minLength: 1, maxWrite: 1024 * 1024 })
+  constructor (fd: number, o: { maxBufferBytes?: number } = {}) {
+    this.out = pino.destination({ dest: fd, sync: false, contentMode: 'buffer', minLength: 1, maxWrite: 1024 * 1024, maxLength: o.maxBufferBytes ?? LOG_BUFFER_BYTES })
+    this.out.on('error', (err: NodeJS.ErrnoException) => {
+      if (err === this.lastError) return // (pino re-emits the errors it does not handle)
+      this.lastError = err
+      this.stats.writeErrors++
+      if (err.code === 'EPIPE') this.broken = true
+    })
+    this.out.on('drop', (data: Buffer) => { this.stats.droppedLines += countLines(data) })
   }
 
   /** pino's own lines (start-up, errors): any text */
@@ -35,6 +71,10 @@ export class LogSink implements DestinationStream {
 
   /** whole lines, already encoded (the request log's batches) */
   writeBytes (lines: Buffer): void {
+    if (this.broken) {
+      this.stats.droppedLines += countLines(lines)
+      return
+    }
     // (sonic-boom's types only describe its string mode)
     (this.out.write as unknown as (data: Buffer) => boolean).call(this.out, lines)
   }
@@ -44,13 +84,30 @@ export class LogSink implements DestinationStream {
     this.out.flush(cb)
   }
 
-  /** (pino calls it after a `fatal` line) */
+  /** (pino calls it after a `fatal` line; a broken stdout must not turn that into a throw) */
   flushSync (): void {
-    this.out.flushSync()
+    try {
+      this.out.flushSync()
+    } catch {
+      this.stats.writeErrors++
+    }
   }
 }
 
-/** Flush what the async destination still buffers (at shutdown). */
-export async function flushLogger (logger: Logger): Promise<void> {
-  await new Promise<void>((resolve) => { logger.flush(() => { resolve() }) })
+function countLines (data: Buffer): number {
+  let n = 0
+  for (let i = data.indexOf(10); i !== -1; i = data.indexOf(10, i + 1)) n++
+  return n
+}
+
+/**
+ * Flush what the async destination still buffers (at shutdown), waiting at most
+ * `timeoutMs`: a stalled stdout must not keep a stopping gateway alive.
+ */
+export async function flushLogger (logger: Logger, timeoutMs = 2000): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs)
+    timer.unref()
+    logger.flush(() => { clearTimeout(timer); resolve() })
+  })
 }

@@ -21,6 +21,7 @@ import type { Reason } from '../errors.js'
 import {
   REDIS_LOOKUP_ERROR_KINDS, redisLookupErrorKind, UPSTREAM_ERROR_KINDS, upstreamErrorKind
 } from './classify.js'
+import type { LogSinkStats } from '../logger.js'
 import { CountTable, HistogramTable, type Labels } from './series.js'
 
 /** What the cache exposes to the metrics (plain counters, read at scrape time). */
@@ -49,6 +50,8 @@ export interface MetricsOptions {
   redis: RedisState
   /** the cache's counters; without it the `keygate_cache_*` metrics are not exported */
   cacheStats?: () => CacheStats
+  /** what the log could not write (src/logger.ts); without it the `keygate_log_*` metrics are not exported */
+  logStats?: () => LogSinkStats
   /** prom-client's default process and Node.js metrics, unprefixed (default true) */
   defaultMetrics?: boolean
   now?: () => number
@@ -294,6 +297,21 @@ export function createMetrics (o: MetricsOptions): Metrics {
     cacheGauge('keygate_cache_tracking_connection_age_seconds',
       'Seconds since the invalidation (tracking) connection was (re-)established; 0 while it is down.', 'min',
       (s) => s.trackingUp && s.trackingSince > 0 ? Math.max(0, now() - s.trackingSince) / 1000 : 0)
+  }
+
+  // ---- the log's destination -----------------------------------------------------------
+  const logStats = o.logStats
+  if (logStats !== undefined) {
+    counter({
+      name: 'keygate_log_write_errors_total',
+      help: 'Failed writes of log lines to stdout (EPIPE: nothing reads it any more). The gateway keeps serving.',
+      collect () { this.reset(); this.inc(logStats().writeErrors) }
+    })
+    counter({
+      name: 'keygate_log_lines_dropped_total',
+      help: 'Log lines dropped: 16 MiB of lines were already waiting for a stalled stdout, or stdout is gone (EPIPE). The gateway keeps serving.',
+      collect () { this.reset(); this.inc(logStats().droppedLines) }
+    })
   }
 
   return {

@@ -22,7 +22,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { pino, type DestinationStream, type Logger } from 'pino'
-import { LogSink } from '../logger.js'
+import { sinkOf } from '../logger.js'
 import type { RequestMeter } from '../metrics/metrics.js'
 import type { RequestState } from './request-state.js'
 
@@ -36,9 +36,10 @@ export interface RequestLog {
 const BATCH = 64 * 1024
 
 export function createRequestLog (logger: Logger, meter: RequestMeter): RequestLog {
+  const sink = sinkOf(logger)
   const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym] as DestinationStream
   // (a destination of the caller's, in tests, takes the lines as a string)
-  const write = stream instanceof LogSink ? (bytes: Buffer) => { stream.writeBytes(bytes) } : (bytes: Buffer) => { stream.write(bytes.toString('latin1')) }
+  const write = sink !== undefined ? (bytes: Buffer) => { sink.writeBytes(bytes) } : (bytes: Buffer) => { stream.write(bytes.toString('latin1')) }
   const pid = process.pid
   // (the destination keeps a batch until it is written: each batch is a new buffer)
   let batch = Buffer.allocUnsafeSlow(BATCH)

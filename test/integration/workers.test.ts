@@ -103,6 +103,7 @@ t.test('serve --workers 2', async (t) => {
     const allowed = [...scrape.body.matchAll(/^keygate_requests_total\{[^}]*status="200"[^}]*\} (\d+)/gm)]
       .reduce((sum, m) => sum + Number(m[1]), 0)
     t.equal(allowed, 10, `scrape ${i + 1}: the 10 allowed requests of both workers are counted once each`)
+    t.match(scrape.body, /^keygate_log_lines_dropped_total 0$/m, "the stdout log sink's counters: nothing lost")
   }
 
   // A revocation made with a raw Redis client reaches both workers' caches.

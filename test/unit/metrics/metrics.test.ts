@@ -126,6 +126,19 @@ t.test('the cache\'s counters are read when scraped; no provider, no cache metri
   t.notOk([...(await text(build())).keys()].some((name) => name.startsWith('keygate_cache_')), 'without a provider: none')
 })
 
+t.test("the log's write errors and drops are read when scraped; no provider, no log metrics", async (t) => {
+  const stats = { writeErrors: 0, droppedLines: 0 }
+  const m = createMetrics({ rules: [], upstreams: [], redis: { up: true, lastOkAt: 0 }, defaultMetrics: false, logStats: () => stats })
+  let f = await text(m)
+  t.equal(valueOf(f, 'keygate_log_write_errors_total'), 0)
+  stats.writeErrors = 1
+  stats.droppedLines = 300
+  f = await text(m)
+  t.equal(valueOf(f, 'keygate_log_write_errors_total'), 1)
+  t.equal(valueOf(f, 'keygate_log_lines_dropped_total'), 300)
+  t.notOk([...(await text(build())).keys()].some((name) => name.startsWith('keygate_log_')), 'without a provider: none')
+})
+
 t.test('Redis state is read when scraped', async (t) => {
   const redis = { up: false, lastOkAt: Number.NEGATIVE_INFINITY }
   const m = createMetrics({ rules: [], upstreams: [], redis, defaultMetrics: false })
