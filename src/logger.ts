@@ -42,10 +42,11 @@ export const LOG_BUFFER_BYTES = 16 * 1024 * 1024
  * access logs, and what is lost is counted on /metrics:
  * - stdout stalled (a log shipper that stopped reading): at most `maxBufferBytes` wait
  *   (sonic-boom's `maxLength`); newer lines are dropped until the reader catches up.
- * - EPIPE (nobody reads stdout any more): pino's destination stops writing for good
- *   (its own handling); the lines after it are dropped.
- * - any other failed write (EIO, ENOSPC on a file): sonic-boom emits an 'error' event,
- *   which pino re-emits and which, with no listener, would end the process.
+ * - a failed write (EPIPE: nobody reads stdout any more; EIO, ENOSPC): the log ends
+ *   there, and the lines after it are dropped. pino does this itself for EPIPE; any
+ *   other error it re-emits, and with no listener it would end the process, while
+ *   sonic-boom's synchronous flush, which pino calls at exit, would retry the failed
+ *   write forever: so the destination is made inert, as pino does for EPIPE.
  */
 export class LogSink implements DestinationStream {
   private readonly out: ReturnType<typeof pino.destination>
@@ -55,11 +56,17 @@ export class LogSink implements DestinationStream {
 
   constructor (fd: number, o: { maxBufferBytes?: number } = {}) {
     this.out = pino.destination({ dest: fd, sync: false, contentMode: 'buffer', minLength: 1, maxWrite: 1024 * 1024, maxLength: o.maxBufferBytes ?? LOG_BUFFER_BYTES })
-    this.out.on('error', (err: NodeJS.ErrnoException) => {
+    this.out.on('error', (err: unknown) => {
       if (err === this.lastError) return // (pino re-emits the errors it does not handle)
       this.lastError = err
       this.stats.writeErrors++
-      if (err.code === 'EPIPE') this.broken = true
+      if (this.broken) return
+      this.broken = true
+      const inert = this.out as unknown as Record<'write' | 'end' | 'flushSync' | 'flush', (cb?: unknown) => void>
+      inert.write = noop
+      inert.end = noop
+      inert.flushSync = noop
+      inert.flush = (cb) => { if (typeof cb === 'function') (cb as () => void)() }
     })
     this.out.on('drop', (data: Buffer) => { this.stats.droppedLines += countLines(data) })
   }
@@ -93,6 +100,8 @@ export class LogSink implements DestinationStream {
     }
   }
 }
+
+function noop (): void {}
 
 function countLines (data: Buffer): number {
   let n = 0

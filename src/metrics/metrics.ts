@@ -304,12 +304,12 @@ export function createMetrics (o: MetricsOptions): Metrics {
   if (logStats !== undefined) {
     counter({
       name: 'keygate_log_write_errors_total',
-      help: 'Failed writes of log lines to stdout (EPIPE: nothing reads it any more). The gateway keeps serving.',
+      help: 'Failed writes of log lines to stdout (EPIPE: nothing reads it any more; EIO; ENOSPC). The gateway keeps serving.',
       collect () { this.reset(); this.inc(logStats().writeErrors) }
     })
     counter({
       name: 'keygate_log_lines_dropped_total',
-      help: 'Log lines dropped: 16 MiB of lines were already waiting for a stalled stdout, or stdout is gone (EPIPE). The gateway keeps serving.',
+      help: 'Log lines dropped: 16 MiB of lines were already waiting for a stalled stdout, or a write had failed (the log ends at its first failed write). The gateway keeps serving.',
       collect () { this.reset(); this.inc(logStats().droppedLines) }
     })
   }

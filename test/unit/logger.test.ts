@@ -66,7 +66,7 @@ t.test('LogSink: once nobody reads stdout (EPIPE), the error and the lines after
   t.pass('flushing a broken stdout returns')
 })
 
-t.test('LogSink: any other failed write is counted once, not thrown', async (t) => {
+t.test('LogSink: any other failed write is counted once, not thrown, and the log ends there', async (t) => {
   const file = join(mkdtempSync(join(tmpdir(), 'keygate-log-')), 'read-only.log')
   closeSync(openSync(file, 'w'))
   const fd = openSync(file, 'r') // every write fails with EBADF
@@ -76,6 +76,10 @@ t.test('LogSink: any other failed write is counted once, not thrown', async (t) 
   await until(() => sink.stats.writeErrors >= 1, 5000, 'the failed write')
   await new Promise((resolve) => setTimeout(resolve, 100))
   t.equal(sink.stats.writeErrors, 1, 'one failed write, one count (pino re-emits it)')
+  sink.writeBytes(Buffer.from('{"n":2}\n'))
+  t.equal(sink.stats.droppedLines, 1, 'the lines after it are dropped and counted')
+  sink.flushSync()
+  t.pass('a synchronous flush (pino calls it at exit) returns instead of retrying forever')
 })
 
 t.test('LogSink: a stalled stdout holds at most maxBufferBytes; later lines are dropped and counted', async (t) => {
