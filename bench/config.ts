@@ -4,8 +4,10 @@ export interface BenchConfig {
   /** seconds per measured round */
   durationSec: number
   rounds: number
-  /** seconds of the single uncounted warm-up round per server */
+  /** seconds of the uncounted warm-up round of each server process */
   warmupSec: number
+  /** each round measures a new server process (after its own warm-up); BENCH_FRESH=0: one process per scenario */
+  freshProcesses: boolean
   connections: number
   pipelining: number
   pin: boolean
@@ -40,7 +42,8 @@ export function readConfig (env: NodeJS.ProcessEnv, argv: readonly string[]): Be
   return {
     durationSec: positive(env, 'BENCH_DURATION', 5, false),
     rounds: positive(env, 'BENCH_ROUNDS', 3, true),
-    warmupSec: positive(env, 'BENCH_WARMUP', 2, false),
+    warmupSec: positive(env, 'BENCH_WARMUP', 5, false),
+    freshProcesses: env['BENCH_FRESH'] !== '0',
     connections: positive(env, 'BENCH_CONNECTIONS', 50, true),
     pipelining: 1,
     pin: env['BENCH_PIN'] !== '0',
@@ -61,4 +64,4 @@ function extrasFrom (raw: string | undefined): (name: string) => boolean {
 }
 
 /** Environment variables that change the run, for the "exact command" line. */
-export const KNOBS = ['BENCH_DURATION', 'BENCH_ROUNDS', 'BENCH_WARMUP', 'BENCH_CONNECTIONS', 'BENCH_PIN', 'BENCH_FILTER', 'BENCH_OUT', 'BENCH_EXTRAS'] as const
+export const KNOBS = ['BENCH_DURATION', 'BENCH_ROUNDS', 'BENCH_WARMUP', 'BENCH_FRESH', 'BENCH_CONNECTIONS', 'BENCH_PIN', 'BENCH_FILTER', 'BENCH_OUT', 'BENCH_EXTRAS'] as const

@@ -46,12 +46,18 @@ function runInfo (config: BenchConfig, pinningNote: string): RunInfo {
     command: exactCommand(),
     pinning: pinningNote,
     settings: `autocannon ${config.connections} connections, pipelining ${config.pipelining}, ` +
-      `${config.rounds} interleaved rounds × ${config.durationSec} s per scenario after one ${config.warmupSec} s warm-up, ` +
+      `${config.rounds} interleaved rounds × ${config.durationSec} s per scenario, ` +
+      (config.freshProcesses ? `each on a new server process after its own ${config.warmupSec} s warm-up, ` : `one server process per scenario for the whole run after one ${config.warmupSec} s warm-up, `) +
       `GET ${BENCH_PATH}, origin stub in its own process`
   }
 }
 
 interface Started { scenario: Scenario, server: RunningServer, url: string }
+
+async function start (scenario: Scenario): Promise<Started> {
+  const server = await scenario.start()
+  return { scenario, server, url: `http://127.0.0.1:${server.port}${scenario.path ?? BENCH_PATH}` }
+}
 
 async function measure (config: BenchConfig, started: Started[], helperPids: number[]): Promise<ScenarioMeasures[]> {
   const load = (durationSec: number): LoadSettings =>
@@ -63,8 +69,15 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
   for (const s of started) {
     log(`warm-up ${s.scenario.name} (${config.warmupSec} s)`)
     const warmup = await runRound(target(s), load(config.warmupSec))
-    measures.push({ name: s.scenario.name, expectedStatus: s.scenario.expectedStatus, warmup, rounds: [], peakRssKiB: undefined })
+    measures.push({ name: s.scenario.name, expectedStatus: s.scenario.expectedStatus, warmups: [warmup], rounds: [], peakRssKiB: undefined })
     await delay(PAUSE_BETWEEN_ROUNDS_MS)
+  }
+  // a server's peak RSS, kept across its restarts
+  const notePeakRss = (i: number): void => {
+    const m = measures[i]
+    const pid = started[i]?.server.pid
+    const peak = pid === undefined ? undefined : peakRssKiB(pid)
+    if (m !== undefined && peak !== undefined) m.peakRssKiB = Math.max(m.peakRssKiB ?? 0, peak)
   }
 
   for (let round = 1; round <= config.rounds; round++) {
@@ -72,8 +85,19 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
     // (the first slot of a round measured ~20% faster here, whatever ran in it).
     const order = started.map((_, i) => (i + round - 1) % started.length)
     for (const i of order) {
-      const s = started[i]
+      let s = started[i]
       if (s === undefined) continue
+      if (config.freshProcesses && round > 1) {
+        // A new process for each round: on this kind of VM one process can run 10-15%
+        // faster or slower than an identical one for its whole life (docs/benchmarks.md).
+        notePeakRss(i)
+        await s.server.stop()
+        s = await start(s.scenario)
+        started[i] = s
+        const warmup = await runRound(target(s), load(config.warmupSec))
+        measures[i]?.warmups.push(warmup)
+        await delay(PAUSE_BETWEEN_ROUNDS_MS)
+      }
       const readsBefore = await registryReads()
       const meter = startCpuMeter(s.server.pid, helperPids)
       const result = await runRound(target(s), load(config.durationSec))
@@ -91,10 +115,7 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
     }
   }
 
-  for (const [i, s] of started.entries()) {
-    const m = measures[i]
-    if (m !== undefined && s.server.pid !== undefined) m.peakRssKiB = peakRssKiB(s.server.pid)
-  }
+  for (const i of started.keys()) notePeakRss(i)
   return measures
 }
 
@@ -117,8 +138,7 @@ async function main (): Promise<number> {
       .filter((s, i) => i === 0 || config.filter === undefined || s.name.includes(config.filter))
     for (const scenario of scenarios) {
       log(`starting ${scenario.name}`)
-      const server = await scenario.start()
-      started.push({ scenario, server, url: `http://127.0.0.1:${server.port}${scenario.path ?? BENCH_PATH}` })
+      started.push(await start(scenario))
     }
 
     const measures = await measure(config, started, [origin.pid])

@@ -17,7 +17,8 @@ export interface RoundMeasure extends RoundResult {
 export interface ScenarioMeasures {
   name: string
   expectedStatus: number | undefined
-  warmup: RoundResult
+  /** the warm-up before the first round, and before each later round when its server was restarted */
+  warmups: RoundResult[]
   rounds: RoundMeasure[]
   peakRssKiB: number | undefined
 }
@@ -85,7 +86,7 @@ export function summarize (measures: ScenarioMeasures, baseline: ScenarioMeasure
     const theirs = cpuPerReq(b)
     return mine === undefined || theirs === undefined ? undefined : theirs / mine
   })
-  const all = [measures.warmup, ...measures.rounds]
+  const all = [...measures.warmups, ...measures.rounds]
   return {
     name: measures.name,
     reqPerSec,
