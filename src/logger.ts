@@ -17,9 +17,9 @@ export function sinkOf (logger: Logger): LogSink | undefined {
 
 /** What the log could not write, for /metrics. */
 export interface LogSinkStats {
-  /** failed writes to the file descriptor (EPIPE: nobody reads stdout any more) */
+  /** failed writes to the file descriptor (EPIPE: nobody reads stdout any more; EIO, ENOSPC) */
   writeErrors: number
-  /** lines dropped because `maxBufferBytes` were already waiting to be written */
+  /** lines dropped: `maxBufferBytes` were already waiting to be written, or a write had failed */
   droppedLines: number
 }
 
