@@ -4,7 +4,8 @@
 //                time from the write's acknowledgement until each instance serves
 //                the new decision. Target: p99 <= 100 ms.
 //   memory       one gateway with 100,000 personal keys cached (1,000 users, 10
-//                roles); peak RSS of the process. Target: <= 150 MiB.
+//                roles); peak RSS of the process, after 5 s of load on one key and
+//                after every key. Target: <= 150 MiB.
 //   sharedCore   the baseline, a second baseline and keygate (personal key, cache
 //                warm, request log on) on the same core at the same moment, each
 //                loaded by its own autocannon; the ratio of their throughputs is the
@@ -32,6 +33,7 @@ const CHANGES = 50
 const PROPAGATION_TARGET_MS = 100
 const RSS_TARGET_MIB = 150
 const KEYS = 100_000
+const ONE_KEY_WARMUP_MS = 5000
 
 export async function propagation (ctx: ScenarioContext): Promise<ExtraResult> {
   const redis = await startBenchRedis(ctx, 'redis-extra')
@@ -139,8 +141,20 @@ export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
     gw = await startKeygate(ctx, 'keygate-memory', { redisUrl: redis.url, logLevel: 'warn', cache: `{ max_entries: ${KEYS + 2000} }` })
     const before = peakRssKiB(gw.pid as number)
     pool = new Pool(`http://127.0.0.1:${gw.port}`, { connections: 32 })
-    let next = 0
     let bad = 0
+    // First the load alone, on one key: the first seconds of load raise the peak by
+    // themselves (young generation touched, JIT at work), whatever the cache holds.
+    const oneKey = keys[0] as NewKey
+    const warmUntil = performance.now() + ONE_KEY_WARMUP_MS
+    await Promise.all(Array.from({ length: 32 }, async () => {
+      while (performance.now() < warmUntil) {
+        const res = await (pool as Pool).request({ method: 'GET', path: BENCH_PATH, headers: { authorization: `Bearer ${oneKey.key}` } })
+        await res.body.dump()
+        if (res.statusCode !== 200) bad++
+      }
+    }))
+    const warmed = peakRssKiB(gw.pid as number)
+    let next = 0
     const worker = async (): Promise<void> => {
       while (next < keys.length) {
         const key = keys[next++] as NewKey
@@ -173,11 +187,12 @@ export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
       markdown: [
         `### Memory: ${KEYS.toLocaleString('en')} personal keys cached (1,000 users, 10 roles)`,
         '',
-        '| peak RSS before (MiB) | peak RSS after (MiB) | Redis reads in a second pass over every key |',
-        '|---:|---:|---:|',
-        `| ${((before ?? Number.NaN) / 1024).toFixed(1)} | **${peakMiB.toFixed(1)}** | ${secondPassReads} |`,
+        `| peak RSS idle (MiB) | after ${ONE_KEY_WARMUP_MS / 1000} s of load on one key | after ${KEYS.toLocaleString('en')} keys (MiB) | Redis reads in a second pass over every key |`,
+        '|---:|---:|---:|---:|',
+        `| ${((before ?? Number.NaN) / 1024).toFixed(1)} | ${((warmed ?? Number.NaN) / 1024).toFixed(1)} | **${peakMiB.toFixed(1)}** | ${secondPassReads} |`,
         '',
-        `VmHWM of the gateway process after every key was used twice. Target <= ${RSS_TARGET_MIB} MiB: ${peakMiB <= RSS_TARGET_MIB ? 'met' : 'NOT met'}. At the end: ${now}.`,
+        `VmHWM of the gateway process: started, loaded on one key (32 connections), then every key used twice. Target <= ${RSS_TARGET_MIB} MiB: ${peakMiB <= RSS_TARGET_MIB ? 'met' : 'NOT met'}. ` +
+        `What the ${KEYS.toLocaleString('en')} cached keys add to the peak is the difference between the last two columns. At the end: ${now}.`,
         ''
       ].join('\n'),
       failures
