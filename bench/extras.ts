@@ -206,7 +206,7 @@ export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
 }
 
 const SHARED_ROUNDS = 8
-const SHARED_WARMUP_SEC = 3
+const SHARED_WARMUP_SEC = 15
 const SHARED_ROUND_SEC = 4
 
 interface SharedServer {
