@@ -142,26 +142,21 @@ export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
     const before = peakRssKiB(gw.pid as number)
     pool = new Pool(`http://127.0.0.1:${gw.port}`, { connections: 32 })
     let bad = 0
+    const use = async (key: NewKey): Promise<void> => {
+      const res = await (pool as Pool).request({ method: 'GET', path: BENCH_PATH, headers: { authorization: `Bearer ${key.key}` } })
+      await res.body.dump()
+      if (res.statusCode !== 200) bad++
+    }
     // First the load alone, on one key: the first seconds of load raise the peak by
     // themselves (young generation touched, JIT at work), whatever the cache holds.
-    const oneKey = keys[0] as NewKey
     const warmUntil = performance.now() + ONE_KEY_WARMUP_MS
     await Promise.all(Array.from({ length: 32 }, async () => {
-      while (performance.now() < warmUntil) {
-        const res = await (pool as Pool).request({ method: 'GET', path: BENCH_PATH, headers: { authorization: `Bearer ${oneKey.key}` } })
-        await res.body.dump()
-        if (res.statusCode !== 200) bad++
-      }
+      while (performance.now() < warmUntil) await use(keys[0] as NewKey)
     }))
     const warmed = peakRssKiB(gw.pid as number)
     let next = 0
     const worker = async (): Promise<void> => {
-      while (next < keys.length) {
-        const key = keys[next++] as NewKey
-        const res = await (pool as Pool).request({ method: 'GET', path: BENCH_PATH, headers: { authorization: `Bearer ${key.key}` } })
-        await res.body.dump()
-        if (res.statusCode !== 200) bad++
-      }
+      while (next < keys.length) await use(keys[next++] as NewKey)
     }
     await Promise.all(Array.from({ length: 32 }, worker))
     // a second pass: every key must now come from the cache

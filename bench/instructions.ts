@@ -20,7 +20,7 @@ import { promisify } from 'node:util'
 import autocannon from 'autocannon'
 import type { ExtraResult } from './extras.js'
 import { benchKeys, registryReads, startKeygate } from './keygate.js'
-import type { ChildServer, Launcher } from './process.js'
+import type { Launcher } from './process.js'
 import { BENCH_PATH, startBaseline } from './servers.js'
 import type { RunningServer, ScenarioContext } from './types.js'
 
@@ -100,7 +100,7 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
 
 interface CountOptions {
   name: string
-  start: () => Promise<ChildServer | RunningServer>
+  start: () => Promise<RunningServer>
   /** the HOST the server process sees */
   host: string | undefined
   headers: Record<string, string>

@@ -13,7 +13,7 @@ import { cacheNaming, RecordCache } from './cache/record-cache.js'
 import { trackingConnections } from './cache/tracking-connection.js'
 import type { Config } from './config/schema.js'
 import { ERRORS, errorBody, JSON_CONTENT_TYPE, codeForStatus, type ErrorCode, type Reason } from './errors.js'
-import { createLogger, sinkOf, type LogSinkStats } from './logger.js'
+import { createLogger, sinkOf } from './logger.js'
 import { createMetrics, type Metrics, type RequestMeter } from './metrics/metrics.js'
 import { isBodyTooLarge } from './pipeline/body-limit.js'
 import { compileCors, corsHeaders } from './pipeline/cors.js'
@@ -68,7 +68,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     upstreams: Object.keys(config.upstreams),
     redis: health,
     cacheStats: () => ({ ...cache.counters, entries: cache.size, trackingUp: tracking.up, trackingSince: tracking.since }),
-    logStats: logStatsOf(logger)
+    logStats: sinkOf(logger)?.stats
   })
   redis.on('error', () => { metrics.redis.connectionError() })
   const resolver = new IdentityResolver({
@@ -105,12 +105,6 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
       redis.disconnect()
     }
   }
-}
-
-/** The log's write errors and drops, when it writes to stdout through a LogSink. */
-function logStatsOf (logger: Logger): (() => LogSinkStats) | undefined {
-  const sink = sinkOf(logger)
-  return sink === undefined ? undefined : () => sink.stats
 }
 
 /** Push invalidation of the cache: every write to a key, user or role record, by anyone. */

@@ -9,9 +9,14 @@ export function createLogger (level: string, destination?: DestinationStream): L
   return pino({ level, base: { pid: process.pid } }, destination ?? new LogSink(1))
 }
 
-/** The logger's LogSink, when it writes to one (a test's own destination is not). */
+/** Where the logger writes: a LogSink, or a test's own destination. */
+export function destinationOf (logger: Logger): DestinationStream {
+  return (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym] as DestinationStream
+}
+
+/** The logger's LogSink, when it writes to one. */
 export function sinkOf (logger: Logger): LogSink | undefined {
-  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym]
+  const stream = destinationOf(logger)
   return stream instanceof LogSink ? stream : undefined
 }
 
@@ -62,8 +67,8 @@ export class LogSink implements DestinationStream {
       this.stats.writeErrors++
       if (this.broken) return
       this.broken = true
-      const inert = this.out as unknown as Record<'write' | 'end' | 'flushSync' | 'flush', (cb?: unknown) => void>
-      inert.write = noop
+      // (writeBytes stops writing to it; these are what pino's exit handler calls)
+      const inert = this.out as unknown as Record<'end' | 'flushSync' | 'flush', (cb?: unknown) => void>
       inert.end = noop
       inert.flushSync = noop
       inert.flush = (cb) => { if (typeof cb === 'function') (cb as () => void)() }

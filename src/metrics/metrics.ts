@@ -50,8 +50,8 @@ export interface MetricsOptions {
   redis: RedisState
   /** the cache's counters; without it the `keygate_cache_*` metrics are not exported */
   cacheStats?: () => CacheStats
-  /** what the log could not write (src/logger.ts); without it the `keygate_log_*` metrics are not exported */
-  logStats?: () => LogSinkStats
+  /** what the log could not write (src/logger.ts's live counters, read at scrape time); without it the `keygate_log_*` metrics are not exported */
+  logStats?: Readonly<LogSinkStats> | undefined
   /** prom-client's default process and Node.js metrics, unprefixed (default true) */
   defaultMetrics?: boolean
   now?: () => number
@@ -305,12 +305,12 @@ export function createMetrics (o: MetricsOptions): Metrics {
     counter({
       name: 'keygate_log_write_errors_total',
       help: 'Failed writes of log lines to stdout (EPIPE: nothing reads it any more; EIO; ENOSPC). The gateway keeps serving.',
-      collect () { this.reset(); this.inc(logStats().writeErrors) }
+      collect () { this.reset(); this.inc(logStats.writeErrors) }
     })
     counter({
       name: 'keygate_log_lines_dropped_total',
       help: 'Log lines dropped: 16 MiB of lines were already waiting for a stalled stdout, or a write had failed (the log ends at its first failed write). The gateway keeps serving.',
-      collect () { this.reset(); this.inc(logStats().droppedLines) }
+      collect () { this.reset(); this.inc(logStats.droppedLines) }
     })
   }
 

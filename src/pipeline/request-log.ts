@@ -21,8 +21,8 @@
  *   paired A/B there.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { pino, type DestinationStream, type Logger } from 'pino'
-import { sinkOf } from '../logger.js'
+import type { Logger } from 'pino'
+import { destinationOf, sinkOf } from '../logger.js'
 import type { RequestMeter } from '../metrics/metrics.js'
 import type { RequestState } from './request-state.js'
 
@@ -37,7 +37,7 @@ const BATCH = 64 * 1024
 
 export function createRequestLog (logger: Logger, meter: RequestMeter): RequestLog {
   const sink = sinkOf(logger)
-  const stream = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym] as DestinationStream
+  const stream = destinationOf(logger)
   // (a destination of the caller's, in tests, takes the lines as a string)
   const write = sink !== undefined ? (bytes: Buffer) => { sink.writeBytes(bytes) } : (bytes: Buffer) => { stream.write(bytes.toString('latin1')) }
   const pid = process.pid

@@ -22,7 +22,7 @@ t.test('docs/metrics.md table = the exported keygate_* metrics', async (t) => {
     redis: { up: true, lastOkAt: 0 },
     defaultMetrics: false,
     cacheStats: () => ({ hits: 0, misses: 0, evictions: 0, invalidations: 0, entries: 0, trackingUp: false, trackingSince: 0 }),
-    logStats: () => ({ writeErrors: 0, droppedLines: 0 })
+    logStats: { writeErrors: 0, droppedLines: 0 }
   })
   m.requests.response(0, 200, 'allowed', 1)
   const families = parsePromText(await m.registry.metrics())

@@ -128,7 +128,7 @@ t.test('the cache\'s counters are read when scraped; no provider, no cache metri
 
 t.test("the log's write errors and drops are read when scraped; no provider, no log metrics", async (t) => {
   const stats = { writeErrors: 0, droppedLines: 0 }
-  const m = createMetrics({ rules: [], upstreams: [], redis: { up: true, lastOkAt: 0 }, defaultMetrics: false, logStats: () => stats })
+  const m = createMetrics({ rules: [], upstreams: [], redis: { up: true, lastOkAt: 0 }, defaultMetrics: false, logStats: stats })
   let f = await text(m)
   t.equal(valueOf(f, 'keygate_log_write_errors_total'), 0)
   stats.writeErrors = 1
