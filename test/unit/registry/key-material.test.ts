@@ -41,6 +41,10 @@ t.test('local checks refuse malformed keys and every single-character typo', asy
   t.equal(parseKey(k + 'a', 'kg_'), 'malformed_credential', 'too long')
   t.equal(parseKey(k.replace(/_([^_]*)$/, '-$1'), 'kg_'), 'malformed_credential', 'no separator')
   t.equal(parseKey('kg_' + '!'.repeat(k.length - 3), 'kg_'), 'malformed_credential', 'not base62')
+  // one character outside base62 in the id, the secret or the checksum; ASCII or not
+  for (const [at, c] of [[3, '-'], [25, '+'], [k.length - 1, '='], [30, '\u00e9'], [k.length - 2, '\u0130']] as const) {
+    t.equal(parseKey(k.slice(0, at) + c + k.slice(at + 1), 'kg_'), 'malformed_credential', `${JSON.stringify(c)} at ${at}`)
+  }
   let typos = 0
   for (let i = 3; i < k.length; i++) {
     if (k[i] === '_') continue
