@@ -1,10 +1,16 @@
 /**
  * Stage 8: one protected route prefix -> one upstream, as its own encapsulated
- * fastify context: the gate hook, the body limit and @fastify/http-proxy with its
+ * fastify context: the gate hook, the body limit, and @fastify/reply-from with its
  * own undici agent. Upstream failures become the catalogue's 502/504 (never an
  * internal address or library code); upstream responses pass through unchanged.
+ *
+ * reply-from is the engine of @fastify/http-proxy, used here without http-proxy's
+ * route handler: that handler parsed the path with WHATWG URL three times a request to
+ * re-check what the target policy (stage 1) already guarantees, ~40k instructions of
+ * ~340k (docs/benchmarks.md, session 7). reply-from still checks the URL it builds:
+ * no `..` segment, and the upstream's origin.
  */
-import httpProxy from '@fastify/http-proxy'
+import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Gate } from './gate.js'
 import type { IncomingHttpHeaders } from 'node:http'
@@ -21,7 +27,9 @@ import { PROXIED_METHODS } from './match-rule.js'
  * The upstream's response headers as the client gets them: hop-by-hop headers (and any
  * the upstream lists in `Connection`) describe the upstream connection, not the client's;
  * the request id is the gateway's; with CORS on, so are the `Access-Control-*` headers
- * (pipeline/cors.ts). A new object, so no header object goes through `delete`.
+ * (pipeline/cors.ts). A new object, so no header object goes through `delete`. (No value
+ * needs cleaning for node: undici refuses a response whose header values break HTTP/1.1,
+ * and that is a 502.)
  */
 function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | undefined, dropCors: boolean): IncomingHttpHeaders {
   const connection = headers.connection
@@ -63,7 +71,6 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
   // (fastify's own JSON and text parsers would buffer, decode and re-encode them); a
   // chunked body is counted on the way, a Content-Length was checked by the gate.
   // Content-type parsers run only for a request with a body, so a GET pays nothing here.
-  // (They replace @fastify/http-proxy's pass-through parsers: `proxyPayloads: false`.)
   const passBody = (request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: unknown) => void): void => {
     if (request.headers['transfer-encoding'] === undefined) done(null, payload)
     else done(null, pipeline(payload, limitBody(o.bodyLimit), () => {}))
@@ -71,41 +78,43 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
   ctx.addContentTypeParser(['application/json', 'text/plain'], passBody)
   ctx.addContentTypeParser('*', passBody)
 
-  await ctx.register(httpProxy, {
-    upstream: o.upstream.url,
-    prefix: o.route.prefix === '/' ? '' : o.route.prefix,
-    rewritePrefix: o.route.prefix === '/' ? '' : o.route.prefix,
-    httpMethods: [...PROXIED_METHODS],
+  // The upstream request: the path forwarded is the one the target policy decided and
+  // the rules matched, with the client's raw query.
+  await ctx.register(replyFrom, {
+    base: o.upstream.url,
     undici: agent,
-    disableRequestLogging: true,
-    proxyPayloads: false,
-    internalRewriteLocationHeader: false,
-    replyOptions: {
-      timeout: o.upstream.timeout_ms,
-      // the raw query, exactly as the client sent it
-      queryString: (_search, _url, request) => request.kg.query.slice(1),
-      // (the casts: the gateway serves HTTP/1 only; reply-from's types also allow HTTP/2)
-      // (reply-from calls this just before it sends the request, and rewriteHeaders when the response headers arrive)
-      rewriteRequestHeaders: (request, headers) => {
-        (request as FastifyRequest).kg.upstreamSentAt = performance.now()
-        return o.rewriteRequestHeaders(request as FastifyRequest, headers as IncomingHttpHeaders)
-      },
-      rewriteHeaders: (headers, request) => {
-        if (request !== undefined) o.meter.response(performance.now() - (request as FastifyRequest).kg.upstreamSentAt)
-        return withoutHopByHop(headers as IncomingHttpHeaders, request?.id, o.dropCorsHeaders)
-      },
-      // never replay a request: what the upstream answered is what the client gets
-      retryDelay: () => null,
-      onError: (r, { error }) => {
-        const reply = r as FastifyReply
-        if (isBodyTooLarge(error)) {
-          deny(reply, 'payload_too_large', 'body_too_large')
-          return
-        }
-        o.meter.error(error)
-        if ((error as { statusCode?: number }).statusCode === 504) deny(reply, 'gateway_timeout', 'upstream_timeout')
-        else deny(reply, 'bad_gateway', 'upstream_error')
-      }
-    }
+    disableRequestLogging: true
   })
+  const replyOptions: FastifyReplyFromHooks & { timeout: number } = {
+    timeout: o.upstream.timeout_ms,
+    // the raw query, exactly as the client sent it
+    queryString: (_search, _url, request) => request.kg.query.slice(1),
+    // (the casts: the gateway serves HTTP/1 only; reply-from's types also allow HTTP/2)
+    // (reply-from calls this just before it sends the request, and rewriteHeaders when the response headers arrive)
+    rewriteRequestHeaders: (request, headers) => {
+      (request as FastifyRequest).kg.upstreamSentAt = performance.now()
+      return o.rewriteRequestHeaders(request as FastifyRequest, headers as IncomingHttpHeaders)
+    },
+    rewriteHeaders: (headers, request) => {
+      if (request !== undefined) o.meter.response(performance.now() - (request as FastifyRequest).kg.upstreamSentAt)
+      return withoutHopByHop(headers as IncomingHttpHeaders, request?.id, o.dropCorsHeaders)
+    },
+    // never replay a request: what the upstream answered is what the client gets
+    retryDelay: () => null,
+    onError: (r, { error }) => {
+      const reply = r as FastifyReply
+      if (isBodyTooLarge(error)) {
+        deny(reply, 'payload_too_large', 'body_too_large')
+        return
+      }
+      o.meter.error(error)
+      if ((error as { statusCode?: number }).statusCode === 504) deny(reply, 'gateway_timeout', 'upstream_timeout')
+      else deny(reply, 'bad_gateway', 'upstream_error')
+    }
+  }
+  const forward = (request: FastifyRequest, reply: FastifyReply): FastifyReply => reply.from(request.kg.path, replyOptions)
+  const prefix = o.route.prefix === '/' ? '' : o.route.prefix
+  for (const url of prefix === '' ? ['/', '/*'] : [prefix, `${prefix}/`, `${prefix}/*`]) {
+    ctx.route({ method: [...PROXIED_METHODS], url, handler: forward })
+  }
 }

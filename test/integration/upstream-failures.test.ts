@@ -5,6 +5,7 @@
  * stack reaches the client. Responses from the upstream itself (a 500 or 503
  * included) pass through unchanged, and are not retried.
  */
+import { createServer, type AddressInfo } from 'node:net'
 import t from 'tap'
 import type { Test } from 'tap'
 import { startGateway, type TestGateway } from '../helpers/gateway.js'
@@ -61,6 +62,21 @@ t.test('upstream refuses the connection: 502 bad_gateway', async (t) => {
   await t.test('refused again on a second request (no cached failure turns into something else)', async (t) => {
     assertGatewayError(t, await gw.get('/api/v1/users', reader), 502, port)
   })
+})
+
+t.test('upstream response that breaks HTTP/1.1 (a control character in a header value): 502 bad_gateway', async (t) => {
+  // undici refuses the response while parsing it, so no such value can reach the client
+  const upstream = createServer((socket) => {
+    socket.once('data', () => { socket.end('HTTP/1.1 200 OK\r\nX-Bad: a\x01b\r\nContent-Length: 2\r\n\r\nok') })
+  })
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { upstream.close() })
+  const port = (upstream.address() as AddressInfo).port
+  const gw = await startGateway(t, { yaml: upstreamYaml(`http://127.0.0.1:${port}`, 2000) })
+  const { reader } = await keys(gw)
+  const res = await gw.get('/api/v1/users', reader)
+  assertGatewayError(t, res, 502, port)
+  t.notOk(visible(res).includes('X-Bad'), 'the bad header does not reach the client')
 })
 
 t.test('upstream host that does not resolve (unreachable): 502 bad_gateway', async (t) => {
