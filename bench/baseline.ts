@@ -2,10 +2,15 @@
 // with no authentication, forwarding /api/v1/* to the origin stub. Runs as its
 // own child process (pinned like keygate) so the comparison is like for like.
 //
-// Env: ORIGIN_URL (required), PORT (default 0 = ephemeral), HOST (default 127.0.0.1).
+// With PROXY=reply-from it is the reference row instead: fastify + @fastify/reply-from,
+// the proxy core keygate uses (without http-proxy's route handler), still no auth.
+// keygate's ratio to this row is what authentication and the log cost on their own.
+//
+// Env: ORIGIN_URL (required), PORT (default 0 = ephemeral), HOST (default 127.0.0.1), PROXY.
 // Prints "listening <port>" on stdout once bound.
 import Fastify from 'fastify'
 import httpProxy from '@fastify/http-proxy'
+import replyFrom from '@fastify/reply-from'
 
 const upstream = process.env['ORIGIN_URL']
 if (upstream === undefined || upstream === '') {
@@ -14,11 +19,16 @@ if (upstream === undefined || upstream === '') {
 }
 
 const app = Fastify({ logger: false })
-await app.register(httpProxy, {
-  upstream,
-  prefix: '/api/v1',
-  rewritePrefix: '/api/v1'
-})
+if (process.env['PROXY'] === 'reply-from') {
+  await app.register(replyFrom, { base: upstream })
+  app.get('/api/v1/*', (_request, reply) => reply.from())
+} else {
+  await app.register(httpProxy, {
+    upstream,
+    prefix: '/api/v1',
+    rewritePrefix: '/api/v1'
+  })
+}
 
 const host = process.env['HOST'] ?? '127.0.0.1'
 const port = Number(process.env['PORT'] ?? '0')

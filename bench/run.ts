@@ -17,7 +17,7 @@ import { applyPinning } from './pinning.js'
 import { killAllSync, stopAll, unexpectedExits } from './process.js'
 import { peakRssKiB } from './procfs.js'
 import { findProblems, markdown, type RunInfo } from './report.js'
-import { baselineScenario, controlScenario, keygateScenarios } from './scenarios.js'
+import { baselineScenario, controlScenario, keygateScenarios, referenceScenario } from './scenarios.js'
 import { BENCH_PATH, startOrigin } from './servers.js'
 import { cpuPerReq, summarize, type ScenarioMeasures } from './summary.js'
 import type { RunningServer, Scenario, ScenarioContext } from './types.js'
@@ -134,7 +134,7 @@ async function main (): Promise<number> {
       auxCpus: pinning.auxCpus,
       distDir
     }
-    const scenarios = [baselineScenario(ctx), controlScenario(ctx), ...keygateScenarios(ctx)]
+    const scenarios = [baselineScenario(ctx), controlScenario(ctx), referenceScenario(ctx), ...keygateScenarios(ctx)]
       .filter((s, i) => i === 0 || config.filter === undefined || s.name.includes(config.filter))
     for (const scenario of scenarios) {
       log(`starting ${scenario.name}`)

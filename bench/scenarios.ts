@@ -25,6 +25,20 @@ export function controlScenario (ctx: ScenarioContext): Scenario {
 }
 
 /**
+ * The reference row: fastify + @fastify/reply-from, no auth. keygate proxies with
+ * reply-from directly (src/pipeline/proxy.ts), so keygate's ratio divided by this row's
+ * is the cost of authentication, headers and the log alone, apart from what keygate
+ * saves by not running @fastify/http-proxy's route handler.
+ */
+export function referenceScenario (ctx: ScenarioContext): Scenario {
+  return {
+    name: 'reference: fastify + @fastify/reply-from (no auth; keygate\'s proxy core)',
+    start: async () => await startBaseline(ctx.distDir, ctx.originUrl, ctx.serverCpus, undefined, 'reply-from'),
+    headers: {}
+  }
+}
+
+/**
  * keygate rows: valid keys with the cache warm (the headline), the same with the
  * cache disabled (one Redis round trip per request), a flood of malformed keys
  * (refused locally, no Redis), a well-formed unknown key (negative cache), and the

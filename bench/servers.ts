@@ -21,13 +21,16 @@ export async function startOrigin (distDir: string, cpus: string | undefined): P
   })
 }
 
-/** Plain fastify + @fastify/http-proxy, no auth. Ready once a request round-trips to the origin. */
-export async function startBaseline (distDir: string, originUrl: string, cpus: string | undefined, launcher?: Launcher): Promise<ChildServer> {
+/**
+ * Plain fastify + @fastify/http-proxy, no auth (or, `proxy: 'reply-from'`, fastify +
+ * @fastify/reply-from). Ready once a request round-trips to the origin.
+ */
+export async function startBaseline (distDir: string, originUrl: string, cpus: string | undefined, launcher?: Launcher, proxy: 'http-proxy' | 'reply-from' = 'http-proxy'): Promise<ChildServer> {
   const port = await freePort()
   return await spawnServer({
-    name: 'baseline',
+    name: proxy === 'http-proxy' ? 'baseline' : 'reference',
     ...nodeCommand([join(distDir, 'bench', 'baseline.js')], launcher),
-    env: { PORT: String(port), HOST: '127.0.0.1', ORIGIN_URL: originUrl },
+    env: { PORT: String(port), HOST: '127.0.0.1', ORIGIN_URL: originUrl, PROXY: proxy },
     cpus,
     port,
     readyUrl: `http://127.0.0.1:${port}${BENCH_PATH}`,
