@@ -53,7 +53,7 @@ export function readConfig (env: NodeJS.ProcessEnv, argv: readonly string[]): Be
   }
 }
 
-/** extras that run only when named: `instructions` needs valgrind and takes ~15 minutes */
+/** extras that run only when named: `instructions` needs valgrind and takes ~22 minutes */
 const OPT_IN = new Set(['instructions'])
 
 function extrasFrom (raw: string | undefined): (name: string) => boolean {

@@ -1,5 +1,6 @@
-// The `instructions` extra (opt-in: BENCH_EXTRAS=instructions): the baseline and keygate
-// (personal key, cache warm, request log on) each run under valgrind's callgrind,
+// The `instructions` extra (opt-in: BENCH_EXTRAS=instructions): the baseline, the
+// reference (fastify + @fastify/reply-from) and keygate (personal key, cache warm,
+// request log on) each run under valgrind's callgrind,
 // which counts the machine instructions a process executes. After a warm-up long
 // enough for the JIT to settle, the counters are zeroed, a fixed number of requests
 // is sent, and the counts are dumped: instructions per request, main thread (the
@@ -62,6 +63,15 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       headers: {},
       dir
     })
+    // keygate's proxy core alone (fastify + @fastify/reply-from, no auth): keygate minus
+    // this is what authentication, the identity headers and the log cost
+    const reference = await count({
+      name: 'reference',
+      start: async () => await startBaseline(ctx.distDir, ctx.originUrl, ctx.serverCpus, launcher('reference'), 'reply-from'),
+      host: '127.0.0.1',
+      headers: {},
+      dir
+    })
     const keygate = await count({
       name: 'keygate',
       // A gateway under valgrind runs ~50x slower than its clock: with the default
@@ -72,7 +82,7 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       dir,
       reads: registryReads
     })
-    const failures = [...baseline.failures, ...keygate.failures]
+    const failures = [...baseline.failures, ...reference.failures, ...keygate.failures]
     if (keygate.registryReads !== 0) failures.push(`instructions: keygate read the registry ${keygate.registryReads ?? '?'} times in the measured window (expected every record from the cache)`)
     const k = (n: number): string => `${(n / 1000).toFixed(1)}k`
     const row = (c: Counted): string => `| ${c.name} | ${k(c.mainPerReq)} | ${(baseline.mainPerReq / c.mainPerReq).toFixed(2)}× | ${k(c.allPerReq)} | ${c.registryReads ?? '–'} |`
@@ -83,12 +93,14 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
         '| server | main thread, instructions/request | baseline ÷ this (main thread) | all threads | registry reads in the window |',
         '|---|---:|---:|---:|---:|',
         row(baseline),
+        row(reference),
         row(keygate),
         '',
         'Counted by valgrind (`--tool=callgrind`), not timed: the same on a quiet or a noisy machine. The ratio of main-thread counts is the ' +
         'throughput ratio the event loop\'s work alone would give; time also depends on cache misses and the kernel, which this does not see. ' +
         'The other threads are V8\'s compiler and GC helpers; under valgrind the compiler keeps working long after it would have settled at full speed, ' +
-        'so that column varies from run to run.',
+        'so that column varies from run to run. The reference is fastify + @fastify/reply-from without auth, keygate\'s proxy core: ' +
+        'keygate\'s count minus the reference\'s is what authentication, the identity headers and the log cost.',
         ''
       ].join('\n'),
       failures
