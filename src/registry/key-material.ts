@@ -14,9 +14,7 @@ const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 export const ID_LENGTH = 16
 const SECRET_LENGTH = 32
 const CHECKSUM_LENGTH = 6
-/** a base62 digit's value by character code, 0xFF for every other character below 128 */
-const BASE62_VALUE = new Uint8Array(128).fill(0xFF)
-for (let i = 0; i < ALPHABET.length; i++) BASE62_VALUE[ALPHABET.charCodeAt(i)] = i
+const BASE62 = /^[0-9A-Za-z]+$/
 
 export interface ParsedKey {
   id: string
@@ -66,29 +64,12 @@ export function parseKey (token: string, prefix: string): KeyParse {
   if (token.length !== expected || !token.startsWith(prefix)) return 'malformed_credential'
   const sep = prefix.length + ID_LENGTH
   if (token[sep] !== '_') return 'malformed_credential'
-  if (!isBase62(token, prefix.length, sep) || !isBase62(token, sep + 1, token.length)) return 'malformed_credential'
-  if (!checksumMatches(token)) return 'bad_checksum'
-  return { id: token.slice(prefix.length, sep), secret: token.slice(sep + 1, sep + 1 + SECRET_LENGTH) }
-}
-
-/** Every character of `text` in [from, to) is a base62 digit (loops rather than a regex: parseKey runs on every request). */
-function isBase62 (text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i)
-    if (c >= 128 || BASE62_VALUE[c] === 0xFF) return false
-  }
-  return true
-}
-
-/** The last CHECKSUM_LENGTH characters of a key are the checksum of the rest: compared digit by digit, no string built. */
-function checksumMatches (key: string): boolean {
-  const bodyLength = key.length - CHECKSUM_LENGTH
-  let n = crc32(key.slice(0, bodyLength))
-  for (let i = key.length - 1; i >= bodyLength; i--) {
-    if (BASE62_VALUE[key.charCodeAt(i)] !== n % 62) return false
-    n = Math.floor(n / 62)
-  }
-  return true
+  const id = token.slice(prefix.length, sep)
+  const rest = token.slice(sep + 1)
+  if (!BASE62.test(id) || !BASE62.test(rest)) return 'malformed_credential'
+  const body = token.slice(0, token.length - CHECKSUM_LENGTH)
+  if (checksum(body) !== token.slice(-CHECKSUM_LENGTH)) return 'bad_checksum'
+  return { id, secret: rest.slice(0, SECRET_LENGTH) }
 }
 
 export function hashSecret (secret: string): string {
