@@ -113,8 +113,8 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     }
   }
   const forward = (request: FastifyRequest, reply: FastifyReply): FastifyReply => reply.from(request.kg.path, replyOptions)
-  const prefix = o.route.prefix === '/' ? '' : o.route.prefix
-  for (const url of prefix === '' ? ['/', '/*'] : [prefix, `${prefix}/`, `${prefix}/*`]) {
+  // the prefix itself, and everything under it (`<prefix>/*` also matches `<prefix>/`)
+  for (const url of [o.route.prefix, o.route.prefix === '/' ? '/*' : `${o.route.prefix}/*`]) {
     ctx.route({ method: [...PROXIED_METHODS], url, handler: forward })
   }
 }
