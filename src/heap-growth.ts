@@ -1,17 +1,16 @@
 /**
  * How far V8 lets the old generation grow between full collections. After each one,
- * V8 would let it grow to up to four times what survived before collecting again; a
- * gateway's survivors are mostly its cache, so with 100,000 cached keys that room was
- * most of the peak RSS (188-200 MiB; 150-156 MiB with this cap; docs/cache.md,
+ * V8 lets it grow to up to four times what survived before collecting again; a
+ * gateway's survivors are mostly its cache, so with 100,000 cached keys that room is
+ * most of the peak RSS (188-200 MiB uncapped, about 150 with this cap; docs/cache.md,
  * Memory). `serve` caps the growth at 30% at run time (V8 reads this flag at each
- * collection): full collections come sooner (measured under full load with a warm
- * cache: 4 instead of 1 in 12 s, about 10 ms each). Node admits the flag on its
- * command line only, never in NODE_OPTIONS; an operator who passes it there keeps
- * their value.
+ * collection): full collections come sooner (under full load with a warm cache: 4
+ * instead of 1 in 12 s, about 10 ms each). Node admits the flag on its command line
+ * only, never in NODE_OPTIONS; an operator who passes it there keeps their value.
  *
- * (Capping the young generation too, `--max-semi-space-size=8`, took the peak to
- * 138-151 MiB, but under full load it made scavenges keep far more of the in-flight
- * requests' objects in 2 runs of 3, and took 12% of the CPU: not shipped.)
+ * The young generation is left at V8's default: `--max-semi-space-size=8` lowers the
+ * peak by ~10 MiB, but under full load it makes scavenges keep the in-flight requests'
+ * objects and costs up to 12% of the CPU.
  */
 import { setFlagsFromString } from 'node:v8'
 

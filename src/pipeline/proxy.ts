@@ -5,10 +5,10 @@
  * internal address or library code); upstream responses pass through unchanged.
  *
  * reply-from is the engine of @fastify/http-proxy, used here without http-proxy's
- * route handler: that handler parsed the path with WHATWG URL three times a request to
- * re-check what the target policy (stage 1) already guarantees, ~40k instructions of
- * ~340k (docs/benchmarks.md, session 7). reply-from still checks the URL it builds:
- * no `..` segment, and the upstream's origin.
+ * route handler, which parses the path with WHATWG URL three times a request to
+ * re-check what the target policy (stage 1) already guarantees (~50k instructions a
+ * request; docs/benchmarks.md). reply-from still checks the URL it builds: no `..`
+ * segment, and the upstream's origin.
  */
 import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'

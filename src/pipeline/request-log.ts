@@ -4,21 +4,18 @@
  * The path is the one decided on, without its query string; no header is logged.
  *
  * The line has pino's shape (`level`, `time`, `pid`, ..., `msg`) and goes to the
- * logger's own asynchronous destination. Measured costs shape this file
- * (docs/benchmarks.md, sessions 2 and 5):
- * - serialising: pino's generic serialiser took 5.7 us a line, JSON.stringify of the
+ * logger's own asynchronous destination. Measured costs shape this file:
+ * - serialising: pino's generic serialiser takes 5.7 us a line, JSON.stringify of the
  *   same fixed-shape object 1.0 us; the line is written out, and only the path, the
  *   one field a client shapes, is checked for characters JSON must escape. Every line
  *   is ASCII (anything else in the path is escaped), so it is copied as bytes, one
  *   byte a character, never encoded as UTF-8.
  * - holding: each line is copied at once into an off-heap batch buffer, so its strings
- *   die young; a batch kept as a string (a rope of ~300 lines) lived through several
- *   young-generation collections.
+ *   die young (a batch held as a string survives several young-generation collections).
  * - writing: every asynchronous write is a round trip through libuv's threadpool, ~100 us
  *   of CPU on the benchmark machine, so batches are 64 KiB (~300 lines), written at
  *   least every 100 ms (a timer, not setImmediate, which would make every event-loop
- *   turn poll without waiting). With 8 KiB batches the log cost 8% of throughput in a
- *   paired A/B there.
+ *   turn poll without waiting).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'

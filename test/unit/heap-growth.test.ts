@@ -1,9 +1,10 @@
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { boundHeapGrowth } from '../../src/heap-growth.js'
 
-const module = fileURLToPath(new URL('../../dist/src/heap-growth.js', import.meta.url))
+/** the source, loaded in the child through tap's TypeScript loader (no build needed) */
+const module = new URL('../../src/heap-growth.js', import.meta.url).href
+const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript'))
 
 t.test('an operator\'s own --heap-growing-percent is kept, in either spelling', async (t) => {
   t.equal(boundHeapGrowth(['--heap-growing-percent=50']), false)
@@ -13,7 +14,7 @@ t.test('an operator\'s own --heap-growing-percent is kept, in either spelling', 
 
 t.test('otherwise the cap is set, and node accepts it at run time', async (t) => {
   // in a child process: V8's flags are process-wide
-  const probe = spawnSync(process.execPath, ['--input-type=module', '-e', `import { boundHeapGrowth } from ${JSON.stringify(module)}; process.stdout.write(String(boundHeapGrowth([])))`], { encoding: 'utf8' })
+  const probe = spawnSync(process.execPath, [...loader, '--input-type=module', '-e', `import { boundHeapGrowth } from ${JSON.stringify(module)}; process.stdout.write(String(boundHeapGrowth([])))`], { encoding: 'utf8' })
   t.equal(probe.status, 0, probe.stderr)
   t.equal(probe.stdout, 'true')
 })

@@ -10,9 +10,9 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
 import { Redis } from 'ioredis'
-import { freePort } from '../helpers/net.js'
-import { startRedis, uniquePrefix } from '../helpers/redis.js'
-import type { TestRedis } from '../helpers/redis.js'
+import { freePort } from './net.js'
+import { startRedis, uniquePrefix } from './redis.js'
+import type { TestRedis } from './redis.js'
 
 const privateOnly = process.env.REDIS_URL !== undefined && process.env.REDIS_URL !== ''
   ? 'needs a private redis-server (REDIS_URL is set)'
@@ -150,7 +150,7 @@ t.test('a missing redis-server binary gives an install hint', { skip: privateOnl
 t.test('forgotten servers die with the test process', { skip: privateOnly }, async (t) => {
   const dir = t.testdir({})
   const script = join(dir, 'child.mts')
-  const helper = pathToFileURL(join(import.meta.dirname, '..', 'helpers', 'redis.js')).href
+  const helper = pathToFileURL(join(import.meta.dirname, 'redis.js')).href
   writeFileSync(script, [
     `import { startRedis } from ${JSON.stringify(helper)}`,
     'const redis = await startRedis()',

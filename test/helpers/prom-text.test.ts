@@ -1,7 +1,7 @@
 // Proves test/helpers/prom-text.ts accepts the Prometheus text format and rejects what
 // the format forbids, so that the /metrics tests that rely on it can fail.
 import t from 'tap'
-import { parsePromText, parseSampleLine, PromParseError, valueOf } from '../helpers/prom-text.js'
+import { parsePromText, parseSampleLine, PromParseError, valueOf } from './prom-text.js'
 
 const GOOD = `# HELP a_total Things, with a \\\\ and a \\n in the help.
 # TYPE a_total counter

@@ -1,8 +1,8 @@
 // Proves test/helpers/upstream.ts modes work and close() never hangs.
 import t from 'tap'
 import { connect } from 'node:net'
-import { rawRequest, req, send } from '../helpers/raw-http.js'
-import { refusedPort, startUpstream } from '../helpers/upstream.js'
+import { rawRequest, req, send } from './raw-http.js'
+import { refusedPort, startUpstream } from './upstream.js'
 
 t.test('echo records requests and answers with them', async (t) => {
   const upstream = await startUpstream()

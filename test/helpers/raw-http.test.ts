@@ -4,8 +4,8 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { createServer } from 'node:net'
 import type { AddressInfo, Server, Socket } from 'node:net'
-import { rawRequest, req, send } from '../helpers/raw-http.js'
-import { startUpstream } from '../helpers/upstream.js'
+import { rawRequest, req, send } from './raw-http.js'
+import { startUpstream } from './upstream.js'
 
 /** A TCP server that answers every connection with `reply` (once the request head arrived). */
 async function rawServer (t: Test, reply: (socket: Socket) => void): Promise<number> {
