@@ -49,13 +49,18 @@ async function watched (t: Test, yaml: string): Promise<{ gw: Awaited<ReturnType
 t.test('1,000 filler headers, then Transfer-Encoding: chunked: 431, nothing reaches the upstream', async (t) => {
   const { gw, watcher } = await watched(t, 'limits: { body_bytes: 1000, header_bytes: 65536 }\n')
   const { key } = await gw.fixtures.personalKey('bob')
-  const headers: Array<[string, string]> = [['Authorization', `Bearer ${key}`], ...filler(1000), ['Transfer-Encoding', 'chunked']]
-  const res = await rawRequest(gw.port, req('POST', '/api/v1/users', headers, chunkedBody(20_000)))
-  assertError(t, res, 431, 'header_too_large', 'Request headers too large')
-  t.ok(res.closed, 'the connection is closed')
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  t.equal(watcher.requests.length, 0, 'the upstream never saw the request')
-  t.equal((await gw.logOf(res))?.reason, 'header_too_large', 'logged with its reason')
+  // with a Content-Type among the first fields, a body is expected and streamed; without, none is
+  for (const lead of [[['Content-Type', 'application/octet-stream']], []] as Array<Array<[string, string]>>) {
+    await t.test(lead.length === 0 ? 'no Content-Type' : 'Content-Type first', async (t) => {
+      const headers: Array<[string, string]> = [['Authorization', `Bearer ${key}`], ...lead, ...filler(1000), ['Transfer-Encoding', 'chunked']]
+      const res = await rawRequest(gw.port, req('POST', '/api/v1/users', headers, chunkedBody(20_000)))
+      assertError(t, res, 431, 'header_too_large', 'Request headers too large')
+      t.ok(res.closed, 'the connection is closed')
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      t.equal(watcher.requests.length, 0, 'the upstream never saw the request')
+      t.equal((await gw.logOf(res))?.reason, 'header_too_large', 'logged with its reason')
+    })
+  }
 })
 
 t.test('limits.header_count: that many fields pass, one more is 431', async (t) => {
@@ -85,7 +90,7 @@ t.test('no body byte past limits.body_bytes reaches the upstream, counted as it 
   for (const [name, extra] of [['no filler', 0], ['1,000 filler headers', 1000], ['1,500 filler headers', 1500]] as const) {
     await t.test(name, async (t) => {
       const before = watcher.requests.length
-      const headers: Array<[string, string]> = [['Authorization', `Bearer ${key}`], ...filler(extra), ['Transfer-Encoding', 'chunked']]
+      const headers: Array<[string, string]> = [['Authorization', `Bearer ${key}`], ['Content-Type', 'application/octet-stream'], ...filler(extra), ['Transfer-Encoding', 'chunked']]
       const res = await rawRequest(gw.port, req('POST', '/api/v1/users', headers, chunkedBody(20_000)))
       assertError(t, res, 413, 'payload_too_large', 'Request body too large')
       await eventually(async () => watcher.requests.slice(before).every((r) => r.ended || r.aborted), 2000)
