@@ -15,7 +15,7 @@ import type { Config } from './config/schema.js'
 import { ERRORS, errorBody, JSON_CONTENT_TYPE, codeForStatus, type ErrorCode, type Reason } from './errors.js'
 import { createLogger, sinkOf } from './logger.js'
 import { createMetrics, type Metrics, type RequestMeter } from './metrics/metrics.js'
-import { bodyRefusal } from './pipeline/body-limit.js'
+import { bodyRefusal, refuseBody } from './pipeline/body-limit.js'
 import { compileCors, corsHeaders } from './pipeline/cors.js'
 import { deny } from './pipeline/deny.js'
 import { createGate } from './pipeline/gate.js'
@@ -171,10 +171,10 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
   // request id: set by deny() on the gateway's own responses, by the proxy on upstream ones.)
   app.addHook('onRequest', function receive (request, reply, done) {
     const target = (request.raw as CheckedMessage)[kTarget] ?? { ok: false, detail: 'unchecked' }
-    const received = (request.raw as CheckedMessage & { originalUrl?: string }).originalUrl ?? ''
+    const raw = (request.raw as CheckedMessage & { originalUrl?: string }).originalUrl ?? ''
     request.kg = {
       // a refused target is logged as received (JSON-escaped by pino), query cut off, bounded
-      path: target.ok ? target.path : (received.split('?', 1)[0] as string).slice(0, 1024),
+      path: target.ok ? target.path : (raw.split('?', 1)[0] as string).slice(0, 1024),
       query: target.ok ? target.query : '',
       keyId: undefined,
       identity: undefined,
@@ -182,16 +182,15 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
       rule: undefined,
       upstreamSentAt: 0
     }
-    const raw = request.raw
     // more fields than header_count: whatever comes after the ones a parser keeps could
     // frame the body or carry a header the upstream relies on, unseen
-    if (raw.rawHeaders.length > maxRawHeaders) return closing(reply, 'header_too_large', 'header_too_large')
+    if (request.raw.rawHeaders.length > maxRawHeaders) return closing(reply, 'header_too_large', 'header_too_large')
     if (!target.ok) return deny(reply, 'bad_request', 'bad_path')
-    if (countHeader(raw.rawHeaders, 'host') > 1) return deny(reply, 'bad_request', 'bad_request')
+    if (countHeader(request.raw.rawHeaders, 'host') > 1) return deny(reply, 'bad_request', 'bad_request')
     // HTTP/1.0 has no transfer codings: a peer could frame this message differently (RFC 9112 6.1)
-    if (raw.httpVersionMinor === 0 && request.headers['transfer-encoding'] !== undefined) return closing(reply, 'bad_request', 'bad_request')
+    if (request.raw.httpVersionMinor === 0 && request.headers['transfer-encoding'] !== undefined) return closing(reply, 'bad_request', 'bad_request')
     const expect = request.headers.expect
-    if (expect !== undefined && expect.toLowerCase() !== '100-continue') return deny(reply, 'expectation_failed', 'expectation_failed')
+    if (expect !== undefined && expect.toLowerCase() !== '100-continue') return closing(reply, 'expectation_failed', 'expectation_failed')
     done()
   })
   // The last stage: one log line per request, and its metrics.
@@ -202,7 +201,8 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
   // 1b. a path under no route prefix
   app.setNotFoundHandler((_request, reply) => deny(reply, 'not_found', 'no_route'))
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (bodyRefusal(err) === 'too_large') return deny(reply, 'payload_too_large', 'body_too_large')
+    const refused = bodyRefusal(err)
+    if (refused !== undefined) return refuseBody(reply, refused)
     const status = err.statusCode ?? 500
     if (status >= 400 && status < 500) return deny(reply, codeForStatus(status), 'bad_request')
     logger.error({ req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } }, 'internal error')

@@ -10,9 +10,12 @@
  * connection is closed, not reused) and the proxy answers 413 or 408. The client's
  * request stream is unpiped, never destroyed, so that answer can still be written.
  */
+import type { FastifyReply } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
 import { Transform, type TransformCallback } from 'node:stream'
+import type { ErrorCode, Reason } from '../errors.js'
+import { deny } from './deny.js'
 
 export type BodyRefusal = 'too_large' | 'idle' | 'client_gone'
 
@@ -90,6 +93,20 @@ class CountedBody extends Transform {
 }
 
 function ignore (): void {}
+
+/** What each refusal is answered with, and the reason logged. */
+const ANSWERS: Record<BodyRefusal, [ErrorCode, Reason]> = {
+  too_large: ['payload_too_large', 'body_too_large'],
+  idle: ['request_timeout', 'request_timeout'],
+  client_gone: ['bad_request', 'bad_request']
+}
+
+/** Answers a refused body; the rest of it is never read, so the connection closes after the answer. */
+export function refuseBody (reply: FastifyReply, refusal: BodyRefusal): FastifyReply {
+  const [code, reason] = ANSWERS[refusal]
+  reply.header('connection', 'close')
+  return deny(reply, code, reason)
+}
 
 /**
  * Why a body was refused, when an error (or any error in its cause chain) says so;

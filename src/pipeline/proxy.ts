@@ -18,7 +18,7 @@ import type { Readable } from 'node:stream'
 import { Agent } from 'undici'
 import type { RouteConfig, UpstreamConfig } from '../config/schema.js'
 import type { UpstreamMeter } from '../metrics/metrics.js'
-import { bodyRefusal, limitBody, type BodyLimits } from './body-limit.js'
+import { bodyRefusal, limitBody, refuseBody, type BodyLimits } from './body-limit.js'
 import { deny } from './deny.js'
 import { HOP_BY_HOP, type RequestHeaderRewriter } from './identity-headers.js'
 import { PROXIED_METHODS } from './match-rule.js'
@@ -104,11 +104,7 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
       const reply = r as FastifyReply
       const refused = bodyRefusal(error)
       if (refused !== undefined) {
-        // the rest of the body is never read: the connection closes after this answer
-        reply.header('connection', 'close')
-        if (refused === 'too_large') deny(reply, 'payload_too_large', 'body_too_large')
-        else if (refused === 'idle') deny(reply, 'request_timeout', 'request_timeout')
-        else deny(reply, 'bad_request', 'bad_request')
+        refuseBody(reply, refused)
         return
       }
       o.meter.error(error)
