@@ -2,9 +2,9 @@
  * buildApp(config): the gateway's two planes, ready to listen, never listening.
  * The data plane's plugins and hooks are registered in the order a request meets them.
  */
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { STATUS_CODES, type IncomingMessage } from 'node:http'
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Logger } from 'pino'
 import { buildAdminPlane } from './admin/admin-plane.js'
@@ -15,7 +15,7 @@ import type { Config } from './config/schema.js'
 import { ERRORS, errorBody, JSON_CONTENT_TYPE, codeForStatus, type ErrorCode, type Reason } from './errors.js'
 import { createLogger, sinkOf } from './logger.js'
 import { createMetrics, type Metrics, type RequestMeter } from './metrics/metrics.js'
-import { isBodyTooLarge } from './pipeline/body-limit.js'
+import { bodyRefusal, refuseBody } from './pipeline/body-limit.js'
 import { compileCors, corsHeaders } from './pipeline/cors.js'
 import { deny } from './pipeline/deny.js'
 import { createGate } from './pipeline/gate.js'
@@ -141,7 +141,12 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
       return target.ok ? target.path + target.query : '/'
     },
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 2048 },
-    http: { maxHeaderSize: config.limits.header_bytes },
+    http: {
+      maxHeaderSize: config.limits.header_bytes,
+      // a request head not complete in time gets 408 (clientErrorHandler); the body has its own idle timeout
+      headersTimeout: config.limits.header_timeout_ms,
+      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.limits.header_timeout_ms / 4)))
+    },
     bodyLimit: config.limits.body_bytes,
     // during a graceful close, requests on open keep-alive connections are still served
     // (fastify's own 503 would not be the gateway's error object)
@@ -152,6 +157,15 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
     if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
   }
   app.decorateRequest('kg', null as unknown as never)
+  // node keeps one field past header_count, so a request over it is seen whole enough to refuse
+  app.server.maxHeadersCount = config.limits.header_count + 1
+  const maxRawHeaders = config.limits.header_count * 2
+  // Requests with `Expect` go through the same hooks as any other (node would answer
+  // them itself: `100 Continue` at once, a bare 417 for anything else); the proxy sends
+  // `100 Continue` once the gate allowed the request.
+  const handleExpect = (req: IncomingMessage, res: ServerResponse): void => { app.server.emit('request', req, res) }
+  app.server.on('checkContinue', handleExpect)
+  app.server.on('checkExpectation', handleExpect)
 
   // A refused target stops here, before routing matters. (Every response carries the
   // request id: set by deny() on the gateway's own responses, by the proxy on upstream ones.)
@@ -168,8 +182,15 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
       rule: undefined,
       upstreamSentAt: 0
     }
+    // more fields than header_count: whatever comes after the ones a parser keeps could
+    // frame the body or carry a header the upstream relies on, unseen
+    if (request.raw.rawHeaders.length > maxRawHeaders) return closing(reply, 'header_too_large', 'header_too_large')
     if (!target.ok) return deny(reply, 'bad_request', 'bad_path')
     if (countHeader(request.raw.rawHeaders, 'host') > 1) return deny(reply, 'bad_request', 'bad_request')
+    // HTTP/1.0 has no transfer codings: a peer could frame this message differently (RFC 9112 6.1)
+    if (request.raw.httpVersionMinor === 0 && request.headers['transfer-encoding'] !== undefined) return closing(reply, 'bad_request', 'bad_request')
+    const expect = request.headers.expect
+    if (expect !== undefined && expect.toLowerCase() !== '100-continue') return closing(reply, 'expectation_failed', 'expectation_failed')
     done()
   })
   // The last stage: one log line per request, and its metrics.
@@ -180,7 +201,8 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
   // 1b. a path under no route prefix
   app.setNotFoundHandler((_request, reply) => deny(reply, 'not_found', 'no_route'))
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (isBodyTooLarge(err) || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return deny(reply, 'payload_too_large', 'body_too_large')
+    const refused = bodyRefusal(err)
+    if (refused !== undefined) return refuseBody(reply, refused)
     const status = err.statusCode ?? 500
     if (status >= 400 && status < 500) return deny(reply, codeForStatus(status), 'bad_request')
     logger.error({ req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } }, 'internal error')
@@ -204,16 +226,24 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
   const rewriteRequestHeaders = createHeaderRewriter({
     prefix: config.identity.header_prefix,
     forwardAuthorization: config.identity.forward_authorization,
+    dropHeaders: config.identity.drop_headers,
     trustedProxies: config.trusted_proxies
   })
+  const bodyLimits = { bytes: config.limits.body_bytes, idleMs: config.limits.body_idle_timeout_ms }
   for (const route of config.routes) {
     const upstream = config.upstreams[route.upstream]
     if (upstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
-    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimit: config.limits.body_bytes, dropCorsHeaders: cors !== undefined, meter: metrics.upstream(route.upstream) })
+    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimits, dropCorsHeaders: cors !== undefined, meter: metrics.upstream(route.upstream) })
   }
 
   await app.ready()
   return app
+}
+
+/** A refusal after which the connection closes: the rest of the message is not read. */
+function closing (reply: FastifyReply, code: ErrorCode, reason: Reason): FastifyReply {
+  reply.header('connection', 'close')
+  return deny(reply, code, reason)
 }
 
 function countHeader (rawHeaders: readonly string[], lowerName: string): number {
@@ -235,7 +265,7 @@ function clientErrorHandler (logger: Logger, meter: RequestMeter) {
     let code: ErrorCode = 'bad_request'
     let reason: Reason = 'bad_request'
     if (err.code === 'HPE_HEADER_OVERFLOW') { code = 'header_too_large'; reason = 'header_too_large' }
-    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') code = 'request_timeout'
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') { code = 'request_timeout'; reason = 'request_timeout' }
     const { status } = ERRORS[code]
     const body = errorBody(code)
     const id = randomUUID()

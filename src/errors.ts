@@ -13,6 +13,7 @@ export const ERRORS = {
   conflict: { status: 409, message: 'Request conflicts with the current state of the registry' },
   request_timeout: { status: 408, message: 'Request timed out' },
   payload_too_large: { status: 413, message: 'Request body too large' },
+  expectation_failed: { status: 417, message: 'Expectation not supported' },
   header_too_large: { status: 431, message: 'Request headers too large' },
   rate_limited: { status: 429, message: 'Too many requests' },
   internal_error: { status: 500, message: 'Internal gateway error' },
@@ -34,6 +35,7 @@ export type Reason =
   | 'upstream_error' | 'upstream_timeout'
   // not in the contract's list: the gateway's own edge cases, documented in docs/errors.md
   | 'invalid_record' | 'bad_request' | 'body_too_large' | 'header_too_large' | 'internal_error'
+  | 'expectation_failed' | 'request_timeout'
   | 'cors_preflight' | 'cors_refused'
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
@@ -64,6 +66,7 @@ export function codeForStatus (status: number): ErrorCode {
     case 408: return 'request_timeout'
     case 409: return 'conflict'
     case 413: return 'payload_too_large'
+    case 417: return 'expectation_failed'
     case 414: return 'bad_request'
     case 431: return 'header_too_large'
     case 429: return 'rate_limited'

@@ -47,7 +47,9 @@ export const ConfigSchema = Type.Object({
   rules: Type.Array(Rule, { default: [] }),
   identity: Type.Object({
     header_prefix: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9-]*-$', default: 'X-Auth-', description: 'a header name prefix ending in -, like X-Auth-' }),
-    forward_authorization: Type.Boolean({ default: false })
+    forward_authorization: Type.Boolean({ default: false }),
+    /** request headers never forwarded, from any peer (compared case-insensitively, `_` read as `-`) */
+    drop_headers: Type.Array(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", description: 'a header name' }), { default: [] })
   }, { additionalProperties: false, default: {} }),
   cache: Type.Object({
     enabled: Type.Boolean({ default: true }),
@@ -59,7 +61,11 @@ export const ConfigSchema = Type.Object({
   }, { additionalProperties: false, default: {} }),
   limits: Type.Object({
     body_bytes: Type.Integer({ minimum: 0, default: 10_485_760 }),
-    header_bytes: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 16_384 })
+    header_bytes: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 16_384 }),
+    /** header fields in one request; node's parser keeps 1,000 at most unless told otherwise */
+    header_count: Type.Integer({ minimum: 8, maximum: 10_000, default: 100 }),
+    header_timeout_ms: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
+    body_idle_timeout_ms: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 })
   }, { additionalProperties: false, default: {} }),
   trusted_proxies: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   cors: Type.Object({

@@ -127,6 +127,8 @@ const REASON_SET: Record<Reason, true> = {
   bad_request: true,
   body_too_large: true,
   header_too_large: true,
+  expectation_failed: true,
+  request_timeout: true,
   internal_error: true,
   cors_preflight: true,
   cors_refused: true

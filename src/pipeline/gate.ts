@@ -10,6 +10,7 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { parseKey, type ParsedKey } from '../registry/key-material.js'
 import { answerPreflight, isPreflight, type CorsPolicy } from './cors.js'
+import { declaredTooLarge, refuseBody } from './body-limit.js'
 import { authenticate, authorize } from './decide.js'
 import { challenges, deny } from './deny.js'
 import { extractCredential } from './extract-credential.js'
@@ -97,9 +98,8 @@ export function createGate (o: GateOptions): Gate {
     }
 
     // a declared body larger than the limit is refused before anything is read
-    const declared = request.headers['content-length']
-    if (declared !== undefined && Number(declared) > o.bodyLimit) {
-      deny(reply, 'payload_too_large', 'body_too_large')
+    if (declaredTooLarge(request.headers, o.bodyLimit)) {
+      refuseBody(reply, 'too_large')
       return
     }
 

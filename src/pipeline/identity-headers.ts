@@ -16,6 +16,8 @@ export interface HeaderPolicy {
   /** identity header prefix, e.g. `X-Auth-` */
   prefix: string
   forwardAuthorization: boolean
+  /** identity.drop_headers: never forwarded, from any peer */
+  dropHeaders?: readonly string[]
   trustedProxies: readonly string[]
 }
 
@@ -27,10 +29,25 @@ const ALWAYS_STRIPPED = [
   'proxy-authorization',
   'x-http-method-override', 'x-http-method', 'x-method-override',
   'x-request-id',
-  // node has already answered `100-continue` to the client; undici refuses to send it on
+  // the gateway answers `100-continue` itself, after the gate; undici refuses to send it on
   'expect'
 ]
-const FORWARDING = ['forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port', 'x-forwarded-prefix', 'x-real-ip']
+/**
+ * Kept only from a trusted proxy: the forwarding headers, and those an upstream
+ * framework or proxy may read to re-route the request or to decide who the client is.
+ */
+const FORWARDING = [
+  'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port',
+  'x-original-url', 'x-rewrite-url', 'x-original-uri', 'x-original-method',
+  'x-forwarded-uri', 'x-forwarded-method', 'x-forwarded-prefix', 'x-forwarded-scheme', 'x-forwarded-ssl', 'front-end-https',
+  'x-real-ip', 'true-client-ip', 'x-client-ip', 'x-cluster-client-ip', 'cf-connecting-ip', 'fastly-client-ip'
+]
+
+/**
+ * A name made of digits is an integer-like property key, which a JS object lists
+ * before every other: it would come ahead of the identity headers upstream.
+ */
+const DIGITS = /^[0-9]+$/
 
 export type RequestHeaderRewriter = (request: FastifyRequest, headers: IncomingHttpHeaders) => IncomingHttpHeaders
 
@@ -48,6 +65,7 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
   const names = identityHeaderNames(prefix)
   const stripped = new Set(ALWAYS_STRIPPED)
   if (!policy.forwardAuthorization) stripped.add('authorization')
+  for (const name of policy.dropHeaders ?? []) stripped.add(name.toLowerCase().replace(/_/g, '-'))
   const forwarding = new Set(FORWARDING)
   const isTrusted = trustedPeers(policy.trustedProxies)
 
@@ -57,7 +75,7 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
     let verdict = verdicts.get(name)
     if (verdict !== undefined) return verdict
     const canonical = name.includes('_') ? name.replace(/_/g, '-') : name
-    if (stripped.has(name) || stripped.has(canonical) || canonical.startsWith(prefix)) verdict = DROP
+    if (stripped.has(name) || stripped.has(canonical) || canonical.startsWith(prefix) || DIGITS.test(name)) verdict = DROP
     else if (forwarding.has(name)) verdict = FORWARDING_HEADER
     else if (forwarding.has(canonical)) verdict = DROP
     else verdict = KEEP
@@ -68,15 +86,16 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
   return function rewriteRequestHeaders (request, headers) {
     const peer = normaliseAddress(request.raw.socket.remoteAddress ?? '')
     const trusted = isTrusted(peer)
+    // the gateway's own headers first: an upstream that keeps only the start of a long
+    // header block still has them (a client's copies are all dropped below)
     const out: IncomingHttpHeaders = {}
+    const id = request.kg.identity
+    if (id !== undefined) setIdentity(out, names, id)
+    out['x-request-id'] = request.id
     for (const name in headers) {
       const verdict = verdictOf(name)
       if (verdict === KEEP || (verdict === FORWARDING_HEADER && trusted)) out[name] = headers[name]
     }
-
-    const id = request.kg.identity
-    if (id !== undefined) setIdentity(out, names, id)
-    out['x-request-id'] = request.id
 
     const priorFor = trusted ? headers['x-forwarded-for'] : undefined
     out['x-forwarded-for'] = priorFor === undefined ? peer : `${String(priorFor)}, ${peer}`

@@ -14,11 +14,11 @@ import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Gate } from './gate.js'
 import type { IncomingHttpHeaders } from 'node:http'
-import { pipeline } from 'node:stream'
+import type { Readable } from 'node:stream'
 import { Agent } from 'undici'
 import type { RouteConfig, UpstreamConfig } from '../config/schema.js'
 import type { UpstreamMeter } from '../metrics/metrics.js'
-import { isBodyTooLarge, limitBody } from './body-limit.js'
+import { bodyRefusal, limitBody, refuseBody, type BodyLimits } from './body-limit.js'
 import { deny } from './deny.js'
 import { HOP_BY_HOP, type RequestHeaderRewriter } from './identity-headers.js'
 import { PROXIED_METHODS } from './match-rule.js'
@@ -51,7 +51,7 @@ export interface ProtectedRouteOptions {
   upstream: UpstreamConfig
   gate: Gate
   rewriteRequestHeaders: RequestHeaderRewriter
-  bodyLimit: number
+  bodyLimits: BodyLimits
   /** CORS is on: the upstream's `Access-Control-*` headers are dropped (the gateway sets its own) */
   dropCorsHeaders: boolean
   /** upstream latency (sent -> response headers) and failures by kind */
@@ -68,12 +68,11 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
   ctx.addHook('onRequest', o.gate)
 
   // Bodies stream to the upstream as they arrive, byte for byte, whatever their type
-  // (fastify's own JSON and text parsers would buffer, decode and re-encode them); a
-  // chunked body is counted on the way, a Content-Length was checked by the gate.
-  // Content-type parsers run only for a request with a body, so a GET pays nothing here.
-  const passBody = (request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: unknown) => void): void => {
-    if (request.headers['transfer-encoding'] === undefined) done(null, payload)
-    else done(null, pipeline(payload, limitBody(o.bodyLimit), () => {}))
+  // (fastify's own JSON and text parsers would buffer, decode and re-encode them),
+  // counted on the way (body-limit.ts). Content-type parsers run only for a request
+  // with a body, so a GET pays nothing here.
+  const passBody = (_request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: unknown) => void): void => {
+    done(null, limitBody(payload as Readable, o.bodyLimits))
   }
   ctx.addContentTypeParser(['application/json', 'text/plain'], passBody)
   ctx.addContentTypeParser('*', passBody)
@@ -103,8 +102,9 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     retryDelay: () => null,
     onError: (r, { error }) => {
       const reply = r as FastifyReply
-      if (isBodyTooLarge(error)) {
-        deny(reply, 'payload_too_large', 'body_too_large')
+      const refused = bodyRefusal(error)
+      if (refused !== undefined) {
+        refuseBody(reply, refused)
         return
       }
       o.meter.error(error)
@@ -112,7 +112,12 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
       else deny(reply, 'bad_gateway', 'upstream_error')
     }
   }
-  const forward = (request: FastifyRequest, reply: FastifyReply): FastifyReply => reply.from(request.kg.path, replyOptions)
+  const forward = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    // `Expect: 100-continue` (the only expectation the gateway admits): the client
+    // is invited to send its body only now, after the gate allowed the request
+    if (request.body !== undefined && request.headers.expect !== undefined && request.raw.httpVersionMinor === 1) reply.raw.writeContinue()
+    return reply.from(request.kg.path, replyOptions)
+  }
   // the prefix itself, and everything under it (`<prefix>/*` also matches `<prefix>/`)
   for (const url of [o.route.prefix, o.route.prefix === '/' ? '/*' : `${o.route.prefix}/*`]) {
     ctx.route({ method: [...PROXIED_METHODS], url, handler: forward })
