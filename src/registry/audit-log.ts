@@ -117,7 +117,7 @@ export class AuditLog {
   async refused (action: string, target: string, result: string, org?: string, now = Date.now()): Promise<void> {
     const minuteMs = now - (now % MINUTE)
     const key = this.keys.auditRefused(minuteMs)
-    const id = JSON.stringify([action, this.actor, org ?? ''])
+    const id = JSON.stringify([action, this.redact.text(this.actor), org ?? ''])
     const attempt = JSON.stringify({ time: isoTimestamp(now), target: this.redact.text(target), result: this.redact.text(result) })
     const ttlS = Math.ceil(this.options.refusalsRetentionMs / 1000) + 60
     const tx = this.redis.multi()
