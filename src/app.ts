@@ -194,7 +194,7 @@ async function buildDataPlane (config: Config, logger: Logger, resolver: Identit
     done()
   })
   // The last stage: one log line per request, and its metrics.
-  const requestLog = createRequestLog(logger, metrics.requests)
+  const requestLog = createRequestLog(logger, metrics.requests, config.keys.prefix)
   app.addHook('onResponse', requestLog.hook)
   app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
 

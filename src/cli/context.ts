@@ -10,6 +10,7 @@ import { configFile, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../con
 import { parseDuration } from '../config/duration.js'
 import type { Config } from '../config/schema.js'
 import { AdminStore } from '../registry/admin-store.js'
+import { auditOptions } from '../registry/audit-log.js'
 import { createRedis, type RegistryClient } from '../registry/redis-client.js'
 import { redisKeys } from '../registry/redis-keys.js'
 
@@ -43,7 +44,7 @@ export async function withRegistry<T> (fn: (ctx: RegistryContext) => Promise<T>)
   const redis = createRedis(config.redis, { queueWhileConnecting: true })
   redis.on('error', () => {}) // reported through the failed command instead
   try {
-    const store = new AdminStore(redis, redisKeys(config.redis.prefix), config.keys.prefix, `cli:${safeUser()}`)
+    const store = new AdminStore(redis, redisKeys(config.redis.prefix), config.keys.prefix, `cli:${safeUser()}`, auditOptions(config.audit))
     return await fn({ config, redis, store })
   } finally {
     redis.disconnect()

@@ -5,6 +5,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 
 const HostPort = Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$', description: 'host:port' })
+/** a duration above zero: `<n>s`, `<n>m`, `<n>h`, `<n>d` (parsed by duration.ts) */
+const PositiveDuration = (fallback: string) => Type.String({ pattern: '^[1-9][0-9]{0,8}[smhd]$', default: fallback, description: `a duration above zero, like ${fallback}` })
 const Permission = Type.String({ pattern: '^[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)+$', description: 'resource:action' })
 
 export const UpstreamSchema = Type.Object({
@@ -75,6 +77,16 @@ export const ConfigSchema = Type.Object({
     exposed_headers: Type.Array(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }), { default: ['X-Request-Id'] }),
     max_age_s: Type.Integer({ minimum: 0, maximum: 86_400, default: 600 }),
     allow_credentials: Type.Boolean({ default: false })
+  }, { additionalProperties: false, default: {} }),
+  admin: Type.Object({
+    /** failed admin sign-ins per peer address and minute; then 429 until the minute is over */
+    sign_in_failures_per_minute: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 })
+  }, { additionalProperties: false, default: {} }),
+  audit: Type.Object({
+    /** how long changes stay in the audit trail */
+    retention: PositiveDuration('365d'),
+    /** how long the per-minute aggregates of refused attempts stay */
+    refusals_retention: PositiveDuration('30d')
   }, { additionalProperties: false, default: {} }),
   log: Type.Object({
     level: Type.Union([

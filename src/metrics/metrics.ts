@@ -88,9 +88,18 @@ export interface RedisMeter {
   lookupError: (err: unknown) => void
 }
 
+/** Recorded by the admin API's sign-in hook (src/admin/api/index.ts). */
+export interface AdminSignInMeter {
+  /** a sign-in refused with 401 (a credential that did not sign in) */
+  failure: () => void
+  /** a request refused with 429: its peer had too many failed sign-ins */
+  limited: () => void
+}
+
 export interface Metrics {
   readonly registry: Registry
   readonly requests: RequestMeter
+  readonly adminSignIn: AdminSignInMeter
   readonly auth: AuthMeter
   readonly redis: RedisMeter
   upstream: (name: string) => UpstreamMeter
@@ -281,6 +290,24 @@ export function createMetrics (o: MetricsOptions): Metrics {
     lookupError (err) { lookupErrors.add(REDIS_LOOKUP_ERROR_KINDS.indexOf(redisLookupErrorKind(err))) }
   }
 
+  // ---- admin sign-in ---------------------------------------------------------------------
+  let signInFailures = 0
+  let signInLimited = 0
+  counter({
+    name: 'keygate_admin_sign_in_failures_total',
+    help: 'Admin API sign-ins refused with 401 (a credential was sent, and it did not sign in); they count towards admin.sign_in_failures_per_minute.',
+    collect () { this.reset(); this.inc(signInFailures) }
+  })
+  counter({
+    name: 'keygate_admin_sign_in_limited_total',
+    help: 'Admin API requests refused with 429 before any credential was read: their peer address had admin.sign_in_failures_per_minute failed sign-ins within the minute.',
+    collect () { this.reset(); this.inc(signInLimited) }
+  })
+  const adminSignInMeter: AdminSignInMeter = {
+    failure () { signInFailures++ },
+    limited () { signInLimited++ }
+  }
+
   // ---- the cache (read from its own counters at scrape time) ---------------------------
   const stats = o.cacheStats
   if (stats !== undefined) {
@@ -319,6 +346,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
   return {
     registry,
     requests: requestMeter,
+    adminSignIn: adminSignInMeter,
     auth: authMeter,
     redis: redisMeter,
     upstream (name) {

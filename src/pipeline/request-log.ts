@@ -2,6 +2,8 @@
  * The last stage: one JSON line per request, with the decision's precise reason, and
  * the request's metrics (rule, status, reason, duration; src/metrics/metrics.ts).
  * The path is the one decided on, without its query string; no header is logged.
+ * Anything key-shaped in the path is logged as its key id at most (src/redact.ts;
+ * tested cheaply first: a path without `_` or `%` is written as it is).
  *
  * The line has pino's shape (`level`, `time`, `pid`, ..., `msg`) and goes to the
  * logger's own asynchronous destination. Measured costs shape this file:
@@ -20,6 +22,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import { destinationOf, sinkOf } from '../logger.js'
+import { createRedactor } from '../redact.js'
 import type { RequestMeter } from '../metrics/metrics.js'
 import type { RequestState } from './request-state.js'
 
@@ -32,7 +35,8 @@ export interface RequestLog {
 /** the bytes of a batch */
 const BATCH = 64 * 1024
 
-export function createRequestLog (logger: Logger, meter: RequestMeter): RequestLog {
+export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix = 'kg_'): RequestLog {
+  const redact = createRedactor(keyPrefix)
   const sink = sinkOf(logger)
   const stream = destinationOf(logger)
   // (a destination of the caller's, in tests, takes the lines as a string)
@@ -76,7 +80,7 @@ export function createRequestLog (logger: Logger, meter: RequestMeter): RequestL
    * other goes through JSON.stringify.
    */
   function line (request: FastifyRequest, s: RequestState, status: number, reason: string, ms: number): string {
-    return `{"level":30,"time":${Date.now()},"pid":${pid},"req_id":"${request.id}","method":"${request.method}","path":${jsonString(s.path)},"status":${status}` +
+    return `{"level":30,"time":${Date.now()},"pid":${pid},"req_id":"${request.id}","method":"${request.method}","path":${jsonString(redact.path(s.path))},"status":${status}` +
       (s.keyId === undefined ? '' : `,"key_id":"${s.keyId}"`) +
       `,"reason":"${reason}"` +
       (s.rule === undefined ? '' : `,"rule":${s.rule}`) +

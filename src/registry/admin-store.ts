@@ -3,13 +3,15 @@
  * CLI now, the admin API later): one implementation, several front ends.
  *
  * Each change that touches several Redis keys (a record, its index sets and the
- * audit entry) is one MULTI/EXEC transaction. Every change is audited, and so is
- * every refused attempt (result `error: <message>`). Listing uses the index sets,
- * never KEYS or SCAN. Nothing here returns a secret or a hash.
+ * audit entry) is one MULTI/EXEC transaction. Every change is audited, and every
+ * refused attempt is counted in the audit trail's refusal aggregates (result
+ * `error: <message>`; audit-log.ts). Listing uses the index sets, never KEYS or
+ * SCAN. Nothing here returns a secret or a hash.
  */
 import type { ChainableCommander } from 'ioredis'
+import { AuditLog, DEFAULT_AUDIT_OPTIONS, type AuditEntry, type AuditOptions, type AuditPage, type AuditQuery, type RefusalAggregate } from './audit-log.js'
 import { generateKey } from './key-material.js'
-import { fieldsOf, isoTimestamp, parseTimestamp, parseUserRecord, INVALID } from './records.js'
+import { isoTimestamp, parseTimestamp, parseUserRecord, INVALID } from './records.js'
 import { duplicateClient, type RegistryClient } from './redis-client.js'
 import type { RedisKeys } from './redis-keys.js'
 
@@ -80,15 +82,7 @@ export interface RoleView {
   description?: string
 }
 
-export interface AuditEntry {
-  id: string
-  time: string
-  actor: string
-  action: string
-  target: string
-  result: string
-  detail?: string
-}
+export type { AuditEntry, AuditPage, AuditQuery, RefusalAggregate } from './audit-log.js'
 
 export interface CreateKeyInput {
   type: KeyType
@@ -112,15 +106,19 @@ export function ownsKey (user: string, key: { type: string, user?: string | unde
   return key.user === user || (key.type === 'bot' && key.created_by === user)
 }
 const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'replaces', 'replaced_by'] as const
-const AUDIT_MAXLEN = '100000'
 
 export class AdminStore {
+  private readonly audit: AuditLog
+
   constructor (
     private readonly redis: RegistryClient,
     private readonly keys: RedisKeys,
     private readonly keyPrefix: string,
-    private readonly actor: string
-  ) {}
+    private readonly actor: string,
+    auditOptions: AuditOptions = DEFAULT_AUDIT_OPTIONS
+  ) {
+    this.audit = new AuditLog(redis, keys, keyPrefix, actor, auditOptions)
+  }
 
   // ---- roles ---------------------------------------------------------------
 
@@ -186,7 +184,7 @@ export class AdminStore {
       if (input.email !== undefined) fields.email = input.email
       const tx = this.redis.multi().hset(this.keys.user(id), fields).sadd(this.keys.users, id).sadd(this.keys.orgUsers(input.org), id)
       if (existing.org !== undefined && existing.org !== input.org) tx.srem(this.keys.orgUsers(existing.org), id)
-      tx.xadd(...this.auditArgs('user.put', `user:${id}`, 'ok', fields))
+      tx.xadd(...this.auditArgs('user.put', `user:${id}`, 'ok', fields, input.org))
       await commit(tx)
       return { created: existing.status === undefined }
     })
@@ -196,11 +194,11 @@ export class AdminStore {
   async setUserStatus (id: string, status: 'active' | 'deactivated'): Promise<{ changed: boolean }> {
     const action = status === 'active' ? 'user.activate' : 'user.deactivate'
     return await this.audited(action, `user:${id}`, async () => {
-      const current = await this.redis.hget(this.keys.user(id), 'status')
-      if (current === null) throw new AdminError(`user "${id}" does not exist`, 'not_found')
+      const [current, org] = await this.redis.hmget(this.keys.user(id), 'status', 'org')
+      if (current === null || current === undefined) throw new AdminError(`user "${id}" does not exist`, 'not_found')
       await commit(this.redis.multi()
         .hset(this.keys.user(id), 'status', status)
-        .xadd(...this.auditArgs(action, `user:${id}`, 'ok', { from: current, to: status })))
+        .xadd(...this.auditArgs(action, `user:${id}`, 'ok', { from: current, to: status }, org ?? undefined)))
       return { changed: current !== status }
     })
   }
@@ -232,7 +230,7 @@ export class AdminStore {
       const { created, record } = this.newKey(input, org, now)
       const tx = this.redis.multi()
       this.addKey(tx, created.id, record, input.type === 'personal' ? input.user : input.createdBy)
-      tx.xadd(...this.auditArgs('key.create', `key:${created.id}`, 'ok', withoutHash(record)))
+      tx.xadd(...this.auditArgs('key.create', `key:${created.id}`, 'ok', withoutHash(record), org))
       await commit(tx)
       return created
     })
@@ -280,19 +278,19 @@ export class AdminStore {
     const tx = conn.multi()
     this.addKey(tx, created.id, record, old.type === 'personal' ? old.user : old.created_by)
     tx.hset(this.keys.key(id), { expires_at: replacesExpiresAt, replaced_by: created.id })
-    tx.xadd(...this.auditArgs('key.rotate', `key:${id}`, 'ok', { new_key: created.id, replaces_expires_at: replacesExpiresAt }))
+    tx.xadd(...this.auditArgs('key.rotate', `key:${id}`, 'ok', { new_key: created.id, replaces_expires_at: replacesExpiresAt }, org))
     await commit(tx, `key "${id}" changed during the rotation; nothing was written, try again`)
     return { ...created, replaces: id, replaces_expires_at: replacesExpiresAt }
   }
 
   async revokeKey (id: string, now = Date.now()): Promise<{ changed: boolean }> {
     return await this.audited('key.revoke', `key:${id}`, async () => {
-      const status = await this.redis.hget(this.keys.key(id), 'status')
-      if (status === null) throw new AdminError(`key "${id}" does not exist`, 'not_found')
+      const [status, org] = await this.redis.hmget(this.keys.key(id), 'status', 'org')
+      if (status === null || status === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
       if (status === 'revoked') return { changed: false }
       await commit(this.redis.multi()
         .hset(this.keys.key(id), { status: 'revoked', revoked_at: isoTimestamp(now) })
-        .xadd(...this.auditArgs('key.revoke', `key:${id}`, 'ok', { from: status })))
+        .xadd(...this.auditArgs('key.revoke', `key:${id}`, 'ok', { from: status }, org ?? undefined)))
       return { changed: true }
     })
   }
@@ -321,24 +319,29 @@ export class AdminStore {
 
   // ---- audit ---------------------------------------------------------------
 
+  /** Every change in range, oldest first (`keygate audit`). */
   async readAudit (sinceMs?: number, now = Date.now()): Promise<AuditEntry[]> {
-    const start = sinceMs === undefined ? '-' : String(Math.max(0, now - sinceMs))
-    const entries = await this.redis.xrange(this.keys.audit, start, '+')
-    return entries.map(([id, flat]) => {
-      const f = fieldsOf(flat)
-      const entry: AuditEntry = { id, time: f.time ?? '', actor: f.actor ?? '', action: f.action ?? '', target: f.target ?? '', result: f.result ?? '' }
-      if (f.detail !== undefined) entry.detail = f.detail
-      return entry
-    })
+    return await this.audit.readAll(sinceMs, now)
+  }
+
+  /** One page of changes, newest first (GET /audit). */
+  async pageAudit (q: AuditQuery, now = Date.now()): Promise<AuditPage<AuditEntry>> {
+    return await this.audit.page(q, now)
+  }
+
+  /** One page of refused attempts, aggregated per minute, newest first (GET /audit/refusals). */
+  async readRefusals (q: AuditQuery, now = Date.now()): Promise<AuditPage<RefusalAggregate>> {
+    return await this.audit.refusals(q, now)
   }
 
   /**
-   * Audits an attempt a front end refused before it reached the store (the admin API's
-   * permission checks, e.g. a BOT key with a role broader than its creator's): result
-   * `denied: <why>`.
+   * Counts an attempt a front end refused before it reached the store (the admin API's
+   * permission checks, e.g. a BOT key with a role broader than its creator's) in the
+   * refusal aggregates: result `denied: <why>`. `org`: the org of the object concerned,
+   * when it comes from the registry or the caller's own (never from the request).
    */
-  async recordDenied (action: string, target: string, why: string): Promise<void> {
-    await this.redis.xadd(...this.auditArgs(action, target, `denied: ${why}`, {}))
+  async recordDenied (action: string, target: string, why: string, org?: string): Promise<void> {
+    await this.audit.refused(action, target, `denied: ${why}`, org)
   }
 
   // ---- internals -----------------------------------------------------------
@@ -418,21 +421,21 @@ export class AdminStore {
     return replies.map(([, value]) => (value ?? {}) as Record<string, string>)
   }
 
-  /** Runs one admin operation; a refused one is audited with its message, then rethrown. */
+  /** Runs one admin operation; a refused one is counted in the refusal aggregates with its message, then rethrown. */
   private async audited<T> (action: string, target: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn()
     } catch (err: unknown) {
       if (err instanceof AdminError) {
-        await this.redis.xadd(...this.auditArgs(action, target, `error: ${err.message}`, {})).catch(() => {})
+        await this.audit.refused(action, target, `error: ${err.message}`).catch(() => {})
       }
       throw err
     }
   }
 
-  private auditArgs (action: string, target: string, result: string, detail: Record<string, string>): [string, 'MAXLEN', '~', string, '*', ...string[]] {
-    return [this.keys.audit, 'MAXLEN', '~', AUDIT_MAXLEN, '*',
-      'time', isoTimestamp(Date.now()), 'actor', this.actor, 'action', action, 'target', target, 'result', result, 'detail', JSON.stringify(detail)]
+  /** The XADD of a change's audit entry, for the change's own transaction; `org`: the object's org, if it has one. */
+  private auditArgs (action: string, target: string, result: string, detail: Record<string, string>, org?: string): ReturnType<AuditLog['changeArgs']> {
+    return this.audit.changeArgs(action, target, result, detail, org)
   }
 }
 

@@ -21,8 +21,12 @@ export interface RedisKeys {
   roles: string
   /** hash keyId -> last_used_at, kept out of the cached key records */
   usage: string
-  /** stream of admin changes */
+  /** stream of admin changes (trimmed by age) */
   audit: string
+  /** hash of one minute's refused attempts, counted per principal, action and org (expires) */
+  auditRefused: (minuteMs: number) => string
+  /** sorted set of the minutes that have refused attempts (score: the minute, epoch ms) */
+  auditRefusedIndex: string
 }
 
 export function redisKeys (prefix: string): RedisKeys {
@@ -37,6 +41,8 @@ export function redisKeys (prefix: string): RedisKeys {
     users: `${prefix}users`,
     roles: `${prefix}roles`,
     usage: `${prefix}usage`,
-    audit: `${prefix}audit`
+    audit: `${prefix}audit`,
+    auditRefused: (minuteMs) => `${prefix}audit:refused:${minuteMs}`,
+    auditRefusedIndex: `${prefix}audit:refused`
   }
 }

@@ -8,7 +8,7 @@
  * - the only responses holding a key are create and rotate; no response ever
  *   holds a hash, and no log line holds a key.
  * - every change is in the audit trail with the acting principal
- *   (`admin-token`, `key:<keyId>`).
+ *   (`admin-token`, `key:<keyId>`); refused attempts are counted apart.
  * - refusals: unknown record 404, a change the registry refuses 409, a bad request
  *   400; all with the catalogue's error object and nothing of fastify's.
  */
@@ -29,7 +29,13 @@ const ERROR = {
 }
 
 async function auditOf (gw: TestGateway): Promise<AuditEntry[]> {
-  return ((await call(gw, 'GET', '/admin/v1/audit?since=1h', TOKEN)).json() as { entries: AuditEntry[] }).entries
+  return ((await call(gw, 'GET', '/admin/v1/audit?since=1h&limit=1000', TOKEN)).json() as { entries: AuditEntry[] }).entries
+}
+
+/** refused attempts: aggregated per principal, action and minute, with the first and the last attempt */
+async function refusalsOf (gw: TestGateway): Promise<AuditEntry[]> {
+  const { entries } = (await call(gw, 'GET', '/admin/v1/audit/refusals?since=1h&limit=1000', TOKEN)).json() as { entries: Array<{ actor: string, action: string, first: AuditEntry, last: AuditEntry }> }
+  return entries.flatMap((a) => [a.first, a.last].map((x) => ({ actor: a.actor, action: a.action, target: x.target, result: x.result })))
 }
 
 t.test('every route, as an admin', async (t) => {
@@ -160,7 +166,9 @@ t.test('every route, as an admin', async (t) => {
         for (const a of ['role.put ok', 'role.delete ok', 'user.put ok', 'user.deactivate ok', 'user.activate ok', 'key.create ok', 'key.rotate ok', 'key.revoke ok']) {
           t.ok(actions.has(a), `${a} by ${actor}`)
         }
-        t.ok(entries.some((e) => e.action === 'role.delete' && e.result.startsWith('error: ') && e.target === `role:temp-${suffix}`), 'refusals are audited too')
+        t.notOk(entries.some((e) => e.result !== 'ok'), 'the trail of changes holds changes only')
+        const refusals = (await refusalsOf(gw)).filter((e) => e.actor === actor)
+        t.ok(refusals.some((e) => e.action === 'role.delete' && e.result.startsWith('error: ') && e.target === `role:temp-${suffix}`), 'refusals are audited too, apart')
       })
     })
   }

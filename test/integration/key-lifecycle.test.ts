@@ -123,10 +123,14 @@ t.test('key lifecycle through the CLI and the gateway', async (t) => {
     const actions = new Set(entries.map((e) => e.action))
     for (const a of ['key.create', 'key.revoke', 'key.rotate', 'user.deactivate', 'user.activate', 'role.put', 'role.delete', 'user.put']) t.ok(actions.has(a), a)
     t.ok(entries.every((e) => e.actor.startsWith('cli:') || e.actor === 'test'))
-    t.ok(entries.some((e) => e.action === 'role.delete' && e.result.startsWith('error:')), 'a refused change is audited too')
-    t.notOk(JSON.stringify(entries).match(/kg_[0-9A-Za-z]{16}_[0-9A-Za-z]{38}/), 'no key in the audit trail')
+    t.ok(entries.every((e) => e.result === 'ok'), 'the trail of changes holds changes only')
+    const refused = await cli('audit', '--refused', '--since', '1h') as Array<{ action: string, actor: string, count: number, first: { result: string }, last: { result: string } }>
+    t.ok(refused.some((e) => e.action === 'role.delete' && e.count >= 1 && e.last.result.startsWith('error:')), 'a refused change is audited too, counted apart')
+    t.notOk(JSON.stringify([entries, refused]).match(/kg_[0-9A-Za-z]{16}_[0-9A-Za-z]{38}/), 'no key in the audit trail')
     const none = await cli('audit', '--since', '1s') as unknown[]
     t.ok(none.length < entries.length, '--since filters')
+    const newest = await cli('audit', '--since', '1h', '--limit', '2') as Array<{ id: string }>
+    t.same(newest.map((e) => e.id), entries.slice(-2).map((e) => (e as unknown as { id: string }).id), '--limit: the newest n, oldest first')
   })
 })
 

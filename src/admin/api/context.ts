@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { Config } from '../../config/schema.js'
 import { AdminStore } from '../../registry/admin-store.js'
+import { auditOptions } from '../../registry/audit-log.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
 import { ADMIN_PERMISSION, type KeyPrincipal, type Principal } from './principal.js'
@@ -21,9 +22,10 @@ export interface ApiContext {
 }
 
 export function createContext (config: Config, redis: RegistryClient, keys: RedisKeys): ApiContext {
+  const audit = auditOptions(config.audit)
   return {
     config,
-    store: (p) => new AdminStore(redis, keys, config.keys.prefix, p.actor)
+    store: (p) => new AdminStore(redis, keys, config.keys.prefix, p.actor, audit)
   }
 }
 

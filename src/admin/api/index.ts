@@ -2,8 +2,9 @@
  * The admin API, /admin/v1/*: the same AdminStore as the CLI (one implementation,
  * two front ends). Reference: docs/admin-api.md. In the order a request meets it:
  *
- *   1. sign-in           the admin token, or a keygate key checked by the data
- *                        plane's own stages: 401 / 403 / 503          sign-in.ts
+ *   1. sign-in           429 for a peer with too many failed sign-ins   sign-in-limit.ts
+ *                        then the admin token, or a keygate key checked by the
+ *                        data plane's own stages: 401 / 403 / 503       sign-in.ts
  *   2. route access      admin-only routes refuse a self principal (403) context.ts
  *   3. JSON in           closed TypeBox schemas, pasted keys refused: 400  validation.ts
  *   4. the route         keys, users, roles, audit, session            *-routes.ts
@@ -23,17 +24,31 @@ import { createErrorHandler } from './refusal.js'
 import { roleRoutes } from './role-routes.js'
 import { sessionRoutes } from './session-routes.js'
 import { createSignIn } from './sign-in.js'
+import { createSignInLimit, peerOf } from './sign-in-limit.js'
 import { userRoutes } from './user-routes.js'
 import { useJsonValidation } from './validation.js'
 
 export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) => {
   const signIn = createSignIn({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix, resolver: o.resolver, usage: o.usage })
+  const signInLimit = createSignInLimit({ perMinute: o.config.admin.sign_in_failures_per_minute })
   app.decorateRequest('adminApi', null as unknown as never)
 
   // 1. sign-in, before anything is parsed: no credential, no body read, no 404 either
   app.addHook('onRequest', async (request, reply) => {
     request.adminApi = { principal: undefined, keyId: undefined, reason: undefined, detail: undefined }
+    const peer = peerOf(request.socket.remoteAddress)
+    const retryAfter = signInLimit.retryAfter(peer)
+    if (retryAfter > 0) {
+      o.metrics.adminSignIn.limited()
+      request.adminApi.detail = 'too many failed sign-ins from this peer'
+      reply.header('retry-after', String(retryAfter))
+      return sendError(reply, 'rate_limited')
+    }
     const result = await signIn(request.raw.rawHeaders)
+    if (!result.ok && result.code === 'unauthorized' && result.reason !== 'missing_credential') {
+      signInLimit.failed(peer)
+      o.metrics.adminSignIn.failure()
+    }
     if (result.ok) {
       request.adminApi.principal = result.principal
       if (result.principal.kind === 'key') request.adminApi.keyId = result.principal.keyId
@@ -51,7 +66,7 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   // 5, 6. errors and the log line
   app.setErrorHandler(createErrorHandler(o.logger, o.health))
   app.setNotFoundHandler((_request, reply) => sendError(reply, 'not_found'))
-  app.addHook('onResponse', createAdminRequestLog(o.logger))
+  app.addHook('onResponse', createAdminRequestLog(o.logger, o.config.keys.prefix))
 
   // 4. the routes (2: each admin-only route has `onRequest: requireAdmin`)
   const ctx = createContext(o.config, o.redis, redisKeys(o.config.redis.prefix))

@@ -78,7 +78,7 @@ async function visibleKey (store: AdminStore, p: Principal, id: string, action: 
   if (p.admin) return view
   const { user } = selfUser(p)
   if (!ownsKey(user, view)) {
-    if (action !== 'key.show') await store.recordDenied(action, `key:${id}`, `not a key of user ${user}`)
+    if (action !== 'key.show') await store.recordDenied(action, `key:${id}`, `not a key of user ${user}`, view.org)
     throw notFound(`key ${id} is not a key of user ${user}`)
   }
   return view
@@ -98,30 +98,30 @@ async function createInput (store: AdminStore, p: Principal, b: Static<typeof Cr
 
   const { p: me, user } = selfUser(p)
   if (b.created_by !== undefined && b.created_by !== user) {
-    return await deny(store, `user:${b.created_by}`, `keygate:keys:self creates keys as its own user (${user}) only`)
+    return await deny(store, `user:${b.created_by}`, `keygate:keys:self creates keys as its own user (${user}) only`, me.org)
   }
   if (b.type === 'personal') {
     if (b.user !== undefined && b.user !== user) {
-      return await deny(store, `user:${b.user}`, `keygate:keys:self creates personal keys for its own user (${user}) only`)
+      return await deny(store, `user:${b.user}`, `keygate:keys:self creates personal keys for its own user (${user}) only`, me.org)
     }
     return { type: 'personal', user, name: b.name, expiresInMs, createdBy: user }
   }
   if (b.role === undefined) throw badRequest('a BOT key needs role')
   const org = b.org ?? me.org
-  if (org !== me.org) return await deny(store, `role:${b.role}`, `keygate:keys:self creates BOT keys in its own org (${me.org}) only`)
+  if (org !== me.org) return await deny(store, `role:${b.role}`, `keygate:keys:self creates BOT keys in its own org (${me.org}) only`, me.org)
   // a role the caller may not see (missing, or broader than its grants) is refused alike
   const role = await store.showRole(b.role).catch((err: unknown) => {
     if (err instanceof AdminError && err.kind === 'not_found') return undefined
     throw err
   })
   if (role === undefined || !withinGrants(me.grants, role.permissions)) {
-    return await deny(store, `role:${b.role}`, `role ${b.role} is not within the permissions of user ${user} (no escalation through a BOT key)`)
+    return await deny(store, `role:${b.role}`, `role ${b.role} is not within the permissions of user ${user} (no escalation through a BOT key)`, me.org)
   }
   return { type: 'bot', role: b.role, org, name: b.name, expiresInMs, createdBy: user }
 }
 
-/** Audits the refused attempt (result `denied: ...`), then refuses it with 403. */
-async function deny (store: AdminStore, target: string, why: string): Promise<never> {
-  await store.recordDenied('key.create', target, why)
+/** Audits the refused attempt (result `denied: ...`, under the caller's own org), then refuses it with 403. */
+async function deny (store: AdminStore, target: string, why: string, org?: string): Promise<never> {
+  await store.recordDenied('key.create', target, why, org)
   throw forbidden(why)
 }

@@ -7,6 +7,7 @@
 import { Type, type Static, type TString } from '@sinclair/typebox'
 import { DURATION } from '../../config/duration.js'
 import { NAME, PERMISSION } from '../../registry/admin-store.js'
+import { CURSOR } from '../../registry/audit-log.js'
 import { ID_LENGTH } from '../../registry/key-material.js'
 
 const closed = { additionalProperties: false } as const
@@ -34,7 +35,13 @@ export const ListKeysQuery = Type.Object({
 }, closed)
 export const ListUsersQuery = Type.Object({ org: Type.Optional(Name) }, closed)
 export const DeleteRoleQuery = Type.Object({ force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, closed)
-export const AuditQuery = Type.Object({ since: Type.Optional(Duration) }, closed)
+export const AuditQuery = Type.Object({
+  since: Type.Optional(Duration),
+  /** entries per page, 1-1000 (default 100) */
+  limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$' })),
+  /** the previous page's next_cursor */
+  cursor: Type.Optional(Type.String({ pattern: CURSOR.source }))
+}, closed)
 export const NoQuery = Type.Object({}, closed)
 
 // ---- bodies (an absent body is read as {}) ----------------------------------
@@ -108,8 +115,19 @@ export const RoleView = Type.Object({ name: Str, permissions: Type.Array(Str), d
 export const RoleList = Type.Object({ roles: Type.Array(RoleView) }, closed)
 export const RoleDeleted = Type.Object({ name: Str, users: Type.Array(Str), keys: Type.Array(Str) }, closed)
 
-export const AuditEntry = Type.Object({ id: Str, time: Str, actor: Str, action: Str, target: Str, result: Str, detail: OptStr }, closed)
-export const AuditList = Type.Object({ entries: Type.Array(AuditEntry) }, closed)
+export const AuditEntry = Type.Object({ id: Str, time: Str, actor: Str, action: Str, target: Str, result: Str, org: OptStr, detail: OptStr }, closed)
+export const AuditList = Type.Object({ entries: Type.Array(AuditEntry), next_cursor: OptStr }, closed)
+const RefusalAttempt = Type.Object({ time: Str, target: Str, result: Str }, closed)
+export const RefusalAggregate = Type.Object({
+  minute: Str,
+  actor: Str,
+  action: Str,
+  org: OptStr,
+  count: Type.Integer(),
+  first: RefusalAttempt,
+  last: RefusalAttempt
+}, closed)
+export const RefusalList = Type.Object({ entries: Type.Array(RefusalAggregate), next_cursor: OptStr }, closed)
 
 export const Session = Type.Object({
   principal: Type.Union([

@@ -2,15 +2,18 @@
  * JSON in: every route's params, query and body are checked against its TypeBox
  * schema by TypeBox's own compiler, so a field the schema does not list is refused
  * (fastify's default Ajv setup would silently drop it). An absent body is read as
- * `{}`, with or without `Content-Type: application/json` (a JSON `null` is refused). A value that looks like a
- * whole keygate key (a secret pasted where an id or a name belongs) is refused
- * before it can reach the registry, the audit trail or a log.
+ * `{}`, with or without `Content-Type: application/json` (a JSON `null` is refused).
+ * A value or a property name (query or body, at any depth) that looks like a whole
+ * keygate key (a secret pasted where an id or a name belongs) is refused before it
+ * can reach the registry, the audit trail or a log; and a validation message, which
+ * names the failing field, has anything key-shaped redacted (src/redact.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { parseDuration } from '../../config/duration.js'
 import { ID_LENGTH } from '../../registry/key-material.js'
+import { createRedactor } from '../../redact.js'
 import { badRequest } from './refusal.js'
 
 class ValidationFailure extends Error {
@@ -18,6 +21,7 @@ class ValidationFailure extends Error {
 }
 
 export function useJsonValidation (app: FastifyInstance, keyPrefix: string): void {
+  const redact = createRedactor(keyPrefix)
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const check = TypeCompiler.Compile(schema as TSchema)
     return (data: unknown) => {
@@ -26,7 +30,7 @@ export function useJsonValidation (app: FastifyInstance, keyPrefix: string): voi
       if (check.Check(value)) return { value }
       // the failing field and rule, for the log line; never the value
       const first = check.Errors(value).First()
-      return { error: new ValidationFailure(`${httpPart ?? 'request'}${first?.path ?? ''}: ${first?.message ?? 'invalid'}`) }
+      return { error: new ValidationFailure(redact.text(`${httpPart ?? 'request'}${first?.path ?? ''}: ${first?.message ?? 'invalid'}`)) }
     }
   })
 
@@ -43,7 +47,7 @@ export function useJsonValidation (app: FastifyInstance, keyPrefix: string): voi
     })
   })
 
-  const keyShape = new RegExp(`${keyPrefix}[0-9A-Za-z]{${ID_LENGTH}}_[0-9A-Za-z]{20,}`)
+  const keyShape = new RegExp(`${keyPrefix}[0-9A-Za-z]{${ID_LENGTH}}_[0-9A-Za-z]{20,}`, 'i')
   app.addHook('preValidation', async (request: FastifyRequest) => {
     if (holdsKey(request.params, keyShape) || holdsKey(request.query, keyShape) || holdsKey(request.body, keyShape)) {
       throw badRequest('a value looks like a whole keygate key; refused unread (the API takes key ids, never keys)')
@@ -51,10 +55,11 @@ export function useJsonValidation (app: FastifyInstance, keyPrefix: string): voi
   })
 }
 
+/** A key in a string, or in a property name or value, down to depth 8 (the schemas are shallower). */
 function holdsKey (value: unknown, keyShape: RegExp, depth = 0): boolean {
   if (typeof value === 'string') return keyShape.test(value)
   if (depth > 8 || typeof value !== 'object' || value === null) return false
-  for (const v of Object.values(value)) if (holdsKey(v, keyShape, depth + 1)) return true
+  for (const [name, v] of Object.entries(value)) if (keyShape.test(name) || holdsKey(v, keyShape, depth + 1)) return true
   return false
 }
 
