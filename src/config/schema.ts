@@ -70,6 +70,10 @@ export const ConfigSchema = Type.Object({
     max_age_s: Type.Integer({ minimum: 0, maximum: 86_400, default: 600 }),
     allow_credentials: Type.Boolean({ default: false })
   }, { additionalProperties: false, default: {} }),
+  admin: Type.Object({
+    /** the longest a BOT key created by a keygate:org:admin or keygate:keys:self principal lives; also its expiry when none is asked for */
+    self_service_max_ttl: Type.String({ pattern: '^[1-9][0-9]{0,8}[smhd]$', default: '90d', description: 'a duration like 30d or 24h' })
+  }, { additionalProperties: false, default: {} }),
   log: Type.Object({
     level: Type.Union([
       Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'),

@@ -81,7 +81,7 @@ t.test('key status and expiry', async (t) => {
       name: 'm',
       status: 'active',
       created_at: '2025-01-01T00:00:00Z',
-      created_by: 'test'
+      created_by: 'cli:test'
     })
     isUnauthorized(t, await gw.get('/api/v1/users', g.key), 'stored hash of another secret')
     // the same record with the right hash: accepted (so it was the secret that failed)
@@ -212,7 +212,7 @@ t.test('direct Redis edits are honoured within 1 s', async (t) => {
       name: 'late',
       status: 'active',
       created_at: '2025-01-01T00:00:00Z',
-      created_by: 'test'
+      created_by: 'cli:test'
     })
     await honouredWithin1s(t, 'new key accepted', async () => await statusOf(g.key) === 200)
   })
@@ -278,7 +278,7 @@ t.test('bad records deny: 401 or 403, never 200, never 500', async (t) => {
         name: 'hand-written',
         status: 'active',
         created_at: '2025-01-01T00:00:00Z',
-        created_by: 'test',
+        created_by: 'cli:test',
         ...row.key
       }
       await gw.client.hset(K.key(g.id), defined(key))
