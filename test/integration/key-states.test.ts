@@ -139,7 +139,7 @@ t.test('personal keys follow their user', async (t) => {
     await f.user(creator, 'acme', 'writer')
     const personal = await f.personalKey(creator)
     const bot = await f.botKey('reader', 'acme', { createdBy: creator })
-    t.equal(await gw.client.hget(K.key(bot.id), 'created_by'), creator, 'the BOT key records its creator')
+    t.equal(await gw.client.hget(K.key(bot.id), 'created_by'), `user:${creator}`, 'the BOT key records its creator')
     t.equal(await statusOf(bot.key), 200, 'before')
     await f.hset(K.user(creator), 'status', 'deactivated')
     // the deactivation has taken effect (the creator's own key is refused)...
