@@ -64,6 +64,11 @@ export class AdminRules {
     return this.s.scope === 'admin'
   }
 
+  /** The longest a BOT key this caller creates (or rotates into being) may live; undefined: no limit. */
+  get botMaxTtlMs (): number | undefined {
+    return this.s.scope === 'admin' ? undefined : this.selfServiceMaxTtlMs
+  }
+
   /** Roles (put, delete) and the permission catalogue: admin only. */
   requireAdmin (what: string): void {
     if (this.s.scope !== 'admin') throw new AdminError(`${what} needs ${ADMIN_PERMISSION}`, 'forbidden', ADMIN_PERMISSION)

@@ -271,8 +271,9 @@ export class AdminStore {
   /**
    * A new key with the same type, owner, role, org and name; the old one keeps working
    * until now + grace (or its own earlier expiry), then only the new one does.
+   * `botMaxTtlMs`: a new BOT key expires within this (a self-service rotation).
    */
-  async rotateKey (id: string, graceMs: number, now = Date.now()): Promise<RotatedKey> {
+  async rotateKey (id: string, graceMs: number, o: { botMaxTtlMs?: number } = {}, now = Date.now()): Promise<RotatedKey> {
     return await this.audited('key.rotate', `key:${id}`, async () => {
       // WATCH: a revoke (or any edit) of the old key between this read and the write
       // aborts the rotation instead of minting a replacement for a revoked key. WATCH
@@ -285,14 +286,14 @@ export class AdminStore {
         // (connected first: the gateway's clients queue nothing while disconnected)
         await conn.connect()
         await conn.watch(this.keys.key(id))
-        return await this.rotateWatched(conn, id, graceMs, now)
+        return await this.rotateWatched(conn, id, graceMs, o.botMaxTtlMs, now)
       } finally {
         conn.disconnect()
       }
     })
   }
 
-  private async rotateWatched (conn: RegistryClient, id: string, graceMs: number, now: number): Promise<RotatedKey> {
+  private async rotateWatched (conn: RegistryClient, id: string, graceMs: number, botMaxTtlMs: number | undefined, now: number): Promise<RotatedKey> {
     const old = await conn.hgetall(this.keys.key(id))
     if (old.type === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
     if (old.status !== 'active') throw new AdminError(`key "${id}" is ${old.status ?? 'in an unknown state'}; only an active key can be rotated`, 'conflict')
@@ -303,6 +304,7 @@ export class AdminStore {
     const org = await this.validateOwner(input)
     // the new key keeps the old one's expiry, if it had one
     if (oldExpiry !== undefined) input.expiresInMs = oldExpiry - now
+    if (botMaxTtlMs !== undefined && old.type === 'bot') input.expiresInMs = Math.min(input.expiresInMs ?? botMaxTtlMs, botMaxTtlMs)
     const { created, record } = this.newKey(input, org, now)
     record.replaces = id
     const graceEnd = Math.min(now + graceMs, oldExpiry ?? Number.POSITIVE_INFINITY)

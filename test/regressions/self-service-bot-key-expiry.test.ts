@@ -58,6 +58,14 @@ t.test('the default cap, 90d', async (t) => {
     t.notOk('expires_at' in (res.json() as Created))
   })
 
+  await t.test('an org admin\'s rotation of a BOT key that never expires gives one that does', async (t) => {
+    const old = await gw.fixtures.botKey('reader', 'acme')
+    const now = Date.now()
+    const res = await call(gw, 'POST', `/admin/v1/keys/${old.id}/rotate`, who.orgAdmin, { grace: '1h' })
+    t.equal(res.status, 201)
+    t.ok(Math.abs(expiresIn(res.json() as Created, now) - 90 * DAY) < 60_000, 'the new key expires in 90 days')
+  })
+
   await t.test('personal keys are the user\'s own and are not capped', async (t) => {
     const res = await call(gw, 'POST', '/admin/v1/keys', who.self, { type: 'personal' })
     t.equal(res.status, 201)

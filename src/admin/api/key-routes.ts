@@ -68,7 +68,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     const { id } = request.params
     const graceMs = request.body.grace === undefined ? DEFAULT_GRACE_MS : positive('grace', request.body.grace)
     if (!rules.isAdmin) await rules.manageableKey(id, 'key.rotate')
-    const rotated = await store.rotateKey(id, graceMs)
+    const rotated = await store.rotateKey(id, graceMs, { botMaxTtlMs: rules.botMaxTtlMs })
     reply.code(201)
     return rotated
   })
