@@ -54,7 +54,7 @@ $('sign-in-form').addEventListener('submit', async (event) => {
   $('sign-in-submit').disabled = true
   try {
     ctx.session = await signIn(value)
-    ctx.catalogue = ctx.session.admin ? (await api.permissions()).permissions : []
+    ctx.catalogue = ctx.scope === 'admin' ? (await api.permissions()).permissions : []
     enter()
   } catch (err) {
     signOut()

@@ -47,7 +47,8 @@ export class Fixtures {
 
   /**
    * The standard world used by most tests:
-   *   roles  reader (users:read), writer (users:*), orgreader (orgs:read), admin (*), none ()
+   *   roles  reader (users:read), writer (users:*), orgreader (orgs:read), admin (*: every
+   *          permission but the keygate: ones, so no administrator), none ()
    *   users  alice (acme, reader), bob (acme, writer), carol (globex, orgreader)
    */
   async standardWorld (): Promise<void> {
