@@ -140,7 +140,10 @@ export function integrationsPage (ctx) {
       reveal(await api.createKey(input))
     } catch (err) {
       if (err.status === 401) ctx.fail(err)
-      else say($('generate-error'), err.message)
+      else if (err.status === 400 && input.type === 'bot' && ctx.scope !== 'admin' && input.expires_in !== undefined) {
+        // the one 400 a well-formed request from this dialog can get: the self-service limit
+        say($('generate-error'), 'Your BOT keys may not live that long: choose a shorter expiry, or "never" for the longest allowed.')
+      } else say($('generate-error'), err.message)
     } finally {
       $('generate-submit').disabled = false
     }
