@@ -11,12 +11,15 @@ export function integrationsPage (ctx) {
   let users = []
 
   async function load () {
-    const { principal, admin } = ctx.session
-    const mine = !admin && principal.kind === 'key' && principal.user !== undefined
-    $('integrations-scope').textContent = admin
+    const { principal } = ctx.session
+    const scope = ctx.scope
+    $('integrations-scope').textContent = scope === 'admin'
       ? 'Every key in the registry. A key is shown once, at creation; keygate keeps only a hash. Times are UTC.'
-      : 'Your personal keys and the BOT keys you created. A key is shown once, at creation. Times are UTC.'
-    const { keys } = await api.keys(mine ? { user: principal.user } : {})
+      : scope === 'org'
+        ? `Every key of org ${principal.org}. A key is shown once, at creation; keygate keeps only a hash. Times are UTC.`
+        : 'Your personal keys and the BOT keys you created. A key is shown once, at creation. Times are UTC.'
+    const filter = scope === 'self' ? { user: principal.user } : scope === 'org' ? { org: principal.org } : {}
+    const { keys } = await api.keys(filter)
     render(keys)
   }
 
@@ -57,19 +60,21 @@ export function integrationsPage (ctx) {
   // ---- the Generate New Key dialog -------------------------------------------------
 
   async function openDialog () {
-    const { principal, admin } = ctx.session
+    const { principal } = ctx.session
+    const admin = ctx.scope === 'admin'
     form.reset()
     say($('generate-error'), '')
     show(form, true)
     show($('reveal'), false)
-    ;[{ roles }, { users }] = await Promise.all([api.roles(), admin ? api.users() : { users: [] }])
-    // Personal: admins pick the user; everyone else makes keys for themselves
-    show($('generate-user-row'), admin)
-    if (admin) {
+    // (an org admin's user list and role list are its org's, and the roles it may give)
+    ;[{ roles }, { users }] = await Promise.all([api.roles(), ctx.manages ? api.users() : { users: [] }])
+    // Personal: admins and org admins pick the user; everyone else makes keys for themselves
+    show($('generate-user-row'), ctx.manages)
+    if (ctx.manages) {
       $('generate-user').replaceChildren(...users.filter((u) => u.status === 'active').map((u) =>
         h('option', { value: u.id, selected: u.id === principal.user }, u.name ? `${u.id} (${u.name}, ${u.org})` : `${u.id} (${u.org})`)))
     }
-    // BOT: admins choose the org and may define a new role; others use their own org's roles
+    // BOT: admins choose the org and may define a new role; others use their own org and the roles they may give
     show($('generate-org-row'), admin)
     $('generate-org').value = principal.org ?? users[0]?.org ?? ''
     show($('generate-role-mode'), admin)
@@ -96,9 +101,9 @@ export function integrationsPage (ctx) {
 
   /** The role a personal key would act with: the user's own, read-only. */
   function personalRole () {
-    const { principal, admin } = ctx.session
+    const { principal } = ctx.session
     let role, permissions
-    if (admin) {
+    if (ctx.manages) {
       const user = users.find((u) => u.id === $('generate-user').value)
       if (user === undefined) return h('span', { class: 'muted' }, 'Pick a user.')
       role = user.role
@@ -124,10 +129,10 @@ export function integrationsPage (ctx) {
     say($('generate-error'), '')
     try {
       if (input.type === 'personal') {
-        input.user = ctx.session.admin ? f.user.value : principal.user
+        input.user = ctx.manages ? f.user.value : principal.user
         if (!input.user) throw new Error('Pick the user the key belongs to.')
       } else {
-        input.org = ctx.session.admin ? f.org.value.trim() : principal.org
+        input.org = ctx.scope === 'admin' ? f.org.value.trim() : principal.org
         if (!input.org) throw new Error('Enter the org the BOT key acts in.')
         input.role = f['role-mode'].value === 'new' ? await defineRole() : f.role.value
         if (!input.role) throw new Error('Pick a role for the BOT key.')
@@ -135,7 +140,10 @@ export function integrationsPage (ctx) {
       reveal(await api.createKey(input))
     } catch (err) {
       if (err.status === 401) ctx.fail(err)
-      else say($('generate-error'), err.message)
+      else if (err.status === 400 && input.type === 'bot' && ctx.scope !== 'admin' && input.expires_in !== undefined) {
+        // the one 400 a well-formed request from this dialog can get: the self-service limit
+        say($('generate-error'), 'Your BOT keys may not live that long: choose a shorter expiry, or "never" for the longest allowed.')
+      } else say($('generate-error'), err.message)
     } finally {
       $('generate-submit').disabled = false
     }

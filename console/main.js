@@ -1,5 +1,10 @@
 // The console's entry: sign-in, the Settings navigation, and the shared context the
-// pages use. Pages: integrations.js (everyone), users.js and roles.js (admins).
+// pages use. Pages: integrations.js (everyone), users.js (admins and org admins, who
+// see their own org only), roles.js (admins).
+//
+// Scopes, as GET /session reports them: admin (every org), org (keygate:org:admin:
+// its own org's users and keys), self (keygate:keys:self: its own user's keys).
+// The API enforces them; the console only shows what the scope may use.
 import { api, signIn, signOut } from './api.js'
 import { $, say, show } from './dom.js'
 import { integrationsPage } from './integrations.js'
@@ -7,8 +12,18 @@ import { rolesPage } from './roles.js'
 import { usersPage } from './users.js'
 
 const ctx = {
-  /** GET /admin/v1/session: { principal, admin, self } */
+  /** GET /admin/v1/session: { principal, scope, admin, self } */
   session: null,
+  /** 'admin' | 'org' | 'self' */
+  get scope () {
+    const s = this.session
+    if (s === null) return null
+    return s.scope ?? (s.admin ? 'admin' : s.self ? 'self' : 'org')
+  },
+  /** whether the caller manages other people's keys and users (admin, org admin) */
+  get manages () {
+    return this.scope === 'admin' || this.scope === 'org'
+  },
   /** the permission catalogue, for the role editors */
   catalogue: [],
   /** shows an error of a page action; a refused credential signs out */
@@ -39,12 +54,12 @@ $('sign-in-form').addEventListener('submit', async (event) => {
   $('sign-in-submit').disabled = true
   try {
     ctx.session = await signIn(value)
-    ctx.catalogue = ctx.session.admin ? (await api.permissions()).permissions : []
+    ctx.catalogue = ctx.scope === 'admin' ? (await api.permissions()).permissions : []
     enter()
   } catch (err) {
     signOut()
     say($('sign-in-error'), err.status === 401 || err.status === 403
-      ? 'That key or token was not accepted. It needs keygate:admin or keygate:keys:self.'
+      ? 'That key or token was not accepted. It needs keygate:admin, keygate:org:admin or keygate:keys:self.'
       : err.message)
   } finally {
     $('sign-in-submit').disabled = false
@@ -58,9 +73,11 @@ for (const link of document.querySelectorAll('[data-page]')) {
 }
 
 function enter () {
-  const { principal, admin } = ctx.session
-  $('principal').textContent = describe(principal) + (admin ? ' · admin' : '')
-  for (const el of document.querySelectorAll('[data-admin-only]')) show(el, admin)
+  const { principal } = ctx.session
+  $('principal').textContent = describe(principal)
+  $('scope').textContent = scopeLabel(ctx.scope, principal)
+  for (const el of document.querySelectorAll('[data-admin-only]')) show(el, ctx.scope === 'admin')
+  for (const el of document.querySelectorAll('[data-manager-only]')) show(el, ctx.manages)
   show($('sign-in-view'), false)
   show($('whoami'), true)
   show($('app-view'), true)
@@ -77,6 +94,7 @@ function leave (message) {
   show($('app-view'), false)
   show($('whoami'), false)
   $('principal').textContent = ''
+  $('scope').textContent = ''
   show($('sign-in-view'), true)
   say($('sign-in-error'), message)
   $('sign-in-key').focus()
@@ -84,7 +102,8 @@ function leave (message) {
 
 async function openPage (name) {
   if (ctx.session === null || pages[name] === undefined) return
-  if (name !== 'integrations' && !ctx.session.admin) return
+  if (name === 'users' && !ctx.manages) return
+  if (name === 'roles' && ctx.scope !== 'admin') return
   current = name
   say($('page-error'), '')
   for (const link of document.querySelectorAll('[data-page]')) {
@@ -97,6 +116,13 @@ async function openPage (name) {
   } catch (err) {
     if (current === name) ctx.fail(err)
   }
+}
+
+/** The badge beside the principal: what it may administer. */
+function scopeLabel (scope, principal) {
+  if (scope === 'admin') return 'Admin (all orgs)'
+  if (scope === 'org') return `Org admin: ${principal.org}`
+  return `Own keys: ${principal.user ?? principal.key_id}`
 }
 
 function describe (principal) {

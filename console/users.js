@@ -1,11 +1,17 @@
-// Settings -> Users (admins): deactivate and activate. Deactivating stops every
-// personal key of the user at once; activating restores them.
+// Settings -> Users (admins: every org; org admins: their own org, which the API
+// enforces): deactivate and activate. Deactivating stops every personal key of the
+// user at once; activating restores them. The BOT keys the user created keep working,
+// and the page says which they are.
 import { api } from './api.js'
-import { $, badge, confirmAction, h, show } from './dom.js'
+import { $, badge, confirmAction, h, say, show } from './dom.js'
 
 export function usersPage (ctx) {
   async function load () {
-    const { users } = await api.users()
+    const { principal } = ctx.session
+    $('users-scope').textContent = (ctx.scope === 'org' ? `Users of org ${principal.org}. ` : '') +
+      'Deactivating a user stops all of their personal keys at once; BOT keys are not affected.'
+    const { users } = await api.users(ctx.scope === 'org' ? { org: principal.org } : {})
+    say($('users-notice'), '')
     $('users-body').replaceChildren(...users.map(row))
     show($('users-empty'), users.length === 0)
   }
@@ -25,13 +31,19 @@ export function usersPage (ctx) {
   }
 
   function deactivate (u) {
+    let deactivated
     confirmAction({
       title: `Deactivate ${u.id}?`,
       message: `Every personal key of ${u.id} stops working at once. Their BOT keys keep working. You can activate the user again later, which restores their personal keys.` +
         (u.id === ctx.session.principal.user ? ' This is you: the key you signed in with stops too.' : ''),
       confirm: 'Deactivate',
-      action: () => api.setUserStatus(u.id, false)
-    }).then((ran) => ran ? load() : undefined).catch(ctx.fail)
+      action: async () => { deactivated = await api.setUserStatus(u.id, false) }
+    }).then(async (ran) => {
+      if (!ran) return
+      await load()
+      const kept = deactivated?.created_keys ?? []
+      if (kept.length > 0) say($('users-notice'), `${u.id} is deactivated. BOT keys they created still work: ${kept.join(', ')} (revoke them under Integrations).`)
+    }).catch(ctx.fail)
   }
 
   function activate (u) {

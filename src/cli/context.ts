@@ -9,6 +9,7 @@ import { InvalidArgumentError } from 'commander'
 import { configFile, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../config/load.js'
 import { parseDuration } from '../config/duration.js'
 import type { Config } from '../config/schema.js'
+import { AdminRules, FULL_ADMIN } from '../registry/admin-rules.js'
 import { AdminStore } from '../registry/admin-store.js'
 import { auditOptions } from '../registry/audit-log.js'
 import { createRedis, type RegistryClient } from '../registry/redis-client.js'
@@ -37,6 +38,8 @@ export interface RegistryContext {
   config: Config
   redis: RegistryClient
   store: AdminStore
+  /** the command line acts as `keygate:admin` */
+  rules: AdminRules
 }
 
 export async function withRegistry<T> (fn: (ctx: RegistryContext) => Promise<T>): Promise<T> {
@@ -45,7 +48,8 @@ export async function withRegistry<T> (fn: (ctx: RegistryContext) => Promise<T>)
   redis.on('error', () => {}) // reported through the failed command instead
   try {
     const store = new AdminStore(redis, redisKeys(config.redis.prefix), config.keys.prefix, `cli:${safeUser()}`, auditOptions(config.audit))
-    return await fn({ config, redis, store })
+    const rules = new AdminRules(FULL_ADMIN, store, parseDuration(config.admin.self_service_max_ttl) as number)
+    return await fn({ config, redis, store, rules })
   } finally {
     redis.disconnect()
   }

@@ -30,7 +30,7 @@ export function keysCommand (program: Command): void {
     .option('--org <org>', 'BOT keys: the organisation')
     .option('--name <name>', 'a label for the key')
     .option('--expires-in <duration>', 'e.g. 30s, 24h, 90d (default: never)', duration)
-    .option('--created-by <userId>', 'the user creating the key (recorded; BOT keys are listed under that user)')
+    .option('--created-by <userId>', 'the user the key is recorded as created by (user:<userId>; their BOT keys are listed under them)')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { type: 'personal' | 'bot', user?: string, role?: string, org?: string, name?: string, expiresIn?: number, createdBy?: string, json?: boolean }) => {
       if (opts.type === 'personal' && (opts.user === undefined || opts.role !== undefined || opts.org !== undefined)) {
@@ -39,9 +39,9 @@ export function keysCommand (program: Command): void {
       if (opts.type === 'bot' && (opts.role === undefined || opts.org === undefined || opts.user !== undefined)) {
         throw new UsageError('a BOT key takes --role <role> and --org <org>, not --user')
       }
-      const created = await withRegistry(({ store }) => store.createKey({
+      const created = await withRegistry(async ({ store, rules }) => await store.createKey(await rules.keyToCreate({
         type: opts.type, user: opts.user, role: opts.role, org: opts.org, name: opts.name, expiresInMs: opts.expiresIn, createdBy: opts.createdBy
-      }))
+      })))
       if (opts.json === true) printJson(created)
       else printCreated(created)
     })

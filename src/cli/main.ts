@@ -13,6 +13,7 @@ import { auditCommand } from './audit.js'
 import { checkCommand } from './check.js'
 import { UsageError } from './context.js'
 import { keysCommand } from './keys.js'
+import { migrateCommand } from './migrate.js'
 import { printJson } from './output.js'
 import { rolesCommand } from './roles.js'
 import { usersCommand } from './users.js'
@@ -53,6 +54,7 @@ usersCommand(program)
 rolesCommand(program)
 auditCommand(program)
 checkCommand(program)
+migrateCommand(program)
 
 function exitCodeFor (err: unknown): number {
   if (err instanceof CommanderError) {

@@ -20,20 +20,33 @@ export function usersCommand (program: Command): void {
       else process.stdout.write(`user ${userId} ${created ? 'created' : 'updated'} (org ${opts.org}, role ${opts.role})\n`)
     })
 
-  for (const [name, status, help] of [
-    ['deactivate', 'deactivated', 'deactivate a user: all of their personal keys stop working at once (BOT keys are unaffected)'],
-    ['activate', 'active', 'reactivate a user: their personal keys work again (the key records were never touched)']
-  ] as const) {
-    users.command(name)
-      .description(help)
-      .argument('<userId>', 'user id')
-      .option('--json', 'print the result as JSON')
-      .action(async (userId: string, opts: { json?: boolean }) => {
-        const { changed } = await withRegistry(({ store }) => store.setUserStatus(userId, status))
-        if (opts.json === true) printJson({ id: userId, status, changed })
-        else process.stdout.write(`user ${userId} ${changed ? 'is now' : 'was already'} ${status}\n`)
-      })
-  }
+  users.command('deactivate')
+    .description('deactivate a user: all of their personal keys stop working at once; the BOT keys they created keep working (listed) unless --revoke-created-keys')
+    .argument('<userId>', 'user id')
+    .option('--revoke-created-keys', 'also revoke the BOT keys the user created, in the same change')
+    .option('--json', 'print the result as JSON')
+    .action(async (userId: string, opts: { revokeCreatedKeys?: boolean, json?: boolean }) => {
+      const r = await withRegistry(({ store }) => store.setUserStatus(userId, 'deactivated', { revokeCreatedKeys: opts.revokeCreatedKeys === true }))
+      if (opts.json === true) {
+        printJson({ id: userId, status: 'deactivated', changed: r.changed, created_keys: r.createdKeys, revoked_keys: r.revokedKeys })
+        return
+      }
+      process.stdout.write(`user ${userId} ${r.changed ? 'is now' : 'was already'} deactivated\n`)
+      if (r.revokedKeys.length > 0) process.stdout.write(`revoked the BOT keys they created: ${r.revokedKeys.join(', ')}\n`)
+      if (r.createdKeys.length > 0) {
+        process.stdout.write(`BOT keys they created still work: ${r.createdKeys.join(', ')} (revoke them with --revoke-created-keys, or keygate keys revoke <keyId>)\n`)
+      }
+    })
+
+  users.command('activate')
+    .description('reactivate a user: their personal keys work again (the key records were never touched)')
+    .argument('<userId>', 'user id')
+    .option('--json', 'print the result as JSON')
+    .action(async (userId: string, opts: { json?: boolean }) => {
+      const { changed } = await withRegistry(({ store }) => store.setUserStatus(userId, 'active'))
+      if (opts.json === true) printJson({ id: userId, status: 'active', changed })
+      else process.stdout.write(`user ${userId} ${changed ? 'is now' : 'was already'} active\n`)
+    })
 
   users.command('list')
     .description('list users')

@@ -80,7 +80,9 @@ export const ConfigSchema = Type.Object({
   }, { additionalProperties: false, default: {} }),
   admin: Type.Object({
     /** failed admin sign-ins per peer address and minute; then 429 until the minute is over */
-    sign_in_failures_per_minute: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 })
+    sign_in_failures_per_minute: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
+    /** the longest a BOT key created by a keygate:org:admin or keygate:keys:self principal lives; also its expiry when none is asked for */
+    self_service_max_ttl: PositiveDuration('90d')
   }, { additionalProperties: false, default: {} }),
   audit: Type.Object({
     /** how long changes stay in the audit trail */

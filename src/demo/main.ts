@@ -97,7 +97,7 @@ rules:
   await store.putUser('alice', { org: 'acme', role: 'viewer', name: 'Alice' })
   await store.putUser('ops', { org: 'acme', role: 'keygate-admin', name: 'Ops' })
   const personal = await store.createKey({ type: 'personal', user: 'alice', name: 'alice laptop' })
-  const bot = await store.createKey({ type: 'bot', role: 'editor', org: 'acme', name: 'ci deploy bot', createdBy: 'alice' })
+  const bot = await store.createKey({ type: 'bot', role: 'editor', org: 'acme', name: 'ci deploy bot', createdBy: 'user:alice' })
   const admin = await store.createKey({ type: 'personal', user: 'ops', name: 'ops console sign-in' })
   client.disconnect()
 

@@ -1,6 +1,7 @@
 /**
  * Writes to and admin reads of the registry, shared by every admin front end (the
- * CLI now, the admin API later): one implementation, several front ends.
+ * CLI and the admin API): one implementation, several front ends. Who may do what
+ * is decided before a call reaches the store, by admin-rules.ts.
  *
  * Each change that touches several Redis keys (a record, its index sets and the
  * audit entry) is one MULTI/EXEC transaction. Every change is audited, and every
@@ -10,24 +11,31 @@
  */
 import type { ChainableCommander } from 'ioredis'
 import { AuditLog, DEFAULT_AUDIT_OPTIONS, type AuditEntry, type AuditOptions, type AuditPage, type AuditQuery, type RefusalAggregate } from './audit-log.js'
+import { isTypedActor, ownerOf, readCreatedBy } from './actors.js'
 import { generateKey } from './key-material.js'
 import { isoTimestamp, parseTimestamp, parseUserRecord, INVALID } from './records.js'
 import { duplicateClient, type RegistryClient } from './redis-client.js'
 import type { RedisKeys } from './redis-keys.js'
 
 /**
- * A failed operation the admin can fix (CLI: exit status 1, the message on stderr).
- * `kind` says what went wrong, for front ends that map it (the admin API: 400, 404, 409).
+ * A failed operation (CLI: exit status 1, the message on stderr). `kind` says what
+ * went wrong, for front ends that map it (the admin API: 400, 403, 404, 409). Messages
+ * name no front end's syntax (no CLI flags, no JSON fields): every front end shows them.
  */
 export class AdminError extends Error {
   override readonly name = 'AdminError'
-  constructor (message: string, readonly kind: AdminErrorKind = 'invalid') {
+  /** `needs`: for `forbidden`, the permission that would allow it (a 403's challenge scope) */
+  constructor (message: string, readonly kind: AdminErrorKind = 'invalid', readonly needs?: string) {
     super(message)
   }
 }
 
-/** `invalid`: bad input; `not_found`: an addressed record does not exist; `conflict`: refused in the registry's current state */
-export type AdminErrorKind = 'invalid' | 'not_found' | 'conflict'
+/**
+ * `invalid`: bad input; `forbidden`: the caller's scope does not allow it; `not_found`:
+ * an addressed record does not exist, or is outside the caller's scope; `conflict`:
+ * refused in the registry's current state
+ */
+export type AdminErrorKind = 'invalid' | 'forbidden' | 'not_found' | 'conflict'
 
 export type KeyType = 'personal' | 'bot'
 
@@ -91,7 +99,16 @@ export interface CreateKeyInput {
   org?: string
   name?: string
   expiresInMs?: number
+  /** a typed actor (actors.ts); default: the store's actor */
   createdBy?: string
+}
+
+export interface UserStatusChange {
+  changed: boolean
+  /** the user's BOT keys (created by them) that are active, after the change */
+  createdKeys: string[]
+  /** the ones this change revoked */
+  revokedKeys: string[]
 }
 
 /** user ids, org names, role names (also the admin API's schemas) */
@@ -101,9 +118,9 @@ export const PERMISSION = /^(\*|[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)*(:\*)?)$/
 /** how long a rotated key keeps working by default (`keys rotate`, POST /keys/:id/rotate) */
 export const DEFAULT_GRACE_MS = 24 * 3_600_000
 
-/** The keys a user owns: their personal keys, and the BOT keys they created. */
+/** The keys a user owns: their personal keys, and the BOT keys they created (`created_by` = `user:<id>`). */
 export function ownsKey (user: string, key: { type: string, user?: string | undefined, created_by?: string | undefined }): boolean {
-  return key.user === user || (key.type === 'bot' && key.created_by === user)
+  return key.user === user || (key.type === 'bot' && ownerOf(key.created_by) === user)
 }
 const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'replaces', 'replaced_by'] as const
 
@@ -160,7 +177,7 @@ export class AdminStore {
       const users = (await this.listUsers()).filter((u) => u.role === name).map((u) => u.id)
       const keys = (await this.listKeys()).filter((k) => k.type === 'bot' && k.role === name && k.status === 'active').map((k) => k.id)
       if ((users.length > 0 || keys.length > 0) && !force) {
-        throw new AdminError(`role "${name}" is still used by ${describeRefs(users, keys)}; reassign them, or delete with --force (they will then have no permissions)`, 'conflict')
+        throw new AdminError(`role "${name}" is still used by ${describeRefs(users, keys)}; reassign them, or force the deletion (they will then have no permissions)`, 'conflict')
       }
       await commit(this.redis.multi()
         .del(this.keys.role(name))
@@ -190,16 +207,28 @@ export class AdminStore {
     })
   }
 
-  /** Deactivating stops every personal key of the user at once; the key records are untouched. */
-  async setUserStatus (id: string, status: 'active' | 'deactivated'): Promise<{ changed: boolean }> {
+  /**
+   * Deactivating stops every personal key of the user at once; the key records are
+   * untouched. The BOT keys the user created are independent of the user: they are
+   * reported, and revoked in the same transaction only when `revokeCreatedKeys` asks
+   * (`inOrg`: only those in that org, the ones an org admin may see).
+   */
+  async setUserStatus (id: string, status: 'active' | 'deactivated', o: { revokeCreatedKeys?: boolean, inOrg?: string } = {}, now = Date.now()): Promise<UserStatusChange> {
     const action = status === 'active' ? 'user.activate' : 'user.deactivate'
     return await this.audited(action, `user:${id}`, async () => {
       const [current, org] = await this.redis.hmget(this.keys.user(id), 'status', 'org')
       if (current === null || current === undefined) throw new AdminError(`user "${id}" does not exist`, 'not_found')
-      await commit(this.redis.multi()
-        .hset(this.keys.user(id), 'status', status)
-        .xadd(...this.auditArgs(action, `user:${id}`, 'ok', { from: current, to: status }, org ?? undefined)))
-      return { changed: current !== status }
+      const created = (await this.listKeys({ user: id, org: o.inOrg }, now))
+        .filter((k) => k.type === 'bot' && k.status === 'active')
+        .map((k) => k.id)
+      const revokedKeys = o.revokeCreatedKeys === true ? created : []
+      const tx = this.redis.multi().hset(this.keys.user(id), 'status', status)
+      for (const keyId of revokedKeys) tx.hset(this.keys.key(keyId), { status: 'revoked', revoked_at: isoTimestamp(now) })
+      const detail: Record<string, string> = { from: current, to: status }
+      if (revokedKeys.length > 0) detail.revoked_keys = revokedKeys.join(' ')
+      tx.xadd(...this.auditArgs(action, `user:${id}`, 'ok', detail, org ?? undefined))
+      await commit(tx)
+      return { changed: current !== status, createdKeys: created.filter((k) => !revokedKeys.includes(k)), revokedKeys }
     })
   }
 
@@ -226,10 +255,11 @@ export class AdminStore {
     const target = input.type === 'personal' ? `user:${input.user ?? ''}` : `role:${input.role ?? ''}`
     return await this.audited('key.create', target, async () => {
       const org = await this.validateOwner(input)
-      if (input.name !== undefined && input.name.length > 200) throw new AdminError('--name is longer than 200 characters')
+      if (input.name !== undefined && input.name.length > 200) throw new AdminError('the key name is longer than 200 characters')
+      if (input.createdBy !== undefined && !isTypedActor(input.createdBy)) throw new AdminError(`invalid creator "${input.createdBy}" (expected user:<id>, key:<id>, cli:<name> or admin-token)`)
       const { created, record } = this.newKey(input, org, now)
       const tx = this.redis.multi()
-      this.addKey(tx, created.id, record, input.type === 'personal' ? input.user : input.createdBy)
+      this.addKey(tx, created.id, record, input.type === 'personal' ? input.user : ownerOf(record.created_by))
       tx.xadd(...this.auditArgs('key.create', `key:${created.id}`, 'ok', withoutHash(record), org))
       await commit(tx)
       return created
@@ -239,8 +269,9 @@ export class AdminStore {
   /**
    * A new key with the same type, owner, role, org and name; the old one keeps working
    * until now + grace (or its own earlier expiry), then only the new one does.
+   * `botMaxTtlMs`: a new BOT key expires within this (a self-service rotation).
    */
-  async rotateKey (id: string, graceMs: number, now = Date.now()): Promise<RotatedKey> {
+  async rotateKey (id: string, graceMs: number, o: { botMaxTtlMs?: number } = {}, now = Date.now()): Promise<RotatedKey> {
     return await this.audited('key.rotate', `key:${id}`, async () => {
       // WATCH: a revoke (or any edit) of the old key between this read and the write
       // aborts the rotation instead of minting a replacement for a revoked key. WATCH
@@ -253,30 +284,31 @@ export class AdminStore {
         // (connected first: the gateway's clients queue nothing while disconnected)
         await conn.connect()
         await conn.watch(this.keys.key(id))
-        return await this.rotateWatched(conn, id, graceMs, now)
+        return await this.rotateWatched(conn, id, graceMs, o.botMaxTtlMs, now)
       } finally {
         conn.disconnect()
       }
     })
   }
 
-  private async rotateWatched (conn: RegistryClient, id: string, graceMs: number, now: number): Promise<RotatedKey> {
+  private async rotateWatched (conn: RegistryClient, id: string, graceMs: number, botMaxTtlMs: number | undefined, now: number): Promise<RotatedKey> {
     const old = await conn.hgetall(this.keys.key(id))
     if (old.type === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
     if (old.status !== 'active') throw new AdminError(`key "${id}" is ${old.status ?? 'in an unknown state'}; only an active key can be rotated`, 'conflict')
     const oldExpiry = old.expires_at === undefined ? undefined : parseTimestamp(old.expires_at)
     if (oldExpiry !== undefined && oldExpiry <= now) throw new AdminError(`key "${id}" has expired; create a new key instead`, 'conflict')
     if (old.type !== 'personal' && old.type !== 'bot') throw new AdminError(`key "${id}" has an unknown type "${old.type}"`, 'conflict')
-    const input: CreateKeyInput = { type: old.type, user: old.user, role: old.role, org: old.org, name: old.name, createdBy: old.created_by }
+    const input: CreateKeyInput = { type: old.type, user: old.user, role: old.role, org: old.org, name: old.name, createdBy: readCreatedBy(old.created_by) }
     const org = await this.validateOwner(input)
     // the new key keeps the old one's expiry, if it had one
     if (oldExpiry !== undefined) input.expiresInMs = oldExpiry - now
+    if (botMaxTtlMs !== undefined && old.type === 'bot') input.expiresInMs = Math.min(input.expiresInMs ?? botMaxTtlMs, botMaxTtlMs)
     const { created, record } = this.newKey(input, org, now)
     record.replaces = id
     const graceEnd = Math.min(now + graceMs, oldExpiry ?? Number.POSITIVE_INFINITY)
     const replacesExpiresAt = isoTimestamp(graceEnd)
     const tx = conn.multi()
-    this.addKey(tx, created.id, record, old.type === 'personal' ? old.user : old.created_by)
+    this.addKey(tx, created.id, record, old.type === 'personal' ? old.user : ownerOf(record.created_by))
     tx.hset(this.keys.key(id), { expires_at: replacesExpiresAt, replaced_by: created.id })
     tx.xadd(...this.auditArgs('key.rotate', `key:${id}`, 'ok', { new_key: created.id, replaces_expires_at: replacesExpiresAt }, org))
     await commit(tx, `key "${id}" changed during the rotation; nothing was written, try again`)
@@ -317,6 +349,38 @@ export class AdminStore {
     return views
   }
 
+  /**
+   * Rewrites every untyped `created_by` (a user id, from before values were typed) as
+   * `user:<id>`, and drops BOT keys from the index set of an "owner" that is really an
+   * actor (`cli:*`, `key:*`, `admin-token`). Idempotent; each key is its own small
+   * transaction, so it can run while the gateway serves.
+   */
+  async migrateCreatedBy (): Promise<{ rewritten: string[], unindexed: string[] }> {
+    const ids = (await this.redis.smembers(this.keys.keys)).sort()
+    const rewritten: string[] = []
+    const unindexed: string[] = []
+    for (const id of ids) {
+      const [type, stored] = await this.redis.hmget(this.keys.key(id), 'type', 'created_by')
+      if (stored === null || stored === undefined || stored === '') continue
+      const typed = readCreatedBy(stored) as string
+      const tx = this.redis.multi()
+      let changes = 0
+      if (typed !== stored) {
+        tx.hset(this.keys.key(id), 'created_by', typed)
+        rewritten.push(id)
+        changes++
+      } else if (type === 'bot' && ownerOf(typed) === undefined && await this.redis.sismember(this.keys.userKeys(stored), id) === 1) {
+        tx.srem(this.keys.userKeys(stored), id)
+        unindexed.push(id)
+        changes++
+      }
+      if (changes === 0) continue
+      tx.xadd(...this.auditArgs('key.migrate', `key:${id}`, 'ok', { created_by: typed }))
+      await commit(tx)
+    }
+    return { rewritten, unindexed }
+  }
+
   // ---- audit ---------------------------------------------------------------
 
   /** Every change in range, oldest first (`keygate audit`). */
@@ -348,7 +412,7 @@ export class AdminStore {
 
   private async validateOwner (input: CreateKeyInput): Promise<string> {
     if (input.type === 'personal') {
-      if (input.user === undefined) throw new AdminError('a personal key needs --user')
+      if (input.user === undefined) throw new AdminError('a personal key needs a user')
       const fields = await this.redis.hgetall(this.keys.user(input.user))
       if (Object.keys(fields).length === 0) throw new AdminError(`user "${input.user}" does not exist`, 'not_found')
       const user = parseUserRecord(fields)
@@ -356,7 +420,7 @@ export class AdminStore {
       if (user.status !== 'active') throw new AdminError(`user "${input.user}" is deactivated`, 'conflict')
       return user.org
     }
-    if (input.role === undefined || input.org === undefined) throw new AdminError('a BOT key needs --role and --org')
+    if (input.role === undefined || input.org === undefined) throw new AdminError('a BOT key needs a role and an org')
     checkName('org', input.org)
     if (await this.redis.exists(this.keys.role(input.role)) === 0) throw new AdminError(`role "${input.role}" does not exist`, 'not_found')
     return input.org
@@ -405,6 +469,8 @@ export class AdminStore {
         if (v !== null && v !== undefined && v !== '') view[field] = v
       })
       if (view.name === undefined) view.name = ''
+      const createdBy = readCreatedBy(view.created_by)
+      if (createdBy !== undefined) view.created_by = createdBy
       const expiry = parseTimestamp(view.expires_at ?? '')
       if (view.status === 'active' && expiry !== undefined && expiry <= now) view.status = 'expired'
       const lastUsed = usage[i]

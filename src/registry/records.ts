@@ -36,7 +36,11 @@ export interface RoleRecord {
   grants: Grants
 }
 
-/** Granted permissions: `*` covers everything, `users:*` every `users:` action. */
+/**
+ * Granted permissions: `*` covers everything, `users:*` every `users:` action, except
+ * the reserved `keygate:` namespace (administration), which is granted only by name:
+ * no wildcard ever makes a key an administrator.
+ */
 export class Grants {
   readonly all: boolean
   private readonly exact: Set<string>
@@ -49,7 +53,9 @@ export class Grants {
   }
 
   has (permission: string): boolean {
-    if (this.all || this.exact.has(permission)) return true
+    if (this.exact.has(permission)) return true
+    if (permission.startsWith(RESERVED_NAMESPACE)) return false
+    if (this.all) return true
     for (const prefix of this.prefixes) if (permission.startsWith(prefix)) return true
     return false
   }
@@ -59,6 +65,9 @@ export class Grants {
     return true
   }
 }
+
+/** permissions starting with this are granted only by name */
+export const RESERVED_NAMESPACE = 'keygate:'
 
 export const NO_GRANTS = new Grants([])
 

@@ -8,7 +8,10 @@
  *   its permissions hold at the gateway;
  *   an admin defines a new role by ticking permissions while generating a BOT key,
  *   and deactivates and activates a user on the Users page;
- *   the admin token (which has no user and no org) issues a BOT key in another org.
+ *   the admin token (which has no user and no org) issues a BOT key in another org;
+ *   an org admin (keygate:org:admin) sees and manages its own org only: its keys and
+ *   users, keys for its users and BOT keys in its org (which expire), no Roles page.
+ * A badge beside the principal names the scope.
  *
  * Throughout: the credential is never stored (no localStorage, sessionStorage,
  * cookie, IndexedDB or URL), the key leaves the page when its display is closed,
@@ -52,11 +55,15 @@ t.test('the Integrations console, end to end in Chromium', async (t) => {
   const dana = await gw.fixtures.personalKey('dana', { name: 'console sign-in' })
   const root = await gw.fixtures.personalKey('root', { name: 'console sign-in' })
   const alice = await gw.fixtures.personalKey('alice', { name: 'alice laptop' })
-  await gw.fixtures.botKey('orgreader', 'globex', { name: 'reports exporter' })
+  const exporter = await gw.fixtures.botKey('orgreader', 'globex', { name: 'reports exporter' })
+  await gw.fixtures.role('acme-admin', ['keygate:org:admin', 'users:*'])
+  await gw.fixtures.user('olga', 'acme', 'acme-admin')
+  const olga = await gw.fixtures.personalKey('olga', { name: 'console sign-in' })
+  const bobsBot = await gw.fixtures.botKey('reader', 'acme', { name: 'bob\'s job', createdBy: 'bob' })
 
   const browser = await launchChromium(t)
   const origin = `http://127.0.0.1:${gw.adminPort}`
-  const secrets = [dana.key, root.key, alice.key, adminToken]
+  const secrets = [dana.key, root.key, alice.key, olga.key, bobsBot.key, exporter.key, adminToken]
 
   async function open (t: Test): Promise<{ page: Page, context: BrowserContext, w: PageWatch }> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 760 } })
@@ -94,6 +101,7 @@ t.test('the Integrations console, end to end in Chromium', async (t) => {
     const { page, context, w } = await open(t)
     await signIn(page, dana.key)
     t.match(await page.textContent('[data-testid=principal]'), /dana \(acme, role member\)/)
+    t.equal(await page.textContent('[data-testid=scope]'), 'Own keys: dana', 'the scope badge')
     t.equal(await page.inputValue('#sign-in-key'), '', 'the credential left the sign-in field')
     t.ok(await page.isHidden('[data-page=users]'), 'no Users page for a non-admin')
     t.ok(await page.isHidden('[data-page=roles]'), 'no Roles page for a non-admin')
@@ -161,6 +169,7 @@ t.test('the Integrations console, end to end in Chromium', async (t) => {
     const { page, context, w } = await open(t)
     await signIn(page, root.key)
     t.match(await page.textContent('[data-testid=principal]'), /root .*admin/)
+    t.equal(await page.textContent('[data-testid=scope]'), 'Admin (all orgs)', 'the scope badge')
     t.ok(await page.isVisible(`tr[data-key-id="${alice.id}"]`), 'an admin sees every key')
 
     const bot = await generate(t, page, { type: 'bot', name: 'deploy bot', org: 'acme', newRole: { name: 'deployer', permissions: ['users:write'] } })
@@ -205,13 +214,69 @@ t.test('the Integrations console, end to end in Chromium', async (t) => {
   t.test('the admin token: a BOT key in another org', async (t) => {
     const { page, context, w } = await open(t)
     await signIn(page, adminToken)
-    t.equal(await page.textContent('[data-testid=principal]'), 'Admin token · admin')
+    t.equal(await page.textContent('[data-testid=principal]'), 'Admin token')
+    t.equal(await page.textContent('[data-testid=scope]'), 'Admin (all orgs)')
     const bot = await generate(t, page, { type: 'bot', name: 'globex reports', org: 'globex', role: 'orgreader' })
     await closeReveal(page)
     t.equal((await gw.get('/api/v1/orgs/globex/reports', bot.key)).status, 200, 'the key works in its org')
     t.equal((await gw.get('/api/v1/orgs/acme/reports', bot.key)).status, 403, 'and only there')
     t.same(await stored(page, context), { local: 0, session: 0, cookie: '', idb: 0, cookies: 0 }, 'nothing stored in the browser')
     t.notOk(await pageHolds(page, adminToken), 'the token is nowhere in the page')
+    pageWasClean(t, w)
+  })
+
+  t.test('org admin: its own org\'s keys and users only; no Roles page', async (t) => {
+    const { page, context, w } = await open(t)
+    await signIn(page, olga.key)
+    t.equal(await page.textContent('[data-testid=scope]'), 'Org admin: acme', 'the scope badge')
+    t.ok(await page.isVisible('[data-page=users]'), 'a Users page')
+    t.ok(await page.isHidden('[data-page=roles]'), 'no Roles page')
+    await page.locator(`tr[data-key-id="${alice.id}"]`).waitFor()
+    t.ok(await page.isVisible(`tr[data-key-id="${bobsBot.id}"]`), 'its org\'s keys, other users\' included')
+    t.notOk(await page.isVisible(`tr[data-key-id="${exporter.id}"]`), 'no key of another org')
+    t.match(await page.textContent('#integrations-scope'), /org acme/)
+
+    // Generate: a personal key for a user of its org; a BOT key in its org, which expires
+    await page.click('#generate-open')
+    await page.check('input[name=type][value=personal]')
+    const users = await page.locator('#generate-user option').evaluateAll((options) => options.map((o) => o.getAttribute('value') ?? ''))
+    t.ok(users.includes('alice') && users.includes('bob'), `its org's users are offered (${users.join(', ')})`)
+    t.notOk(users.includes('carol'), 'no user of another org')
+    const forAlice = await generate(t, page, { type: 'personal', name: 'issued by olga', user: 'alice' })
+    await closeReveal(page)
+    t.equal((await gw.get('/api/v1/users', forAlice.key)).status, 200, 'the key works for alice')
+
+    await page.click('#generate-open')
+    await page.check('input[name=type][value=bot]')
+    t.ok(await page.isHidden('#generate-org-row'), 'the org is its own, not a choice')
+    t.ok(await page.isHidden('#generate-role-mode'), 'it cannot define roles')
+    const offered = await page.locator('#generate-role option').allTextContents()
+    t.ok(offered.includes('writer'), `roles within its permissions are offered (${offered.join(', ')})`)
+    t.notOk(offered.includes('keygate-admin') || offered.includes('admin') || offered.includes('orgreader'), 'no role beyond them')
+    await page.selectOption('#generate-role', 'writer')
+    await page.selectOption('#generate-expiry', '365d')
+    await page.click('#generate-submit')
+    await page.locator('#generate-error').waitFor({ state: 'visible' })
+    t.match(await page.textContent('#generate-error'), /shorter expiry/, 'a year is longer than its BOT keys may live')
+    const bot = await generate(t, page, { type: 'bot', name: 'acme sync', role: 'writer', expiry: '' })
+    t.notMatch(await page.textContent('#reveal-facts'), /never/, 'the BOT key expires')
+    await closeReveal(page)
+    t.match(await gw.client.hgetall(`${gw.prefix}key:${bot.id}`), { org: 'acme', role: 'writer', created_by: 'user:olga' })
+
+    // Users: its org only; deactivating bob names the BOT keys bob created
+    await page.click('[data-page=users]')
+    await page.locator('tr[data-user-id="bob"]').waitFor()
+    t.notOk(await page.isVisible('tr[data-user-id="carol"]'), 'no user of another org')
+    await page.locator('tr[data-user-id="bob"][data-status="active"] [data-action=deactivate]').click()
+    await page.click('#confirm-ok')
+    await page.locator('tr[data-user-id="bob"][data-status="deactivated"]').waitFor()
+    await page.locator('[data-testid=users-notice]').waitFor({ state: 'visible' })
+    t.match(await page.textContent('[data-testid=users-notice]'), bobsBot.id, 'the BOT keys bob created, still working')
+    t.equal((await gw.get('/api/v1/users', bobsBot.key)).status, 200, 'and they do')
+    await page.locator('tr[data-user-id="bob"] [data-action=activate]').click()
+    await page.locator('tr[data-user-id="bob"][data-status="active"]').waitFor()
+
+    t.same(await stored(page, context), { local: 0, session: 0, cookie: '', idb: 0, cookies: 0 }, 'nothing stored in the browser')
     pageWasClean(t, w)
   })
 

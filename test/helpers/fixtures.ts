@@ -17,7 +17,7 @@ export class Fixtures {
 
   constructor (readonly redis: RegistryClient, readonly prefix: string, keyPrefix = 'kg_') {
     this.keys = redisKeys(prefix)
-    this.store = new AdminStore(redis, this.keys, keyPrefix, 'test')
+    this.store = new AdminStore(redis, this.keys, keyPrefix, 'cli:test')
   }
 
   async role (name: string, permissions: string[]): Promise<void> {
@@ -33,8 +33,10 @@ export class Fixtures {
     return { id: k.id, key: k.key }
   }
 
+  /** `createdBy`: a user id (recorded as `user:<id>`) */
   async botKey (role: string, org: string, opts: { expiresInMs?: number, name?: string, createdBy?: string } = {}): Promise<KeyFixture> {
-    const k = await this.store.createKey({ type: 'bot', role, org, ...opts })
+    const { createdBy, ...rest } = opts
+    const k = await this.store.createKey({ type: 'bot', role, org, ...rest, createdBy: createdBy === undefined ? undefined : `user:${createdBy}` })
     return { id: k.id, key: k.key }
   }
 
@@ -45,7 +47,8 @@ export class Fixtures {
 
   /**
    * The standard world used by most tests:
-   *   roles  reader (users:read), writer (users:*), orgreader (orgs:read), admin (*), none ()
+   *   roles  reader (users:read), writer (users:*), orgreader (orgs:read), admin (*: every
+   *          permission but the keygate: ones, so no administrator), none ()
    *   users  alice (acme, reader), bob (acme, writer), carol (globex, orgreader)
    */
   async standardWorld (): Promise<void> {

@@ -6,9 +6,11 @@
  *   token, a malformed, unknown, revoked or expired key, or a deactivated user:
  *   401 with `error="invalid_token"`. Authentication precedes everything, 404 included.
  * - the admin token (KEYGATE_ADMIN_TOKEN only; unset = token sign-in off), a key
- *   granting `keygate:admin` (or `*`): full control.
- * - a personal key granting `keygate:keys:self`: its own keys only; every admin-only
- *   route is 403 with `scope="keygate:admin"`. A BOT key gets nothing from keys:self.
+ *   granting `keygate:admin` by name: full control. `*` grants no `keygate:` permission.
+ * - a personal key granting `keygate:keys:self`: its own keys only; every other route
+ *   is 403 naming the permission it needs (`keygate:org:admin` for users and rotation,
+ *   `keygate:admin` for roles, permissions and the audit trail). A BOT key gets nothing
+ *   from keys:self. (The org admin's scope: test/regressions/cross-tenant-admin.test.ts.)
  * - a key granting neither: 403 on every route.
  * - sign-in uses the data plane's own checks: a key revoked directly in Redis loses
  *   admin access; Redis down: 503 for a key that is not cached.
@@ -34,24 +36,30 @@ function errorOf (res: RawResponse): unknown {
   return (res.json() as { error: unknown }).error
 }
 
-/** One request per route, with a valid shape, so that only access decides the answer. */
-const ROUTES: Array<{ method: string, path: string, body?: unknown, adminOnly: boolean }> = [
-  { method: 'GET', path: '/admin/v1/session', adminOnly: false },
-  { method: 'GET', path: '/admin/v1/permissions', adminOnly: true },
-  { method: 'GET', path: '/admin/v1/keys', adminOnly: false },
-  { method: 'POST', path: '/admin/v1/keys', body: { type: 'personal' }, adminOnly: false },
-  { method: 'GET', path: '/admin/v1/keys/AAAAAAAAAAAAAAAA', adminOnly: false },
-  { method: 'POST', path: '/admin/v1/keys/AAAAAAAAAAAAAAAA/revoke', adminOnly: false },
-  { method: 'POST', path: '/admin/v1/keys/AAAAAAAAAAAAAAAA/rotate', body: { grace: '1h' }, adminOnly: true },
-  { method: 'GET', path: '/admin/v1/users', adminOnly: true },
-  { method: 'GET', path: '/admin/v1/users/alice', adminOnly: false },
-  { method: 'PUT', path: '/admin/v1/users/zed', body: { org: 'acme', role: 'reader' }, adminOnly: true },
-  { method: 'POST', path: '/admin/v1/users/alice/deactivate', adminOnly: true },
-  { method: 'POST', path: '/admin/v1/users/alice/activate', adminOnly: true },
-  { method: 'GET', path: '/admin/v1/roles', adminOnly: false },
-  { method: 'PUT', path: '/admin/v1/roles/extra', body: { permissions: ['users:read'] }, adminOnly: true },
-  { method: 'DELETE', path: '/admin/v1/roles/extra?force=true', adminOnly: true },
-  { method: 'GET', path: '/admin/v1/audit?since=1h', adminOnly: true }
+const ADMIN = 'keygate:admin'
+const ORG_ADMIN = 'keygate:org:admin'
+
+/**
+ * One request per route, with a valid shape, so that only access decides the answer.
+ * `needs`: the permission a self principal lacks for it (its 403's challenge scope).
+ */
+const ROUTES: Array<{ method: string, path: string, body?: unknown, needs?: string }> = [
+  { method: 'GET', path: '/admin/v1/session' },
+  { method: 'GET', path: '/admin/v1/permissions', needs: ADMIN },
+  { method: 'GET', path: '/admin/v1/keys' },
+  { method: 'POST', path: '/admin/v1/keys', body: { type: 'personal' } },
+  { method: 'GET', path: '/admin/v1/keys/AAAAAAAAAAAAAAAA' },
+  { method: 'POST', path: '/admin/v1/keys/AAAAAAAAAAAAAAAA/revoke' },
+  { method: 'POST', path: '/admin/v1/keys/AAAAAAAAAAAAAAAA/rotate', body: { grace: '1h' }, needs: ORG_ADMIN },
+  { method: 'GET', path: '/admin/v1/users', needs: ORG_ADMIN },
+  { method: 'GET', path: '/admin/v1/users/alice' },
+  { method: 'PUT', path: '/admin/v1/users/zed', body: { org: 'acme', role: 'reader' }, needs: ORG_ADMIN },
+  { method: 'POST', path: '/admin/v1/users/alice/deactivate', needs: ORG_ADMIN },
+  { method: 'POST', path: '/admin/v1/users/alice/activate', needs: ORG_ADMIN },
+  { method: 'GET', path: '/admin/v1/roles' },
+  { method: 'PUT', path: '/admin/v1/roles/extra', body: { permissions: ['users:read'] }, needs: ADMIN },
+  { method: 'DELETE', path: '/admin/v1/roles/extra?force=true', needs: ADMIN },
+  { method: 'GET', path: '/admin/v1/audit?since=1h', needs: ADMIN }
 ]
 
 async function authWorld (gw: TestGateway): Promise<Record<string, { id: string, key: string }>> {
@@ -127,7 +135,7 @@ t.test('who may do what: the access matrix over every route', async (t) => {
     ['the admin token', TOKEN, 'admin'],
     ['a personal key granting keygate:admin', k.adminPersonal?.key ?? '', 'admin'],
     ['a BOT key granting keygate:admin', k.adminBot?.key ?? '', 'admin'],
-    ['a BOT key granting *', k.star?.key ?? '', 'admin'],
+    ['a BOT key granting * (no keygate: permission)', k.star?.key ?? '', 'none'],
     ['a personal key granting keygate:keys:self', k.self?.key ?? '', 'self'],
     ['a BOT key granting keygate:keys:self (a BOT key has no user)', k.selfBot?.key ?? '', 'none'],
     ['a key granting neither', k.neither?.key ?? '', 'none']
@@ -137,11 +145,11 @@ t.test('who may do what: the access matrix over every route', async (t) => {
       for (const r of ROUTES) {
         const res = await call(gw, r.method, r.path, credential, r.body)
         const what = `${r.method} ${r.path}`
-        if (access === 'none' || (access === 'self' && r.adminOnly)) {
+        if (access === 'none' || (access === 'self' && r.needs !== undefined)) {
           t.equal(res.status, 403, `${what}: 403`)
           t.same(errorOf(res), { code: 'forbidden', message: 'Insufficient permissions for this resource', status: 403 })
           t.equal(res.headers['www-authenticate'], access === 'self'
-            ? `${REALM}, error="insufficient_scope", scope="keygate:admin"`
+            ? `${REALM}, error="insufficient_scope", scope="${r.needs ?? ''}"`
             : `${REALM}, error="insufficient_scope"`)
         } else {
           t.not(res.status, 401, `${what}: signed in`)
@@ -152,14 +160,16 @@ t.test('who may do what: the access matrix over every route', async (t) => {
   }
 
   await t.test('GET /session says who signed in', async (t) => {
-    t.same((await call(gw, 'GET', '/admin/v1/session', TOKEN)).json(), { principal: { kind: 'token' }, admin: true, self: false })
+    t.same((await call(gw, 'GET', '/admin/v1/session', TOKEN)).json(), { principal: { kind: 'token' }, scope: 'admin', admin: true, self: false })
     t.same((await call(gw, 'GET', '/admin/v1/session', k.self?.key)).json(), {
       principal: { kind: 'key', key_id: k.self?.id, key_type: 'personal', user: 'sam', org: 'acme', role: 'selfreader', permissions: ['users:read', 'keygate:keys:self'] },
+      scope: 'self',
       admin: false,
       self: true
     })
     t.same((await call(gw, 'GET', '/admin/v1/session', k.adminBot?.key)).json(), {
       principal: { kind: 'key', key_id: k.adminBot?.id, key_type: 'bot', org: 'acme', role: 'keyadmin', permissions: ['keygate:admin'] },
+      scope: 'admin',
       admin: true,
       self: false
     })

@@ -90,10 +90,10 @@ t.test('every route, as an admin', async (t) => {
 
         const k = await gw.fixtures.personalKey(user)
         t.equal(await dataStatus(k.key), 200)
-        t.same((await call(gw, 'POST', `/admin/v1/users/${user}/deactivate`, cred)).json(), { id: user, changed: true })
-        t.same((await call(gw, 'POST', `/admin/v1/users/${user}/deactivate`, cred)).json(), { id: user, changed: false }, 'twice: no change')
+        t.same((await call(gw, 'POST', `/admin/v1/users/${user}/deactivate`, cred)).json(), { id: user, changed: true, created_keys: [], revoked_keys: [] })
+        t.same((await call(gw, 'POST', `/admin/v1/users/${user}/deactivate`, cred)).json(), { id: user, changed: false, created_keys: [], revoked_keys: [] }, 'twice: no change')
         t.ok(await eventually(async () => await dataStatus(k.key) === 401, 1500) >= 0, 'its personal keys stop')
-        t.same((await call(gw, 'POST', `/admin/v1/users/${user}/activate`, cred, {})).json(), { id: user, changed: true }, 'a {} body is fine too')
+        t.same((await call(gw, 'POST', `/admin/v1/users/${user}/activate`, cred, {})).json(), { id: user, changed: true, created_keys: [], revoked_keys: [] }, 'a {} body is fine too')
         t.ok(await eventually(async () => await dataStatus(k.key) === 200, 1500) >= 0, 'and work again')
         t.equal((await call(gw, 'POST', '/admin/v1/users/nobody/activate', cred)).status, 404)
         t.equal((await call(gw, 'GET', '/admin/v1/users/nobody', cred)).status, 404)
@@ -176,7 +176,7 @@ t.test('every route, as an admin', async (t) => {
   await t.test('GET /permissions: every permission the rules reference, plus keygate\'s own', async (t) => {
     const res = await call(gw, 'GET', '/admin/v1/permissions', TOKEN)
     t.equal(res.status, 200)
-    t.same(res.json(), { permissions: ['keygate:admin', 'keygate:keys:self', 'orgs:read', 'users:read', 'users:write'] })
+    t.same(res.json(), { permissions: ['keygate:admin', 'keygate:keys:self', 'keygate:org:admin', 'orgs:read', 'users:read', 'users:write'] })
   })
 
   await t.test('refusals: the catalogue\'s error object, nothing of fastify\'s', async (t) => {

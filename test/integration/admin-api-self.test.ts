@@ -49,14 +49,14 @@ t.test('a keygate:keys:self key manages its own keys, and only those', async (t)
     const explicit = await call(gw, 'POST', '/admin/v1/keys', sam.key, { type: 'personal', user: 'sam' })
     t.equal(explicit.status, 201, 'naming its own user is fine')
     secrets.push((explicit.json() as Created).key)
-    t.match((await call(gw, 'GET', `/admin/v1/keys/${k.id}`, sam.key)).json(), { id: k.id, created_by: 'sam' })
+    t.match((await call(gw, 'GET', `/admin/v1/keys/${k.id}`, sam.key)).json(), { id: k.id, created_by: 'user:sam' })
   })
 
   await t.test('a personal key for another user: 403, audited as denied', async (t) => {
     const res = await call(gw, 'POST', '/admin/v1/keys', sam.key, { type: 'personal', user: 'alice' })
     t.equal(res.status, 403)
     t.same(res.json(), { error: { code: 'forbidden', message: 'Insufficient permissions for this resource', status: 403 } })
-    t.equal(res.headers['www-authenticate'], 'Bearer realm="keygate", error="insufficient_scope"')
+    t.equal(res.headers['www-authenticate'], 'Bearer realm="keygate", error="insufficient_scope", scope="keygate:org:admin"')
     t.ok((await refused()).some((e) => e.action === 'key.create' && e.target === 'user:alice' && e.result.startsWith('denied: ')))
     const alices = await f.store.listKeys({ user: 'alice' })
     t.same(alices.map((k) => k.id), [alicesKey.id], 'no key was created for alice')
@@ -81,7 +81,7 @@ t.test('a keygate:keys:self key manages its own keys, and only those', async (t)
       secrets.push(bot.key)
       t.match(bot, { type: 'bot', role, org: 'acme' }, 'the org defaults to its own')
       t.notOk('user' in bot)
-      t.match((await call(gw, 'GET', `/admin/v1/keys/${bot.id}`, sam.key)).json(), { created_by: 'sam' })
+      t.match((await call(gw, 'GET', `/admin/v1/keys/${bot.id}`, sam.key)).json(), { created_by: 'user:sam' })
       t.equal(await data(bot.key, '/api/v1/open/ping'), 200, `${role}: any valid key may use an open route`)
       t.equal(await data(bot.key), role === 'reader' ? 200 : 403, `${role}: GET /api/v1/users (users:read)`)
       t.equal((await gw.send('POST', '/api/v1/users', { Authorization: `Bearer ${bot.key}` })).status, 403, `${role}: POST /api/v1/users needs users:write`)
@@ -114,7 +114,7 @@ t.test('a keygate:keys:self key manages its own keys, and only those', async (t)
   await t.test('its list holds its own keys only; another user\'s key is 404 and untouched', async (t) => {
     const list = (await call(gw, 'GET', '/admin/v1/keys', sam.key)).json() as { keys: KeyView[] }
     t.ok(list.keys.length >= 5)
-    t.ok(list.keys.every((k) => k.user === 'sam' || (k.type === 'bot' && k.created_by === 'sam')), 'only sam\'s keys and the BOT keys sam created')
+    t.ok(list.keys.every((k) => k.user === 'sam' || (k.type === 'bot' && k.created_by === 'user:sam')), 'only sam\'s keys and the BOT keys sam created')
     t.ok(list.keys.some((k) => k.id === sam.id))
     t.same((await call(gw, 'GET', '/admin/v1/keys?user=alice', sam.key)).json(), { keys: [] }, 'filtering by another user gives nothing')
 
@@ -154,11 +154,11 @@ t.test('a keygate:keys:self key manages its own keys, and only those', async (t)
     t.same(roles.roles.map((r) => r.name).sort(), ['empty-role', 'none', 'reader', 'selfreader'], 'only roles within users:read keygate:keys:self (its own included)')
   })
 
-  await t.test('admin-only routes: 403; rotation included', async (t) => {
+  await t.test('routes beyond its scope: 403 naming the permission needed; rotation included', async (t) => {
     const own = (await call(gw, 'GET', '/admin/v1/keys', sam.key)).json() as { keys: KeyView[] }
     const rotate = await call(gw, 'POST', `/admin/v1/keys/${own.keys[0]?.id ?? ''}/rotate`, sam.key, {})
     t.equal(rotate.status, 403)
-    t.equal(rotate.headers['www-authenticate'], 'Bearer realm="keygate", error="insufficient_scope", scope="keygate:admin"')
+    t.equal(rotate.headers['www-authenticate'], 'Bearer realm="keygate", error="insufficient_scope", scope="keygate:org:admin"')
     t.equal((await call(gw, 'PUT', '/admin/v1/users/sam', sam.key, { org: 'acme', role: 'admin' })).status, 403, 'cannot change its own role')
     t.equal((await call(gw, 'PUT', '/admin/v1/roles/selfreader', sam.key, { permissions: ['*'] })).status, 403, 'cannot widen its role')
     t.equal((await f.store.showUser('sam')).role, 'selfreader')

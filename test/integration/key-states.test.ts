@@ -81,7 +81,7 @@ t.test('key status and expiry', async (t) => {
       name: 'm',
       status: 'active',
       created_at: '2025-01-01T00:00:00Z',
-      created_by: 'test'
+      created_by: 'cli:test'
     })
     isUnauthorized(t, await gw.get('/api/v1/users', g.key), 'stored hash of another secret')
     // the same record with the right hash: accepted (so it was the secret that failed)
@@ -139,7 +139,7 @@ t.test('personal keys follow their user', async (t) => {
     await f.user(creator, 'acme', 'writer')
     const personal = await f.personalKey(creator)
     const bot = await f.botKey('reader', 'acme', { createdBy: creator })
-    t.equal(await gw.client.hget(K.key(bot.id), 'created_by'), creator, 'the BOT key records its creator')
+    t.equal(await gw.client.hget(K.key(bot.id), 'created_by'), `user:${creator}`, 'the BOT key records its creator')
     t.equal(await statusOf(bot.key), 200, 'before')
     await f.hset(K.user(creator), 'status', 'deactivated')
     // the deactivation has taken effect (the creator's own key is refused)...
@@ -212,7 +212,7 @@ t.test('direct Redis edits are honoured within 1 s', async (t) => {
       name: 'late',
       status: 'active',
       created_at: '2025-01-01T00:00:00Z',
-      created_by: 'test'
+      created_by: 'cli:test'
     })
     await honouredWithin1s(t, 'new key accepted', async () => await statusOf(g.key) === 200)
   })
@@ -278,7 +278,7 @@ t.test('bad records deny: 401 or 403, never 200, never 500', async (t) => {
         name: 'hand-written',
         status: 'active',
         created_at: '2025-01-01T00:00:00Z',
-        created_by: 'test',
+        created_by: 'cli:test',
         ...row.key
       }
       await gw.client.hset(K.key(g.id), defined(key))

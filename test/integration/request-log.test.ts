@@ -137,7 +137,7 @@ const matrix: Row[] = [
         name: 'm',
         status: 'active',
         created_at: '2025-01-01T00:00:00Z',
-        created_by: 'test'
+        created_by: 'cli:test'
       })
       return { target: '/api/v1/users' + q('i'), authorization: `Bearer ${g.key}`, keyId: g.id }
     }

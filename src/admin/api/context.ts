@@ -1,16 +1,18 @@
 /**
- * What every route of the admin API is given: the configuration, the registry
- * store acting as the caller (every change is audited with the caller as actor),
- * and the two access helpers.
+ * What every route of the admin API is given: the configuration, the registry store
+ * acting as the caller (every change is audited with the caller as actor), the admin
+ * rules for the caller's scope, and the route hook that refuses a scope outright.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { parseDuration } from '../../config/duration.js'
 import type { Config } from '../../config/schema.js'
+import { AdminRules, ADMIN_PERMISSION, ORG_ADMIN_PERMISSION } from '../../registry/admin-rules.js'
 import { AdminStore } from '../../registry/admin-store.js'
 import { auditOptions } from '../../registry/audit-log.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
-import { ADMIN_PERMISSION, type KeyPrincipal, type Principal } from './principal.js'
-import { sendForbidden } from './refusal.js'
+import { adminScopeOf, type Principal } from './principal.js'
+import { refuse } from './refusal.js'
 
 export interface ApiContext {
   config: Config
@@ -19,13 +21,17 @@ export interface ApiContext {
    * WATCH on a connection of its own: AdminStore.rotateKey)
    */
   store: (p: Principal) => AdminStore
+  /** what `p` may do, checked against that store */
+  rules: (p: Principal, store: AdminStore) => AdminRules
 }
 
 export function createContext (config: Config, redis: RegistryClient, keys: RedisKeys): ApiContext {
   const audit = auditOptions(config.audit)
+  const maxTtlMs = parseDuration(config.admin.self_service_max_ttl) as number
   return {
     config,
-    store: (p) => new AdminStore(redis, keys, config.keys.prefix, p.actor, audit)
+    store: (p) => new AdminStore(redis, keys, config.keys.prefix, p.actor, audit),
+    rules: (p, store) => new AdminRules(adminScopeOf(p), store, maxTtlMs)
   }
 }
 
@@ -36,19 +42,28 @@ export function principalOf (request: FastifyRequest): Principal {
   return p
 }
 
-/** A self principal: a personal key, so it has a user. */
-export function selfUser (p: Principal): { p: KeyPrincipal, user: string } {
-  if (p.kind !== 'key' || p.user === undefined) throw new Error('not a self principal')
-  return { p, user: p.user }
+/** The caller's store and rules, for one request. */
+export function callerOf (ctx: ApiContext, request: FastifyRequest): { p: Principal, store: AdminStore, rules: AdminRules } {
+  const p = principalOf(request)
+  const store = ctx.store(p)
+  return { p, store, rules: ctx.rules(p, store) }
 }
 
-/** Route hook: admin only; everyone else who signed in gets 403. */
-export function requireAdmin (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  if (request.adminApi.principal?.admin === true) {
-    done()
-    return
+/**
+ * Route hook: `admin` routes refuse every other scope; `org` routes refuse a self
+ * principal (the route's own rules then keep an org admin in its org).
+ */
+export function requireScope (least: 'admin' | 'org') {
+  const needs = least === 'admin' ? ADMIN_PERMISSION : ORG_ADMIN_PERMISSION
+  return function onRequest (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    const scope = request.adminApi.principal?.scope
+    if (scope === 'admin' || (least === 'org' && scope === 'org')) {
+      done()
+      return
+    }
+    refuse(request, reply, needs, `needs ${needs}`)
   }
-  request.adminApi.reason = 'missing_permission'
-  request.adminApi.detail = 'admin only'
-  sendForbidden(reply, ADMIN_PERMISSION)
 }
+
+/** Route hook: admin only. */
+export const requireAdmin = requireScope('admin')

@@ -5,7 +5,7 @@
  *   1. sign-in           429 for a peer with too many failed sign-ins   sign-in-limit.ts
  *                        then the admin token, or a keygate key checked by the
  *                        data plane's own stages: 401 / 403 / 503       sign-in.ts
- *   2. route access      admin-only routes refuse a self principal (403) context.ts
+ *   2. route access      a route outside the caller's scope: 403       context.ts
  *   3. JSON in           closed TypeBox schemas, pasted keys refused: 400  validation.ts
  *   4. the route         keys, users, roles, audit, session            *-routes.ts
  *   5. errors            one catalogue; the precise reason to the log   refusal.ts
@@ -20,7 +20,7 @@ import { createContext } from './context.js'
 import { keyRoutes } from './key-routes.js'
 import { createAdminRequestLog } from './request-log.js'
 import './request-state.js'
-import { createErrorHandler } from './refusal.js'
+import { createErrorHandler, refuse } from './refusal.js'
 import { roleRoutes } from './role-routes.js'
 import { sessionRoutes } from './session-routes.js'
 import { createSignIn } from './sign-in.js'
@@ -55,6 +55,7 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
       return
     }
     request.adminApi.keyId = result.keyId
+    if (result.code === 'forbidden') return refuse(request, reply, undefined, 'the key grants no admin scope')
     request.adminApi.reason = result.reason
     if (result.code !== 'service_unavailable') reply.header('www-authenticate', result.challenge)
     return sendError(reply, result.code)
@@ -68,7 +69,7 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   app.setNotFoundHandler((_request, reply) => sendError(reply, 'not_found'))
   app.addHook('onResponse', createAdminRequestLog(o.logger, o.config.keys.prefix))
 
-  // 4. the routes (2: each admin-only route has `onRequest: requireAdmin`)
+  // 4. the routes (2: each route outside some scope has `onRequest: requireScope(...)`)
   const ctx = createContext(o.config, o.redis, redisKeys(o.config.redis.prefix))
   sessionRoutes(app, o.config)
   keyRoutes(app, ctx)

@@ -1,24 +1,24 @@
 /**
- * Who is calling the admin API, and what they may do.
+ * Who is calling the admin API, and in which scope (the rules: registry/admin-rules.ts):
  *
- *   admin   the admin token, or a key whose role grants `keygate:admin` (`*` does):
- *           full control
+ *   admin   the admin token, or a key whose role grants `keygate:admin` by name:
+ *           everything, in every org
+ *   org     a key whose role grants `keygate:org:admin` by name: its own org's users
+ *           and keys, within its own permissions; no roles
  *   self    a personal key whose role grants `keygate:keys:self`: its own user's keys
- *           (personal keys for that user; BOT keys in its org with a role no broader
- *           than its own permissions; showing and revoking the keys it may see)
  *
- * A BOT key has no user, so `keygate:keys:self` gives it nothing. A key granting
- * neither is refused (403) on every route.
+ * No wildcard grants a `keygate:` permission: a role of `*` is no administrator. A BOT
+ * key has no user, so `keygate:keys:self` gives it nothing. A key granting none of the
+ * three is refused (403) on every route.
  */
+import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION, type AdminScope, type ScopeName } from '../../registry/admin-rules.js'
 import type { Grants } from '../../registry/records.js'
 
-export const ADMIN_PERMISSION = 'keygate:admin'
-export const SELF_PERMISSION = 'keygate:keys:self'
+export { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION }
 
 export interface TokenPrincipal {
   kind: 'token'
-  admin: true
-  self: false
+  scope: 'admin'
   /** what the audit trail records as the actor */
   actor: 'admin-token'
 }
@@ -34,16 +34,19 @@ export interface KeyPrincipal {
   role: string
   permissions: readonly string[]
   grants: Grants
-  admin: boolean
-  self: boolean
+  scope: ScopeName
   actor: string
 }
 
 export type Principal = TokenPrincipal | KeyPrincipal
 
-export const TOKEN_PRINCIPAL: TokenPrincipal = { kind: 'token', admin: true, self: false, actor: 'admin-token' }
+export const TOKEN_PRINCIPAL: TokenPrincipal = { kind: 'token', scope: 'admin', actor: 'admin-token' }
 
-/** Whether every permission of a role is covered by the caller's own grants (no escalation through a BOT key). */
-export function withinGrants (grants: Grants, permissions: readonly string[]): boolean {
-  return grants.hasAll(permissions)
+/** The principal as the admin rules see it. */
+export function adminScopeOf (p: Principal): AdminScope {
+  if (p.kind === 'token') return { scope: 'admin' }
+  if (p.scope === 'admin') return { scope: 'admin' }
+  if (p.scope === 'org') return { scope: 'org', org: p.org, grants: p.grants, user: p.user }
+  if (p.user === undefined) throw new Error('a self principal without a user')
+  return { scope: 'self', org: p.org, grants: p.grants, user: p.user }
 }

@@ -22,11 +22,17 @@ export const badRequest = (detail: string): ApiRefusal => new ApiRefusal('bad_re
 export const notFound = (detail: string): ApiRefusal => new ApiRefusal('not_found', detail)
 export const forbidden = (detail: string, scope?: string): ApiRefusal => new ApiRefusal('forbidden', detail, scope)
 
-const BY_KIND: Record<AdminErrorKind, ErrorCode> = { invalid: 'bad_request', not_found: 'not_found', conflict: 'conflict' }
+const BY_KIND: Record<AdminErrorKind, ErrorCode> = { invalid: 'bad_request', forbidden: 'forbidden', not_found: 'not_found', conflict: 'conflict' }
 
-/** Sends a 403 with its RFC 6750 challenge. */
-export function sendForbidden (reply: FastifyReply, scope?: string): FastifyReply {
-  reply.header('www-authenticate', challenges.insufficientScope(scope))
+/**
+ * The one way a signed-in caller is refused (sign-in without an admin scope, a route
+ * outside its scope, a rule): the reason and detail to the log line, then 403 with its
+ * RFC 6750 challenge, naming the permission that would allow it when there is one.
+ */
+export function refuse (request: FastifyRequest, reply: FastifyReply, needs: string | undefined, detail: string): FastifyReply {
+  request.adminApi.reason = 'missing_permission'
+  request.adminApi.detail = detail
+  reply.header('www-authenticate', challenges.insufficientScope(needs))
   return sendError(reply, 'forbidden')
 }
 
@@ -34,14 +40,12 @@ export function createErrorHandler (logger: Logger, health: RedisHealth) {
   return function onError (err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
     const state = request.adminApi
     if (err instanceof ApiRefusal) {
+      if (err.code === 'forbidden') return refuse(request, reply, err.scope, err.detail)
       state.detail = err.detail
-      if (err.code === 'forbidden') {
-        state.reason = 'missing_permission'
-        return sendForbidden(reply, err.scope)
-      }
       return sendError(reply, err.code)
     }
     if (err instanceof AdminError) {
+      if (err.kind === 'forbidden') return refuse(request, reply, err.needs, err.message)
       state.detail = err.message
       return sendError(reply, BY_KIND[err.kind])
     }

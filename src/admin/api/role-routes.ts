@@ -1,20 +1,17 @@
 /**
- * /roles: list, put (create or replace), delete. Admin only, except the list: a
- * self principal sees the roles whose every permission it holds itself, which is
- * exactly what it may give a BOT key.
+ * /roles: list, put (create or replace), delete. Admin only, except the list: an
+ * org admin or a self principal sees the roles whose every permission it holds
+ * itself, which is exactly what it may give a user or a BOT key.
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { principalOf, requireAdmin, type ApiContext } from './context.js'
-import { withinGrants } from './principal.js'
+import { callerOf, principalOf, requireAdmin, type ApiContext } from './context.js'
 import { DeleteRoleQuery, NoQuery, PutRoleBody, RoleDeleted, RoleList, RoleParams, RoleView } from './schemas.js'
 
 export function roleRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get('/roles', { schema: { querystring: NoQuery, response: { 200: RoleList } } }, async (request) => {
-    const p = principalOf(request)
-    const roles = await ctx.store(p).listRoles()
-    if (p.admin) return { roles }
-    return { roles: roles.filter((r) => withinGrants(p.grants, r.permissions)) }
+    const { store, rules } = callerOf(ctx, request)
+    return { roles: rules.givableRoles(await store.listRoles()) }
   })
 
   app.put<{ Params: Static<typeof RoleParams>, Body: Static<typeof PutRoleBody> }>('/roles/:name', {

@@ -53,7 +53,7 @@ export const CreateKeyBody = Type.Object({
   org: Type.Optional(Name),
   name: Type.Optional(Label(200)),
   expires_in: Type.Optional(Duration),
-  /** who the key is recorded as created by (`keys create --created-by`); admin only */
+  /** the user the key is recorded as created by (stored as `user:<id>`); admin only */
   created_by: Type.Optional(Name)
 }, closed)
 export const RotateKeyBody = Type.Object({ grace: Type.Optional(Duration) }, closed)
@@ -68,6 +68,11 @@ export const PutRoleBody = Type.Object({
   description: Type.Optional(Label(500))
 }, closed)
 export const EmptyBody = Type.Object({}, closed)
+export const DeactivateBody = Type.Object({
+  /** revoke the BOT keys the user created, in the same change */
+  revoke_created_keys: Type.Optional(Type.Boolean())
+}, closed)
+export const ActivateBody = EmptyBody
 
 // ---- responses ---------------------------------------------------------------
 
@@ -107,6 +112,14 @@ const createdKeyFields = {
 export const CreatedKey = Type.Object(createdKeyFields, closed)
 export const RotatedKey = Type.Object({ ...createdKeyFields, replaces: Str, replaces_expires_at: Str }, closed)
 export const Changed = Type.Object({ id: Str, changed: Type.Boolean() }, closed)
+export const UserStatusChanged = Type.Object({
+  id: Str,
+  changed: Type.Boolean(),
+  /** the active BOT keys the user created (and this change left active) */
+  created_keys: Type.Array(Str),
+  /** the ones this change revoked (`revoke_created_keys`) */
+  revoked_keys: Type.Array(Str)
+}, closed)
 
 export const UserView = Type.Object({ id: Str, org: OptStr, role: OptStr, status: OptStr, name: OptStr, email: OptStr }, closed)
 export const UserList = Type.Object({ users: Type.Array(UserView) }, closed)
@@ -142,7 +155,11 @@ export const Session = Type.Object({
       permissions: Type.Array(Str)
     }, closed)
   ]),
+  /** `admin` (every org), `org` (the key's org), `self` (the key's user's keys) */
+  scope: Type.Union([Type.Literal('admin'), Type.Literal('org'), Type.Literal('self')]),
+  /** scope `admin` */
   admin: Type.Boolean(),
+  /** scope `self` */
   self: Type.Boolean()
 }, closed)
 export const PermissionList = Type.Object({ permissions: Type.Array(Str) }, closed)

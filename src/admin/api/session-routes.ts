@@ -1,22 +1,22 @@
 /**
  * GET /session: who signed in and what they may do (the console signs in with it).
  * GET /permissions: the permission catalogue, every permission the route rules
- * reference plus keygate's own two (admin only).
+ * reference plus keygate's own three (admin only).
  */
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../config/schema.js'
 import { principalOf, requireAdmin } from './context.js'
-import { ADMIN_PERMISSION, SELF_PERMISSION } from './principal.js'
+import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION } from './principal.js'
 import { NoQuery, PermissionList, Session, type SessionView } from './schemas.js'
 
 export function sessionRoutes (app: FastifyInstance, config: Config): void {
   app.get('/session', { schema: { querystring: NoQuery, response: { 200: Session } } }, async (request): Promise<SessionView> => {
     const p = principalOf(request)
-    if (p.kind === 'token') return { principal: { kind: 'token' }, admin: true, self: false }
+    const scope = { scope: p.scope, admin: p.scope === 'admin', self: p.scope === 'self' }
+    if (p.kind === 'token') return { principal: { kind: 'token' }, ...scope }
     return {
       principal: { kind: 'key', key_id: p.keyId, key_type: p.keyType, user: p.user, org: p.org, role: p.role, permissions: [...p.permissions] },
-      admin: p.admin,
-      self: p.self
+      ...scope
     }
   })
 
@@ -26,7 +26,7 @@ export function sessionRoutes (app: FastifyInstance, config: Config): void {
 }
 
 function permissionCatalogue (config: Config): string[] {
-  const all = new Set([ADMIN_PERMISSION, SELF_PERMISSION])
+  const all = new Set([ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION])
   for (const rule of config.rules) for (const p of rule.permissions) all.add(p)
   return [...all].sort()
 }

@@ -12,14 +12,15 @@ import { challenges } from '../../pipeline/deny.js'
 import { extractCredential } from '../../pipeline/extract-credential.js'
 import { RegistryUnavailable, type IdentityResolver } from '../../pipeline/resolve-identity.js'
 import { parseKey } from '../../registry/key-material.js'
-import { ADMIN_PERMISSION, SELF_PERMISSION, TOKEN_PRINCIPAL, type Principal } from './principal.js'
+import { scopeOfGrants } from '../../registry/admin-rules.js'
+import { TOKEN_PRINCIPAL, type Principal } from './principal.js'
 import type { UsageRecorder } from '../../registry/usage-recorder.js'
 
 export type SignIn =
   | { ok: true, principal: Principal }
   | { ok: false, code: 'unauthorized', reason: Reason, challenge: string, keyId?: string }
-  /** a valid key granting neither keygate:admin nor keygate:keys:self */
-  | { ok: false, code: 'forbidden', reason: 'missing_permission', challenge: string, keyId: string }
+  /** a valid key granting no admin scope (keygate:admin, keygate:org:admin, keygate:keys:self) */
+  | { ok: false, code: 'forbidden', reason: 'missing_permission', keyId: string }
   | { ok: false, code: 'service_unavailable', reason: 'registry_unavailable', keyId: string }
 
 export interface SignInOptions {
@@ -61,9 +62,8 @@ export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[])
     if (!who.ok) return { ok: false, code: 'unauthorized', reason: who.reason, challenge: challenges.invalidToken, keyId: key.id }
 
     const { identity } = who
-    const admin = identity.grants.has(ADMIN_PERMISSION)
-    const self = identity.type === 'personal' && identity.grants.has(SELF_PERMISSION)
-    if (!admin && !self) return { ok: false, code: 'forbidden', reason: 'missing_permission', challenge: challenges.insufficientScope(), keyId: key.id }
+    const scope = scopeOfGrants(identity.grants, identity.type)
+    if (scope === undefined) return { ok: false, code: 'forbidden', reason: 'missing_permission', keyId: key.id }
     o.usage?.record(key.id, now)
     return {
       ok: true,
@@ -76,8 +76,7 @@ export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[])
         role: identity.role,
         permissions: resolved.role?.permissions ?? [],
         grants: identity.grants,
-        admin,
-        self,
+        scope,
         actor: `key:${identity.keyId}`
       }
     }

@@ -1,47 +1,62 @@
 /**
- * /users: list, show, put (create or update), deactivate, activate. Admin only,
- * except that a self principal may read its own user (any other user is 404 to it).
+ * /users: list, show, put (create or update), deactivate, activate. An admin manages
+ * every user; an org admin its own org's users (registry/admin-rules.ts), and any
+ * user of another org is 404 to it; a self principal may read its own user only.
+ * Deactivation reports the BOT keys the user created, and revokes them in the same
+ * change when the body asks (`revoke_created_keys`).
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { principalOf, requireAdmin, selfUser, type ApiContext } from './context.js'
-import { notFound } from './refusal.js'
-import { Changed, EmptyBody, ListUsersQuery, NoQuery, PutUserBody, UserList, UserParams, UserView } from './schemas.js'
+import { callerOf, requireScope, type ApiContext } from './context.js'
+import {
+  ActivateBody, DeactivateBody, ListUsersQuery, NoQuery, PutUserBody, UserList, UserParams, UserStatusChanged, UserView
+} from './schemas.js'
 
 export function userRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Querystring: Static<typeof ListUsersQuery> }>('/users', {
-    onRequest: requireAdmin,
+    onRequest: requireScope('org'),
     schema: { querystring: ListUsersQuery, response: { 200: UserList } }
-  }, async (request) => ({ users: await ctx.store(principalOf(request)).listUsers({ org: request.query.org }) }))
+  }, async (request) => {
+    const { store, rules } = callerOf(ctx, request)
+    const org = rules.orgFilter(request.query.org)
+    return { users: org === null ? [] : await store.listUsers({ org }) }
+  })
 
   app.get<{ Params: Static<typeof UserParams> }>('/users/:id', {
     schema: { params: UserParams, querystring: NoQuery, response: { 200: UserView } }
-  }, async (request) => {
-    const p = principalOf(request)
-    const { id } = request.params
-    if (!p.admin && selfUser(p).user !== id) throw notFound(`user ${id} is not the caller's own user`)
-    return await ctx.store(p).showUser(id)
-  })
+  }, async (request) => await callerOf(ctx, request).rules.visibleUser(request.params.id))
 
   app.put<{ Params: Static<typeof UserParams>, Body: Static<typeof PutUserBody> }>('/users/:id', {
-    onRequest: requireAdmin,
+    onRequest: requireScope('org'),
     schema: { params: UserParams, querystring: NoQuery, body: PutUserBody, response: { 200: UserView, 201: UserView } }
   }, async (request, reply) => {
-    const store = ctx.store(principalOf(request))
+    const { store, rules } = callerOf(ctx, request)
     const { id } = request.params
+    await rules.checkPutUser(id, request.body)
     const { created } = await store.putUser(id, request.body)
     reply.code(created ? 201 : 200)
     return await store.showUser(id)
   })
 
-  for (const [action, status] of [['deactivate', 'deactivated'], ['activate', 'active']] as const) {
-    app.post<{ Params: Static<typeof UserParams> }>(`/users/:id/${action}`, {
-      onRequest: requireAdmin,
-      schema: { params: UserParams, querystring: NoQuery, body: EmptyBody, response: { 200: Changed } }
-    }, async (request) => {
-      const { id } = request.params
-      const { changed } = await ctx.store(principalOf(request)).setUserStatus(id, status)
-      return { id, changed }
-    })
-  }
+  app.post<{ Params: Static<typeof UserParams>, Body: Static<typeof DeactivateBody> }>('/users/:id/deactivate', {
+    onRequest: requireScope('org'),
+    schema: { params: UserParams, querystring: NoQuery, body: DeactivateBody, response: { 200: UserStatusChanged } }
+  }, async (request) => {
+    const { store, rules } = callerOf(ctx, request)
+    const { id } = request.params
+    if (!rules.isAdmin) await rules.manageableUser(id, 'user.deactivate')
+    const r = await store.setUserStatus(id, 'deactivated', { revokeCreatedKeys: request.body.revoke_created_keys, inOrg: rules.orgFilter(undefined) ?? undefined })
+    return { id, changed: r.changed, created_keys: r.createdKeys, revoked_keys: r.revokedKeys }
+  })
+
+  app.post<{ Params: Static<typeof UserParams>, Body: Static<typeof ActivateBody> }>('/users/:id/activate', {
+    onRequest: requireScope('org'),
+    schema: { params: UserParams, querystring: NoQuery, body: ActivateBody, response: { 200: UserStatusChanged } }
+  }, async (request) => {
+    const { store, rules } = callerOf(ctx, request)
+    const { id } = request.params
+    if (!rules.isAdmin) await rules.manageableUser(id, 'user.activate')
+    const r = await store.setUserStatus(id, 'active', { inOrg: rules.orgFilter(undefined) ?? undefined })
+    return { id, changed: r.changed, created_keys: r.createdKeys, revoked_keys: r.revokedKeys }
+  })
 }
