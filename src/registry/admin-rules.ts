@@ -214,14 +214,18 @@ export class AdminRules {
     try {
       return await fn()
     } catch (err: unknown) {
-      if (err instanceof AdminError && err.kind === 'not_found' && this.s.scope !== 'admin') await this.store.recordDenied(action, target, err.message)
+      if (err instanceof AdminError && err.kind === 'not_found' && this.s.scope !== 'admin') await this.store.recordDenied(action, target, err.message, this.s.org)
       throw err
     }
   }
 
-  /** Audits the refused attempt (result `denied: ...`), then refuses it. */
+  /**
+   * Audits the refused attempt (result `denied: ...`) under the caller's own org (an
+   * org admin reads what its members attempted; another org learns nothing of them),
+   * then refuses it.
+   */
   private async deny (action: string, target: string, kind: 'forbidden' | 'not_found', why: string, needs?: string): Promise<never> {
-    await this.store.recordDenied(action, target, why)
+    await this.store.recordDenied(action, target, why, this.s.scope === 'admin' ? undefined : this.s.org)
     throw new AdminError(why, kind, kind === 'forbidden' ? needs ?? this.needed() : undefined)
   }
 

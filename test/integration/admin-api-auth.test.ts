@@ -8,8 +8,8 @@
  * - the admin token (KEYGATE_ADMIN_TOKEN only; unset = token sign-in off), a key
  *   granting `keygate:admin` by name: full control. `*` grants no `keygate:` permission.
  * - a personal key granting `keygate:keys:self`: its own keys only; every other route
- *   is 403 naming the permission it needs (`keygate:org:admin` for users and rotation,
- *   `keygate:admin` for roles, permissions and the audit trail). A BOT key gets nothing
+ *   is 403 naming the permission it needs (`keygate:org:admin` for users, rotation and
+ *   the audit trail, `keygate:admin` for roles and permissions). A BOT key gets nothing
  *   from keys:self. (The org admin's scope: test/regressions/cross-tenant-admin.test.ts.)
  * - a key granting neither: 403 on every route.
  * - sign-in uses the data plane's own checks: a key revoked directly in Redis loses
@@ -59,7 +59,7 @@ const ROUTES: Array<{ method: string, path: string, body?: unknown, needs?: stri
   { method: 'GET', path: '/admin/v1/roles' },
   { method: 'PUT', path: '/admin/v1/roles/extra', body: { permissions: ['users:read'] }, needs: ADMIN },
   { method: 'DELETE', path: '/admin/v1/roles/extra?force=true', needs: ADMIN },
-  { method: 'GET', path: '/admin/v1/audit?since=1h', needs: ADMIN }
+  { method: 'GET', path: '/admin/v1/audit?since=1h', needs: ORG_ADMIN }
 ]
 
 async function authWorld (gw: TestGateway): Promise<Record<string, { id: string, key: string }>> {
