@@ -8,17 +8,17 @@
  * a key costs its map slot and id string on the heap (about 90 bytes) and 49 bytes in
  * typed arrays outside it (digest, two times, flags), which the collector never scans.
  *
- * `get(id)` builds the entry and record a decision reads, short-lived objects.
+ * `get(id)` builds the entry and record a decision reads, short-lived objects. Keys
+ * that do not exist are not held here but in the negative store (negative-store.ts).
  */
 import { INVALID, type Invalid, type KeyRecord } from '../registry/records.js'
-import type { Cached, Entry } from './record-cache.js'
+import type { Entry } from './record-cache.js'
 
 // flags, one byte a slot
 const USED = 1
 const TRACKED = 2
 const REVOKED = 4
 const KIND = 0b11000
-const NEGATIVE = 0 // the key does not exist in Redis (no kind bits)
 const INVALID_RECORD = 0b01000
 const PERSONAL = 0b10000
 const BOT = 0b11000
@@ -62,20 +62,20 @@ export class KeyTable {
   }
 
   /** Stores or replaces a key's entry. The caller keeps the bound: a new id needs a free slot. */
-  set (id: string, value: Cached<KeyRecord | Invalid>, at: number, tracked: boolean): void {
+  set (id: string, value: KeyRecord | Invalid, at: number, tracked: boolean): void {
     let slot = this.index.get(id)
     if (slot === undefined) {
       slot = this.allocate()
       this.index.set(id, slot)
     }
-    const record = value === null || value === INVALID ? undefined : value
+    const record = value === INVALID ? undefined : value
     let flags = tracked ? TRACKED : 0
-    if (value === INVALID) flags |= INVALID_RECORD
-    else if (record !== undefined) {
+    if (record === undefined) flags |= INVALID_RECORD
+    else {
       flags |= record.type === 'personal' ? PERSONAL : BOT
       if (record.status !== 'active') flags |= REVOKED
       this.digests.write(record.digest, slot * DIGEST_BYTES, DIGEST_BYTES, 'latin1')
-    } // (else NEGATIVE: the key does not exist)
+    }
     this.at[slot] = at
     this.expiresAt[slot] = record?.expiresAt ?? Number.NaN
     this.org[slot] = record?.org
@@ -117,9 +117,8 @@ export class KeyTable {
     return false
   }
 
-  private record (slot: number, flags: number): KeyRecord | Invalid | null {
+  private record (slot: number, flags: number): KeyRecord | Invalid {
     const kind = flags & KIND
-    if (kind === NEGATIVE) return null
     if (kind === INVALID_RECORD) return INVALID
     const expiresAt = this.expiresAt[slot] as number
     const owner = this.owner[slot]

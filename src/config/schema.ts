@@ -55,11 +55,17 @@ export const ConfigSchema = Type.Object({
     ttl_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 500 }),
     negative_ttl_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 500 }),
     max_entries: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 100_000 }),
+    negative_max_entries: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000 }),
     stale_if_error_s: Type.Integer({ minimum: 0, maximum: 86_400, default: 30 })
   }, { additionalProperties: false, default: {} }),
   limits: Type.Object({
     body_bytes: Type.Integer({ minimum: 0, default: 10_485_760 }),
-    header_bytes: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 16_384 })
+    header_bytes: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 16_384 }),
+    unknown_keys_per_peer: Type.Object({
+      per_second: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, default: 10 }),
+      burst: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
+      max_peers: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000 })
+    }, { additionalProperties: false, default: {} })
   }, { additionalProperties: false, default: {} }),
   trusted_proxies: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   cors: Type.Object({

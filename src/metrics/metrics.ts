@@ -129,7 +129,8 @@ const REASON_SET: Record<Reason, true> = {
   header_too_large: true,
   internal_error: true,
   cors_preflight: true,
-  cors_refused: true
+  cors_refused: true,
+  unknown_key_limited: true
 }
 export const REASONS = Object.keys(REASON_SET) as Reason[]
 const REASON_INDEX = new Map<string, number>(REASONS.map((r, i) => [r, i]))
