@@ -1,0 +1,104 @@
+// The `flood` extra: does a flood of forged keys hurt the keys that are cached?
+// One gateway (personal key, cache warm, request log on, pinned like the table's
+// servers) is measured in alternating phases: the cached key alone (50 connections),
+// and the cached key again while a second load, from the same address, sends forged
+// well-formed keys (a new id every request, valid checksums, bench/forged-keys.ts)
+// at a fixed FLOOD_RATE. The paired ratio of the cached key's req/s (with / without,
+// per round, median) is what the flood costs the keys in use; its target is >= 0.9.
+// The flood's rate is fixed because a 401 costs CPU like any response: an unbounded
+// flood on the same core measures time-sharing, which no per-key limit changes. What
+// the limit must keep out is the rest: a Redis round trip and a negative entry per
+// forged key. The registry reads per 1,000 forged requests are reported too.
+import { Redis } from 'ioredis'
+import { generateKey } from '../src/registry/key-material.js'
+import { redisKeys } from '../src/registry/redis-keys.js'
+import type { ExtraResult } from './extras.js'
+import { nextForgedKey } from './forged-keys.js'
+import { keyRecord, PREFIX, registryReadsOf, startBenchRedis, startKeygate } from './keygate.js'
+import { runRound, type RoundResult } from './load.js'
+import { BENCH_PATH } from './servers.js'
+import { median } from './stats.js'
+import type { ScenarioContext } from './types.js'
+
+const FLOOD_RATE = 1000
+const ROUNDS = 6
+const ROUND_S = 4
+const WARMUP_S = 6
+const RATIO_TARGET = 0.9
+const READS_PER_1K_TARGET = 1
+
+export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
+  const redis = await startBenchRedis(ctx, 'redis-flood')
+  const client = new Redis(redis.url)
+  const k = redisKeys(PREFIX)
+  const key = generateKey('kg_')
+  await client.multi()
+    .hset(k.role('reader'), { permissions: 'users:read' })
+    .hset(k.user('u1'), { org: 'acme', role: 'reader', status: 'active' })
+    .hset(k.key(key.id), keyRecord(key, { type: 'personal', user: 'u1' }))
+    .exec()
+  const gw = await startKeygate(ctx, 'keygate-flood', { redisUrl: redis.url })
+  try {
+    const url = `http://127.0.0.1:${gw.port}${BENCH_PATH}`
+    const cached = async (): Promise<RoundResult> => await runRound({ url, headers: { authorization: `Bearer ${key.key}` } }, { connections: 50, pipelining: 1, durationSec: ROUND_S })
+    const forged = async (durationSec: number): Promise<RoundResult> => await runRound(
+      { url, headers: {}, headersFor: () => ({ authorization: `Bearer ${nextForgedKey()}` }), expectedStatus: 401 },
+      { connections: 10, pipelining: 1, durationSec, overallRate: FLOOD_RATE }
+    )
+    // warm-up: the cached key, then the flood alone (it spends the address's burst)
+    await runRound({ url, headers: { authorization: `Bearer ${key.key}` } }, { connections: 50, pipelining: 1, durationSec: WARMUP_S })
+    await forged(2)
+
+    const alone: number[] = []
+    const during: number[] = []
+    const ratios: number[] = []
+    let bad = 0
+    let floodResponses = 0
+    let floodReads = 0
+    for (let round = 0; round < ROUNDS; round++) {
+      const phases = round % 2 === 0 ? ['alone', 'flood'] : ['flood', 'alone']
+      let a = 0
+      let d = 0
+      for (const phase of phases) {
+        if (phase === 'alone') {
+          const r = await cached()
+          bad += r.unexpectedStatus + r.errors
+          a = r.reqPerSec
+          continue
+        }
+        const before = await registryReadsOf(client)
+        const [r, f] = await Promise.all([cached(), forged(ROUND_S)])
+        floodReads += await registryReadsOf(client) - before
+        floodResponses += f.responses
+        bad += r.unexpectedStatus + r.errors + f.unexpectedStatus + f.errors
+        d = r.reqPerSec
+      }
+      alone.push(a)
+      during.push(d)
+      ratios.push(d / a)
+    }
+    const ratio = median(ratios)
+    const readsPer1k = 1000 * floodReads / Math.max(1, floodResponses)
+    const failures: string[] = []
+    if (bad > 0) failures.push(`flood: ${bad} unexpected statuses or errors (the cached key must get 200, every forged key 401)`)
+    if (!(ratio >= RATIO_TARGET)) failures.push(`flood: the cached key's throughput during the flood is ${ratio.toFixed(2)}× of without, below the ${RATIO_TARGET}× target`)
+    if (!(readsPer1k <= READS_PER_1K_TARGET)) failures.push(`flood: ${readsPer1k.toFixed(2)} registry reads per 1,000 forged requests, above the ${READS_PER_1K_TARGET} target`)
+    return {
+      markdown: [
+        `### Cached key during a flood of forged keys: ${FLOOD_RATE} forged keys a second from the same address, ${ROUNDS} paired rounds of ${ROUND_S} s`,
+        '',
+        '| cached key req/s alone (median) | during the flood (median) | during / alone (paired, median) | forged requests | registry reads per 1k forged |',
+        '|---:|---:|---:|---:|---:|',
+        `| ${median(alone).toFixed(0)} | ${median(during).toFixed(0)} | **${ratio.toFixed(2)}×** (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | ${floodResponses} | ${readsPer1k.toFixed(2)} |`,
+        '',
+        `Targets: during / alone >= ${RATIO_TARGET}× (${ratio >= RATIO_TARGET ? 'met' : 'NOT met'}); registry reads <= ${READS_PER_1K_TARGET} per 1,000 forged requests (${readsPer1k <= READS_PER_1K_TARGET ? 'met' : 'NOT met'}).`,
+        ''
+      ].join('\n'),
+      failures
+    }
+  } finally {
+    await gw.stop()
+    client.disconnect()
+    await redis.server.stop()
+  }
+}
