@@ -8,7 +8,8 @@
 // The flood's rate is fixed because a 401 costs CPU like any response: an unbounded
 // flood on the same core measures time-sharing, which no per-key limit changes. What
 // the limit must keep out is the rest: a Redis round trip and a negative entry per
-// forged key. The registry reads per 1,000 forged requests are reported too.
+// forged key. So the registry reads over the whole measurement are reported too, with
+// the limit's bound (the default budget: a burst of 100, then 10 a second).
 import { Redis } from 'ioredis'
 import { generateKey } from '../src/registry/key-material.js'
 import { redisKeys } from '../src/registry/redis-keys.js'
@@ -21,11 +22,12 @@ import { median } from './stats.js'
 import type { ScenarioContext } from './types.js'
 
 const FLOOD_RATE = 1000
-const ROUNDS = 6
-const ROUND_S = 4
+const ROUNDS = 12
+const ROUND_S = 2
 const WARMUP_S = 6
 const RATIO_TARGET = 0.9
-const READS_PER_1K_TARGET = 1
+/** limits.unknown_keys_per_peer's defaults */
+const BUDGET = { burst: 100, perSecond: 10 }
 
 export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
   const redis = await startBenchRedis(ctx, 'redis-flood')
@@ -53,8 +55,16 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
     const during: number[] = []
     const ratios: number[] = []
     let bad = 0
+    const badWhat: string[] = []
+    const note = (what: string, r: RoundResult, expected: string): void => {
+      const n = r.unexpectedStatus + r.errors
+      if (n === 0) return
+      bad += n
+      badWhat.push(`${what}: ${JSON.stringify(r.statusCounts)} expected ${expected}, ${r.errors} errors (${r.timeouts} timeouts)`)
+    }
     let floodResponses = 0
-    let floodReads = 0
+    const readsBefore = await registryReadsOf(client)
+    const startedAt = performance.now()
     for (let round = 0; round < ROUNDS; round++) {
       const phases = round % 2 === 0 ? ['alone', 'flood'] : ['flood', 'alone']
       let a = 0
@@ -62,36 +72,39 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
       for (const phase of phases) {
         if (phase === 'alone') {
           const r = await cached()
-          bad += r.unexpectedStatus + r.errors
+          note('cached key alone', r, '200')
           a = r.reqPerSec
           continue
         }
-        const before = await registryReadsOf(client)
         const [r, f] = await Promise.all([cached(), forged(ROUND_S)])
-        floodReads += await registryReadsOf(client) - before
         floodResponses += f.responses
-        bad += r.unexpectedStatus + r.errors + f.unexpectedStatus + f.errors
+        note('cached key during the flood', r, '200')
+        note('forged keys', f, '401')
         d = r.reqPerSec
       }
       alone.push(a)
       during.push(d)
       ratios.push(d / a)
     }
+    const reads = await registryReadsOf(client) - readsBefore
+    const elapsedS = (performance.now() - startedAt) / 1000
+    const bound = Math.ceil(BUDGET.burst + BUDGET.perSecond * elapsedS)
     const ratio = median(ratios)
-    const readsPer1k = 1000 * floodReads / Math.max(1, floodResponses)
+    const readsPer1k = 1000 * reads / Math.max(1, floodResponses)
     const failures: string[] = []
-    if (bad > 0) failures.push(`flood: ${bad} unexpected statuses or errors (the cached key must get 200, every forged key 401)`)
+    if (bad > 0) failures.push(`flood: ${bad} unexpected statuses or errors (the cached key must get 200, every forged key 401): ${badWhat.join('; ')}`)
     if (!(ratio >= RATIO_TARGET)) failures.push(`flood: the cached key's throughput during the flood is ${ratio.toFixed(2)}× of without, below the ${RATIO_TARGET}× target`)
-    if (!(readsPer1k <= READS_PER_1K_TARGET)) failures.push(`flood: ${readsPer1k.toFixed(2)} registry reads per 1,000 forged requests, above the ${READS_PER_1K_TARGET} target`)
+    if (!(reads <= bound)) failures.push(`flood: ${reads} registry reads in ${elapsedS.toFixed(0)} s, above the per-peer budget's ${bound}`)
     return {
       markdown: [
         `### Cached key during a flood of forged keys: ${FLOOD_RATE} forged keys a second from the same address, ${ROUNDS} paired rounds of ${ROUND_S} s`,
         '',
-        '| cached key req/s alone (median) | during the flood (median) | during / alone (paired, median) | forged requests | registry reads per 1k forged |',
-        '|---:|---:|---:|---:|---:|',
-        `| ${median(alone).toFixed(0)} | ${median(during).toFixed(0)} | **${ratio.toFixed(2)}×** (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | ${floodResponses} | ${readsPer1k.toFixed(2)} |`,
+        '| cached key req/s alone (median) | during the flood (median) | during / alone (paired, median) | forged requests | registry reads (bound) | reads per 1k forged |',
+        '|---:|---:|---:|---:|---:|---:|',
+        `| ${median(alone).toFixed(0)} | ${median(during).toFixed(0)} | **${ratio.toFixed(2)}×** (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | ${floodResponses} | ${reads} (${bound}) | ${readsPer1k.toFixed(1)} |`,
         '',
-        `Targets: during / alone >= ${RATIO_TARGET}× (${ratio >= RATIO_TARGET ? 'met' : 'NOT met'}); registry reads <= ${READS_PER_1K_TARGET} per 1,000 forged requests (${readsPer1k <= READS_PER_1K_TARGET ? 'met' : 'NOT met'}).`,
+        `Targets: during / alone >= ${RATIO_TARGET}× (${ratio >= RATIO_TARGET ? 'met' : 'NOT met'}); registry reads within the per-peer budget, ${BUDGET.burst} + ${BUDGET.perSecond}/s over the ${elapsedS.toFixed(0)} s measured (${reads <= bound ? 'met' : 'NOT met'}). ` +
+          `At ${FLOOD_RATE} forged keys a second the budget's refill alone is ${(1000 * BUDGET.perSecond / FLOOD_RATE).toFixed(0)} reads per 1,000; the unknown row of the table, flooding at full speed, is the per-1,000 figure.`,
         ''
       ].join('\n'),
       failures

@@ -85,6 +85,11 @@ export class RecordCache {
     return this.keys.size + this.users.size + this.roles.size
   }
 
+  /** A key record is held for this id (servable or not): the key is known to exist. */
+  hasKeyRecord (id: string): boolean {
+    return this.keys.has(id)
+  }
+
   /** (a new entry object each call, built from the key table) */
   key (id: string): Entry<KeyRecord | Invalid> | undefined {
     return this.keys.get(id) ?? this.negatives.get(KIND.key + id) as Entry<KeyRecord | Invalid> | undefined

@@ -17,9 +17,10 @@
  * answer for others. Entries already past their TTL at that moment are never
  * served (one may predate a revocation). Past the window, the request gets 503.
  *
- * A miss from a client peer is charged to that peer's budget of unknown-key lookups
- * (unknown-key-limit.ts) and refunded unless the key came back unknown; a peer with
- * no budget left gets `{ key: null, limited: true }` without a Redis command.
+ * A miss from a client peer for a key id with no record in the cache is charged to
+ * that peer's budget of unknown-key lookups (unknown-key-limit.ts), and refunded
+ * unless the key came back unknown; a peer with no budget left gets
+ * `{ key: null, limited: true }` without a Redis command.
  */
 import type { FillTicket, Tracking } from '../cache/invalidation.js'
 import { cacheName, type Entry, type RecordCache } from '../cache/record-cache.js'
@@ -89,7 +90,9 @@ export class IdentityResolver {
       cache.counters.hits++
       return cached
     }
-    if (peer === undefined || unknownKeys === undefined) {
+    // (a key whose record is held but not servable now, e.g. past its freshness while
+    // the invalidation channel is slow, is known to exist: its refetch is not limited)
+    if (peer === undefined || unknownKeys === undefined || cache.hasKeyRecord(keyId)) {
       cache.counters.misses++
       return this.fetch(keyId)
     }

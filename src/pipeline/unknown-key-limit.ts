@@ -6,7 +6,8 @@
  * `burst` such lookups at once and `per_second` more each second (a token bucket):
  * a cache miss takes a token before Redis is asked, and gets it back unless the key
  * turned out unknown. With no token left, a miss is answered without Redis
- * (401, reason `unknown_key_limited`); cache hits never touch the budget.
+ * (401, reason `unknown_key_limited`). Cache hits never touch the budget, nor do
+ * refetches of keys whose record the cache holds (known to exist, only not fresh).
  *
  * Peers are the socket's remote address: an IPv4-mapped IPv6 address counts as its
  * IPv4 address, and an IPv6 address as its /64 (one host usually holds a whole /64,

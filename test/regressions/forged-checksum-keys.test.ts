@@ -180,3 +180,27 @@ t.test('a key created after a miss works once created, the negative entry notwit
   }
   t.equal(status, 200, 'the invalidation dropped the negative entry')
 })
+
+t.test('a limited peer keeps its known keys when their records are cached but no longer fresh', async (t) => {
+  // no push invalidation: a record is fresh for ttl_ms, then refetched
+  const ttl = await startGateway(t, {
+    redis,
+    yaml: `
+cache: { tracking: false, ttl_ms: 50, negative_ttl_ms: 50 }
+limits: { unknown_keys_per_peer: { per_second: ${PER_SECOND}, burst: 5 } }
+`
+  })
+  const pool = new Pool(`http://127.0.0.1:${ttl.port}`, { connections: 1, localAddress: '127.0.0.5' })
+  t.teardown(() => pool.close())
+  const real = await ttl.fixtures.personalKey('alice')
+  const later = await ttl.fixtures.personalKey('bob')
+  t.equal((await get(pool, real.key)).status, 200, 'the real key, now cached')
+  const forged: Reply[] = []
+  for (let i = 0; i < 10; i++) forged.push(await get(pool, assembleKey(ttl.config.keys.prefix, ('T' + i.toString(36).padStart(15, '0')), 'S'.repeat(32))))
+  t.equal(await reasonOf(ttl, forged.at(-1) as Reply), 'unknown_key_limited', 'the peer has spent its budget')
+  await new Promise((resolve) => setTimeout(resolve, 100)) // past ttl_ms: the record is held, not fresh
+  t.equal((await get(pool, real.key)).status, 200, 'the known key is refetched, not limited')
+  const refused = await get(pool, later.key)
+  t.equal(refused.status, 401, 'a key the cache has never seen is limited')
+  t.equal(await reasonOf(ttl, refused), 'unknown_key_limited')
+})
