@@ -5,6 +5,10 @@
 // well-formed keys (a new id every request, valid checksums, bench/forged-keys.ts)
 // at a fixed FLOOD_RATE. The paired ratio of the cached key's req/s (with / without,
 // per round, median) is what the flood costs the keys in use; its target is >= 0.9.
+// It is also given from the server's CPU time (cached responses per CPU second, the
+// flood's CPU charged to them): the capacity a saturated core would have, steadier
+// on a shared VM than req/s (docs/benchmarks.md, CPU per request). The target
+// applies to that figure; req/s is reported beside it.
 // The flood's rate is fixed because a 401 costs CPU like any response: an unbounded
 // flood on the same core measures time-sharing, which no per-key limit changes. What
 // the limit must keep out is the rest: a Redis round trip and a negative entry per
@@ -15,6 +19,7 @@ import { generateKey } from '../src/registry/key-material.js'
 import { redisKeys } from '../src/registry/redis-keys.js'
 import type { ExtraResult } from './extras.js'
 import { nextForgedKey } from './forged-keys.js'
+import { startCpuMeter } from './cpu-meter.js'
 import { keyRecord, PREFIX, registryReadsOf, startBenchRedis, startKeygate } from './keygate.js'
 import { runRound, type RoundResult } from './load.js'
 import { BENCH_PATH } from './servers.js'
@@ -54,6 +59,9 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
     const alone: number[] = []
     const during: number[] = []
     const ratios: number[] = []
+    const cpuRatios: number[] = []
+    /** server CPU µs per cached-key response over the phase */
+    const cpuPerCached = (serverPct: number | undefined, cachedReqPerSec: number): number => serverPct === undefined || cachedReqPerSec <= 0 ? Number.NaN : 1e6 * (serverPct / 100) / cachedReqPerSec
     let bad = 0
     const badWhat: string[] = []
     const note = (what: string, r: RoundResult, expected: string): void => {
@@ -69,14 +77,19 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
       const phases = round % 2 === 0 ? ['alone', 'flood'] : ['flood', 'alone']
       let a = 0
       let d = 0
+      let aCpu = Number.NaN
+      let dCpu = Number.NaN
       for (const phase of phases) {
+        const meter = startCpuMeter(gw.pid, [])
         if (phase === 'alone') {
           const r = await cached()
           note('cached key alone', r, '200')
           a = r.reqPerSec
+          aCpu = cpuPerCached(meter().serverPct, r.reqPerSec)
           continue
         }
         const [r, f] = await Promise.all([cached(), forged(ROUND_S)])
+        dCpu = cpuPerCached(meter().serverPct, r.reqPerSec)
         floodResponses += f.responses
         note('cached key during the flood', r, '200')
         note('forged keys', f, '401')
@@ -84,26 +97,29 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
       }
       alone.push(a)
       during.push(d)
-      ratios.push(d / a)
+      // (a phase without responses or without a CPU reading gives no ratio)
+      if (a > 0 && d > 0) ratios.push(d / a)
+      if (Number.isFinite(aCpu / dCpu)) cpuRatios.push(aCpu / dCpu)
     }
     const reads = await registryReadsOf(client) - readsBefore
     const elapsedS = (performance.now() - startedAt) / 1000
     const bound = Math.ceil(BUDGET.burst + BUDGET.perSecond * elapsedS)
-    const ratio = median(ratios)
+    const ratio = ratios.length === 0 ? Number.NaN : median(ratios)
+    const cpuRatio = cpuRatios.length === 0 ? Number.NaN : median(cpuRatios)
     const readsPer1k = 1000 * reads / Math.max(1, floodResponses)
     const failures: string[] = []
     if (bad > 0) failures.push(`flood: ${bad} unexpected statuses or errors (the cached key must get 200, every forged key 401): ${badWhat.join('; ')}`)
-    if (!(ratio >= RATIO_TARGET)) failures.push(`flood: the cached key's throughput during the flood is ${ratio.toFixed(2)}× of without, below the ${RATIO_TARGET}× target`)
+    if (!(cpuRatio >= RATIO_TARGET)) failures.push(`flood: the cached key's capacity during the flood (from CPU per request) is ${cpuRatio.toFixed(2)}× of without, below the ${RATIO_TARGET}× target`)
     if (!(reads <= bound)) failures.push(`flood: ${reads} registry reads in ${elapsedS.toFixed(0)} s, above the per-peer budget's ${bound}`)
     return {
       markdown: [
         `### Cached key during a flood of forged keys: ${FLOOD_RATE} forged keys a second from the same address, ${ROUNDS} paired rounds of ${ROUND_S} s`,
         '',
-        '| cached key req/s alone (median) | during the flood (median) | during / alone (paired, median) | forged requests | registry reads (bound) | reads per 1k forged |',
-        '|---:|---:|---:|---:|---:|---:|',
-        `| ${median(alone).toFixed(0)} | ${median(during).toFixed(0)} | **${ratio.toFixed(2)}×** (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | ${floodResponses} | ${reads} (${bound}) | ${readsPer1k.toFixed(1)} |`,
+        '| cached key req/s alone (median) | during the flood (median) | req/s during / alone (paired) | CPU/req alone / during (paired) | forged requests | registry reads (bound) | reads per 1k forged |',
+        '|---:|---:|---:|---:|---:|---:|---:|',
+        `| ${median(alone).toFixed(0)} | ${median(during).toFixed(0)} | ${ratio.toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | **${cpuRatio.toFixed(2)}×** (${Math.min(...cpuRatios).toFixed(2)}–${Math.max(...cpuRatios).toFixed(2)}) | ${floodResponses} | ${reads} (${bound}) | ${readsPer1k.toFixed(1)} |`,
         '',
-        `Targets: during / alone >= ${RATIO_TARGET}× (${ratio >= RATIO_TARGET ? 'met' : 'NOT met'}); registry reads within the per-peer budget, ${BUDGET.burst} + ${BUDGET.perSecond}/s over the ${elapsedS.toFixed(0)} s measured (${reads <= bound ? 'met' : 'NOT met'}). ` +
+        `Paired: the median over rounds of each round's ratio. CPU/req: the server's CPU time per cached-key response, the flood's CPU included. Targets: capacity during / alone (CPU/req) >= ${RATIO_TARGET}× (${cpuRatio >= RATIO_TARGET ? 'met' : 'NOT met'}); registry reads within the per-peer budget, ${BUDGET.burst} + ${BUDGET.perSecond}/s over the ${elapsedS.toFixed(0)} s measured (${reads <= bound ? 'met' : 'NOT met'}). ` +
           `At ${FLOOD_RATE} forged keys a second the budget's refill alone is ${(1000 * BUDGET.perSecond / FLOOD_RATE).toFixed(0)} reads per 1,000; the unknown row of the table, flooding at full speed, is the per-1,000 figure.`,
         ''
       ].join('\n'),
