@@ -83,6 +83,11 @@ export class KeyTable {
     this.flags[slot] = flags
   }
 
+  /** The ids held now. */
+  ids (): IterableIterator<string> {
+    return this.index.keys()
+  }
+
   delete (id: string): void {
     const slot = this.index.get(id)
     if (slot === undefined) return
@@ -100,9 +105,10 @@ export class KeyTable {
 
   /**
    * CLOCK: drops the oldest entry not used since the scan last passed it; a used one
-   * is unmarked and moved to the back, at most `chances` times. False when empty.
+   * is unmarked and moved to the back, at most `chances` times. Returns the evicted
+   * id; undefined when empty.
    */
-  evictOne (chances: number): boolean {
+  evictOne (chances: number): string | undefined {
     for (const [id, slot] of this.index) {
       this.index.delete(id)
       const flags = this.flags[slot] as number
@@ -112,9 +118,9 @@ export class KeyTable {
         continue
       }
       this.release(slot)
-      return true
+      return id
     }
-    return false
+    return undefined
   }
 
   private record (slot: number, flags: number): KeyRecord | Invalid {

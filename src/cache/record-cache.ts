@@ -64,6 +64,8 @@ export class RecordCache {
   private readonly users = new Map<string, Entry<unknown>>()
   private readonly roles = new Map<string, Entry<unknown>>()
   private readonly negatives: NegativeStore
+  /** key ids whose record was evicted, invalidated or flushed, oldest first, at most maxEntries (see `knownKey`) */
+  private readonly droppedIds = new Set<string>()
 
   /** `maxEntries`: records (`cache.max_entries`); `maxNegative`: negative entries (`cache.negative_max_entries`) */
   constructor (private readonly maxEntries: number, maxNegative = 10_000) {
@@ -85,9 +87,14 @@ export class RecordCache {
     return this.keys.size + this.users.size + this.roles.size
   }
 
-  /** A key record is held for this id (servable or not): the key is known to exist. */
-  hasKeyRecord (id: string): boolean {
-    return this.keys.has(id)
+  /**
+   * The key is known to exist: a record is held for its id (servable or not), or was
+   * until an eviction, an invalidation or a flush dropped it. Only the unknown-key
+   * budget asks (the keys in use must not look like a flood when their records have
+   * to be read again); no decision is taken from it.
+   */
+  knownKey (id: string): boolean {
+    return this.keys.has(id) || this.droppedIds.has(id)
   }
 
   /** (a new entry object each call, built from the key table) */
@@ -132,6 +139,7 @@ export class RecordCache {
   }
 
   clear (): void {
+    for (const id of this.keys.ids()) this.rememberDropped(id)
     this.keys.clear()
     this.users.clear()
     this.roles.clear()
@@ -139,8 +147,25 @@ export class RecordCache {
   }
 
   private dropRecord (name: string): void {
-    if (name.startsWith(KIND.key)) this.keys.delete(name.slice(2))
-    else this.mapOf(name).delete(name.slice(2))
+    if (!name.startsWith(KIND.key)) {
+      this.mapOf(name).delete(name.slice(2))
+      return
+    }
+    const id = name.slice(2)
+    if (this.keys.has(id)) {
+      this.keys.delete(id)
+      this.rememberDropped(flatCopy(id))
+    }
+  }
+
+  private rememberDropped (id: string): void {
+    if (this.droppedIds.delete(id) || this.droppedIds.size < this.maxEntries) {
+      this.droppedIds.add(id)
+      return
+    }
+    const oldest = this.droppedIds.values().next()
+    if (oldest.done !== true) this.droppedIds.delete(oldest.value)
+    this.droppedIds.add(id)
   }
 
   private mapOf (name: string): Map<string, Entry<unknown>> {
@@ -152,7 +177,11 @@ export class RecordCache {
   private evictOne (): void {
     const map = this.roles.size > this.users.size ? this.roles : this.users
     if (this.keys.size >= map.size) {
-      if (this.keys.evictOne(MAX_SECOND_CHANCES)) this.counters.evictions++
+      const id = this.keys.evictOne(MAX_SECOND_CHANCES)
+      if (id !== undefined) {
+        this.counters.evictions++
+        this.rememberDropped(id)
+      }
       return
     }
     let chances = 0

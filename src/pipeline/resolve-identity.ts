@@ -17,7 +17,7 @@
  * answer for others. Entries already past their TTL at that moment are never
  * served (one may predate a revocation). Past the window, the request gets 503.
  *
- * A miss from a client peer for a key id with no record in the cache is charged to
+ * A miss from a client peer for a key id the cache does not know is charged to
  * that peer's budget of unknown-key lookups (unknown-key-limit.ts), and refunded
  * unless the key came back unknown; a peer with no budget left gets
  * `{ key: null, limited: true }` without a Redis command.
@@ -91,8 +91,9 @@ export class IdentityResolver {
       return cached
     }
     // (a key whose record is held but not servable now, e.g. past its freshness while
-    // the invalidation channel is slow, is known to exist: its refetch is not limited)
-    if (peer === undefined || unknownKeys === undefined || cache.hasKeyRecord(keyId)) {
+    // the invalidation channel is slow, or was dropped since, is known to exist: its
+    // refetch is not limited)
+    if (peer === undefined || unknownKeys === undefined || cache.knownKey(keyId)) {
       cache.counters.misses++
       return this.fetch(keyId)
     }

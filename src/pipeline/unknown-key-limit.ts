@@ -7,7 +7,7 @@
  * a cache miss takes a token before Redis is asked, and gets it back unless the key
  * turned out unknown. With no token left, a miss is answered without Redis
  * (401, reason `unknown_key_limited`). Cache hits never touch the budget, nor do
- * refetches of keys whose record the cache holds (known to exist, only not fresh).
+ * lookups of keys the cache knows exist (RecordCache.knownKey).
  *
  * Peers are the socket's remote address: an IPv4-mapped IPv6 address counts as its
  * IPv4 address, and an IPv6 address as its /64 (one host usually holds a whole /64,

@@ -204,3 +204,23 @@ limits: { unknown_keys_per_peer: { per_second: ${PER_SECOND}, burst: 5 } }
   t.equal(refused.status, 401, 'a key the cache has never seen is limited')
   t.equal(await reasonOf(ttl, refused), 'unknown_key_limited')
 })
+
+t.test('a limited peer keeps its known keys when an invalidation drops their records', async (t) => {
+  const pool = new Pool(`http://127.0.0.1:${gw.port}`, { connections: 1, localAddress: '127.0.0.6' })
+  t.teardown(() => pool.close())
+  const real = await gw.fixtures.personalKey('alice')
+  t.equal((await get(pool, real.key)).status, 200, 'the real key, now cached')
+  const forged: Reply[] = []
+  for (let i = 0; i < BURST + 5; i++) forged.push(await get(pool, forgedKey()))
+  t.equal(await reasonOf(gw, forged.at(-1) as Reply), 'unknown_key_limited', 'the peer has spent its budget')
+  await gw.fixtures.hset(gw.fixtures.keys.key(real.id), 'name', 'renamed') // an edit: the record is invalidated
+  let dropped = false
+  for (let i = 0; i < 100 && !dropped; i++) {
+    dropped = gw.app.cache.key(real.id) === undefined
+    if (!dropped) await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  t.ok(dropped, 'the invalidation dropped the record')
+  const reply = await get(pool, real.key)
+  t.equal(reply.status, 200, 'the key is refetched, not limited')
+  t.equal(await reasonOf(gw, reply), 'allowed')
+})

@@ -165,3 +165,33 @@ t.test('an invalidation or a flush drops negative entries too', async (t) => {
   t.equal(cache.role('gone'), undefined)
   t.equal(cache.size, 0)
 })
+
+t.test('knownKey: a key id with a record, or whose record an invalidation or a flush dropped', async (t) => {
+  const cache = new RecordCache(2, 10)
+  cache.set(cacheName.key('a'), keyRecord(1), 0, true)
+  cache.set(cacheName.key('b'), keyRecord(2), 0, true)
+  cache.set(cacheName.key('gone'), null, 0, true)
+  t.ok(cache.knownKey('a'))
+  t.notOk(cache.knownKey('gone'), 'a negative entry is not a known key')
+  t.notOk(cache.knownKey('never'))
+  cache.delete(cacheName.key('a'))
+  t.equal(cache.key('a'), undefined, 'the record is gone')
+  t.ok(cache.knownKey('a'), 'its id is still known')
+  cache.clear()
+  t.equal(cache.key('b'), undefined)
+  t.ok(cache.knownKey('b'), 'a flush keeps the ids known')
+  for (const id of ['c', 'd', 'e']) {
+    cache.set(cacheName.key(id), keyRecord(3), 0, true)
+    cache.delete(cacheName.key(id))
+  }
+  t.notOk(cache.knownKey('a'), 'at most max_entries dropped ids are remembered, oldest dropped first')
+  t.ok(cache.knownKey('e'))
+})
+
+t.test('knownKey: an evicted key id is still known', async (t) => {
+  const cache = new RecordCache(2, 10)
+  for (const id of ['a', 'b', 'c']) cache.set(cacheName.key(id), keyRecord(1), 0, true)
+  t.equal(cache.counters.evictions, 1)
+  t.equal(cache.key('a'), undefined, 'a was evicted')
+  t.ok(cache.knownKey('a'))
+})
