@@ -34,6 +34,8 @@ const RATIO_TARGET = 0.9
 /** limits.unknown_keys_per_peer's defaults */
 const BUDGET = { burst: 100, perSecond: 10 }
 
+const pctOf = (values: number[]): string => values.length === 0 ? 'n/a' : `${median(values).toFixed(0)}%`
+
 export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
   const redis = await startBenchRedis(ctx, 'redis-flood')
   const client = new Redis(redis.url)
@@ -60,6 +62,8 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
     const during: number[] = []
     const ratios: number[] = []
     const cpuRatios: number[] = []
+    /** the server's share of its core, alone and during the flood: below ~90%, the load generator held it back */
+    const serverPct = { alone: [] as number[], during: [] as number[] }
     /** server CPU µs per cached-key response over the phase */
     const cpuPerCached = (serverPct: number | undefined, cachedReqPerSec: number): number => serverPct === undefined || cachedReqPerSec <= 0 ? Number.NaN : 1e6 * (serverPct / 100) / cachedReqPerSec
     let bad = 0
@@ -85,11 +89,15 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
           const r = await cached()
           note('cached key alone', r, '200')
           a = r.reqPerSec
-          aCpu = cpuPerCached(meter().serverPct, r.reqPerSec)
+          const cpu = meter().serverPct
+          aCpu = cpuPerCached(cpu, r.reqPerSec)
+          if (cpu !== undefined) serverPct.alone.push(cpu)
           continue
         }
         const [r, f] = await Promise.all([cached(), forged(ROUND_S)])
-        dCpu = cpuPerCached(meter().serverPct, r.reqPerSec)
+        const cpu = meter().serverPct
+        dCpu = cpuPerCached(cpu, r.reqPerSec)
+        if (cpu !== undefined) serverPct.during.push(cpu)
         floodResponses += f.responses
         note('cached key during the flood', r, '200')
         note('forged keys', f, '401')
@@ -115,9 +123,9 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
       markdown: [
         `### Cached key during a flood of forged keys: ${FLOOD_RATE} forged keys a second from the same address, ${ROUNDS} paired rounds of ${ROUND_S} s`,
         '',
-        '| cached key req/s alone (median) | during the flood (median) | req/s during / alone (paired) | CPU/req alone / during (paired) | forged requests | registry reads (bound) | reads per 1k forged |',
-        '|---:|---:|---:|---:|---:|---:|---:|',
-        `| ${median(alone).toFixed(0)} | ${median(during).toFixed(0)} | ${ratio.toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | **${cpuRatio.toFixed(2)}×** (${Math.min(...cpuRatios).toFixed(2)}–${Math.max(...cpuRatios).toFixed(2)}) | ${floodResponses} | ${reads} (${bound}) | ${readsPer1k.toFixed(1)} |`,
+        '| cached key req/s alone (median) | during the flood (median) | server CPU alone / during | req/s during / alone (paired) | CPU/req alone / during (paired) | forged requests | registry reads (bound) | reads per 1k forged |',
+        '|---:|---:|---:|---:|---:|---:|---:|---:|',
+        `| ${median(alone).toFixed(0)} | ${median(during).toFixed(0)} | ${pctOf(serverPct.alone)} / ${pctOf(serverPct.during)} | ${ratio.toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | **${cpuRatio.toFixed(2)}×** (${Math.min(...cpuRatios).toFixed(2)}–${Math.max(...cpuRatios).toFixed(2)}) | ${floodResponses} | ${reads} (${bound}) | ${readsPer1k.toFixed(1)} |`,
         '',
         `Paired: the median over rounds of each round's ratio. CPU/req: the server's CPU time per cached-key response, the flood's CPU included. Targets: capacity during / alone (CPU/req) >= ${RATIO_TARGET}× (${cpuRatio >= RATIO_TARGET ? 'met' : 'NOT met'}); registry reads within the per-peer budget, ${BUDGET.burst} + ${BUDGET.perSecond}/s over the ${elapsedS.toFixed(0)} s measured (${reads <= bound ? 'met' : 'NOT met'}). ` +
           `At ${FLOOD_RATE} forged keys a second the budget's refill alone is ${(1000 * BUDGET.perSecond / FLOOD_RATE).toFixed(0)} reads per 1,000; the unknown row of the table, flooding at full speed, is the per-1,000 figure.`,
