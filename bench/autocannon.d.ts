@@ -15,6 +15,10 @@ declare module 'autocannon' {
     timeout?: number
     method?: string
     headers?: Record<string, string>
+    /** requests per second over all connections (default: as fast as they answer) */
+    overallRate?: number
+    /** cycled in order; a `setupRequest` is called before every send of its request */
+    requests?: Array<{ setupRequest?: (request: { headers?: Record<string, string> }) => { headers?: Record<string, string> } }>
   }
 
   export interface Histogram {

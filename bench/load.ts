@@ -7,11 +7,15 @@ export interface LoadSettings {
   pipelining: number
   /** seconds */
   durationSec: number
+  /** requests per second over all connections; default: as fast as the server answers */
+  overallRate?: number
 }
 
 export interface RoundTarget {
   url: string
   headers: Record<string, string>
+  /** headers built for each request, merged over `headers` */
+  headersFor?: (() => Record<string, string>) | undefined
   /** undefined: any 2xx is expected. */
   expectedStatus?: number | undefined
 }
@@ -32,6 +36,10 @@ export interface RoundResult {
   durationSec: number
 }
 
+function perRequest (headersFor: () => Record<string, string>): (request: { headers?: Record<string, string> }) => { headers?: Record<string, string> } {
+  return (request) => ({ ...request, headers: { ...request.headers, ...headersFor() } })
+}
+
 export async function runRound (target: RoundTarget, settings: LoadSettings): Promise<RoundResult> {
   // autocannon's own histogram has 1 ms resolution; record exact latencies instead.
   const latencies = new Samples()
@@ -40,7 +48,9 @@ export async function runRound (target: RoundTarget, settings: LoadSettings): Pr
     headers: target.headers,
     connections: settings.connections,
     pipelining: settings.pipelining,
-    duration: settings.durationSec
+    duration: settings.durationSec,
+    ...(settings.overallRate === undefined ? {} : { overallRate: settings.overallRate }),
+    ...(target.headersFor === undefined ? {} : { requests: [{ setupRequest: perRequest(target.headersFor) }] })
   })
   instance.on('response', (_client, _status, _bytes, responseTimeMs) => latencies.push(responseTimeMs))
   const result = await instance

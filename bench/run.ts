@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
 import { KNOBS, readConfig, type BenchConfig } from './config.js'
 import { memory, propagation, sharedCore } from './extras.js'
+import { flood } from './flood.js'
 import { instructions } from './instructions.js'
 import { registryReads } from './keygate.js'
 import { startCpuMeter } from './cpu-meter.js'
@@ -63,7 +64,7 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
   const load = (durationSec: number): LoadSettings =>
     ({ connections: config.connections, pipelining: config.pipelining, durationSec })
   const target = (s: Started): RoundTarget =>
-    ({ url: s.url, headers: s.scenario.headers, expectedStatus: s.scenario.expectedStatus })
+    ({ url: s.url, headers: s.scenario.headers, headersFor: s.scenario.headersFor, expectedStatus: s.scenario.expectedStatus })
 
   const measures: ScenarioMeasures[] = []
   for (const s of started) {
@@ -144,12 +145,17 @@ async function main (): Promise<number> {
     const measures = await measure(config, started, [origin.pid])
     const summaries = measures.map((m) => summarize(m, measures[0]))
     const problems = findProblems(summaries, unexpectedExits())
+    for (const [i, s] of started.entries()) {
+      const max = s.scenario.maxReadsPer1k
+      const reads = summaries[i]?.readsPer1k
+      if (max !== undefined && reads !== undefined && !(reads <= max)) problems.failures.push(`"${s.scenario.name}": ${reads.toFixed(2)} registry reads per 1,000 responses, above the ${max} target`)
+    }
     const info = runInfo(config, pinning.note)
 
     process.stdout.write(markdown(info, summaries, problems))
     // The throughput servers are done; the extras start their own Redis and gateways.
     await Promise.all(started.splice(0).map(async (s) => await s.server.stop()))
-    for (const extra of [sharedCore, propagation, memory, instructions]) {
+    for (const extra of [sharedCore, propagation, memory, flood, instructions]) {
       if (config.extras(extra.name)) {
         log(`running ${extra.name}`)
         const result = await extra(ctx)

@@ -1,5 +1,6 @@
 // The scenarios measured by bench/run.ts. The first one is the baseline every
 // other row is compared with; keygate rows come from keygateScenarios().
+import { FORGED_IDS, nextForgedKey } from './forged-keys.js'
 import { benchKeys, startKeygate } from './keygate.js'
 import { startBaseline } from './servers.js'
 import type { Scenario, ScenarioContext } from './types.js'
@@ -41,7 +42,8 @@ export function referenceScenario (ctx: ScenarioContext): Scenario {
 /**
  * keygate rows: valid keys with the cache warm (the headline), the same with the
  * cache disabled (one Redis round trip per request), a flood of malformed keys
- * (refused locally, no Redis), a well-formed unknown key (negative cache), and the
+ * (refused locally, no Redis), a flood of forged well-formed keys (a new id every
+ * request, valid checksums: the per-peer unknown-key limit keeps Redis out), and the
  * headline again with two worker processes (unpinned: it needs both cores).
  */
 export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
@@ -52,7 +54,14 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
     { name: 'keygate: personal key, cache warm, request log off', start: async () => await startKeygate(ctx, 'keygate-nolog', { logLevel: 'silent' }), headers: bearer(benchKeys.personal.key) },
     { name: 'keygate: personal key, cache disabled (Redis per request)', start: async () => await startKeygate(ctx, 'keygate-nocache', { cache: '{ enabled: false }' }), headers: bearer(benchKeys.personal.key) },
     { name: 'keygate: malformed keys (401, no Redis)', start: async () => await startKeygate(ctx, 'keygate-malformed'), headers: bearer('kg_not-a-real-key'), expectedStatus: 401 },
-    { name: 'keygate: unknown well-formed key (401, negative cache)', start: async () => await startKeygate(ctx, 'keygate-unknown'), headers: bearer(benchKeys.unknown.key), expectedStatus: 401 },
+    {
+      name: `keygate: unknown well-formed keys, ${FORGED_IDS.toLocaleString('en')} distinct forged ids (401, per-peer limit)`,
+      start: async () => await startKeygate(ctx, 'keygate-unknown'),
+      headers: {},
+      headersFor: () => bearer(nextForgedKey()),
+      expectedStatus: 401,
+      maxReadsPer1k: 1
+    },
     { name: 'keygate: personal key, --workers 2, unpinned', start: async () => await startKeygate(ctx, 'keygate-workers', { workers: 2 }), headers: bearer(benchKeys.personal.key) }
   ]
 }

@@ -18,6 +18,10 @@ export interface Scenario {
   start: () => Promise<RunningServer>
   /** Request headers sent with every request, e.g. Authorization. */
   headers: Record<string, string>
+  /** Headers built for each request, merged over `headers` (e.g. a new key every request). */
+  headersFor?: () => Record<string, string>
+  /** The run fails when Redis executed more registry reads than this per 1,000 responses. */
+  maxReadsPer1k?: number
   /** Request path. Default '/api/v1/users'. */
   path?: string
   /**

@@ -25,6 +25,7 @@ import { protectedRoute } from './pipeline/proxy.js'
 import { createRequestLog } from './pipeline/request-log.js'
 import './pipeline/request-state.js'
 import { IdentityResolver } from './pipeline/resolve-identity.js'
+import { UnknownKeyLimit, unknownKeyLimits } from './pipeline/unknown-key-limit.js'
 import { checkTarget, type TargetCheck } from './pipeline/target-policy.js'
 import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-client.js'
 import { redisKeys, type RedisKeys } from './registry/redis-keys.js'
@@ -58,7 +59,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   health.start()
   const keys = redisKeys(config.redis.prefix)
   // The cache of parsed records, kept current by push invalidation (src/cache/invalidation.ts).
-  const cache = new RecordCache(config.cache.max_entries)
+  const cache = new RecordCache(config.cache.max_entries, config.cache.negative_max_entries)
   const tracker = config.cache.enabled && config.cache.tracking ? trackChanges(redis, keys, cache, config, logger) : undefined
   tracker?.start()
   const tracking = tracker ?? NO_TRACKING
@@ -74,6 +75,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const resolver = new IdentityResolver({
     reader: new RegistryReader(redis, keys, config.redis.prefix),
     onLookupError: (err) => { metrics.redis.lookupError(err) },
+    unknownKeys: new UnknownKeyLimit(unknownKeyLimits(config)),
     cache,
     cacheEnabled: config.cache.enabled,
     tracking,

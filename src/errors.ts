@@ -36,7 +36,7 @@ export type Reason =
   // not in the contract's list: the gateway's own edge cases, documented in docs/errors.md
   | 'invalid_record' | 'bad_request' | 'body_too_large' | 'header_too_large' | 'internal_error'
   | 'expectation_failed' | 'request_timeout'
-  | 'cors_preflight' | 'cors_refused'
+  | 'cors_preflight' | 'cors_refused' | 'unknown_key_limited'
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 

@@ -8,17 +8,17 @@
  * a key costs its map slot and id string on the heap (about 90 bytes) and 49 bytes in
  * typed arrays outside it (digest, two times, flags), which the collector never scans.
  *
- * `get(id)` builds the entry and record a decision reads, short-lived objects.
+ * `get(id)` builds the entry and record a decision reads, short-lived objects. Keys
+ * that do not exist are not held here but in the negative store (negative-store.ts).
  */
 import { INVALID, type Invalid, type KeyRecord } from '../registry/records.js'
-import type { Cached, Entry } from './record-cache.js'
+import type { Entry } from './record-cache.js'
 
 // flags, one byte a slot
 const USED = 1
 const TRACKED = 2
 const REVOKED = 4
 const KIND = 0b11000
-const NEGATIVE = 0 // the key does not exist in Redis (no kind bits)
 const INVALID_RECORD = 0b01000
 const PERSONAL = 0b10000
 const BOT = 0b11000
@@ -62,25 +62,30 @@ export class KeyTable {
   }
 
   /** Stores or replaces a key's entry. The caller keeps the bound: a new id needs a free slot. */
-  set (id: string, value: Cached<KeyRecord | Invalid>, at: number, tracked: boolean): void {
+  set (id: string, value: KeyRecord | Invalid, at: number, tracked: boolean): void {
     let slot = this.index.get(id)
     if (slot === undefined) {
       slot = this.allocate()
       this.index.set(id, slot)
     }
-    const record = value === null || value === INVALID ? undefined : value
+    const record = value === INVALID ? undefined : value
     let flags = tracked ? TRACKED : 0
-    if (value === INVALID) flags |= INVALID_RECORD
-    else if (record !== undefined) {
+    if (record === undefined) flags |= INVALID_RECORD
+    else {
       flags |= record.type === 'personal' ? PERSONAL : BOT
       if (record.status !== 'active') flags |= REVOKED
       this.digests.write(record.digest, slot * DIGEST_BYTES, DIGEST_BYTES, 'latin1')
-    } // (else NEGATIVE: the key does not exist)
+    }
     this.at[slot] = at
     this.expiresAt[slot] = record?.expiresAt ?? Number.NaN
     this.org[slot] = record?.org
     this.owner[slot] = record?.type === 'personal' ? record.user : record?.role
     this.flags[slot] = flags
+  }
+
+  /** The ids held now. */
+  ids (): IterableIterator<string> {
+    return this.index.keys()
   }
 
   delete (id: string): void {
@@ -100,9 +105,10 @@ export class KeyTable {
 
   /**
    * CLOCK: drops the oldest entry not used since the scan last passed it; a used one
-   * is unmarked and moved to the back, at most `chances` times. False when empty.
+   * is unmarked and moved to the back, at most `chances` times. Returns the evicted
+   * id; undefined when empty.
    */
-  evictOne (chances: number): boolean {
+  evictOne (chances: number): string | undefined {
     for (const [id, slot] of this.index) {
       this.index.delete(id)
       const flags = this.flags[slot] as number
@@ -112,14 +118,13 @@ export class KeyTable {
         continue
       }
       this.release(slot)
-      return true
+      return id
     }
-    return false
+    return undefined
   }
 
-  private record (slot: number, flags: number): KeyRecord | Invalid | null {
+  private record (slot: number, flags: number): KeyRecord | Invalid {
     const kind = flags & KIND
-    if (kind === NEGATIVE) return null
     if (kind === INVALID_RECORD) return INVALID
     const expiresAt = this.expiresAt[slot] as number
     const owner = this.owner[slot]

@@ -11,15 +11,19 @@
  * many keys) as entry objects in a Map, keys column by column in a KeyTable
  * (key-table.ts), since they are most of the cache's memory.
  *
- * The bound (`cache.max_entries`, over all three kinds) is kept by CLOCK, the
- * second-chance approximation of LRU: a hit only marks its entry used; when an entry
- * must go, the oldest entry of the largest kind goes, unless it was used since it was
- * last looked at, in which case it is unmarked and moved to the back. Hits stay a
- * plain Map lookup, and memory grows with the entries held, not with the bound.
+ * The bound (`cache.max_entries`, over the records of all three kinds) is kept by
+ * CLOCK, the second-chance approximation of LRU: a hit only marks its entry used; when
+ * an entry must go, the oldest entry of the largest kind goes, unless it was used
+ * since it was last looked at, in which case it is unmarked and moved to the back.
+ * Hits stay a plain Map lookup, and memory grows with the entries held, not with the
+ * bound. Negative entries (records that do not exist) are held apart, under their own
+ * bound (`cache.negative_max_entries`, negative-store.ts): anyone can mint unknown key
+ * ids, and they must never push a record out.
  */
 import { flatCopy, type Invalid, type KeyRecord, type RoleRecord, type UserRecord } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
 import { KeyTable } from './key-table.js'
+import { NegativeStore } from './negative-store.js'
 
 /** A record that does not exist in Redis is cached too (negative entry). */
 export type Cached<T> = T | null
@@ -59,37 +63,68 @@ export class RecordCache {
   private readonly keys: KeyTable
   private readonly users = new Map<string, Entry<unknown>>()
   private readonly roles = new Map<string, Entry<unknown>>()
+  private readonly negatives: NegativeStore
+  /** key ids whose record was evicted, invalidated or flushed, oldest first, at most maxEntries (see `knownKey`) */
+  private readonly droppedIds = new Set<string>()
 
-  constructor (private readonly maxEntries: number) {
+  /** `maxEntries`: records (`cache.max_entries`); `maxNegative`: negative entries (`cache.negative_max_entries`) */
+  constructor (private readonly maxEntries: number, maxNegative = 10_000) {
     this.keys = new KeyTable(maxEntries)
+    this.negatives = new NegativeStore(maxNegative, MAX_SECOND_CHANCES)
   }
 
+  /** Entries held: records and negative entries. */
   get size (): number {
+    return this.records + this.negatives.size
+  }
+
+  /** Negative entries held. */
+  get negativeSize (): number {
+    return this.negatives.size
+  }
+
+  private get records (): number {
     return this.keys.size + this.users.size + this.roles.size
+  }
+
+  /**
+   * The key is known to exist: a record is held for its id (servable or not), or was
+   * until an eviction, an invalidation or a flush dropped it. Only the unknown-key
+   * budget asks (the keys in use must not look like a flood when their records have
+   * to be read again); no decision is taken from it.
+   */
+  knownKey (id: string): boolean {
+    return this.keys.has(id) || this.droppedIds.has(id)
   }
 
   /** (a new entry object each call, built from the key table) */
   key (id: string): Entry<KeyRecord | Invalid> | undefined {
-    return this.keys.get(id)
+    return this.keys.get(id) ?? this.negatives.get(KIND.key + id) as Entry<KeyRecord | Invalid> | undefined
   }
 
   user (id: string): Entry<UserRecord | Invalid> | undefined {
-    return used(this.users.get(id)) as Entry<UserRecord | Invalid> | undefined
+    return (used(this.users.get(id)) ?? this.negatives.get(KIND.user + id)) as Entry<UserRecord | Invalid> | undefined
   }
 
   role (name: string): Entry<RoleRecord> | undefined {
-    return used(this.roles.get(name)) as Entry<RoleRecord> | undefined
+    return (used(this.roles.get(name)) ?? this.negatives.get(KIND.role + name)) as Entry<RoleRecord> | undefined
   }
 
   set (name: string, value: Cached<unknown>, at: number, tracked: boolean): void {
+    if (value === null) {
+      this.dropRecord(name)
+      if (this.negatives.set(flatCopy(name), at, tracked)) this.counters.evictions++
+      return
+    }
+    this.negatives.delete(name)
     const id = flatCopy(name.slice(2))
     if (name.startsWith(KIND.key)) {
-      if (!this.keys.has(id) && this.size >= this.maxEntries) this.evictOne()
-      this.keys.set(id, value as Cached<KeyRecord | Invalid>, at, tracked)
+      if (!this.keys.has(id) && this.records >= this.maxEntries) this.evictOne()
+      this.keys.set(id, value as KeyRecord | Invalid, at, tracked)
       return
     }
     const map = this.mapOf(name)
-    if (map.delete(id) || this.size < this.maxEntries) {
+    if (map.delete(id) || this.records < this.maxEntries) {
       map.set(id, { value, at, tracked, used: false })
       return
     }
@@ -97,16 +132,40 @@ export class RecordCache {
     map.set(id, { value, at, tracked, used: false })
   }
 
-  /** Drops one entry by name (an invalidation). */
+  /** Drops one entry by name, record or negative (an invalidation). */
   delete (name: string): void {
-    if (name.startsWith(KIND.key)) this.keys.delete(name.slice(2))
-    else this.mapOf(name).delete(name.slice(2))
+    this.dropRecord(name)
+    this.negatives.delete(name)
   }
 
   clear (): void {
+    for (const id of this.keys.ids()) this.rememberDropped(id)
     this.keys.clear()
     this.users.clear()
     this.roles.clear()
+    this.negatives.clear()
+  }
+
+  private dropRecord (name: string): void {
+    if (!name.startsWith(KIND.key)) {
+      this.mapOf(name).delete(name.slice(2))
+      return
+    }
+    const id = name.slice(2)
+    if (this.keys.has(id)) {
+      this.keys.delete(id)
+      this.rememberDropped(flatCopy(id))
+    }
+  }
+
+  private rememberDropped (id: string): void {
+    if (this.droppedIds.delete(id) || this.droppedIds.size < this.maxEntries) {
+      this.droppedIds.add(id)
+      return
+    }
+    const oldest = this.droppedIds.values().next()
+    if (oldest.done !== true) this.droppedIds.delete(oldest.value)
+    this.droppedIds.add(id)
   }
 
   private mapOf (name: string): Map<string, Entry<unknown>> {
@@ -118,7 +177,11 @@ export class RecordCache {
   private evictOne (): void {
     const map = this.roles.size > this.users.size ? this.roles : this.users
     if (this.keys.size >= map.size) {
-      if (this.keys.evictOne(MAX_SECOND_CHANCES)) this.counters.evictions++
+      const id = this.keys.evictOne(MAX_SECOND_CHANCES)
+      if (id !== undefined) {
+        this.counters.evictions++
+        this.rememberDropped(id)
+      }
       return
     }
     let chances = 0

@@ -59,6 +59,7 @@ export const ConfigSchema = Type.Object({
     ttl_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 500 }),
     negative_ttl_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 500 }),
     max_entries: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 100_000 }),
+    negative_max_entries: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000 }),
     stale_if_error_s: Type.Integer({ minimum: 0, maximum: 86_400, default: 30 })
   }, { additionalProperties: false, default: {} }),
   limits: Type.Object({
@@ -67,7 +68,12 @@ export const ConfigSchema = Type.Object({
     /** header fields in one request; node's parser keeps 1,000 at most unless told otherwise */
     header_count: Type.Integer({ minimum: 8, maximum: 10_000, default: 100 }),
     header_timeout_ms: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
-    body_idle_timeout_ms: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 })
+    body_idle_timeout_ms: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
+    unknown_keys_per_peer: Type.Object({
+      per_second: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, default: 10 }),
+      burst: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
+      max_peers: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000 })
+    }, { additionalProperties: false, default: {} })
   }, { additionalProperties: false, default: {} }),
   trusted_proxies: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   cors: Type.Object({

@@ -140,7 +140,8 @@ const REASON_SET: Record<Reason, true> = {
   request_timeout: true,
   internal_error: true,
   cors_preflight: true,
-  cors_refused: true
+  cors_refused: true,
+  unknown_key_limited: true
 }
 export const REASONS = Object.keys(REASON_SET) as Reason[]
 const REASON_INDEX = new Map<string, number>(REASONS.map((r, i) => [r, i]))
@@ -319,9 +320,9 @@ export function createMetrics (o: MetricsOptions): Metrics {
     }
     cacheCounter('keygate_cache_hits_total', 'Decisions served from the in-process cache.', (s) => s.hits)
     cacheCounter('keygate_cache_misses_total', 'Decisions that needed a Redis round trip.', (s) => s.misses)
-    cacheCounter('keygate_cache_evictions_total', 'Cache entries evicted by the size bound (cache.max_entries).', (s) => s.evictions)
+    cacheCounter('keygate_cache_evictions_total', 'Cache entries evicted by the size bounds (cache.max_entries, cache.negative_max_entries).', (s) => s.evictions)
     cacheCounter('keygate_cache_invalidations_total', 'Invalidation messages applied to the cache (push invalidation).', (s) => s.invalidations)
-    cacheGauge('keygate_cache_entries', 'Entries now held by the cache (key, user and role records).', 'sum', (s) => s.entries)
+    cacheGauge('keygate_cache_entries', 'Entries now held by the cache (key, user and role records, and negative entries).', 'sum', (s) => s.entries)
     cacheGauge('keygate_cache_tracking_up', 'Whether the invalidation (tracking) connection is established (1) or not (0).', 'min', (s) => s.trackingUp ? 1 : 0)
     cacheGauge('keygate_cache_tracking_connection_age_seconds',
       'Seconds since the invalidation (tracking) connection was (re-)established; 0 while it is down.', 'min',

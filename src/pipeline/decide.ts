@@ -23,7 +23,7 @@ export type Authenticated = { ok: true, identity: Identity } | { ok: false, reas
 
 export function authenticate (credential: ParsedKey, r: Resolved, now: number): Authenticated {
   const { key } = r
-  if (key === null) return { ok: false, reason: 'unknown_key' }
+  if (key === null) return { ok: false, reason: r.limited === true ? 'unknown_key_limited' : 'unknown_key' }
   if (key === INVALID) return { ok: false, reason: 'invalid_record' }
   if (!secretMatches(credential.secret, key.digest)) return { ok: false, reason: 'secret_mismatch' }
   if (key.status !== 'active') return { ok: false, reason: 'key_revoked' }

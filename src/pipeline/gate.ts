@@ -59,9 +59,9 @@ export function createGate (o: GateOptions): Gate {
 
     // 4-6. key record -> user -> role, from the cache or in one Redis round trip
     const now = Date.now()
-    const resolved = o.resolver.resolve(key.id, now)
+    const resolved = o.resolver.resolve(key.id, now, request.raw.socket.remoteAddress)
     if (!(resolved instanceof Promise)) {
-      o.meter.fromCache()
+      if (resolved.limited !== true) o.meter.fromCache()
       decide(request, reply, key, resolved, now, done)
       return
     }

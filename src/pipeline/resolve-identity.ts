@@ -16,11 +16,17 @@
  * known to have agreed with Redis: `verifiedAt` for tracked entries, Redis's last
  * answer for others. Entries already past their TTL at that moment are never
  * served (one may predate a revocation). Past the window, the request gets 503.
+ *
+ * A miss from a client peer for a key id the cache does not know is charged to
+ * that peer's budget of unknown-key lookups (unknown-key-limit.ts), and refunded
+ * unless the key came back unknown; a peer with no budget left gets
+ * `{ key: null, limited: true }` without a Redis command.
  */
 import type { FillTicket, Tracking } from '../cache/invalidation.js'
 import { cacheName, type Entry, type RecordCache } from '../cache/record-cache.js'
 import { registryErrorKind, type RedisHealth } from '../registry/redis-client.js'
 import type { RegistryReader } from '../registry/registry-reader.js'
+import type { UnknownKeyLimit } from './unknown-key-limit.js'
 import {
   fieldsOf, INVALID, parseKeyRecord, parseRoleRecord, parseUserRecord,
   type Invalid, type KeyRecord, type RoleRecord, type UserRecord
@@ -33,7 +39,11 @@ export interface Resolved {
   user?: UserRecord | Invalid | null
   roleName?: string
   role?: RoleRecord | null
+  /** the key was not looked up: the peer's budget of unknown-key lookups is spent */
+  limited?: true
 }
+
+const LIMITED: Resolved = Object.freeze({ key: null, limited: true })
 
 export class RegistryUnavailable extends Error {
   override readonly name = 'RegistryUnavailable'
@@ -51,6 +61,8 @@ export interface ResolverOptions {
   health: RedisHealth
   /** told of every failed registry read (metrics) */
   onLookupError?: (err: unknown) => void
+  /** the per-peer budget of lookups that come back unknown (`limits.unknown_keys_per_peer`) */
+  unknownKeys?: UnknownKeyLimit
   ttlMs: number
   negativeTtlMs: number
   staleIfErrorMs: number
@@ -65,17 +77,36 @@ export class IdentityResolver {
     this.now = o.now ?? Date.now
   }
 
-  /** Resolves from the cache synchronously when it can; otherwise one Redis round trip. */
-  resolve (keyId: string, now: number = this.now()): Resolved | Promise<Resolved> {
-    const { cache } = this.o
+  /**
+   * Resolves from the cache synchronously when it can; otherwise one Redis round trip.
+   * `peer`: the client's socket address, whose misses are charged to its unknown-key
+   * budget (callers without one, such as the admin sign-in, are not limited here).
+   */
+  resolve (keyId: string, now: number = this.now(), peer?: string): Resolved | Promise<Resolved> {
+    const { cache, unknownKeys } = this.o
     // (Redis known to be down: what the stale window allows, without waiting for a timeout)
     const cached = this.fromCache(keyId, now)
     if (cached !== undefined) {
       cache.counters.hits++
       return cached
     }
+    // (a key whose record is held but not servable now, e.g. past its freshness while
+    // the invalidation channel is slow, or was dropped since, is known to exist: its
+    // refetch is not limited)
+    if (peer === undefined || unknownKeys === undefined || cache.knownKey(keyId)) {
+      cache.counters.misses++
+      return this.fetch(keyId)
+    }
+    const bucket = unknownKeys.take(peer, now)
+    if (bucket === undefined) return LIMITED
     cache.counters.misses++
-    return this.fetch(keyId)
+    return this.fetch(keyId).then((records) => {
+      if (records.key !== null) unknownKeys.refund(bucket)
+      return records
+    }, (err: unknown) => {
+      unknownKeys.refund(bucket)
+      throw err
+    })
   }
 
   private fresh (e: Entry<unknown>, now: number): boolean {

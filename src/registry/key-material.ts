@@ -4,8 +4,10 @@
  *   prefix    configurable, default `kg_`, so scanners and humans recognise a key
  *   id        16 base62 chars: the public selector, shown in logs, headers, CLI
  *   secret    32 base62 chars from the CSPRNG: ~190 bits, only its SHA-256 is stored
- *   checksum  6 base62 chars of CRC-32 over everything before it, so a mistyped or
- *             random key is refused without a registry lookup
+ *   checksum  6 base62 chars of CRC-32 over everything before it, so a mistyped key
+ *             is refused without a registry lookup. A CRC is no MAC: anyone can
+ *             compute it, so a key that was never issued can pass; such keys are
+ *             limited per client address (src/pipeline/unknown-key-limit.ts).
  */
 import { createHash, hash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'
@@ -54,8 +56,13 @@ export interface NewKey {
 export function generateKey (prefix: string): NewKey {
   const id = randomBase62(ID_LENGTH)
   const secret = randomBase62(SECRET_LENGTH)
+  return { id, key: assembleKey(prefix, id, secret), hash: hashSecret(secret) }
+}
+
+/** The key of an id and a secret (base62, 16 and 32 chars), checksum included. */
+export function assembleKey (prefix: string, id: string, secret: string): string {
   const body = `${prefix}${id}_${secret}`
-  return { id, key: body + checksum(body), hash: hashSecret(secret) }
+  return body + checksum(body)
 }
 
 /** Local checks only: shape, then checksum. Never touches the registry. */

@@ -43,9 +43,9 @@ t.test('replacing an entry never evicts, and the bound holds over all kinds', as
 
 t.test('CLOCK: an entry used since the scan last passed gets a second chance', async (t) => {
   const cache = new RecordCache(4)
-  for (const id of ['a', 'b', 'c', 'd']) cache.set(cacheName.key(id), null, 0, true)
+  for (const [i, id] of ['a', 'b', 'c', 'd'].entries()) cache.set(cacheName.key(id), keyRecord(i), 0, true)
   cache.key('a') // used: survives the next eviction
-  cache.set(cacheName.key('e'), null, 0, true)
+  cache.set(cacheName.key('e'), keyRecord(5), 0, true)
   t.ok(cache.key('a'), 'the used entry stayed')
   t.equal(cache.key('b'), undefined, 'the oldest unused entry went')
   t.equal(cache.counters.evictions, 1)
@@ -110,4 +110,88 @@ t.test('the key table grows past its first columns and keeps every record', asyn
   t.equal(cache.key('k1'), undefined)
   cache.set(cacheName.key('after'), keyRecord(1), 0, true)
   t.same(cache.key('after')?.value, keyRecord(1), 'usable after a flush')
+})
+
+t.test('negative entries never evict a record: they have their own bound', async (t) => {
+  const cache = new RecordCache(3, 5)
+  cache.set(cacheName.key('real'), keyRecord(1), 0, true)
+  cache.set(cacheName.user('alice'), 'user', 0, true)
+  cache.set(cacheName.role('reader'), 'role', 0, true)
+  for (let i = 0; i < 1000; i++) {
+    cache.set(cacheName.key('forged' + i), null, 0, true)
+    if (cache.negativeSize > 5) t.fail('more negative entries than their bound')
+  }
+  t.same(cache.key('real')?.value, keyRecord(1), 'the key record is still cached')
+  t.equal(cache.user('alice')?.value, 'user')
+  t.equal(cache.role('reader')?.value, 'role')
+  t.equal(cache.negativeSize, 5)
+  t.equal(cache.size, 8, 'size counts records and negative entries')
+  t.equal(cache.counters.evictions, 995, 'each negative entry past the bound evicted another negative entry')
+  t.same(cache.key('forged999'), { value: null, at: 0, tracked: true, used: true }, 'the newest negative entry is held')
+  t.equal(cache.key('forged0'), undefined, 'the oldest went')
+})
+
+t.test('records fill max_entries whatever the negative entries hold', async (t) => {
+  const cache = new RecordCache(3, 100)
+  for (let i = 0; i < 50; i++) cache.set(cacheName.key('n' + i), null, 0, true)
+  for (let i = 0; i < 3; i++) cache.set(cacheName.key('k' + i), keyRecord(i), 0, true)
+  t.equal(cache.counters.evictions, 0, 'no record was evicted to make room')
+  for (let i = 0; i < 3; i++) t.ok(cache.key('k' + i), `record k${i} cached`)
+})
+
+t.test('a record and a negative entry of the same name replace each other', async (t) => {
+  const cache = new RecordCache(10, 10)
+  cache.set(cacheName.key('a'), null, 1, true)
+  cache.set(cacheName.key('a'), keyRecord(1), 2, true)
+  t.same(cache.key('a')?.value, keyRecord(1), 'a key created after a miss replaces its negative entry')
+  t.equal(cache.negativeSize, 0)
+  cache.set(cacheName.key('a'), null, 3, true)
+  t.same(cache.key('a'), { value: null, at: 3, tracked: true, used: true }, 'a key deleted later is negative again')
+  t.equal(cache.size, 1)
+  cache.set(cacheName.user('u'), null, 4, false)
+  cache.set(cacheName.user('u'), 'user', 5, false)
+  t.equal(cache.user('u')?.value, 'user')
+  t.equal(cache.size, 2)
+})
+
+t.test('an invalidation or a flush drops negative entries too', async (t) => {
+  const cache = new RecordCache(10, 10)
+  cache.set(cacheName.key('a'), null, 0, true)
+  cache.set(cacheName.role('gone'), null, 0, true)
+  cache.delete(cacheName.key('a'))
+  t.equal(cache.key('a'), undefined, 'the key was created: its negative entry is gone')
+  t.equal(cache.role('gone')?.value, null)
+  cache.clear()
+  t.equal(cache.role('gone'), undefined)
+  t.equal(cache.size, 0)
+})
+
+t.test('knownKey: a key id with a record, or whose record an invalidation or a flush dropped', async (t) => {
+  const cache = new RecordCache(2, 10)
+  cache.set(cacheName.key('a'), keyRecord(1), 0, true)
+  cache.set(cacheName.key('b'), keyRecord(2), 0, true)
+  cache.set(cacheName.key('gone'), null, 0, true)
+  t.ok(cache.knownKey('a'))
+  t.notOk(cache.knownKey('gone'), 'a negative entry is not a known key')
+  t.notOk(cache.knownKey('never'))
+  cache.delete(cacheName.key('a'))
+  t.equal(cache.key('a'), undefined, 'the record is gone')
+  t.ok(cache.knownKey('a'), 'its id is still known')
+  cache.clear()
+  t.equal(cache.key('b'), undefined)
+  t.ok(cache.knownKey('b'), 'a flush keeps the ids known')
+  for (const id of ['c', 'd', 'e']) {
+    cache.set(cacheName.key(id), keyRecord(3), 0, true)
+    cache.delete(cacheName.key(id))
+  }
+  t.notOk(cache.knownKey('a'), 'at most max_entries dropped ids are remembered, oldest dropped first')
+  t.ok(cache.knownKey('e'))
+})
+
+t.test('knownKey: an evicted key id is still known', async (t) => {
+  const cache = new RecordCache(2, 10)
+  for (const id of ['a', 'b', 'c']) cache.set(cacheName.key(id), keyRecord(1), 0, true)
+  t.equal(cache.counters.evictions, 1)
+  t.equal(cache.key('a'), undefined, 'a was evicted')
+  t.ok(cache.knownKey('a'))
 })

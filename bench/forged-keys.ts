@@ -1,0 +1,15 @@
+// Well-formed keys that were never issued, each with a valid checksum (a CRC-32,
+// which anyone can compute): 1,000,000 distinct ids, used in order and cycled. Each
+// key is built when it is sent, so the list costs no memory.
+import { assembleKey } from '../src/registry/key-material.js'
+
+export const FORGED_IDS = 1_000_000
+const SECRET = 'f'.repeat(32)
+let next = 0
+
+/** The next forged key of the cycle (shared by every connection of this process). */
+export function nextForgedKey (): string {
+  const n = next
+  next = (next + 1) % FORGED_IDS
+  return assembleKey('kg_', 'forged' + n.toString(36).padStart(10, '0'), SECRET)
+}

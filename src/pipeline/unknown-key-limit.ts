@@ -1,0 +1,91 @@
+/**
+ * The budget of unknown-key lookups per client peer address
+ * (`limits.unknown_keys_per_peer`). The key's checksum is a CRC-32: it catches typing
+ * errors, but anyone can compute it, so a well-formed key that was never issued
+ * passes every local check and costs one Redis round trip. Each peer may cause only
+ * `burst` such lookups at once and `per_second` more each second (a token bucket):
+ * a cache miss takes a token before Redis is asked, and gets it back unless the key
+ * turned out unknown. With no token left, a miss is answered without Redis
+ * (401, reason `unknown_key_limited`). Cache hits never touch the budget, nor do
+ * lookups of keys the cache knows exist (RecordCache.knownKey).
+ *
+ * Peers are the socket's remote address: an IPv4-mapped IPv6 address counts as its
+ * IPv4 address, and an IPv6 address as its /64 (one host usually holds a whole /64,
+ * so per address it would hold 2^64 budgets). At most `max_peers` buckets are kept;
+ * the least recently used one is dropped for a new peer.
+ */
+import { isIP } from 'node:net'
+import type { Config } from '../config/schema.js'
+
+export interface UnknownKeyLimitOptions {
+  /** tokens added per second */
+  perSecond: number
+  /** tokens a bucket holds at most, and a new peer's first budget */
+  burst: number
+  /** buckets kept at most */
+  maxPeers: number
+}
+
+export function unknownKeyLimits (config: Config): UnknownKeyLimitOptions {
+  const l = config.limits.unknown_keys_per_peer
+  return { perSecond: l.per_second, burst: l.burst, maxPeers: l.max_peers }
+}
+
+/** One peer's budget; handed to the caller so a token can be given back. */
+export interface Bucket {
+  tokens: number
+  /** when `tokens` was last brought up to date (epoch ms) */
+  at: number
+}
+
+export class UnknownKeyLimit {
+  /** peer -> bucket, least recently used first */
+  private readonly buckets = new Map<string, Bucket>()
+
+  constructor (private readonly o: UnknownKeyLimitOptions) {}
+
+  get size (): number {
+    return this.buckets.size
+  }
+
+  /** Takes one lookup from the peer's budget: its bucket, or undefined when it has none left. */
+  take (address: string, now: number): Bucket | undefined {
+    const peer = peerOf(address)
+    let bucket = this.buckets.get(peer)
+    if (bucket === undefined) {
+      if (this.buckets.size >= this.o.maxPeers) {
+        const oldest = this.buckets.keys().next()
+        if (oldest.done !== true) this.buckets.delete(oldest.value)
+      }
+      bucket = { tokens: this.o.burst, at: now }
+    } else {
+      this.buckets.delete(peer) // re-inserted below: most recently used
+      if (now > bucket.at) {
+        bucket.tokens = Math.min(this.o.burst, bucket.tokens + (now - bucket.at) * this.o.perSecond / 1000)
+        bucket.at = now
+      }
+    }
+    this.buckets.set(peer, bucket)
+    if (bucket.tokens < 1) return undefined
+    bucket.tokens -= 1
+    return bucket
+  }
+
+  /** Gives a token back: the lookup did not come back unknown. */
+  refund (bucket: Bucket): void {
+    bucket.tokens = Math.min(this.o.burst, bucket.tokens + 1)
+  }
+}
+
+/** The budget's peer for a socket address: IPv4 as is, IPv4-mapped IPv6 as IPv4, other IPv6 as its /64. */
+export function peerOf (address: string): string {
+  if (address.startsWith('::ffff:') && isIP(address.slice(7)) === 4) return address.slice(7)
+  if (!address.includes(':')) return address
+  const bare = address.split('%', 1)[0] as string // (a zone id: fe80::1%eth0)
+  if (bare.includes('.')) return bare // an IPv4 tail inside IPv6 (NAT64, SIIT): the whole address
+  const [head = '', tail] = bare.split('::', 2)
+  const front = head === '' ? [] : head.split(':')
+  const back = tail === undefined || tail === '' ? [] : tail.split(':')
+  const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back]
+  return groups.slice(0, 4).map((g) => Number.parseInt(g, 16).toString(16)).join(':') + '::/64'
+}
