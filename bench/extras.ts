@@ -13,8 +13,8 @@
 //                machine conditions (see docs/benchmarks.md, Method).
 import { Redis } from 'ioredis'
 import { Pool } from 'undici'
-import { generateKey, type NewKey } from '../src/registry/key-material.js'
-import { redisKeys } from '../src/registry/redis-keys.js'
+import { generateKey, type NewKey } from 'keygate/dist/registry/key-material.js'
+import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
 import { benchKeys, keyRecord, PREFIX, registryReadsOf, startBenchRedis, startKeygate, type KeygateServer } from './keygate.js'
 import { startCpuMeter } from './cpu-meter.js'
 import { runRound, type RoundResult } from './load.js'

@@ -4,14 +4,18 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
-import { generateKey, type NewKey } from '../src/registry/key-material.js'
-import { waitForRedis } from '../src/registry/redis-client.js'
-import { redisKeys } from '../src/registry/redis-keys.js'
+import { generateKey, type NewKey } from 'keygate/dist/registry/key-material.js'
+import { waitForRedis } from 'keygate/dist/registry/redis-client.js'
+import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
 import { freePort } from './port.js'
 import { nodeCommand, spawnServer, type ChildServer, type Launcher } from './process.js'
 import { BENCH_PATH } from './servers.js'
 import type { RunningServer, ScenarioContext } from './types.js'
+
+/** the product's built CLI, as the bench's `keygate` dependency (the repository root) provides it */
+const KEYGATE_CLI = fileURLToPath(import.meta.resolve('keygate/dist/cli/main.js'))
 
 export const PREFIX = 'keygate:bench:'
 
@@ -125,7 +129,7 @@ log: { level: ${o.logLevel ?? 'info'} }
   const adminPort = await freePort()
   const gateway = await spawnServer({
     name,
-    ...nodeCommand([join(ctx.distDir, 'src', 'cli', 'main.js'), 'serve', ...(o.workers === undefined ? [] : ['--workers', String(o.workers)])], o.launcher),
+    ...nodeCommand([KEYGATE_CLI, 'serve', ...(o.workers === undefined ? [] : ['--workers', String(o.workers)])], o.launcher),
     env: {
       KEYGATE_CONFIG: config,
       KEYGATE_REDIS_URL: url,

@@ -33,7 +33,7 @@ function exactCommand (): string {
   const args = process.argv.slice(2)
   const base = process.env['npm_lifecycle_event'] === 'bench'
     ? ['npm', 'run', 'bench', ...(args.length > 0 ? ['--', ...args] : [])]
-    : ['node', relative(process.cwd(), process.argv[1] ?? 'dist/bench/run.js'), ...args]
+    : ['node', relative(process.cwd(), process.argv[1] ?? 'bench/dist/run.js'), ...args]
   return [...env, ...base].join(' ')
 }
 
@@ -125,7 +125,7 @@ async function main (): Promise<number> {
   const pinning = applyPinning(config.pin)
   log(`CPU pinning ${pinning.note}`)
 
-  const distDir = fileURLToPath(new URL('..', import.meta.url))
+  const distDir = fileURLToPath(new URL('.', import.meta.url))
   const started: Started[] = []
   try {
     const origin = await startOrigin(distDir, pinning.auxCpus)

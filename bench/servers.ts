@@ -1,5 +1,5 @@
-// Launchers for the benchmark's own child servers (compiled bench/origin.js
-// and bench/baseline.js), built on the reusable spawnServer helper.
+// Launchers for the benchmark's own child servers (compiled origin.js and
+// baseline.js, in the bench's build directory), built on the reusable spawnServer helper.
 import { join } from 'node:path'
 import { freePort } from './port.js'
 import { nodeCommand, spawnServer, type ChildServer, type Launcher } from './process.js'
@@ -12,7 +12,7 @@ export async function startOrigin (distDir: string, cpus: string | undefined): P
   return await spawnServer({
     name: 'origin',
     command: process.execPath,
-    args: [join(distDir, 'bench', 'origin.js')],
+    args: [join(distDir, 'origin.js')],
     env: { PORT: String(port), HOST: '127.0.0.1' },
     cpus,
     port,
@@ -29,7 +29,7 @@ export async function startBaseline (distDir: string, originUrl: string, cpus: s
   const port = await freePort()
   return await spawnServer({
     name: proxy === 'http-proxy' ? 'baseline' : 'reference',
-    ...nodeCommand([join(distDir, 'bench', 'baseline.js')], launcher),
+    ...nodeCommand([join(distDir, 'baseline.js')], launcher),
     env: { PORT: String(port), HOST: '127.0.0.1', ORIGIN_URL: originUrl, PROXY: proxy },
     cpus,
     port,

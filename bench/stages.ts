@@ -1,17 +1,17 @@
 // The cost of each of keygate's own pipeline stages, in isolation, in-process:
-// `node dist/bench/stages.js` (pin it with `taskset -c 1` for steadier numbers).
+// `node bench/dist/stages.js` (pin it with `taskset -c 1` for steadier numbers).
 // The end-to-end comparison with a plain proxy is bench/run.ts; this says how much
 // of keygate's cost is keygate's own code.
 import { randomUUID } from 'node:crypto'
-import { cacheName, RecordCache } from '../src/cache/record-cache.js'
-import { authenticate, authorize, type Identity } from '../src/pipeline/decide.js'
-import { extractCredential } from '../src/pipeline/extract-credential.js'
-import { createHeaderRewriter } from '../src/pipeline/identity-headers.js'
-import { compileRules } from '../src/pipeline/match-rule.js'
-import { createMetrics } from '../src/metrics/metrics.js'
-import { checkTarget } from '../src/pipeline/target-policy.js'
-import { generateKey, parseKey, secretMatches } from '../src/registry/key-material.js'
-import { INVALID, parseKeyRecord, parseRoleRecord, parseUserRecord } from '../src/registry/records.js'
+import { cacheName, RecordCache } from 'keygate/dist/cache/record-cache.js'
+import { authenticate, authorize, type Identity } from 'keygate/dist/pipeline/decide.js'
+import { extractCredential } from 'keygate/dist/pipeline/extract-credential.js'
+import { createHeaderRewriter } from 'keygate/dist/pipeline/identity-headers.js'
+import { compileRules } from 'keygate/dist/pipeline/match-rule.js'
+import { createMetrics } from 'keygate/dist/metrics/metrics.js'
+import { checkTarget } from 'keygate/dist/pipeline/target-policy.js'
+import { generateKey, parseKey, secretMatches } from 'keygate/dist/registry/key-material.js'
+import { INVALID, parseKeyRecord, parseRoleRecord, parseUserRecord } from 'keygate/dist/registry/records.js'
 import type { FastifyRequest } from 'fastify'
 
 const k = generateKey('kg_')

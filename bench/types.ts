@@ -40,6 +40,6 @@ export interface ScenarioContext {
   serverCpus: string | undefined
   /** CPU list of the load generator and origin, for helper processes (e.g. redis-server); undefined when not pinning. */
   auxCpus: string | undefined
-  /** Absolute path of the compiled output root (the directory holding bench/ and src/). */
+  /** Absolute path of the bench's build directory (bench/dist/, holding origin.js and baseline.js). */
   distDir: string
 }

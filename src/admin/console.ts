@@ -72,12 +72,10 @@ export const consolePlugin: FastifyPluginAsync<AdminPlaneOptions> = async (app) 
   })
 }
 
-/** console/ beside src/ (running from source) or beside dist/ (running the build). */
+/** console/ beside src/ (running from source) and dist/ (running the build): two levels up from either. */
 function consoleDir (): string {
-  for (const up of ['../../console', '../../../console']) {
-    const dir = fileURLToPath(new URL(up, import.meta.url))
-    if (existsSync(join(dir, 'index.html'))) return dir
-  }
+  const dir = fileURLToPath(new URL('../../console', import.meta.url))
+  if (existsSync(join(dir, 'index.html'))) return dir
   throw new Error('the console/ directory is missing from the package')
 }
 

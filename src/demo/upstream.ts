@@ -1,7 +1,7 @@
 /**
  * The demo's upstream: a tiny backend that trusts the identity headers keygate
  * sets. `GET /api/v1/users` lists users; every other path echoes what it received.
- * Run alone with `node dist/src/demo/upstream.js` (PORT, default 3000).
+ * Run alone with `node dist/demo/upstream.js` (PORT, default 3000).
  */
 import { createServer, type Server } from 'node:http'
 import { fileURLToPath } from 'node:url'

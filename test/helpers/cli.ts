@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { TestGateway } from './gateway.js'
 
-export const BIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url))
+export const BIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
 
 export interface CliRun { code: number | null, stdout: string, stderr: string }
 

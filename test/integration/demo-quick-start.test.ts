@@ -8,7 +8,7 @@ import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '../helpers/net.js'
 
-const DEMO = fileURLToPath(new URL('../../dist/src/demo/main.js', import.meta.url))
+const DEMO = fileURLToPath(new URL('../../dist/demo/main.js', import.meta.url))
 
 async function portOpen (port: number): Promise<boolean> {
   return await new Promise((resolve) => {

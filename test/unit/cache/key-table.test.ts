@@ -1,0 +1,95 @@
+// The key table holds cached key records column by column: every record reads back
+// as it was stored, slots are reused, CLOCK eviction gives used entries a second chance.
+import t from 'tap'
+import { KeyTable } from '../../../src/cache/key-table.js'
+import { INVALID, type KeyRecord } from '../../../src/registry/records.js'
+
+const digest = (n: number): string => Buffer.alloc(32, n).toString('latin1')
+const personal = (n: number, over: Partial<KeyRecord> = {}): KeyRecord =>
+  ({ type: 'personal', digest: digest(n), org: `org${n}`, user: `user${n}`, role: undefined, status: 'active', expiresAt: undefined, ...over })
+const bot = (n: number, over: Partial<KeyRecord> = {}): KeyRecord =>
+  ({ type: 'bot', digest: digest(n), org: `org${n}`, user: undefined, role: `role${n}`, status: 'active', expiresAt: undefined, ...over })
+
+t.test('every kind of record reads back as stored', async (t) => {
+  const rows: Array<[string, KeyRecord | typeof INVALID, number, boolean]> = [
+    ['personal, active, never expires', personal(1), 10, true],
+    ['personal, revoked', personal(2, { status: 'revoked' }), 11, false],
+    ['personal, expiring', personal(3, { expiresAt: Date.UTC(2027, 0, 31) }), 12, true],
+    ['BOT, active', bot(4), 13, true],
+    ['BOT, revoked, expired at 0', bot(5, { status: 'revoked', expiresAt: 0 }), 14, false],
+    ['a digest with every byte value', personal(6, { digest: Buffer.from(Array.from({ length: 32 }, (_, i) => i * 8 + 7)).toString('latin1') }), 15, true],
+    ['an invalid record', INVALID, 16, true]
+  ]
+  const table = new KeyTable(100)
+  rows.forEach(([, value, at, tracked], i) => table.set(`id${i}`, value, at, tracked))
+  t.equal(table.size, rows.length)
+  rows.forEach(([what, value, at, tracked], i) => {
+    t.same(table.get(`id${i}`), { value, at, tracked, used: true }, what)
+  })
+  t.equal(table.get('absent'), undefined)
+  t.notOk(table.has('absent'))
+  t.same([...table.ids()].sort(), rows.map((_, i) => `id${i}`).sort())
+})
+
+t.test('set replaces every column of an entry, in place', async (t) => {
+  const table = new KeyTable(10)
+  table.set('k', bot(1, { status: 'revoked', expiresAt: 5 }), 1, true)
+  table.set('k', personal(2), 2, false)
+  t.same(table.get('k'), { value: personal(2), at: 2, tracked: false, used: true }, 'nothing of the BOT record is left')
+  table.set('k', INVALID, 3, true)
+  t.same(table.get('k'), { value: INVALID, at: 3, tracked: true, used: true })
+  table.set('k', bot(3), 4, true)
+  t.same(table.get('k')?.value, bot(3), 'from INVALID back to a record')
+  t.equal(table.size, 1)
+})
+
+t.test('deleted slots are reused; clear empties the table', async (t) => {
+  const table = new KeyTable(2)
+  table.set('a', personal(1), 0, true)
+  table.set('b', bot(2), 0, true)
+  t.throws(() => table.set('c', personal(3), 0, true), /key table full/, 'a new id needs a free slot')
+  table.delete('a')
+  table.delete('absent')
+  t.notOk(table.has('a'))
+  table.set('c', personal(3), 0, true)
+  t.same(table.get('c')?.value, personal(3), 'the freed slot holds the new record')
+  t.same(table.get('b')?.value, bot(2), 'the other entry is untouched')
+  table.clear()
+  t.equal(table.size, 0)
+  t.equal(table.get('b'), undefined)
+  table.set('d', bot(4), 0, true)
+  table.set('e', bot(5), 0, true)
+  t.equal(table.size, 2, 'after clear the whole bound is free again')
+})
+
+t.test('the columns grow past their first capacity, keeping what they hold', async (t) => {
+  const n = 3000
+  const table = new KeyTable(n)
+  for (let i = 0; i < n; i++) table.set(`k${i}`, i % 2 === 0 ? personal(i % 256, { expiresAt: i }) : bot(i % 256), i, i % 3 === 0)
+  t.equal(table.size, n)
+  let same = 0
+  for (let i = 0; i < n; i++) {
+    const expected = i % 2 === 0 ? personal(i % 256, { expiresAt: i }) : bot(i % 256)
+    const entry = table.get(`k${i}`)
+    if (entry !== undefined && entry.at === i && entry.tracked === (i % 3 === 0) && JSON.stringify(entry.value) === JSON.stringify(expected)) same++
+  }
+  t.equal(same, n, 'every entry reads back after the columns grew')
+  t.throws(() => table.set('one more', personal(1), 0, true), /key table full/)
+})
+
+t.test('CLOCK: the oldest unused entry goes; a used one gets its chances', async (t) => {
+  const table = new KeyTable(10)
+  for (const id of ['a', 'b', 'c']) table.set(id, personal(1), 0, true)
+  t.equal(table.evictOne(0), 'a', 'nothing used yet: the oldest')
+  table.get('b')
+  t.equal(table.evictOne(1), 'c', 'b was used: moved to the back, unmarked')
+  t.equal(table.evictOne(1), 'b', 'b unmarked now')
+  t.equal(table.evictOne(1), undefined, 'empty')
+
+  for (const id of ['x', 'y']) table.set(id, personal(1), 0, true)
+  table.get('x')
+  table.get('y')
+  t.equal(table.evictOne(0), 'x', 'no chances: the oldest even when used')
+  t.equal(table.evictOne(5), 'y', 'every entry used: once the chances are spent one goes')
+  t.equal(table.size, 0)
+})
