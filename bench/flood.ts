@@ -13,7 +13,7 @@
 // flood on the same core measures time-sharing, which no per-key limit changes. What
 // the limit must keep out is the rest: a Redis round trip and a negative entry per
 // forged key. So the registry reads over the whole measurement are reported too, with
-// the limit's bound (the default budget: a burst of 100, then 10 a second).
+// the limit's bound (the default budget: a burst of 100, then 2 a second).
 import { Redis } from 'ioredis'
 import { generateKey } from 'keygate/dist/registry/key-material.js'
 import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
@@ -33,7 +33,7 @@ const ROUND_S = 2
 const WARMUP_S = 6
 const RATIO_TARGET = 0.9
 /** limits.unknown_keys_per_peer's defaults */
-const BUDGET = { burst: 100, perSecond: 10 }
+const BUDGET = { burst: 100, perSecond: 2 }
 
 const pctOf = (values: number[]): string => values.length === 0 ? 'n/a' : `${median(values).toFixed(0)}%`
 

@@ -70,7 +70,7 @@ export const ConfigSchema = Type.Object({
     header_timeout_ms: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
     body_idle_timeout_ms: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
     unknown_keys_per_peer: Type.Object({
-      per_second: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, default: 10 }),
+      per_second: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, default: 2 }),
       burst: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
       max_peers: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000 })
     }, { additionalProperties: false, default: {} })
