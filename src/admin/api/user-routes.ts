@@ -1,6 +1,6 @@
 /**
  * /users: list, show, put (create or update), deactivate, activate. An admin manages
- * every user; an org admin its own org's users (registry/admin-rules.ts), and any
+ * every user; an org admin its own org's users (registry/admin/scope-rules.ts), and any
  * user of another org is 404 to it; a self principal may read its own user only.
  * Deactivation reports the BOT keys the user created, and revokes them in the same
  * change when the body asks (`revoke_created_keys`).
@@ -9,7 +9,7 @@ import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { callerOf, requireScope, type ApiContext } from './context.js'
 import {
-  ActivateBody, DeactivateBody, ListUsersQuery, NoQuery, PutUserBody, UserList, UserParams, UserStatusChanged, UserView
+  ActivateBody, DeactivateBody, ListUsersQuery, NoQuery, PutUserBody, UserList, UserParams, UserStatusChanged, UserViewSchema
 } from './schemas.js'
 
 export function userRoutes (app: FastifyInstance, ctx: ApiContext): void {
@@ -23,12 +23,12 @@ export function userRoutes (app: FastifyInstance, ctx: ApiContext): void {
   })
 
   app.get<{ Params: Static<typeof UserParams> }>('/users/:id', {
-    schema: { params: UserParams, querystring: NoQuery, response: { 200: UserView } }
+    schema: { params: UserParams, querystring: NoQuery, response: { 200: UserViewSchema } }
   }, async (request) => await callerOf(ctx, request).rules.visibleUser(request.params.id))
 
   app.put<{ Params: Static<typeof UserParams>, Body: Static<typeof PutUserBody> }>('/users/:id', {
     onRequest: requireScope('org'),
-    schema: { params: UserParams, querystring: NoQuery, body: PutUserBody, response: { 200: UserView, 201: UserView } }
+    schema: { params: UserParams, querystring: NoQuery, body: PutUserBody, response: { 200: UserViewSchema, 201: UserViewSchema } }
   }, async (request, reply) => {
     const { store, rules } = callerOf(ctx, request)
     const { id } = request.params
