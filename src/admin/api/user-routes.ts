@@ -38,25 +38,21 @@ export function userRoutes (app: FastifyInstance, ctx: ApiContext): void {
     return await store.showUser(id)
   })
 
-  app.post<{ Params: Static<typeof UserParams>, Body: Static<typeof DeactivateBody> }>('/users/:id/deactivate', {
-    onRequest: requireScope('org'),
-    schema: { params: UserParams, querystring: NoQuery, body: DeactivateBody, response: { 200: UserStatusChanged } }
-  }, async (request) => {
-    const { store, rules } = callerOf(ctx, request)
-    const { id } = request.params
-    if (!rules.isAdmin) await rules.manageableUser(id, 'user.deactivate')
-    const r = await store.setUserStatus(id, 'deactivated', { revokeCreatedKeys: request.body.revoke_created_keys, inOrg: rules.orgFilter(undefined) ?? undefined })
-    return { id, changed: r.changed, created_keys: r.createdKeys, revoked_keys: r.revokedKeys }
-  })
-
-  app.post<{ Params: Static<typeof UserParams>, Body: Static<typeof ActivateBody> }>('/users/:id/activate', {
-    onRequest: requireScope('org'),
-    schema: { params: UserParams, querystring: NoQuery, body: ActivateBody, response: { 200: UserStatusChanged } }
-  }, async (request) => {
-    const { store, rules } = callerOf(ctx, request)
-    const { id } = request.params
-    if (!rules.isAdmin) await rules.manageableUser(id, 'user.activate')
-    const r = await store.setUserStatus(id, 'active', { inOrg: rules.orgFilter(undefined) ?? undefined })
-    return { id, changed: r.changed, created_keys: r.createdKeys, revoked_keys: r.revokedKeys }
-  })
+  // deactivate, activate: the same change, to either status
+  const statusRoute = (path: string, status: 'active' | 'deactivated', body: typeof DeactivateBody | typeof ActivateBody): void => {
+    const action = status === 'active' ? 'user.activate' : 'user.deactivate'
+    app.post<{ Params: Static<typeof UserParams>, Body: Static<typeof DeactivateBody> }>(path, {
+      onRequest: requireScope('org'),
+      schema: { params: UserParams, querystring: NoQuery, body, response: { 200: UserStatusChanged } }
+    }, async (request) => {
+      const { store, rules } = callerOf(ctx, request)
+      const { id } = request.params
+      if (!rules.isAdmin) await rules.manageableUser(id, action)
+      const revoke = status === 'deactivated' ? { revokeCreatedKeys: request.body.revoke_created_keys } : {}
+      const r = await store.setUserStatus(id, status, { ...revoke, inOrg: rules.orgFilter(undefined) ?? undefined })
+      return { id, changed: r.changed, created_keys: r.createdKeys, revoked_keys: r.revokedKeys }
+    })
+  }
+  statusRoute('/users/:id/deactivate', 'deactivated', DeactivateBody)
+  statusRoute('/users/:id/activate', 'active', ActivateBody)
 }
