@@ -24,19 +24,25 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS
 
-/** The decision vocabulary of contract section 7: logged and counted, never sent to the client. */
-export type Reason =
-  | 'allowed'
-  | 'missing_credential' | 'malformed_credential' | 'bad_checksum'
-  | 'unknown_key' | 'secret_mismatch' | 'key_revoked' | 'key_expired'
-  | 'user_missing' | 'user_deactivated' | 'org_mismatch'
-  | 'no_rule' | 'missing_permission'
-  | 'registry_unavailable' | 'bad_path' | 'no_route'
-  | 'upstream_error' | 'upstream_timeout'
-  // not in the contract's list: the gateway's own edge cases, documented in docs/errors.md
-  | 'invalid_record' | 'bad_request' | 'body_too_large' | 'header_too_large' | 'internal_error'
-  | 'expectation_failed' | 'request_timeout'
-  | 'cors_preflight' | 'cors_refused' | 'unknown_key_limited'
+/**
+ * The decision vocabulary: logged and counted (the metrics' `reason` label), never sent
+ * to the client. docs/errors.md describes each.
+ */
+export const REASONS = [
+  'allowed',
+  'missing_credential', 'malformed_credential', 'bad_checksum',
+  'unknown_key', 'secret_mismatch', 'key_revoked', 'key_expired',
+  'user_missing', 'user_deactivated', 'org_mismatch',
+  'no_rule', 'missing_permission',
+  'registry_unavailable', 'bad_path', 'no_route',
+  'upstream_error', 'upstream_timeout',
+  // the gateway's own edge cases
+  'invalid_record', 'bad_request', 'body_too_large', 'header_too_large',
+  'expectation_failed', 'request_timeout', 'internal_error',
+  'cors_preflight', 'cors_refused', 'unknown_key_limited'
+] as const
+
+export type Reason = typeof REASONS[number]
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 

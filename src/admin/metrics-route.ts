@@ -1,7 +1,7 @@
 /**
  * GET /metrics: Prometheus text exposition of this process's registry (no credential,
  * like /healthz: the admin plane listens on loopback by default, and no metric holds a
- * key, a path or a query string). Every metric: src/metrics/metrics.ts, docs/metrics.md.
+ * key, a path or a query string). Every metric: src/metrics/, docs/metrics.md.
  */
 import type { FastifyPluginAsync } from 'fastify'
 import cluster from 'node:cluster'

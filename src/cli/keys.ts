@@ -1,6 +1,7 @@
 /** `keygate keys ...`: create (shown once), list, show, revoke, rotate. Never a secret or a hash. */
 import { Option, type Command } from 'commander'
-import { DEFAULT_GRACE_MS, type CreatedKey, type KeyView } from '../registry/admin-store.js'
+import { AdminError, DEFAULT_GRACE_MS, type CreatedKey, type KeyView } from '../registry/admin/index.js'
+import { checkKeyExclusions, checkKeyRequirements, type KeyOwnerFields } from '../registry/admin/rules.js'
 import { duration, UsageError, withRegistry } from './context.js'
 import { printJson, printTable } from './output.js'
 
@@ -19,6 +20,22 @@ function printCreated (created: CreatedKey, extra = ''): void {
   )
 }
 
+/** The rules' owner fields, checked before connecting: a breach is a usage error, told in flags. */
+const OWNER_FLAGS = {
+  personal: 'a personal key takes --user <userId> (its org and role come from the user), not --role or --org',
+  bot: 'a BOT key takes --role <role> and --org <org>, not --user'
+} as const
+
+function checkOwnerFlags (r: KeyOwnerFields): void {
+  try {
+    checkKeyExclusions(r)
+    checkKeyRequirements(r)
+  } catch (err: unknown) {
+    if (err instanceof AdminError) throw new UsageError(OWNER_FLAGS[r.type])
+    throw err
+  }
+}
+
 export function keysCommand (program: Command): void {
   const keys = program.command('keys').description('manage API keys')
 
@@ -33,12 +50,7 @@ export function keysCommand (program: Command): void {
     .option('--created-by <userId>', 'the user the key is recorded as created by (user:<userId>; their BOT keys are listed under them)')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { type: 'personal' | 'bot', user?: string, role?: string, org?: string, name?: string, expiresIn?: number, createdBy?: string, json?: boolean }) => {
-      if (opts.type === 'personal' && (opts.user === undefined || opts.role !== undefined || opts.org !== undefined)) {
-        throw new UsageError('a personal key takes --user <userId> (its org and role come from the user), not --role or --org')
-      }
-      if (opts.type === 'bot' && (opts.role === undefined || opts.org === undefined || opts.user !== undefined)) {
-        throw new UsageError('a BOT key takes --role <role> and --org <org>, not --user')
-      }
+      checkOwnerFlags(opts)
       const created = await withRegistry(async ({ store, rules }) => await store.createKey(await rules.keyToCreate({
         type: opts.type, user: opts.user, role: opts.role, org: opts.org, name: opts.name, expiresInMs: opts.expiresIn, createdBy: opts.createdBy
       })))

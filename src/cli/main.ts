@@ -5,7 +5,7 @@
  */
 import { Command, CommanderError } from 'commander'
 import { ConfigError, configFile, loadConfig } from '../config/load.js'
-import { AdminError } from '../registry/admin-store.js'
+import { AdminError } from '../registry/admin/index.js'
 import { redisDidNotAnswer } from '../registry/redis-client.js'
 import { serve } from '../server.js'
 import { parseWorkers } from '../workers.js'

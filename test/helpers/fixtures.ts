@@ -3,7 +3,7 @@
  * CLI uses, into a real Redis. Each key fixture returns the raw key, shown once.
  */
 import type { RegistryClient } from '../../src/registry/redis-client.js'
-import { AdminStore } from '../../src/registry/admin-store.js'
+import { AdminStore } from '../../src/registry/admin/index.js'
 import { redisKeys, type RedisKeys } from '../../src/registry/redis-keys.js'
 
 export interface KeyFixture {

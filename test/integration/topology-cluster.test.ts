@@ -10,7 +10,7 @@
  */
 import t from 'tap'
 import type { Test } from 'tap'
-import { AdminError } from '../../src/registry/admin-store.js'
+import { AdminError } from '../../src/registry/admin/index.js'
 import { isCluster } from '../../src/registry/redis-client.js'
 import { hashTag } from '../../src/registry/redis-url.js'
 import { Fixtures } from '../helpers/fixtures.js'

@@ -9,7 +9,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { AuditQuery as StoreQuery } from '../../registry/audit-log.js'
+import type { AdminStore, AuditQuery as StoreQuery } from '../../registry/admin/index.js'
 import { principalOf, requireScope, type ApiContext } from './context.js'
 import type { Principal } from './principal.js'
 import { badRequest } from './refusal.js'
@@ -22,22 +22,19 @@ const MAX_LIMIT = 1000
 type Query = Static<typeof AuditQuery>
 
 export function auditRoutes (app: FastifyInstance, ctx: ApiContext): void {
-  // (a self principal is refused before the query is read)
-  app.get<{ Querystring: Query }>('/audit', {
-    onRequest: requireScope('org'),
-    schema: { querystring: AuditQuery, response: { 200: AuditList } }
-  }, async (request) => {
-    const p = principalOf(request)
-    return await ctx.store(p).pageAudit(storeQuery(request, p))
-  })
-
-  app.get<{ Querystring: Query }>('/audit/refusals', {
-    onRequest: requireScope('org'),
-    schema: { querystring: AuditQuery, response: { 200: RefusalList } }
-  }, async (request) => {
-    const p = principalOf(request)
-    return await ctx.store(p).readRefusals(storeQuery(request, p))
-  })
+  // the two listings differ only in what they read
+  const listing = (path: string, response: typeof AuditList | typeof RefusalList, read: (store: AdminStore, q: StoreQuery) => Promise<unknown>): void => {
+    // (a self principal is refused before the query is read)
+    app.get<{ Querystring: Query }>(path, {
+      onRequest: requireScope('org'),
+      schema: { querystring: AuditQuery, response: { 200: response } }
+    }, async (request) => {
+      const p = principalOf(request)
+      return await read(ctx.store(p), storeQuery(request, p))
+    })
+  }
+  listing('/audit', AuditList, async (store, q) => await store.pageAudit(q))
+  listing('/audit/refusals', RefusalList, async (store, q) => await store.readRefusals(q))
 }
 
 function storeQuery (request: FastifyRequest<{ Querystring: Query }>, p: Principal): StoreQuery {

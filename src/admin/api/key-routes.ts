@@ -1,17 +1,17 @@
 /**
  * /keys: list, create (the only response that ever holds a key), show, revoke,
  * rotate. Who may touch which key is decided by the admin rules
- * (registry/admin-rules.ts): an admin every key; an org admin its org's keys; a
+ * (registry/admin/scope-rules.ts): an admin every key; an org admin its org's keys; a
  * self principal its own user's keys. A key outside the caller's scope is 404,
  * existing or not.
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { DEFAULT_GRACE_MS } from '../../registry/admin-store.js'
+import { DEFAULT_GRACE_MS } from '../../registry/admin/index.js'
 import { callerOf, type ApiContext } from './context.js'
 import { positive } from './validation.js'
 import {
-  Changed, CreatedKey, CreateKeyBody, EmptyBody, KeyList, KeyParams, KeyView, ListKeysQuery, NoQuery, RotatedKey, RotateKeyBody
+  Changed, CreatedKeySchema, CreateKeyBody, EmptyBody, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RotatedKeySchema, RotateKeyBody
 } from './schemas.js'
 
 export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
@@ -28,7 +28,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   })
 
   app.post<{ Body: Static<typeof CreateKeyBody> }>('/keys', {
-    schema: { querystring: NoQuery, body: CreateKeyBody, response: { 201: CreatedKey } }
+    schema: { querystring: NoQuery, body: CreateKeyBody, response: { 201: CreatedKeySchema } }
   }, async (request, reply) => {
     const { store, rules } = callerOf(ctx, request)
     const b = request.body
@@ -47,7 +47,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   })
 
   app.get<{ Params: Static<typeof KeyParams> }>('/keys/:id', {
-    schema: { params: KeyParams, querystring: NoQuery, response: { 200: KeyView } }
+    schema: { params: KeyParams, querystring: NoQuery, response: { 200: KeyViewSchema } }
   }, async (request) => await callerOf(ctx, request).rules.visibleKey(request.params.id))
 
   app.post<{ Params: Static<typeof KeyParams> }>('/keys/:id/revoke', {
@@ -62,7 +62,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   })
 
   app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof RotateKeyBody> }>('/keys/:id/rotate', {
-    schema: { params: KeyParams, querystring: NoQuery, body: RotateKeyBody, response: { 201: RotatedKey } }
+    schema: { params: KeyParams, querystring: NoQuery, body: RotateKeyBody, response: { 201: RotatedKeySchema } }
   }, async (request, reply) => {
     const { store, rules } = callerOf(ctx, request)
     const { id } = request.params

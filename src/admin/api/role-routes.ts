@@ -6,7 +6,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { callerOf, principalOf, requireAdmin, type ApiContext } from './context.js'
-import { DeleteRoleQuery, NoQuery, PutRoleBody, RoleDeleted, RoleList, RoleParams, RoleView } from './schemas.js'
+import { DeleteRoleQuery, NoQuery, PutRoleBody, RoleDeleted, RoleList, RoleParams, RoleViewSchema } from './schemas.js'
 
 export function roleRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get('/roles', { schema: { querystring: NoQuery, response: { 200: RoleList } } }, async (request) => {
@@ -16,7 +16,7 @@ export function roleRoutes (app: FastifyInstance, ctx: ApiContext): void {
 
   app.put<{ Params: Static<typeof RoleParams>, Body: Static<typeof PutRoleBody> }>('/roles/:name', {
     onRequest: requireAdmin,
-    schema: { params: RoleParams, querystring: NoQuery, body: PutRoleBody, response: { 200: RoleView } }
+    schema: { params: RoleParams, querystring: NoQuery, body: PutRoleBody, response: { 200: RoleViewSchema } }
   }, async (request) => {
     const store = ctx.store(principalOf(request))
     const { name } = request.params

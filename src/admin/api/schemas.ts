@@ -2,12 +2,16 @@
  * The admin API's JSON schemas (TypeBox: one definition gives the validator, the
  * response serialiser and the TypeScript type). Every object is closed
  * (`additionalProperties: false`): an unknown field is a 400, and a response can
- * only ever carry the fields listed here (never a hash). Reference: docs/admin-api.md.
+ * only ever carry the fields listed here (never a hash). The registry's views (keys,
+ * users, roles, audit entries) are the store's own (registry/admin/views.ts).
+ * Reference: docs/admin-api.md.
  */
 import { Type, type Static, type TString } from '@sinclair/typebox'
 import { DURATION } from '../../config/duration.js'
-import { NAME, PERMISSION } from '../../registry/admin-store.js'
-import { CURSOR } from '../../registry/audit-log.js'
+import { CURSOR, KEY_NAME_MAX, NAME, PERMISSION } from '../../registry/admin/index.js'
+import {
+  AuditEntrySchema, CreatedKeySchema, KeyViewSchema, RefusalAggregateSchema, RoleViewSchema, RotatedKeySchema, UserViewSchema
+} from '../../registry/admin/views.js'
 import { ID_LENGTH } from '../../registry/key-material.js'
 
 const closed = { additionalProperties: false } as const
@@ -51,7 +55,7 @@ export const CreateKeyBody = Type.Object({
   user: Type.Optional(Name),
   role: Type.Optional(Name),
   org: Type.Optional(Name),
-  name: Type.Optional(Label(200)),
+  name: Type.Optional(Label(KEY_NAME_MAX)),
   expires_in: Type.Optional(Duration),
   /** the user the key is recorded as created by (stored as `user:<id>`); admin only */
   created_by: Type.Optional(Name)
@@ -79,38 +83,9 @@ export const ActivateBody = EmptyBody
 const Str = Type.String()
 const OptStr = Type.Optional(Str)
 
-export const KeyView = Type.Object({
-  id: Str,
-  type: Str,
-  org: Str,
-  user: OptStr,
-  role: OptStr,
-  name: Str,
-  status: Str,
-  created_at: OptStr,
-  created_by: OptStr,
-  expires_at: OptStr,
-  revoked_at: OptStr,
-  last_used_at: OptStr,
-  replaces: OptStr,
-  replaced_by: OptStr
-}, closed)
-export const KeyList = Type.Object({ keys: Type.Array(KeyView) }, closed)
+export const KeyList = Type.Object({ keys: Type.Array(KeyViewSchema) }, closed)
 
-const createdKeyFields = {
-  id: Str,
-  /** the key itself: in these two responses only, once */
-  key: Str,
-  type: Str,
-  org: Str,
-  user: OptStr,
-  role: OptStr,
-  name: Str,
-  created_at: Str,
-  expires_at: OptStr
-}
-export const CreatedKey = Type.Object(createdKeyFields, closed)
-export const RotatedKey = Type.Object({ ...createdKeyFields, replaces: Str, replaces_expires_at: Str }, closed)
+export { CreatedKeySchema, KeyViewSchema, RotatedKeySchema }
 export const Changed = Type.Object({ id: Str, changed: Type.Boolean() }, closed)
 export const UserStatusChanged = Type.Object({
   id: Str,
@@ -121,26 +96,17 @@ export const UserStatusChanged = Type.Object({
   revoked_keys: Type.Array(Str)
 }, closed)
 
-export const UserView = Type.Object({ id: Str, org: OptStr, role: OptStr, status: OptStr, name: OptStr, email: OptStr }, closed)
-export const UserList = Type.Object({ users: Type.Array(UserView) }, closed)
+export { UserViewSchema }
+export const UserList = Type.Object({ users: Type.Array(UserViewSchema) }, closed)
 
-export const RoleView = Type.Object({ name: Str, permissions: Type.Array(Str), description: OptStr }, closed)
-export const RoleList = Type.Object({ roles: Type.Array(RoleView) }, closed)
+export { RoleViewSchema }
+export const RoleList = Type.Object({ roles: Type.Array(RoleViewSchema) }, closed)
 export const RoleDeleted = Type.Object({ name: Str, users: Type.Array(Str), keys: Type.Array(Str) }, closed)
 
-export const AuditEntry = Type.Object({ id: Str, time: Str, actor: Str, action: Str, target: Str, result: Str, org: OptStr, detail: OptStr }, closed)
-export const AuditList = Type.Object({ entries: Type.Array(AuditEntry), next_cursor: OptStr }, closed)
-const RefusalAttempt = Type.Object({ time: Str, target: Str, result: Str }, closed)
-export const RefusalAggregate = Type.Object({
-  minute: Str,
-  actor: Str,
-  action: Str,
-  org: OptStr,
-  count: Type.Integer(),
-  first: RefusalAttempt,
-  last: RefusalAttempt
-}, closed)
-export const RefusalList = Type.Object({ entries: Type.Array(RefusalAggregate), next_cursor: OptStr }, closed)
+export { AuditEntrySchema }
+export const AuditList = Type.Object({ entries: Type.Array(AuditEntrySchema), next_cursor: OptStr }, closed)
+export { RefusalAggregateSchema }
+export const RefusalList = Type.Object({ entries: Type.Array(RefusalAggregateSchema), next_cursor: OptStr }, closed)
 
 export const Session = Type.Object({
   principal: Type.Union([

@@ -3,7 +3,8 @@
 // the cache provider read at scrape time.
 import t from 'tap'
 import { AggregatorRegistry, register as globalRegistry } from 'prom-client'
-import { createMetrics, REASONS, type CacheStats, type Metrics } from '../../../src/metrics/metrics.js'
+import { REASONS } from '../../../src/errors.js'
+import { createMetrics, type CacheStats, type Metrics } from '../../../src/metrics/metrics.js'
 import { parsePromText, valueOf } from '../../helpers/prom-text.js'
 
 const RULES = [

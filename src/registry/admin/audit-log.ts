@@ -14,11 +14,12 @@
  * written goes through the key redactor: a key typed where a name belongs (on the
  * command line, say) reaches the trail as its id at most.
  */
-import type { RegistryClient } from './redis-client.js'
-import type { RedisKeys } from './redis-keys.js'
-import { fieldsOf, isoTimestamp } from './records.js'
-import { createRedactor, type Redactor } from '../redact.js'
-import { parseDuration } from '../config/duration.js'
+import { parseDuration } from '../../config/duration.js'
+import { createRedactor, type Redactor } from '../../redact.js'
+import { fieldsOf, isoTimestamp } from '../records.js'
+import type { RegistryClient } from '../redis-client.js'
+import type { RedisKeys } from '../redis-keys.js'
+import type { AuditEntry, RefusalAggregate, RefusalAttempt } from './views.js'
 
 const DAY = 86_400_000
 const MINUTE = 60_000
@@ -38,36 +39,6 @@ export function auditOptions (audit: { retention: string, refusals_retention: st
     retentionMs: parseDuration(audit.retention) ?? DEFAULT_AUDIT_OPTIONS.retentionMs,
     refusalsRetentionMs: parseDuration(audit.refusals_retention) ?? DEFAULT_AUDIT_OPTIONS.refusalsRetentionMs
   }
-}
-
-export interface AuditEntry {
-  id: string
-  time: string
-  actor: string
-  action: string
-  target: string
-  result: string
-  /** the org of the object the change concerns, when it has one */
-  org?: string
-  detail?: string
-}
-
-export interface RefusalAttempt {
-  time: string
-  target: string
-  /** `denied: <why>` (a front end's permission check) or `error: <message>` (the registry's) */
-  result: string
-}
-
-export interface RefusalAggregate {
-  /** the minute, `2027-01-31T00:00:00Z` */
-  minute: string
-  actor: string
-  action: string
-  org?: string
-  count: number
-  first: RefusalAttempt
-  last: RefusalAttempt
 }
 
 export interface AuditQuery {

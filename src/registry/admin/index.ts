@@ -1,0 +1,135 @@
+/**
+ * Writes to and admin reads of the registry, shared by every admin front end (the
+ * CLI and the admin API): one implementation, several front ends. Who may do what
+ * is decided before a call reaches the store, by the scope rules (scope-rules.ts);
+ * what any input must be, by the rules (rules.ts), which the store applies itself.
+ *
+ *   roles.ts      roles                    keys.ts       create, revoke, show, list
+ *   users.ts      users and their status   rotation.ts   rotate (WATCHed)
+ *   audit-log.ts  the audit trail          views.ts      what admins see (TypeBox)
+ *
+ * Each change that touches several Redis keys (a record, its index sets and the
+ * audit entry) is one MULTI/EXEC transaction (transactions.ts). Every change is
+ * audited, and every refused attempt is counted in the audit trail's refusal
+ * aggregates. Listing uses the index sets, never KEYS or SCAN. Nothing here returns
+ * a secret or a hash, except a created key's secret, once.
+ */
+import type { RegistryClient } from '../redis-client.js'
+import type { RedisKeys } from '../redis-keys.js'
+import { AuditLog, DEFAULT_AUDIT_OPTIONS, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
+import { migrateCreatedBy } from './created-by-migration.js'
+import { createKey, listKeys, revokeKey, showKey, type CreateKeyInput } from './keys.js'
+import { deleteRole, listRoles, putRole, showRole } from './roles.js'
+import { rotateKey } from './rotation.js'
+import type { StoreContext } from './transactions.js'
+import { listUsers, putUser, setUserStatus, showUser, type UserStatusChange } from './users.js'
+import type { AuditEntry, CreatedKey, KeyView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
+
+export { AdminError, type AdminErrorKind } from './errors.js'
+export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, PERMISSION, ownsKey } from './rules.js'
+export { auditOptions, CURSOR, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
+export type { CreateKeyInput } from './keys.js'
+export type { UserStatusChange } from './users.js'
+export type { AuditEntry, CreatedKey, KeyType, KeyView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
+
+export class AdminStore {
+  private readonly ctx: StoreContext
+
+  constructor (redis: RegistryClient, keys: RedisKeys, keyPrefix: string, actor: string, auditOptions: AuditOptions = DEFAULT_AUDIT_OPTIONS) {
+    this.ctx = { redis, keys, keyPrefix, actor, audit: new AuditLog(redis, keys, keyPrefix, actor, auditOptions) }
+  }
+
+  // ---- roles ---------------------------------------------------------------
+
+  async putRole (name: string, permissions: string[], description?: string): Promise<void> {
+    await putRole(this.ctx, name, permissions, description)
+  }
+
+  async listRoles (): Promise<RoleView[]> {
+    return await listRoles(this.ctx)
+  }
+
+  async showRole (name: string): Promise<RoleView> {
+    return await showRole(this.ctx, name)
+  }
+
+  /** Refuses while users or BOT keys reference the role, naming them, unless `force`. */
+  async deleteRole (name: string, force: boolean): Promise<{ users: string[], keys: string[] }> {
+    return await deleteRole(this.ctx, name, force)
+  }
+
+  // ---- users ---------------------------------------------------------------
+
+  async putUser (id: string, input: { org: string, role: string, name?: string, email?: string }): Promise<{ created: boolean }> {
+    return await putUser(this.ctx, id, input)
+  }
+
+  /** Deactivating stops the user's personal keys; its BOT keys are reported, and revoked only on request (users.ts). */
+  async setUserStatus (id: string, status: 'active' | 'deactivated', o: { revokeCreatedKeys?: boolean, inOrg?: string } = {}, now = Date.now()): Promise<UserStatusChange> {
+    return await setUserStatus(this.ctx, id, status, o, now)
+  }
+
+  async listUsers (filter: { org?: string } = {}): Promise<UserView[]> {
+    return await listUsers(this.ctx, filter)
+  }
+
+  async showUser (id: string): Promise<UserView> {
+    return await showUser(this.ctx, id)
+  }
+
+  // ---- keys ----------------------------------------------------------------
+
+  async createKey (input: CreateKeyInput, now = Date.now()): Promise<CreatedKey> {
+    return await createKey(this.ctx, input, now)
+  }
+
+  /** `botMaxTtlMs`: a new BOT key expires within this (a self-service rotation). */
+  async rotateKey (id: string, graceMs: number, o: { botMaxTtlMs?: number | undefined } = {}, now = Date.now()): Promise<RotatedKey> {
+    return await rotateKey(this.ctx, id, graceMs, o.botMaxTtlMs, now)
+  }
+
+  async revokeKey (id: string, now = Date.now()): Promise<{ changed: boolean }> {
+    return await revokeKey(this.ctx, id, now)
+  }
+
+  async showKey (id: string, now = Date.now()): Promise<KeyView> {
+    return await showKey(this.ctx, id, now)
+  }
+
+  /** Keys by user, by org, or all; `unusedForMs`: not used (nor created) within that long. */
+  async listKeys (filter: { user?: string | undefined, org?: string | undefined, unusedForMs?: number | undefined } = {}, now = Date.now()): Promise<KeyView[]> {
+    return await listKeys(this.ctx, filter, now)
+  }
+
+  /** Types every `created_by` and unindexes BOT keys from non-user "owners" (created-by-migration.ts). */
+  async migrateCreatedBy (): Promise<{ rewritten: string[], unindexed: string[] }> {
+    return await migrateCreatedBy(this.ctx)
+  }
+
+  // ---- audit ---------------------------------------------------------------
+
+  /** Every change in range, oldest first (`keygate audit`). */
+  async readAudit (sinceMs?: number, now = Date.now()): Promise<AuditEntry[]> {
+    return await this.ctx.audit.readAll(sinceMs, now)
+  }
+
+  /** One page of changes, newest first (GET /audit). */
+  async pageAudit (q: AuditQuery, now = Date.now()): Promise<AuditPage<AuditEntry>> {
+    return await this.ctx.audit.page(q, now)
+  }
+
+  /** One page of refused attempts, aggregated per minute, newest first (GET /audit/refusals). */
+  async readRefusals (q: AuditQuery, now = Date.now()): Promise<AuditPage<RefusalAggregate>> {
+    return await this.ctx.audit.refusals(q, now)
+  }
+
+  /**
+   * Counts an attempt a front end refused before it reached the store (the admin API's
+   * permission checks, e.g. a BOT key with a role broader than its creator's) in the
+   * refusal aggregates: result `denied: <why>`. `org`: the org of the object concerned,
+   * when it comes from the registry or the caller's own (never from the request).
+   */
+  async recordDenied (action: string, target: string, why: string, org?: string): Promise<void> {
+    await this.ctx.audit.refused(action, target, `denied: ${why}`, org)
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * Keys: create (the only moment the secret exists outside its holder), revoke, show,
+ * list. A key is indexed in the global set, its org's set, and its owner's set (the
+ * user of a personal key, the creating user of a BOT key). Nothing here returns a hash.
+ */
+import type { ChainableCommander } from 'ioredis'
+import { generateKey } from '../key-material.js'
+import { INVALID, isoTimestamp, parseTimestamp, parseUserRecord } from '../records.js'
+import { ownerOf, readCreatedBy } from './actors.js'
+import { AdminError } from './errors.js'
+import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements, checkName, ownsKey, type KeyOwnerFields } from './rules.js'
+import { audited, commit, type StoreContext } from './transactions.js'
+import type { CreatedKey, KeyView } from './views.js'
+
+export interface CreateKeyInput extends KeyOwnerFields {
+  name?: string | undefined
+  expiresInMs?: number | undefined
+  /** a typed actor (actors.ts); default: the store's actor */
+  createdBy?: string | undefined
+}
+
+const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'replaces', 'replaced_by'] as const
+
+export async function createKey (ctx: StoreContext, input: CreateKeyInput, now: number): Promise<CreatedKey> {
+  const target = input.type === 'personal' ? `user:${input.user ?? ''}` : `role:${input.role ?? ''}`
+  return await audited(ctx, 'key.create', target, async () => {
+    checkKeyExclusions(input)
+    const org = await resolveOwner(ctx, input)
+    checkKeyLabels(input)
+    const { created, record } = newKey(ctx, input, org, now)
+    const tx = ctx.redis.multi()
+    addKey(ctx, tx, created.id, record)
+    tx.xadd(...ctx.audit.changeArgs('key.create', `key:${created.id}`, 'ok', withoutHash(record), org))
+    await commit(tx)
+    return created
+  })
+}
+
+export async function revokeKey (ctx: StoreContext, id: string, now: number): Promise<{ changed: boolean }> {
+  return await audited(ctx, 'key.revoke', `key:${id}`, async () => {
+    const [status, org] = await ctx.redis.hmget(ctx.keys.key(id), 'status', 'org')
+    if (status === null || status === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
+    if (status === 'revoked') return { changed: false }
+    await commit(ctx.redis.multi()
+      .hset(ctx.keys.key(id), { status: 'revoked', revoked_at: isoTimestamp(now) })
+      .xadd(...ctx.audit.changeArgs('key.revoke', `key:${id}`, 'ok', { from: status }, org ?? undefined)))
+    return { changed: true }
+  })
+}
+
+export async function showKey (ctx: StoreContext, id: string, now: number): Promise<KeyView> {
+  const [view] = await keyViews(ctx, [id], now)
+  if (view === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
+  return view
+}
+
+/** Keys by user, by org, or all; `unusedForMs`: not used (nor created) within that long. */
+export async function listKeys (ctx: StoreContext, filter: { user?: string | undefined, org?: string | undefined, unusedForMs?: number | undefined } = {}, now = Date.now()): Promise<KeyView[]> {
+  const set = filter.user !== undefined ? ctx.keys.userKeys(filter.user) : filter.org !== undefined ? ctx.keys.orgKeys(filter.org) : ctx.keys.keys
+  let views = await keyViews(ctx, (await ctx.redis.smembers(set)).sort(), now)
+  if (filter.user !== undefined) views = views.filter((k) => ownsKey(filter.user as string, k))
+  if (filter.org !== undefined) views = views.filter((k) => k.org === filter.org)
+  if (filter.unusedForMs !== undefined) {
+    const cutoff = now - filter.unusedForMs
+    views = views.filter((k) => {
+      const seen = parseTimestamp(k.last_used_at ?? '') ?? parseTimestamp(k.created_at ?? '') ?? 0
+      return seen < cutoff
+    })
+  }
+  return views
+}
+
+/** The new key's org, once its owner is found: an active user with a complete record, or an existing role. */
+export async function resolveOwner (ctx: StoreContext, input: KeyOwnerFields): Promise<string> {
+  checkKeyRequirements(input)
+  if (input.type === 'personal') {
+    const id = input.user as string
+    const fields = await ctx.redis.hgetall(ctx.keys.user(id))
+    if (Object.keys(fields).length === 0) throw new AdminError(`user "${id}" does not exist`, 'not_found')
+    const user = parseUserRecord(fields)
+    if (user === INVALID) throw new AdminError(`user "${id}" has an incomplete record`, 'conflict')
+    if (user.status !== 'active') throw new AdminError(`user "${id}" is deactivated`, 'conflict')
+    return user.org
+  }
+  checkName('org', input.org as string)
+  if (await ctx.redis.exists(ctx.keys.role(input.role as string)) === 0) throw new AdminError(`role "${input.role as string}" does not exist`, 'not_found')
+  return input.org as string
+}
+
+/** A fresh secret and the record that holds its hash. */
+export function newKey (ctx: StoreContext, input: CreateKeyInput, org: string, now: number): { created: CreatedKey, record: Record<string, string> } {
+  const generated = generateKey(ctx.keyPrefix)
+  const createdAt = isoTimestamp(now)
+  const record: Record<string, string> = {
+    type: input.type,
+    hash: generated.hash,
+    org,
+    name: input.name ?? '',
+    status: 'active',
+    created_at: createdAt,
+    created_by: input.createdBy ?? ctx.actor
+  }
+  if (input.type === 'personal') record.user = input.user as string
+  else record.role = input.role as string
+  if (input.expiresInMs !== undefined) record.expires_at = isoTimestamp(now + input.expiresInMs)
+  const created: CreatedKey = { id: generated.id, key: generated.key, type: input.type, org, name: record.name as string, created_at: createdAt }
+  if (record.user !== undefined) created.user = record.user
+  if (record.role !== undefined) created.role = record.role
+  if (record.expires_at !== undefined) created.expires_at = record.expires_at
+  return { created, record }
+}
+
+/** Writes the record and its index entries into `tx`: the key's owner is its user, or the user who created a BOT key. */
+export function addKey (ctx: StoreContext, tx: ChainableCommander, id: string, record: Record<string, string>): void {
+  const owner = record.type === 'personal' ? record.user : ownerOf(record.created_by)
+  tx.hset(ctx.keys.key(id), record).sadd(ctx.keys.keys, id).sadd(ctx.keys.orgKeys(record.org as string), id)
+  if (owner !== undefined) tx.sadd(ctx.keys.userKeys(owner), id)
+}
+
+async function keyViews (ctx: StoreContext, ids: string[], now: number): Promise<KeyView[]> {
+  if (ids.length === 0) return []
+  const pipeline = ctx.redis.pipeline()
+  for (const id of ids) pipeline.hmget(ctx.keys.key(id), ...KEY_FIELDS_SHOWN)
+  pipeline.hmget(ctx.keys.usage, ...ids)
+  const replies = await pipeline.exec() ?? []
+  const usage = (replies[ids.length]?.[1] ?? []) as Array<string | null>
+  return ids.flatMap((id, i) => {
+    const values = (replies[i]?.[1] ?? []) as Array<string | null>
+    if (values[0] === null || values[0] === undefined) return []
+    const view: Record<string, string> = { id }
+    KEY_FIELDS_SHOWN.forEach((field, j) => {
+      const v = values[j]
+      if (v !== null && v !== undefined && v !== '') view[field] = v
+    })
+    if (view.name === undefined) view.name = ''
+    const createdBy = readCreatedBy(view.created_by)
+    if (createdBy !== undefined) view.created_by = createdBy
+    const expiry = parseTimestamp(view.expires_at ?? '')
+    if (view.status === 'active' && expiry !== undefined && expiry <= now) view.status = 'expired'
+    const lastUsed = usage[i]
+    if (lastUsed !== null && lastUsed !== undefined) view.last_used_at = lastUsed
+    return [view as unknown as KeyView]
+  })
+}
+
+function withoutHash (record: Record<string, string>): Record<string, string> {
+  const { hash: _hash, ...rest } = record
+  return rest
+}

@@ -1,0 +1,57 @@
+/**
+ * Rotation: a new key with the same type, owner, role, org and name; the old one keeps
+ * working until now + grace (or its own earlier expiry), then only the new one does.
+ */
+import { isoTimestamp, parseTimestamp } from '../records.js'
+import { duplicateClient, type RegistryClient } from '../redis-client.js'
+import { readCreatedBy } from './actors.js'
+import { AdminError } from './errors.js'
+import { addKey, newKey, resolveOwner, type CreateKeyInput } from './keys.js'
+import { audited, commit, type StoreContext } from './transactions.js'
+import type { RotatedKey } from './views.js'
+
+/** `botMaxTtlMs`: a new BOT key expires within this (a self-service rotation). */
+export async function rotateKey (ctx: StoreContext, id: string, graceMs: number, botMaxTtlMs: number | undefined, now: number): Promise<RotatedKey> {
+  return await audited(ctx, 'key.rotate', `key:${id}`, async () => {
+    // WATCH: a revoke (or any edit) of the old key between this read and the write
+    // aborts the rotation instead of minting a replacement for a revoked key. WATCH
+    // belongs to a connection, and the shared one carries other callers' MULTI/EXEC
+    // (an EXEC clears every WATCH, and would itself be aborted by ours), so the
+    // rotation runs on a connection of its own.
+    const conn = duplicateClient(ctx.redis, { connectionName: 'keygate-rotate', lazyConnect: true, enableReadyCheck: false, retryStrategy: () => null })
+    conn.on('error', () => {}) // reported through the failed command
+    try {
+      // (connected first: the gateway's clients queue nothing while disconnected)
+      await conn.connect()
+      await conn.watch(ctx.keys.key(id))
+      return await rotateWatched(ctx, conn, id, graceMs, botMaxTtlMs, now)
+    } finally {
+      conn.disconnect()
+    }
+  })
+}
+
+async function rotateWatched (ctx: StoreContext, conn: RegistryClient, id: string, graceMs: number, botMaxTtlMs: number | undefined, now: number): Promise<RotatedKey> {
+  const old = await conn.hgetall(ctx.keys.key(id))
+  if (old.type === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
+  if (old.status !== 'active') throw new AdminError(`key "${id}" is ${old.status ?? 'in an unknown state'}; only an active key can be rotated`, 'conflict')
+  const oldExpiry = old.expires_at === undefined ? undefined : parseTimestamp(old.expires_at)
+  if (oldExpiry !== undefined && oldExpiry <= now) throw new AdminError(`key "${id}" has expired; create a new key instead`, 'conflict')
+  if (old.type !== 'personal' && old.type !== 'bot') throw new AdminError(`key "${id}" has an unknown type "${old.type}"`, 'conflict')
+  const owner = old.type === 'personal' ? { user: old.user } : { role: old.role, org: old.org }
+  const input: CreateKeyInput = { type: old.type, ...owner, name: old.name, createdBy: readCreatedBy(old.created_by) }
+  const org = await resolveOwner(ctx, input)
+  // the new key keeps the old one's expiry, if it had one
+  if (oldExpiry !== undefined) input.expiresInMs = oldExpiry - now
+  if (botMaxTtlMs !== undefined && old.type === 'bot') input.expiresInMs = Math.min(input.expiresInMs ?? botMaxTtlMs, botMaxTtlMs)
+  const { created, record } = newKey(ctx, input, org, now)
+  record.replaces = id
+  const graceEnd = Math.min(now + graceMs, oldExpiry ?? Number.POSITIVE_INFINITY)
+  const replacesExpiresAt = isoTimestamp(graceEnd)
+  const tx = conn.multi()
+  addKey(ctx, tx, created.id, record)
+  tx.hset(ctx.keys.key(id), { expires_at: replacesExpiresAt, replaced_by: created.id })
+  tx.xadd(...ctx.audit.changeArgs('key.rotate', `key:${id}`, 'ok', { new_key: created.id, replaces_expires_at: replacesExpiresAt }, org))
+  await commit(tx, `key "${id}" changed during the rotation; nothing was written, try again`)
+  return { ...created, replaces: id, replaces_expires_at: replacesExpiresAt }
+}

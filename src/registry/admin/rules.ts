@@ -1,0 +1,61 @@
+/**
+ * What any admin input must be, whoever sends it and in whichever scope: names,
+ * permissions, key ownership, and the shape of a key creation. The store applies
+ * these to every write; the scope rules (scope-rules.ts) apply them before their own;
+ * a front end may check its own syntax first, but never decides these again.
+ */
+import { isTypedActor, ownerOf } from './actors.js'
+import { AdminError } from './errors.js'
+
+/** user ids, org names, role names (also the admin API's schemas) */
+export const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/
+/** `resource:action`, `resource:*` or `*` (also the admin API's schemas) */
+export const PERMISSION = /^(\*|[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)*(:\*)?)$/
+/** the longest key name (also the admin API's schemas) */
+export const KEY_NAME_MAX = 200
+/** how long a rotated key keeps working by default (`keys rotate`, POST /keys/:id/rotate) */
+export const DEFAULT_GRACE_MS = 24 * 3_600_000
+
+export function checkName (what: string, value: string): void {
+  if (!NAME.test(value)) throw new AdminError(`invalid ${what} "${value}" (letters, digits and _.@:- ; up to 128 characters)`)
+}
+
+export function checkPermissions (permissions: readonly string[]): void {
+  for (const p of permissions) {
+    if (!PERMISSION.test(p)) throw new AdminError(`invalid permission "${p}" (expected resource:action, resource:* or *)`)
+  }
+}
+
+/** The keys a user owns: their personal keys, and the BOT keys they created (`created_by` = `user:<id>`). */
+export function ownsKey (user: string, key: { type: string, user?: string | undefined, created_by?: string | undefined }): boolean {
+  return key.user === user || (key.type === 'bot' && ownerOf(key.created_by) === user)
+}
+
+/** The owner fields of a key creation. */
+export interface KeyOwnerFields {
+  type: 'personal' | 'bot'
+  user?: string | undefined
+  role?: string | undefined
+  org?: string | undefined
+}
+
+/** A personal key takes its org and role from its user; a BOT key has no user. */
+export function checkKeyExclusions (r: KeyOwnerFields): void {
+  if (r.type === 'personal' && (r.role !== undefined || r.org !== undefined)) throw new AdminError('a personal key takes its org and role from its user: no role or org')
+  if (r.type === 'bot' && r.user !== undefined) throw new AdminError('a BOT key has no user')
+}
+
+/** A personal key needs its user; a BOT key its role and its org (that they exist is the store's to check). */
+export function checkKeyRequirements (r: KeyOwnerFields): void {
+  if (r.type === 'personal' && r.user === undefined) throw new AdminError('a personal key needs a user')
+  if (r.type === 'bot') {
+    const missing = [r.role === undefined ? 'a role' : '', r.org === undefined ? 'an org' : ''].filter((m) => m !== '')
+    if (missing.length > 0) throw new AdminError(`a BOT key needs ${missing.join(' and ')}`)
+  }
+}
+
+/** The key's name and its recorded creator (a typed actor: actors.ts). */
+export function checkKeyLabels (r: { name?: string | undefined, createdBy?: string | undefined }): void {
+  if (r.name !== undefined && r.name.length > KEY_NAME_MAX) throw new AdminError(`the key name is longer than ${KEY_NAME_MAX} characters`)
+  if (r.createdBy !== undefined && !isTypedActor(r.createdBy)) throw new AdminError(`invalid creator "${r.createdBy}" (expected user:<id>, key:<id>, cli:<name> or admin-token)`)
+}

@@ -1,0 +1,244 @@
+/**
+ * Who may administer what: the one place that decides it, for every front end (the
+ * admin API for each signed-in principal; the CLI, which acts as `keygate:admin`).
+ * What any input must be, in every scope, is rules.ts's; these rules add the scopes.
+ * A refusal is an AdminError: `forbidden` (the scope does not allow the action; the
+ * permission that would is in `needs`), `not_found` (the object is outside the scope:
+ * answered exactly as a missing one, so other orgs cannot be probed), or `invalid`.
+ *
+ *   admin  `keygate:admin`, the admin token, the CLI: everything, in every org
+ *   org    `keygate:org:admin`: its own org's users and keys, within its own grants
+ *   self   `keygate:keys:self` on a personal key: its own user's keys
+ *
+ * "Within its own grants": an org or self principal may give a user or a key only a
+ * role whose every permission its own role grants (so never `keygate:admin`, which it
+ * lacks), and may manage a user or a key only while that holds for the user's or the
+ * key's role, since managing a key includes rotating it, which hands out its authority.
+ * Refused changes are audited (`denied: <why>`); refused reads are not.
+ */
+import type { Grants } from '../records.js'
+import { userActor } from './actors.js'
+import { AdminError, ifMissing } from './errors.js'
+import type { AdminStore } from './index.js'
+import type { CreateKeyInput } from './keys.js'
+import { checkKeyExclusions, checkKeyRequirements, ownsKey } from './rules.js'
+import type { KeyView, UserView } from './views.js'
+
+export const ADMIN_PERMISSION = 'keygate:admin'
+export const ORG_ADMIN_PERMISSION = 'keygate:org:admin'
+export const SELF_PERMISSION = 'keygate:keys:self'
+
+export type ScopeName = 'admin' | 'org' | 'self'
+
+export type AdminScope =
+  | { scope: 'admin', user?: undefined }
+  | { scope: 'org', org: string, grants: Grants, user: string | undefined }
+  | { scope: 'self', org: string, grants: Grants, user: string }
+
+/** The admin token and the CLI. */
+export const FULL_ADMIN: AdminScope = { scope: 'admin' }
+
+/** A signed-in key's scope from its grants (by name: no wildcard grants a `keygate:` permission); undefined: none. */
+export function scopeOfGrants (grants: Grants, keyType: 'personal' | 'bot'): ScopeName | undefined {
+  if (grants.has(ADMIN_PERMISSION)) return 'admin'
+  if (grants.has(ORG_ADMIN_PERMISSION)) return 'org'
+  if (keyType === 'personal' && grants.has(SELF_PERMISSION)) return 'self'
+  return undefined
+}
+
+/** What a key creation asks for, before the rules fill in defaults. */
+export interface KeyRequest {
+  type: 'personal' | 'bot'
+  user?: string | undefined
+  role?: string | undefined
+  org?: string | undefined
+  name?: string | undefined
+  expiresInMs?: number | undefined
+  /** a user id: the key is recorded as created by that user (admin only) */
+  createdBy?: string | undefined
+}
+
+export class AdminRules {
+  /**
+   * `selfServiceMaxTtlMs`: the longest a BOT key created by an org or self principal
+   * lives (config `admin.self_service_max_ttl`).
+   */
+  constructor (readonly s: AdminScope, private readonly store: AdminStore, private readonly selfServiceMaxTtlMs: number) {}
+
+  get isAdmin (): boolean {
+    return this.s.scope === 'admin'
+  }
+
+  /** The longest a BOT key this caller creates (or rotates into being) may live; undefined: no limit. */
+  get botMaxTtlMs (): number | undefined {
+    return this.s.scope === 'admin' ? undefined : this.selfServiceMaxTtlMs
+  }
+
+  /** Roles (put, delete) and the permission catalogue: admin only. */
+  requireAdmin (what: string): void {
+    if (this.s.scope !== 'admin') throw new AdminError(`${what} needs ${ADMIN_PERMISSION}`, 'forbidden', ADMIN_PERMISSION)
+  }
+
+  /** Users and the audit trail: an org admin for its own org. */
+  requireOrgAdmin (what: string): void {
+    if (this.s.scope === 'self') throw new AdminError(`${what} needs ${ORG_ADMIN_PERMISSION}`, 'forbidden', ORG_ADMIN_PERMISSION)
+  }
+
+  /** The org a listing is limited to: the caller's own for org and self principals; `null`: an org it may not see (empty list). */
+  orgFilter (org: string | undefined): string | undefined | null {
+    if (this.s.scope === 'admin') return org
+    if (org !== undefined && org !== this.s.org) return null
+    return this.s.org
+  }
+
+  /** The user filter of a key listing: a self principal sees its own user's keys only; `null`: an empty list. */
+  keyUserFilter (user: string | undefined): string | undefined | null {
+    if (this.s.scope !== 'self') return user
+    if (user !== undefined && user !== this.s.user) return null
+    return this.s.user
+  }
+
+  // ---- roles ---------------------------------------------------------------
+
+  /** The roles the caller may give: all for an admin, those within its grants otherwise. */
+  givableRoles<R extends { permissions: readonly string[] }> (roles: R[]): R[] {
+    const s = this.s
+    if (s.scope === 'admin') return roles
+    return roles.filter((r) => s.grants.hasAll(r.permissions))
+  }
+
+  // ---- users ---------------------------------------------------------------
+
+  /** The user, if the caller may see it (org: its org; self: its own user); otherwise 404 as if missing. */
+  async visibleUser (id: string): Promise<UserView> {
+    const user = await this.store.showUser(id)
+    const s = this.s
+    if (s.scope === 'org' && user.org !== s.org) throw new AdminError(`user "${id}" is not in org ${s.org}`, 'not_found')
+    if (s.scope === 'self' && id !== s.user) throw new AdminError(`user "${id}" is not the caller's own user`, 'not_found')
+    return user
+  }
+
+  /** A user the caller may change (deactivate, activate, give keys to): visible, and its role within the caller's grants. */
+  async manageableUser (id: string, action: string): Promise<UserView> {
+    this.requireOrgAdmin(action)
+    const user = await this.denyingReads(action, `user:${id}`, async () => await this.visibleUser(id))
+    await this.withinGrants(action, `user:${id}`, user.role, `user "${id}" has role "${user.role ?? ''}", beyond the caller's own permissions`)
+    return user
+  }
+
+  /** A user put: an org admin puts users of its own org only, with a role within its grants; an existing user elsewhere is 404. */
+  async checkPutUser (id: string, input: { org: string, role: string }): Promise<void> {
+    this.requireOrgAdmin('putting a user')
+    const s = this.s
+    if (s.scope !== 'org') return
+    const target = `user:${id}`
+    const existing = await this.store.showUser(id).catch(ifMissing(undefined))
+    if (existing !== undefined) await this.manageableUser(id, 'user.put')
+    if (input.org !== s.org) return await this.deny('user.put', target, 'forbidden', `an org admin puts users in its own org (${s.org}) only`)
+    await this.withinGrants('user.put', target, input.role, `role "${input.role}" is not within the caller's own permissions`)
+  }
+
+  // ---- keys ----------------------------------------------------------------
+
+  /** The key, if the caller may see it (org: in its org; self: its user's); otherwise 404 as if missing. */
+  async visibleKey (id: string): Promise<KeyView> {
+    const view = await this.store.showKey(id)
+    const s = this.s
+    if (s.scope === 'org' && view.org !== s.org) throw new AdminError(`key "${id}" is not in org ${s.org}`, 'not_found')
+    if (s.scope === 'self' && !ownsKey(s.user, view)) throw new AdminError(`key "${id}" is not a key of user ${s.user}`, 'not_found')
+    return view
+  }
+
+  /** A key the caller may revoke or rotate: visible, and (org admin) acting with a role within its grants. */
+  async manageableKey (id: string, action: 'key.revoke' | 'key.rotate'): Promise<KeyView> {
+    if (action === 'key.rotate' && this.s.scope === 'self') {
+      return await this.deny(action, `key:${id}`, 'forbidden', `rotating a key needs ${ORG_ADMIN_PERMISSION}`, ORG_ADMIN_PERMISSION)
+    }
+    const view = await this.denyingReads(action, `key:${id}`, async () => await this.visibleKey(id))
+    if (this.s.scope === 'org') {
+      const role = view.type === 'personal' ? (await this.store.showUser(view.user ?? '').catch(ifMissing(undefined)))?.role : view.role
+      await this.withinGrants(action, `key:${id}`, role, `key "${id}" acts with role "${role ?? ''}", beyond the caller's own permissions`)
+    }
+    return view
+  }
+
+  /** What a key creation may create: the request checked for shape and for scope, with its defaults filled in. */
+  async keyToCreate (r: KeyRequest): Promise<CreateKeyInput> {
+    checkKeyExclusions(r)
+    const s = this.s
+    const target = r.type === 'personal' ? `user:${r.user ?? s.user ?? ''}` : `role:${r.role ?? ''}`
+
+    if (s.scope === 'admin') {
+      checkKeyRequirements(r)
+      // (no creator given: the store records the actor)
+      const createdBy = r.createdBy === undefined ? undefined : userActor(r.createdBy)
+      return { type: r.type, user: r.user, role: r.role, org: r.org, name: r.name, expiresInMs: r.expiresInMs, createdBy }
+    }
+
+    if (r.createdBy !== undefined && r.createdBy !== s.user) {
+      return await this.deny('key.create', target, 'forbidden', 'only an admin records another user as a key\'s creator', ADMIN_PERMISSION)
+    }
+    // a personal key acts as its user: what it creates is that user's
+    const createdBy = s.user === undefined ? undefined : userActor(s.user)
+    if (r.type === 'personal') {
+      checkKeyRequirements({ type: 'personal', user: r.user ?? s.user })
+      const user = (r.user ?? s.user) as string
+      if (s.scope === 'self' && user !== s.user) {
+        return await this.deny('key.create', target, 'forbidden', `${SELF_PERMISSION} creates personal keys for its own user (${s.user}) only`, ORG_ADMIN_PERMISSION)
+      }
+      if (s.scope === 'org') await this.manageableUser(user, 'key.create')
+      return { type: 'personal', user, name: r.name, expiresInMs: r.expiresInMs, createdBy }
+    }
+
+    const org = r.org ?? s.org
+    checkKeyRequirements({ type: 'bot', role: r.role, org })
+    if (org !== s.org) return await this.deny('key.create', target, 'forbidden', `BOT keys are created in the caller's own org (${s.org}) only`)
+    // a role the caller may not see (missing, or broader than its grants) is refused alike
+    const role = r.role as string
+    await this.withinGrants('key.create', target, role, `role "${r.role}" is not within the caller's own permissions (no escalation through a BOT key)`)
+    const max = this.selfServiceMaxTtlMs
+    if (r.expiresInMs !== undefined && r.expiresInMs > max) {
+      throw new AdminError(`a BOT key created without ${ADMIN_PERMISSION} expires within ${formatMs(max)} at most`)
+    }
+    return { type: 'bot', role, org, name: r.name, expiresInMs: r.expiresInMs ?? max, createdBy }
+  }
+
+  // ---- internals -----------------------------------------------------------
+
+  /** Refuses unless every permission of the role is within the caller's grants (a missing role is refused alike). */
+  private async withinGrants (action: string, target: string, role: string | undefined, why: string): Promise<void> {
+    const s = this.s
+    if (s.scope === 'admin') return
+    const found = role === undefined ? undefined : await this.store.showRole(role).catch(ifMissing(undefined))
+    if (found === undefined || !s.grants.hasAll(found.permissions)) await this.deny(action, target, 'forbidden', why)
+  }
+
+  /** A visibility check inside a change: its 404 is audited as a refused attempt too. */
+  private async denyingReads<T> (action: string, target: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn()
+    } catch (err: unknown) {
+      if (err instanceof AdminError && err.kind === 'not_found' && this.s.scope !== 'admin') await this.store.recordDenied(action, target, err.message, this.s.org)
+      throw err
+    }
+  }
+
+  /**
+   * Audits the refused attempt (result `denied: ...`) under the caller's own org (an
+   * org admin reads what its members attempted; another org learns nothing of them),
+   * then refuses it.
+   */
+  private async deny (action: string, target: string, kind: 'forbidden' | 'not_found', why: string, needs?: string): Promise<never> {
+    await this.store.recordDenied(action, target, why, this.s.scope === 'admin' ? undefined : this.s.org)
+    throw new AdminError(why, kind, kind === 'forbidden' ? needs ?? this.needed() : undefined)
+  }
+
+  private needed (): string {
+    return this.s.scope === 'self' ? ORG_ADMIN_PERMISSION : ADMIN_PERMISSION
+  }
+}
+
+function formatMs (ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000]] as const) if (ms % size === 0) return `${ms / size}${unit}`
+  return `${Math.round(ms / 1000)}s`
+}

@@ -1,0 +1,78 @@
+/**
+ * What the registry shows admins, defined once (TypeBox): the store returns these
+ * types, and the admin API serialises its responses with their schemas (`*Schema`). Every object
+ * is closed (`additionalProperties: false`): a response can only ever carry the fields
+ * listed here, never a hash. The secret appears in CreatedKey and RotatedKey only.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+
+const closed = { additionalProperties: false } as const
+const Str = Type.String()
+const OptStr = Type.Optional(Str)
+
+export type KeyType = 'personal' | 'bot'
+
+/** A key as admins see it: never the secret, never its hash. */
+export const KeyViewSchema = Type.Object({
+  id: Str,
+  type: Str,
+  org: Str,
+  user: OptStr,
+  role: OptStr,
+  name: Str,
+  /** `active`, `revoked`, or `expired` (an active record past its expires_at) */
+  status: Str,
+  created_at: OptStr,
+  created_by: OptStr,
+  expires_at: OptStr,
+  revoked_at: OptStr,
+  last_used_at: OptStr,
+  replaces: OptStr,
+  replaced_by: OptStr
+}, closed)
+export type KeyView = Static<typeof KeyViewSchema>
+
+const createdKeyFields = {
+  id: Str,
+  /** the key itself: in these two views only, once */
+  key: Str,
+  type: Str,
+  org: Str,
+  user: OptStr,
+  role: OptStr,
+  name: Str,
+  created_at: Str,
+  expires_at: OptStr
+}
+export const CreatedKeySchema = Type.Object(createdKeyFields, closed)
+export type CreatedKey = Static<typeof CreatedKeySchema>
+
+/** A rotation's new key, with the key it replaces and when that one stops working. */
+export const RotatedKeySchema = Type.Object({ ...createdKeyFields, replaces: Str, replaces_expires_at: Str }, closed)
+export type RotatedKey = Static<typeof RotatedKeySchema>
+
+export const UserViewSchema = Type.Object({ id: Str, org: OptStr, role: OptStr, status: OptStr, name: OptStr, email: OptStr }, closed)
+export type UserView = Static<typeof UserViewSchema>
+
+export const RoleViewSchema = Type.Object({ name: Str, permissions: Type.Array(Str), description: OptStr }, closed)
+export type RoleView = Static<typeof RoleViewSchema>
+
+/** One change in the audit trail; `org`: the org of the object it concerns, when it has one. */
+export const AuditEntrySchema = Type.Object({ id: Str, time: Str, actor: Str, action: Str, target: Str, result: Str, org: OptStr, detail: OptStr }, closed)
+export type AuditEntry = Static<typeof AuditEntrySchema>
+
+/** `result`: `denied: <why>` (a front end's permission check) or `error: <message>` (the registry's) */
+export const RefusalAttemptSchema = Type.Object({ time: Str, target: Str, result: Str }, closed)
+export type RefusalAttempt = Static<typeof RefusalAttemptSchema>
+
+/** The refused attempts of one principal, action and org within one minute (`2027-01-31T00:00:00Z`). */
+export const RefusalAggregateSchema = Type.Object({
+  minute: Str,
+  actor: Str,
+  action: Str,
+  org: OptStr,
+  count: Type.Integer(),
+  first: RefusalAttemptSchema,
+  last: RefusalAttemptSchema
+}, closed)
+export type RefusalAggregate = Static<typeof RefusalAggregateSchema>
