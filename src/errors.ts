@@ -1,5 +1,5 @@
 /**
- * Every error the gateway itself produces, in one catalogue (contract section 7).
+ * Every error the gateway itself produces, in one catalogue (docs/errors.md).
  * Clients see one uniform body per status; the precise reason goes to the log line.
  * docs/errors.md is kept in step with this table by test/unit/errors-doc.test.ts.
  */

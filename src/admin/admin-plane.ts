@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
 import { codeForStatus, sendError } from '../errors.js'
+import { checkFraming, headLimits, onClientError } from '../pipeline/framing.js'
 import type { IdentityResolver } from '../pipeline/resolve-identity.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { RedisHealth, RegistryClient } from '../registry/redis-client.js'
@@ -36,12 +37,23 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
   const app = Fastify({
     logger: false,
     requestIdHeader: false,
-    genReqId: () => randomUUID()
+    genReqId: () => randomUUID(),
+    // the data plane's framing rules hold here too (src/pipeline/framing.ts)
+    http: headLimits(o.config.limits),
+    clientErrorHandler: onClientError(o.logger)
   })
+  const framing = checkFraming(app.server, o.config.limits)
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     reply.header('cache-control', 'no-store')
-    done()
+    const problem = framing.problem(request.raw)
+    if (problem === undefined) {
+      done()
+      return
+    }
+    const [code, , close] = problem
+    if (close) reply.header('connection', 'close')
+    sendError(reply, code)
   })
   app.setNotFoundHandler((_request, reply) => sendError(reply, 'not_found'))
   app.setErrorHandler((err: { statusCode?: number }, _request, reply) => sendError(reply, codeForStatus(err.statusCode ?? 500)))

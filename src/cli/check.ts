@@ -4,14 +4,7 @@
  * history and process listings).
  */
 import type { Command } from 'commander'
-import { NO_TRACKING } from '../cache/invalidation.js'
-import { RecordCache } from '../cache/record-cache.js'
-import { compileRules } from '../pipeline/match-rule.js'
-import { explain, type Explanation } from '../pipeline/explain.js'
-import { IdentityResolver } from '../pipeline/resolve-identity.js'
-import { RedisHealth } from '../registry/redis-client.js'
-import { redisKeys } from '../registry/redis-keys.js'
-import { RegistryReader } from '../registry/registry-reader.js'
+import { explain, type Explanation } from './explain.js'
 import { UsageError, withRegistry } from './context.js'
 import { printJson } from './output.js'
 
@@ -46,20 +39,7 @@ export function checkCommand (program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (method: string, path: string, opts: { json?: boolean }) => {
       const key = await readKey()
-      const explanation = await withRegistry(async ({ config, redis }) => {
-        const health = new RedisHealth(redis)
-        const resolver = new IdentityResolver({
-          reader: new RegistryReader(redis, redisKeys(config.redis.prefix), config.redis.prefix),
-          cache: new RecordCache(16),
-          cacheEnabled: false,
-          tracking: NO_TRACKING,
-          health,
-          ttlMs: 0,
-          negativeTtlMs: 0,
-          staleIfErrorMs: 0
-        })
-        return await explain(config, compileRules(config.rules), resolver, method.toUpperCase(), path, key)
-      })
+      const explanation = await withRegistry(async ({ config, redis }) => await explain(config, redis, method.toUpperCase(), path, key))
       if (opts.json === true) printJson(explanation)
       else printHuman(explanation)
     })

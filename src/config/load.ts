@@ -65,7 +65,7 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv = {}, source =
   return config
 }
 
-/** Environment overrides (contract section 5). Secrets never come from the file. */
+/** Environment overrides (docs/configuration.md). Secrets never come from the file. */
 function applyEnv (raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<string, unknown> {
   const section = (name: string): Record<string, unknown> => {
     const s = raw[name]

@@ -2,7 +2,7 @@
  * CORS for browser clients (`cors:` in the config; off unless origins are listed).
  *
  * Off (the default): OPTIONS is authenticated and rule-checked like any method, and
- * no `Access-Control-*` header is added (contract section 9).
+ * no `Access-Control-*` header is added (docs/security.md).
  *
  * On: the gateway answers preflights itself, before and without authentication (a
  * browser sends no credential with a preflight), and never forwards them:

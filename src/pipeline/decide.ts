@@ -1,9 +1,9 @@
 /**
- * Stages 4-7 as pure decisions over the resolved records: is the key good, and does
+ * Stages 6 and 7 as pure decisions over the resolved records: is the key good, and does
  * its effective role satisfy the matched rule. Each denial names its reason.
  */
 import type { Reason } from '../errors.js'
-import type { ParsedKey } from '../registry/key-material.js'
+import type { ParsedKey } from './key-format.js'
 import { secretMatches } from '../registry/key-material.js'
 import { INVALID, NO_GRANTS, type Grants } from '../registry/records.js'
 import type { RuleMatch } from './match-rule.js'

@@ -1,5 +1,5 @@
 /**
- * Stage 8a: the headers sent upstream. Strip, then set: every client header that
+ * Stage 9: the headers sent upstream. Strip, then set: every client header that
  * could impersonate an identity or steer the upstream is dropped in every spelling
  * (case-insensitive, `_` read as `-`), then the identity headers are set from the
  * resolved identity. The sets of names are built once, at start-up.

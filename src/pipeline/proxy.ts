@@ -1,5 +1,5 @@
 /**
- * Stage 8: one protected route prefix -> one upstream, as its own encapsulated
+ * Stage 10: one protected route prefix -> one upstream, as its own encapsulated
  * fastify context: the gate hook, the body limit, and @fastify/reply-from with its
  * own undici agent. Upstream failures become the catalogue's 502/504 (never an
  * internal address or library code); upstream responses pass through unchanged.
@@ -22,6 +22,7 @@ import { bodyRefusal, limitBody, refuseBody, type BodyLimits } from './body-limi
 import { deny } from './deny.js'
 import { HOP_BY_HOP, type RequestHeaderRewriter } from './identity-headers.js'
 import { PROXIED_METHODS } from './match-rule.js'
+import { routePatterns } from './route-table.js'
 
 /**
  * The upstream's response headers as the client gets them: hop-by-hop headers (and any
@@ -119,7 +120,7 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     return reply.from(request.kg.path, replyOptions)
   }
   // the prefix itself, and everything under it (`<prefix>/*` also matches `<prefix>/`)
-  for (const url of [o.route.prefix, o.route.prefix === '/' ? '/*' : `${o.route.prefix}/*`]) {
+  for (const url of routePatterns(o.route.prefix)) {
     ctx.route({ method: [...PROXIED_METHODS], url, handler: forward })
   }
 }

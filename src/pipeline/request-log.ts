@@ -1,5 +1,5 @@
 /**
- * The last stage: one JSON line per request, with the decision's precise reason, and
+ * Stage 11, the last: one JSON line per request, with the decision's precise reason, and
  * the request's metrics (rule, status, reason, duration; src/metrics/metrics.ts).
  * The path is the one decided on, without its query string; no header is logged.
  * Anything key-shaped in the path is logged as its key id at most (src/redact.ts;

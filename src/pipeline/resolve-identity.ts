@@ -1,5 +1,5 @@
 /**
- * Stages 4-6, the I/O: key record -> user record (personal keys) -> role record,
+ * Stage 5, the I/O: key record -> user record (personal keys) -> role record,
  * from the cache when every record there may be served, else in one round trip to
  * Redis that refills all three. Concurrent misses for the same key id share one
  * round trip.

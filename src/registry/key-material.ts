@@ -1,5 +1,5 @@
 /**
- * Key format (contract section 3): `<prefix><id>_<secret><checksum>`
+ * Keys are made here (parsed by src/pipeline/key-format.ts): `<prefix><id>_<secret><checksum>`
  *
  *   prefix    configurable, default `kg_`, so scanners and humans recognise a key
  *   id        16 base62 chars: the public selector, shown in logs, headers, CLI
@@ -14,16 +14,8 @@ import { crc32 } from 'node:zlib'
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 export const ID_LENGTH = 16
-const SECRET_LENGTH = 32
-const CHECKSUM_LENGTH = 6
-const BASE62 = /^[0-9A-Za-z]+$/
-
-export interface ParsedKey {
-  id: string
-  secret: string
-}
-
-export type KeyParse = ParsedKey | 'malformed_credential' | 'bad_checksum'
+export const SECRET_LENGTH = 32
+export const CHECKSUM_LENGTH = 6
 
 /** Uniform base62 characters by rejection sampling (no modulo bias). */
 function randomBase62 (length: number): string {
@@ -37,7 +29,8 @@ function randomBase62 (length: number): string {
   return out
 }
 
-function checksum (body: string): string {
+/** The checksum of everything before it: CRC-32, as 6 base62 characters. */
+export function checksum (body: string): string {
   let n = crc32(body)
   let out = ''
   for (let i = 0; i < CHECKSUM_LENGTH; i++) {
@@ -63,20 +56,6 @@ export function generateKey (prefix: string): NewKey {
 export function assembleKey (prefix: string, id: string, secret: string): string {
   const body = `${prefix}${id}_${secret}`
   return body + checksum(body)
-}
-
-/** Local checks only: shape, then checksum. Never touches the registry. */
-export function parseKey (token: string, prefix: string): KeyParse {
-  const expected = prefix.length + ID_LENGTH + 1 + SECRET_LENGTH + CHECKSUM_LENGTH
-  if (token.length !== expected || !token.startsWith(prefix)) return 'malformed_credential'
-  const sep = prefix.length + ID_LENGTH
-  if (token[sep] !== '_') return 'malformed_credential'
-  const id = token.slice(prefix.length, sep)
-  const rest = token.slice(sep + 1)
-  if (!BASE62.test(id) || !BASE62.test(rest)) return 'malformed_credential'
-  const body = token.slice(0, token.length - CHECKSUM_LENGTH)
-  if (checksum(body) !== token.slice(-CHECKSUM_LENGTH)) return 'bad_checksum'
-  return { id, secret: rest.slice(0, SECRET_LENGTH) }
 }
 
 export function hashSecret (secret: string): string {

@@ -46,7 +46,8 @@ export class Grants {
   private readonly exact: Set<string>
   private readonly prefixes: string[]
 
-  constructor (permissions: readonly string[]) {
+  /** `permissions`: as the role record lists them */
+  constructor (readonly permissions: readonly string[]) {
     this.all = permissions.includes('*')
     this.exact = new Set(permissions.filter((p) => !p.endsWith('*')))
     this.prefixes = permissions.filter((p) => p.endsWith(':*')).map((p) => p.slice(0, -1))

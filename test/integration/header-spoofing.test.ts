@@ -23,7 +23,7 @@ import type { RecordedRequest } from '../helpers/upstream.js'
 
 const BAD_REQUEST_BODY = { error: { code: 'bad_request', message: 'Malformed request', status: 400 } }
 
-/** Header name as the contract compares it: case-insensitive, `_` read as `-`. */
+/** Header name as the gateway compares it: case-insensitive, `_` read as `-`. */
 function canonical (name: string): string {
   return name.toLowerCase().replace(/_/g, '-')
 }

@@ -16,7 +16,7 @@ const f = gw.fixtures
 const K = f.keys
 const prefix = gw.config.keys.prefix
 
-/** The contract's bound for direct edits is 1 s; allow a small margin for polling and scheduling. */
+/** The promised bound for direct edits is 1 s (docs/cache.md); allow a small margin for polling and scheduling. */
 const BOUND_MS = 1500
 const INVALID_TOKEN = 'Bearer realm="keygate", error="invalid_token"'
 

@@ -115,7 +115,7 @@ t.test('cached decisions are served inside stale_if_error_s, and not after it', 
       assertUnavailableInTime(t, freshRes, ms, 'a never-seen key inside the window')
 
       // After the window. A hung server is only noticed by a timeout: allow the
-      // contract's 1 s for that before the 2 s window starts.
+      // promised 1 s for that before the 2 s window starts.
       const noticed = signal === 'SIGKILL' ? 0 : 1000
       for (const at of [2000 + noticed + 400, 2000 + noticed + 1500]) {
         await sleep(Math.max(0, at - (Date.now() - outage)))
@@ -200,7 +200,7 @@ t.test('a key revoked before the outage is never let through during it', async (
         t.equal((await gw.get('/api/v1/users', key)).status, 200, 'the key works, and is cached')
 
         // Revoke it as an admin would with redis-cli, then let more than the
-        // cache TTL and the contract's 1 s propagation target pass.
+        // cache TTL and the promised 1 s propagation pass.
         await gw.fixtures.hset(gw.fixtures.keys.key(id), 'status', 'revoked')
         await gw.fixtures.hset(gw.fixtures.keys.key(id), 'revoked_at', new Date().toISOString().replace(/\.\d+Z$/, 'Z'))
         await sleep(1200)

@@ -1,6 +1,6 @@
 /**
  * Sentinel and Cluster registries that cannot be reached fail closed, like a
- * standalone one (contract section 9): the gateway starts, answers 503 for a key
+ * standalone one (docs/security.md): the gateway starts, answers 503 for a key
  * it has not cached (never 500), and /readyz is not ready; the CLI's client (which
  * queues while it connects) fails instead of hanging. Cases:
  *   - sentinels at addresses where nothing listens

@@ -13,6 +13,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify'
 import { sendError } from '../../errors.js'
+import { expectsContinue } from '../../pipeline/framing.js'
 import { redisKeys } from '../../registry/redis-keys.js'
 import type { AdminPlaneOptions } from '../admin-plane.js'
 import { auditRoutes } from './audit-routes.js'
@@ -44,7 +45,7 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
       reply.header('retry-after', String(retryAfter))
       return sendError(reply, 'rate_limited')
     }
-    const result = await signIn(request.raw.rawHeaders)
+    const result = await signIn(request.raw.rawHeaders, request.socket.remoteAddress)
     if (!result.ok && result.code === 'unauthorized' && result.reason !== 'missing_credential') {
       signInLimit.failed(peer)
       o.metrics.adminSignIn.failure()
@@ -52,12 +53,14 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
     if (result.ok) {
       request.adminApi.principal = result.principal
       if (result.principal.kind === 'key') request.adminApi.keyId = result.principal.keyId
+      // a client that waits for `100 Continue` gets it once signed in, never before
+      if (expectsContinue(request.raw)) reply.raw.writeContinue()
       return
     }
     request.adminApi.keyId = result.keyId
     if (result.code === 'forbidden') return refuse(request, reply, undefined, 'the key grants no admin scope')
     request.adminApi.reason = result.reason
-    if (result.code !== 'service_unavailable') reply.header('www-authenticate', result.challenge)
+    if (result.challenge !== undefined) reply.header('www-authenticate', result.challenge)
     return sendError(reply, result.code)
   })
 

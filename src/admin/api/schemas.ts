@@ -20,7 +20,7 @@ const closed = { additionalProperties: false } as const
 const Name = Type.String({ pattern: NAME.source })
 /** the public key id (never the whole key) */
 const KeyId = Type.String({ pattern: `^[0-9A-Za-z]{${ID_LENGTH}}$` })
-/** the contract's durations: 30s, 15m, 24h, 90d */
+/** durations as everywhere in keygate (docs/configuration.md): 30s, 15m, 24h, 90d */
 const Duration = Type.String({ pattern: DURATION.source })
 /** free text shown to people: bounded, no control characters */
 const Label = (maxLength: number): TString => Type.String({ maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' })

@@ -6,22 +6,18 @@
  * access exactly when it loses data-plane access.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { Reason } from '../../errors.js'
-import { authenticate } from '../../pipeline/decide.js'
-import { challenges } from '../../pipeline/deny.js'
-import { extractCredential } from '../../pipeline/extract-credential.js'
-import { RegistryUnavailable, type IdentityResolver } from '../../pipeline/resolve-identity.js'
-import { parseKey } from '../../registry/key-material.js'
-import { scopeOfGrants } from '../../registry/admin-rules.js'
-import { TOKEN_PRINCIPAL, type Principal } from './principal.js'
+import { createAuthenticator, type AuthFailure } from '../../pipeline/authenticate-request.js'
+import type { IdentityResolver } from '../../pipeline/resolve-identity.js'
+import { scopeOfGrants } from '../../registry/admin/scope-rules.js'
 import type { UsageRecorder } from '../../registry/usage-recorder.js'
+import { TOKEN_PRINCIPAL, type Principal } from './principal.js'
 
 export type SignIn =
   | { ok: true, principal: Principal }
-  | { ok: false, code: 'unauthorized', reason: Reason, challenge: string, keyId?: string }
+  /** 401 or 503, as on the data plane */
+  | AuthFailure
   /** a valid key granting no admin scope (keygate:admin, keygate:org:admin, keygate:keys:self) */
-  | { ok: false, code: 'forbidden', reason: 'missing_permission', keyId: string }
-  | { ok: false, code: 'service_unavailable', reason: 'registry_unavailable', keyId: string }
+  | { ok: false, code: 'forbidden', reason: 'missing_permission', challenge: undefined, keyId: string }
 
 export interface SignInOptions {
   /** the admin token; undefined: token sign-in is off */
@@ -32,39 +28,25 @@ export interface SignInOptions {
   usage?: UsageRecorder
 }
 
-export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[]) => Promise<SignIn> {
+export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[], peer: string | undefined) => Promise<SignIn> {
   const tokenDigest = o.adminToken === undefined || o.adminToken === '' ? undefined : sha256(o.adminToken)
+  const authenticate = createAuthenticator({
+    keyPrefix: o.keyPrefix,
+    resolver: o.resolver,
+    /** Constant time: both sides are hashed to 32 bytes first, so not even the length leaks. */
+    isAdminToken: (token) => tokenDigest !== undefined && timingSafeEqual(sha256(token), tokenDigest)
+  })
 
-  /** Constant time: both sides are hashed to 32 bytes first, so not even the length leaks. */
-  function isAdminToken (token: string): boolean {
-    return tokenDigest !== undefined && timingSafeEqual(sha256(token), tokenDigest)
-  }
-
-  return async function signIn (rawHeaders) {
-    const credential = extractCredential(rawHeaders)
-    if (!credential.ok) {
-      return { ok: false, code: 'unauthorized', reason: credential.reason, challenge: credential.invalidToken ? challenges.invalidToken : challenges.none }
-    }
-    if (isAdminToken(credential.token)) return { ok: true, principal: TOKEN_PRINCIPAL }
-
-    const key = parseKey(credential.token, o.keyPrefix)
-    if (typeof key === 'string') return { ok: false, code: 'unauthorized', reason: key, challenge: challenges.invalidToken }
-
-    let resolved
-    try {
-      resolved = await o.resolver.resolve(key.id)
-    } catch (err: unknown) {
-      if (err instanceof RegistryUnavailable) return { ok: false, code: 'service_unavailable', reason: 'registry_unavailable', keyId: key.id }
-      throw err
-    }
+  return async function signIn (rawHeaders, peer) {
     const now = Date.now()
-    const who = authenticate(key, resolved, now)
-    if (!who.ok) return { ok: false, code: 'unauthorized', reason: who.reason, challenge: challenges.invalidToken, keyId: key.id }
+    const auth = await authenticate(rawHeaders, peer, now)
+    if ('adminToken' in auth) return { ok: true, principal: TOKEN_PRINCIPAL }
+    if (!auth.ok) return auth
 
-    const { identity } = who
+    const { identity } = auth
     const scope = scopeOfGrants(identity.grants, identity.type)
-    if (scope === undefined) return { ok: false, code: 'forbidden', reason: 'missing_permission', keyId: key.id }
-    o.usage?.record(key.id, now)
+    if (scope === undefined) return { ok: false, code: 'forbidden', reason: 'missing_permission', challenge: undefined, keyId: identity.keyId }
+    o.usage?.record(identity.keyId, now)
     return {
       ok: true,
       principal: {
@@ -74,7 +56,7 @@ export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[])
         user: identity.userId,
         org: identity.org,
         role: identity.role,
-        permissions: resolved.role?.permissions ?? [],
+        permissions: identity.grants.permissions,
         grants: identity.grants,
         scope,
         actor: `key:${identity.keyId}`

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { loadConfig, parseConfig } from '../../../src/config/load.js'
 import { configProblems, MINIMAL_CONFIG } from '../../helpers/config.js'
 
-t.test('the shipped config/keygate.yaml is valid and spells out the contract defaults', async (t) => {
+t.test('the shipped config/keygate.yaml is valid and spells out the defaults', async (t) => {
   const c = loadConfig(fileURLToPath(new URL('../../../config/keygate.yaml', import.meta.url)), {})
   t.equal(c.listen, '0.0.0.0:8080')
   t.equal(c.admin_listen, '127.0.0.1:8081')

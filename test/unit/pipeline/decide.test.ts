@@ -5,7 +5,8 @@ import t from 'tap'
 import { authenticate, authorize, type Identity } from '../../../src/pipeline/decide.js'
 import { compileRules } from '../../../src/pipeline/match-rule.js'
 import type { Resolved } from '../../../src/pipeline/resolve-identity.js'
-import { generateKey, hashSecret, parseKey, type ParsedKey } from '../../../src/registry/key-material.js'
+import { generateKey, hashSecret } from '../../../src/registry/key-material.js'
+import { parseKey, type ParsedKey } from '../../../src/pipeline/key-format.js'
 import {
   Grants, INVALID, NO_GRANTS, parseKeyRecord, parseRoleRecord, parseUserRecord, type KeyRecord, type RoleRecord, type UserRecord
 } from '../../../src/registry/records.js'

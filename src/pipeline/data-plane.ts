@@ -1,0 +1,161 @@
+/**
+ * The data plane: everything clients call. Its hooks and routes are registered in
+ * the order a request meets them; every stage below is a file of src/pipeline/:
+ *
+ *    1. receive        framing (header count, Host, HTTP/1.0 framing, Expect) and the
+ *                      target policy: origin-form, no dot segments, no encoded `/`...
+ *                      400 / 417 / 431                          framing.ts, target-policy.ts
+ *    2. route prefix   a path under no configured prefix: 404     route-table.ts
+ *    3. credential     exactly one `Authorization: Bearer`: 401   extract-credential.ts
+ *    4. key format     prefix, id, secret, checksum, locally: 401 key-format.ts
+ *    5. records        key -> user -> role, cache else one Redis
+ *                      round trip; Redis down: 503                resolve-identity.ts
+ *    6. authenticate   secret, status, expiry, user, org: 401     decide.ts
+ *                      (3-6 are one function, shared with the admin sign-in and
+ *                      `keygate check`: authenticate-request.ts)
+ *    7. authorize      the route rule: permissions, org: 403      match-rule.ts, decide.ts
+ *    8. body           a declared body over the limit: 413; a streamed one is
+ *                      counted and cut at the limit, or when idle: 413 / 408  body-limit.ts
+ *    9. headers        strip, then set the identity headers       identity-headers.ts
+ *   10. proxy          to the route's upstream: 502 / 504         proxy.ts
+ *   11. log            one line and the metrics per request       request-log.ts
+ *
+ * Stages 3-8 run in the gate (gate.ts), the route's first hook. Every refusal is sent
+ * by deny.ts; what the stages learn about a request is in request-state.ts.
+ */
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify'
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import type { Logger } from 'pino'
+import type { Config } from '../config/schema.js'
+import { codeForStatus } from '../errors.js'
+import type { Metrics } from '../metrics/metrics.js'
+import type { UsageRecorder } from '../registry/usage-recorder.js'
+import { createAuthenticator } from './authenticate-request.js'
+import { bodyRefusal, refuseBody } from './body-limit.js'
+import { compileCors, corsHeaders } from './cors.js'
+import { deny } from './deny.js'
+import { checkFraming, headLimits, onClientError, type FramingProblem } from './framing.js'
+import { createGate } from './gate.js'
+import { createHeaderRewriter } from './identity-headers.js'
+import { compileRules, PROXIED_METHODS } from './match-rule.js'
+import { protectedRoute } from './proxy.js'
+import { createRequestLog } from './request-log.js'
+import { ROUTER_OPTIONS } from './route-table.js'
+import './request-state.js'
+import type { IdentityResolver } from './resolve-identity.js'
+import { checkTarget, type TargetCheck } from './target-policy.js'
+
+const kTarget = Symbol('keygate.target')
+type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
+
+export interface DataPlaneOptions {
+  config: Config
+  logger: Logger
+  resolver: IdentityResolver
+  usage: UsageRecorder
+  metrics: Metrics
+}
+
+export async function buildDataPlane ({ config, logger, resolver, usage, metrics }: DataPlaneOptions): Promise<FastifyInstance> {
+  // fastify gets no logger: keygate writes the one line per request itself
+  // (request-log.ts) and logs its own errors, and fastify's own error lines would
+  // carry the request URL with its query string, which must never reach a log.
+  const app = Fastify({
+    logger: false,
+    // request ids are the gateway's own; a client cannot choose what lands in the logs
+    requestIdHeader: false,
+    genReqId: () => randomUUID(),
+    // 1. the target policy runs before routing, so the router sees the decided path
+    rewriteUrl (req: CheckedMessage) {
+      const target = checkTarget(req.url ?? '')
+      req[kTarget] = target
+      return target.ok ? target.path + target.query : '/'
+    },
+    routerOptions: ROUTER_OPTIONS,
+    http: headLimits(config.limits),
+    bodyLimit: config.limits.body_bytes,
+    // during a graceful close, requests on open keep-alive connections are still served
+    // (fastify's own 503 would not be the gateway's error object)
+    return503OnClosing: false,
+    clientErrorHandler: onClientError(logger, metrics.requests.refused)
+  })
+  for (const method of PROXIED_METHODS) {
+    if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
+  }
+  app.decorateRequest('kg', null as unknown as never)
+  const framing = checkFraming(app.server, config.limits)
+
+  // 1. receive: a refused request stops here, before routing matters. (Every response
+  // carries the request id: set by deny() on the gateway's own responses, by the proxy
+  // on upstream ones.)
+  app.addHook('onRequest', function receive (request, reply, done) {
+    const target = (request.raw as CheckedMessage)[kTarget] ?? { ok: false, detail: 'unchecked' }
+    const raw = (request.raw as CheckedMessage & { originalUrl?: string }).originalUrl ?? ''
+    request.kg = {
+      // a refused target is logged as received (JSON-escaped by pino), query cut off, bounded
+      path: target.ok ? target.path : (raw.split('?', 1)[0] as string).slice(0, 1024),
+      query: target.ok ? target.query : '',
+      keyId: undefined,
+      identity: undefined,
+      reason: undefined,
+      rule: undefined,
+      upstreamSentAt: 0
+    }
+    const overflow = framing.tooManyHeaders(request.raw)
+    if (overflow !== undefined) return refuse(reply, overflow)
+    if (!target.ok) return deny(reply, 'bad_request', 'bad_path')
+    const problem = framing.problem(request.raw)
+    if (problem !== undefined) return refuse(reply, problem)
+    done()
+  })
+  // 11. one log line per request, and its metrics
+  const requestLog = createRequestLog(logger, metrics.requests, config.keys.prefix)
+  app.addHook('onResponse', requestLog.hook)
+  app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
+
+  // 2. a path under no route prefix
+  app.setNotFoundHandler((_request, reply) => deny(reply, 'not_found', 'no_route'))
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const refused = bodyRefusal(err)
+    if (refused !== undefined) return refuseBody(reply, refused)
+    const status = err.statusCode ?? 500
+    if (status >= 400 && status < 500) return deny(reply, codeForStatus(status), 'bad_request')
+    logger.error({ req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } }, 'internal error')
+    return deny(reply, 'internal_error', 'internal_error')
+  })
+
+  // CORS (off unless origins are configured): preflights in the gate, headers on every response
+  const cors = compileCors(config.cors)
+  if (cors !== undefined) app.addHook('onSend', corsHeaders(cors))
+
+  // 3-10. each route prefix: the gate (3-8), then the headers and the proxy to its upstream (9-10)
+  const gate = createGate({
+    authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver, meter: metrics.auth }),
+    matchRule: compileRules(config.rules),
+    bodyLimit: config.limits.body_bytes,
+    usage,
+    cors
+  })
+  const rewriteRequestHeaders = createHeaderRewriter({
+    prefix: config.identity.header_prefix,
+    forwardAuthorization: config.identity.forward_authorization,
+    dropHeaders: config.identity.drop_headers,
+    trustedProxies: config.trusted_proxies
+  })
+  const bodyLimits = { bytes: config.limits.body_bytes, idleMs: config.limits.body_idle_timeout_ms }
+  for (const route of config.routes) {
+    const upstream = config.upstreams[route.upstream]
+    if (upstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
+    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimits, dropCorsHeaders: cors !== undefined, meter: metrics.upstream(route.upstream) })
+  }
+
+  await app.ready()
+  return app
+}
+
+/** A framing refusal; after most, the connection closes (the rest of the message is not read). */
+function refuse (reply: FastifyReply, [code, reason, close]: FramingProblem): FastifyReply {
+  if (close) reply.header('connection', 'close')
+  return deny(reply, code, reason)
+}
