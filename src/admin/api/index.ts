@@ -45,7 +45,7 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
       reply.header('retry-after', String(retryAfter))
       return sendError(reply, 'rate_limited')
     }
-    const result = await signIn(request.raw.rawHeaders, request.socket.remoteAddress)
+    const result = await signIn(request.raw.rawHeaders)
     if (!result.ok && result.code === 'unauthorized' && result.reason !== 'missing_credential') {
       signInLimit.failed(peer)
       o.metrics.adminSignIn.failure()
