@@ -27,9 +27,9 @@ COPY console ./console
 USER node
 # data plane, admin plane (the admin plane binds loopback unless KEYGATE_ADMIN_LISTEN says otherwise)
 EXPOSE 8080 8081
-# /healthz on the admin plane, at KEYGATE_ADMIN_LISTEN (default 127.0.0.1:8081; a wildcard
-# address is probed on loopback). An admin_listen set only in the config file is not seen here.
+# /healthz on the admin plane, wherever the configuration puts it (admin_listen or
+# KEYGATE_ADMIN_LISTEN; a wildcard address is asked on loopback)
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["node", "-e", "const a=process.env.KEYGATE_ADMIN_LISTEN||'127.0.0.1:8081';const i=a.lastIndexOf(':');let h=a.slice(0,i);if(h.startsWith('['))h=h.slice(1,-1);if(h==='0.0.0.0')h='127.0.0.1';if(h==='::')h='::1';require('node:http').get({host:h,port:Number(a.slice(i+1)),path:'/healthz',timeout:2000},(r)=>process.exit(r.statusCode===200?0:1)).on('timeout',()=>process.exit(1)).on('error',()=>process.exit(1))"]
+  CMD ["node", "dist/cli/main.js", "health"]
 ENTRYPOINT ["node", "dist/cli/main.js"]
 CMD ["serve"]

@@ -12,6 +12,7 @@ import { parseWorkers } from '../workers.js'
 import { auditCommand } from './audit.js'
 import { checkCommand } from './check.js'
 import { UsageError } from './context.js'
+import { healthCommand } from './health.js'
 import { keysCommand } from './keys.js'
 import { migrateCommand } from './migrate.js'
 import { printJson } from './output.js'
@@ -55,6 +56,7 @@ rolesCommand(program)
 auditCommand(program)
 checkCommand(program)
 migrateCommand(program)
+healthCommand(program)
 
 function exitCodeFor (err: unknown): number {
   if (err instanceof CommanderError) {
