@@ -84,10 +84,27 @@ export function integrationsPage (ctx) {
     dialog.showModal()
   }
 
+  /**
+   * The expiries offered: a BOT key made without keygate:admin lives at most
+   * bot_key_max_ttl_s (GET /session), so longer choices are disabled and "never"
+   * reads as that limit.
+   */
+  function offerExpiries (type) {
+    const max = type === 'bot' ? ctx.session.bot_key_max_ttl_s : undefined
+    const select = $('generate-expiry')
+    for (const option of select.options) {
+      const days = Number.parseInt(option.value, 10)
+      option.disabled = max !== undefined && option.value !== '' && days * 86400 > max
+      if (option.value === '') option.textContent = max === undefined ? 'never' : `at the longest allowed (${formatDays(max)})`
+    }
+    if (select.selectedOptions[0]?.disabled === true) select.value = ''
+  }
+
   /** Shows the parts of the form that fit the chosen type and role mode. */
   function sync () {
     const type = form.elements.type.value
     const newRole = form.elements['role-mode'].value === 'new'
+    offerExpiries(type)
     show($('generate-personal'), type === 'personal')
     show($('generate-bot'), type === 'bot')
     show($('generate-existing-role'), !newRole)
@@ -221,4 +238,11 @@ export function integrationsPage (ctx) {
       $('keys-body').replaceChildren()
     }
   }
+}
+
+/** seconds -> `90 days`, `1 day`, or `12 hours` under a day */
+function formatDays (seconds) {
+  if (seconds < 86400) return `${Math.max(1, Math.round(seconds / 3600))} hours`
+  const days = Math.round(seconds / 86400)
+  return days === 1 ? '1 day' : `${days} days`
 }

@@ -165,7 +165,8 @@ t.test('who may do what: the access matrix over every route', async (t) => {
       principal: { kind: 'key', key_id: k.self?.id, key_type: 'personal', user: 'sam', org: 'acme', role: 'selfreader', permissions: ['users:read', 'keygate:keys:self'] },
       scope: 'self',
       admin: false,
-      self: true
+      self: true,
+      bot_key_max_ttl_s: 90 * 86400
     })
     t.same((await call(gw, 'GET', '/admin/v1/session', k.adminBot?.key)).json(), {
       principal: { kind: 'key', key_id: k.adminBot?.id, key_type: 'bot', org: 'acme', role: 'keyadmin', permissions: ['keygate:admin'] },

@@ -126,7 +126,9 @@ export const Session = Type.Object({
   /** scope `admin` */
   admin: Type.Boolean(),
   /** scope `self` */
-  self: Type.Boolean()
+  self: Type.Boolean(),
+  /** scopes `org` and `self`: the longest a BOT key they create may live (admin.self_service_max_ttl), in seconds */
+  bot_key_max_ttl_s: Type.Optional(Type.Integer({ minimum: 1 }))
 }, closed)
 export const PermissionList = Type.Object({ permissions: Type.Array(Str) }, closed)
 
