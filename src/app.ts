@@ -1,20 +1,27 @@
 /**
  * buildApp(config): the gateway's pieces wired together, ready to listen, never
  * listening: Redis and its health, the record cache and its push invalidation, the
- * resolver, the metrics, then the two planes (src/pipeline/data-plane.ts, whose header
- * lists the stages of a request, and src/admin/admin-plane.ts).
+ * resolver, the metrics, the decision (src/pipeline/decide-request.ts), then the
+ * planes: src/pipeline/data-plane.ts, whose header lists the stages of a request,
+ * src/admin/admin-plane.ts, and the authorizer when authz_listen is set
+ * (src/authorizer/authorizer-plane.ts).
  */
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildAdminPlane } from './admin/admin-plane.js'
+import { buildAuthorizerPlane } from './authorizer/authorizer-plane.js'
 import { InvalidationTracker, NO_TRACKING, type Tracking } from './cache/invalidation.js'
 import { cacheNaming, RecordCache } from './cache/record-cache.js'
 import { trackingConnections } from './cache/tracking-connection.js'
 import type { Config } from './config/schema.js'
 import { createLogger, sinkOf } from './logger.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
+import { createAuthenticator } from './pipeline/authenticate-request.js'
 import { buildDataPlane } from './pipeline/data-plane.js'
+import { createDecider } from './pipeline/decide-request.js'
+import { compileRules } from './pipeline/match-rule.js'
 import { IdentityResolver } from './pipeline/resolve-identity.js'
+import { compileRouteTable } from './pipeline/route-table.js'
 import { UnknownKeyLimit, unknownKeyLimits } from './pipeline/unknown-key-limit.js'
 import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-client.js'
 import { redisKeys, type RedisKeys } from './registry/redis-keys.js'
@@ -24,6 +31,8 @@ import { UsageRecorder } from './registry/usage-recorder.js'
 export interface KeygateApp {
   data: FastifyInstance
   admin: FastifyInstance
+  /** the authorizer listener, when authz_listen is set (src/authorizer/) */
+  authz: FastifyInstance | undefined
   redis: RegistryClient
   health: RedisHealth
   cache: RecordCache
@@ -75,12 +84,20 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   })
 
   const usage = new UsageRecorder(redis, keys.usage, { keys: config.cache.max_entries })
-  const data = await buildDataPlane({ config, logger, resolver, usage, metrics })
+  // Stages 1-7 of a request, one function for the data plane and the authorizer
+  const decider = createDecider({
+    authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver, meter: metrics.auth }),
+    matchRule: compileRules(config.rules),
+    routeOf: compileRouteTable(config.routes)
+  })
+  const data = await buildDataPlane({ config, logger, decider, usage, metrics })
   const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics, usage })
+  const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, metrics }) : undefined
 
   return {
     data,
     admin,
+    authz,
     redis,
     health,
     cache,
@@ -89,7 +106,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     usage,
     logger,
     async close () {
-      await Promise.allSettled([data.close(), admin.close()])
+      await Promise.allSettled([data.close(), admin.close(), authz?.close()])
       await usage.stop()
       await tracker?.stop()
       health.stop()

@@ -39,7 +39,9 @@ export const REASONS = [
   // the gateway's own edge cases
   'invalid_record', 'bad_request', 'body_too_large', 'header_too_large',
   'expectation_failed', 'request_timeout', 'internal_error',
-  'cors_preflight', 'cors_refused', 'unknown_key_limited'
+  'cors_preflight', 'cors_refused', 'unknown_key_limited',
+  // the authorizer listener: a decision request from a peer not in authz.trusted_peers
+  'untrusted_peer'
 ] as const
 
 export type Reason = typeof REASONS[number]

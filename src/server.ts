@@ -1,5 +1,5 @@
 /**
- * The process entry for `keygate serve`: build both planes, listen, and close
+ * The process entry for `keygate serve`: build the planes, listen, and close
  * gracefully on SIGINT/SIGTERM (in-flight requests finish; new ones get 503).
  */
 import { buildApp, type KeygateApp } from './app.js'
@@ -17,7 +17,8 @@ export async function startGateway (config: Config): Promise<KeygateApp> {
   const app = await buildApp(config)
   await app.data.listen(splitHostPort(config.listen))
   await app.admin.listen(splitHostPort(config.admin_listen))
-  app.logger.info({ listen: config.listen, admin_listen: config.admin_listen }, 'keygate listening')
+  if (app.authz !== undefined && config.authz_listen !== undefined) await app.authz.listen(splitHostPort(config.authz_listen))
+  app.logger.info({ listen: config.listen, admin_listen: config.admin_listen, authz_listen: config.authz_listen }, 'keygate listening')
   return app
 }
 

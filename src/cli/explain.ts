@@ -1,7 +1,7 @@
 /**
  * `keygate check`: the decision the gateway would take for one request, with its
- * reasons, from the functions the gateway runs, in the same order: the target
- * policy, the route table (stages 1-2), the authentication core (3-6), the rule (7).
+ * reasons, from the function the gateway and the authorizer run (decide-request.ts:
+ * the target policy, the route table, the authentication core, the rule).
  * It reads Redis directly (no cache), so it shows what a fresh gateway would decide.
  */
 import { NO_TRACKING } from '../cache/invalidation.js'
@@ -9,12 +9,11 @@ import { RecordCache } from '../cache/record-cache.js'
 import type { Config } from '../config/schema.js'
 import { ERRORS, type ErrorCode, type Reason } from '../errors.js'
 import { createAuthenticator } from '../pipeline/authenticate-request.js'
-import { authorize } from '../pipeline/decide.js'
+import { createDecider } from '../pipeline/decide-request.js'
 import { identityHeaders } from '../pipeline/identity-headers.js'
 import { compileRules } from '../pipeline/match-rule.js'
 import { IdentityResolver } from '../pipeline/resolve-identity.js'
 import { compileRouteTable } from '../pipeline/route-table.js'
-import { checkTarget } from '../pipeline/target-policy.js'
 import { RedisHealth, type RegistryClient } from '../registry/redis-client.js'
 import { redisKeys } from '../registry/redis-keys.js'
 import { RegistryReader } from '../registry/registry-reader.js'
@@ -40,18 +39,7 @@ export interface Explanation {
 }
 
 export async function explain (config: Config, redis: RegistryClient, method: string, target: string, key: string): Promise<Explanation> {
-  const out: Explanation = { allowed: false, status: 400, reason: 'bad_path', method }
-  const deny = (code: ErrorCode, reason: Reason): Explanation => ({ ...out, allowed: false, status: ERRORS[code].status, code, reason })
-
-  // 1. target policy; 2. route prefix
-  const t = checkTarget(target)
-  if (!t.ok) return deny('bad_request', 'bad_path')
-  out.path = t.path
-  const route = compileRouteTable(config.routes)(t.path)
-  if (route === undefined) return deny('not_found', 'no_route')
-  out.route = { prefix: route.prefix, upstream: route.upstream }
-
-  // 3-6. who is calling, from Redis itself
+  // Redis itself, no cache
   const resolver = new IdentityResolver({
     reader: new RegistryReader(redis, redisKeys(config.redis.prefix), config.redis.prefix),
     cache: new RecordCache(16),
@@ -62,25 +50,28 @@ export async function explain (config: Config, redis: RegistryClient, method: st
     negativeTtlMs: 0,
     staleIfErrorMs: 0
   })
-  const authenticate = createAuthenticator({ keyPrefix: config.keys.prefix, resolver })
-  const auth = await authenticate(['Authorization', `Bearer ${key}`], undefined, Date.now())
-  if (!auth.ok) {
-    if (auth.keyId !== undefined) out.key_id = auth.keyId
-    return deny(auth.code, auth.reason)
-  }
-  const id = auth.identity
-  Object.assign(out, { key_id: id.keyId, key_type: id.type, user_id: id.userId, org: id.org, role: id.role, permissions: [...id.grants.permissions] })
+  const decider = createDecider({
+    authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver }),
+    matchRule: compileRules(config.rules),
+    routeOf: compileRouteTable(config.routes)
+  })
+  // 1-7, as the gateway decides
+  const v = await decider.decideTarget(method, target, ['Authorization', `Bearer ${key}`], undefined, Date.now())
 
-  // 7. the rule
-  const match = compileRules(config.rules)(method, t.path)
-  if (match !== null) {
-    const r = match.rule
+  const out: Explanation = { allowed: false, status: 400, reason: v.ok ? 'allowed' : v.reason, method }
+  const path = v.target !== undefined ? v.target.path : v.path
+  if (path !== undefined) out.path = path
+  if (v.target !== undefined) out.route = { prefix: v.target.route.prefix, upstream: v.target.route.upstream }
+  const id = v.identity
+  if (!v.ok && v.keyId !== undefined) out.key_id = v.keyId
+  if (id !== undefined) Object.assign(out, { key_id: id.keyId, key_type: id.type, user_id: id.userId, org: id.org, role: id.role, permissions: [...id.grants.permissions] })
+  if (v.rule !== undefined) {
+    const r = v.rule
     out.rule = { index: r.index, method: r.method, path: r.path, permissions: [...r.permissions] }
     if (r.orgParam !== undefined) out.rule.org_param = r.orgParam
   }
-  const may = authorize(id, match)
-  if (!may.ok) return deny('forbidden', may.reason)
+  if (!v.ok) return { ...out, status: ERRORS[v.code].status, code: v.code, reason: v.reason }
 
   // 9. what the upstream would receive
-  return { ...out, allowed: true, status: 'upstream', reason: 'allowed', headers: identityHeaders(config.identity.header_prefix, id, '(generated per request)') }
+  return { ...out, allowed: true, status: 'upstream', reason: 'allowed', headers: identityHeaders(config.identity.header_prefix, v.identity, '(generated per request)') }
 }

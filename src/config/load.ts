@@ -77,6 +77,7 @@ function applyEnv (raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record
   if (env.KEYGATE_REDIS_URL !== undefined && env.KEYGATE_REDIS_URL !== '') section('redis').url = env.KEYGATE_REDIS_URL
   if (env.KEYGATE_LISTEN !== undefined && env.KEYGATE_LISTEN !== '') raw.listen = env.KEYGATE_LISTEN
   if (env.KEYGATE_ADMIN_LISTEN !== undefined && env.KEYGATE_ADMIN_LISTEN !== '') raw.admin_listen = env.KEYGATE_ADMIN_LISTEN
+  if (env.KEYGATE_AUTHZ_LISTEN !== undefined && env.KEYGATE_AUTHZ_LISTEN !== '') raw.authz_listen = env.KEYGATE_AUTHZ_LISTEN
   // The admin token: only ever from the environment (a file's value is refused by
   // fileOnlyProblems and dropped here, so it is never validated, echoed or used).
   delete raw.admin_token
@@ -129,6 +130,15 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
     const p = trustedProxyProblem(entry)
     if (p !== undefined) problems.push(`trusted_proxies[${i}]: ${p}`)
   })
+  c.authz.trusted_peers.forEach((entry, i) => {
+    const p = trustedProxyProblem(entry)
+    if (p !== undefined) problems.push(`authz.trusted_peers[${i}]: ${p}`)
+  })
+  const listeners = [['listen', c.listen], ['admin_listen', c.admin_listen], ['authz_listen', c.authz_listen]] as const
+  for (const [name, hostPort] of listeners) {
+    const other = listeners.find(([n, hp]) => n !== name && hp === hostPort && !hostPort?.endsWith(':0'))
+    if (hostPort !== undefined && other !== undefined && name < other[0]) problems.push(`${name}: ${hostPort} is also ${other[0]}; each listener needs its own address`)
+  }
   problems.push(...corsProblems(c.cors))
   if (forServing && c.routes.length === 0) problems.push('routes: at least one route prefix is needed, or nothing is served')
   return problems

@@ -31,6 +31,14 @@ const Rule = Type.Object({
 export const ConfigSchema = Type.Object({
   listen: Type.String({ ...HostPort, default: '0.0.0.0:8080' }),
   admin_listen: Type.String({ ...HostPort, default: '127.0.0.1:8081' }),
+  /** the authorizer listener (forward auth for nginx, Traefik, Envoy); absent = off */
+  authz_listen: Type.Optional(Type.String(HostPort)),
+  authz: Type.Object({
+    /** Envoy's ext_authz path_prefix: removed from a decision request's own target */
+    path_prefix: Type.String({ pattern: '^(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)*$', default: '', description: 'empty, or a path prefix like /ext-authz, without a trailing slash' }),
+    /** peers whose decision requests are answered (addresses or CIDRs); any other gets 403 */
+    trusted_peers: Type.Array(Type.String({ minLength: 1 }), { default: ['127.0.0.0/8', '::1'] })
+  }, { additionalProperties: false, default: {} }),
   /** the admin API token: from KEYGATE_ADMIN_TOKEN only, refused in the file (load.ts); absent = token sign-in off */
   admin_token: Type.Optional(Type.String({ minLength: 1 })),
   redis: Type.Object({

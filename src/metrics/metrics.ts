@@ -43,7 +43,10 @@ export interface MetricsOptions {
 
 export interface Metrics {
   readonly registry: Registry
+  /** the data plane's responses (`mode="proxy"`) */
   readonly requests: RequestMeter
+  /** the authorizer listener's responses (`mode="authz"`) */
+  readonly decisions: RequestMeter
   readonly adminSignIn: AdminSignInMeter
   readonly auth: AuthMeter
   readonly redis: RedisMeter
@@ -76,7 +79,8 @@ export function createMetrics (o: MetricsOptions): Metrics {
 
   return {
     registry,
-    requests: requests.meter,
+    requests: requests.meters.proxy,
+    decisions: requests.meters.authz,
     adminSignIn,
     auth: auth.meter,
     redis: redis.meter,

@@ -1,9 +1,13 @@
-/** Data-plane responses: counted by rule, status and reason, timed by rule and status class. */
+/**
+ * Responses to requests and to decision requests: counted by mode (`proxy`: the data
+ * plane; `authz`: the authorizer listener), rule, status and reason, timed by mode, rule
+ * and status class.
+ */
 import { REASONS, type Reason } from '../errors.js'
 import type { Registrar } from './registrar.js'
 import { CountTable, HistogramTable } from './series.js'
 
-/** Recorded by the last stage (request-log.ts), once per data-plane response. */
+/** Recorded by the last stage (request-log.ts), once per response of one listener. */
 export interface RequestMeter {
   /** `rule`: the matched rule's index, undefined when none matched; `ms`: the whole request */
   response: (rule: number | undefined, status: number, reason: Reason, ms: number) => void
@@ -14,48 +18,65 @@ export interface RequestMeter {
 /** Buckets, in seconds. A gateway denial takes ~0.1 ms, a proxied request the upstream's time. */
 export const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
+/** The listeners whose responses are counted, as the `mode` label. */
+export const MODES = ['proxy', 'authz'] as const
+export type Mode = typeof MODES[number]
+
 const REASON_INDEX = new Map<string, number>(REASONS.map((r, i) => [r, i]))
 const INTERNAL_ERROR = REASON_INDEX.get('internal_error') as number
 
 /** `rules`: the configured rules, in order: `rule` label `<METHOD> <path pattern>`. */
-export function requestMetrics (r: Registrar, rules: ReadonlyArray<{ method: string, path: string }>): { meter: RequestMeter, labelSets: () => number } {
+export function requestMetrics (r: Registrar, rules: ReadonlyArray<{ method: string, path: string }>): { meters: Record<Mode, RequestMeter>, labelSets: () => number } {
   // label values by index: index 0 is "none" (no rule matched, or none was evaluated)
   const ruleLabels = ['none', ...rules.map((rule) => `${rule.method} ${rule.path}`)]
   const ruleLabel = (i: number): string => ruleLabels[i] ?? 'none'
   const nReasons = REASONS.length
+  // each mode's slots follow the previous mode's
+  const perMode = (ruleLabels.length + 1) * 1000 * nReasons
+  const perModeTimed = (ruleLabels.length + 1) * 10
 
-  // slot = ((rule + 1) * 1000 + status) * nReasons + reason
+  // slot = mode * perMode + ((rule + 1) * 1000 + status) * nReasons + reason
   const requests = new CountTable((slot) => {
-    const reason = slot % nReasons
-    const rest = (slot - reason) / nReasons
+    const mode = Math.floor(slot / perMode)
+    const inMode = slot - mode * perMode
+    const reason = inMode % nReasons
+    const rest = (inMode - reason) / nReasons
     const status = rest % 1000
-    return { rule: ruleLabel((rest - status) / 1000), status: String(status), reason: REASONS[reason] as string }
+    return { mode: MODES[mode] as string, rule: ruleLabel((rest - status) / 1000), status: String(status), reason: REASONS[reason] as string }
   })
   r.counter({
     name: 'keygate_requests_total',
-    help: 'Data-plane responses, by matched rule ("none" when no rule matched or none was evaluated), HTTP status and decision reason.',
-    labelNames: ['rule', 'status', 'reason'],
+    help: 'Responses, by mode (proxy: the data plane; authz: the authorizer listener), matched rule ("none" when no rule matched or none was evaluated), HTTP status and decision reason.',
+    labelNames: ['mode', 'rule', 'status', 'reason'],
     collect () { requests.exportTo(this) }
   })
 
-  // slot = (rule + 1) * 10 + status / 100
+  // slot = mode * perModeTimed + (rule + 1) * 10 + status / 100
   const duration = r.histogram(new HistogramTable(
     'keygate_request_duration_seconds',
-    'Whole data-plane requests, from fastify receiving the request to the last byte of the response, by rule and status class.',
+    'Whole requests, from fastify receiving the request to the last byte of the response, by mode, rule and status class.',
     REQUEST_BUCKETS,
-    (slot) => ({ rule: ruleLabel(Math.floor(slot / 10)), status_class: `${slot % 10}xx` })
+    (slot) => {
+      const mode = Math.floor(slot / perModeTimed)
+      const inMode = slot - mode * perModeTimed
+      return { mode: MODES[mode] as string, rule: ruleLabel(Math.floor(inMode / 10)), status_class: `${inMode % 10}xx` }
+    }
   ))
 
-  const meter: RequestMeter = {
-    response (rule, status, reason, ms) {
-      const i = rule === undefined ? 0 : rule + 1
-      const s = status >= 100 && status <= 999 ? status : 0
-      requests.add(((i * 1000) + s) * nReasons + (REASON_INDEX.get(reason) ?? INTERNAL_ERROR))
-      duration.observe(i * 10 + ((s / 100) | 0), ms)
-    },
-    refused (status, reason) {
-      requests.add(status * nReasons + (REASON_INDEX.get(reason) ?? INTERNAL_ERROR))
+  const meterOf = (mode: number): RequestMeter => {
+    const base = mode * perMode
+    const baseTimed = mode * perModeTimed
+    return {
+      response (rule, status, reason, ms) {
+        const i = rule === undefined ? 0 : rule + 1
+        const s = status >= 100 && status <= 999 ? status : 0
+        requests.add(base + ((i * 1000) + s) * nReasons + (REASON_INDEX.get(reason) ?? INTERNAL_ERROR))
+        duration.observe(baseTimed + i * 10 + ((s / 100) | 0), ms)
+      },
+      refused (status, reason) {
+        requests.add(base + status * nReasons + (REASON_INDEX.get(reason) ?? INTERNAL_ERROR))
+      }
     }
   }
-  return { meter, labelSets: () => requests.size + duration.size }
+  return { meters: { proxy: meterOf(0), authz: meterOf(1) }, labelSets: () => requests.size + duration.size }
 }

@@ -11,9 +11,11 @@
  *    5. records        key -> user -> role, cache else one Redis
  *                      round trip; Redis down: 503                resolve-identity.ts
  *    6. authenticate   secret, status, expiry, user, org: 401     decide.ts
- *                      (3-6 are one function, shared with the admin sign-in and
- *                      `keygate check`: authenticate-request.ts)
+ *                      (3-6 are one function, shared with the admin sign-in:
+ *                      authenticate-request.ts)
  *    7. authorize      the route rule: permissions, org: 403      match-rule.ts, decide.ts
+ *                      (1-7 are one function, shared with the authorizer listener and
+ *                      `keygate check`: decide-request.ts)
  *    8. body           a declared body over the limit: 413; a streamed one is
  *                      counted and cut at the limit, or when idle: 413 / 408  body-limit.ts
  *    9. headers        strip, then set the identity headers       identity-headers.ts
@@ -31,19 +33,18 @@ import type { Config } from '../config/schema.js'
 import { codeForStatus } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
-import { createAuthenticator } from './authenticate-request.js'
 import { bodyRefusal, refuseBody } from './body-limit.js'
 import { compileCors, corsHeaders } from './cors.js'
+import type { RequestDecider } from './decide-request.js'
 import { deny } from './deny.js'
 import { checkFraming, headLimits, onClientError, type FramingProblem } from './framing.js'
 import { createGate } from './gate.js'
 import { createHeaderRewriter } from './identity-headers.js'
-import { compileRules, PROXIED_METHODS } from './match-rule.js'
+import { PROXIED_METHODS } from './match-rule.js'
 import { protectedRoute } from './proxy.js'
 import { createRequestLog } from './request-log.js'
 import { ROUTER_OPTIONS } from './route-table.js'
 import './request-state.js'
-import type { IdentityResolver } from './resolve-identity.js'
 import { checkTarget, type TargetCheck } from './target-policy.js'
 
 const kTarget = Symbol('keygate.target')
@@ -52,12 +53,13 @@ type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
 export interface DataPlaneOptions {
   config: Config
   logger: Logger
-  resolver: IdentityResolver
+  /** stages 1-7 as one function (decide-request.ts), shared with the authorizer */
+  decider: RequestDecider
   usage: UsageRecorder
   metrics: Metrics
 }
 
-export async function buildDataPlane ({ config, logger, resolver, usage, metrics }: DataPlaneOptions): Promise<FastifyInstance> {
+export async function buildDataPlane ({ config, logger, decider, usage, metrics }: DataPlaneOptions): Promise<FastifyInstance> {
   // fastify gets no logger: keygate writes the one line per request itself
   // (request-log.ts) and logs its own errors, and fastify's own error lines would
   // carry the request URL with its query string, which must never reach a log.
@@ -131,8 +133,7 @@ export async function buildDataPlane ({ config, logger, resolver, usage, metrics
 
   // 3-10. each route prefix: the gate (3-8), then the headers and the proxy to its upstream (9-10)
   const gate = createGate({
-    authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver, meter: metrics.auth }),
-    matchRule: compileRules(config.rules),
+    decider,
     bodyLimit: config.limits.body_bytes,
     usage,
     cors

@@ -1,24 +1,21 @@
 /**
- * Stages 3-8 for a request under a protected route prefix: authentication (3-6, one
- * function shared with the admin sign-in and `keygate check`: authenticate-request.ts),
- * then the route rule (7) and the declared body size (8). Authentication always
- * precedes authorization, so a bad key is 401, never 403 or 404.
+ * Stages 3-8 for a request under a protected route prefix: the decision (3-7, one
+ * function shared with the authorizer and `keygate check`: decide-request.ts), then
+ * the declared body size (8). Authentication always precedes authorization, so a bad
+ * key is 401, never 403 or 404.
  *
  * A callback hook: when every record is cached the whole gate runs synchronously,
  * with no promise on the hot path. A denial sends the reply and does not call `done`.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
-import type { Authentication, AuthenticateRequest } from './authenticate-request.js'
 import { declaredTooLarge, refuseBody } from './body-limit.js'
 import { answerPreflight, isPreflight, type CorsPolicy } from './cors.js'
-import { authorize } from './decide.js'
-import { challenges, deny } from './deny.js'
-import type { RuleMatcher } from './match-rule.js'
+import type { RequestDecider, Verdict } from './decide-request.js'
+import { deny } from './deny.js'
 
 export interface GateOptions {
-  authenticate: AuthenticateRequest
-  matchRule: RuleMatcher
+  decider: RequestDecider
   bodyLimit: number
   /** notes each allowed key's use (last_used_at), batched off the request path */
   usage: UsageRecorder
@@ -29,6 +26,7 @@ export interface GateOptions {
 export type Gate = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
 
 export function createGate (o: GateOptions): Gate {
+  const { decider } = o
   return function gate (request, reply, done) {
     // (CORS on: a browser's preflight carries no credential; answered by the gateway itself)
     if (o.cors !== undefined && isPreflight(request)) {
@@ -36,38 +34,30 @@ export function createGate (o: GateOptions): Gate {
       return
     }
 
-    // 3-6. who is calling
+    // 3-7. who is calling, and may they
     const now = Date.now()
-    const auth = o.authenticate(request.raw.rawHeaders, request.raw.socket.remoteAddress, now)
-    if (!(auth instanceof Promise)) {
-      decide(request, reply, auth, now, done)
+    const verdict = decider.decide(request.method, request.kg.path, request.raw.rawHeaders, request.raw.socket.remoteAddress, now)
+    if (!(verdict instanceof Promise)) {
+      admit(request, reply, verdict, now, done)
       return
     }
-    auth.then(
-      (result) => { decide(request, reply, result, Date.now(), done) },
+    verdict.then(
+      (result) => { admit(request, reply, result, Date.now(), done) },
       (err: unknown) => { done(err instanceof Error ? err : new Error(String(err))) }
     )
   }
 
-  function decide (request: FastifyRequest, reply: FastifyReply, auth: Authentication, now: number, done: HookHandlerDoneFunction): void {
+  function admit (request: FastifyRequest, reply: FastifyReply, verdict: Verdict, now: number, done: HookHandlerDoneFunction): void {
     const state = request.kg
-    if (!auth.ok) {
-      state.keyId = auth.keyId
-      deny(reply, auth.code, auth.reason, auth.challenge)
+    state.rule = verdict.rule?.index
+    if (!verdict.ok) {
+      state.keyId = verdict.keyId
+      deny(reply, verdict.code, verdict.reason, verdict.challenge)
       return
     }
-    const { identity } = auth
+    const { identity } = verdict
     state.keyId = identity.keyId
     state.identity = identity
-
-    // 7. the route rule: default deny, org constraint, permissions
-    const match = o.matchRule(request.method, state.path)
-    state.rule = match?.rule.index
-    const may = authorize(identity, match)
-    if (!may.ok) {
-      deny(reply, 'forbidden', may.reason, challenges.insufficientScope(may.reason === 'missing_permission' ? may.scope : undefined))
-      return
-    }
 
     // 8. a declared body larger than the limit is refused before anything is read
     if (declaredTooLarge(request.headers, o.bodyLimit)) {

@@ -106,12 +106,12 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
 }
 
 /** `::ffff:10.0.0.1` -> `10.0.0.1`, so IPv4 CIDRs match IPv4 peers on dual-stack sockets. */
-function normaliseAddress (address: string): string {
+export function normaliseAddress (address: string): string {
   return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address
 }
 
 /** trusted_proxies: addresses or CIDRs, IPv4 or IPv6. Entries were validated with the config. */
-function trustedPeers (cidrs: readonly string[]): (address: string) => boolean {
+export function trustedPeers (cidrs: readonly string[]): (address: string) => boolean {
   if (cidrs.length === 0) return () => false
   const list = new BlockList()
   for (const entry of cidrs) {

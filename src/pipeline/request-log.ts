@@ -24,6 +24,7 @@ import type { Logger } from 'pino'
 import { destinationOf, sinkOf } from '../logger.js'
 import { createRedactor } from '../redact.js'
 import type { RequestMeter } from '../metrics/metrics.js'
+import type { Mode } from '../metrics/request-metrics.js'
 import type { RequestState } from './request-state.js'
 
 export interface RequestLog {
@@ -35,7 +36,7 @@ export interface RequestLog {
 /** the bytes of a batch */
 const BATCH = 64 * 1024
 
-export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix = 'kg_'): RequestLog {
+export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix = 'kg_', mode: Mode = 'proxy'): RequestLog {
   const redact = createRedactor(keyPrefix)
   const sink = sinkOf(logger)
   const stream = destinationOf(logger)
@@ -80,7 +81,7 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
    * other goes through JSON.stringify.
    */
   function line (request: FastifyRequest, s: RequestState, status: number, reason: string, ms: number): string {
-    return `{"level":30,"time":${Date.now()},"pid":${pid},"req_id":"${request.id}","method":"${request.method}","path":${jsonString(redact.path(s.path))},"status":${status}` +
+    return `{"level":30,"time":${Date.now()},"pid":${pid},"req_id":"${request.id}","mode":"${mode}","method":"${s.method ?? request.method}","path":${jsonString(redact.path(s.path))},"status":${status}` +
       (s.keyId === undefined ? '' : `,"key_id":"${s.keyId}"`) +
       `,"reason":"${reason}"` +
       (s.rule === undefined ? '' : `,"rule":${s.rule}`) +
@@ -89,7 +90,7 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
 
   /** A request the gateway's first hook never saw (no state): the same shape, generically. */
   function genericLine (request: FastifyRequest, status: number, reason: string, ms: number): string {
-    return asciiJson({ level: 30, time: Date.now(), pid, req_id: request.id, method: request.method, status, reason, latency_ms: Math.round(ms * 1000) / 1000, msg: 'request' }) + '\n'
+    return asciiJson({ level: 30, time: Date.now(), pid, req_id: request.id, mode, method: request.method, status, reason, latency_ms: Math.round(ms * 1000) / 1000, msg: 'request' }) + '\n'
   }
 
   return { hook, flush: () => { clearInterval(timer); flush() } }

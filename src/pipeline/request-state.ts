@@ -3,6 +3,8 @@ import type { Reason } from '../errors.js'
 import type { Identity } from './decide.js'
 
 export interface RequestState {
+  /** the authorizer: the method of the request decided on (the decision request's own otherwise) */
+  method?: string
   /** the path decided on (and forwarded); the raw path, query cut off, when the target was refused */
   path: string
   /** the raw query string, `?` included, forwarded as received */

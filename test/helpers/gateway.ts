@@ -37,6 +37,8 @@ export interface TestGateway {
   config: Config
   port: number
   adminPort: number
+  /** the authorizer listener's port (with `authz_listen` in the YAML; 0 otherwise) */
+  authzPort: number
   redis: TestRedis
   /** a plain client for direct edits, as redis-cli would make them */
   client: Redis
@@ -51,6 +53,8 @@ export interface TestGateway {
   /** GET with `Authorization: Bearer <key>` */
   get: (target: string, key?: string, headers?: Record<string, string>) => Promise<RawResponse>
   admin: (method: string, target: string, headers?: HeaderList) => Promise<RawResponse>
+  /** a decision request to the authorizer listener */
+  authz: (method: string, target: string, headers?: HeaderList) => Promise<RawResponse>
   /** the log line of a response, by its X-Request-Id */
   logOf: (res: RawResponse) => Promise<LogLine | undefined>
 }
@@ -113,6 +117,8 @@ rules:
   await app.admin.listen({ host: '127.0.0.1', port: 0 })
   const port = portOf(app.data)
   const adminPort = portOf(app.admin)
+  if (app.authz !== undefined) await app.authz.listen({ host: '127.0.0.1', port: 0 })
+  const authzPort = app.authz !== undefined ? portOf(app.authz) : 0
 
   const client = new Redis(redis.url, { maxRetriesPerRequest: 1 })
   client.on('error', () => {})
@@ -126,6 +132,7 @@ rules:
     config,
     port,
     adminPort,
+    authzPort,
     redis,
     client,
     upstream,
@@ -136,6 +143,7 @@ rules:
     send: (method, target, headers = {}, body) => send(port, method, target, headers, body),
     get: (target, key, headers = {}) => send(port, 'GET', target, key === undefined ? headers : { Authorization: `Bearer ${key}`, ...headers }),
     admin: (method, target, headers = {}) => send(adminPort, method, target, headers),
+    authz: (method, target, headers = {}) => send(authzPort, method, target, headers),
     async logOf (res) {
       const id = res.headers['x-request-id']
       for (let i = 0; i < 50; i++) {

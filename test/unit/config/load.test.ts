@@ -69,3 +69,22 @@ t.test('YAML syntax errors and a missing file are configuration errors', async (
   t.match(configProblems('routes: [\n'), [/^YAML: /])
   t.throws(() => loadConfig('/nonexistent/keygate.yaml', {}), { name: 'ConfigError', message: /cannot read the file/ })
 })
+
+t.test('the authorizer listener: off by default, KEYGATE_AUTHZ_LISTEN, its peers and prefix checked', async (t) => {
+  const off = parseConfig(MINIMAL_CONFIG)
+  t.equal(off.authz_listen, undefined, 'off unless set')
+  t.same(off.authz.trusted_peers, ['127.0.0.0/8', '::1'], 'loopback by default')
+  t.equal(off.authz.path_prefix, '')
+  t.equal(parseConfig(MINIMAL_CONFIG, { KEYGATE_AUTHZ_LISTEN: '127.0.0.1:8082' }).authz_listen, '127.0.0.1:8082')
+
+  const found = configProblems(MINIMAL_CONFIG + `
+authz_listen: "127.0.0.1:8081"
+authz: { trusted_peers: ["10.0.0.0/8", "fd00::/129", "nope"] }
+`).join('\n')
+  t.match(found, /admin_listen: 127\.0\.0\.1:8081 is also authz_listen/, 'two listeners on one address')
+  t.match(found, /authz\.trusted_peers\[1\]: .*invalid prefix length/)
+  t.match(found, /authz\.trusted_peers\[2\]: .*not an IP address/)
+  t.notMatch(found, /authz\.trusted_peers\[0\]/)
+  t.match(configProblems(MINIMAL_CONFIG + 'authz: { path_prefix: "/ext-authz/" }\n'), [/^authz\.path_prefix: must be empty, or a path prefix/])
+  t.same(configProblems(MINIMAL_CONFIG + 'listen: "127.0.0.1:0"\nadmin_listen: "127.0.0.1:0"\nauthz_listen: "127.0.0.1:0"\n'), [], 'port 0 (any free port) is no clash')
+})

@@ -36,13 +36,30 @@ t.test('labels: the rule as "<METHOD> <pattern>" or "none", the status, the reas
   m.requests.response(undefined, 404, 'no_route', 0.2)
   m.requests.refused(431, 'header_too_large')
   const f = await text(m)
-  t.equal(valueOf(f, 'keygate_requests_total', { rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }), 2)
-  t.equal(valueOf(f, 'keygate_requests_total', { rule: '* /api/v1/orgs/:org/*', status: '403', reason: 'org_mismatch' }), 1)
-  t.equal(valueOf(f, 'keygate_requests_total', { rule: 'none', status: '404', reason: 'no_route' }), 1)
-  t.equal(valueOf(f, 'keygate_requests_total', { rule: 'none', status: '431', reason: 'header_too_large' }), 1, 'refused by the parser: counted')
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { rule: 'GET /api/v1/users', status_class: '2xx' }), 2)
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_sum', { rule: 'GET /api/v1/users', status_class: '2xx' }), 0.007)
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { rule: 'none', status_class: '4xx' }), 1, '...but not timed')
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }), 2)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: '* /api/v1/orgs/:org/*', status: '403', reason: 'org_mismatch' }), 1)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'none', status: '404', reason: 'no_route' }), 1)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'none', status: '431', reason: 'header_too_large' }), 1, 'refused by the parser: counted')
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'proxy', rule: 'GET /api/v1/users', status_class: '2xx' }), 2)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_sum', { mode: 'proxy', rule: 'GET /api/v1/users', status_class: '2xx' }), 0.007)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'proxy', rule: 'none', status_class: '4xx' }), 1, '...but not timed')
+})
+
+t.test('the mode label: the authorizer\'s decisions and the data plane\'s requests are counted apart', async (t) => {
+  const m = build()
+  m.requests.response(0, 200, 'allowed', 1)
+  m.decisions.response(0, 200, 'allowed', 1)
+  m.decisions.response(0, 200, 'allowed', 1)
+  m.decisions.response(undefined, 403, 'untrusted_peer', 1)
+  m.decisions.refused(431, 'header_too_large')
+  const f = await text(m)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }), 1)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'authz', rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }), 2)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'authz', rule: 'none', status: '403', reason: 'untrusted_peer' }), 1)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'authz', rule: 'none', status: '431', reason: 'header_too_large' }), 1)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'none', status: '431', reason: 'header_too_large' }), undefined)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'authz', rule: 'GET /api/v1/users', status_class: '2xx' }), 2)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'proxy', rule: 'GET /api/v1/users', status_class: '2xx' }), 1)
 })
 
 t.test('every reason keeps its own label (none collide in the slot arithmetic)', async (t) => {
@@ -53,7 +70,7 @@ t.test('every reason keeps its own label (none collide in the slot arithmetic)',
   const f = await text(m)
   for (const reason of REASONS) {
     for (const status of ['200', '401', '599']) {
-      t.equal(valueOf(f, 'keygate_requests_total', { rule: '* /api/v1/orgs/:org/*', status, reason }), 1, `${status} ${reason}`)
+      t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: '* /api/v1/orgs/:org/*', status, reason }), 1, `${status} ${reason}`)
     }
   }
 })
@@ -82,7 +99,7 @@ t.test('one registry per process, never prom-client\'s global one', async (t) =>
   t.not(a.registry, b.registry)
   t.equal(globalRegistry.getSingleMetric('keygate_requests_total'), undefined, 'nothing in the global registry')
   a.requests.response(0, 200, 'allowed', 1)
-  t.equal(valueOf(await text(b), 'keygate_requests_total', { rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }), undefined, 'b did not see a\'s request')
+  t.equal(valueOf(await text(b), 'keygate_requests_total', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }), undefined, 'b did not see a\'s request')
 })
 
 t.test('workers\' registries aggregate (node:cluster, AggregatorRegistry): counters and histograms sum, gauges as named', async (t) => {
@@ -95,10 +112,10 @@ t.test('workers\' registries aggregate (node:cluster, AggregatorRegistry): count
   b.upstream('core').error(Object.assign(new Error('x'), { code: 'ECONNRESET' }))
   const merged = AggregatorRegistry.aggregate([await a.registry.getMetricsAsJSON(), await b.registry.getMetricsAsJSON()])
   const f = parsePromText(await merged.metrics())
-  t.equal(valueOf(f, 'keygate_requests_total', { rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }), 3)
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { rule: 'GET /api/v1/users', status_class: '2xx' }), 3)
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_bucket', { rule: 'GET /api/v1/users', status_class: '2xx', le: '0.0025' }), 2)
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_sum', { rule: 'GET /api/v1/users', status_class: '2xx' }), 0.033)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }), 3)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'proxy', rule: 'GET /api/v1/users', status_class: '2xx' }), 3)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_bucket', { mode: 'proxy', rule: 'GET /api/v1/users', status_class: '2xx', le: '0.0025' }), 2)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_sum', { mode: 'proxy', rule: 'GET /api/v1/users', status_class: '2xx' }), 0.033)
   t.equal(valueOf(f, 'keygate_upstream_duration_seconds_count', { upstream: 'core' }), 1)
   t.equal(valueOf(f, 'keygate_upstream_errors_total', { upstream: 'core', kind: 'reset' }), 1)
   t.equal(valueOf(f, 'keygate_cache_hits_total'), 10)

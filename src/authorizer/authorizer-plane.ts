@@ -1,0 +1,179 @@
+/**
+ * The authorizer listener (`authz_listen`; off unless set): forward auth for a proxy
+ * that forwards by itself (nginx `auth_request`, Traefik `ForwardAuth`, Envoy
+ * `ext_authz`). Each request is a question about an original request: may it pass?
+ * docs/authorizer.md has each proxy's configuration.
+ *
+ *   1. receive        framing, as on every listener: 400 / 417 / 431     framing.ts
+ *   2. the peer       only authz.trusted_peers may ask: 403
+ *   3. the original   the proxy's headers or Envoy's own target: 400 / 404 original-request.ts
+ *   4. the decision   stages 1-7 of the data plane, the very same function with the
+ *                     same cache: 400 / 404 / 401 / 503 / 403              decide-request.ts
+ *   5. the answer     allowed: 200, empty, the identity headers (and the assertion);
+ *                     refused: the data plane's status, error object and challenge
+ *   6. log            one line (`mode: "authz"`) and the metrics          request-log.ts
+ *
+ * Everything is answered in the first hook: a decision request's body, if any, is
+ * never read (the connection is closed after the answer instead).
+ */
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import type { Logger } from 'pino'
+import type { Config } from '../config/schema.js'
+import { codeForStatus, sendError } from '../errors.js'
+import type { Metrics } from '../metrics/metrics.js'
+import type { UsageRecorder } from '../registry/usage-recorder.js'
+import type { Identity } from '../pipeline/decide.js'
+import type { RequestDecider, TargetVerdict } from '../pipeline/decide-request.js'
+import { challenges, deny } from '../pipeline/deny.js'
+import { checkFraming, headLimits, onClientError, type FramingProblem } from '../pipeline/framing.js'
+import { identityHeaders, normaliseAddress, trustedPeers } from '../pipeline/identity-headers.js'
+import { PROXIED_METHODS } from '../pipeline/match-rule.js'
+import { createRequestLog } from '../pipeline/request-log.js'
+import '../pipeline/request-state.js'
+import { clientAddress, namesOriginal, originalRequest } from './original-request.js'
+
+/** What the assertion module gives the authorizer (src/assertion/). */
+export interface AssertionIssuer {
+  /** the header value for an allowed request */
+  forRequest: (identity: Identity, method: string, path: string, requestId: string, now: number) => string
+  /** the JWK Set, served at /.well-known/jwks.json */
+  jwks: unknown
+}
+
+export interface AuthorizerPlaneOptions {
+  config: Config
+  logger: Logger
+  decider: RequestDecider
+  usage: UsageRecorder
+  metrics: Metrics
+  assertions?: AssertionIssuer | undefined
+}
+
+const JWKS_PATH = '/.well-known/jwks.json'
+const kTarget = Symbol('keygate.authz.target')
+type Stashed = IncomingMessage & { [kTarget]?: string }
+
+export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<FastifyInstance> {
+  const { config, logger, decider, usage, assertions } = o
+  const app = Fastify({
+    logger: false,
+    requestIdHeader: false,
+    genReqId: () => randomUUID(),
+    // every decision request is answered by one hook, whatever its own target
+    rewriteUrl (req: Stashed) {
+      req[kTarget] = req.url ?? ''
+      return '/'
+    },
+    http: headLimits(config.limits),
+    return503OnClosing: false,
+    clientErrorHandler: onClientError(logger, o.metrics.decisions.refused)
+  })
+  for (const method of PROXIED_METHODS) {
+    if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
+  }
+  app.decorateRequest('kg', null as unknown as never)
+  const framing = checkFraming(app.server, config.limits)
+  const isTrusted = trustedPeers(config.authz.trusted_peers)
+  const pathPrefix = config.authz.path_prefix
+  const headerPrefix = config.identity.header_prefix
+  const assertionHeader = `${headerPrefix}Assertion`
+  const jwksBody = assertions !== undefined ? JSON.stringify(assertions.jwks) : undefined
+
+  // 6. one log line per decision, and its metrics
+  const requestLog = createRequestLog(logger, o.metrics.decisions, config.keys.prefix, 'authz')
+  app.addHook('onResponse', requestLog.hook)
+  app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
+
+  app.addHook('onRequest', function decision (request, reply, done) {
+    const raw = request.raw as Stashed
+    const own = raw[kTarget] ?? ''
+    request.kg = { path: cut(own), query: '', keyId: undefined, identity: undefined, reason: undefined, rule: undefined, upstreamSentAt: 0 }
+    // a body is never read: the connection closes after the answer
+    if (hasBody(raw)) reply.header('connection', 'close')
+
+    // 1. framing
+    const problem = framing.problem(raw)
+    if (problem !== undefined) return refuse(reply, problem)
+    const headers = raw.rawHeaders
+
+    // (the public keys of the assertion, for upstreams: not a decision)
+    if (jwksBody !== undefined && request.method === 'GET' && own === JWKS_PATH && !namesOriginal(headers)) {
+      request.kg.reason = 'allowed'
+      return reply.header('content-type', 'application/json').header('cache-control', 'public, max-age=300').header('x-request-id', request.id).send(jwksBody)
+    }
+
+    // 2. only a trusted proxy may ask
+    const peer = raw.socket.remoteAddress
+    if (!isTrusted(normaliseAddress(peer ?? ''))) return deny(reply, 'forbidden', 'untrusted_peer', challenges.insufficientScope())
+
+    // 3. the original request
+    const original = originalRequest(headers, request.method, own, pathPrefix)
+    if (!original.ok) return original.problem === 'bad_request' ? deny(reply, 'bad_request', 'bad_request') : deny(reply, 'not_found', 'no_route')
+    request.kg.method = original.method
+    request.kg.path = cut(original.target)
+
+    // 4. the decision, as the data plane takes it
+    const now = Date.now()
+    const verdict = decider.decideTarget(original.method, original.target, headers, clientAddress(headers, peer), now)
+    if (!(verdict instanceof Promise)) return answer(request, reply, verdict, now)
+    verdict.then(
+      (v) => { answer(request, reply, v, Date.now()) },
+      (err: unknown) => { done(err instanceof Error ? err : new Error(String(err))) }
+    )
+  })
+  // never reached: the hook above answers every request
+  app.route({ method: PROXIED_METHODS as string[], url: '/', handler: async (_request, reply) => sendError(reply, 'internal_error') })
+  app.setNotFoundHandler((request, reply) => {
+    if (request.kg !== null && request.kg !== undefined) request.kg.reason = 'no_route'
+    return sendError(reply, 'not_found')
+  })
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const status = err.statusCode ?? 500
+    if (status >= 500) logger.error({ req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } }, 'internal error')
+    return deny(reply, codeForStatus(status), status >= 500 ? 'internal_error' : 'bad_request')
+  })
+
+  // 5. the answer
+  function answer (request: FastifyRequest, reply: FastifyReply, v: TargetVerdict, now: number): FastifyReply {
+    const state = request.kg
+    if (v.target !== undefined) state.path = v.target.path
+    state.rule = v.rule?.index
+    if (!v.ok) {
+      state.keyId = v.keyId
+      return deny(reply, v.code, v.reason, v.challenge)
+    }
+    const { identity } = v
+    state.keyId = identity.keyId
+    state.identity = identity
+    state.reason = 'allowed'
+    usage.record(identity.keyId, now)
+    reply.code(200).headers(identityHeaders(headerPrefix, identity, request.id))
+    if (assertions !== undefined) reply.header(assertionHeader, assertions.forRequest(identity, state.method ?? request.method, v.target.path, request.id, now))
+    return reply.send()
+  }
+
+  if (assertions !== undefined && pathPrefix === '') {
+    logger.warn({ path: JWKS_PATH }, `authz: with authz.path_prefix empty, ${JWKS_PATH} on the authorizer listener answers the JWK Set, which an Envoy ext_authz filter would take as "allowed" for that path; set authz.path_prefix for Envoy`)
+  }
+  await app.ready()
+  return app
+}
+
+/** A framing refusal; after most, the connection closes. */
+function refuse (reply: FastifyReply, [code, reason, close]: FramingProblem): FastifyReply {
+  if (close) reply.header('connection', 'close')
+  return deny(reply, code, reason)
+}
+
+/** The target for the log line: query cut off, bounded (JSON-escaped by the log). */
+function cut (target: string): string {
+  const q = target.indexOf('?')
+  return (q === -1 ? target : target.slice(0, q)).slice(0, 1024)
+}
+
+function hasBody (req: IncomingMessage): boolean {
+  const length = req.headers['content-length']
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+}

@@ -1,0 +1,125 @@
+/**
+ * The decision on one request, as one function that every front end calls: the data
+ * plane's gate, the authorizer listener (src/authorizer/) and `keygate check`.
+ *
+ *   1. the target policy   origin-form, no dot segments, no encoded `/`...: 400   target-policy.ts
+ *   2. the route prefix    a path under no configured prefix: 404                 route-table.ts
+ *   3-6. who is calling    credential, key format, records, key state: 401 / 503 authenticate-request.ts
+ *   7. may they            the route rule: default deny, org, permissions: 403    match-rule.ts, decide.ts
+ *
+ * `decideTarget` runs 1-7 on a raw request target. The data plane runs 1 and 2 as
+ * fastify's URL rewrite and router (the same checkTarget, the router built from the
+ * same patterns and options as the route table), and calls `decide` for 3-7.
+ *
+ * The result is synchronous when every record is cached (no promise on the hot path),
+ * a promise otherwise. A refusal names its error code, its reason for the log line and
+ * its RFC 6750 challenge.
+ */
+import type { RouteConfig } from '../config/schema.js'
+import type { ErrorCode, Reason } from '../errors.js'
+import type { AuthenticateRequest, Authentication } from './authenticate-request.js'
+import { authorize, type Identity } from './decide.js'
+import { challenges } from './deny.js'
+import type { CompiledRule, RuleMatcher } from './match-rule.js'
+import { checkTarget } from './target-policy.js'
+
+export type Verdict = Allowed | Refused
+
+export interface Allowed {
+  ok: true
+  identity: Identity
+  rule: CompiledRule
+}
+
+export interface Refused {
+  ok: false
+  code: ErrorCode
+  reason: Reason
+  /** the `WWW-Authenticate` value (401 and 403 only) */
+  challenge: string | undefined
+  /** the key id, once the key's format was good (for the log line) */
+  keyId: string | undefined
+  /** who was calling, when it was a valid key that the rule refused */
+  identity?: Identity
+  /** the rule that matched, if one did */
+  rule?: CompiledRule
+}
+
+/** 1-2 passed: the path decided on (and forwarded), its query, its route. */
+export interface Target {
+  path: string
+  /** the raw query string, `?` included */
+  query: string
+  route: RouteConfig
+}
+
+export type TargetVerdict =
+  | (Verdict & { target: Target })
+  | (Refused & { target: undefined, path: string | undefined })
+
+export interface RequestDecider {
+  /** 3-7, for a path that passed 1-2 */
+  decide: (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number) => Verdict | Promise<Verdict>
+  /** 1-7, for a raw request target */
+  decideTarget: (method: string, target: string, rawHeaders: readonly string[], peer: string | undefined, now: number) => TargetVerdict | Promise<TargetVerdict>
+}
+
+export interface DeciderOptions {
+  authenticate: AuthenticateRequest
+  matchRule: RuleMatcher
+  /** the route table (route-table.ts) */
+  routeOf: (path: string) => RouteConfig | undefined
+}
+
+export function createDecider ({ authenticate, matchRule, routeOf }: DeciderOptions): RequestDecider {
+  function decide (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number): Verdict | Promise<Verdict> {
+    // 3-6. who is calling
+    const auth = authenticate(rawHeaders, peer, now)
+    if (!(auth instanceof Promise)) return mayThey(auth, method, path)
+    return auth.then((result) => mayThey(result, method, path))
+  }
+
+  // 7. the route rule: default deny, org constraint, permissions
+  function mayThey (auth: Authentication, method: string, path: string): Verdict {
+    if (!auth.ok) return { ok: false, code: auth.code, reason: auth.reason, challenge: auth.challenge, keyId: auth.keyId }
+    const { identity } = auth
+    const match = matchRule(method, path)
+    const may = authorize(identity, match)
+    if (!may.ok) {
+      const refused: Refused = {
+        ok: false,
+        code: 'forbidden',
+        reason: may.reason,
+        challenge: challenges.insufficientScope(may.reason === 'missing_permission' ? may.scope : undefined),
+        keyId: identity.keyId,
+        identity
+      }
+      if (match !== null) refused.rule = match.rule
+      return refused
+    }
+    return { ok: true, identity, rule: (match as NonNullable<typeof match>).rule }
+  }
+
+  function decideTarget (method: string, raw: string, rawHeaders: readonly string[], peer: string | undefined, now: number): TargetVerdict | Promise<TargetVerdict> {
+    // 1. the target policy; 2. the route prefix. Neither reads a header or Redis.
+    const checked = checkTarget(raw)
+    if (!checked.ok) return refusedTarget('bad_request', 'bad_path', undefined)
+    const route = routeOf(checked.path)
+    if (route === undefined) return refusedTarget('not_found', 'no_route', checked.path)
+    const target: Target = { path: checked.path, query: checked.query, route }
+
+    const verdict = decide(method, checked.path, rawHeaders, peer, now)
+    if (!(verdict instanceof Promise)) return withTarget(verdict, target)
+    return verdict.then((v) => withTarget(v, target))
+  }
+
+  return { decide, decideTarget }
+}
+
+function withTarget (verdict: Verdict, target: Target): TargetVerdict {
+  return Object.assign(verdict, { target })
+}
+
+function refusedTarget (code: ErrorCode, reason: Reason, path: string | undefined): TargetVerdict {
+  return { ok: false, code, reason, challenge: undefined, keyId: undefined, target: undefined, path }
+}
