@@ -19,6 +19,7 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
 import { codeForStatus, sendError } from '../errors.js'
@@ -54,6 +55,9 @@ export interface AuthorizerPlaneOptions {
 const JWKS_PATH = '/.well-known/jwks.json'
 const kTarget = Symbol('keygate.authz.target')
 type Stashed = IncomingMessage & { [kTarget]?: string }
+/** whether a connection's peer is trusted: worked out once per connection (a proxy keeps them open) */
+const kTrusted = Symbol('keygate.authz.trusted')
+type PeerSocket = Socket & { [kTrusted]?: boolean }
 
 export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<FastifyInstance> {
   const { config, logger, decider, usage, assertions } = o
@@ -105,8 +109,10 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     }
 
     // 2. only a trusted proxy may ask
-    const peer = raw.socket.remoteAddress
-    if (!isTrusted(normaliseAddress(peer ?? ''))) return deny(reply, 'forbidden', 'untrusted_peer', challenges.insufficientScope())
+    const socket = raw.socket as PeerSocket
+    const peer = socket.remoteAddress
+    const trusted = socket[kTrusted] ??= isTrusted(normaliseAddress(peer ?? ''))
+    if (!trusted) return deny(reply, 'forbidden', 'untrusted_peer', challenges.insufficientScope())
 
     // 3. the original request
     const original = originalRequest(headers, request.method, own, pathPrefix)
