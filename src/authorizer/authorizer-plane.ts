@@ -29,7 +29,7 @@ import type { Identity } from '../pipeline/decide.js'
 import type { RequestDecider, TargetVerdict } from '../pipeline/decide-request.js'
 import { challenges, deny } from '../pipeline/deny.js'
 import { checkFraming, headLimits, onClientError, type FramingProblem } from '../pipeline/framing.js'
-import { identityHeaders, normaliseAddress, trustedPeers } from '../pipeline/identity-headers.js'
+import { identityHeadersFor, normaliseAddress, trustedPeers } from '../pipeline/identity-headers.js'
 import { PROXIED_METHODS } from '../pipeline/match-rule.js'
 import { createRequestLog } from '../pipeline/request-log.js'
 import '../pipeline/request-state.js'
@@ -82,6 +82,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   const isTrusted = trustedPeers(config.authz.trusted_peers)
   const pathPrefix = config.authz.path_prefix
   const headerPrefix = config.identity.header_prefix
+  const identityHeaders = identityHeadersFor(headerPrefix)
   const assertionHeader = `${headerPrefix}Assertion`
   const jwksBody = assertions !== undefined ? JSON.stringify(assertions.jwks) : undefined
 
@@ -155,7 +156,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     state.identity = identity
     state.reason = 'allowed'
     usage.record(identity.keyId, now)
-    reply.code(200).headers(identityHeaders(headerPrefix, identity, request.id))
+    reply.code(200).headers(identityHeaders(identity, request.id))
     if (assertions !== undefined) reply.header(assertionHeader, assertions.forRequest(identity, state.method ?? request.method, v.target.path, request.id, now))
     return reply.send()
   }

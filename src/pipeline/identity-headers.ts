@@ -156,8 +156,16 @@ function setIdentity (out: Record<string, string | string[] | undefined>, names:
 
 /** The identity headers for an identity, as the upstream receives them (for `keygate check`). */
 export function identityHeaders (prefix: string, id: Identity, requestId: string): Record<string, string> {
-  const out: Record<string, string> = {}
-  setIdentity(out, identityHeaderNames(prefix.toLowerCase()), id)
-  out['x-request-id'] = requestId
-  return out
+  return identityHeadersFor(prefix)(id, requestId)
+}
+
+/** identityHeaders with the names built once (the authorizer's answer, per decision). */
+export function identityHeadersFor (prefix: string): (id: Identity, requestId: string) => Record<string, string> {
+  const names = identityHeaderNames(prefix.toLowerCase())
+  return (id, requestId) => {
+    const out: Record<string, string> = {}
+    setIdentity(out, names, id)
+    out['x-request-id'] = requestId
+    return out
+  }
 }
