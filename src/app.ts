@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildAdminPlane } from './admin/admin-plane.js'
+import { loadAssertions, type Assertions } from './assertion/index.js'
 import { InvalidationTracker, NO_TRACKING, type Tracking } from './cache/invalidation.js'
 import { cacheNaming, RecordCache } from './cache/record-cache.js'
 import { trackingConnections } from './cache/tracking-connection.js'
@@ -32,6 +33,8 @@ export interface KeygateApp {
   /** every metric, served by the admin plane at /metrics */
   metrics: Metrics
   usage: UsageRecorder
+  /** the signed identity assertion; undefined when identity.assertion is off */
+  assertions: Assertions | undefined
   logger: Logger
   close: () => Promise<void>
 }
@@ -42,6 +45,8 @@ export interface BuildOptions {
 
 export async function buildApp (config: Config, opts: BuildOptions = {}): Promise<KeygateApp> {
   const logger = opts.logger ?? createLogger(config.log.level)
+  // the assertion's key files first: an unfit one stops the start before anything is opened
+  const assertions = await loadAssertions(config.identity.assertion)
 
   const redis = createRedis(config.redis)
   const health = new RedisHealth(redis)
@@ -75,8 +80,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   })
 
   const usage = new UsageRecorder(redis, keys.usage, { keys: config.cache.max_entries })
-  const data = await buildDataPlane({ config, logger, resolver, usage, metrics })
-  const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics, usage })
+  const data = await buildDataPlane({ config, logger, resolver, usage, metrics, assertions })
+  const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics, usage, assertions })
 
   return {
     data,
@@ -87,6 +92,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     tracking,
     metrics,
     usage,
+    assertions,
     logger,
     async close () {
       await Promise.allSettled([data.close(), admin.close()])
