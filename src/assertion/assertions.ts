@@ -9,8 +9,8 @@
  * The signature is node:crypto's `sign()` over the precomputed input (the same
  * primitive jose calls through WebCrypto), not jose's CompactSign, which re-serialises
  * the header and signs asynchronously: CPU per token, `taskset -c 1 node
- * bench/dist/assertion-signing.js` (docs/assertion.md), Ed25519 41 µs with CompactSign
- * against 22.5 µs with sign(), P-256 40 µs against 19 µs.
+ * bench/dist/assertion-signing.js` (docs/assertion.md), Ed25519 40 µs with CompactSign
+ * against 23 µs with sign(), P-256 39 µs against 20 µs.
  */
 import { sign, type KeyObject } from 'node:crypto'
 import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose'
