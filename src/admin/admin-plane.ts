@@ -3,7 +3,9 @@
  * Kong's admin_listen. In the order a reader meets them:
  *   /healthz, /readyz   liveness and readiness (no credential)
  *   /metrics            Prometheus text (no credential)             metrics-route.ts
- *   /.well-known/jwks.json  the assertion's public keys (no credential; 404 when off)  ../assertion/jwks-route.ts
+ *   /.well-known/jwks.json
+ *                       the assertion's public keys (no credential;
+ *                       404 when assertions are off)                ../assertion/jwks-route.ts
  *   /admin/v1/*         the admin API (admin credential)            api/
  *   /console            the Integrations console (static files)     console.ts
  */

@@ -7,6 +7,11 @@
  */
 import type { Identity } from '../pipeline/decide.js'
 
+/** The header that carries the assertion: the identity prefix + `Assertion`, lower-cased (`x-auth-assertion`). */
+export function assertionHeaderName (prefix: string): string {
+  return prefix.toLowerCase() + 'assertion'
+}
+
 /** `sub`: the user id of a personal key, `bot:<keyId>` for a BOT key. */
 export function subjectOf (id: Identity): string {
   return id.type === 'personal' && id.userId !== undefined ? id.userId : `bot:${id.keyId}`

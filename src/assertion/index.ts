@@ -8,6 +8,7 @@ import { createAssertions, type Assertions } from './assertions.js'
 import { assertionKeys } from './key-files.js'
 
 export { createAssertions, type Assertions } from './assertions.js'
+export { assertionHeaderName } from './claims.js'
 export { AssertionKeyError, assertionKeys, readAssertionKeys, type AssertionAlg, type AssertionKeys } from './key-files.js'
 export { JWKS_PATH, registerJwksRoute } from './jwks-route.js'
 

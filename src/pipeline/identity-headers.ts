@@ -11,6 +11,7 @@ import type { FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 import { BlockList, isIP } from 'node:net'
 import type { Assertions } from '../assertion/assertions.js'
+import { assertionHeaderName } from '../assertion/claims.js'
 import type { Identity } from './decide.js'
 
 export interface HeaderPolicy {
@@ -150,7 +151,7 @@ interface IdentityHeaderNames { keyId: string, keyType: string, userId: string, 
 
 /** The identity header names for a (lower-cased) prefix, built once. */
 function identityHeaderNames (prefix: string): IdentityHeaderNames {
-  return { keyId: prefix + 'key-id', keyType: prefix + 'key-type', userId: prefix + 'user-id', orgId: prefix + 'org-id', role: prefix + 'role', assertion: prefix + 'assertion' }
+  return { keyId: prefix + 'key-id', keyType: prefix + 'key-type', userId: prefix + 'user-id', orgId: prefix + 'org-id', role: prefix + 'role', assertion: assertionHeaderName(prefix) }
 }
 
 /** The identity headers, set on a header object. */

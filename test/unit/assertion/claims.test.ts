@@ -2,12 +2,17 @@
 // whatever an id, org, role, method or path holds, the text parses to exactly the claims
 // meant, in the documented order, and no value can add or change another claim.
 import t from 'tap'
-import { identityBoundClaims, identityClaims, issuerClaim, protectedHeader, requestClaims, subjectOf } from '../../../src/assertion/claims.js'
+import { assertionHeaderName, identityBoundClaims, identityClaims, issuerClaim, protectedHeader, requestClaims, subjectOf } from '../../../src/assertion/claims.js'
 import type { Identity } from '../../../src/pipeline/decide.js'
 import { NO_GRANTS } from '../../../src/registry/records.js'
 
 const personal: Identity = { keyId: 'AbCd1234EfGh5678', type: 'personal', userId: 'alice', org: 'acme', role: 'reader', grants: NO_GRANTS }
 const bot: Identity = { keyId: 'ZyXw9876VuTs5432', type: 'bot', userId: undefined, org: 'globex', role: 'deployer', grants: NO_GRANTS }
+
+t.test('the header: the identity prefix + Assertion, as node names headers', async (t) => {
+  t.equal(assertionHeaderName('X-Auth-'), 'x-auth-assertion')
+  t.equal(assertionHeaderName('X-Kg-'), 'x-kg-assertion')
+})
 
 t.test('sub: the user of a personal key, bot:<keyId> for a BOT key', async (t) => {
   t.equal(subjectOf(personal), 'alice')
