@@ -1,6 +1,7 @@
 // keygate as a server under test: one shared redis-server (on the load
 // generator's CPU), seeded with a role, a user and the scenario keys, and one
 // `keygate serve` child per scenario, pinned like the baseline.
+import { generateKeyPairSync } from 'node:crypto'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -83,6 +84,17 @@ export interface KeygateOptions {
   unpinned?: boolean
   /** run under a tool (bench/instructions.ts) */
   launcher?: Launcher
+  /** the signed identity assertion on (docs/assertion.md), with a key made for the run */
+  assertion?: { bind: 'request' | 'identity', alg?: 'ES256' | 'EdDSA' }
+}
+
+/** identity.assertion for the config file, and its key file (written into `dir`). */
+function assertionSetup (dir: string, o: KeygateOptions['assertion']): { yaml: string, env: Record<string, string> } {
+  if (o === undefined) return { yaml: '', env: {} }
+  const file = join(dir, 'assertion.pem')
+  const { privateKey } = o.alg === 'EdDSA' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 })
+  return { yaml: `identity: { assertion: { enabled: true, bind: ${o.bind} } }\n`, env: { KEYGATE_ASSERTION_KEY_FILE: file } }
 }
 
 export interface KeygateServer extends RunningServer {
@@ -114,6 +126,7 @@ export async function startKeygate (ctx: ScenarioContext, name: string, o: Keyga
   if (shared !== undefined) users++
   const dir = mkdtempSync(join(tmpdir(), 'keygate-bench-'))
   const config = join(dir, 'keygate.yaml')
+  const assertion = assertionSetup(dir, o.assertion)
   writeFileSync(config, `
 redis: { prefix: "${PREFIX}" }
 upstreams:
@@ -124,7 +137,7 @@ rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
 cache: ${o.cache ?? '{}'}
 log: { level: ${o.logLevel ?? 'info'} }
-`)
+${assertion.yaml}`)
   const port = await freePort()
   const adminPort = await freePort()
   const gateway = await spawnServer({
@@ -134,7 +147,8 @@ log: { level: ${o.logLevel ?? 'info'} }
       KEYGATE_CONFIG: config,
       KEYGATE_REDIS_URL: url,
       KEYGATE_LISTEN: `127.0.0.1:${port}`,
-      KEYGATE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`
+      KEYGATE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
+      ...assertion.env
     },
     cpus: o.workers === undefined && o.unpinned !== true ? ctx.serverCpus : undefined,
     port,

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildAdminPlane } from './admin/admin-plane.js'
 import { buildAuthorizerPlane } from './authorizer/authorizer-plane.js'
+import { loadAssertions, type Assertions } from './assertion/index.js'
 import { InvalidationTracker, NO_TRACKING, type Tracking } from './cache/invalidation.js'
 import { cacheNaming, RecordCache } from './cache/record-cache.js'
 import { trackingConnections } from './cache/tracking-connection.js'
@@ -41,6 +42,8 @@ export interface KeygateApp {
   /** every metric, served by the admin plane at /metrics */
   metrics: Metrics
   usage: UsageRecorder
+  /** the signed identity assertion; undefined when identity.assertion is off */
+  assertions: Assertions | undefined
   logger: Logger
   close: () => Promise<void>
 }
@@ -51,6 +54,8 @@ export interface BuildOptions {
 
 export async function buildApp (config: Config, opts: BuildOptions = {}): Promise<KeygateApp> {
   const logger = opts.logger ?? createLogger(config.log.level)
+  // the assertion's key files first: an unfit one stops the start before anything is opened
+  const assertions = await loadAssertions(config.identity.assertion)
 
   const redis = createRedis(config.redis)
   const health = new RedisHealth(redis)
@@ -90,9 +95,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     matchRule: compileRules(config.rules),
     routeOf: compileRouteTable(config.routes)
   })
-  const data = await buildDataPlane({ config, logger, decider, usage, metrics })
-  const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics, usage })
-  const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, metrics }) : undefined
+  const data = await buildDataPlane({ config, logger, decider, usage, metrics, assertions })
+  const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics, usage, assertions })
+  const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, metrics, assertions }) : undefined
 
   return {
     data,
@@ -104,6 +109,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     tracking,
     metrics,
     usage,
+    assertions,
     logger,
     async close () {
       await Promise.allSettled([data.close(), admin.close(), authz?.close()])

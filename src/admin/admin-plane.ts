@@ -3,12 +3,17 @@
  * Kong's admin_listen. In the order a reader meets them:
  *   /healthz, /readyz   liveness and readiness (no credential)
  *   /metrics            Prometheus text (no credential)             metrics-route.ts
+ *   /.well-known/jwks.json
+ *                       the assertion's public keys (no credential;
+ *                       404 when assertions are off)                ../assertion/jwks-route.ts
  *   /admin/v1/*         the admin API (admin credential)            api/
  *   /console            the Integrations console (static files)     console.ts
  */
 import Fastify, { type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
+import type { Assertions } from '../assertion/assertions.js'
+import { registerJwksRoute } from '../assertion/jwks-route.js'
 import type { Config } from '../config/schema.js'
 import { codeForStatus, sendError } from '../errors.js'
 import { checkFraming, headLimits, onClientError } from '../pipeline/framing.js'
@@ -31,6 +36,8 @@ export interface AdminPlaneOptions {
   metrics: Metrics
   /** notes a key's use (last_used_at) when it signs in */
   usage?: UsageRecorder
+  /** the signed identity assertion, whose JWK Set is served here */
+  assertions?: Assertions
 }
 
 export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyInstance> {
@@ -68,6 +75,7 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
   })
 
   await app.register(metricsRoute, o)
+  registerJwksRoute(app, o.assertions)
   await app.register(adminApi, { ...o, prefix: '/admin/v1' })
   await app.register(consolePlugin, { ...o, prefix: '/console' })
 

@@ -22,10 +22,10 @@ import type { IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
+import { assertionHeaderName, JWKS_MAX_AGE_S, JWKS_PATH, type Assertions } from '../assertion/index.js'
 import { codeForStatus, sendError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
-import type { Identity } from '../pipeline/decide.js'
 import type { RequestDecider, TargetVerdict } from '../pipeline/decide-request.js'
 import { challenges, deny } from '../pipeline/deny.js'
 import { checkFraming, headLimits, onClientError, type FramingProblem } from '../pipeline/framing.js'
@@ -35,24 +35,16 @@ import { createRequestLog } from '../pipeline/request-log.js'
 import '../pipeline/request-state.js'
 import { clientAddress, namesOriginal, originalRequest } from './original-request.js'
 
-/** What the assertion module gives the authorizer (src/assertion/). */
-export interface AssertionIssuer {
-  /** the header value for an allowed request */
-  forRequest: (identity: Identity, method: string, path: string, requestId: string, now: number) => string
-  /** the JWK Set, served at /.well-known/jwks.json */
-  jwks: unknown
-}
-
 export interface AuthorizerPlaneOptions {
   config: Config
   logger: Logger
   decider: RequestDecider
   usage: UsageRecorder
   metrics: Metrics
-  assertions?: AssertionIssuer | undefined
+  /** the signed identity assertion, when identity.assertion is on (src/assertion/) */
+  assertions?: Assertions | undefined
 }
 
-const JWKS_PATH = '/.well-known/jwks.json'
 const kTarget = Symbol('keygate.authz.target')
 type Stashed = IncomingMessage & { [kTarget]?: string }
 /** whether a connection's peer is trusted: worked out once per connection (a proxy keeps them open) */
@@ -83,8 +75,8 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   const pathPrefix = config.authz.path_prefix
   const headerPrefix = config.identity.header_prefix
   const identityHeaders = identityHeadersFor(headerPrefix)
-  const assertionHeader = `${headerPrefix}Assertion`
-  const jwksBody = assertions !== undefined ? JSON.stringify(assertions.jwks) : undefined
+  const assertionHeader = assertionHeaderName(headerPrefix)
+  const jwksBody = assertions?.jwksJson
 
   // 6. one log line per decision, and its metrics
   const requestLog = createRequestLog(logger, o.metrics.decisions, config.keys.prefix, 'authz')
@@ -106,7 +98,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     // (the public keys of the assertion, for upstreams: not a decision)
     if (jwksBody !== undefined && request.method === 'GET' && own === JWKS_PATH && !namesOriginal(headers)) {
       request.kg.reason = 'allowed'
-      return reply.header('content-type', 'application/json').header('cache-control', 'public, max-age=300').header('x-request-id', request.id).send(jwksBody)
+      return reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', `public, max-age=${JWKS_MAX_AGE_S}`).header('x-request-id', request.id).send(jwksBody)
     }
 
     // 2. only a trusted proxy may ask

@@ -9,6 +9,7 @@ import { AdminError } from '../registry/admin/index.js'
 import { redisDidNotAnswer } from '../registry/redis-client.js'
 import { serve } from '../server.js'
 import { parseWorkers } from '../workers.js'
+import { assertionKeyCommand } from './assertion-key.js'
 import { auditCommand } from './audit.js'
 import { checkCommand } from './check.js'
 import { UsageError } from './context.js'
@@ -57,6 +58,7 @@ auditCommand(program)
 checkCommand(program)
 migrateCommand(program)
 healthCommand(program)
+assertionKeyCommand(program)
 
 function exitCodeFor (err: unknown): number {
   if (err instanceof CommanderError) {

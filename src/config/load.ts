@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value'
 import { parseDocument } from 'yaml'
+import { KEY_FILE_ENV, KEY_FILE_FIELD, readAssertionKeys } from '../assertion/key-files.js'
 import { corsProblems } from '../pipeline/cors.js'
 import { trustedProxyProblem } from '../pipeline/identity-headers.js'
 import { redisConfigProblems, urlHoldsSecret } from '../registry/redis-url.js'
@@ -61,6 +62,8 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv = {}, source =
 
   const config = withDefaults as Config
   problems.push(...crossFieldProblems(config, opts.forServing ?? true))
+  // the assertion's key files are read when serving (and by `config check`); registry commands never sign
+  if (opts.forServing ?? true) problems.push(...readAssertionKeys(config.identity.assertion, hasValue(env[KEY_FILE_ENV]) ? KEY_FILE_ENV : KEY_FILE_FIELD).problems)
   if (problems.length > 0) throw new ConfigError(source, problems)
   return config
 }
@@ -78,12 +81,27 @@ function applyEnv (raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record
   if (env.KEYGATE_LISTEN !== undefined && env.KEYGATE_LISTEN !== '') raw.listen = env.KEYGATE_LISTEN
   if (env.KEYGATE_ADMIN_LISTEN !== undefined && env.KEYGATE_ADMIN_LISTEN !== '') raw.admin_listen = env.KEYGATE_ADMIN_LISTEN
   if (env.KEYGATE_AUTHZ_LISTEN !== undefined && env.KEYGATE_AUTHZ_LISTEN !== '') raw.authz_listen = env.KEYGATE_AUTHZ_LISTEN
+  // a path, not a secret: the field may name it too, the variable wins
+  if (hasValue(env[KEY_FILE_ENV])) subsection(section('identity'), 'assertion').key_file = env[KEY_FILE_ENV]
   // The admin token: only ever from the environment (a file's value is refused by
   // fileOnlyProblems and dropped here, so it is never validated, echoed or used).
   delete raw.admin_token
   const token = env.KEYGATE_ADMIN_TOKEN
   if (token !== undefined && token !== '' && ADMIN_TOKEN.test(token)) raw.admin_token = token
   return raw
+}
+
+function hasValue (v: string | undefined): v is string {
+  return v !== undefined && v !== ''
+}
+
+/** `parent[name]` as a mapping, made one when it is absent or not a mapping. */
+function subsection (parent: Record<string, unknown>, name: string): Record<string, unknown> {
+  const s = parent[name]
+  if (typeof s === 'object' && s !== null && !Array.isArray(s)) return s as Record<string, unknown>
+  const fresh: Record<string, unknown> = {}
+  parent[name] = fresh
+  return fresh
 }
 
 /** A Bearer token68 (RFC 6750) of at least 16 characters, e.g. `openssl rand -hex 32`. */

@@ -59,7 +59,18 @@ export const ConfigSchema = Type.Object({
     header_prefix: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9-]*-$', default: 'X-Auth-', description: 'a header name prefix ending in -, like X-Auth-' }),
     forward_authorization: Type.Boolean({ default: false }),
     /** request headers never forwarded, from any peer (compared case-insensitively, `_` read as `-`) */
-    drop_headers: Type.Array(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", description: 'a header name' }), { default: [] })
+    drop_headers: Type.Array(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", description: 'a header name' }), { default: [] }),
+    /** the signed identity assertion (src/assertion/, docs/assertion.md); its key files are read by load.ts */
+    assertion: Type.Object({
+      enabled: Type.Boolean({ default: false }),
+      issuer: Type.String({ minLength: 1, maxLength: 256, default: 'keygate' }),
+      ttl_s: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
+      bind: Type.Union([Type.Literal('request'), Type.Literal('identity')], { default: 'request' }),
+      /** the private key (PEM PKCS#8); KEYGATE_ASSERTION_KEY_FILE overrides it */
+      key_file: Type.Optional(Type.String({ minLength: 1 })),
+      /** PEM files (public or private) whose public keys stay in the JWK Set, for rotation */
+      previous_key_files: Type.Array(Type.String({ minLength: 1 }), { default: [] })
+    }, { additionalProperties: false, default: {} })
   }, { additionalProperties: false, default: {} }),
   cache: Type.Object({
     enabled: Type.Boolean({ default: true }),
@@ -116,3 +127,4 @@ export type Config = Static<typeof ConfigSchema>
 export type RuleConfig = Static<typeof Rule>
 export type RouteConfig = Static<typeof Route>
 export type UpstreamConfig = Static<typeof UpstreamSchema>
+export type AssertionConfig = Config['identity']['assertion']

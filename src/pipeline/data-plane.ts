@@ -18,7 +18,8 @@
  *                      `keygate check`: decide-request.ts)
  *    8. body           a declared body over the limit: 413; a streamed one is
  *                      counted and cut at the limit, or when idle: 413 / 408  body-limit.ts
- *    9. headers        strip, then set the identity headers       identity-headers.ts
+ *    9. headers        strip, then set the identity headers (and the
+ *                      signed assertion, when on)                 identity-headers.ts, assertion/
  *   10. proxy          to the route's upstream: 502 / 504         proxy.ts
  *   11. log            one line and the metrics per request       request-log.ts
  *
@@ -29,6 +30,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } f
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
+import type { Assertions } from '../assertion/assertions.js'
 import type { Config } from '../config/schema.js'
 import { codeForStatus } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
@@ -57,9 +59,11 @@ export interface DataPlaneOptions {
   decider: RequestDecider
   usage: UsageRecorder
   metrics: Metrics
+  /** the signed identity assertion, when identity.assertion is on */
+  assertions?: Assertions
 }
 
-export async function buildDataPlane ({ config, logger, decider, usage, metrics }: DataPlaneOptions): Promise<FastifyInstance> {
+export async function buildDataPlane ({ config, logger, decider, usage, metrics, assertions }: DataPlaneOptions): Promise<FastifyInstance> {
   // fastify gets no logger: keygate writes the one line per request itself
   // (request-log.ts) and logs its own errors, and fastify's own error lines would
   // carry the request URL with its query string, which must never reach a log.
@@ -142,7 +146,8 @@ export async function buildDataPlane ({ config, logger, decider, usage, metrics 
     prefix: config.identity.header_prefix,
     forwardAuthorization: config.identity.forward_authorization,
     dropHeaders: config.identity.drop_headers,
-    trustedProxies: config.trusted_proxies
+    trustedProxies: config.trusted_proxies,
+    assertions
   })
   const bodyLimits = { bytes: config.limits.body_bytes, idleMs: config.limits.body_idle_timeout_ms }
   for (const route of config.routes) {

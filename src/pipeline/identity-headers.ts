@@ -10,6 +10,8 @@
 import type { FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 import { BlockList, isIP } from 'node:net'
+import type { Assertions } from '../assertion/assertions.js'
+import { assertionHeaderName } from '../assertion/claims.js'
 import type { Identity } from './decide.js'
 
 export interface HeaderPolicy {
@@ -19,6 +21,8 @@ export interface HeaderPolicy {
   /** identity.drop_headers: never forwarded, from any peer */
   dropHeaders?: readonly string[]
   trustedProxies: readonly string[]
+  /** the signed identity assertion (`<prefix>Assertion`), when on */
+  assertions?: Assertions | undefined
 }
 
 /** Hop-by-hop headers (RFC 9110 section 7.6.1): they describe one connection, so neither direction forwards them. */
@@ -68,6 +72,7 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
   for (const name of policy.dropHeaders ?? []) stripped.add(name.toLowerCase().replace(/_/g, '-'))
   const forwarding = new Set(FORWARDING)
   const isTrusted = trustedPeers(policy.trustedProxies)
+  const assertions = policy.assertions
 
   // A name's verdict never changes, so it is worked out once per name.
   const verdicts = new Map<string, Verdict>()
@@ -90,7 +95,11 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
     // header block still has them (a client's copies are all dropped below)
     const out: IncomingHttpHeaders = {}
     const id = request.kg.identity
-    if (id !== undefined) setIdentity(out, names, id)
+    if (id !== undefined) {
+      setIdentity(out, names, id)
+      // bound to what is forwarded: the method, the decided path (no query), the request id
+      if (assertions !== undefined) out[names.assertion] = assertions.forRequest(id, request.method, request.kg.path, request.id, Date.now())
+    }
     out['x-request-id'] = request.id
     for (const name in headers) {
       const verdict = verdictOf(name)
@@ -138,11 +147,11 @@ export function trustedProxyProblem (entry: string): string | undefined {
   return undefined
 }
 
-interface IdentityHeaderNames { keyId: string, keyType: string, userId: string, orgId: string, role: string }
+interface IdentityHeaderNames { keyId: string, keyType: string, userId: string, orgId: string, role: string, assertion: string }
 
 /** The identity header names for a (lower-cased) prefix, built once. */
 function identityHeaderNames (prefix: string): IdentityHeaderNames {
-  return { keyId: prefix + 'key-id', keyType: prefix + 'key-type', userId: prefix + 'user-id', orgId: prefix + 'org-id', role: prefix + 'role' }
+  return { keyId: prefix + 'key-id', keyType: prefix + 'key-type', userId: prefix + 'user-id', orgId: prefix + 'org-id', role: prefix + 'role', assertion: assertionHeaderName(prefix) }
 }
 
 /** The identity headers, set on a header object. */

@@ -7,6 +7,8 @@
  */
 import t from 'tap'
 import type { Test } from 'tap'
+import { createRemoteJWKSet, jwtVerify } from 'jose'
+import { writeKeyFile } from '../helpers/assertion-keys.js'
 import { startGateway, type TestGateway } from '../helpers/gateway.js'
 import { ACCEPTED_TARGETS, DECODED_RULE_TARGETS, REFUSED_TARGETS } from '../helpers/path-cases.js'
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js'
@@ -250,4 +252,40 @@ t.test('metrics: the same series, labelled by mode', async (t) => {
 t.test('off unless authz_listen is set', async (t) => {
   const gw = await startGateway(t)
   t.equal(gw.app.authz, undefined)
+})
+
+t.test('with the assertion on: the 200 carries X-Auth-Assertion, verified with the JWK Set of the authorizer listener', async (t) => {
+  const key = writeKeyFile('ES256')
+  const gw = await startGateway(t, { yaml: RULES + 'identity: { assertion: { enabled: true } }\n', env: { KEYGATE_ASSERTION_KEY_FILE: key.file } })
+  const alice = await gw.fixtures.personalKey('alice')
+  const bot = await gw.fixtures.botKey('orgreader', 'globex')
+
+  const jwks = await gw.authz('GET', '/.well-known/jwks.json')
+  t.equal(jwks.status, 200, 'the JWK Set, on the authorizer listener too')
+  t.same(JSON.parse(jwks.body), JSON.parse((await gw.admin('GET', '/.well-known/jwks.json')).body), 'the admin listener\'s')
+  const keySet = createRemoteJWKSet(new URL(`http://127.0.0.1:${gw.authzPort}/.well-known/jwks.json`))
+
+  for (const shape of SHAPES) {
+    const res = await decide(gw, shape, 'HEAD', '/api/v1/%75sers?page=2', alice.key)
+    t.equal(res.status, 200, `${shape}: allowed`)
+    const token = res.headers['x-auth-assertion'] ?? ''
+    const { payload } = await jwtVerify(token, keySet, { issuer: 'keygate', typ: 'JWT', algorithms: ['ES256'] })
+    t.equal(payload.sub, 'alice', `${shape}: sub`)
+    t.equal(payload.key_id, alice.id)
+    t.equal(payload.htm, 'HEAD', `${shape}: htm is the original method`)
+    t.equal(payload.htu, '/api/v1/users', `${shape}: htu is the decided path, no query`)
+    t.equal(payload.jti, res.headers['x-request-id'], `${shape}: jti is the answer's request id`)
+    t.ok((payload.exp ?? 0) - (payload.iat ?? 0) <= 60, 'exp - iat <= ttl_s')
+  }
+  const botRes = await decide(gw, 'nginx', 'POST', '/api/v1/orgs/globex/x', bot.key)
+  const { payload } = await jwtVerify(botRes.headers['x-auth-assertion'] ?? '', keySet, { issuer: 'keygate' })
+  t.equal(payload.sub, `bot:${bot.id}`)
+  t.equal(payload.key_type, 'bot')
+  t.equal(payload.htm, 'POST')
+
+  const refused = await decide(gw, 'traefik', 'POST', '/api/v1/users', alice.key)
+  t.equal(refused.status, 403)
+  t.equal(refused.headers['x-auth-assertion'], undefined, 'no assertion on a refusal')
+  const named = await rawRequest(gw.authzPort, Buffer.from('GET /.well-known/jwks.json HTTP/1.1\r\nHost: k\r\nX-Original-Method: GET\r\nX-Original-URI: /api/v1/users\r\nConnection: close\r\n\r\n'))
+  t.equal(named.status, 401, 'a request naming an original request is a decision, whatever its own path')
 })

@@ -9,6 +9,8 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { fileURLToPath } from 'node:url'
+import { createRemoteJWKSet, jwtVerify } from 'jose'
+import { writeKeyFile } from '../helpers/assertion-keys.js'
 import { startGateway, type TestGateway } from '../helpers/gateway.js'
 import { freePort } from '../helpers/net.js'
 import { codeBlock, startNginx, type Nginx } from '../helpers/nginx.js'
@@ -40,8 +42,8 @@ function configFromDocs (authzPort: number, upstreamPort: number, port: number):
   return conf
 }
 
-async function setup (t: Test): Promise<{ gw: TestGateway, nginx: Nginx, via: (method: string, target: string, headers?: Record<string, string>, body?: string) => Promise<RawResponse> }> {
-  const gw = await startGateway(t, { yaml: RULES })
+async function setup (t: Test, yaml = '', env: Record<string, string> = {}): Promise<{ gw: TestGateway, nginx: Nginx, via: (method: string, target: string, headers?: Record<string, string>, body?: string) => Promise<RawResponse> }> {
+  const gw = await startGateway(t, { yaml: RULES + yaml, env })
   const port = await freePort()
   const nginx = await startNginx(t, configFromDocs(gw.authzPort, gw.upstream.port, port), port)
   return { gw, nginx, via: async (method, target, headers = {}, body) => await send(port, method, target, { ...headers, Connection: 'close' }, body) }
@@ -56,6 +58,7 @@ t.test('allowed through nginx: the upstream receives the identity headers, never
     // a client's own identity and steering headers
     'X-Auth-User-Id': 'mallory',
     'X-Auth-Role': 'admin',
+    'X-Auth-Assertion': 'forged',
     'X-Original-URI': '/api/v1/open',
     'X-Forwarded-Uri': '/api/v1/open'
   })
@@ -71,7 +74,7 @@ t.test('allowed through nginx: the upstream receives the identity headers, never
   t.equal(up?.headers.authorization, undefined, 'the key is not forwarded')
   t.equal(up?.headers['x-original-uri'], undefined, 'steering headers are not forwarded')
   t.equal(up?.headers['x-forwarded-uri'], undefined)
-  t.equal(up?.headers['x-auth-assertion'], undefined, 'no assertion when it is off')
+  t.equal(up?.headers['x-auth-assertion'], undefined, 'no assertion when it is off, and the client\'s own is removed')
   t.equal(res.headers['x-request-id'], up?.headers['x-request-id'], 'the client and the upstream see one request id')
   const line = await gw.logOf(res)
   t.equal(line?.mode, 'authz', 'the decision\'s')
@@ -142,4 +145,20 @@ t.test('keygate unreachable: nginx refuses (fail closed)', async (t) => {
   const res = await via('GET', '/api/v1/users', { Authorization: `Bearer ${alice.key}` })
   t.ok(res.status >= 500, `refused (${res.status})`)
   t.equal(gw.upstream.requests.length, before, 'not forwarded')
+})
+
+t.test('with the assertion on, the upstream behind nginx verifies who called, and what', async (t) => {
+  const key = writeKeyFile('EdDSA')
+  const { gw, via } = await setup(t, 'identity: { assertion: { enabled: true } }\n', { KEYGATE_ASSERTION_KEY_FILE: key.file })
+  const alice = await gw.fixtures.personalKey('alice')
+  const res = await via('GET', '/api/v1/users?page=2', { Authorization: `Bearer ${alice.key}`, 'X-Auth-Assertion': 'forged' })
+  t.equal(res.status, 200)
+  const up = gw.upstream.last()
+  const token = String(up?.headers['x-auth-assertion'] ?? '')
+  const keySet = createRemoteJWKSet(new URL(`http://127.0.0.1:${gw.adminPort}/.well-known/jwks.json`))
+  const { payload } = await jwtVerify(token, keySet, { issuer: 'keygate', typ: 'JWT', algorithms: ['EdDSA'] })
+  t.equal(payload.sub, 'alice')
+  t.equal(payload.htm, up?.method, 'htm: the method the upstream received')
+  t.equal(payload.htu, up?.url.split('?')[0], 'htu: the path the upstream received')
+  t.equal(payload.jti, up?.headers['x-request-id'], 'jti: the request id the upstream received')
 })

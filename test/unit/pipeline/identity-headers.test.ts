@@ -1,6 +1,8 @@
 import t from 'tap'
 import type { FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
+import { createPublicKey, generateKeyPairSync } from 'node:crypto'
+import { createAssertions, type Assertions } from '../../../src/assertion/assertions.js'
 import { createHeaderRewriter, identityHeaders, trustedProxyProblem } from '../../../src/pipeline/identity-headers.js'
 
 const identity = { keyId: 'k1', type: 'personal' as const, userId: 'alice', org: 'acme', role: 'reader', grants: undefined as never }
@@ -96,6 +98,24 @@ t.test('the identity headers replace the client\'s, under the configured prefix'
     'x-forwarded-host': 'gw.example'
   }, 'a BOT key sends no user id, and the client\'s claims under the prefix are gone; authorization forwarded when configured')
   t.same(identityHeaders('X-Gw-', bot, 'req-2'), { 'x-gw-key-id': 'b1', 'x-gw-key-type': 'bot', 'x-gw-org-id': 'globex', 'x-gw-role': 'deployer', 'x-request-id': 'req-2' }, 'what `keygate check` shows')
+})
+
+t.test('the assertion: set with the identity headers, bound to the method, the decided path and the request id', async (t) => {
+  const { privateKey } = generateKeyPairSync('ed25519')
+  const assertions = await createAssertions(
+    { enabled: true, issuer: 'keygate', ttl_s: 60, bind: 'request', previous_key_files: [] },
+    { alg: 'EdDSA', privateKey, publicKeys: [{ alg: 'EdDSA', key: createPublicKey(privateKey) }] }
+  ) as Assertions
+  const rewrite = createHeaderRewriter({ prefix: 'X-Kg-', forwardAuthorization: false, trustedProxies: [], assertions })
+  const req = { ...request('10.0.0.9'), method: 'PUT', kg: { identity, path: '/api/v1/users/7' } } as unknown as FastifyRequest
+  const out = rewrite(req, { host: 'upstream', 'x-kg-assertion': 'forged', x_kg_assertion: 'forged' } as IncomingHttpHeaders)
+  t.same(Object.keys(out).slice(0, 7), ['x-kg-key-id', 'x-kg-key-type', 'x-kg-user-id', 'x-kg-org-id', 'x-kg-role', 'x-kg-assertion', 'x-request-id'], 'named by the prefix, among the gateway\'s own')
+  t.notOk('x_kg_assertion' in out, 'the client\'s underscore spelling is dropped')
+  const claims = JSON.parse(Buffer.from(String(out['x-kg-assertion']).split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>
+  t.match(claims, { sub: 'alice', htm: 'PUT', htu: '/api/v1/users/7', jti: 'req-1' })
+
+  const anonymous = rewrite({ ...req, kg: { identity: undefined, path: '/x' } } as unknown as FastifyRequest, { 'x-kg-assertion': 'forged' } as IncomingHttpHeaders)
+  t.notOk('x-kg-assertion' in anonymous, 'no identity, no assertion (and the client\'s is gone)')
 })
 
 t.test('forwarding headers: a trusted proxy\'s chain is extended, an untrusted peer\'s replaced', async (t) => {

@@ -1,0 +1,18 @@
+/**
+ * The signed identity assertion (contract section 12, docs/assertion.md): the key files
+ * (key-files.ts), the claims (claims.ts), the signer and the JWK Set (assertions.ts),
+ * and the route that serves the JWK Set (jwks-route.ts).
+ */
+import type { AssertionConfig } from '../config/schema.js'
+import { createAssertions, type Assertions } from './assertions.js'
+import { assertionKeys } from './key-files.js'
+
+export { createAssertions, type Assertions } from './assertions.js'
+export { assertionHeaderName } from './claims.js'
+export { AssertionKeyError, assertionKeys, readAssertionKeys, type AssertionAlg, type AssertionKeys } from './key-files.js'
+export { JWKS_MAX_AGE_S, JWKS_PATH, registerJwksRoute } from './jwks-route.js'
+
+/** The assertions of a configuration, its key files read: undefined when off; an AssertionKeyError when a file is unfit. */
+export async function loadAssertions (a: AssertionConfig): Promise<Assertions | undefined> {
+  return await createAssertions(a, assertionKeys(a))
+}
