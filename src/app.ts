@@ -20,6 +20,10 @@ import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-
 import { redisKeys, type RedisKeys } from './registry/redis-keys.js'
 import { RegistryReader } from './registry/registry-reader.js'
 import { UsageRecorder } from './registry/usage-recorder.js'
+import { BlockedBuckets } from './ratelimit/blocked.js'
+import { parseRateLimit } from './ratelimit/limit.js'
+import { createLimiter } from './ratelimit/limiter.js'
+import { RateLimitScript } from './ratelimit/script.js'
 
 export interface KeygateApp {
   data: FastifyInstance
@@ -52,13 +56,16 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const tracker = config.cache.enabled && config.cache.tracking ? trackChanges(redis, keys, cache, config, logger) : undefined
   tracker?.start()
   const tracking = tracker ?? NO_TRACKING
+  // Rate-limit buckets this process saw refuse, held until their reset (src/ratelimit/).
+  const blocked = new BlockedBuckets()
   // Every metric (src/metrics/): the stages add to plain counters, read when /metrics is scraped.
   const metrics = createMetrics({
     rules: config.rules,
     upstreams: Object.keys(config.upstreams),
     redis: health,
     cacheStats: () => ({ ...cache.counters, entries: cache.size, trackingUp: tracking.up, trackingSince: tracking.since }),
-    logStats: sinkOf(logger)?.stats
+    logStats: sinkOf(logger)?.stats,
+    rateLimitBlocked: () => blocked.size(Date.now())
   })
   redis.on('error', () => { metrics.redis.connectionError() })
   const resolver = new IdentityResolver({
@@ -75,7 +82,15 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   })
 
   const usage = new UsageRecorder(redis, keys.usage, { keys: config.cache.max_entries })
-  const data = await buildDataPlane({ config, logger, resolver, usage, metrics })
+  const limiter = createLimiter({
+    script: new RateLimitScript(redis),
+    blocked,
+    meter: metrics.rateLimit,
+    bucketPrefix: keys.rateLimit,
+    defaultLimit: config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default),
+    onError: config.rate_limits.on_error
+  })
+  const data = await buildDataPlane({ config, logger, resolver, usage, metrics, limiter })
   const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics, usage })
 
   return {
@@ -98,7 +113,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   }
 }
 
-/** Push invalidation of the cache: every write to a key, user or role record, by anyone. */
+/** Push invalidation of the cache: every write to a key, user, role or org record, by anyone. */
 function trackChanges (redis: RegistryClient, keys: RedisKeys, cache: RecordCache, config: Config, logger: Logger): InvalidationTracker {
   const connections = trackingConnections(redis, keys.keys)
   const tracker = new InvalidationTracker({

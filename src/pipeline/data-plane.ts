@@ -14,13 +14,15 @@
  *                      (3-6 are one function, shared with the admin sign-in and
  *                      `keygate check`: authenticate-request.ts)
  *    7. authorize      the route rule: permissions, org: 403      match-rule.ts, decide.ts
- *    8. body           a declared body over the limit: 413; a streamed one is
+ *    8. rate limits    the key's, its role's and its org's limits:
+ *                      429; Redis down: on_error              src/ratelimit/limiter.ts
+ *    9. body           a declared body over the limit: 413; a streamed one is
  *                      counted and cut at the limit, or when idle: 413 / 408  body-limit.ts
- *    9. headers        strip, then set the identity headers       identity-headers.ts
- *   10. proxy          to the route's upstream: 502 / 504         proxy.ts
- *   11. log            one line and the metrics per request       request-log.ts
+ *   10. headers        strip, then set the identity headers       identity-headers.ts
+ *   11. proxy          to the route's upstream: 502 / 504         proxy.ts
+ *   12. log            one line and the metrics per request       request-log.ts
  *
- * Stages 3-8 run in the gate (gate.ts), the route's first hook. Every refusal is sent
+ * Stages 3-9 run in the gate (gate.ts), the route's first hook. Every refusal is sent
  * by deny.ts; what the stages learn about a request is in request-state.ts.
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify'
@@ -30,6 +32,7 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
 import { codeForStatus } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
+import type { Limiter } from '../ratelimit/limiter.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
 import { createAuthenticator } from './authenticate-request.js'
 import { bodyRefusal, refuseBody } from './body-limit.js'
@@ -55,9 +58,11 @@ export interface DataPlaneOptions {
   resolver: IdentityResolver
   usage: UsageRecorder
   metrics: Metrics
+  /** rate limits (src/ratelimit/); without one, none apply */
+  limiter?: Limiter
 }
 
-export async function buildDataPlane ({ config, logger, resolver, usage, metrics }: DataPlaneOptions): Promise<FastifyInstance> {
+export async function buildDataPlane ({ config, logger, resolver, usage, metrics, limiter }: DataPlaneOptions): Promise<FastifyInstance> {
   // fastify gets no logger: keygate writes the one line per request itself
   // (request-log.ts) and logs its own errors, and fastify's own error lines would
   // carry the request URL with its query string, which must never reach a log.
@@ -100,6 +105,7 @@ export async function buildDataPlane ({ config, logger, resolver, usage, metrics
       identity: undefined,
       reason: undefined,
       rule: undefined,
+      rateLimited: false,
       upstreamSentAt: 0
     }
     const overflow = framing.tooManyHeaders(request.raw)
@@ -109,7 +115,7 @@ export async function buildDataPlane ({ config, logger, resolver, usage, metrics
     if (problem !== undefined) return refuse(reply, problem)
     done()
   })
-  // 11. one log line per request, and its metrics
+  // 12. one log line per request, and its metrics
   const requestLog = createRequestLog(logger, metrics.requests, config.keys.prefix)
   app.addHook('onResponse', requestLog.hook)
   app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
@@ -129,13 +135,14 @@ export async function buildDataPlane ({ config, logger, resolver, usage, metrics
   const cors = compileCors(config.cors)
   if (cors !== undefined) app.addHook('onSend', corsHeaders(cors))
 
-  // 3-10. each route prefix: the gate (3-8), then the headers and the proxy to its upstream (9-10)
+  // 3-11. each route prefix: the gate (3-9), then the headers and the proxy to its upstream (10-11)
   const gate = createGate({
     authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver, meter: metrics.auth }),
     matchRule: compileRules(config.rules),
     bodyLimit: config.limits.body_bytes,
     usage,
-    cors
+    cors,
+    limiter
   })
   const rewriteRequestHeaders = createHeaderRewriter({
     prefix: config.identity.header_prefix,

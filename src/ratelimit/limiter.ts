@@ -1,0 +1,154 @@
+/**
+ * Stage 8, rate limits (contract section 13): the limits that apply to an
+ * authorized identity, checked together; the strictest decides.
+ *
+ *   key    the key record's `rate_limit`, else `rate_limits.default`   a bucket per key
+ *   role   the role record's `rate_limit`                             a bucket per key acting with it
+ *   org    the org record's `rate_limit` (`keygate:org:<org>`)        one bucket for the whole org
+ *
+ * The limits come from the records the cache already holds (parsed once, limit.ts), so
+ * `check` is synchronous when nothing applies (no cost at all), when a limit is
+ * malformed (nothing allowed), and when a bucket is blocked in this process
+ * (blocked.ts); otherwise it is one Redis round trip for all buckets (script.ts).
+ * It never rejects: a failed script is `rate_limits.on_error`'s to decide.
+ * Algorithm and guarantees: docs/rate-limits.md.
+ */
+import type { LimitLevel, RateLimitMeter } from '../metrics/ratelimit-metrics.js'
+import type { BlockedBuckets } from './blocked.js'
+import { MALFORMED, type RateLimit, type RecordLimit } from './limit.js'
+import type { RateLimitScript, TakeResult } from './script.js'
+
+/** What the limiter reads of an authorized identity (pipeline/decide.ts's Identity). */
+export interface LimitedIdentity {
+  keyId: string
+  org: string
+  role: string
+  keyLimit?: RecordLimit
+  roleLimit?: RecordLimit
+  orgLimit?: RecordLimit
+}
+
+/** Why a request was refused, for the log line: over a limit, a malformed limit, Redis unreachable with `on_error: deny`. */
+export type RefusalReason = 'rate_limited' | 'invalid_record' | 'rate_limit_unavailable'
+
+export type Verdict =
+  | { allowed: true, limit: number, remaining: number, resetS: number }
+  | { allowed: false, reason: 'rate_limited' | 'invalid_record', limit: number, remaining: 0, resetS: number, retryAfterS: number }
+  | { allowed: false, reason: 'rate_limit_unavailable' }
+
+/** No limit applies (or Redis is unreachable under `on_error: allow`): nothing to say. */
+export type Check = Verdict | undefined | Promise<Verdict | undefined>
+
+export interface Limiter {
+  check: (identity: LimitedIdentity, now: number) => Check
+}
+
+export interface LimiterOptions {
+  script: RateLimitScript
+  blocked: BlockedBuckets
+  meter: RateLimitMeter
+  /** where the buckets live (`keygate:ratelimit:`, redis-keys.ts) */
+  bucketPrefix: string
+  /** `rate_limits.default`: for keys without a `rate_limit` of their own */
+  defaultLimit: RateLimit | undefined
+  onError: 'allow' | 'deny'
+}
+
+interface Bucket {
+  level: LimitLevel
+  name: string
+  limit: RateLimit
+}
+
+/** A malformed limit allows nothing; its client is told to come back in a minute. */
+const MALFORMED_RETRY_S = 60
+const MALFORMED_VERDICT: Verdict = Object.freeze({ allowed: false, reason: 'invalid_record', limit: 0, remaining: 0, resetS: MALFORMED_RETRY_S, retryAfterS: MALFORMED_RETRY_S })
+const UNAVAILABLE: Verdict = Object.freeze({ allowed: false, reason: 'rate_limit_unavailable' })
+
+export function createLimiter (o: LimiterOptions): Limiter {
+  const base = o.bucketPrefix
+
+  function buckets (id: LimitedIdentity, key: RateLimit | undefined, role: RateLimit | undefined, org: RateLimit | undefined): Bucket[] {
+    const out: Bucket[] = []
+    if (key !== undefined) out.push({ level: 'key', name: `${base}key:${id.keyId}:${key.periodMs}`, limit: key })
+    if (role !== undefined) out.push({ level: 'role', name: `${base}role:${id.role}:${id.keyId}:${role.periodMs}`, limit: role })
+    if (org !== undefined) out.push({ level: 'org', name: `${base}org:${id.org}:${org.periodMs}`, limit: org })
+    return out
+  }
+
+  function decided (list: Bucket[], result: TakeResult): Verdict {
+    const now = Date.now()
+    if (result.allowed) {
+      o.meter.allowed()
+      // the strictest: the fewest requests left (then the furthest reset)
+      let pick = 0
+      let remaining = Number.POSITIVE_INFINITY
+      for (let i = 0; i < list.length; i++) {
+        const r = (list[i] as Bucket).limit.count - (result.buckets[i] as { used: number }).used
+        if (r < remaining || (r === remaining && (result.buckets[i]?.resetMs ?? 0) > (result.buckets[pick]?.resetMs ?? 0))) {
+          remaining = r
+          pick = i
+        }
+      }
+      return { allowed: true, limit: (list[pick] as Bucket).limit.count, remaining: Math.max(0, remaining), resetS: seconds(result.buckets[pick]?.resetMs ?? 0) }
+    }
+    // refused: every bucket that refused is blocked here until its reset; the one that
+    // frees last is the answer
+    let pick = -1
+    for (let i = 0; i < list.length; i++) {
+      const b = list[i] as Bucket
+      const r = result.buckets[i] as { used: number, resetMs: number }
+      if (r.used < b.limit.count) continue
+      o.blocked.block(b.name, b.limit, now + r.resetMs, now)
+      if (pick < 0 || r.resetMs > (result.buckets[pick]?.resetMs ?? 0)) pick = i
+    }
+    if (pick < 0) pick = 0 // (a bucket that refused always exists; defensive)
+    const b = list[pick] as Bucket
+    o.meter.limited(b.level, 'redis')
+    return refused(b.limit.count, result.buckets[pick]?.resetMs ?? 1000)
+  }
+
+  return {
+    check (id, now) {
+      const key = id.keyLimit ?? o.defaultLimit
+      const { roleLimit: role, orgLimit: org } = id
+      if (key === undefined && role === undefined && org === undefined) return undefined
+      if (key === MALFORMED || role === MALFORMED || org === MALFORMED) {
+        o.meter.limited(key === MALFORMED ? 'key' : role === MALFORMED ? 'role' : 'org', 'malformed')
+        return MALFORMED_VERDICT
+      }
+      const list = buckets(id, key, role, org)
+
+      // a bucket this process saw refuse, still before its reset: refused without Redis
+      let blockedMs = 0
+      let blockedAt: Bucket | undefined
+      for (const b of list) {
+        const ms = o.blocked.remaining(b.name, b.limit, now)
+        if (ms > blockedMs) {
+          blockedMs = ms
+          blockedAt = b
+        }
+      }
+      if (blockedAt !== undefined) {
+        o.meter.limited(blockedAt.level, 'local')
+        return refused(blockedAt.limit.count, blockedMs)
+      }
+
+      return o.script.take(list).then((result) => decided(list, result), () => {
+        const deny = o.onError === 'deny'
+        o.meter.error(deny)
+        return deny ? UNAVAILABLE : undefined
+      })
+    }
+  }
+}
+
+function refused (limit: number, resetMs: number): Verdict {
+  const s = seconds(resetMs)
+  return { allowed: false, reason: 'rate_limited', limit, remaining: 0, resetS: s, retryAfterS: s }
+}
+
+/** Whole seconds, rounded up, at least 1: a client that waits this long is not early. */
+function seconds (ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000))
+}
