@@ -28,6 +28,7 @@ export function rateLimitMetrics (r: Registrar, blocked: () => number): RateLimi
     level: LIMIT_LEVELS[slot % LIMIT_LEVELS.length] as string,
     source: REFUSAL_SOURCES[Math.floor(slot / LIMIT_LEVELS.length)] as string
   }))
+  for (let slot = 0; slot < LIMIT_LEVELS.length * REFUSAL_SOURCES.length; slot++) limited.add(slot, 0)
   r.counter({
     name: 'keygate_rate_limited_total',
     help: 'Requests refused with 429 rate_limited, by the level of the limit that decided (key: the key\'s own or the default; role; org) and where: "redis" (the script), "local" (a bucket this process holds blocked until its reset), "malformed" (a record\'s rate_limit that does not parse).',
