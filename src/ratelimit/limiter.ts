@@ -15,6 +15,7 @@
  */
 import type { LimitLevel, RateLimitMeter } from '../metrics/ratelimit-metrics.js'
 import type { BlockedBuckets } from './blocked.js'
+import { bucketNames } from './buckets.js'
 import { MALFORMED, type RateLimit, type RecordLimit } from './limit.js'
 import type { RateLimitScript, TakeResult } from './script.js'
 
@@ -66,13 +67,13 @@ const MALFORMED_VERDICT: Verdict = Object.freeze({ allowed: false, reason: 'inva
 const UNAVAILABLE: Verdict = Object.freeze({ allowed: false, reason: 'rate_limit_unavailable' })
 
 export function createLimiter (o: LimiterOptions): Limiter {
-  const base = o.bucketPrefix
+  const names = bucketNames(o.bucketPrefix)
 
   function buckets (id: LimitedIdentity, key: RateLimit | undefined, role: RateLimit | undefined, org: RateLimit | undefined): Bucket[] {
     const out: Bucket[] = []
-    if (key !== undefined) out.push({ level: 'key', name: `${base}key:${id.keyId}:${key.periodMs}`, limit: key })
-    if (role !== undefined) out.push({ level: 'role', name: `${base}role:${id.role}:${id.keyId}:${role.periodMs}`, limit: role })
-    if (org !== undefined) out.push({ level: 'org', name: `${base}org:${id.org}:${org.periodMs}`, limit: org })
+    if (key !== undefined) out.push({ level: 'key', name: names.key(id.keyId, key), limit: key })
+    if (role !== undefined) out.push({ level: 'role', name: names.role(id.role, id.keyId, role), limit: role })
+    if (org !== undefined) out.push({ level: 'org', name: names.org(id.org, org), limit: org })
     return out
   }
 

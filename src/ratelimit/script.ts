@@ -7,7 +7,7 @@
  * All or nothing: the request is counted in every bucket when every bucket allows it,
  * in none when one refuses (a refused request consumes nothing).
  *
- * A bucket is a hash `<prefix>ratelimit:<level>:<id>:<period ms>`, field = slot index,
+ * A bucket (named in buckets.ts) is a hash: field = slot index,
  * value = requests allowed in that slot; at most 11 fields, expiring one period and
  * one slot after its last request. The period is in the name, so a changed count
  * keeps the bucket and a changed period starts a new one. On a Cluster the buckets
