@@ -1,4 +1,5 @@
 import t from 'tap'
+import { parseConfig } from '../../../src/config/load.js'
 import { MALFORMED, parseRateLimit, RATE_LIMIT_PATTERN, recordLimit } from '../../../src/ratelimit/limit.js'
 
 t.test('parseRateLimit: <count>/<period>', async (t) => {
@@ -33,4 +34,12 @@ t.test('recordLimit: absent or empty is no limit; malformed allows nothing', asy
   t.same(recordLimit('3/1m'), { count: 3, periodMs: 60_000, text: '3/1m' })
   t.equal(recordLimit('3 per minute'), MALFORMED)
   t.equal(recordLimit('0/1s'), MALFORMED)
+})
+
+t.test('rate_limits in the configuration: validated by the same pattern, naming the field', async (t) => {
+  const parse = (yaml: string): ReturnType<typeof parseConfig> => parseConfig(yaml, {}, 'test', { forServing: false })
+  t.same(parse('rate_limits: { default: "100/1s" }\n').rate_limits, { default: '100/1s', on_error: 'allow' })
+  t.same(parse('{}').rate_limits, { on_error: 'allow' }, 'no default, on_error allow')
+  t.throws(() => parse('rate_limits: { default: "100 per second" }\n'), { name: 'ConfigError', message: /rate_limits.default/ })
+  t.throws(() => parse('rate_limits: { on_error: block }\n'), { name: 'ConfigError', message: /rate_limits.on_error/ })
 })
