@@ -8,8 +8,8 @@
  * in none when one refuses (a refused request consumes nothing).
  *
  * A bucket (named in buckets.ts) is a hash: field = slot index,
- * value = requests allowed in that slot; at most 11 fields, expiring one period and
- * one slot after its last request. The period is in the name, so a changed count
+ * value = requests allowed in that slot; at most 11 fields, expiring when its newest
+ * slot leaves the read (set once per slot, when the slot's first request is counted). The period is in the name, so a changed count
  * keeps the bucket and a changed period starts a new one. On a Cluster the buckets
  * live in the registry's hash slot (the prefix's hash tag, docs/topologies.md), so
  * the script's keys never cross slots.
@@ -57,8 +57,10 @@ for i = 1, n do
   local c, slot, held = cur[i], len[i], counts[i]
   local used = sums[i]
   if allowed == 1 then
-    redis.call('HINCRBY', KEYS[i], string.format('%d', c), 1)
-    redis.call('PEXPIRE', KEYS[i], string.format('%d', slot * (S + 1)))
+    -- the bucket lives until its newest slot leaves the read: set when that slot opens
+    if redis.call('HINCRBY', KEYS[i], string.format('%d', c), 1) == 1 then
+      redis.call('PEXPIRE', KEYS[i], string.format('%d', (c + S + 1) * slot - now))
+    end
     held[c] = (held[c] or 0) + 1
     used = used + 1
   end
