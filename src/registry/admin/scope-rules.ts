@@ -14,6 +14,8 @@
  * role whose every permission its own role grants (so never `keygate:admin`, which it
  * lacks), and may manage a user or a key only while that holds for the user's or the
  * key's role, since managing a key includes rotating it, which hands out its authority.
+ * Rate limits (a key's own, a role's, an org's) are an admin's alone: an org admin
+ * could otherwise raise its own org's, and a key's own limit replaces the default.
  * Refused changes are audited (`denied: <why>`); refused reads are not.
  */
 import type { Grants } from '../records.js'
