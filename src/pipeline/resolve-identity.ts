@@ -28,7 +28,7 @@ import { registryErrorKind, type RedisHealth } from '../registry/redis-client.js
 import type { RegistryReader } from '../registry/registry-reader.js'
 import type { UnknownKeyLimit } from './unknown-key-limit.js'
 import {
-  fieldsOf, INVALID, parseKeyRecord, parseOrgRecord, parseRoleRecord, parseUserRecord,
+  fieldsOf, INVALID, NO_ORG_RECORD, parseKeyRecord, parseOrgRecord, parseRoleRecord, parseUserRecord,
   type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord
 } from '../registry/records.js'
 
@@ -39,7 +39,7 @@ export interface Resolved {
   user?: UserRecord | Invalid | null
   roleName?: string
   role?: RoleRecord | null
-  /** the key's org record (`keygate:org:<org>`), null when there is none */
+  /** the key's org record (`keygate:org:<org>`); NO_ORG_RECORD when there is none */
   org?: OrgRecord | null
   /** the key was not looked up: the peer's budget of unknown-key lookups is spent */
   limited?: true
@@ -210,7 +210,7 @@ export class IdentityResolver {
     const roleName = raw.roleName
     const role = raw.role.length === 0 ? null : parseRoleRecord(fieldsOf(raw.role))
     if (roleName !== '') install(cacheName.role(roleName), role)
-    const org = raw.org.length === 0 ? null : parseOrgRecord(fieldsOf(raw.org))
+    const org = raw.org.length === 0 ? NO_ORG_RECORD : parseOrgRecord(fieldsOf(raw.org))
     install(cacheName.org(key.org), org)
     return { key, user, roleName, role, org }
   }

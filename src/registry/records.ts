@@ -50,6 +50,13 @@ export interface OrgRecord {
 }
 
 /**
+ * An org without a record (most orgs): cached as a record that sets nothing, not as
+ * a negative entry, so the names of orgs in use are never pushed out by the unknown
+ * key ids anyone can mint (they share the negative store's bound).
+ */
+export const NO_ORG_RECORD: OrgRecord = Object.freeze({ rateLimit: undefined })
+
+/**
  * Granted permissions: `*` covers everything, `users:*` every `users:` action, except
  * the reserved `keygate:` namespace (administration), which is granted only by name:
  * no wildcard ever makes a key an administrator.
