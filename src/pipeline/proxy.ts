@@ -28,9 +28,10 @@ import { routePatterns } from './route-table.js'
  * The upstream's response headers as the client gets them: hop-by-hop headers (and any
  * the upstream lists in `Connection`) describe the upstream connection, not the client's;
  * the request id is the gateway's; with CORS on, so are the `Access-Control-*` headers
- * (pipeline/cors.ts); under a rate limit, so are the `RateLimit-*` headers (src/ratelimit/). A new object, so no header object goes through `delete`. (No value
- * needs cleaning for node: undici refuses a response whose header values break HTTP/1.1,
- * and that is a 502.)
+ * (pipeline/cors.ts); under a rate limit, so are the `RateLimit-*` headers
+ * (src/ratelimit/respond.ts). A new object, so no header object goes through `delete`.
+ * (No value needs cleaning for node: undici refuses a response whose header values
+ * break HTTP/1.1, and that is a 502.)
  */
 function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | undefined, dropCors: boolean, dropRateLimit: boolean): IncomingHttpHeaders {
   const connection = headers.connection

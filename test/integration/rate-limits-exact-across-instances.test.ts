@@ -56,3 +56,19 @@ t.test('an org limit is one bucket for every key of the org, on every instance',
   const round = await storm(gws, 150, (i) => keys[i % keys.length] as string)
   t.equal(allowedOf(round), 30, '5 keys, 3 instances, 150 requests: 30 allowed')
 })
+
+t.test('a limit set with redis-cli applies on every instance within 1 s', async (t) => {
+  const gws = await instances(t, 3)
+  const first = gws[0] as TestGateway
+  const bot = await first.fixtures.botKey('reader', 'acme')
+  for (const gw of gws) t.equal((await gw.get('/api/v1/users', bot.key)).headers['ratelimit-limit'], undefined, 'warm, no limit')
+  await first.client.hset(first.fixtures.keys.org('acme'), 'rate_limit', '500/1s')
+  const since = Date.now()
+  const arrived = await Promise.all(gws.map(async (gw) => {
+    while (Date.now() - since < 3000) {
+      if ((await gw.get('/api/v1/users', bot.key)).headers['ratelimit-limit'] === '500') return Date.now() - since
+    }
+    return -1
+  }))
+  t.ok(arrived.every((ms) => ms >= 0 && ms <= 1000), `HSET keygate:org:acme rate_limit 500/1s: on each instance after ${arrived.join(', ')} ms`)
+})
