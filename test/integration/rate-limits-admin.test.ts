@@ -90,6 +90,11 @@ t.test('the admin API sets limits; an org admin cannot', async (t) => {
   t.match(org.json(), { org: 'acme', name: 'Acme', rate_limit: '100/1m' }, 'PUT /orgs/:org')
   t.ok(await becomes(gw, key.key, '100'))
   t.match((await call(gw, 'GET', '/admin/v1/orgs', TOKEN)).json(), { orgs: [{ org: 'acme', rate_limit: '100/1m' }] }, 'GET /orgs')
+  t.equal((await call(gw, 'PUT', '/admin/v1/orgs/globex', TOKEN, {})).status, 400, 'PUT /orgs with nothing to set: 400')
+  t.same((await call(gw, 'PUT', '/admin/v1/orgs/initech', TOKEN, { rate_limit: '9/1s' })).json(), { org: 'initech', rate_limit: '9/1s', rate_limit_used: 0 }, 'another org')
+  t.same((await call(gw, 'PUT', '/admin/v1/orgs/initech', TOKEN, { rate_limit: null })).json(), { org: 'initech' }, 'its only field removed: the record is gone')
+  t.same(((await call(gw, 'GET', '/admin/v1/orgs', TOKEN)).json() as { orgs: Array<{ org: string }> }).orgs.map((o) => o.org), ['acme'], 'and left the list')
+  t.equal((await call(gw, 'GET', '/admin/v1/orgs/initech', TOKEN)).status, 404)
 
   for (const [method, path, body] of [
     ['POST', '/admin/v1/keys', { type: 'bot', role: 'reader', org: 'acme', rate_limit: '6 per minute' }],

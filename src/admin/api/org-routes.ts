@@ -33,9 +33,6 @@ export function orgRoutes (app: FastifyInstance, ctx: ApiContext): void {
     onRequest: requireAdmin,
     schema: { params: OrgParams, querystring: NoQuery, body: PutOrgBody, response: { 200: OrgViewSchema } }
   }, async (request) => {
-    const store = ctx.store(principalOf(request))
-    const { org } = request.params
-    await store.putOrg(org, { name: request.body.name, rateLimit: request.body.rate_limit })
-    return await store.showOrg(org)
+    return await ctx.store(principalOf(request)).putOrg(request.params.org, { name: request.body.name, rateLimit: request.body.rate_limit })
   })
 }

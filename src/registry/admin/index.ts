@@ -64,9 +64,9 @@ export class AdminStore {
 
   // ---- orgs ----------------------------------------------------------------
 
-  /** The org record: a field not given is kept; `rateLimit: null` removes the limit. */
-  async putOrg (org: string, input: OrgInput): Promise<void> {
-    await putOrg(this.ctx, org, input)
+  /** The org record: a field not given is kept; `rateLimit: null` removes the limit. Returns the record as written. */
+  async putOrg (org: string, input: OrgInput): Promise<OrgView> {
+    return await putOrg(this.ctx, org, input)
   }
 
   /** Org records, each with its limit's use now; `only`: that org's alone. */

@@ -19,9 +19,11 @@ export interface OrgInput {
   rateLimit?: string | null | undefined
 }
 
-export async function putOrg (ctx: StoreContext, org: string, input: OrgInput): Promise<void> {
-  await audited(ctx, 'org.put', `org:${org}`, async () => {
+/** Returns the record as written; a record left with no field is gone (and leaves the index). */
+export async function putOrg (ctx: StoreContext, org: string, input: OrgInput, now = Date.now()): Promise<OrgView> {
+  return await audited(ctx, 'org.put', `org:${org}`, async () => {
     checkName('org', org)
+    if (input.rateLimit === undefined && input.name === undefined) throw new AdminError('nothing to set: give a rate limit (or none to remove it) or a name')
     if (typeof input.rateLimit === 'string') checkRateLimit(input.rateLimit)
     if (input.name !== undefined && input.name.length > ORG_NAME_MAX) throw new AdminError(`the org name is longer than ${ORG_NAME_MAX} characters`)
     const fields: Record<string, string> = {}
@@ -33,6 +35,11 @@ export async function putOrg (ctx: StoreContext, org: string, input: OrgInput): 
     await commit(tx
       .sadd(ctx.keys.orgs, org)
       .xadd(...ctx.audit.changeArgs('org.put', `org:${org}`, 'ok', input.rateLimit === null ? { ...fields, rate_limit: '' } : fields, org)))
+    const r = await ctx.redis.hgetall(ctx.keys.org(org))
+    if (Object.keys(r).length === 0) await ctx.redis.srem(ctx.keys.orgs, org)
+    const view = orgView(org, r)
+    await withUse(ctx, view, now)
+    return view
   })
 }
 
