@@ -1,7 +1,8 @@
 /**
  * `keygate check`: the decision the gateway would take for one request, with its
  * reasons, from the functions the gateway runs, in the same order: the target
- * policy, the route table (stages 1-2), the authentication core (3-6), the rule (7).
+ * policy, the route table (stages 1-2), the authentication core (3-6), the rule (7),
+ * the rate limits that apply (8: shown, never counted, so a check consumes nothing).
  * It reads Redis directly (no cache), so it shows what a fresh gateway would decide.
  */
 import { NO_TRACKING } from '../cache/invalidation.js'
@@ -11,6 +12,7 @@ import { ERRORS, type ErrorCode, type Reason } from '../errors.js'
 import { createAuthenticator } from '../pipeline/authenticate-request.js'
 import { authorize } from '../pipeline/decide.js'
 import { identityHeaders } from '../pipeline/identity-headers.js'
+import { MALFORMED, parseRateLimit } from '../ratelimit/limit.js'
 import { compileRules } from '../pipeline/match-rule.js'
 import { IdentityResolver } from '../pipeline/resolve-identity.js'
 import { compileRouteTable } from '../pipeline/route-table.js'
@@ -35,6 +37,8 @@ export interface Explanation {
   role?: string
   permissions?: string[]
   rule?: { index: number, method: string, path: string, permissions: string[], org_param?: string }
+  /** the rate limits that apply (docs/rate-limits.md): `<count>/<period>`, or `malformed` */
+  rate_limits?: { key?: string, role?: string, org?: string }
   /** the identity headers the upstream would receive */
   headers?: Record<string, string>
 }
@@ -81,6 +85,15 @@ export async function explain (config: Config, redis: RegistryClient, method: st
   const may = authorize(id, match)
   if (!may.ok) return deny('forbidden', may.reason)
 
-  // 9. what the upstream would receive
+  // 8. the rate limits that apply (a malformed one allows nothing)
+  const own = id.keyLimit ?? (config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default))
+  const limits: NonNullable<Explanation['rate_limits']> = {}
+  for (const [level, limit] of [['key', own], ['role', id.roleLimit], ['org', id.orgLimit]] as const) {
+    if (limit !== undefined) limits[level] = limit === MALFORMED ? 'malformed' : limit.text
+  }
+  if (Object.keys(limits).length > 0) out.rate_limits = limits
+  if (own === MALFORMED || id.roleLimit === MALFORMED || id.orgLimit === MALFORMED) return deny('rate_limited', 'invalid_record')
+
+  // 10. what the upstream would receive
   return { ...out, allowed: true, status: 'upstream', reason: 'allowed', headers: identityHeaders(config.identity.header_prefix, id, '(generated per request)') }
 }

@@ -55,6 +55,22 @@ t.test('the CLI sets, shows and removes limits', async (t) => {
   const show = await runCli(['orgs', 'show', 'acme'], env)
   t.match(show.stdout, /rate_limit\s+900\/1h/, 'orgs show')
 
+  // keygate check shows the limits that apply, and consumes nothing
+  await gw.client.hset(gw.fixtures.keys.role('reader'), 'rate_limit', '80/1m')
+  const before = JSON.parse((await runCli(['orgs', 'show', 'acme', '--json'], env)).stdout) as { rate_limit_used: number }
+  const checked = await runCli(['check', 'GET', '/api/v1/users', '--json'], { ...env, KEYGATE_KEY: key.key })
+  t.equal(checked.code, 0, checked.stderr)
+  t.match(JSON.parse(checked.stdout), { allowed: true, rate_limits: { role: '80/1m', org: '900/1h' } }, 'check: the role and org limits')
+  const human = await runCli(['check', 'GET', '/api/v1/users'], { ...env, KEYGATE_KEY: key.key })
+  t.match(human.stdout, /limits\s+role 80\/1m, org 900\/1h/, 'check, for people')
+  const after = JSON.parse((await runCli(['orgs', 'show', 'acme', '--json'], env)).stdout) as { rate_limit_used: number }
+  t.equal(after.rate_limit_used, before.rate_limit_used, 'a check counts nothing')
+  await gw.client.hset(gw.fixtures.keys.org('acme'), 'rate_limit', 'lots')
+  t.match(JSON.parse((await runCli(['check', 'GET', '/api/v1/users', '--json'], { ...env, KEYGATE_KEY: key.key })).stdout),
+    { allowed: false, status: 429, reason: 'invalid_record', rate_limits: { org: 'malformed' } }, 'check: a malformed org limit refuses')
+  await gw.client.hset(gw.fixtures.keys.org('acme'), 'rate_limit', '900/1h')
+  await gw.client.hdel(gw.fixtures.keys.role('reader'), 'rate_limit')
+
   for (const bad of [['keys', 'limit', key.id, '--rate-limit', '10/sec'], ['orgs', 'put', 'acme', '--rate-limit', '0/1s'], ['roles', 'put', 'x', '--permissions', 'a:b', '--rate-limit', '5']]) {
     const r = await runCli(bad, env)
     t.equal(r.code, 2, `${bad.join(' ')}: a usage error`)
