@@ -17,7 +17,7 @@ import type { LimitLevel, RateLimitMeter } from '../metrics/ratelimit-metrics.js
 import type { BlockedBuckets } from './blocked.js'
 import { bucketNames } from './buckets.js'
 import { MALFORMED, type RateLimit, type RecordLimit } from './limit.js'
-import type { RateLimitScript, TakeResult } from './script.js'
+import type { BucketResult, RateLimitScript, TakeResult } from './script.js'
 
 /** What the limiter reads of an authorized identity (pipeline/decide.ts's Identity). */
 export interface LimitedIdentity {
@@ -61,6 +61,9 @@ interface Bucket {
   limit: RateLimit
 }
 
+/** A bucket and what the script said of it. */
+type Row = { bucket: Bucket } & BucketResult
+
 /** A malformed limit allows nothing; its client is told to come back in a minute. */
 const MALFORMED_RETRY_S = 60
 const MALFORMED_VERDICT: Verdict = Object.freeze({ allowed: false, reason: 'invalid_record', limit: 0, remaining: 0, resetS: MALFORMED_RETRY_S, retryAfterS: MALFORMED_RETRY_S })
@@ -79,34 +82,26 @@ export function createLimiter (o: LimiterOptions): Limiter {
 
   function decided (list: Bucket[], result: TakeResult): Verdict {
     const now = Date.now()
+    const rows = list.map((bucket, i) => ({ bucket, ...(result.buckets[i] as BucketResult) }))
+    const left = (row: Row): number => Math.max(0, row.bucket.limit.count - row.used)
     if (result.allowed) {
       o.meter.allowed()
-      // the strictest: the fewest requests left (then the furthest reset)
-      let pick = 0
-      let remaining = Number.POSITIVE_INFINITY
-      for (let i = 0; i < list.length; i++) {
-        const r = (list[i] as Bucket).limit.count - (result.buckets[i] as { used: number }).used
-        if (r < remaining || (r === remaining && (result.buckets[i]?.resetMs ?? 0) > (result.buckets[pick]?.resetMs ?? 0))) {
-          remaining = r
-          pick = i
-        }
-      }
-      return { allowed: true, limit: (list[pick] as Bucket).limit.count, remaining: Math.max(0, remaining), resetS: seconds(result.buckets[pick]?.resetMs ?? 0) }
+      // the strictest: the fewest requests left, then the furthest reset
+      let pick = rows[0] as Row
+      for (const row of rows) if (left(row) < left(pick) || (left(row) === left(pick) && row.resetMs > pick.resetMs)) pick = row
+      return { allowed: true, limit: pick.bucket.limit.count, remaining: left(pick), resetS: seconds(pick.resetMs) }
     }
-    // refused: every bucket that refused is blocked here until its reset; the one that
-    // frees last is the answer
-    let pick = -1
-    for (let i = 0; i < list.length; i++) {
-      const b = list[i] as Bucket
-      const r = result.buckets[i] as { used: number, resetMs: number }
-      if (r.used < b.limit.count) continue
-      o.blocked.block(b.name, b.limit, now + r.resetMs, now)
-      if (pick < 0 || r.resetMs > (result.buckets[pick]?.resetMs ?? 0)) pick = i
+    // refused: every bucket with nothing left is blocked here until its reset; the one
+    // that frees last is the answer
+    let pick: Row | undefined
+    for (const row of rows) {
+      if (left(row) > 0) continue
+      o.blocked.block(row.bucket.name, row.bucket.limit, now + row.resetMs, now)
+      if (pick === undefined || row.resetMs > pick.resetMs) pick = row
     }
-    if (pick < 0) pick = 0 // (a bucket that refused always exists; defensive)
-    const b = list[pick] as Bucket
-    o.meter.limited(b.level, 'redis')
-    return refused(b.limit.count, result.buckets[pick]?.resetMs ?? 1000)
+    pick ??= rows[0] as Row // (the script refuses only when a bucket is full)
+    o.meter.limited(pick.bucket.level, 'redis')
+    return refused(pick.bucket.limit.count, pick.resetMs)
   }
 
   return {
