@@ -29,9 +29,10 @@ export interface LimitedIdentity {
   orgLimit?: RecordLimit
 }
 
-/** Why a request was refused, for the log line: over a limit, a malformed limit, Redis unreachable with `on_error: deny`. */
-export type RefusalReason = 'rate_limited' | 'invalid_record' | 'rate_limit_unavailable'
-
+/**
+ * Allowed (with the header values), or refused, with the log line's reason: over a
+ * limit, a malformed limit, or Redis unreachable under `on_error: deny` (no headers).
+ */
 export type Verdict =
   | { allowed: true, limit: number, remaining: number, resetS: number }
   | { allowed: false, reason: 'rate_limited' | 'invalid_record', limit: number, remaining: 0, resetS: number, retryAfterS: number }
