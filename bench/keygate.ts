@@ -20,10 +20,15 @@ const KEYGATE_CLI = fileURLToPath(import.meta.resolve('keygate/dist/cli/main.js'
 
 export const PREFIX = 'keygate:bench:'
 
+/** the limited key's limit: the most a limit allows per second, so it never refuses */
+export const BENCH_RATE_LIMIT = '999999999/1s'
+
 /** Keys known before any server starts, so scenarios can carry them in their headers. */
 export const benchKeys = {
   personal: generateKey('kg_'),
   bot: generateKey('kg_'),
+  /** a personal key with a rate limit of its own, too high to refuse anything: one limiter call per request */
+  limited: generateKey('kg_'),
   /** well-formed, valid checksum, never stored */
   unknown: generateKey('kg_')
 }
@@ -68,6 +73,7 @@ async function seed (url: string): Promise<void> {
     .hset(k.user('bench-user'), { org: 'acme', role: 'reader', status: 'active' })
     .hset(k.key(benchKeys.personal.id), keyRecord(benchKeys.personal, { type: 'personal', user: 'bench-user' }))
     .hset(k.key(benchKeys.bot.id), keyRecord(benchKeys.bot, { type: 'bot', role: 'reader' }))
+    .hset(k.key(benchKeys.limited.id), keyRecord(benchKeys.limited, { type: 'personal', user: 'bench-user', rate_limit: BENCH_RATE_LIMIT }))
     .exec()
   client.disconnect()
 }

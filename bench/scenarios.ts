@@ -1,7 +1,7 @@
 // The scenarios measured by bench/run.ts. The first one is the baseline every
 // other row is compared with; keygate rows come from keygateScenarios().
 import { FORGED_IDS, nextForgedKey } from './forged-keys.js'
-import { benchKeys, startKeygate } from './keygate.js'
+import { BENCH_RATE_LIMIT, benchKeys, startKeygate } from './keygate.js'
 import { startBaseline } from './servers.js'
 import type { Scenario, ScenarioContext } from './types.js'
 
@@ -43,8 +43,10 @@ export function referenceScenario (ctx: ScenarioContext): Scenario {
  * keygate rows: valid keys with the cache warm (the headline), the same with the
  * cache disabled (one Redis round trip per request), a flood of malformed keys
  * (refused locally, no Redis), a flood of forged well-formed keys (a new id every
- * request, valid checksums: the per-peer unknown-key limit keeps Redis out), and the
- * headline again with two worker processes (unpinned: it needs both cores).
+ * request, valid checksums: the per-peer unknown-key limit keeps Redis out), a key
+ * under a rate limit (the limiter's one Lua call per request; the cache-warm rows are
+ * keys under no limit, which cost no Redis command), and the headline again with two
+ * worker processes (unpinned: it needs both cores).
  */
 export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
   const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` })
@@ -52,6 +54,12 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
     { name: 'keygate: personal key, cache warm', start: async () => await startKeygate(ctx, 'keygate-cached'), headers: bearer(benchKeys.personal.key) },
     { name: 'keygate: BOT key, cache warm', start: async () => await startKeygate(ctx, 'keygate-bot'), headers: bearer(benchKeys.bot.key) },
     { name: 'keygate: personal key, cache warm, request log off', start: async () => await startKeygate(ctx, 'keygate-nolog', { logLevel: 'silent' }), headers: bearer(benchKeys.personal.key) },
+    {
+      name: `keygate: personal key with a rate limit (${BENCH_RATE_LIMIT}), cache warm: one Lua call per request`,
+      start: async () => await startKeygate(ctx, 'keygate-limited'),
+      headers: bearer(benchKeys.limited.key),
+      maxReadsPer1k: 1001
+    },
     { name: 'keygate: personal key, cache disabled (Redis per request)', start: async () => await startKeygate(ctx, 'keygate-nocache', { cache: '{ enabled: false }' }), headers: bearer(benchKeys.personal.key) },
     { name: 'keygate: malformed keys (401, no Redis)', start: async () => await startKeygate(ctx, 'keygate-malformed'), headers: bearer('kg_not-a-real-key'), expectedStatus: 401 },
     {

@@ -66,7 +66,14 @@ export const api = {
   users: (filter = {}) => request('GET', 'users' + query(filter)),
   setUserStatus: (id, active) => request('POST', `users/${enc(id)}/${active ? 'activate' : 'deactivate'}`, {}),
   roles: () => request('GET', 'roles'),
-  putRole: (name, permissions, description) => request('PUT', `roles/${enc(name)}`, description === undefined ? { permissions } : { permissions, description }),
+  putRole: (name, permissions, description, rateLimit) => request('PUT', `roles/${enc(name)}`, {
+    permissions,
+    ...(description === undefined ? {} : { description }),
+    ...(rateLimit === undefined ? {} : { rate_limit: rateLimit })
+  }),
+  setKeyLimit: (id, rateLimit) => request('POST', `keys/${enc(id)}/limit`, { rate_limit: rateLimit }),
+  orgs: () => request('GET', 'orgs'),
+  putOrg: (org, input) => request('PUT', `orgs/${enc(org)}`, input),
   deleteRole: (name, force) => request('DELETE', `roles/${enc(name)}` + (force ? '?force=true' : ''))
 }
 

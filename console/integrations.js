@@ -2,6 +2,7 @@
 // one-time display of the new key, and revocation (after a confirmation).
 import { api } from './api.js'
 import { $, badge, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, show, timeCell } from './dom.js'
+import { editLimit, limitCell } from './limits.js'
 
 export function integrationsPage (ctx) {
   const dialog = $('generate-dialog')
@@ -36,6 +37,10 @@ export function integrationsPage (ctx) {
     const actions = k.status === 'active'
       ? h('button', { type: 'button', class: 'button button-small button-danger-quiet', 'data-action': 'revoke', onclick: () => revoke(k) }, 'Revoke')
       : ''
+    // (a key's own limit is an admin's to set: it replaces the default)
+    const limit = ctx.scope === 'admin' && k.status === 'active'
+      ? h('button', { type: 'button', class: 'button button-small', 'data-action': 'limit', onclick: () => limitKey(k) }, 'Limit')
+      : ''
     return h('tr', { 'data-key-id': k.id, 'data-status': k.status },
       h('td', {}, h('div', {}, k.name !== '' ? k.name : h('span', { class: 'muted' }, 'unnamed')), h('div', { class: 'muted small nowrap' }, h('span', { class: 'mono' }, k.id), ` · ${k.org}`)),
       h('td', {}, badge(k.type === 'bot' ? 'BOT' : 'Personal', k.type === 'bot' ? 'bot' : 'personal')),
@@ -44,7 +49,21 @@ export function integrationsPage (ctx) {
       timeCell(k.last_used_at, 'never'),
       timeCell(k.expires_at, 'never'),
       h('td', {}, badge(k.status, k.status === 'active' ? 'ok' : 'off')),
-      h('td', { class: 'actions' }, actions))
+      limitCell(k.rate_limit, k.rate_limit_used),
+      h('td', { class: 'actions' }, limit, ' ', actions))
+  }
+
+  function limitKey (k) {
+    editLimit({
+      title: `Rate limit of ${k.name !== '' ? k.name : k.id}`,
+      hint: "The key's own limit, in place of the default; its role's and org's limits apply too.",
+      current: k.rate_limit,
+      save: async (limit) => {
+        await api.setKeyLimit(k.id, limit)
+        await load()
+      },
+      fail: ctx.fail
+    })
   }
 
   function revoke (k) {

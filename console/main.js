@@ -1,6 +1,6 @@
 // The console's entry: sign-in, the Settings navigation, and the shared context the
 // pages use. Pages: integrations.js (everyone), users.js (admins and org admins, who
-// see their own org only), roles.js (admins).
+// see their own org only), roles.js and orgs.js (admins).
 //
 // Scopes, as GET /session reports them: admin (every org), org (keygate:org:admin:
 // its own org's users and keys), self (keygate:keys:self: its own user's keys).
@@ -8,6 +8,7 @@
 import { api, signIn, signOut } from './api.js'
 import { $, say, show } from './dom.js'
 import { integrationsPage } from './integrations.js'
+import { orgsPage } from './orgs.js'
 import { rolesPage } from './roles.js'
 import { usersPage } from './users.js'
 
@@ -39,7 +40,8 @@ const ctx = {
 const pages = {
   integrations: integrationsPage(ctx),
   users: usersPage(ctx),
-  roles: rolesPage(ctx)
+  roles: rolesPage(ctx),
+  orgs: orgsPage(ctx)
 }
 let current = 'integrations'
 
@@ -103,7 +105,7 @@ function leave (message) {
 async function openPage (name) {
   if (ctx.session === null || pages[name] === undefined) return
   if (name === 'users' && !ctx.manages) return
-  if (name === 'roles' && ctx.scope !== 'admin') return
+  if ((name === 'roles' || name === 'orgs') && ctx.scope !== 'admin') return
   current = name
   say($('page-error'), '')
   for (const link of document.querySelectorAll('[data-page]')) {

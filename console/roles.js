@@ -1,7 +1,8 @@
-// Settings -> Roles (admins): the roles, their permissions, and an editor that ticks
-// permissions from the catalogue. Deleting a role in use needs a second, forced step.
+// Settings -> Roles (admins): the roles, their permissions and rate limits, and an
+// editor that ticks permissions from the catalogue. Deleting a role in use needs a second, forced step.
 import { api } from './api.js'
 import { $, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, show } from './dom.js'
+import { limitCell } from './limits.js'
 
 export function rolesPage (ctx) {
   const dialog = $('role-dialog')
@@ -19,6 +20,7 @@ export function rolesPage (ctx) {
       h('td', {}, h('strong', {}, r.name)),
       h('td', {}, permissionChips(r.permissions)),
       h('td', {}, r.description ?? ''),
+      limitCell(r.rate_limit),
       h('td', { class: 'actions' },
         h('button', { type: 'button', class: 'button button-small', 'data-action': 'edit', onclick: () => edit(r) }, 'Edit'),
         ' ',
@@ -33,6 +35,7 @@ export function rolesPage (ctx) {
     $('role-name').value = r?.name ?? ''
     $('role-name').readOnly = r !== null
     $('role-description').value = r?.description ?? ''
+    $('role-rate-limit').value = r?.rate_limit ?? ''
     permissionCheckboxes($('role-permissions'), ctx.catalogue, r?.permissions ?? [])
     dialog.showModal()
   }
@@ -41,12 +44,15 @@ export function rolesPage (ctx) {
     event.preventDefault()
     const name = $('role-name').value.trim()
     const description = $('role-description').value.trim()
+    const limit = $('role-rate-limit').value.trim()
+    // (emptied: removed; never set: not sent)
+    const rateLimit = limit !== '' ? limit : editing?.rate_limit !== undefined ? null : undefined
     $('role-submit').disabled = true
     try {
       if (editing === null && (await api.roles()).roles.some((r) => r.name === name)) {
         throw new Error(`A role named "${name}" exists already: edit it instead.`)
       }
-      await api.putRole(name, checkedValues($('role-permissions')), description === '' ? undefined : description)
+      await api.putRole(name, checkedValues($('role-permissions')), description === '' ? undefined : description, rateLimit)
       dialog.close()
       await load()
     } catch (err) {

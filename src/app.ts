@@ -28,6 +28,10 @@ import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-
 import { redisKeys, type RedisKeys } from './registry/redis-keys.js'
 import { RegistryReader } from './registry/registry-reader.js'
 import { UsageRecorder } from './registry/usage-recorder.js'
+import { BlockedBuckets } from './ratelimit/blocked.js'
+import { parseRateLimit } from './ratelimit/limit.js'
+import { createLimiter } from './ratelimit/limiter.js'
+import { RateLimitScript } from './ratelimit/script.js'
 
 export interface KeygateApp {
   data: FastifyInstance
@@ -66,13 +70,16 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const tracker = config.cache.enabled && config.cache.tracking ? trackChanges(redis, keys, cache, config, logger) : undefined
   tracker?.start()
   const tracking = tracker ?? NO_TRACKING
+  // Rate-limit buckets this process saw refuse, held until their reset (src/ratelimit/).
+  const blocked = new BlockedBuckets()
   // Every metric (src/metrics/): the stages add to plain counters, read when /metrics is scraped.
   const metrics = createMetrics({
     rules: config.rules,
     upstreams: Object.keys(config.upstreams),
     redis: health,
     cacheStats: () => ({ ...cache.counters, entries: cache.size, trackingUp: tracking.up, trackingSince: tracking.since }),
-    logStats: sinkOf(logger)?.stats
+    logStats: sinkOf(logger)?.stats,
+    rateLimitBlocked: () => blocked.size(Date.now())
   })
   redis.on('error', () => { metrics.redis.connectionError() })
   const resolver = new IdentityResolver({
@@ -89,11 +96,20 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   })
 
   const usage = new UsageRecorder(redis, keys.usage, { keys: config.cache.max_entries })
-  // Stages 1-7 of a request, one function for the data plane and the authorizer
+  const limiter = createLimiter({
+    script: new RateLimitScript(redis),
+    blocked,
+    meter: metrics.rateLimit,
+    bucketPrefix: keys.rateLimit,
+    defaultLimit: config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default),
+    onError: config.rate_limits.on_error
+  })
+  // Stages 1-8 of a request, one function for the data plane and the authorizer
   const decider = createDecider({
     authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver, meter: metrics.auth }),
     matchRule: compileRules(config.rules),
-    routeOf: compileRouteTable(config.routes)
+    routeOf: compileRouteTable(config.routes),
+    limiter
   })
   const data = await buildDataPlane({ config, logger, decider, usage, metrics, assertions })
   const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics, usage, assertions })
@@ -121,7 +137,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   }
 }
 
-/** Push invalidation of the cache: every write to a key, user or role record, by anyone. */
+/** Push invalidation of the cache: every write to a key, user, role or org record, by anyone. */
 function trackChanges (redis: RegistryClient, keys: RedisKeys, cache: RecordCache, config: Config, logger: Logger): InvalidationTracker {
   const connections = trackingConnections(redis, keys.keys)
   const tracker = new InvalidationTracker({

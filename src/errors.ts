@@ -35,11 +35,12 @@ export const REASONS = [
   'user_missing', 'user_deactivated', 'org_mismatch',
   'no_rule', 'missing_permission',
   'registry_unavailable', 'bad_path', 'no_route',
-  'upstream_error', 'upstream_timeout',
+  'upstream_error', 'upstream_timeout', 'rate_limited',
   // the gateway's own edge cases
   'invalid_record', 'bad_request', 'body_too_large', 'header_too_large',
   'expectation_failed', 'request_timeout', 'internal_error',
   'cors_preflight', 'cors_refused', 'unknown_key_limited',
+  'rate_limit_unavailable',
   // the authorizer listener: a decision request from a peer not in authz.trusted_peers
   'untrusted_peer'
 ] as const

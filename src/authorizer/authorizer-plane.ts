@@ -7,10 +7,12 @@
  *   1. receive        framing, as on every listener: 400 / 417 / 431     framing.ts
  *   2. the peer       only authz.trusted_peers may ask: 403
  *   3. the original   the proxy's headers or Envoy's own target: 400 / 404 original-request.ts
- *   4. the decision   stages 1-7 of the data plane, the very same function with the
- *                     same cache: 400 / 404 / 401 / 503 / 403              decide-request.ts
+ *   4. the decision   stages 1-8 of the data plane, the very same function with the
+ *                     same cache and rate limits: 400 / 404 / 401 / 503 / 403 / 429
+ *                                                                          decide-request.ts
  *   5. the answer     allowed: 200, empty, the identity headers (and the assertion);
- *                     refused: the data plane's status, error object and challenge
+ *                     refused: the data plane's status, error object and challenge;
+ *                     RateLimit-* (and Retry-After) when a rate limit applies
  *   6. log            one line (`mode: "authz"`) and the metrics          request-log.ts
  *
  * Everything is answered in the first hook: a decision request's body, if any, is
@@ -32,6 +34,7 @@ import { checkFraming, headLimits, onClientError, type FramingProblem } from '..
 import { identityHeadersFor, normaliseAddress, trustedPeers } from '../pipeline/identity-headers.js'
 import { PROXIED_METHODS } from '../pipeline/match-rule.js'
 import { createRequestLog } from '../pipeline/request-log.js'
+import { setRateLimitHeaders } from '../ratelimit/respond.js'
 import '../pipeline/request-state.js'
 import { clientAddress, namesOriginal, originalRequest } from './original-request.js'
 
@@ -86,7 +89,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   app.addHook('onRequest', function decision (request, reply, done) {
     const raw = request.raw as Stashed
     const own = raw[kTarget] ?? ''
-    request.kg = { path: cut(own), query: '', keyId: undefined, identity: undefined, reason: undefined, rule: undefined, upstreamSentAt: 0 }
+    request.kg = { path: cut(own), query: '', keyId: undefined, identity: undefined, reason: undefined, rule: undefined, upstreamSentAt: 0, rateLimited: false }
     // a body is never read: the connection closes after the answer
     if (hasBody(raw)) reply.header('connection', 'close')
 
@@ -139,6 +142,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     const state = request.kg
     if (v.target !== undefined) state.path = v.target.path
     state.rule = v.rule?.index
+    setRateLimitHeaders(reply, v.rateLimit)
     if (!v.ok) {
       state.keyId = v.keyId
       return deny(reply, v.code, v.reason, v.challenge)

@@ -5,11 +5,12 @@
  *
  * Mechanism: Redis server-assisted client-side caching in broadcasting mode. One
  * dedicated connection runs
- *   CLIENT TRACKING on REDIRECT <its own id> BCAST PREFIX <p>key: PREFIX <p>user: PREFIX <p>role:
+ *   CLIENT TRACKING on REDIRECT <its own id> BCAST PREFIX <p>key: PREFIX <p>user: PREFIX <p>role: PREFIX <p>org:
  *   SUBSCRIBE __redis__:invalidate
  * and from then on receives, on that channel, the name of every key under those
- * prefixes that any client modifies (null for FLUSHDB/FLUSHALL). Index sets, usage
- * and the audit stream have other prefixes, so their writes invalidate nothing.
+ * prefixes that any client modifies (null for FLUSHDB/FLUSHALL). Index sets, usage,
+ * rate-limit buckets and the audit stream have other prefixes, so their writes
+ * invalidate nothing.
  *
  * Race safety. Reads go over the main connection, invalidations arrive over this
  * one, so a fill's reply and the invalidation of the record it read may arrive in

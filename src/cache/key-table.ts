@@ -11,6 +11,7 @@
  * `get(id)` builds the entry and record a decision reads, short-lived objects. Keys
  * that do not exist are not held here but in the negative store (negative-store.ts).
  */
+import type { RecordLimit } from '../ratelimit/limit.js'
 import { INVALID, type Invalid, type KeyRecord } from '../registry/records.js'
 import type { Entry } from './record-cache.js'
 
@@ -39,6 +40,8 @@ export class KeyTable {
   /** the org's and the user's (personal) or role's (BOT) names, shared strings (records.ts) */
   private readonly org: Array<string | undefined> = []
   private readonly owner: Array<string | undefined> = []
+  /** the key's own `rate_limit` (shared parsed objects, limit.ts); mostly undefined */
+  private readonly rateLimit: RecordLimit[] = []
   private readonly free: number[] = []
   private next = 0
 
@@ -80,6 +83,7 @@ export class KeyTable {
     this.expiresAt[slot] = record?.expiresAt ?? Number.NaN
     this.org[slot] = record?.org
     this.owner[slot] = record?.type === 'personal' ? record.user : record?.role
+    this.rateLimit[slot] = record?.rateLimit
     this.flags[slot] = flags
   }
 
@@ -101,6 +105,7 @@ export class KeyTable {
     this.next = 0
     this.org.length = 0
     this.owner.length = 0
+    this.rateLimit.length = 0
   }
 
   /**
@@ -136,7 +141,8 @@ export class KeyTable {
       user: personal ? owner : undefined,
       role: personal ? undefined : owner,
       status: (flags & REVOKED) === 0 ? 'active' : 'revoked',
-      expiresAt: Number.isNaN(expiresAt) ? undefined : expiresAt
+      expiresAt: Number.isNaN(expiresAt) ? undefined : expiresAt,
+      rateLimit: this.rateLimit[slot]
     }
   }
 
@@ -151,6 +157,7 @@ export class KeyTable {
     this.flags[slot] = 0
     this.org[slot] = undefined
     this.owner[slot] = undefined
+    this.rateLimit[slot] = undefined
     this.free.push(slot)
   }
 

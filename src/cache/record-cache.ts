@@ -1,17 +1,17 @@
 /**
- * The bounded in-process cache of parsed registry records (key, user and role
+ * The bounded in-process cache of parsed registry records (key, user, role and org
  * records, each under its own name), and its counters. Records are parsed once, when
  * they enter. Entries carry the time their fetch was issued and whether they were
  * filled under push invalidation (`tracked`); whether an entry may still be served
  * is the resolver's decision (resolve-identity.ts).
  *
- * Names: `k:<keyId>`, `u:<userId>`, `r:<roleName>`; `nameOf` maps a Redis key from
+ * Names: `k:<keyId>`, `u:<userId>`, `r:<roleName>`, `o:<org>`; `nameOf` maps a Redis key from
  * an invalidation message to that name. Each kind has its own store, keyed by the bare
- * id, so a lookup on the request path builds no string: users and roles (few, shared by
- * many keys) as entry objects in a Map, keys column by column in a KeyTable
+ * id, so a lookup on the request path builds no string: users, roles and orgs (few,
+ * shared by many keys) as entry objects in a Map, keys column by column in a KeyTable
  * (key-table.ts), since they are most of the cache's memory.
  *
- * The bound (`cache.max_entries`, over the records of all three kinds) is kept by
+ * The bound (`cache.max_entries`, over the records of all four kinds) is kept by
  * CLOCK, the second-chance approximation of LRU: a hit only marks its entry used; when
  * an entry must go, the oldest entry of the largest kind goes, unless it was used
  * since it was last looked at, in which case it is unmarked and moved to the back.
@@ -20,7 +20,7 @@
  * bound (`cache.negative_max_entries`, negative-store.ts): anyone can mint unknown key
  * ids, and they must never push a record out.
  */
-import { flatCopy, type Invalid, type KeyRecord, type RoleRecord, type UserRecord } from '../registry/records.js'
+import { flatCopy, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
 import { KeyTable } from './key-table.js'
 import { NegativeStore } from './negative-store.js'
@@ -46,13 +46,14 @@ export interface CacheCounters {
   invalidations: number
 }
 
-const KIND = { key: 'k:', user: 'u:', role: 'r:' } as const
+const KIND = { key: 'k:', user: 'u:', role: 'r:', org: 'o:' } as const
 
 /** The cache's name of each record. */
 export const cacheName = {
   key: (id: string) => KIND.key + id,
   user: (id: string) => KIND.user + id,
-  role: (name: string) => KIND.role + name
+  role: (name: string) => KIND.role + name,
+  org: (name: string) => KIND.org + name
 }
 
 /** Entries an eviction may pass over (used ones get their second chance) before it evicts anyway. */
@@ -63,6 +64,7 @@ export class RecordCache {
   private readonly keys: KeyTable
   private readonly users = new Map<string, Entry<unknown>>()
   private readonly roles = new Map<string, Entry<unknown>>()
+  private readonly orgs = new Map<string, Entry<unknown>>()
   private readonly negatives: NegativeStore
   /** key ids whose record was evicted, invalidated or flushed, oldest first, at most maxEntries (see `knownKey`) */
   private readonly droppedIds = new Set<string>()
@@ -84,7 +86,7 @@ export class RecordCache {
   }
 
   private get records (): number {
-    return this.keys.size + this.users.size + this.roles.size
+    return this.keys.size + this.users.size + this.roles.size + this.orgs.size
   }
 
   /**
@@ -108,6 +110,10 @@ export class RecordCache {
 
   role (name: string): Entry<RoleRecord> | undefined {
     return (used(this.roles.get(name)) ?? this.negatives.get(KIND.role + name)) as Entry<RoleRecord> | undefined
+  }
+
+  org (name: string): Entry<OrgRecord> | undefined {
+    return (used(this.orgs.get(name)) ?? this.negatives.get(KIND.org + name)) as Entry<OrgRecord> | undefined
   }
 
   set (name: string, value: Cached<unknown>, at: number, tracked: boolean): void {
@@ -143,6 +149,7 @@ export class RecordCache {
     this.keys.clear()
     this.users.clear()
     this.roles.clear()
+    this.orgs.clear()
     this.negatives.clear()
   }
 
@@ -171,11 +178,13 @@ export class RecordCache {
   private mapOf (name: string): Map<string, Entry<unknown>> {
     if (name.startsWith(KIND.user)) return this.users
     if (name.startsWith(KIND.role)) return this.roles
+    if (name.startsWith(KIND.org)) return this.orgs
     throw new Error(`not a cache name: ${name}`)
   }
 
   private evictOne (): void {
-    const map = this.roles.size > this.users.size ? this.roles : this.users
+    let map = this.roles.size > this.users.size ? this.roles : this.users
+    if (this.orgs.size > map.size) map = this.orgs
     if (this.keys.size >= map.size) {
       const id = this.keys.evictOne(MAX_SECOND_CHANCES)
       if (id !== undefined) {
@@ -209,7 +218,9 @@ function used<T> (entry: Entry<T> | undefined): Entry<T> | undefined {
  * per prefix; the Redis key names come from redis-keys.ts.
  */
 export function cacheNaming (keys: RedisKeys): { prefixes: string[], nameOf: (redisKey: string) => string | undefined } {
-  const kinds: Array<[string, (id: string) => string]> = [[keys.key(''), cacheName.key], [keys.user(''), cacheName.user], [keys.role(''), cacheName.role]]
+  const kinds: Array<[string, (id: string) => string]> = [
+    [keys.key(''), cacheName.key], [keys.user(''), cacheName.user], [keys.role(''), cacheName.role], [keys.org(''), cacheName.org]
+  ]
   return {
     prefixes: kinds.map(([redisPrefix]) => redisPrefix),
     nameOf (redisKey) {

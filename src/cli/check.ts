@@ -27,6 +27,7 @@ function printHuman (e: Explanation): void {
   if (e.role !== undefined) lines.push(`  role      ${e.role}: ${e.permissions?.join(' ') ?? ''}`.trimEnd())
   if (e.rule !== undefined) lines.push(`  rule      #${e.rule.index} ${e.rule.method} ${e.rule.path} requires ${e.rule.permissions.join(' ') || '(nothing)'}${e.rule.org_param !== undefined ? `, org_param ${e.rule.org_param}` : ''}`)
   else if (e.reason === 'no_rule') lines.push('  rule      none matches (default deny)')
+  if (e.rate_limits !== undefined) lines.push(`  limits    ${Object.entries(e.rate_limits).map(([level, limit]) => `${level} ${limit}`).join(', ')} (the strictest decides; not counted by a check)`)
   if (e.headers !== undefined) for (const [name, value] of Object.entries(e.headers)) lines.push(`  header    ${name}: ${value}`)
   process.stdout.write(lines.join('\n') + '\n')
 }

@@ -8,6 +8,7 @@ import { userInfo } from 'node:os'
 import { InvalidArgumentError } from 'commander'
 import { configFile, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../config/load.js'
 import { parseDuration } from '../config/duration.js'
+import { parseRateLimit, RATE_LIMIT_HELP } from '../ratelimit/limit.js'
 import type { Config } from '../config/schema.js'
 import { AdminRules, FULL_ADMIN } from '../registry/admin/scope-rules.js'
 import { AdminStore, auditOptions } from '../registry/admin/index.js'
@@ -31,6 +32,22 @@ export function cliConfig (env: NodeJS.ProcessEnv = process.env): Config {
   const file = configFile(env)
   if (file === DEFAULT_CONFIG_FILE && !existsSync(file)) return parseConfig('{}', env, '(defaults)', { forServing: false })
   return loadConfig(file, env, { forServing: false })
+}
+
+/** commander argument parser for `<count>/<period>` (`100/1s`, `5000/1h`). */
+export function rateLimit (value: string): string {
+  if (parseRateLimit(value) === undefined) throw new InvalidArgumentError(`expected ${RATE_LIMIT_HELP}`)
+  return value
+}
+
+/** The same, or `none` (the limit is removed: see `limitOrNull`). */
+export function rateLimitOrNone (value: string): string {
+  return value === 'none' ? value : rateLimit(value)
+}
+
+/** `none` -> null (remove the limit); not given -> undefined (keep it). */
+export function limitOrNull (value: string | undefined): string | null | undefined {
+  return value === 'none' ? null : value
 }
 
 export interface RegistryContext {

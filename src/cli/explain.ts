@@ -1,7 +1,8 @@
 /**
  * `keygate check`: the decision the gateway would take for one request, with its
  * reasons, from the function the gateway and the authorizer run (decide-request.ts:
- * the target policy, the route table, the authentication core, the rule).
+ * the target policy, the route table, the authentication core, the rule), without the
+ * rate limiter: the limits that apply are shown, never counted, so a check consumes nothing.
  * It reads Redis directly (no cache), so it shows what a fresh gateway would decide.
  */
 import { NO_TRACKING } from '../cache/invalidation.js'
@@ -11,6 +12,7 @@ import { ERRORS, type ErrorCode, type Reason } from '../errors.js'
 import { createAuthenticator } from '../pipeline/authenticate-request.js'
 import { createDecider } from '../pipeline/decide-request.js'
 import { identityHeaders } from '../pipeline/identity-headers.js'
+import { MALFORMED, parseRateLimit } from '../ratelimit/limit.js'
 import { compileRules } from '../pipeline/match-rule.js'
 import { IdentityResolver } from '../pipeline/resolve-identity.js'
 import { compileRouteTable } from '../pipeline/route-table.js'
@@ -34,6 +36,8 @@ export interface Explanation {
   role?: string
   permissions?: string[]
   rule?: { index: number, method: string, path: string, permissions: string[], org_param?: string }
+  /** the rate limits that apply (docs/rate-limits.md): `<count>/<period>`, or `malformed` */
+  rate_limits?: { key?: string, role?: string, org?: string }
   /** the identity headers the upstream would receive */
   headers?: Record<string, string>
 }
@@ -55,7 +59,7 @@ export async function explain (config: Config, redis: RegistryClient, method: st
     matchRule: compileRules(config.rules),
     routeOf: compileRouteTable(config.routes)
   })
-  // 1-7, as the gateway decides
+  // 1-7, as the gateway decides (8: shown below, never counted)
   const v = await decider.decideTarget(method, target, ['Authorization', `Bearer ${key}`], undefined, Date.now())
 
   const out: Explanation = { allowed: false, status: 400, reason: v.ok ? 'allowed' : v.reason, method }
@@ -72,6 +76,17 @@ export async function explain (config: Config, redis: RegistryClient, method: st
   }
   if (!v.ok) return { ...out, status: ERRORS[v.code].status, code: v.code, reason: v.reason }
 
-  // 9. what the upstream would receive
+  // 8. the rate limits that apply, shown, never counted (a malformed one allows nothing)
+  const own = v.identity.keyLimit ?? (config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default))
+  const limits: NonNullable<Explanation['rate_limits']> = {}
+  for (const [level, limit] of [['key', own], ['role', v.identity.roleLimit], ['org', v.identity.orgLimit]] as const) {
+    if (limit !== undefined) limits[level] = limit === MALFORMED ? 'malformed' : limit.text
+  }
+  if (Object.keys(limits).length > 0) out.rate_limits = limits
+  if (own === MALFORMED || v.identity.roleLimit === MALFORMED || v.identity.orgLimit === MALFORMED) {
+    return { ...out, status: ERRORS.rate_limited.status, code: 'rate_limited', reason: 'invalid_record' }
+  }
+
+  // 10. what the upstream would receive
   return { ...out, allowed: true, status: 'upstream', reason: 'allowed', headers: identityHeaders(config.identity.header_prefix, v.identity, '(generated per request)') }
 }

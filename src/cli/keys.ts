@@ -1,11 +1,11 @@
-/** `keygate keys ...`: create (shown once), list, show, revoke, rotate. Never a secret or a hash. */
+/** `keygate keys ...`: create (shown once), list, show, revoke, rotate, limit. Never a secret or a hash. */
 import { Option, type Command } from 'commander'
 import { AdminError, DEFAULT_GRACE_MS, type CreatedKey, type KeyView } from '../registry/admin/index.js'
 import { checkKeyExclusions, checkKeyRequirements, type KeyOwnerFields } from '../registry/admin/rules.js'
-import { duration, UsageError, withRegistry } from './context.js'
+import { duration, limitOrNull, rateLimit, rateLimitOrNone, UsageError, withRegistry } from './context.js'
 import { printJson, printTable } from './output.js'
 
-const KEY_COLUMNS = ['id', 'type', 'owner', 'org', 'name', 'status', 'created_at', 'expires_at', 'last_used_at']
+const KEY_COLUMNS = ['id', 'type', 'owner', 'org', 'name', 'status', 'created_at', 'expires_at', 'last_used_at', 'rate_limit']
 
 function owner (k: KeyView): string {
   return k.type === 'personal' ? `user:${k.user ?? '?'}` : `role:${k.role ?? '?'}`
@@ -48,11 +48,12 @@ export function keysCommand (program: Command): void {
     .option('--name <name>', 'a label for the key')
     .option('--expires-in <duration>', 'e.g. 30s, 24h, 90d (default: never)', duration)
     .option('--created-by <userId>', 'the user the key is recorded as created by (user:<userId>; their BOT keys are listed under them)')
+    .option('--rate-limit <limit>', "the key's own rate limit, e.g. 100/1s or 5000/1h (default: rate_limits.default; its role's and org's limits apply too)", rateLimit)
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { type: 'personal' | 'bot', user?: string, role?: string, org?: string, name?: string, expiresIn?: number, createdBy?: string, json?: boolean }) => {
+    .action(async (opts: { type: 'personal' | 'bot', user?: string, role?: string, org?: string, name?: string, expiresIn?: number, createdBy?: string, rateLimit?: string, json?: boolean }) => {
       checkOwnerFlags(opts)
       const created = await withRegistry(async ({ store, rules }) => await store.createKey(await rules.keyToCreate({
-        type: opts.type, user: opts.user, role: opts.role, org: opts.org, name: opts.name, expiresInMs: opts.expiresIn, createdBy: opts.createdBy
+        type: opts.type, user: opts.user, role: opts.role, org: opts.org, name: opts.name, expiresInMs: opts.expiresIn, createdBy: opts.createdBy, rateLimit: opts.rateLimit
       })))
       if (opts.json === true) printJson(created)
       else printCreated(created)
@@ -91,6 +92,18 @@ export function keysCommand (program: Command): void {
       const { changed } = await withRegistry(({ store }) => store.revokeKey(id))
       if (opts.json === true) printJson({ id, status: 'revoked', changed })
       else process.stdout.write(changed ? `key ${id} revoked\n` : `key ${id} was already revoked\n`)
+    })
+
+  keys.command('limit')
+    .description("set or remove a key's own rate limit; every gateway applies it within a second")
+    .argument('<keyId>', 'the key id')
+    .requiredOption('--rate-limit <limit>', 'e.g. 100/1s, 5000/1h; "none" removes it (then rate_limits.default applies)', rateLimitOrNone)
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, opts: { rateLimit: string, json?: boolean }) => {
+      const limit = limitOrNull(opts.rateLimit) ?? null
+      const { changed } = await withRegistry(({ store }) => store.setKeyLimit(id, limit))
+      if (opts.json === true) printJson({ id, rate_limit: limit, changed })
+      else process.stdout.write(limit === null ? `key ${id}: no rate limit of its own\n` : `key ${id}: rate limit ${limit}\n`)
     })
 
   keys.command('rotate')

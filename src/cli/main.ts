@@ -16,12 +16,13 @@ import { UsageError } from './context.js'
 import { healthCommand } from './health.js'
 import { keysCommand } from './keys.js'
 import { migrateCommand } from './migrate.js'
+import { orgsCommand } from './orgs.js'
 import { printJson } from './output.js'
 import { rolesCommand } from './roles.js'
 import { usersCommand } from './users.js'
 
 const program = new Command('keygate')
-  .description('API-key authentication gateway: Redis registry of keys, users and roles')
+  .description('API-key authentication gateway: Redis registry of keys, users, roles and orgs')
   .showHelpAfterError()
   .exitOverride()
 
@@ -54,6 +55,7 @@ program.command('config')
 keysCommand(program)
 usersCommand(program)
 rolesCommand(program)
+orgsCommand(program)
 auditCommand(program)
 checkCommand(program)
 migrateCommand(program)

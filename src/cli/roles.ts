@@ -1,6 +1,6 @@
 /** `keygate roles ...`: put, list, delete. */
 import type { Command } from 'commander'
-import { withRegistry } from './context.js'
+import { limitOrNull, rateLimitOrNone, withRegistry } from './context.js'
 import { printJson, printTable } from './output.js'
 
 export function rolesCommand (program: Command): void {
@@ -11,12 +11,16 @@ export function rolesCommand (program: Command): void {
     .argument('<role>', 'role name')
     .requiredOption('--permissions <list>', 'space-separated permissions, e.g. "users:read users:write" (users:* and * are wildcards)')
     .option('--description <text>', 'what the role is for')
+    .option('--rate-limit <limit>', 'a rate limit for every key acting with the role, each its own bucket, e.g. 100/1s; "none" removes it (not given: kept)', rateLimitOrNone)
     .option('--json', 'print the result as JSON')
-    .action(async (role: string, opts: { permissions: string, description?: string, json?: boolean }) => {
+    .action(async (role: string, opts: { permissions: string, description?: string, rateLimit?: string, json?: boolean }) => {
       const permissions = opts.permissions.split(/\s+/).filter((p) => p !== '')
-      await withRegistry(({ store }) => store.putRole(role, permissions, opts.description))
-      if (opts.json === true) printJson({ name: role, permissions, description: opts.description })
-      else process.stdout.write(`role ${role}: ${permissions.join(' ') || '(no permissions)'}\n`)
+      const view = await withRegistry(async ({ store }) => {
+        await store.putRole(role, permissions, opts.description, limitOrNull(opts.rateLimit))
+        return await store.showRole(role)
+      })
+      if (opts.json === true) printJson(view)
+      else process.stdout.write(`role ${role}: ${permissions.join(' ') || '(no permissions)'}${view.rate_limit !== undefined ? `, rate limit ${view.rate_limit}` : ''}\n`)
     })
 
   roles.command('list')
@@ -25,7 +29,7 @@ export function rolesCommand (program: Command): void {
     .action(async (opts: { json?: boolean }) => {
       const list = await withRegistry(({ store }) => store.listRoles())
       if (opts.json === true) printJson(list)
-      else printTable(list, ['name', 'permissions', 'description'])
+      else printTable(list, ['name', 'permissions', 'description', 'rate_limit'])
     })
 
   roles.command('delete')

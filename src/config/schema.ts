@@ -3,6 +3,7 @@
  * TypeScript type. Field by field reference: docs/configuration.md.
  */
 import { Type, type Static } from '@sinclair/typebox'
+import { RATE_LIMIT_PATTERN } from '../ratelimit/limit.js'
 
 const HostPort = Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$', description: 'host:port' })
 /** a duration above zero: `<n>s`, `<n>m`, `<n>h`, `<n>d` (parsed by duration.ts) */
@@ -93,6 +94,12 @@ export const ConfigSchema = Type.Object({
       burst: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
       max_peers: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000 })
     }, { additionalProperties: false, default: {} })
+  }, { additionalProperties: false, default: {} }),
+  rate_limits: Type.Object({
+    /** for every key without a `rate_limit` of its own (docs/rate-limits.md) */
+    default: Type.Optional(Type.String({ pattern: RATE_LIMIT_PATTERN, description: 'a rate limit <count>/<period>, like 100/1s' })),
+    /** Redis unreachable during a rate-limit check: let the request go on (counted), or 503 */
+    on_error: Type.Union([Type.Literal('allow'), Type.Literal('deny')], { default: 'allow' })
   }, { additionalProperties: false, default: {} }),
   trusted_proxies: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   cors: Type.Object({

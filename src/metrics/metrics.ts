@@ -19,12 +19,13 @@ import type { LogSinkStats } from '../logger.js'
 import { adminSignInMetrics, type AdminSignInMeter } from './admin-metrics.js'
 import { authMetrics, type AuthMeter } from './auth-metrics.js'
 import { cacheMetrics, type CacheStats } from './cache-metrics.js'
+import { rateLimitMetrics, type RateLimitMeter } from './ratelimit-metrics.js'
 import { redisMetrics, type RedisMeter, type RedisState } from './redis-metrics.js'
 import { registrar } from './registrar.js'
 import { requestMetrics, type RequestMeter } from './request-metrics.js'
 import { upstreamMetrics, type UpstreamMeter } from './upstream-metrics.js'
 
-export type { AdminSignInMeter, AuthMeter, CacheStats, RedisMeter, RedisState, RequestMeter, UpstreamMeter }
+export type { AdminSignInMeter, AuthMeter, CacheStats, RateLimitMeter, RedisMeter, RedisState, RequestMeter, UpstreamMeter }
 
 export interface MetricsOptions {
   /** the configured rules, in order: `rule` label `<METHOD> <path pattern>` */
@@ -36,6 +37,8 @@ export interface MetricsOptions {
   cacheStats?: () => CacheStats
   /** what the log could not write (src/logger.ts's live counters, read at scrape time); without it the `keygate_log_*` metrics are not exported */
   logStats?: Readonly<LogSinkStats> | undefined
+  /** rate-limit buckets this process holds blocked (src/ratelimit/blocked.ts), read at scrape time */
+  rateLimitBlocked?: () => number
   /** prom-client's default process and Node.js metrics, unprefixed (default true) */
   defaultMetrics?: boolean
   now?: () => number
@@ -50,6 +53,7 @@ export interface Metrics {
   readonly adminSignIn: AdminSignInMeter
   readonly auth: AuthMeter
   readonly redis: RedisMeter
+  readonly rateLimit: RateLimitMeter
   upstream: (name: string) => UpstreamMeter
   /** label sets allocated so far; each once, the first time it is seen */
   labelSets: () => number
@@ -64,6 +68,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
   const upstreams = upstreamMetrics(r, o.upstreams)
   const redis = redisMetrics(r, o.redis)
   const adminSignIn = adminSignInMetrics(r)
+  const rateLimit = rateLimitMetrics(r, o.rateLimitBlocked ?? (() => 0))
   if (o.cacheStats !== undefined) cacheMetrics(r, o.cacheStats, o.now ?? Date.now)
 
   // ---- the log's destination -----------------------------------------------------------
@@ -84,6 +89,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
     adminSignIn,
     auth: auth.meter,
     redis: redis.meter,
+    rateLimit,
     upstream (name) {
       const meter = upstreams.meters.get(name)
       if (meter === undefined) throw new Error(`metrics: unknown upstream ${name}`)

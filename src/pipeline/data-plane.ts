@@ -14,16 +14,18 @@
  *                      (3-6 are one function, shared with the admin sign-in:
  *                      authenticate-request.ts)
  *    7. authorize      the route rule: permissions, org: 403      match-rule.ts, decide.ts
- *                      (1-7 are one function, shared with the authorizer listener and
+ *    8. rate limits    the key's, its role's and its org's limits:
+ *                      429; Redis down: on_error              src/ratelimit/limiter.ts
+ *                      (1-8 are one function, shared with the authorizer listener and
  *                      `keygate check`: decide-request.ts)
- *    8. body           a declared body over the limit: 413; a streamed one is
+ *    9. body           a declared body over the limit: 413; a streamed one is
  *                      counted and cut at the limit, or when idle: 413 / 408  body-limit.ts
- *    9. headers        strip, then set the identity headers (and the
+ *   10. headers        strip, then set the identity headers (and the
  *                      signed assertion, when on)                 identity-headers.ts, assertion/
- *   10. proxy          to the route's upstream: 502 / 504         proxy.ts
- *   11. log            one line and the metrics per request       request-log.ts
+ *   11. proxy          to the route's upstream: 502 / 504         proxy.ts
+ *   12. log            one line and the metrics per request       request-log.ts
  *
- * Stages 3-8 run in the gate (gate.ts), the route's first hook. Every refusal is sent
+ * Stages 3-9 run in the gate (gate.ts), the route's first hook. Every refusal is sent
  * by deny.ts; what the stages learn about a request is in request-state.ts.
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify'
@@ -55,7 +57,7 @@ type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
 export interface DataPlaneOptions {
   config: Config
   logger: Logger
-  /** stages 1-7 as one function (decide-request.ts), shared with the authorizer */
+  /** stages 1-8 as one function (decide-request.ts), shared with the authorizer */
   decider: RequestDecider
   usage: UsageRecorder
   metrics: Metrics
@@ -106,6 +108,7 @@ export async function buildDataPlane ({ config, logger, decider, usage, metrics,
       identity: undefined,
       reason: undefined,
       rule: undefined,
+      rateLimited: false,
       upstreamSentAt: 0
     }
     const overflow = framing.tooManyHeaders(request.raw)
@@ -115,7 +118,7 @@ export async function buildDataPlane ({ config, logger, decider, usage, metrics,
     if (problem !== undefined) return refuse(reply, problem)
     done()
   })
-  // 11. one log line per request, and its metrics
+  // 12. one log line per request, and its metrics
   const requestLog = createRequestLog(logger, metrics.requests, config.keys.prefix)
   app.addHook('onResponse', requestLog.hook)
   app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
@@ -135,7 +138,7 @@ export async function buildDataPlane ({ config, logger, decider, usage, metrics,
   const cors = compileCors(config.cors)
   if (cors !== undefined) app.addHook('onSend', corsHeaders(cors))
 
-  // 3-10. each route prefix: the gate (3-8), then the headers and the proxy to its upstream (9-10)
+  // 3-11. each route prefix: the gate (3-9), then the headers and the proxy to its upstream (10-11)
   const gate = createGate({
     decider,
     bodyLimit: config.limits.body_bytes,

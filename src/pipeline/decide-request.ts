@@ -6,13 +6,16 @@
  *   2. the route prefix    a path under no configured prefix: 404                 route-table.ts
  *   3-6. who is calling    credential, key format, records, key state: 401 / 503 authenticate-request.ts
  *   7. may they            the route rule: default deny, org, permissions: 403    match-rule.ts, decide.ts
+ *   8. how often           the rate limits that apply: 429 (503 when Redis is
+ *                          down and rate_limits.on_error is deny)                 src/ratelimit/
  *
- * `decideTarget` runs 1-7 on a raw request target. The data plane runs 1 and 2 as
+ * `decideTarget` runs 1-8 on a raw request target. The data plane runs 1 and 2 as
  * fastify's URL rewrite and router (the same checkTarget, the router built from the
- * same patterns and options as the route table), and calls `decide` for 3-7.
+ * same patterns and options as the route table), and calls `decide` for 3-8. A request
+ * refused before 8 consumes no rate limit.
  *
- * The result is synchronous when every record is cached (no promise on the hot path),
- * a promise otherwise. A refusal names its error code, its reason for the log line and
+ * The result is synchronous when every record is cached and no rate limit applies (no
+ * promise on the hot path), a promise otherwise. A refusal names its error code, its reason for the log line and
  * its RFC 6750 challenge.
  */
 import type { RouteConfig } from '../config/schema.js'
@@ -21,6 +24,7 @@ import type { AuthenticateRequest, Authentication } from './authenticate-request
 import { authorize, type Identity } from './decide.js'
 import { challenges } from './deny.js'
 import type { CompiledRule, RuleMatcher } from './match-rule.js'
+import type { Limiter, Verdict as RateLimitVerdict } from '../ratelimit/limiter.js'
 import { checkTarget } from './target-policy.js'
 
 export type Verdict = Allowed | Refused
@@ -29,6 +33,8 @@ export interface Allowed {
   ok: true
   identity: Identity
   rule: CompiledRule
+  /** the strictest rate limit that applies, for the RateLimit-* headers; none: undefined */
+  rateLimit?: RateLimitVerdict
 }
 
 export interface Refused {
@@ -43,6 +49,8 @@ export interface Refused {
   identity?: Identity
   /** the rule that matched, if one did */
   rule?: CompiledRule
+  /** a 429: the limit that refused, for the RateLimit-* headers and Retry-After */
+  rateLimit?: RateLimitVerdict
 }
 
 /** 1-2 passed: the path decided on (and forwarded), its query, its route. */
@@ -58,9 +66,9 @@ export type TargetVerdict =
   | (Refused & { target: undefined, path: string | undefined })
 
 export interface RequestDecider {
-  /** 3-7, for a path that passed 1-2 */
+  /** 3-8, for a path that passed 1-2 */
   decide: (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number) => Verdict | Promise<Verdict>
-  /** 1-7, for a raw request target */
+  /** 1-8, for a raw request target */
   decideTarget: (method: string, target: string, rawHeaders: readonly string[], peer: string | undefined, now: number) => TargetVerdict | Promise<TargetVerdict>
 }
 
@@ -69,14 +77,25 @@ export interface DeciderOptions {
   matchRule: RuleMatcher
   /** the route table (route-table.ts) */
   routeOf: (path: string) => RouteConfig | undefined
+  /** the rate limits (src/ratelimit/); without one, none apply (`keygate check` shows them, never counts) */
+  limiter?: Limiter | undefined
 }
 
-export function createDecider ({ authenticate, matchRule, routeOf }: DeciderOptions): RequestDecider {
+export function createDecider ({ authenticate, matchRule, routeOf, limiter }: DeciderOptions): RequestDecider {
   function decide (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number): Verdict | Promise<Verdict> {
     // 3-6. who is calling
     const auth = authenticate(rawHeaders, peer, now)
-    if (!(auth instanceof Promise)) return mayThey(auth, method, path)
-    return auth.then((result) => mayThey(result, method, path))
+    if (!(auth instanceof Promise)) return howOften(mayThey(auth, method, path), now)
+    return auth.then((result) => howOften(mayThey(result, method, path), Date.now()))
+  }
+
+  // 8. the rate limits that apply: every one is checked, the strictest decides
+  function howOften (verdict: Verdict, now: number): Verdict | Promise<Verdict> {
+    if (!verdict.ok || limiter === undefined) return verdict
+    const limited = limiter.check(verdict.identity, now)
+    if (limited === undefined) return verdict
+    if (!(limited instanceof Promise)) return limitedVerdict(verdict, limited)
+    return limited.then((v) => v === undefined ? verdict : limitedVerdict(verdict, v))
   }
 
   // 7. the route rule: default deny, org constraint, permissions
@@ -114,6 +133,16 @@ export function createDecider ({ authenticate, matchRule, routeOf }: DeciderOpti
   }
 
   return { decide, decideTarget }
+}
+
+function limitedVerdict (allowed: Allowed, v: RateLimitVerdict): Verdict {
+  if (v.allowed) {
+    allowed.rateLimit = v
+    return allowed
+  }
+  const { identity, rule } = allowed
+  if (v.reason === 'rate_limit_unavailable') return { ok: false, code: 'service_unavailable', reason: v.reason, challenge: undefined, keyId: identity.keyId, identity, rule }
+  return { ok: false, code: 'rate_limited', reason: v.reason, challenge: undefined, keyId: identity.keyId, identity, rule, rateLimit: v }
 }
 
 function withTarget (verdict: Verdict, target: Target): TargetVerdict {

@@ -4,6 +4,7 @@
  */
 import type { Reason } from '../errors.js'
 import type { ParsedKey } from './key-format.js'
+import type { RecordLimit } from '../ratelimit/limit.js'
 import { secretMatches } from '../registry/key-material.js'
 import { INVALID, NO_GRANTS, type Grants } from '../registry/records.js'
 import type { RuleMatch } from './match-rule.js'
@@ -17,6 +18,10 @@ export interface Identity {
   /** the effective role's name: the key's (BOT) or its user's (personal) */
   role: string
   grants: Grants
+  /** the rate limits of the key, its role and its org, as their records hold them (src/ratelimit/) */
+  keyLimit?: RecordLimit
+  roleLimit?: RecordLimit
+  orgLimit?: RecordLimit
 }
 
 export type Authenticated = { ok: true, identity: Identity } | { ok: false, reason: Reason }
@@ -47,7 +52,10 @@ export function authenticate (credential: ParsedKey, r: Resolved, now: number): 
       org: key.org,
       role,
       // A missing role grants nothing.
-      grants: r.role?.grants ?? NO_GRANTS
+      grants: r.role?.grants ?? NO_GRANTS,
+      keyLimit: key.rateLimit,
+      roleLimit: r.role?.rateLimit,
+      orgLimit: r.org?.rateLimit
     }
   }
 }

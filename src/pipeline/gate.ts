@@ -1,11 +1,13 @@
 /**
- * Stages 3-8 for a request under a protected route prefix: the decision (3-7, one
- * function shared with the authorizer and `keygate check`: decide-request.ts), then
- * the declared body size (8). Authentication always precedes authorization, so a bad
- * key is 401, never 403 or 404.
+ * Stages 3-9 for a request under a protected route prefix: the decision (3-8: who is
+ * calling, the route rule, the rate limits; one function shared with the authorizer
+ * and `keygate check`: decide-request.ts), then the declared body size (9).
+ * Authentication always precedes authorization, so a bad key is 401, never 403 or 404;
+ * a refused request never reaches the rate limits, so it consumes nothing.
  *
- * A callback hook: when every record is cached the whole gate runs synchronously,
- * with no promise on the hot path. A denial sends the reply and does not call `done`.
+ * A callback hook: when every record is cached and no rate limit applies, the whole
+ * gate runs synchronously, with no promise on the hot path. A denial sends the reply
+ * and does not call `done`.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
@@ -13,6 +15,7 @@ import { declaredTooLarge, refuseBody } from './body-limit.js'
 import { answerPreflight, isPreflight, type CorsPolicy } from './cors.js'
 import type { RequestDecider, Verdict } from './decide-request.js'
 import { deny } from './deny.js'
+import { setRateLimitHeaders } from '../ratelimit/respond.js'
 
 export interface GateOptions {
   decider: RequestDecider
@@ -34,7 +37,7 @@ export function createGate (o: GateOptions): Gate {
       return
     }
 
-    // 3-7. who is calling, and may they
+    // 3-8. who is calling, may they, how often
     const now = Date.now()
     const verdict = decider.decide(request.method, request.kg.path, request.raw.rawHeaders, request.raw.socket.remoteAddress, now)
     if (!(verdict instanceof Promise)) {
@@ -50,6 +53,7 @@ export function createGate (o: GateOptions): Gate {
   function admit (request: FastifyRequest, reply: FastifyReply, verdict: Verdict, now: number, done: HookHandlerDoneFunction): void {
     const state = request.kg
     state.rule = verdict.rule?.index
+    setRateLimitHeaders(reply, verdict.rateLimit)
     if (!verdict.ok) {
       state.keyId = verdict.keyId
       deny(reply, verdict.code, verdict.reason, verdict.challenge)
@@ -59,13 +63,13 @@ export function createGate (o: GateOptions): Gate {
     state.keyId = identity.keyId
     state.identity = identity
 
-    // 8. a declared body larger than the limit is refused before anything is read
+    // 9. a declared body larger than the limit is refused before anything is read
     if (declaredTooLarge(request.headers, o.bodyLimit)) {
       refuseBody(reply, 'too_large')
       return
     }
 
-    state.reason = 'allowed'
+    request.kg.reason = 'allowed'
     o.usage.record(identity.keyId, now)
     done()
   }

@@ -28,11 +28,12 @@ import { routePatterns } from './route-table.js'
  * The upstream's response headers as the client gets them: hop-by-hop headers (and any
  * the upstream lists in `Connection`) describe the upstream connection, not the client's;
  * the request id is the gateway's; with CORS on, so are the `Access-Control-*` headers
- * (pipeline/cors.ts). A new object, so no header object goes through `delete`. (No value
- * needs cleaning for node: undici refuses a response whose header values break HTTP/1.1,
- * and that is a 502.)
+ * (pipeline/cors.ts); under a rate limit, so are the `RateLimit-*` headers
+ * (src/ratelimit/respond.ts). A new object, so no header object goes through `delete`.
+ * (No value needs cleaning for node: undici refuses a response whose header values
+ * break HTTP/1.1, and that is a 502.)
  */
-function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | undefined, dropCors: boolean): IncomingHttpHeaders {
+function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | undefined, dropCors: boolean, dropRateLimit: boolean): IncomingHttpHeaders {
   const connection = headers.connection
   const listed = typeof connection === 'string' && connection !== 'keep-alive' && connection !== 'close'
     ? connection.toLowerCase().split(',').map((n) => n.trim())
@@ -41,6 +42,7 @@ function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | unde
   for (const name in headers) {
     if (HOP_BY_HOP.has(name) || (listed !== undefined && listed.includes(name))) continue
     if (dropCors && name.startsWith('access-control-')) continue
+    if (dropRateLimit && name.startsWith('ratelimit-')) continue
     out[name] = headers[name]
   }
   if (requestId !== undefined) out['x-request-id'] = requestId
@@ -97,7 +99,7 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     },
     rewriteHeaders: (headers, request) => {
       if (request !== undefined) o.meter.response(performance.now() - (request as FastifyRequest).kg.upstreamSentAt)
-      return withoutHopByHop(headers as IncomingHttpHeaders, request?.id, o.dropCorsHeaders)
+      return withoutHopByHop(headers as IncomingHttpHeaders, request?.id, o.dropCorsHeaders, (request as FastifyRequest | undefined)?.kg.rateLimited === true)
     },
     // never replay a request: what the upstream answered is what the client gets
     retryDelay: () => null,

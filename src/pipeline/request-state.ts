@@ -14,6 +14,8 @@ export interface RequestState {
   reason: Reason | undefined
   /** index of the matched rule, for logs and metrics */
   rule: number | undefined
+  /** a rate limit applied: the gateway's `RateLimit-*` headers are on the reply (src/ratelimit/respond.ts) */
+  rateLimited: boolean
   /** performance.now() when the proxy sent the request upstream (upstream latency); 0 before */
   upstreamSentAt: number
 }

@@ -1,7 +1,7 @@
 /**
- * Stage 5, the I/O: key record -> user record (personal keys) -> role record,
- * from the cache when every record there may be served, else in one round trip to
- * Redis that refills all three. Concurrent misses for the same key id share one
+ * Stage 5, the I/O: key record -> user record (personal keys) -> role record, and
+ * the key's org record (its rate limit), from the cache when every record there may
+ * be served, else in one round trip to Redis that refills them all. Concurrent misses for the same key id share one
  * round trip.
  *
  * No entry is served as fresh more than `cache.ttl_ms` after Redis last vouched for it:
@@ -28,8 +28,8 @@ import { registryErrorKind, type RedisHealth } from '../registry/redis-client.js
 import type { RegistryReader } from '../registry/registry-reader.js'
 import type { UnknownKeyLimit } from './unknown-key-limit.js'
 import {
-  fieldsOf, INVALID, parseKeyRecord, parseRoleRecord, parseUserRecord,
-  type Invalid, type KeyRecord, type RoleRecord, type UserRecord
+  fieldsOf, INVALID, NO_ORG_RECORD, parseKeyRecord, parseOrgRecord, parseRoleRecord, parseUserRecord,
+  type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord
 } from '../registry/records.js'
 
 /** The records one decision needs; `null` where the record does not exist. */
@@ -39,6 +39,8 @@ export interface Resolved {
   user?: UserRecord | Invalid | null
   roleName?: string
   role?: RoleRecord | null
+  /** the key's org record (`keygate:org:<org>`); NO_ORG_RECORD when there is none */
+  org?: OrgRecord | null
   /** the key was not looked up: the peer's budget of unknown-key lookups is spent */
   limited?: true
 }
@@ -151,7 +153,9 @@ export class IdentityResolver {
     }
     const r = cache.role(roleName)
     if (!this.servable(r, now)) return undefined
-    return { key, user, roleName, role: (r as Entry<RoleRecord>).value }
+    const o = cache.org(key.org)
+    if (!this.servable(o, now)) return undefined
+    return { key, user, roleName, role: (r as Entry<RoleRecord>).value, org: (o as Entry<OrgRecord>).value }
   }
 
   private fetch (keyId: string): Promise<Resolved> {
@@ -206,6 +210,8 @@ export class IdentityResolver {
     const roleName = raw.roleName
     const role = raw.role.length === 0 ? null : parseRoleRecord(fieldsOf(raw.role))
     if (roleName !== '') install(cacheName.role(roleName), role)
-    return { key, user, roleName, role }
+    const org = raw.org.length === 0 ? NO_ORG_RECORD : parseOrgRecord(fieldsOf(raw.org))
+    install(cacheName.org(key.org), org)
+    return { key, user, roleName, role, org }
   }
 }

@@ -1,8 +1,11 @@
 /**
  * Parsing of the registry's Redis hashes into typed records, once, when they enter
  * the cache. Anything unexpected (unknown `type` or `status`, a missing field, an
- * unparsable date) parses to INVALID, which the decision turns into a denial.
+ * unparsable date) parses to INVALID, which the decision turns into a denial. A
+ * malformed `rate_limit` parses to a limit that allows nothing (src/ratelimit/limit.ts).
  */
+import { recordLimit, type RecordLimit } from '../ratelimit/limit.js'
+
 export const INVALID = 'invalid' as const
 export type Invalid = typeof INVALID
 
@@ -23,6 +26,8 @@ export interface KeyRecord {
   status: 'active' | 'revoked'
   /** epoch ms, or undefined for keys that never expire */
   expiresAt: number | undefined
+  /** the key's own `rate_limit` */
+  rateLimit: RecordLimit
 }
 
 export interface UserRecord {
@@ -34,7 +39,22 @@ export interface UserRecord {
 export interface RoleRecord {
   permissions: readonly string[]
   grants: Grants
+  /** every key acting with the role gets a bucket of its own */
+  rateLimit: RecordLimit
 }
+
+/** `keygate:org:<org>`: what the gateway reads of an org record. */
+export interface OrgRecord {
+  /** one bucket shared by every key of the org */
+  rateLimit: RecordLimit
+}
+
+/**
+ * An org without a record (most orgs): cached as a record that sets nothing, not as
+ * a negative entry, so the names of orgs in use are never pushed out by the unknown
+ * key ids anyone can mint (they share the negative store's bound).
+ */
+export const NO_ORG_RECORD: OrgRecord = Object.freeze({ rateLimit: undefined })
 
 /**
  * Granted permissions: `*` covers everything, `users:*` every `users:` action, except
@@ -101,7 +121,8 @@ export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid 
     user: type === 'personal' ? shared(f.user as string) : undefined,
     role: type === 'bot' ? shared(f.role as string) : undefined,
     status: status === 'active' ? 'active' : 'revoked',
-    expiresAt
+    expiresAt,
+    rateLimit: recordLimit(f.rate_limit)
   }
 }
 
@@ -129,7 +150,11 @@ function shared (name: string): string {
 
 export function parseRoleRecord (f: Record<string, string>): RoleRecord {
   const permissions = (f.permissions ?? '').split(/\s+/).filter((p) => p !== '')
-  return { permissions, grants: new Grants(permissions) }
+  return { permissions, grants: new Grants(permissions), rateLimit: recordLimit(f.rate_limit) }
+}
+
+export function parseOrgRecord (f: Record<string, string>): OrgRecord {
+  return { rateLimit: recordLimit(f.rate_limit) }
 }
 
 /**

@@ -7,6 +7,8 @@ export interface RedisKeys {
   key: (keyId: string) => string
   user: (userId: string) => string
   role: (role: string) => string
+  /** an org's record (`rate_limit`, `name`) */
+  org: (org: string) => string
   /** set of key ids created for a user (personal keys, and BOT keys they created) */
   userKeys: (userId: string) => string
   /** set of key ids in an org */
@@ -27,6 +29,10 @@ export interface RedisKeys {
   auditRefused: (minuteMs: number) => string
   /** sorted set of the minutes that have refused attempts (score: the minute, epoch ms) */
   auditRefusedIndex: string
+  /** set of every org with a record */
+  orgs: string
+  /** rate-limit buckets (src/ratelimit/script.ts), under this prefix: `<level>:<id>:<period ms>` */
+  rateLimit: string
 }
 
 export function redisKeys (prefix: string): RedisKeys {
@@ -34,6 +40,7 @@ export function redisKeys (prefix: string): RedisKeys {
     key: (id) => `${prefix}key:${id}`,
     user: (id) => `${prefix}user:${id}`,
     role: (name) => `${prefix}role:${name}`,
+    org: (name) => `${prefix}org:${name}`,
     userKeys: (id) => `${prefix}user-keys:${id}`,
     orgKeys: (org) => `${prefix}org-keys:${org}`,
     orgUsers: (org) => `${prefix}org-users:${org}`,
@@ -43,6 +50,8 @@ export function redisKeys (prefix: string): RedisKeys {
     usage: `${prefix}usage`,
     audit: `${prefix}audit`,
     auditRefused: (minuteMs) => `${prefix}audit:refused:${minuteMs}`,
-    auditRefusedIndex: `${prefix}audit:refused`
+    auditRefusedIndex: `${prefix}audit:refused`,
+    orgs: `${prefix}orgs`,
+    rateLimit: `${prefix}ratelimit:`
   }
 }

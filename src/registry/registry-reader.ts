@@ -1,6 +1,7 @@
 /**
  * The gateway's one read of the registry: key record -> user record (personal
- * keys) -> role record, in a single round trip (one Lua script, EVALSHA).
+ * keys) -> role record, and the key's org record (its rate limit), in a single round
+ * trip (one Lua script, EVALSHA).
  *
  * The script reads keys it derives from the key record, so all records must live in
  * one slot: on one Redis (standalone, or the master Sentinel names), or on a Cluster
@@ -12,12 +13,13 @@ import type { RedisKeys } from './redis-keys.js'
 const CHAIN_LUA = `
 local key = redis.call('HGETALL', KEYS[1])
 if #key == 0 then return {} end
-local ktype, user, role
+local ktype, user, role, org
 for i = 1, #key, 2 do
   local f = key[i]
   if f == 'type' then ktype = key[i + 1]
   elseif f == 'user' then user = key[i + 1]
-  elseif f == 'role' then role = key[i + 1] end
+  elseif f == 'role' then role = key[i + 1]
+  elseif f == 'org' then org = key[i + 1] end
 end
 local u = {}
 if ktype == 'personal' then
@@ -31,7 +33,9 @@ elseif ktype ~= 'bot' then
 end
 local r = {}
 if role and role ~= '' then r = redis.call('HGETALL', ARGV[1] .. 'role:' .. role) end
-return {key, u, r, role or ''}
+local o = {}
+if org and org ~= '' then o = redis.call('HGETALL', ARGV[1] .. 'org:' .. org) end
+return {key, u, r, role or '', o}
 `
 
 /** HGETALL replies as flat [field, value, ...] arrays; empty when the record is missing. */
@@ -40,10 +44,12 @@ export interface RawChain {
   user: string[]
   role: string[]
   roleName: string
+  /** the key's org record */
+  org: string[]
 }
 
 interface ChainCommand {
-  keygateChain: (key: string, prefix: string) => Promise<[string[], string[], string[], string] | []>
+  keygateChain: (key: string, prefix: string) => Promise<[string[], string[], string[], string, string[]] | []>
 }
 
 export class RegistryReader {
@@ -53,8 +59,8 @@ export class RegistryReader {
 
   async fetchChain (keyId: string): Promise<RawChain> {
     const reply = await (this.redis as unknown as ChainCommand).keygateChain(this.keys.key(keyId), this.prefix)
-    if (reply.length === 0) return { key: [], user: [], role: [], roleName: '' }
-    const [key, user, role, roleName] = reply
-    return { key, user, role, roleName }
+    if (reply.length === 0) return { key: [], user: [], role: [], roleName: '', org: [] }
+    const [key, user, role, roleName, org] = reply
+    return { key, user, role, roleName, org }
   }
 }

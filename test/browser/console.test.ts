@@ -10,7 +10,8 @@
  *   and deactivates and activates a user on the Users page;
  *   the admin token (which has no user and no org) issues a BOT key in another org;
  *   an org admin (keygate:org:admin) sees and manages its own org only: its keys and
- *   users, keys for its users and BOT keys in its org (which expire), no Roles page.
+ *   users, keys for its users and BOT keys in its org (which expire), no Roles page;
+ *   an admin sets a key's, a role's and an org's rate limit, and the gateway applies them.
  * A badge beside the principal names the scope.
  *
  * Throughout: the credential is never stored (no localStorage, sessionStorage,
@@ -211,6 +212,51 @@ t.test('the Integrations console, end to end in Chromium', async (t) => {
     pageWasClean(t, w)
   })
 
+  t.test('admin: rate limits of a key, a role and an org', async (t) => {
+    await gw.fixtures.role('limited', ['users:read'])
+    const target = await gw.fixtures.botKey('limited', 'initech', { name: 'limited bot' })
+    const { page, w } = await open(t)
+    await signIn(page, root.key)
+    const row = page.locator(`tr[data-key-id="${target.id}"]`)
+    await row.waitFor()
+    t.match(await row.textContent(), /none/, 'no limit yet')
+
+    // a key's own limit
+    await row.locator('[data-action=limit]').click()
+    await page.fill('#limit-value', '7/1m')
+    await page.click('#limit-submit')
+    await page.locator(`tr[data-key-id="${target.id}"] code:text("7/1m")`).waitFor()
+    t.equal(await gw.client.hget(`${gw.prefix}key:${target.id}`, 'rate_limit'), '7/1m', "the key's limit is in the registry")
+    t.ok(await eventually(async () => (await gw.get('/api/v1/users', target.key)).headers['ratelimit-limit'] === '7') >= 0, 'and the gateway applies it')
+    await row.locator('[data-action=limit]').click()
+    await page.click('#limit-remove')
+    await page.locator('#limit-dialog').waitFor({ state: 'hidden' })
+    t.equal(await gw.client.hget(`${gw.prefix}key:${target.id}`, 'rate_limit'), null, 'removed')
+
+    // a role's limit, in the role editor
+    await page.click('[data-page=roles]')
+    await page.locator('tr[data-role="limited"] [data-action=edit]').click()
+    await page.fill('#role-rate-limit', '5/1m')
+    await page.click('#role-submit')
+    await page.locator('tr[data-role="limited"] code:text("5/1m")').waitFor()
+    t.equal(await gw.client.hget(`${gw.prefix}role:limited`, 'rate_limit'), '5/1m', "the role's limit is in the registry")
+
+    // an org's limit, on the Orgs page; a malformed one is refused by the form
+    await page.click('[data-page=orgs]')
+    await page.click('#org-new')
+    await page.fill('#limit-org', 'initech')
+    await page.fill('#limit-value', '3 per minute')
+    await page.click('#limit-submit')
+    t.ok(await page.isVisible('#limit-dialog'), 'a malformed limit is not sent')
+    await page.fill('#limit-value', '3/1m')
+    await page.click('#limit-submit')
+    const org = page.locator('tr[data-org="initech"]')
+    await org.waitFor()
+    t.match(await org.textContent(), /3\/1m/, 'the Orgs page lists the org and its limit')
+    t.ok(await eventually(async () => (await gw.get('/api/v1/users', target.key)).headers['ratelimit-limit'] === '3') >= 0, "the org's stricter limit applies")
+    pageWasClean(t, w)
+  })
+
   t.test('the admin token: a BOT key in another org', async (t) => {
     const { page, context, w } = await open(t)
     await signIn(page, adminToken)
@@ -239,6 +285,8 @@ t.test('the Integrations console, end to end in Chromium', async (t) => {
     // Generate: a personal key for a user of its org; a BOT key in its org, which expires
     await page.click('#generate-open')
     await page.check('input[name=type][value=personal]')
+    // (the form fills its lists once the API answered)
+    await page.locator('#generate-user option[value="alice"]').waitFor({ state: 'attached' })
     const users = await page.locator('#generate-user option').evaluateAll((options) => options.map((o) => o.getAttribute('value') ?? ''))
     t.ok(users.includes('alice') && users.includes('bob'), `its org's users are offered (${users.join(', ')})`)
     t.notOk(users.includes('carol'), 'no user of another org')

@@ -162,3 +162,25 @@ t.test('with the assertion on, the upstream behind nginx verifies who called, an
   t.equal(payload.htu, up?.url.split('?')[0], 'htu: the path the upstream received')
   t.equal(payload.jti, up?.headers['x-request-id'], 'jti: the request id the upstream received')
 })
+
+t.test('rate limits through nginx: RateLimit-* on allowed responses, keygate\'s 429 with Retry-After', async (t) => {
+  const { gw, via } = await setup(t, 'rate_limits: { default: "3/1m" }\n')
+  const alice = await gw.fixtures.personalKey('alice')
+  const auth = { Authorization: `Bearer ${alice.key}` }
+  for (let i = 1; i <= 3; i++) {
+    const res = await via('GET', '/api/v1/users', auth)
+    t.equal(res.status, 200, `request ${i}: allowed`)
+    t.equal(res.headers['ratelimit-limit'], '3', `request ${i}: RateLimit-Limit, once`)
+    t.equal(res.headers['ratelimit-remaining'], String(3 - i), `request ${i}: RateLimit-Remaining`)
+  }
+  const before = gw.upstream.requests.length
+  const limited = await via('GET', '/api/v1/users', auth)
+  t.equal(limited.status, 429, 'the fourth: 429 through nginx, not nginx\'s 500')
+  t.same(JSON.parse(limited.body), { error: { code: 'rate_limited', message: 'Too many requests', status: 429 } })
+  t.ok(Number(limited.headers['retry-after']) >= 1, 'Retry-After, at least 1 s')
+  t.equal(limited.headers['ratelimit-remaining'], '0')
+  t.equal(gw.upstream.requests.length, before, 'not forwarded')
+  const noKey = await via('GET', '/api/v1/users')
+  t.equal(noKey.status, 401)
+  t.equal(noKey.headers['ratelimit-limit'], undefined, 'a 401 reveals no limit')
+})

@@ -3,6 +3,9 @@
  * a hash-tagged prefix (`{kgtest-...}:`) keeps the whole registry in one slot, so the
  * gateway's one-round-trip Lua read and the CLI's MULTI/EXEC work unchanged.
  *
+ * Rate limits too: the buckets of one request (key, role, org) are named under the
+ * same prefix, so the limiter's one script never crosses slots.
+ *
  * Real processes: three masters with a replica each, created with
  * `redis-cli --cluster create`. The registry is written through the CLI's own client
  * (createRedis: an ioredis Cluster) and AdminStore; direct edits are made with a
@@ -119,6 +122,24 @@ t.test('on a Cluster, direct edits (redis-cli -c) are honoured and AdminStore tr
     const later = await fx.personalKey('alice')
     t.equal((await gw.get('/api/v1/users', later.key)).status, 200, 'a key created after a refused rotation is written and works')
   }
+})
+
+t.test('on a Cluster, rate limits: key, role and org buckets in the registry\'s slot, one script', async (t) => {
+  const { cluster, gw, fx } = await clusterGateway(t)
+  const direct = fx.redis
+  const bot = await fx.botKey('orgreader', 'acme')
+  const limitIs = async (limit: string): Promise<number> => await eventually(async () => (await gw.get('/api/v1/orgs/acme/x', bot.key)).headers['ratelimit-limit'] === limit, 3000)
+  await direct.hset(`${gw.prefix}key:${bot.id}`, 'rate_limit', '40/1m')
+  await direct.hset(`${gw.prefix}role:orgreader`, 'rate_limit', '50/1m')
+  t.not(await limitIs('40'), -1, 'HSET (redis-cli -c) of the key and role limits applies')
+  await direct.hset(`${gw.prefix}org:acme`, 'rate_limit', '3/1m')
+  t.not(await limitIs('3'), -1, 'HSET of the org limit applies')
+  const statuses: number[] = []
+  for (let i = 0; i < 4; i++) statuses.push((await gw.get('/api/v1/orgs/acme/x', bot.key)).status)
+  t.same(statuses, [200, 200, 429, 429], 'the org limit (3/1m, one used by the check above) decides, on a Cluster')
+  const owner = await cluster.masterOf(`${gw.prefix}key:${bot.id}`)
+  const buckets = await withClient(owner.port, async (c) => (await c.keys(`${gw.prefix}ratelimit:*`)).sort())
+  t.same(buckets.map((b) => b.slice(gw.prefix.length).replace(bot.id, '<id>')), ['ratelimit:key:<id>:60000', 'ratelimit:org:acme:60000', 'ratelimit:role:orgreader:<id>:60000'], "the three buckets, on the registry slot's master")
 })
 
 t.test('on a Cluster, when the registry slot\'s master dies its replica takes over and the gateway follows', async (t) => {

@@ -7,7 +7,7 @@
  *                        data plane's own stages: 401 / 403 / 503       sign-in.ts
  *   2. route access      a route outside the caller's scope: 403       context.ts
  *   3. JSON in           closed TypeBox schemas, pasted keys refused: 400  validation.ts
- *   4. the route         keys, users, roles, audit, session            *-routes.ts
+ *   4. the route         keys, users, roles, orgs, audit, session      *-routes.ts
  *   5. errors            one catalogue; the precise reason to the log   refusal.ts
  *   6. the log line      one per request                               request-log.ts
  */
@@ -19,6 +19,7 @@ import type { AdminPlaneOptions } from '../admin-plane.js'
 import { auditRoutes } from './audit-routes.js'
 import { createContext } from './context.js'
 import { keyRoutes } from './key-routes.js'
+import { orgRoutes } from './org-routes.js'
 import { createAdminRequestLog } from './request-log.js'
 import './request-state.js'
 import { createErrorHandler, refuse } from './refusal.js'
@@ -78,5 +79,6 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   keyRoutes(app, ctx)
   userRoutes(app, ctx)
   roleRoutes(app, ctx)
+  orgRoutes(app, ctx)
   auditRoutes(app, ctx)
 }

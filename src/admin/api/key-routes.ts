@@ -1,6 +1,6 @@
 /**
  * /keys: list, create (the only response that ever holds a key), show, revoke,
- * rotate. Who may touch which key is decided by the admin rules
+ * rotate, and the key's own rate limit (admin only). Who may touch which key is decided by the admin rules
  * (registry/admin/scope-rules.ts): an admin every key; an org admin its org's keys; a
  * self principal its own user's keys. A key outside the caller's scope is 404,
  * existing or not.
@@ -8,10 +8,10 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { DEFAULT_GRACE_MS } from '../../registry/admin/index.js'
-import { callerOf, type ApiContext } from './context.js'
+import { callerOf, principalOf, requireAdmin, type ApiContext } from './context.js'
 import { positive } from './validation.js'
 import {
-  Changed, CreatedKeySchema, CreateKeyBody, EmptyBody, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RotatedKeySchema, RotateKeyBody
+  Changed, CreatedKeySchema, CreateKeyBody, EmptyBody, KeyLimitBody, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RotatedKeySchema, RotateKeyBody
 } from './schemas.js'
 
 export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
@@ -39,7 +39,8 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
       org: b.org,
       name: b.name,
       expiresInMs: b.expires_in === undefined ? undefined : positive('expires_in', b.expires_in),
-      createdBy: b.created_by
+      createdBy: b.created_by,
+      rateLimit: b.rate_limit
     })
     const created = await store.createKey(input)
     reply.code(201)
@@ -58,6 +59,15 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     // (an admin's attempt on a missing key is audited by the store, as from the CLI)
     if (!rules.isAdmin) await rules.manageableKey(id, 'key.revoke')
     const { changed } = await store.revokeKey(id)
+    return { id, changed }
+  })
+
+  app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof KeyLimitBody> }>('/keys/:id/limit', {
+    onRequest: requireAdmin,
+    schema: { params: KeyParams, querystring: NoQuery, body: KeyLimitBody, response: { 200: Changed } }
+  }, async (request) => {
+    const { id } = request.params
+    const { changed } = await ctx.store(principalOf(request)).setKeyLimit(id, request.body.rate_limit)
     return { id, changed }
   })
 

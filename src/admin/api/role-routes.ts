@@ -20,7 +20,7 @@ export function roleRoutes (app: FastifyInstance, ctx: ApiContext): void {
   }, async (request) => {
     const store = ctx.store(principalOf(request))
     const { name } = request.params
-    await store.putRole(name, request.body.permissions, request.body.description)
+    await store.putRole(name, request.body.permissions, request.body.description, request.body.rate_limit)
     return await store.showRole(name)
   })
 

@@ -8,9 +8,10 @@
  */
 import { Type, type Static, type TString } from '@sinclair/typebox'
 import { DURATION } from '../../config/duration.js'
-import { CURSOR, KEY_NAME_MAX, NAME, PERMISSION } from '../../registry/admin/index.js'
+import { CURSOR, KEY_NAME_MAX, NAME, ORG_NAME_MAX, PERMISSION } from '../../registry/admin/index.js'
+import { RATE_LIMIT_PATTERN } from '../../ratelimit/limit.js'
 import {
-  AuditEntrySchema, CreatedKeySchema, KeyViewSchema, RefusalAggregateSchema, RoleViewSchema, RotatedKeySchema, UserViewSchema
+  AuditEntrySchema, CreatedKeySchema, KeyViewSchema, OrgViewSchema, RefusalAggregateSchema, RoleViewSchema, RotatedKeySchema, UserViewSchema
 } from '../../registry/admin/views.js'
 import { ID_LENGTH } from '../../registry/key-material.js'
 
@@ -25,12 +26,17 @@ const Duration = Type.String({ pattern: DURATION.source })
 /** free text shown to people: bounded, no control characters */
 const Label = (maxLength: number): TString => Type.String({ maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' })
 const Permission = Type.String({ maxLength: 200, pattern: PERMISSION.source })
+/** `<count>/<period>`, as every record holds it (src/ratelimit/limit.ts) */
+const RateLimit = Type.String({ pattern: RATE_LIMIT_PATTERN })
+/** a limit, or null: remove it */
+const RateLimitOrNull = Type.Union([RateLimit, Type.Null()])
 
 // ---- params and queries ----------------------------------------------------
 
 export const KeyParams = Type.Object({ id: KeyId }, closed)
 export const UserParams = Type.Object({ id: Name }, closed)
 export const RoleParams = Type.Object({ name: Name }, closed)
+export const OrgParams = Type.Object({ org: Name }, closed)
 
 export const ListKeysQuery = Type.Object({
   user: Type.Optional(Name),
@@ -58,8 +64,11 @@ export const CreateKeyBody = Type.Object({
   name: Type.Optional(Label(KEY_NAME_MAX)),
   expires_in: Type.Optional(Duration),
   /** the user the key is recorded as created by (stored as `user:<id>`); admin only */
-  created_by: Type.Optional(Name)
+  created_by: Type.Optional(Name),
+  /** the key's own rate limit; admin only */
+  rate_limit: Type.Optional(RateLimit)
 }, closed)
+export const KeyLimitBody = Type.Object({ rate_limit: RateLimitOrNull }, closed)
 export const RotateKeyBody = Type.Object({ grace: Type.Optional(Duration) }, closed)
 export const PutUserBody = Type.Object({
   org: Name,
@@ -69,7 +78,14 @@ export const PutUserBody = Type.Object({
 }, closed)
 export const PutRoleBody = Type.Object({
   permissions: Type.Array(Permission, { maxItems: 256 }),
-  description: Type.Optional(Label(500))
+  description: Type.Optional(Label(500)),
+  /** not given: kept; null: removed */
+  rate_limit: Type.Optional(RateLimitOrNull)
+}, closed)
+export const PutOrgBody = Type.Object({
+  name: Type.Optional(Label(ORG_NAME_MAX)),
+  /** not given: kept; null: removed */
+  rate_limit: Type.Optional(RateLimitOrNull)
 }, closed)
 export const EmptyBody = Type.Object({}, closed)
 export const DeactivateBody = Type.Object({
@@ -101,6 +117,8 @@ export const UserList = Type.Object({ users: Type.Array(UserViewSchema) }, close
 
 export { RoleViewSchema }
 export const RoleList = Type.Object({ roles: Type.Array(RoleViewSchema) }, closed)
+export { OrgViewSchema }
+export const OrgList = Type.Object({ orgs: Type.Array(OrgViewSchema) }, closed)
 export const RoleDeleted = Type.Object({ name: Str, users: Type.Array(Str), keys: Type.Array(Str) }, closed)
 
 export { AuditEntrySchema }

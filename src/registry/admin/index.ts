@@ -4,9 +4,10 @@
  * is decided before a call reaches the store, by the scope rules (scope-rules.ts);
  * what any input must be, by the rules (rules.ts), which the store applies itself.
  *
- *   roles.ts      roles                    keys.ts       create, revoke, show, list
+ *   roles.ts      roles                    keys.ts       create, revoke, show, list, limit
  *   users.ts      users and their status   rotation.ts   rotate (WATCHed)
- *   audit-log.ts  the audit trail          views.ts      what admins see (TypeBox)
+ *   orgs.ts       org records (rate limit) views.ts      what admins see (TypeBox)
+ *   audit-log.ts  the audit trail
  *
  * Each change that touches several Redis keys (a record, its index sets and the
  * audit entry) is one MULTI/EXEC transaction (transactions.ts). Every change is
@@ -18,19 +19,21 @@ import type { RegistryClient } from '../redis-client.js'
 import type { RedisKeys } from '../redis-keys.js'
 import { AuditLog, DEFAULT_AUDIT_OPTIONS, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 import { migrateCreatedBy } from './created-by-migration.js'
-import { createKey, listKeys, revokeKey, showKey, type CreateKeyInput } from './keys.js'
+import { createKey, listKeys, revokeKey, setKeyLimit, showKey, type CreateKeyInput } from './keys.js'
+import { listOrgs, putOrg, showOrg, type OrgInput } from './orgs.js'
 import { deleteRole, listRoles, putRole, showRole } from './roles.js'
 import { rotateKey } from './rotation.js'
 import type { StoreContext } from './transactions.js'
 import { listUsers, putUser, setUserStatus, showUser, type UserStatusChange } from './users.js'
-import type { AuditEntry, CreatedKey, KeyView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
+import type { AuditEntry, CreatedKey, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
 
 export { AdminError, type AdminErrorKind } from './errors.js'
 export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, PERMISSION, ownsKey } from './rules.js'
 export { auditOptions, CURSOR, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 export type { CreateKeyInput } from './keys.js'
+export { ORG_NAME_MAX, type OrgInput } from './orgs.js'
 export type { UserStatusChange } from './users.js'
-export type { AuditEntry, CreatedKey, KeyType, KeyView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
+export type { AuditEntry, CreatedKey, KeyType, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
 
 export class AdminStore {
   private readonly ctx: StoreContext
@@ -41,8 +44,9 @@ export class AdminStore {
 
   // ---- roles ---------------------------------------------------------------
 
-  async putRole (name: string, permissions: string[], description?: string): Promise<void> {
-    await putRole(this.ctx, name, permissions, description)
+  /** A description or rate limit not given is kept; `rateLimit: null` removes the limit. */
+  async putRole (name: string, permissions: string[], description?: string, rateLimit?: string | null): Promise<void> {
+    await putRole(this.ctx, name, permissions, description, rateLimit)
   }
 
   async listRoles (): Promise<RoleView[]> {
@@ -56,6 +60,22 @@ export class AdminStore {
   /** Refuses while users or BOT keys reference the role, naming them, unless `force`. */
   async deleteRole (name: string, force: boolean): Promise<{ users: string[], keys: string[] }> {
     return await deleteRole(this.ctx, name, force)
+  }
+
+  // ---- orgs ----------------------------------------------------------------
+
+  /** The org record: a field not given is kept; `rateLimit: null` removes the limit. Returns the record as written. */
+  async putOrg (org: string, input: OrgInput): Promise<OrgView> {
+    return await putOrg(this.ctx, org, input)
+  }
+
+  /** Org records, each with its limit's use now; `only`: that org's alone. */
+  async listOrgs (only?: string): Promise<OrgView[]> {
+    return await listOrgs(this.ctx, only)
+  }
+
+  async showOrg (org: string): Promise<OrgView> {
+    return await showOrg(this.ctx, org)
   }
 
   // ---- users ---------------------------------------------------------------
@@ -90,6 +110,11 @@ export class AdminStore {
 
   async revokeKey (id: string, now = Date.now()): Promise<{ changed: boolean }> {
     return await revokeKey(this.ctx, id, now)
+  }
+
+  /** The key's own rate limit; `null` removes it. */
+  async setKeyLimit (id: string, limit: string | null): Promise<{ changed: boolean }> {
+    return await setKeyLimit(this.ctx, id, limit)
   }
 
   async showKey (id: string, now = Date.now()): Promise<KeyView> {

@@ -1,6 +1,6 @@
 /**
  * Keys: create (the only moment the secret exists outside its holder), revoke, show,
- * list. A key is indexed in the global set, its org's set, and its owner's set (the
+ * list, and the key's own rate limit. A key is indexed in the global set, its org's set, and its owner's set (the
  * user of a personal key, the creating user of a BOT key). Nothing here returns a hash.
  */
 import type { ChainableCommander } from 'ioredis'
@@ -8,7 +8,9 @@ import { generateKey } from '../key-material.js'
 import { INVALID, isoTimestamp, parseTimestamp, parseUserRecord } from '../records.js'
 import { ownerOf, readCreatedBy } from './actors.js'
 import { AdminError } from './errors.js'
-import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements, checkName, ownsKey, type KeyOwnerFields } from './rules.js'
+import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
+import { parseRateLimit } from '../../ratelimit/limit.js'
+import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements, checkName, checkRateLimit, ownsKey, type KeyOwnerFields } from './rules.js'
 import { audited, commit, type StoreContext } from './transactions.js'
 import type { CreatedKey, KeyView } from './views.js'
 
@@ -17,9 +19,11 @@ export interface CreateKeyInput extends KeyOwnerFields {
   expiresInMs?: number | undefined
   /** a typed actor (actors.ts); default: the store's actor */
   createdBy?: string | undefined
+  /** the key's own `rate_limit`, `<count>/<period>` */
+  rateLimit?: string | undefined
 }
 
-const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'replaces', 'replaced_by'] as const
+const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'replaces', 'replaced_by', 'rate_limit'] as const
 
 export async function createKey (ctx: StoreContext, input: CreateKeyInput, now: number): Promise<CreatedKey> {
   const target = input.type === 'personal' ? `user:${input.user ?? ''}` : `role:${input.role ?? ''}`
@@ -27,6 +31,7 @@ export async function createKey (ctx: StoreContext, input: CreateKeyInput, now: 
     checkKeyExclusions(input)
     const org = await resolveOwner(ctx, input)
     checkKeyLabels(input)
+    if (input.rateLimit !== undefined) checkRateLimit(input.rateLimit)
     const { created, record } = newKey(ctx, input, org, now)
     const tx = ctx.redis.multi()
     addKey(ctx, tx, created.id, record)
@@ -44,6 +49,22 @@ export async function revokeKey (ctx: StoreContext, id: string, now: number): Pr
     await commit(ctx.redis.multi()
       .hset(ctx.keys.key(id), { status: 'revoked', revoked_at: isoTimestamp(now) })
       .xadd(...ctx.audit.changeArgs('key.revoke', `key:${id}`, 'ok', { from: status }, org ?? undefined)))
+    return { changed: true }
+  })
+}
+
+/** Sets the key's own rate limit, or removes it (`null`: its role's, org's and the default limits still apply). */
+export async function setKeyLimit (ctx: StoreContext, id: string, limit: string | null): Promise<{ changed: boolean }> {
+  return await audited(ctx, 'key.limit', `key:${id}`, async () => {
+    if (limit !== null) checkRateLimit(limit)
+    const [type, org, current] = await ctx.redis.hmget(ctx.keys.key(id), 'type', 'org', 'rate_limit')
+    if (type === null || type === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
+    if ((current ?? null) === limit) return { changed: false }
+    const tx = ctx.redis.multi()
+    if (limit === null) tx.hdel(ctx.keys.key(id), 'rate_limit')
+    else tx.hset(ctx.keys.key(id), 'rate_limit', limit)
+    tx.xadd(...ctx.audit.changeArgs('key.limit', `key:${id}`, 'ok', { rate_limit: limit ?? '', from: current ?? '' }, org ?? undefined))
+    await commit(tx)
     return { changed: true }
   })
 }
@@ -103,10 +124,12 @@ export function newKey (ctx: StoreContext, input: CreateKeyInput, org: string, n
   if (input.type === 'personal') record.user = input.user as string
   else record.role = input.role as string
   if (input.expiresInMs !== undefined) record.expires_at = isoTimestamp(now + input.expiresInMs)
+  if (input.rateLimit !== undefined) record.rate_limit = input.rateLimit
   const created: CreatedKey = { id: generated.id, key: generated.key, type: input.type, org, name: record.name as string, created_at: createdAt }
   if (record.user !== undefined) created.user = record.user
   if (record.role !== undefined) created.role = record.role
   if (record.expires_at !== undefined) created.expires_at = record.expires_at
+  if (record.rate_limit !== undefined) created.rate_limit = record.rate_limit
   return { created, record }
 }
 
@@ -124,7 +147,7 @@ async function keyViews (ctx: StoreContext, ids: string[], now: number): Promise
   pipeline.hmget(ctx.keys.usage, ...ids)
   const replies = await pipeline.exec() ?? []
   const usage = (replies[ids.length]?.[1] ?? []) as Array<string | null>
-  return ids.flatMap((id, i) => {
+  const views = ids.flatMap((id, i) => {
     const values = (replies[i]?.[1] ?? []) as Array<string | null>
     if (values[0] === null || values[0] === undefined) return []
     const view: Record<string, string> = { id }
@@ -141,6 +164,17 @@ async function keyViews (ctx: StoreContext, ids: string[], now: number): Promise
     if (lastUsed !== null && lastUsed !== undefined) view.last_used_at = lastUsed
     return [view as unknown as KeyView]
   })
+  await withLimitUse(ctx, views, now)
+  return views
+}
+
+/** Each key's own limit's use in its window now (one read per limited key). */
+async function withLimitUse (ctx: StoreContext, views: KeyView[], now: number): Promise<void> {
+  const names = bucketNames(ctx.keys.rateLimit)
+  await Promise.all(views.map(async (view) => {
+    const limit = view.rate_limit === undefined ? undefined : parseRateLimit(view.rate_limit)
+    if (limit !== undefined) view.rate_limit_used = await bucketUse(ctx.redis, names.key(view.id, limit), limit, now)
+  }))
 }
 
 function withoutHash (record: Record<string, string>): Record<string, string> {

@@ -1,21 +1,28 @@
-/** Roles: a name, its permissions and a description; listed through the roles index set. */
+/** Roles: a name, its permissions, a description and a rate limit; listed through the roles index set. */
 import { listKeys } from './keys.js'
 import { AdminError } from './errors.js'
-import { checkName, checkPermissions } from './rules.js'
+import { checkName, checkPermissions, checkRateLimit } from './rules.js'
 import { audited, commit, hgetallMany, type StoreContext } from './transactions.js'
 import { listUsers } from './users.js'
 import type { RoleView } from './views.js'
 
-export async function putRole (ctx: StoreContext, name: string, permissions: string[], description?: string): Promise<void> {
+/**
+ * Creates or replaces a role. A description or rate limit not given is kept as it
+ * is; `rateLimit: null` removes the role's limit.
+ */
+export async function putRole (ctx: StoreContext, name: string, permissions: string[], description?: string, rateLimit?: string | null): Promise<void> {
   await audited(ctx, 'role.put', `role:${name}`, async () => {
     checkName('role', name)
     checkPermissions(permissions)
+    if (typeof rateLimit === 'string') checkRateLimit(rateLimit)
     const fields: Record<string, string> = { permissions: permissions.join(' ') }
     if (description !== undefined) fields.description = description
-    await commit(ctx.redis.multi()
-      .hset(ctx.keys.role(name), fields)
+    if (typeof rateLimit === 'string') fields.rate_limit = rateLimit
+    const tx = ctx.redis.multi().hset(ctx.keys.role(name), fields)
+    if (rateLimit === null) tx.hdel(ctx.keys.role(name), 'rate_limit')
+    await commit(tx
       .sadd(ctx.keys.roles, name)
-      .xadd(...ctx.audit.changeArgs('role.put', `role:${name}`, 'ok', fields)))
+      .xadd(...ctx.audit.changeArgs('role.put', `role:${name}`, 'ok', rateLimit === null ? { ...fields, rate_limit: '' } : fields)))
   })
 }
 
@@ -55,6 +62,7 @@ export async function deleteRole (ctx: StoreContext, name: string, force: boolea
 function roleView (name: string, r: Record<string, string>): RoleView {
   const view: RoleView = { name, permissions: (r.permissions ?? '').split(/\s+/).filter((p) => p !== '') }
   if (r.description !== undefined) view.description = r.description
+  if (r.rate_limit !== undefined && r.rate_limit !== '') view.rate_limit = r.rate_limit
   return view
 }
 

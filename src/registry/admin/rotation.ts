@@ -1,7 +1,8 @@
 /**
- * Rotation: a new key with the same type, owner, role, org and name; the old one keeps
+ * Rotation: a new key with the same type, owner, role, org, name and rate limit; the old one keeps
  * working until now + grace (or its own earlier expiry), then only the new one does.
  */
+import { parseRateLimit } from '../../ratelimit/limit.js'
 import { isoTimestamp, parseTimestamp } from '../records.js'
 import { duplicateClient, type RegistryClient } from '../redis-client.js'
 import { readCreatedBy } from './actors.js'
@@ -40,6 +41,8 @@ async function rotateWatched (ctx: StoreContext, conn: RegistryClient, id: strin
   if (old.type !== 'personal' && old.type !== 'bot') throw new AdminError(`key "${id}" has an unknown type "${old.type}"`, 'conflict')
   const owner = old.type === 'personal' ? { user: old.user } : { role: old.role, org: old.org }
   const input: CreateKeyInput = { type: old.type, ...owner, name: old.name, createdBy: readCreatedBy(old.created_by) }
+  // (a malformed limit is not carried over: the new key gets the default until an admin sets one)
+  if (old.rate_limit !== undefined && parseRateLimit(old.rate_limit) !== undefined) input.rateLimit = old.rate_limit
   const org = await resolveOwner(ctx, input)
   // the new key keeps the old one's expiry, if it had one
   if (oldExpiry !== undefined) input.expiresInMs = oldExpiry - now

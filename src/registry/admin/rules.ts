@@ -6,6 +6,7 @@
  */
 import { isTypedActor, ownerOf } from './actors.js'
 import { AdminError } from './errors.js'
+import { parseRateLimit, RATE_LIMIT_HELP } from '../../ratelimit/limit.js'
 
 /** user ids, org names, role names (also the admin API's schemas) */
 export const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/
@@ -29,6 +30,11 @@ export function checkPermissions (permissions: readonly string[]): void {
 /** The keys a user owns: their personal keys, and the BOT keys they created (`created_by` = `user:<id>`). */
 export function ownsKey (user: string, key: { type: string, user?: string | undefined, created_by?: string | undefined }): boolean {
   return key.user === user || (key.type === 'bot' && ownerOf(key.created_by) === user)
+}
+
+/** A `rate_limit` as every record holds it: `<count>/<period>` (src/ratelimit/limit.ts, the one parser). */
+export function checkRateLimit (text: string): void {
+  if (parseRateLimit(text) === undefined) throw new AdminError(`invalid rate limit "${text}": ${RATE_LIMIT_HELP}`)
 }
 
 /** The owner fields of a key creation. */

@@ -14,6 +14,8 @@
  * role whose every permission its own role grants (so never `keygate:admin`, which it
  * lacks), and may manage a user or a key only while that holds for the user's or the
  * key's role, since managing a key includes rotating it, which hands out its authority.
+ * Rate limits (a key's own, a role's, an org's) are an admin's alone: an org admin
+ * could otherwise raise its own org's, and a key's own limit replaces the default.
  * Refused changes are audited (`denied: <why>`); refused reads are not.
  */
 import type { Grants } from '../records.js'
@@ -56,6 +58,8 @@ export interface KeyRequest {
   expiresInMs?: number | undefined
   /** a user id: the key is recorded as created by that user (admin only) */
   createdBy?: string | undefined
+  /** the key's own rate limit (admin only: a key's own limit replaces the default) */
+  rateLimit?: string | undefined
 }
 
 export class AdminRules {
@@ -172,7 +176,11 @@ export class AdminRules {
       checkKeyRequirements(r)
       // (no creator given: the store records the actor)
       const createdBy = r.createdBy === undefined ? undefined : userActor(r.createdBy)
-      return { type: r.type, user: r.user, role: r.role, org: r.org, name: r.name, expiresInMs: r.expiresInMs, createdBy }
+      return { type: r.type, user: r.user, role: r.role, org: r.org, name: r.name, expiresInMs: r.expiresInMs, createdBy, rateLimit: r.rateLimit }
+    }
+
+    if (r.rateLimit !== undefined) {
+      return await this.deny('key.create', target, 'forbidden', 'only an admin sets a key\'s rate limit', ADMIN_PERMISSION)
     }
 
     if (r.createdBy !== undefined && r.createdBy !== s.user) {

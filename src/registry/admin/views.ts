@@ -28,7 +28,11 @@ export const KeyViewSchema = Type.Object({
   revoked_at: OptStr,
   last_used_at: OptStr,
   replaces: OptStr,
-  replaced_by: OptStr
+  replaced_by: OptStr,
+  /** the key's own limit, `<count>/<period>` (without one, its role's, its org's and the default apply) */
+  rate_limit: OptStr,
+  /** requests the key's own limit counts in its window now */
+  rate_limit_used: Type.Optional(Type.Integer())
 }, closed)
 export type KeyView = Static<typeof KeyViewSchema>
 
@@ -42,7 +46,8 @@ const createdKeyFields = {
   role: OptStr,
   name: Str,
   created_at: Str,
-  expires_at: OptStr
+  expires_at: OptStr,
+  rate_limit: OptStr
 }
 export const CreatedKeySchema = Type.Object(createdKeyFields, closed)
 export type CreatedKey = Static<typeof CreatedKeySchema>
@@ -54,8 +59,13 @@ export type RotatedKey = Static<typeof RotatedKeySchema>
 export const UserViewSchema = Type.Object({ id: Str, org: OptStr, role: OptStr, status: OptStr, name: OptStr, email: OptStr }, closed)
 export type UserView = Static<typeof UserViewSchema>
 
-export const RoleViewSchema = Type.Object({ name: Str, permissions: Type.Array(Str), description: OptStr }, closed)
+/** `rate_limit`: every key acting with the role gets a bucket of its own */
+export const RoleViewSchema = Type.Object({ name: Str, permissions: Type.Array(Str), description: OptStr, rate_limit: OptStr }, closed)
 export type RoleView = Static<typeof RoleViewSchema>
+
+/** An org record (`keygate:org:<org>`): its limit is one bucket shared by every key of the org, `rate_limit_used` of it now. */
+export const OrgViewSchema = Type.Object({ org: Str, name: OptStr, rate_limit: OptStr, rate_limit_used: Type.Optional(Type.Integer()) }, closed)
+export type OrgView = Static<typeof OrgViewSchema>
 
 /** One change in the audit trail; `org`: the org of the object it concerns, when it has one. */
 export const AuditEntrySchema = Type.Object({ id: Str, time: Str, actor: Str, action: Str, target: Str, result: Str, org: OptStr, detail: OptStr }, closed)

@@ -6,9 +6,9 @@ import { INVALID, type KeyRecord } from '../../../src/registry/records.js'
 
 const digest = (n: number): string => Buffer.alloc(32, n).toString('latin1')
 const personal = (n: number, over: Partial<KeyRecord> = {}): KeyRecord =>
-  ({ type: 'personal', digest: digest(n), org: `org${n}`, user: `user${n}`, role: undefined, status: 'active', expiresAt: undefined, ...over })
+  ({ type: 'personal', digest: digest(n), org: `org${n}`, user: `user${n}`, role: undefined, status: 'active', expiresAt: undefined, rateLimit: undefined, ...over })
 const bot = (n: number, over: Partial<KeyRecord> = {}): KeyRecord =>
-  ({ type: 'bot', digest: digest(n), org: `org${n}`, user: undefined, role: `role${n}`, status: 'active', expiresAt: undefined, ...over })
+  ({ type: 'bot', digest: digest(n), org: `org${n}`, user: undefined, role: `role${n}`, status: 'active', expiresAt: undefined, rateLimit: undefined, ...over })
 
 t.test('every kind of record reads back as stored', async (t) => {
   const rows: Array<[string, KeyRecord | typeof INVALID, number, boolean]> = [

@@ -30,7 +30,7 @@ async function app (p: CorsPolicy, upstreamVary?: string): Promise<FastifyInstan
   const a = Fastify()
   a.decorateRequest('kg', null as unknown as never)
   a.addHook('onRequest', async (request, reply) => {
-    request.kg = { path: request.url, query: '', keyId: undefined, identity: undefined, reason: undefined, rule: undefined, upstreamSentAt: 0 } satisfies RequestState
+    request.kg = { path: request.url, query: '', keyId: undefined, identity: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0 } satisfies RequestState
     if (isPreflight(request)) answerPreflight(p, request, reply)
   })
   a.addHook('onSend', corsHeaders(p))

@@ -1,0 +1,38 @@
+/**
+ * /orgs: org records (a display name and the rate limit every key of the org shares),
+ * each with its limit's use now. Put: admin only (an org's own admin cannot raise its
+ * limit). Read: an admin every org; an org admin its own org; another org is 404.
+ */
+import type { Static } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { AdminError } from '../../registry/admin/index.js'
+import { callerOf, principalOf, requireAdmin, requireScope, type ApiContext } from './context.js'
+import { NoQuery, OrgList, OrgParams, OrgViewSchema, PutOrgBody } from './schemas.js'
+
+export function orgRoutes (app: FastifyInstance, ctx: ApiContext): void {
+  app.get('/orgs', {
+    onRequest: requireScope('org'),
+    schema: { querystring: NoQuery, response: { 200: OrgList } }
+  }, async (request) => {
+    const { store, rules } = callerOf(ctx, request)
+    const only = rules.orgFilter(undefined)
+    return { orgs: await store.listOrgs(only ?? undefined) }
+  })
+
+  app.get<{ Params: Static<typeof OrgParams> }>('/orgs/:org', {
+    onRequest: requireScope('org'),
+    schema: { params: OrgParams, querystring: NoQuery, response: { 200: OrgViewSchema } }
+  }, async (request) => {
+    const { store, rules } = callerOf(ctx, request)
+    const { org } = request.params
+    if (rules.orgFilter(org) === null) throw new AdminError(`org "${org}" has no record`, 'not_found')
+    return await store.showOrg(org)
+  })
+
+  app.put<{ Params: Static<typeof OrgParams>, Body: Static<typeof PutOrgBody> }>('/orgs/:org', {
+    onRequest: requireAdmin,
+    schema: { params: OrgParams, querystring: NoQuery, body: PutOrgBody, response: { 200: OrgViewSchema } }
+  }, async (request) => {
+    return await ctx.store(principalOf(request)).putOrg(request.params.org, { name: request.body.name, rateLimit: request.body.rate_limit })
+  })
+}

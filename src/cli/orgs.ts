@@ -1,0 +1,44 @@
+/** `keygate orgs ...`: put, list, show: org records, whose rate limit every key of the org shares. */
+import type { Command } from 'commander'
+import { limitOrNull, rateLimitOrNone, withRegistry } from './context.js'
+import { printJson, printTable } from './output.js'
+
+const ORG_COLUMNS = ['org', 'name', 'rate_limit', 'rate_limit_used']
+
+export function orgsCommand (program: Command): void {
+  const orgs = program.command('orgs').description('manage org records (a display name, and a rate limit shared by every key of the org)')
+
+  orgs.command('put')
+    .description("create or update an org's record; every gateway applies a changed limit within a second")
+    .argument('<org>', 'the org, as users and keys name it')
+    .option('--rate-limit <limit>', 'one bucket for every key of the org, e.g. 1000/1s or 100000/1d; "none" removes it (not given: kept)', rateLimitOrNone)
+    .option('--name <text>', 'a display name')
+    .option('--json', 'print the result as JSON')
+    .action(async (org: string, opts: { rateLimit?: string, name?: string, json?: boolean }) => {
+      const view = await withRegistry(({ store }) => store.putOrg(org, { rateLimit: limitOrNull(opts.rateLimit), name: opts.name }))
+      if (opts.json === true) printJson(view)
+      else process.stdout.write(`org ${org}: ${view.rate_limit !== undefined ? `rate limit ${view.rate_limit}` : 'no rate limit'}${view.name !== undefined ? ` (${view.name})` : ''}\n`)
+    })
+
+  orgs.command('list')
+    .description('list org records, with each limit and its use in the current window')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const list = await withRegistry(({ store }) => store.listOrgs())
+      if (opts.json === true) printJson(list)
+      else printTable(list, ORG_COLUMNS)
+    })
+
+  orgs.command('show')
+    .description("show one org's record, with its limit's use in the current window")
+    .argument('<org>', 'the org')
+    .option('--json', 'print the result as JSON')
+    .action(async (org: string, opts: { json?: boolean }) => {
+      const view = await withRegistry(({ store }) => store.showOrg(org))
+      if (opts.json === true) {
+        printJson(view)
+        return
+      }
+      for (const field of ORG_COLUMNS) process.stdout.write(`${field.padEnd(16)} ${String((view as Record<string, unknown>)[field] ?? '-')}\n`)
+    })
+}

@@ -1,0 +1,18 @@
+/**
+ * A rate-limit verdict on a response, on the data plane and the authorizer alike:
+ * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds) on every
+ * response to a limited request, allowed or not (on a proxied response they replace any
+ * the upstream sent: proxy.ts); over a limit, `Retry-After` (whole seconds, at least 1)
+ * with the 429 the decision (decide-request.ts) refused with.
+ */
+import type { FastifyReply } from 'fastify'
+import type { Verdict } from './limiter.js'
+
+export function setRateLimitHeaders (reply: FastifyReply, v: Verdict | undefined): void {
+  if (v === undefined || (!v.allowed && v.reason === 'rate_limit_unavailable')) return
+  reply.request.kg.rateLimited = true
+  reply.header('ratelimit-limit', String(v.limit))
+  reply.header('ratelimit-remaining', String(v.allowed ? v.remaining : 0))
+  reply.header('ratelimit-reset', String(v.resetS))
+  if (!v.allowed) reply.header('retry-after', String(v.retryAfterS))
+}
