@@ -83,10 +83,19 @@ export interface KeygateOptions {
   unpinned?: boolean
   /** run under a tool (bench/instructions.ts) */
   launcher?: Launcher
+  /** open the authorizer listener too (`authz_listen`, on `authzPort`) */
+  authz?: boolean
+  /**
+   * YAML flow mapping for the `identity` section: the assertion rows set
+   * `identity.assertion` here (`{ assertion: { enabled: true, bind: request, ... } }`)
+   */
+  identity?: string
 }
 
 export interface KeygateServer extends RunningServer {
   adminPort: number
+  /** the authorizer listener's port, with `authz` */
+  authzPort: number | undefined
 }
 
 /** Registry reads (the Lua script) the shared Redis has executed so far, across every gateway. */
@@ -124,9 +133,10 @@ rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
 cache: ${o.cache ?? '{}'}
 log: { level: ${o.logLevel ?? 'info'} }
-`)
+${o.identity === undefined ? '' : `identity: ${o.identity}\n`}`)
   const port = await freePort()
   const adminPort = await freePort()
+  const authzPort = o.authz === true ? await freePort() : undefined
   const gateway = await spawnServer({
     name,
     ...nodeCommand([KEYGATE_CLI, 'serve', ...(o.workers === undefined ? [] : ['--workers', String(o.workers)])], o.launcher),
@@ -134,7 +144,8 @@ log: { level: ${o.logLevel ?? 'info'} }
       KEYGATE_CONFIG: config,
       KEYGATE_REDIS_URL: url,
       KEYGATE_LISTEN: `127.0.0.1:${port}`,
-      KEYGATE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`
+      KEYGATE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
+      ...(authzPort === undefined ? {} : { KEYGATE_AUTHZ_LISTEN: `127.0.0.1:${authzPort}` })
     },
     cpus: o.workers === undefined && o.unpinned !== true ? ctx.serverCpus : undefined,
     port,
@@ -144,6 +155,7 @@ log: { level: ${o.logLevel ?? 'info'} }
   return {
     port: gateway.port,
     adminPort,
+    authzPort,
     pid: gateway.pid,
     async stop () {
       await gateway.stop()

@@ -1,0 +1,100 @@
+// nginx in front of the keygate authorizer, as a server under test: docs/authorizer.md's
+// nginx configuration (auth_request, keep-alive to keygate and to the backend), its
+// addresses replaced by the bench's, as test/integration/nginx-authorizer.test.ts runs
+// it. One worker process, pinned with keygate to the server core: the pair gets the
+// one core keygate's own proxy gets (docs/benchmarks.md, Method).
+import { spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { freePort } from './port.js'
+import { spawnServer, type ChildServer } from './process.js'
+import { BENCH_PATH } from './servers.js'
+
+/** the page whose ```nginx block is the configuration */
+const DOC = fileURLToPath(new URL('../../docs/authorizer.md', import.meta.url))
+const CANDIDATES = ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx']
+
+function nginxBinary (): string {
+  const found = CANDIDATES.find((p) => existsSync(p))
+  if (found !== undefined) return found
+  throw new Error('nginx not found: install Debian\'s nginx package (`apt-get install -y nginx`)')
+}
+
+/** docs/authorizer.md's nginx block, pointed at this keygate, this backend and this port. */
+export function configFromDocs (authzPort: number, backendPort: number, port: number): string {
+  const match = /```nginx\n([\s\S]*?)\n```/.exec(readFileSync(DOC, 'utf8'))
+  if (match?.[1] === undefined) throw new Error(`${DOC}: no \`\`\`nginx block`)
+  let conf = match[1]
+  for (const [from, to] of [
+    ['server 127.0.0.1:8082;', `server 127.0.0.1:${authzPort};`],
+    ['server 127.0.0.1:3000;', `server 127.0.0.1:${backendPort};`],
+    ['listen 127.0.0.1:8000;', `listen 127.0.0.1:${port};`]
+  ] as const) {
+    if (!conf.includes(from)) throw new Error(`docs/authorizer.md's nginx block no longer has "${from}"`)
+    conf = conf.replace(from, to)
+  }
+  return conf
+}
+
+/**
+ * nginx with the documented configuration, a master and one worker (all on `cpus`),
+ * ready once a request without a key comes back as keygate's 401 through it.
+ */
+export async function startNginx (authzPort: number, originUrl: string, cpus: string | undefined): Promise<ChildServer> {
+  const bin = nginxBinary()
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'keygate-bench-nginx-'))
+  // run as root, the master starts its worker as `nobody`, which must reach the temp paths
+  chmodSync(dir, 0o755)
+  const conf = join(dir, 'nginx.conf')
+  writeFileSync(conf, `
+worker_processes 1;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  # one log line per request in both setups: keygate's decision line here, as keygate's
+  # request line on its own proxy
+  access_log off;
+  # node keeps a client's keep-alive connection for any number of requests; nginx's
+  # default (1,000) would make the load generator reconnect every few hundred ms
+  keepalive_requests 1000000;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+${configFromDocs(authzPort, Number(new URL(originUrl).port), port)}
+}
+`)
+  const check = spawnSync(bin, ['-t', '-p', dir, '-c', conf], { encoding: 'utf8' })
+  if (check.status !== 0) throw new Error(`nginx -t refused the configuration:\n${check.stderr}`)
+  const errors = (): string => existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8').slice(-4096) : ''
+  let server: ChildServer
+  try {
+    server = await spawnServer({
+      name: 'nginx',
+      command: bin,
+      args: ['-p', dir, '-c', conf],
+      cpus,
+      port,
+      readyUrl: `http://127.0.0.1:${port}${BENCH_PATH}`,
+      isReady: (status) => status === 401
+    })
+  } catch (err: unknown) {
+    const log = errors()
+    rmSync(dir, { recursive: true, force: true })
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\nnginx error log:\n${log}`)
+  }
+  return {
+    ...server,
+    output: () => server.output() + errors(),
+    async stop () {
+      await server.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
