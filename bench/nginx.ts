@@ -2,7 +2,8 @@
 // nginx configuration (auth_request, keep-alive to keygate and to the backend), its
 // addresses replaced by the bench's, as test/integration/nginx-authorizer.test.ts runs
 // it. One worker process, pinned with keygate to the server core: the pair gets the
-// one core keygate's own proxy gets (docs/benchmarks.md, Method).
+// one core keygate's own proxy gets (docs/benchmarks.md, Method). Also nginx alone,
+// the same proxying without auth_request: what the ingress costs before it asks.
 import { spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -38,13 +39,32 @@ export function configFromDocs (authzPort: number, backendPort: number, port: nu
   return conf
 }
 
+/** The documentation's proxying (keep-alive to the backend) without auth_request. */
+function plainProxy (backendPort: number, port: number): string {
+  return `
+upstream backend {
+    server 127.0.0.1:${backendPort};
+    keepalive 64;
+}
+server {
+    listen 127.0.0.1:${port};
+    location /api/ {
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+        proxy_pass http://backend;
+    }
+}`
+}
+
 /**
- * nginx with the documented configuration, a master and one worker (all on `cpus`),
- * ready once a request without a key comes back as keygate's 401 through it.
+ * nginx, a master and one worker (all on `cpus`): with `authzPort`, the documented
+ * configuration, ready once a request without a key comes back as keygate's 401
+ * through it; without, the plain proxy, ready once a request comes back from the origin.
  */
-export async function startNginx (authzPort: number, originUrl: string, cpus: string | undefined): Promise<ChildServer> {
+export async function startNginx (authzPort: number | undefined, originUrl: string, cpus: string | undefined): Promise<ChildServer> {
   const bin = nginxBinary()
   const port = await freePort()
+  const backendPort = Number(new URL(originUrl).port)
   const dir = mkdtempSync(join(tmpdir(), 'keygate-bench-nginx-'))
   // run as root, the master starts its worker as `nobody`, which must reach the temp paths
   chmodSync(dir, 0o755)
@@ -67,7 +87,7 @@ http {
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
-${configFromDocs(authzPort, Number(new URL(originUrl).port), port)}
+${authzPort === undefined ? plainProxy(backendPort, port) : configFromDocs(authzPort, backendPort, port)}
 }
 `)
   const check = spawnSync(bin, ['-t', '-p', dir, '-c', conf], { encoding: 'utf8' })
@@ -82,7 +102,7 @@ ${configFromDocs(authzPort, Number(new URL(originUrl).port), port)}
       cpus,
       port,
       readyUrl: `http://127.0.0.1:${port}${BENCH_PATH}`,
-      isReady: (status) => status === 401
+      isReady: (status) => status === (authzPort === undefined ? 200 : 401)
     })
   } catch (err: unknown) {
     const log = errors()

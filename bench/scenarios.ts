@@ -143,7 +143,8 @@ async function startNginxAuthorizer (ctx: ScenarioContext): Promise<RunningServe
  * Authorizer rows (issue 16): cached decisions on the authorizer listener (personal key,
  * Traefik's request shape) and a refused one (a malformed key, 401), each compared with
  * the hello-world; and end to end, nginx + the authorizer against keygate's own proxy
- * (the headline row), the same origin behind both.
+ * (the headline row), the same origin behind both, and nginx alone (no auth_request)
+ * against it too, the ceiling of nginx + the authorizer.
  */
 export function authorizerScenarios (ctx: ScenarioContext): Scenario[] {
   return [
@@ -172,6 +173,13 @@ export function authorizerScenarios (ctx: ScenarioContext): Scenario[] {
       start: async () => await startNginxAuthorizer(ctx),
       headers: { authorization: `Bearer ${benchKeys.personal.key}` },
       target: { cpuRatio: 1.5 }
+    },
+    {
+      // the ceiling of the row above: its distance from this one is what asking keygate costs
+      name: 'nginx alone: the same proxying, no auth_request (the authz rows\' ingress without keygate)',
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startNginx(undefined, ctx.originUrl, ctx.serverCpus),
+      headers: { authorization: `Bearer ${benchKeys.personal.key}` }
     }
   ]
 }
