@@ -102,11 +102,11 @@ export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], 
       '³ share of one core used by the server process, and by its worker processes under `--workers` (so above 100% there), during measured rounds; for nginx + the keygate authorizer, both together. ' +
       '⁴ load generator (autocannon, in the runner) + origin, share of one core. ' +
       '⁵ everything else on the machine (other processes, kernel, VM steal), share of one core; should be near 0. ' +
-      '⁶ VmHWM of the server process at the end of the run (the primary\'s under `--workers`; keygate\'s behind nginx). ' +
+      '⁶ VmHWM of the server process at the end of the run (the primary\'s under `--workers`; keygate\'s behind nginx; nginx\'s master\'s for nginx alone). ' +
       '⁷ median over rounds of the ratio to the compared row measured in the same round: the headline figure, robust to the machine\'s speed drifting during the run. ' +
       '⁸ registry reads (the Lua script) Redis executed during the scenario\'s measured rounds, per 1,000 responses. ' +
       '⁹ the server\'s CPU time per response (median over rounds), and the median over rounds of the compared row\'s CPU per response divided by this row\'s: the throughput ratio of a saturated core. It does not move with the load generator\'s share of the machine or with VM steal, so it is the steadier of the two ratios on a noisy machine. ' +
-      '¹⁰ the row the ratios are against, measured in the same rounds: the baseline, except for the authorizer\'s decision rows (the fastify hello-world, which answers the same request with an empty 200) and nginx + the keygate authorizer (keygate\'s own proxy, personal key, cache warm).',
+      '¹⁰ the row the ratios are against, measured in the same rounds: the baseline, except for the authorizer\'s decision rows (the fastify hello-world, which answers the same request with an empty 200) and the nginx rows (keygate\'s own proxy, personal key, cache warm).',
     '',
     `- date: ${info.date}`,
     `- machine: ${info.machine}`,
