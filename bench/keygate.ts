@@ -92,6 +92,8 @@ export interface KeygateOptions {
   launcher?: Launcher
   /** the signed identity assertion on (docs/assertion.md), with a key made for the run */
   assertion?: { bind: 'request' | 'identity', alg?: 'ES256' | 'EdDSA' }
+  /** open the authorizer listener too (`authz_listen`, on `authzPort`) */
+  authz?: boolean
 }
 
 /** identity.assertion for the config file, and its key file (written into `dir`). */
@@ -105,6 +107,8 @@ function assertionSetup (dir: string, o: KeygateOptions['assertion']): { yaml: s
 
 export interface KeygateServer extends RunningServer {
   adminPort: number
+  /** the authorizer listener's port, with `authz` */
+  authzPort: number | undefined
 }
 
 /** Registry reads (the Lua script) the shared Redis has executed so far, across every gateway. */
@@ -146,6 +150,7 @@ log: { level: ${o.logLevel ?? 'info'} }
 ${assertion.yaml}`)
   const port = await freePort()
   const adminPort = await freePort()
+  const authzPort = o.authz === true ? await freePort() : undefined
   const gateway = await spawnServer({
     name,
     ...nodeCommand([KEYGATE_CLI, 'serve', ...(o.workers === undefined ? [] : ['--workers', String(o.workers)])], o.launcher),
@@ -154,7 +159,8 @@ ${assertion.yaml}`)
       KEYGATE_REDIS_URL: url,
       KEYGATE_LISTEN: `127.0.0.1:${port}`,
       KEYGATE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
-      ...assertion.env
+      ...assertion.env,
+      ...(authzPort === undefined ? {} : { KEYGATE_AUTHZ_LISTEN: `127.0.0.1:${authzPort}` })
     },
     cpus: o.workers === undefined && o.unpinned !== true ? ctx.serverCpus : undefined,
     port,
@@ -164,6 +170,7 @@ ${assertion.yaml}`)
   return {
     port: gateway.port,
     adminPort,
+    authzPort,
     pid: gateway.pid,
     async stop () {
       await gateway.stop()

@@ -1,5 +1,6 @@
 // Render results: Markdown for humans (stdout), JSON for machines (BENCH_OUT).
 import type { ScenarioSummary } from './summary.js'
+import type { Target } from './types.js'
 
 export interface RunInfo {
   date: string
@@ -22,6 +23,7 @@ function row (s: ScenarioSummary): string {
     s.name,
     fixed(s.reqPerSec, 0),
     `${fixed(s.reqPerSecMin, 0)}–${fixed(s.reqPerSecMax, 0)}`,
+    s.comparedWith,
     `${fixed(s.ratio, 2)}×`,
     `**${fixed(s.pairedRatio, 2)}×**`,
     fixed(s.cpuUsPerReq, 0),
@@ -37,6 +39,19 @@ function row (s: ScenarioSummary): string {
     fixed(s.readsPer1k, 1)
   ]
   return `| ${cells.join(' | ')} |`
+}
+
+/** One line per targeted row: each figure, its target, met or not. */
+function targetLine (s: ScenarioSummary, t: Target): string {
+  const checks: string[] = []
+  const check = (figure: number | undefined, text: string, bound: number, atLeast: boolean, digits: number, unit: string): void => {
+    const met = figure !== undefined && (atLeast ? figure >= bound : figure <= bound)
+    checks.push(`${text} ${fixed(figure, digits)}${unit} (target ${atLeast ? '≥' : '≤'} ${bound.toLocaleString('en')}${unit}): ${met ? 'met' : '**not met**'}`)
+  }
+  if (t.reqPerSec !== undefined) check(s.reqPerSec, 'req/s', t.reqPerSec, true, 0, '')
+  if (t.cpuUsPerReq !== undefined) check(s.cpuUsPerReq, 'CPU', t.cpuUsPerReq, false, 0, ' µs/req')
+  if (t.cpuRatio !== undefined) check(s.pairedCpuRatio, `vs ${s.comparedWith} (CPU/req, paired)`, t.cpuRatio, true, 2, '×')
+  return `- ${s.name}: ${checks.join('; ')}; req/s paired ${fixed(s.pairedRatio, 2)}×`
 }
 
 /** Problems that make numbers untrustworthy. Failures invalidate the run. */
@@ -68,21 +83,30 @@ export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], 
     lines.push('')
   }
   lines.push(
-    '| scenario | req/s (mean) | req/s min–max | vs baseline (means) | vs baseline (paired)⁷ | server CPU µs/req⁹ | vs baseline, CPU/req (paired)⁹ | p50 ms | p99 ms | unexpected status¹ | errors² | server CPU³ | loadgen CPU⁴ | other CPU⁵ | peak RSS MiB⁶ | Redis reads per 1k req⁸ |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+    '| scenario | req/s (mean) | req/s min–max | compared with¹⁰ | ratio (means) | ratio (paired)⁷ | server CPU µs/req⁹ | ratio, CPU/req (paired)⁹ | p50 ms | p99 ms | unexpected status¹ | errors² | server CPU³ | loadgen CPU⁴ | other CPU⁵ | peak RSS MiB⁶ | Redis reads per 1k req⁸ |',
+    '|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   )
   for (const s of summaries) lines.push(row(s))
+  const split = summaries.filter((s) => s.partsCpuUsPerReq !== undefined)
+  if (split.length > 0) lines.push('', 'CPU per request by process (median over rounds):')
+  for (const s of split) {
+    const parts = Object.entries(s.partsCpuUsPerReq ?? {}).map(([label, us]) => `${label} ${fixed(us, 0)} µs`)
+    lines.push(`- ${s.name}: ${parts.join(' + ')} = ${fixed(s.cpuUsPerReq, 0)} µs per request together`)
+  }
+  const targets = summaries.flatMap((s) => s.target === undefined ? [] : [targetLine(s, s.target)])
+  if (targets.length > 0) lines.push('', 'Targets:', ...targets)
   lines.push(
     '',
     '¹ non-2xx responses, or responses other than the scenario\'s expected status (warm-up included). ' +
       '² socket errors and timeouts (warm-up included). ' +
-      '³ share of one core used by the server process, and by its worker processes under `--workers` (so above 100% there), during measured rounds. ' +
+      '³ share of one core used by the server process, and by its worker processes under `--workers` (so above 100% there), during measured rounds; for nginx + the keygate authorizer, both together. ' +
       '⁴ load generator (autocannon, in the runner) + origin, share of one core. ' +
       '⁵ everything else on the machine (other processes, kernel, VM steal), share of one core; should be near 0. ' +
-      '⁶ VmHWM of the server process at the end of the run (the primary\'s under `--workers`). ' +
-      '⁷ median over rounds of the ratio to the baseline measured in the same round: the headline figure, robust to the machine\'s speed drifting during the run. ' +
+      '⁶ VmHWM of the server process at the end of the run (the primary\'s under `--workers`; keygate\'s behind nginx; nginx\'s master\'s for nginx alone). ' +
+      '⁷ median over rounds of the ratio to the compared row measured in the same round: the headline figure, robust to the machine\'s speed drifting during the run. ' +
       '⁸ registry reads (the Lua script) Redis executed during the scenario\'s measured rounds, per 1,000 responses. ' +
-      '⁹ the server\'s CPU time per response (median over rounds), and the median over rounds of the baseline\'s CPU per response divided by this row\'s: the throughput ratio of a saturated core. It does not move with the load generator\'s share of the machine or with VM steal, so it is the steadier of the two ratios on a noisy machine.',
+      '⁹ the server\'s CPU time per response (median over rounds), and the median over rounds of the compared row\'s CPU per response divided by this row\'s: the throughput ratio of a saturated core. It does not move with the load generator\'s share of the machine or with VM steal, so it is the steadier of the two ratios on a noisy machine. ' +
+      '¹⁰ the row the ratios are against, measured in the same rounds: the baseline, except for the authorizer\'s decision rows (the fastify hello-world, which answers the same request with an empty 200) and the nginx rows (keygate\'s own proxy, personal key, cache warm).',
     '',
     `- date: ${info.date}`,
     `- machine: ${info.machine}`,

@@ -18,9 +18,9 @@ import { applyPinning } from './pinning.js'
 import { killAllSync, stopAll, unexpectedExits } from './process.js'
 import { peakRssKiB } from './procfs.js'
 import { findProblems, markdown, type RunInfo } from './report.js'
-import { baselineScenario, controlScenario, keygateScenarios, referenceScenario } from './scenarios.js'
+import { authorizerScenarios, baselineScenario, controlScenario, helloScenario, keygateScenarios, referenceScenario } from './scenarios.js'
 import { BENCH_PATH, startOrigin } from './servers.js'
-import { cpuPerReq, summarize, type ScenarioMeasures } from './summary.js'
+import { cpuPerReq, summarize, type RoundMeasure, type ScenarioMeasures } from './summary.js'
 import type { RunningServer, Scenario, ScenarioContext } from './types.js'
 
 const PAUSE_BETWEEN_ROUNDS_MS = 500
@@ -54,6 +54,23 @@ function runInfo (config: BenchConfig, pinningNote: string): RunInfo {
 }
 
 interface Started { scenario: Scenario, server: RunningServer, url: string }
+
+/**
+ * The baseline, the scenarios whose name contains the filter, and the rows they are
+ * compared with, in the list's order.
+ */
+function selected (filter: string | undefined, all: readonly Scenario[]): Scenario[] {
+  const names = new Set(all.filter((s, i) => i === 0 || filter === undefined || s.name.includes(filter)).map((s) => s.name))
+  for (const s of all) if (names.has(s.name) && s.compareWith !== undefined) names.add(s.compareWith)
+  for (const name of names) if (!all.some((s) => s.name === name)) throw new Error(`a scenario is compared with "${name}", which is not in the list`)
+  return all.filter((s) => names.has(s.name))
+}
+
+/** ", nginx 30 + keygate 40" for a server made of parts */
+function partsNote (m: RoundMeasure): string {
+  const parts = Object.entries(m.partsCpuPct ?? {}).map(([label, pct]) => `${label} ${(cpuPerReq({ serverCpuPct: pct, reqPerSec: m.reqPerSec }) ?? 0).toFixed(0)}`)
+  return parts.length === 0 ? '' : `: ${parts.join(' + ')}`
+}
 
 async function start (scenario: Scenario): Promise<Started> {
   const server = await scenario.start()
@@ -100,17 +117,17 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
         await delay(PAUSE_BETWEEN_ROUNDS_MS)
       }
       const readsBefore = await registryReads()
-      const meter = startCpuMeter(s.server.pid, helperPids)
+      const meter = startCpuMeter(s.server.parts ?? s.server.pid, helperPids)
       const result = await runRound(target(s), load(config.durationSec))
       const cpu = meter()
       const reads = await registryReads() - readsBefore
-      const measured = { ...result, round, serverCpuPct: cpu.serverPct, loadgenCpuPct: cpu.loadgenPct, otherCpuPct: cpu.otherPct, registryReads: reads }
+      const measured = { ...result, round, serverCpuPct: cpu.serverPct, loadgenCpuPct: cpu.loadgenPct, otherCpuPct: cpu.otherPct, registryReads: reads, partsCpuPct: cpu.partsPct }
       measures[i]?.rounds.push(measured)
       const usPerReq = cpuPerReq(measured)
       const bad = result.unexpectedStatus + result.errors > 0 ? `  !!! ${result.unexpectedStatus} unexpected status, ${result.errors} errors` : ''
       log(`round ${round}/${config.rounds} ${s.scenario.name}: ${result.reqPerSec.toFixed(0)} req/s, ` +
         `p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, CPU server ${pct(cpu.serverPct)} ` +
-        `(${usPerReq === undefined ? 'n/a' : usPerReq.toFixed(0)} µs/req) ` +
+        `(${usPerReq === undefined ? 'n/a' : usPerReq.toFixed(0)} µs/req${partsNote(measured)}) ` +
         `loadgen ${pct(cpu.loadgenPct)} other ${pct(cpu.otherPct)}${bad}`)
       await delay(PAUSE_BETWEEN_ROUNDS_MS)
     }
@@ -135,15 +152,23 @@ async function main (): Promise<number> {
       auxCpus: pinning.auxCpus,
       distDir
     }
-    const scenarios = [baselineScenario(ctx), controlScenario(ctx), referenceScenario(ctx), ...keygateScenarios(ctx)]
-      .filter((s, i) => i === 0 || config.filter === undefined || s.name.includes(config.filter))
+    const scenarios = selected(config.filter, [
+      baselineScenario(ctx), controlScenario(ctx), referenceScenario(ctx), ...keygateScenarios(ctx),
+      helloScenario(ctx), ...authorizerScenarios(ctx)
+    ])
     for (const scenario of scenarios) {
       log(`starting ${scenario.name}`)
       started.push(await start(scenario))
     }
 
     const measures = await measure(config, started, [origin.pid])
-    const summaries = measures.map((m) => summarize(m, measures[0]))
+    const summaries = started.map((s, i) => {
+      const against = s.scenario.compareWith ?? started[0]?.scenario.name
+      const j = started.findIndex((x) => x.scenario.name === against)
+      const reference = started[j]?.scenario
+      const label = reference === undefined ? 'baseline' : reference.label ?? reference.name.split(':')[0] ?? reference.name
+      return { ...summarize(measures[i] as ScenarioMeasures, measures[j], label), target: s.scenario.target }
+    })
     const problems = findProblems(summaries, unexpectedExits())
     for (const [i, s] of started.entries()) {
       const max = s.scenario.maxReadsPer1k

@@ -1,9 +1,18 @@
 // The scenarios measured by bench/run.ts. The first one is the baseline every
-// other row is compared with; keygate rows come from keygateScenarios().
+// other row is compared with, unless the row names its own reference (compareWith);
+// keygate rows come from keygateScenarios(), the authorizer's from authorizerScenarios().
 import { FORGED_IDS, nextForgedKey } from './forged-keys.js'
-import { BENCH_RATE_LIMIT, benchKeys, startKeygate } from './keygate.js'
-import { startBaseline } from './servers.js'
-import type { Scenario, ScenarioContext } from './types.js'
+import { BENCH_RATE_LIMIT, benchKeys, startKeygate, type KeygateOptions } from './keygate.js'
+import { startNginx } from './nginx.js'
+import { BENCH_PATH, startBaseline, startHello } from './servers.js'
+import type { RunningServer, Scenario, ScenarioContext } from './types.js'
+
+/** keygate's own proxy, the headline row: what nginx + the authorizer is compared with */
+export const KEYGATE_PROXY = 'keygate: personal key, cache warm'
+/** the cached decision, what the assertion's decision rows are compared with */
+export const AUTHZ_CACHED = 'authz: personal key, cache warm (Traefik shape, 200 decision)'
+/** the reference of the decision rows */
+export const HELLO = 'hello-world: plain fastify, 200 with an empty body, no auth (the decision rows\' reference)'
 
 export function baselineScenario (ctx: ScenarioContext): Scenario {
   return {
@@ -51,14 +60,37 @@ export function referenceScenario (ctx: ScenarioContext): Scenario {
 export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
   const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` })
   return [
-    { name: 'keygate: personal key, cache warm', start: async () => await startKeygate(ctx, 'keygate-cached'), headers: bearer(benchKeys.personal.key) },
+    { name: KEYGATE_PROXY, label: 'keygate proxy', start: async () => await startKeygate(ctx, 'keygate-cached'), headers: bearer(benchKeys.personal.key) },
     { name: 'keygate: BOT key, cache warm', start: async () => await startKeygate(ctx, 'keygate-bot'), headers: bearer(benchKeys.bot.key) },
     { name: 'keygate: personal key, cache warm, request log off', start: async () => await startKeygate(ctx, 'keygate-nolog', { logLevel: 'silent' }), headers: bearer(benchKeys.personal.key) },
     {
       name: `keygate: personal key with a rate limit (${BENCH_RATE_LIMIT}), cache warm: one Lua call per request`,
       start: async () => await startKeygate(ctx, 'keygate-limited'),
       headers: bearer(benchKeys.limited.key),
-      maxReadsPer1k: 1001
+      maxReadsPer1k: 1001,
+      target: { cpuRatio: 0.75 }
+    },
+    // the signed identity assertion (docs/assertion.md), against the same row without it
+    {
+      name: 'keygate: personal key, cache warm, assertion bind: identity (ES256)',
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startKeygate(ctx, 'keygate-assert-identity', { assertion: { bind: 'identity', alg: 'ES256' } }),
+      headers: bearer(benchKeys.personal.key),
+      target: { cpuRatio: 0.95 }
+    },
+    {
+      name: 'keygate: personal key, cache warm, assertion bind: request (ES256)',
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startKeygate(ctx, 'keygate-assert-request', { assertion: { bind: 'request', alg: 'ES256' } }),
+      headers: bearer(benchKeys.personal.key),
+      target: { cpuRatio: 0.75 }
+    },
+    {
+      name: 'keygate: personal key, cache warm, assertion bind: request (EdDSA)',
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startKeygate(ctx, 'keygate-assert-request-eddsa', { assertion: { bind: 'request', alg: 'EdDSA' } }),
+      headers: bearer(benchKeys.personal.key),
+      target: { cpuRatio: 0.75 }
     },
     { name: 'keygate: personal key, cache disabled (Redis per request)', start: async () => await startKeygate(ctx, 'keygate-nocache', { cache: '{ enabled: false }' }), headers: bearer(benchKeys.personal.key) },
     { name: 'keygate: malformed keys (401, no Redis)', start: async () => await startKeygate(ctx, 'keygate-malformed'), headers: bearer('kg_not-a-real-key'), expectedStatus: 401 },
@@ -71,5 +103,131 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       maxReadsPer1k: 1
     },
     { name: 'keygate: personal key, --workers 2, unpinned', start: async () => await startKeygate(ctx, 'keygate-workers', { workers: 2 }), headers: bearer(benchKeys.personal.key) }
+  ]
+}
+
+/**
+ * The decision request Traefik's ForwardAuth sends for a client's `GET /api/v1/users`:
+ * to the authorizer's own address, the original method and target in
+ * `X-Forwarded-Method`/`-Uri`, the client's address appended to `X-Forwarded-For`, and
+ * the client's headers (its `Authorization`).
+ */
+function traefikDecision (key: string): Record<string, string> {
+  return {
+    'x-forwarded-method': 'GET',
+    'x-forwarded-proto': 'http',
+    'x-forwarded-host': 'api.example.com',
+    'x-forwarded-uri': BENCH_PATH,
+    'x-forwarded-for': '203.0.113.7',
+    authorization: `Bearer ${key}`
+  }
+}
+
+/**
+ * The fastify hello-world: 200, empty body. It is sent the decision rows' request (same
+ * target, same headers), so their ratio to it is what a decision costs over parsing
+ * that request and writing an empty answer.
+ */
+export function helloScenario (ctx: ScenarioContext): Scenario {
+  return {
+    name: HELLO,
+    label: 'hello-world',
+    start: async () => await startHello(ctx.distDir, ctx.serverCpus),
+    path: '/',
+    headers: traefikDecision(benchKeys.personal.key)
+  }
+}
+
+/** keygate with the authorizer listener, as the server under test (the load goes to that listener). */
+async function startAuthorizer (ctx: ScenarioContext, name: string, o: KeygateOptions = {}): Promise<RunningServer> {
+  const gw = await startKeygate(ctx, name, { ...o, authz: true })
+  if (gw.authzPort === undefined) throw new Error(`${name}: no authorizer port`)
+  return { port: gw.authzPort, pid: gw.pid, stop: gw.stop }
+}
+
+/**
+ * nginx (docs/authorizer.md's configuration) in front of the origin, asking keygate's
+ * authorizer: nginx and keygate on the server core together. The CPU columns are the
+ * pair's; the peak RSS is keygate's.
+ */
+async function startNginxAuthorizer (ctx: ScenarioContext): Promise<RunningServer> {
+  const gw = await startKeygate(ctx, 'keygate-authz-nginx', { authz: true })
+  const pid = gw.pid
+  if (gw.authzPort === undefined || pid === undefined) throw new Error('keygate-authz-nginx: no authorizer port or pid')
+  let nginx: RunningServer & { pid: number }
+  try {
+    nginx = await startNginx(gw.authzPort, ctx.originUrl, ctx.serverCpus)
+  } catch (err: unknown) {
+    await gw.stop()
+    throw err
+  }
+  return {
+    port: nginx.port,
+    pid,
+    parts: [{ label: 'nginx', pid: nginx.pid }, { label: 'keygate', pid }],
+    async stop () {
+      await nginx.stop()
+      await gw.stop()
+    }
+  }
+}
+
+/**
+ * Authorizer rows (issue 16): cached decisions on the authorizer listener (personal key,
+ * Traefik's request shape) and a refused one (a malformed key, 401), each compared with
+ * the hello-world; and end to end, nginx + the authorizer against keygate's own proxy
+ * (the headline row), the same origin behind both, and nginx alone (no auth_request)
+ * against it too, the ceiling of nginx + the authorizer.
+ */
+export function authorizerScenarios (ctx: ScenarioContext): Scenario[] {
+  return [
+    {
+      name: AUTHZ_CACHED,
+      label: 'authz cached',
+      compareWith: HELLO,
+      start: async () => await startAuthorizer(ctx, 'keygate-authz'),
+      path: '/',
+      headers: traefikDecision(benchKeys.personal.key),
+      target: { reqPerSec: 25_000, cpuUsPerReq: 40, cpuRatio: 0.5 }
+    },
+    {
+      name: 'authz: malformed keys (401 decision, no Redis)',
+      compareWith: HELLO,
+      start: async () => await startAuthorizer(ctx, 'keygate-authz-malformed'),
+      path: '/',
+      headers: traefikDecision('kg_not-a-real-key'),
+      expectedStatus: 401
+    },
+    // the signed identity assertion on the 200, against the same decision without it
+    {
+      name: 'authz: personal key, cache warm, assertion bind: identity (ES256)',
+      compareWith: AUTHZ_CACHED,
+      start: async () => await startAuthorizer(ctx, 'keygate-authz-assert-identity', { assertion: { bind: 'identity', alg: 'ES256' } }),
+      path: '/',
+      headers: traefikDecision(benchKeys.personal.key),
+      target: { cpuRatio: 0.95 }
+    },
+    {
+      name: 'authz: personal key, cache warm, assertion bind: request (ES256)',
+      compareWith: AUTHZ_CACHED,
+      start: async () => await startAuthorizer(ctx, 'keygate-authz-assert-request', { assertion: { bind: 'request', alg: 'ES256' } }),
+      path: '/',
+      headers: traefikDecision(benchKeys.personal.key),
+      target: { cpuRatio: 0.75 }
+    },
+    {
+      name: 'nginx + keygate authz: personal key, cache warm (auth_request; both on the server core)',
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startNginxAuthorizer(ctx),
+      headers: { authorization: `Bearer ${benchKeys.personal.key}` },
+      target: { cpuRatio: 1.5 }
+    },
+    {
+      // the ceiling of the row above: its distance from this one is what asking keygate costs
+      name: 'nginx alone: the same proxying, no auth_request (the authz rows\' ingress without keygate)',
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startNginx(undefined, ctx.originUrl, ctx.serverCpus),
+      headers: { authorization: `Bearer ${benchKeys.personal.key}` }
+    }
   ]
 }

@@ -1,5 +1,5 @@
-// Launchers for the benchmark's own child servers (compiled origin.js and
-// baseline.js, in the bench's build directory), built on the reusable spawnServer helper.
+// Launchers for the benchmark's own child servers (compiled origin.js,
+// baseline.js and hello.js, in the bench's build directory), built on the reusable spawnServer helper.
 import { join } from 'node:path'
 import { freePort } from './port.js'
 import { nodeCommand, spawnServer, type ChildServer, type Launcher } from './process.js'
@@ -34,6 +34,21 @@ export async function startBaseline (distDir: string, originUrl: string, cpus: s
     cpus,
     port,
     readyUrl: `http://127.0.0.1:${port}${BENCH_PATH}`,
+    isReady: (status) => status === 200
+  })
+}
+
+/** The fastify hello-world (bench/hello.ts): 200, empty body, for any GET. */
+export async function startHello (distDir: string, cpus: string | undefined): Promise<ChildServer> {
+  const port = await freePort()
+  return await spawnServer({
+    name: 'hello',
+    command: process.execPath,
+    args: [join(distDir, 'hello.js')],
+    env: { PORT: String(port), HOST: '127.0.0.1' },
+    cpus,
+    port,
+    readyUrl: `http://127.0.0.1:${port}/`,
     isReady: (status) => status === 200
   })
 }

@@ -1,6 +1,7 @@
 // Reduce per-round measurements to one row per scenario.
 import type { RoundResult } from './load.js'
 import { mean, median } from './stats.js'
+import type { Target } from './types.js'
 
 export interface RoundMeasure extends RoundResult {
   round: number
@@ -12,6 +13,8 @@ export interface RoundMeasure extends RoundResult {
   otherCpuPct: number | undefined
   /** registry reads (Lua script calls) Redis executed during the round */
   registryReads: number
+  /** each part's % of one core, for a server made of parts (nginx + keygate) */
+  partsCpuPct?: Record<string, number> | undefined
 }
 
 export interface ScenarioMeasures {
@@ -25,14 +28,19 @@ export interface ScenarioMeasures {
 
 export interface ScenarioSummary {
   name: string
+  /**
+   * The row the ratios are against: the baseline, or the scenario's own reference
+   * (the fastify hello-world for decision rows), measured in the same rounds.
+   */
+  comparedWith: string
   /** Mean over rounds. */
   reqPerSec: number
   reqPerSecMin: number
   reqPerSecMax: number
-  /** reqPerSec / baseline reqPerSec. */
+  /** reqPerSec / the reference row's reqPerSec (the baseline unless the row names another). */
   ratio: number
   /**
-   * Median over rounds of (this round's req/s / the baseline's req/s in the same round).
+   * Median over rounds of (this round's req/s / the reference's req/s in the same round).
    * Each pair is measured minutes apart at most, so it survives the slow drifts in
    * machine speed that make means over a whole run unreliable on a shared VM.
    */
@@ -44,7 +52,7 @@ export interface ScenarioSummary {
    */
   cpuUsPerReq: number | undefined
   /**
-   * Median over rounds of (the baseline's CPU µs per response / this one's, same round):
+   * Median over rounds of (the reference's CPU µs per response / this one's, same round):
    * the throughput ratio a saturated core would give, the steadier estimate on a noisy VM.
    */
   pairedCpuRatio: number | undefined
@@ -60,6 +68,10 @@ export interface ScenarioSummary {
   peakRssKiB: number | undefined
   /** registry reads per 1,000 responses over the measured rounds */
   readsPer1k: number
+  /** median over rounds of each part's CPU µs per response, for a server made of parts */
+  partsCpuUsPerReq: Record<string, number> | undefined
+  /** the scenario's target, reported as met or not */
+  target?: Target | undefined
 }
 
 /** The server's CPU time per response in one round, in µs (undefined without a CPU reading). */
@@ -74,12 +86,13 @@ const medianDefined = (values: ReadonlyArray<number | undefined>): number | unde
 const meanDefined = (values: ReadonlyArray<number | undefined>): number | undefined =>
   values.every((v): v is number => v !== undefined) && values.length > 0 ? mean(values) : undefined
 
-export function summarize (measures: ScenarioMeasures, baseline: ScenarioMeasures | undefined): ScenarioSummary {
+/** One row: `reference` is the row it is compared with (the baseline, or its own reference), labelled `comparedWith`. */
+export function summarize (measures: ScenarioMeasures, reference: ScenarioMeasures | undefined, comparedWith: string): ScenarioSummary {
   const rps = measures.rounds.map((r) => r.reqPerSec)
   const reqPerSec = mean(rps)
-  const baselineRps = baseline === undefined ? reqPerSec : mean(baseline.rounds.map((r) => r.reqPerSec))
-  // each round with the baseline's round of the same number (itself, for the baseline)
-  const pairs = measures.rounds.map((r) => ({ r, b: baseline?.rounds.find((x) => x.round === r.round) ?? r }))
+  const referenceRps = reference === undefined ? reqPerSec : mean(reference.rounds.map((r) => r.reqPerSec))
+  // each round with the reference's round of the same number (itself, for the baseline)
+  const pairs = measures.rounds.map((r) => ({ r, b: reference?.rounds.find((x) => x.round === r.round) ?? r }))
   const paired = pairs.map(({ r, b }) => r.reqPerSec / b.reqPerSec)
   const pairedCpu = pairs.map(({ r, b }) => {
     const mine = cpuPerReq(r)
@@ -89,10 +102,11 @@ export function summarize (measures: ScenarioMeasures, baseline: ScenarioMeasure
   const all = [...measures.warmups, ...measures.rounds]
   return {
     name: measures.name,
+    comparedWith,
     reqPerSec,
     reqPerSecMin: Math.min(...rps),
     reqPerSecMax: Math.max(...rps),
-    ratio: reqPerSec / baselineRps,
+    ratio: reqPerSec / referenceRps,
     pairedRatio: median(paired),
     cpuUsPerReq: medianDefined(measures.rounds.map(cpuPerReq)),
     pairedCpuRatio: medianDefined(pairedCpu),
@@ -104,6 +118,21 @@ export function summarize (measures: ScenarioMeasures, baseline: ScenarioMeasure
     loadgenCpuPct: meanDefined(measures.rounds.map((r) => r.loadgenCpuPct)),
     otherCpuPct: meanDefined(measures.rounds.map((r) => r.otherCpuPct)),
     peakRssKiB: measures.peakRssKiB,
-    readsPer1k: 1000 * measures.rounds.reduce((sum, r) => sum + r.registryReads, 0) / Math.max(1, measures.rounds.reduce((sum, r) => sum + r.responses, 0))
+    readsPer1k: 1000 * measures.rounds.reduce((sum, r) => sum + r.registryReads, 0) / Math.max(1, measures.rounds.reduce((sum, r) => sum + r.responses, 0)),
+    partsCpuUsPerReq: partsPerReq(measures.rounds)
   }
+}
+
+function partsPerReq (rounds: readonly RoundMeasure[]): Record<string, number> | undefined {
+  const labels = new Set(rounds.flatMap((r) => Object.keys(r.partsCpuPct ?? {})))
+  if (labels.size === 0) return undefined
+  const out: Record<string, number> = {}
+  for (const label of labels) {
+    const perReq = medianDefined(rounds.map((r) => {
+      const pct = r.partsCpuPct?.[label]
+      return pct === undefined ? undefined : cpuPerReq({ serverCpuPct: pct, reqPerSec: r.reqPerSec })
+    }))
+    if (perReq !== undefined) out[label] = perReq
+  }
+  return out
 }

@@ -10,11 +10,41 @@ export interface RunningServer {
    * the peak-RSS (VmHWM) and server-CPU columns; omit for in-process servers.
    */
   pid?: number
+  /**
+   * The processes that together serve the scenario (nginx and the keygate authorizer
+   * behind it), each with its descendants: the server CPU is their sum, and the
+   * report shows each one's share. Undefined: the server CPU is `pid`'s.
+   */
+  parts?: readonly ServerPart[]
+}
+
+export interface ServerPart {
+  label: string
+  pid: number
+}
+
+/** What a row must reach; the report says for each whether it was met. */
+export interface Target {
+  /** mean req/s at least */
+  reqPerSec?: number
+  /** server CPU µs per response at most */
+  cpuUsPerReq?: number
+  /** the paired CPU/req ratio to the row it is compared with, at least */
+  cpuRatio?: number
 }
 
 export interface Scenario {
   /** Row label in the report; the first scenario is the baseline. */
   name: string
+  /**
+   * The name of the scenario this row's ratios are computed against, measured in the
+   * same rounds (the fastify hello-world for decision rows). Default: the baseline.
+   * The runner also runs it when a filter leaves it out.
+   */
+  compareWith?: string
+  /** Short name in the "compared with" column of rows compared with this one; default: the name up to its first ':'. */
+  label?: string
+  target?: Target
   start: () => Promise<RunningServer>
   /** Request headers sent with every request, e.g. Authorization. */
   headers: Record<string, string>

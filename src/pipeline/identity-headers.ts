@@ -9,7 +9,7 @@
  */
 import type { FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
-import { BlockList, isIP } from 'node:net'
+import { BlockList, isIP, type Socket } from 'node:net'
 import type { Assertions } from '../assertion/assertions.js'
 import { assertionHeaderName } from '../assertion/claims.js'
 import type { Identity } from './decide.js'
@@ -89,8 +89,10 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
   }
 
   return function rewriteRequestHeaders (request, headers) {
-    const peer = normaliseAddress(request.raw.socket.remoteAddress ?? '')
-    const trusted = isTrusted(peer)
+    // (a connection's peer never changes: worked out once per connection)
+    const socket = request.raw.socket as PeerSocket
+    const known = socket[kPeer] ??= peerOf(socket.remoteAddress, isTrusted)
+    const { peer, trusted } = known
     // the gateway's own headers first: an upstream that keeps only the start of a long
     // header block still has them (a client's copies are all dropped below)
     const out: IncomingHttpHeaders = {}
@@ -112,6 +114,14 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
     if (!trusted || out['x-forwarded-host'] === undefined) out['x-forwarded-host'] = request.headers.host ?? ''
     return out
   }
+}
+
+const kPeer = Symbol('keygate.peer')
+type PeerSocket = Socket & { [kPeer]?: { peer: string, trusted: boolean } }
+
+function peerOf (address: string | undefined, isTrusted: (address: string) => boolean): { peer: string, trusted: boolean } {
+  const peer = normaliseAddress(address ?? '')
+  return { peer, trusted: isTrusted(peer) }
 }
 
 /** `::ffff:10.0.0.1` -> `10.0.0.1`, so IPv4 CIDRs match IPv4 peers on dual-stack sockets. */
