@@ -60,11 +60,15 @@ export async function createAssertions (a: AssertionConfig, keys: AssertionKeys 
     // token still has at least ttl/2 to live when an upstream receives it
     const kept = new Map<string, { token: string, issuedAtMs: number, renewAtMs: number }>()
     forRequest = (identity, _method, _path, _requestId, nowMs) => {
-      const who = identityClaims(identity)
+      // the cache key names every claim of the identity, unambiguously (the fields a
+      // registry edit can fill with anything are length-prefixed; the role comes last);
+      // the claims themselves (five JSON strings) are built only when a token is signed
+      const user = identity.userId ?? ''
+      const who = `${identity.type}|${identity.keyId}|${user.length}:${user}|${identity.org.length}:${identity.org}|${identity.role}`
       const held = kept.get(who)
       if (held !== undefined && nowMs < held.renewAtMs && nowMs >= held.issuedAtMs) return held.token
       const iat = Math.floor(nowMs / 1000)
-      const fresh = { token: token(identityBoundClaims(iss, who, iat, iat + ttl)), issuedAtMs: iat * 1000, renewAtMs: iat * 1000 + ttl * 500 }
+      const fresh = { token: token(identityBoundClaims(iss, identityClaims(identity), iat, iat + ttl)), issuedAtMs: iat * 1000, renewAtMs: iat * 1000 + ttl * 500 }
       if (held !== undefined) kept.delete(who)
       else if (kept.size >= IDENTITY_TOKENS_KEPT) kept.delete(kept.keys().next().value as string)
       kept.set(who, fresh)

@@ -19,8 +19,6 @@ export function subjectOf (id: Identity): string {
 
 /**
  * The claims that describe who is calling, without the braces: `"sub":..,...,"role":..`.
- * Also the cache key of an identity-bound token: two identities with the same text get
- * the same token.
  */
 export function identityClaims (id: Identity): string {
   return `"sub":${JSON.stringify(subjectOf(id))},"key_id":${JSON.stringify(id.keyId)},"key_type":${JSON.stringify(id.type)},"org":${JSON.stringify(id.org)},"role":${JSON.stringify(id.role)}`

@@ -79,6 +79,23 @@ t.test('bind identity: reused until half its lifetime, then renewed', async (t) 
   t.equal((await verify(a, writer, T0)).role, 'writer', 'a changed role gets its own token at once')
 })
 
+t.test('bind identity: identities whose fields would join to the same text get tokens of their own', async (t) => {
+  const a = await createAssertions(config({ bind: 'identity' }), keysOf('ES256')) as Assertions
+  // the registry's org, user and role may hold any text, the separators included
+  const pairs: Array<[Identity, Identity]> = [
+    [{ ...alice, org: 'a|b', role: 'c' }, { ...alice, org: 'a', role: 'b|c' }],
+    [{ ...alice, userId: 'u|1:x', org: 'o' }, { ...alice, userId: 'u', org: '1:x|o' }],
+    [{ ...alice, org: '3:abc', role: 'r' }, { ...alice, org: '3', role: ':abc|r' }],
+    [{ ...alice, type: 'bot', userId: undefined }, { ...alice, type: 'personal', userId: '' }]
+  ]
+  for (const [one, other] of pairs) {
+    const first = await verify(a, a.forRequest(one, 'GET', '/', 'r', T0), T0)
+    const second = await verify(a, a.forRequest(other, 'GET', '/', 'r', T0), T0)
+    t.same([first.sub, first.org, first.role, first.key_type], [one.type === 'bot' ? `bot:${one.keyId}` : one.userId, one.org, one.role, one.type])
+    t.same([second.sub, second.org, second.role, second.key_type], [other.type === 'bot' ? `bot:${other.keyId}` : other.userId, other.org, other.role, other.type])
+  }
+})
+
 t.test(`bind identity: at most ${IDENTITY_TOKENS_KEPT} tokens kept, the oldest dropped first`, async (t) => {
   // ES256 signatures are randomised, so a token signed again differs from the one kept
   const a = await createAssertions(config({ bind: 'identity' }), keysOf('ES256')) as Assertions
