@@ -10,7 +10,7 @@ import { assertionKeys } from './key-files.js'
 export { createAssertions, type Assertions } from './assertions.js'
 export { assertionHeaderName } from './claims.js'
 export { AssertionKeyError, assertionKeys, readAssertionKeys, type AssertionAlg, type AssertionKeys } from './key-files.js'
-export { JWKS_MAX_AGE_S, JWKS_PATH, registerJwksRoute } from './jwks-route.js'
+export { JWKS_PATH, registerJwksRoute, sendJwks } from './jwks-route.js'
 
 /** The assertions of a configuration, its key files read: undefined when off; an AssertionKeyError when a file is unfit. */
 export async function loadAssertions (a: AssertionConfig): Promise<Assertions | undefined> {

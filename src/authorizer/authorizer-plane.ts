@@ -21,21 +21,19 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import type { Socket } from 'node:net'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
-import { assertionHeaderName, JWKS_MAX_AGE_S, JWKS_PATH, type Assertions } from '../assertion/index.js'
+import { assertionHeaderName, JWKS_PATH, sendJwks, type Assertions } from '../assertion/index.js'
 import { codeForStatus, sendError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
 import type { RequestDecider, TargetVerdict } from '../pipeline/decide-request.js'
-import { challenges, deny } from '../pipeline/deny.js'
-import { checkFraming, headLimits, onClientError, type FramingProblem } from '../pipeline/framing.js'
-import { identityHeadersFor, normaliseAddress, trustedPeers } from '../pipeline/identity-headers.js'
+import { applyVerdict, challenges, deny, refuseFraming } from '../pipeline/deny.js'
+import { checkFraming, headLimits, onClientError } from '../pipeline/framing.js'
+import { connectionPeer, identityHeadersFor } from '../pipeline/identity-headers.js'
 import { PROXIED_METHODS } from '../pipeline/match-rule.js'
 import { createRequestLog } from '../pipeline/request-log.js'
-import { setRateLimitHeaders } from '../ratelimit/respond.js'
-import '../pipeline/request-state.js'
+import { loggedTarget, requestState } from '../pipeline/request-state.js'
 import { clientAddress, namesOriginal, originalRequest } from './original-request.js'
 
 export interface AuthorizerPlaneOptions {
@@ -50,9 +48,6 @@ export interface AuthorizerPlaneOptions {
 
 const kTarget = Symbol('keygate.authz.target')
 type Stashed = IncomingMessage & { [kTarget]?: string }
-/** whether a connection's peer is trusted: worked out once per connection (a proxy keeps them open) */
-const kTrusted = Symbol('keygate.authz.trusted')
-type PeerSocket = Socket & { [kTrusted]?: boolean }
 
 export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<FastifyInstance> {
   const { config, logger, decider, usage, assertions } = o
@@ -74,12 +69,11 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   }
   app.decorateRequest('kg', null as unknown as never)
   const framing = checkFraming(app.server, config.limits)
-  const isTrusted = trustedPeers(config.authz.trusted_peers)
+  const peerOf = connectionPeer(config.authz.trusted_peers)
   const pathPrefix = config.authz.path_prefix
   const headerPrefix = config.identity.header_prefix
   const identityHeaders = identityHeadersFor(headerPrefix)
   const assertionHeader = assertionHeaderName(headerPrefix)
-  const jwksBody = assertions?.jwksJson
 
   // 6. one log line per decision, and its metrics
   const requestLog = createRequestLog(logger, o.metrics.decisions, config.keys.prefix, 'authz')
@@ -89,32 +83,30 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   app.addHook('onRequest', function decision (request, reply, done) {
     const raw = request.raw as Stashed
     const own = raw[kTarget] ?? ''
-    request.kg = { path: cut(own), query: '', keyId: undefined, identity: undefined, reason: undefined, rule: undefined, upstreamSentAt: 0, rateLimited: false }
+    request.kg = requestState(loggedTarget(own), '')
     // a body is never read: the connection closes after the answer
     if (hasBody(raw)) reply.header('connection', 'close')
 
     // 1. framing
     const problem = framing.problem(raw)
-    if (problem !== undefined) return refuse(reply, problem)
+    if (problem !== undefined) return refuseFraming(reply, problem)
     const headers = raw.rawHeaders
 
     // (the public keys of the assertion, for upstreams: not a decision)
-    if (jwksBody !== undefined && request.method === 'GET' && own === JWKS_PATH && !namesOriginal(headers)) {
+    if (assertions !== undefined && request.method === 'GET' && own === JWKS_PATH && !namesOriginal(headers)) {
       request.kg.reason = 'allowed'
-      return reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', `public, max-age=${JWKS_MAX_AGE_S}`).header('x-request-id', request.id).send(jwksBody)
+      return sendJwks(reply.header('x-request-id', request.id), assertions)
     }
 
     // 2. only a trusted proxy may ask
-    const socket = raw.socket as PeerSocket
-    const peer = socket.remoteAddress
-    const trusted = socket[kTrusted] ??= isTrusted(normaliseAddress(peer ?? ''))
+    const { peer, trusted } = peerOf(raw.socket)
     if (!trusted) return deny(reply, 'forbidden', 'untrusted_peer', challenges.insufficientScope())
 
     // 3. the original request
     const original = originalRequest(headers, request.method, own, pathPrefix)
     if (!original.ok) return original.problem === 'bad_request' ? deny(reply, 'bad_request', 'bad_request') : deny(reply, 'not_found', 'no_route')
     request.kg.method = original.method
-    request.kg.path = cut(original.target)
+    request.kg.path = loggedTarget(original.target)
 
     // 4. the decision, as the data plane takes it
     const now = Date.now()
@@ -141,19 +133,12 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   function answer (request: FastifyRequest, reply: FastifyReply, v: TargetVerdict, now: number): FastifyReply {
     const state = request.kg
     if (v.target !== undefined) state.path = v.target.path
-    state.rule = v.rule?.index
-    setRateLimitHeaders(reply, v.rateLimit)
-    if (!v.ok) {
-      state.keyId = v.keyId
-      return deny(reply, v.code, v.reason, v.challenge)
-    }
-    const { identity } = v
-    state.keyId = identity.keyId
-    state.identity = identity
+    const identity = applyVerdict(reply, v)
+    if (identity === undefined) return reply
     state.reason = 'allowed'
     usage.record(identity.keyId, now)
     reply.code(200).headers(identityHeaders(identity, request.id))
-    if (assertions !== undefined) reply.header(assertionHeader, assertions.forRequest(identity, state.method ?? request.method, v.target.path, request.id, now))
+    if (assertions !== undefined) reply.header(assertionHeader, assertions.forRequest(identity, state.method ?? request.method, state.path, request.id, now))
     return reply.send()
   }
 
@@ -162,18 +147,6 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   }
   await app.ready()
   return app
-}
-
-/** A framing refusal; after most, the connection closes. */
-function refuse (reply: FastifyReply, [code, reason, close]: FramingProblem): FastifyReply {
-  if (close) reply.header('connection', 'close')
-  return deny(reply, code, reason)
-}
-
-/** The target for the log line: query cut off, bounded (JSON-escaped by the log). */
-function cut (target: string): string {
-  const q = target.indexOf('?')
-  return (q === -1 ? target : target.slice(0, q)).slice(0, 1024)
 }
 
 function hasBody (req: IncomingMessage): boolean {

@@ -39,9 +39,13 @@ export function originalRequest (rawHeaders: readonly string[], ownMethod: strin
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string
     if (!LENGTHS.has(name.length)) continue
-    const lower = name.toLowerCase()
     const value = rawHeaders[i + 1] as string
-    if (lower === FORWARDED_METHOD) { if (fMethod !== undefined) return BAD; fMethod = value } else if (lower === FORWARDED_URI) { if (fUri !== undefined) return BAD; fUri = value } else if (lower === ORIGINAL_METHOD) { if (oMethod !== undefined) return BAD; oMethod = value } else if (lower === ORIGINAL_URI) { if (oUri !== undefined) return BAD; oUri = value }
+    switch (name.toLowerCase()) {
+      case FORWARDED_METHOD: if (fMethod !== undefined) return BAD; fMethod = value; break
+      case FORWARDED_URI: if (fUri !== undefined) return BAD; fUri = value; break
+      case ORIGINAL_METHOD: if (oMethod !== undefined) return BAD; oMethod = value; break
+      case ORIGINAL_URI: if (oUri !== undefined) return BAD; oUri = value; break
+    }
   }
 
   if (fMethod !== undefined || fUri !== undefined) return pair('traefik', fMethod, fUri)

@@ -13,6 +13,7 @@ import { createAuthenticator } from '../pipeline/authenticate-request.js'
 import { createDecider } from '../pipeline/decide-request.js'
 import { identityHeaders } from '../pipeline/identity-headers.js'
 import { MALFORMED, parseRateLimit } from '../ratelimit/limit.js'
+import { applicableLimits, malformedLevel } from '../ratelimit/limiter.js'
 import { compileRules } from '../pipeline/match-rule.js'
 import { IdentityResolver } from '../pipeline/resolve-identity.js'
 import { compileRouteTable } from '../pipeline/route-table.js'
@@ -77,13 +78,14 @@ export async function explain (config: Config, redis: RegistryClient, method: st
   if (!v.ok) return { ...out, status: ERRORS[v.code].status, code: v.code, reason: v.reason }
 
   // 8. the rate limits that apply, shown, never counted (a malformed one allows nothing)
-  const own = v.identity.keyLimit ?? (config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default))
+  const applicable = applicableLimits(v.identity, config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default))
   const limits: NonNullable<Explanation['rate_limits']> = {}
-  for (const [level, limit] of [['key', own], ['role', v.identity.roleLimit], ['org', v.identity.orgLimit]] as const) {
+  for (const level of ['key', 'role', 'org'] as const) {
+    const limit = applicable[level]
     if (limit !== undefined) limits[level] = limit === MALFORMED ? 'malformed' : limit.text
   }
   if (Object.keys(limits).length > 0) out.rate_limits = limits
-  if (own === MALFORMED || v.identity.roleLimit === MALFORMED || v.identity.orgLimit === MALFORMED) {
+  if (malformedLevel(applicable) !== undefined) {
     return { ...out, status: ERRORS.rate_limited.status, code: 'rate_limited', reason: 'invalid_record' }
   }
 

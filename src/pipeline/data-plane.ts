@@ -28,7 +28,7 @@
  * Stages 3-9 run in the gate (gate.ts), the route's first hook. Every refusal is sent
  * by deny.ts; what the stages learn about a request is in request-state.ts.
  */
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify'
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
@@ -40,15 +40,15 @@ import type { UsageRecorder } from '../registry/usage-recorder.js'
 import { bodyRefusal, refuseBody } from './body-limit.js'
 import { compileCors, corsHeaders } from './cors.js'
 import type { RequestDecider } from './decide-request.js'
-import { deny } from './deny.js'
-import { checkFraming, headLimits, onClientError, type FramingProblem } from './framing.js'
+import { deny, refuseFraming } from './deny.js'
+import { checkFraming, headLimits, onClientError } from './framing.js'
 import { createGate } from './gate.js'
 import { createHeaderRewriter } from './identity-headers.js'
 import { PROXIED_METHODS } from './match-rule.js'
 import { protectedRoute } from './proxy.js'
 import { createRequestLog } from './request-log.js'
 import { ROUTER_OPTIONS } from './route-table.js'
-import './request-state.js'
+import { loggedTarget, requestState } from './request-state.js'
 import { checkTarget, type TargetCheck } from './target-policy.js'
 
 const kTarget = Symbol('keygate.target')
@@ -100,22 +100,13 @@ export async function buildDataPlane ({ config, logger, decider, usage, metrics,
   app.addHook('onRequest', function receive (request, reply, done) {
     const target = (request.raw as CheckedMessage)[kTarget] ?? { ok: false, detail: 'unchecked' }
     const raw = (request.raw as CheckedMessage & { originalUrl?: string }).originalUrl ?? ''
-    request.kg = {
-      // a refused target is logged as received (JSON-escaped by pino), query cut off, bounded
-      path: target.ok ? target.path : (raw.split('?', 1)[0] as string).slice(0, 1024),
-      query: target.ok ? target.query : '',
-      keyId: undefined,
-      identity: undefined,
-      reason: undefined,
-      rule: undefined,
-      rateLimited: false,
-      upstreamSentAt: 0
-    }
+    // (a refused target is logged as received)
+    request.kg = target.ok ? requestState(target.path, target.query) : requestState(loggedTarget(raw), '')
     const overflow = framing.tooManyHeaders(request.raw)
-    if (overflow !== undefined) return refuse(reply, overflow)
+    if (overflow !== undefined) return refuseFraming(reply, overflow)
     if (!target.ok) return deny(reply, 'bad_request', 'bad_path')
     const problem = framing.problem(request.raw)
-    if (problem !== undefined) return refuse(reply, problem)
+    if (problem !== undefined) return refuseFraming(reply, problem)
     done()
   })
   // 12. one log line per request, and its metrics
@@ -161,10 +152,4 @@ export async function buildDataPlane ({ config, logger, decider, usage, metrics,
 
   await app.ready()
   return app
-}
-
-/** A framing refusal; after most, the connection closes (the rest of the message is not read). */
-function refuse (reply: FastifyReply, [code, reason, close]: FramingProblem): FastifyReply {
-  if (close) reply.header('connection', 'close')
-  return deny(reply, code, reason)
 }

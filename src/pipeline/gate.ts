@@ -14,8 +14,7 @@ import type { UsageRecorder } from '../registry/usage-recorder.js'
 import { declaredTooLarge, refuseBody } from './body-limit.js'
 import { answerPreflight, isPreflight, type CorsPolicy } from './cors.js'
 import type { RequestDecider, Verdict } from './decide-request.js'
-import { deny } from './deny.js'
-import { setRateLimitHeaders } from '../ratelimit/respond.js'
+import { applyVerdict } from './deny.js'
 
 export interface GateOptions {
   decider: RequestDecider
@@ -51,17 +50,8 @@ export function createGate (o: GateOptions): Gate {
   }
 
   function admit (request: FastifyRequest, reply: FastifyReply, verdict: Verdict, now: number, done: HookHandlerDoneFunction): void {
-    const state = request.kg
-    state.rule = verdict.rule?.index
-    setRateLimitHeaders(reply, verdict.rateLimit)
-    if (!verdict.ok) {
-      state.keyId = verdict.keyId
-      deny(reply, verdict.code, verdict.reason, verdict.challenge)
-      return
-    }
-    const { identity } = verdict
-    state.keyId = identity.keyId
-    state.identity = identity
+    const identity = applyVerdict(reply, verdict)
+    if (identity === undefined) return
 
     // 9. a declared body larger than the limit is refused before anything is read
     if (declaredTooLarge(request.headers, o.bodyLimit)) {

@@ -71,7 +71,7 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
   if (!policy.forwardAuthorization) stripped.add('authorization')
   for (const name of policy.dropHeaders ?? []) stripped.add(name.toLowerCase().replace(/_/g, '-'))
   const forwarding = new Set(FORWARDING)
-  const isTrusted = trustedPeers(policy.trustedProxies)
+  const peerOf = connectionPeer(policy.trustedProxies)
   const assertions = policy.assertions
 
   // A name's verdict never changes, so it is worked out once per name.
@@ -89,10 +89,7 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
   }
 
   return function rewriteRequestHeaders (request, headers) {
-    // (a connection's peer never changes: worked out once per connection)
-    const socket = request.raw.socket as PeerSocket
-    const known = socket[kPeer] ??= peerOf(socket.remoteAddress, isTrusted)
-    const { peer, trusted } = known
+    const { peer, trusted } = peerOf(request.raw.socket)
     // the gateway's own headers first: an upstream that keeps only the start of a long
     // header block still has them (a client's copies are all dropped below)
     const out: IncomingHttpHeaders = {}
@@ -116,21 +113,40 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
   }
 }
 
-const kPeer = Symbol('keygate.peer')
-type PeerSocket = Socket & { [kPeer]?: { peer: string, trusted: boolean } }
+export interface ConnectionPeer {
+  /** the peer's address, IPv4-mapped IPv6 as IPv4 */
+  peer: string
+  /** whether it is in the list */
+  trusted: boolean
+}
 
-function peerOf (address: string | undefined, isTrusted: (address: string) => boolean): { peer: string, trusted: boolean } {
-  const peer = normaliseAddress(address ?? '')
-  return { peer, trusted: isTrusted(peer) }
+/**
+ * A connection's peer and whether it is in `cidrs` (trusted_proxies, authz.trusted_peers).
+ * A connection's peer never changes, so it is worked out once per connection (a
+ * `BlockList` lookup is ~1 us), remembered on the socket under a symbol of this list's.
+ */
+export function connectionPeer (cidrs: readonly string[]): (socket: Socket) => ConnectionPeer {
+  const isTrusted = trustedPeers(cidrs)
+  const kPeer = Symbol('keygate.peer')
+  type PeerSocket = Socket & { [kPeer]?: ConnectionPeer }
+  return (socket: PeerSocket) => {
+    let known = socket[kPeer]
+    if (known === undefined) {
+      const peer = normaliseAddress(socket.remoteAddress ?? '')
+      known = { peer, trusted: isTrusted(peer) }
+      socket[kPeer] = known
+    }
+    return known
+  }
 }
 
 /** `::ffff:10.0.0.1` -> `10.0.0.1`, so IPv4 CIDRs match IPv4 peers on dual-stack sockets. */
-export function normaliseAddress (address: string): string {
+function normaliseAddress (address: string): string {
   return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address
 }
 
 /** trusted_proxies: addresses or CIDRs, IPv4 or IPv6. Entries were validated with the config. */
-export function trustedPeers (cidrs: readonly string[]): (address: string) => boolean {
+function trustedPeers (cidrs: readonly string[]): (address: string) => boolean {
   if (cidrs.length === 0) return () => false
   const list = new BlockList()
   for (const entry of cidrs) {

@@ -20,6 +20,17 @@ export interface RequestState {
   upstreamSentAt: number
 }
 
+/** A request's state before any stage ran: `path` decided on, `query` as received. */
+export function requestState (path: string, query: string): RequestState {
+  return { path, query, keyId: undefined, identity: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0 }
+}
+
+/** A target as the log line shows one that was not decided on: query cut off, bounded (the log JSON-escapes it). */
+export function loggedTarget (target: string): string {
+  const q = target.indexOf('?')
+  return (q === -1 ? target : target.slice(0, q)).slice(0, 1024)
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     kg: RequestState

@@ -70,6 +70,18 @@ const MALFORMED_RETRY_S = 60
 const MALFORMED_VERDICT: Verdict = Object.freeze({ allowed: false, reason: 'invalid_record', limit: 0, remaining: 0, resetS: MALFORMED_RETRY_S, retryAfterS: MALFORMED_RETRY_S })
 const UNAVAILABLE: Verdict = Object.freeze({ allowed: false, reason: 'rate_limit_unavailable' })
 
+/** The limits that apply to an identity, by level: the key's own (else the default), its role's, its org's. */
+export interface ApplicableLimits { key: RecordLimit | undefined, role: RecordLimit | undefined, org: RecordLimit | undefined }
+
+export function applicableLimits (id: LimitedIdentity, defaultLimit: RateLimit | undefined): ApplicableLimits {
+  return { key: id.keyLimit ?? defaultLimit, role: id.roleLimit, org: id.orgLimit }
+}
+
+/** The level of the first malformed limit (a malformed limit allows nothing), or undefined. */
+export function malformedLevel (l: ApplicableLimits): LimitLevel | undefined {
+  return l.key === MALFORMED ? 'key' : l.role === MALFORMED ? 'role' : l.org === MALFORMED ? 'org' : undefined
+}
+
 export function createLimiter (o: LimiterOptions): Limiter {
   const names = bucketNames(o.bucketPrefix)
 
@@ -107,11 +119,11 @@ export function createLimiter (o: LimiterOptions): Limiter {
 
   return {
     check (id, now) {
-      const key = id.keyLimit ?? o.defaultLimit
-      const { roleLimit: role, orgLimit: org } = id
+      const limits = applicableLimits(id, o.defaultLimit)
+      const { key, role, org } = limits
       if (key === undefined && role === undefined && org === undefined) return undefined
       if (key === MALFORMED || role === MALFORMED || org === MALFORMED) {
-        o.meter.limited(key === MALFORMED ? 'key' : role === MALFORMED ? 'role' : 'org', 'malformed')
+        o.meter.limited(malformedLevel(limits) as LimitLevel, 'malformed')
         return MALFORMED_VERDICT
       }
       const list = buckets(id, key, role, org)

@@ -36,6 +36,16 @@ export interface RecordedRequest {
   body: Buffer
 }
 
+/** Every value the upstream received under `name` (case-insensitive), as sent. */
+export function rawValues (req: RecordedRequest | undefined, name: string): string[] {
+  const out: string[] = []
+  const raw = req?.rawHeaders ?? []
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]?.toLowerCase() === name.toLowerCase()) out.push(raw[i + 1] ?? '')
+  }
+  return out
+}
+
 export interface Upstream {
   /** http://127.0.0.1:PORT (no trailing slash) */
   url: string

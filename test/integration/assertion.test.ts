@@ -9,18 +9,8 @@ import type { Test } from 'tap'
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose'
 import { startGateway, type TestGateway } from '../helpers/gateway.js'
 import type { HeaderList } from '../helpers/raw-http.js'
-import type { RecordedRequest } from '../helpers/upstream.js'
+import { rawValues, type RecordedRequest } from '../helpers/upstream.js'
 import { writeKeyFile, type Alg, type KeyFile } from '../helpers/assertion-keys.js'
-
-/** Every value the upstream received under `name` (case-insensitive), as sent. */
-function rawValues (req: RecordedRequest | undefined, name: string): string[] {
-  const out: string[] = []
-  const raw = req?.rawHeaders ?? []
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]?.toLowerCase() === name.toLowerCase()) out.push(raw[i + 1] ?? '')
-  }
-  return out
-}
 
 function assertionYaml (o: { bind?: string, issuer?: string, ttl_s?: number, previous?: string[] } = {}): string {
   return `identity:

@@ -6,17 +6,7 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import { eventually, startGateway, type TestGateway } from '../helpers/gateway.js'
-import type { RecordedRequest } from '../helpers/upstream.js'
-
-/** Every header the upstream received under `name` (case-insensitive), as raw values. */
-function rawValues (req: RecordedRequest | undefined, name: string): string[] {
-  const out: string[] = []
-  const raw = req?.rawHeaders ?? []
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]?.toLowerCase() === name.toLowerCase()) out.push(raw[i + 1] ?? '')
-  }
-  return out
-}
+import { rawValues, type RecordedRequest } from '../helpers/upstream.js'
 
 /** The identity headers the upstream received, by lowercased name, each asserted to occur once. */
 function identityOf (t: Test, req: RecordedRequest | undefined, prefix: string): Record<string, string> {

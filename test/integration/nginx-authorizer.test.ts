@@ -18,15 +18,8 @@ import { send, type RawResponse } from '../helpers/raw-http.js'
 
 const DOC = fileURLToPath(new URL('../../docs/authorizer.md', import.meta.url))
 
-const RULES = `
-authz_listen: "127.0.0.1:0"
-routes:
-  - { prefix: /api/v1, upstream: core }
-rules:
-  - { method: GET,  path: /api/v1/users,        permissions: [users:read] }
-  - { method: POST, path: /api/v1/users,        permissions: [users:write] }
-  - { method: "*",  path: /api/v1/orgs/:org/*,  permissions: [orgs:read], org_param: org }
-`
+// the standard routes and rules of test/helpers/gateway.ts, and the authorizer listener
+const RULES = 'authz_listen: "127.0.0.1:0"\n'
 
 /** docs/authorizer.md's nginx configuration, pointed at this test's keygate, upstream and port. */
 function configFromDocs (authzPort: number, upstreamPort: number, port: number): string {
