@@ -53,7 +53,10 @@ const FORWARDING = [
  */
 const DIGITS = /^[0-9]+$/
 
-export type RequestHeaderRewriter = (request: FastifyRequest, headers: IncomingHttpHeaders) => IncomingHttpHeaders
+/** What the rewriter reads of a request: a fastify request, or a WebSocket's upgrade request (src/websocket/). */
+export type ForwardedRequest = Pick<FastifyRequest, 'id' | 'method' | 'kg' | 'raw' | 'protocol' | 'headers'>
+
+export type RequestHeaderRewriter = (request: ForwardedRequest, headers: IncomingHttpHeaders) => IncomingHttpHeaders
 
 /** What happens to a client's request header: kept, dropped, or kept only from a trusted proxy. */
 const KEEP = 0
