@@ -13,6 +13,7 @@ import { BlockList, isIP, type Socket } from 'node:net'
 import type { Assertions } from '../assertion/assertions.js'
 import { assertionHeaderName } from '../assertion/claims.js'
 import type { Identity } from './decide.js'
+import type { RequestState } from './request-state.js'
 
 export interface HeaderPolicy {
   /** identity header prefix, e.g. `X-Auth-` */
@@ -54,7 +55,7 @@ const FORWARDING = [
 const DIGITS = /^[0-9]+$/
 
 /** What the rewriter reads of a request: a fastify request, or a WebSocket's upgrade request (src/websocket/). */
-export type ForwardedRequest = Pick<FastifyRequest, 'id' | 'method' | 'kg' | 'raw' | 'protocol' | 'headers'>
+export type ForwardedRequest = Pick<FastifyRequest, 'id' | 'method' | 'raw' | 'protocol' | 'headers'> & { kg: RequestState }
 
 export type RequestHeaderRewriter = (request: ForwardedRequest, headers: IncomingHttpHeaders) => IncomingHttpHeaders
 
