@@ -34,7 +34,7 @@ import type { Duplex } from 'node:stream'
 import type { Logger } from 'pino'
 import { WebSocketServer, type ServerOptions, type VerifyClientCallbackAsync, type WebSocket } from 'ws'
 import type { Tracking } from '../cache/invalidation.js'
-import type { Config, RouteConfig } from '../config/schema.js'
+import type { Config, UpstreamConfig } from '../config/schema.js'
 import type { ErrorCode, Reason } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { RequestDecider, TargetVerdict } from '../pipeline/decide-request.js'
@@ -74,7 +74,6 @@ interface Upgrade {
   socket: Duplex
   state: RequestState
   startedAt: number
-  route?: RouteConfig
   slot?: Slot
   upstream?: UpstreamHandshake
   upstreamSocket?: WebSocket
@@ -168,18 +167,24 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   /** 2-4, then `done(true)` has ws complete the client's handshake (5). */
   function decide (u: Upgrade | undefined, done: (ok: boolean) => void): void {
     if (u === undefined) return
-    const verdict = o.decider.decideTarget('GET', u.req.url ?? '', u.req.rawHeaders, u.req.socket.remoteAddress, Date.now())
-    if (!(verdict instanceof Promise)) {
-      admit(u, verdict, done)
-      return
-    }
-    verdict.then((v) => { admit(u, v, done) }, (err: unknown) => {
-      o.logger.error({ req_id: u.id, err: { message: (err as Error).message, stack: (err as Error).stack } }, 'websocket: decision failed')
+    // (a bug, never a client's doing: logged, 500, and the slot freed)
+    const failed = (err: unknown): void => {
+      o.logger.error({ req_id: u.id, err: { message: (err as Error).message, stack: (err as Error).stack } }, 'websocket: upgrade failed')
+      if (u.slot !== undefined) connections.release(u.slot)
+      u.upstream?.abort()
+      u.upstreamSocket?.terminate()
       refuse(u, 'internal_error', 'internal_error')
-    })
+    }
+    try {
+      const verdict = o.decider.decideTarget('GET', u.req.url ?? '', u.req.rawHeaders, u.req.socket.remoteAddress, Date.now())
+      if (!(verdict instanceof Promise)) admit(u, verdict, done, failed)
+      else verdict.then((v) => { admit(u, v, done, failed) }).catch(failed)
+    } catch (err: unknown) {
+      failed(err)
+    }
   }
 
-  function admit (u: Upgrade, v: TargetVerdict, done: (ok: boolean) => void): void {
+  function admit (u: Upgrade, v: TargetVerdict, done: (ok: boolean) => void, failed: (err: unknown) => void): void {
     const { state } = u
     state.rule = v.rule?.index
     u.headers = rateLimitHeaders(v.rateLimit)
@@ -195,7 +200,8 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     state.query = v.target.query
     state.keyId = v.identity.keyId
     state.identity = v.identity
-    u.route = v.target.route
+    const upstream = config.upstreams[v.target.route.upstream]
+    if (upstream === undefined) throw new Error(`routes: unknown upstream ${v.target.route.upstream}`)
 
     // 3. the caps
     const slot = connections.admit(u.id, v.target.path, credentialOf(u.req.rawHeaders), v.identity, v.rule.index)
@@ -209,15 +215,12 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     }
     u.slot = slot
     o.usage.record(v.identity.keyId, Date.now())
-    connectUpstream(u, slot, done)
+    connectUpstream(u, slot, v.target.route.upstream, upstream, done, failed)
   }
 
   /** 4. the upstream's handshake; the client's completes only once it switched protocols. */
-  function connectUpstream (u: Upgrade, slot: Slot, done: (ok: boolean) => void): void {
-    const route = u.route as RouteConfig
-    const upstreamConfig = config.upstreams[route.upstream]
-    if (upstreamConfig === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
-    const meter = metrics.upstream(route.upstream)
+  function connectUpstream (u: Upgrade, slot: Slot, name: string, upstreamConfig: UpstreamConfig, done: (ok: boolean) => void, failed: (err: unknown) => void): void {
+    const meter = metrics.upstream(name)
     const headers = o.rewriteRequestHeaders({ id: u.id, method: 'GET', kg: u.state, raw: u.req, protocol: 'http', headers: u.req.headers }, u.req.headers)
     // the upstream's host, as for a proxied request; the handshake's own headers are the upstream connection's
     delete headers.host
@@ -271,7 +274,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
           connections.release(slot)
           refuse(u, 'bad_gateway', 'upstream_error', u.headers)
       }
-    }, () => {})
+    }).catch(failed)
   }
 
   /** 5-7. Both sides are open: relay, and keep the connection's decision current. */

@@ -259,3 +259,14 @@ t.test('websocket.enabled false: an upgrade is an ordinary GET, and its Upgrade 
   t.equal(res.status, 200, 'proxied as a GET')
   t.equal(gw.upstream.last()?.headers.upgrade, undefined, 'no Upgrade upstream')
 })
+
+t.test('an idle connection outlives the request timeouts: they bound a request head, not a WebSocket', async (t) => {
+  const { gw } = await world(t, 'limits: { header_timeout_ms: 100, body_idle_timeout_ms: 100 }\n')
+  const { key } = await gw.fixtures.personalKey('alice')
+  const client = await openClient(gw.port, '/api/v1/users', { key })
+  t.teardown(() => client.socket.terminate())
+  const early = await Promise.race([client.closed, new Promise((resolve) => setTimeout(resolve, 1500)).then(() => undefined)])
+  t.equal(early, undefined, 'still open after 15 times the head timeout')
+  client.socket.send('late')
+  t.equal((await client.next()).data.toString(), 'late', 'and relaying')
+})
