@@ -110,3 +110,28 @@ t.test('backpressure: a slow upstream stops the gateway reading the client', asy
   for (let i = 0; i < 500 && client.received.length < count; i++) await sleep(20)
   t.equal(client.received.length, count, 'and every echo comes back')
 })
+
+t.test('rate limits count upgrades, as requests; an open connection decided again counts nothing', async (t) => {
+  const { gw } = await world(t, '')
+  const { key, id } = await gw.fixtures.personalKey('alice')
+  await gw.fixtures.hset(gw.fixtures.keys.key(id), 'rate_limit', '1/1m')
+  const first = await openClient(gw.port, '/api/v1/users', { key })
+  t.teardown(() => first.socket.terminate())
+  t.equal(first.headers['ratelimit-limit'], '1', 'the 101 carries RateLimit-Limit')
+  t.equal(first.headers['ratelimit-remaining'], '0', 'and RateLimit-Remaining')
+
+  const second = await wsUpgrade(gw.port, '/api/v1/users', { Authorization: `Bearer ${key}` })
+  t.equal(second.status, 429, 'the second upgrade in the minute: 429, as a second GET would get')
+  t.ok(Number(second.headers['retry-after']) >= 1, 'with Retry-After')
+  t.equal(second.headers['ratelimit-limit'], '1')
+  t.equal((await gw.logOf(second))?.reason, 'rate_limited')
+
+  // a change to the key's record decides the open connection again: over its limit, it stays open
+  const before = gw.app.cache.counters.invalidations
+  await gw.fixtures.hset(gw.fixtures.keys.key(id), 'name', 'renamed')
+  for (let i = 0; i < 100 && gw.app.cache.counters.invalidations === before; i++) await sleep(10)
+  await sleep(200)
+  first.socket.send('still here')
+  const answer = await Promise.race([first.next(), first.closed.then((c) => ({ data: Buffer.from(`closed ${c.code}`) }))])
+  t.equal(answer.data.toString(), 'still here', 'still open and relaying')
+})
