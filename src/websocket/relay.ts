@@ -69,6 +69,8 @@ export function relay (client: WebSocket, upstream: WebSocket, maxBufferedBytes:
   // a protocol error or an oversized message: ws closes that side itself (1002, 1007, 1009)
   client.on('error', () => { failed.add('client') })
   upstream.on('error', () => { failed.add('upstream') })
+  // (upstream.ts paused the upstream until now, so that nothing it sent is lost)
+  upstream.resume()
 
   return {
     closed,

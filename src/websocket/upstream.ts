@@ -100,7 +100,12 @@ export function openUpstream (o: UpstreamOptions): UpstreamHandshake {
   // (an error after the outcome, such as the abort of a declined upgrade, changes nothing)
   socket.on('error', (error) => { finish({ kind: 'error', error }) })
   socket.on('upgrade', (res: IncomingMessage) => { upgradeHeaders = res.rawHeaders })
-  socket.on('open', () => { finish({ kind: 'open', socket, rawHeaders: upgradeHeaders }) })
+  socket.on('open', () => {
+    // nothing is read until the relay listens (relay.ts resumes it): a message the
+    // upstream sends with its 101 would otherwise be emitted to no one
+    socket.pause()
+    finish({ kind: 'open', socket, rawHeaders: upgradeHeaders })
+  })
   socket.on('unexpected-response', (_req: ClientRequest, res: IncomingMessage) => {
     const chunks: Buffer[] = []
     let length = 0

@@ -5,6 +5,7 @@
  * current mode answers it:
  *   'echo' (default)  upgrades, and sends every message back as it came (text as text,
  *                     binary as binary); picks the first subprotocol offered
+ *   'greet'           as echo, and sends `hello` the moment the connection is open
  *   'refuse'          answers `status` with a small JSON body and no upgrade
  * Each accepted connection is kept in `connections` with the close code and reason it
  * received. `pause()` stops reading every connection (a slow reader), `resume()` reads
@@ -30,7 +31,7 @@ export interface UpstreamConnection {
   closedAt?: number
 }
 
-export type WsUpstreamMode = { kind: 'echo' } | { kind: 'refuse', status: number }
+export type WsUpstreamMode = { kind: 'echo' } | { kind: 'greet' } | { kind: 'refuse', status: number }
 
 export interface WsUpstream {
   /** http://127.0.0.1:PORT (the config's upstream url) */
@@ -60,7 +61,9 @@ export async function startWsUpstream (): Promise<WsUpstream> {
       socket.end(`HTTP/1.1 ${mode.status} Refused\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nX-Upstream: yes\r\nConnection: close\r\n\r\n${body}`)
       return
     }
+    const greet = mode.kind === 'greet'
     wss.handleUpgrade(req, socket, head, (ws) => {
+      if (greet) ws.send('hello')
       const conn: UpstreamConnection = { socket: ws, request: record, received: [] }
       connections.push(conn)
       if (paused) ws.pause()

@@ -7,6 +7,7 @@
  */
 import t, { type Test } from 'tap'
 import { createServer, type AddressInfo, type Socket } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { writeKeyFile } from '../helpers/assertion-keys.js'
 import { startGateway, type LogLine, type TestGateway } from '../helpers/gateway.js'
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js'
@@ -103,6 +104,18 @@ t.test('messages pass both ways as they came: text, binary, empty, large; pings 
   const ping = new Promise<Buffer>((resolve) => client.socket.once('ping', resolve))
   up.connections[0]?.socket.ping(Buffer.from('upstream ping'))
   t.equal((await ping).toString(), 'upstream ping', 'an upstream ping reaches the client')
+})
+
+t.test('what the upstream sends the moment it is open reaches the client', async (t) => {
+  const { gw, up } = await world(t)
+  up.setMode({ kind: 'greet' })
+  const { key } = await gw.fixtures.personalKey('alice')
+  for (let i = 0; i < 5; i++) {
+    const client = await openClient(gw.port, '/api/v1/users', { key })
+    t.teardown(() => client.socket.terminate())
+    const first = client.received[0] ?? await Promise.race([client.next(), sleep(2000).then(() => undefined)])
+    t.equal(first?.data.toString(), 'hello', `connection ${i + 1}: the greeting`)
+  }
 })
 
 t.test('closes propagate with their code and reason, both ways', async (t) => {
