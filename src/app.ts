@@ -105,13 +105,17 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     onError: config.rate_limits.on_error
   })
   // Stages 1-8 of a request, one function for the data plane and the authorizer
+  const matchRule = compileRules(config.rules)
+  const routeOf = compileRouteTable(config.routes)
   const decider = createDecider({
     authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver, meter: metrics.auth }),
-    matchRule: compileRules(config.rules),
-    routeOf: compileRouteTable(config.routes),
+    matchRule,
+    routeOf,
     limiter
   })
-  const data = await buildDataPlane({ config, logger, decider, usage, metrics, assertions })
+  // ...and without the rate limits (nor the decision metrics), for open WebSockets decided again on a change
+  const redecider = createDecider({ authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver }), matchRule, routeOf })
+  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, metrics, assertions })
   const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics, usage, assertions })
   const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, metrics, assertions }) : undefined
 

@@ -42,7 +42,9 @@ export const REASONS = [
   'cors_preflight', 'cors_refused', 'unknown_key_limited',
   'rate_limit_unavailable',
   // the authorizer listener: a decision request from a peer not in authz.trusted_peers
-  'untrusted_peer'
+  'untrusted_peer',
+  // WebSocket upgrades (src/websocket/): not a WebSocket handshake; over a connection cap
+  'bad_upgrade', 'websocket_limit', 'websocket_key_limit'
 ] as const
 
 export type Reason = typeof REASONS[number]

@@ -30,12 +30,19 @@
  * Losing the connection (or a ping timing out) ends the guarantee: `up` turns
  * false at once. When the connection is back, tracking is re-enabled, the cache
  * is flushed, and `up` turns true again.
+ *
+ * Listeners (`onChange`) hear of each record dropped, after it was dropped, and of
+ * every flush and re-establishment (anything may have changed): open WebSockets are
+ * decided again on what they depend on (src/websocket/).
  */
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { CacheCounters } from './record-cache.js'
 
 const CHANNEL = '__redis__:invalidate'
+
+/** A record's cache name (record-cache.ts) that changed; undefined: any record may have. */
+export type ChangeListener = (name: string | undefined) => void
 
 /** What the resolver needs to know about tracking, and the fill tickets. */
 export interface Tracking {
@@ -48,6 +55,8 @@ export interface Tracking {
   beginFill: () => FillTicket
   mayInstall: (ticket: FillTicket, name: string) => boolean
   endFill: () => void
+  /** `listener` hears of every change push invalidation reports, once the cache dropped what changed */
+  onChange: (listener: ChangeListener) => void
 }
 
 export interface FillTicket {
@@ -99,6 +108,7 @@ export class InvalidationTracker implements Tracking {
   private stopped = false
   private reopenTimer: NodeJS.Timeout | undefined
   private failures = 0
+  private readonly listeners: ChangeListener[] = []
 
   constructor (private readonly o: InvalidationTrackerOptions) {
     this.now = o.now ?? Date.now
@@ -161,6 +171,14 @@ export class InvalidationTracker implements Tracking {
     })
   }
 
+  onChange (listener: ChangeListener): void {
+    this.listeners.push(listener)
+  }
+
+  private changed (name: string | undefined): void {
+    for (const listener of this.listeners) listener(name)
+  }
+
   // ---- fill tickets (resolve-identity.ts) ----------------------------------
 
   beginFill (): FillTicket {
@@ -205,6 +223,7 @@ export class InvalidationTracker implements Tracking {
     this.since = this.now()
     this.verifiedAt = sentAt
     this.o.logger.info({ prefixes: this.o.prefixes }, 'cache: push invalidation established')
+    this.changed(undefined)
   }
 
   private lose (why: string): void {
@@ -237,6 +256,7 @@ export class InvalidationTracker implements Tracking {
       this.epoch++
       cache.clear()
       cache.counters.invalidations++
+      this.changed(undefined)
       return
     }
     for (const buf of payload) {
@@ -246,6 +266,7 @@ export class InvalidationTracker implements Tracking {
       if (this.fills > 0) this.recent.set(name, this.seq)
       cache.delete(name)
       cache.counters.invalidations++
+      this.changed(name)
     }
   }
 }
@@ -257,5 +278,6 @@ export const NO_TRACKING: Tracking = {
   since: 0,
   beginFill: () => ({ tracked: false, epoch: 0, seq: 0 }),
   mayInstall: () => true,
-  endFill: () => {}
+  endFill: () => {},
+  onChange: () => {}
 }

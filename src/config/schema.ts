@@ -102,6 +102,21 @@ export const ConfigSchema = Type.Object({
     on_error: Type.Union([Type.Literal('allow'), Type.Literal('deny')], { default: 'allow' })
   }, { additionalProperties: false, default: {} }),
   trusted_proxies: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+  /** WebSocket pass-through on the data plane (src/websocket/, docs/websocket.md) */
+  websocket: Type.Object({
+    /** false: every `Upgrade` request is refused with 400 */
+    enabled: Type.Boolean({ default: true }),
+    /** open connections on one instance (process); over it an upgrade gets 503 */
+    max_connections: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
+    /** open connections of one key on one instance; over it an upgrade gets 429 */
+    max_connections_per_key: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
+    /** the largest message relayed, either way; a larger one closes the connection (1009) */
+    max_message_bytes: Type.Integer({ minimum: 1024, maximum: 1_073_741_824, default: 16_777_216 }),
+    /** bytes waiting to be written to one side before reading from the other side pauses */
+    max_buffered_bytes: Type.Integer({ minimum: 1024, maximum: 1_073_741_824, default: 1_048_576 }),
+    /** how long a close handshake may take before the TCP connection is dropped */
+    close_timeout_ms: Type.Integer({ minimum: 100, maximum: 600_000, default: 5_000 })
+  }, { additionalProperties: false, default: {} }),
   cors: Type.Object({
     allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
     allowed_methods: Type.Array(Type.String({ pattern: '^[A-Za-z]+$' }), { default: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] }),
@@ -135,3 +150,4 @@ export type RuleConfig = Static<typeof Rule>
 export type RouteConfig = Static<typeof Route>
 export type UpstreamConfig = Static<typeof UpstreamSchema>
 export type AssertionConfig = Config['identity']['assertion']
+export type WebSocketConfig = Config['websocket']

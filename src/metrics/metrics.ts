@@ -24,8 +24,9 @@ import { redisMetrics, type RedisMeter, type RedisState } from './redis-metrics.
 import { registrar } from './registrar.js'
 import { requestMetrics, type RequestMeter } from './request-metrics.js'
 import { upstreamMetrics, type UpstreamMeter } from './upstream-metrics.js'
+import { webSocketMetrics, type WebSocketMeter } from './websocket-metrics.js'
 
-export type { AdminSignInMeter, AuthMeter, CacheStats, RateLimitMeter, RedisMeter, RedisState, RequestMeter, UpstreamMeter }
+export type { AdminSignInMeter, AuthMeter, CacheStats, RateLimitMeter, RedisMeter, RedisState, RequestMeter, UpstreamMeter, WebSocketMeter }
 
 export interface MetricsOptions {
   /** the configured rules, in order: `rule` label `<METHOD> <path pattern>` */
@@ -50,6 +51,10 @@ export interface Metrics {
   readonly requests: RequestMeter
   /** the authorizer listener's responses (`mode="authz"`) */
   readonly decisions: RequestMeter
+  /** the data plane's WebSocket upgrades (`mode="websocket"`) */
+  readonly upgrades: RequestMeter
+  /** open WebSocket connections and why they ended */
+  readonly webSockets: WebSocketMeter
   readonly adminSignIn: AdminSignInMeter
   readonly auth: AuthMeter
   readonly redis: RedisMeter
@@ -69,6 +74,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
   const redis = redisMetrics(r, o.redis)
   const adminSignIn = adminSignInMetrics(r)
   const rateLimit = rateLimitMetrics(r, o.rateLimitBlocked ?? (() => 0))
+  const webSockets = webSocketMetrics(r)
   if (o.cacheStats !== undefined) cacheMetrics(r, o.cacheStats, o.now ?? Date.now)
 
   // ---- the log's destination -----------------------------------------------------------
@@ -86,6 +92,8 @@ export function createMetrics (o: MetricsOptions): Metrics {
     registry,
     requests: requests.meters.proxy,
     decisions: requests.meters.authz,
+    upgrades: requests.meters.websocket,
+    webSockets,
     adminSignIn,
     auth: auth.meter,
     redis: redis.meter,

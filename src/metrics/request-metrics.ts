@@ -1,7 +1,7 @@
 /**
  * Responses to requests and to decision requests: counted by mode (`proxy`: the data
- * plane; `authz`: the authorizer listener), rule, status and reason, timed by mode, rule
- * and status class.
+ * plane; `authz`: the authorizer listener; `websocket`: the data plane's WebSocket
+ * upgrades), rule, status and reason, timed by mode, rule and status class.
  */
 import { REASONS, type Reason } from '../errors.js'
 import type { Registrar } from './registrar.js'
@@ -19,7 +19,7 @@ export interface RequestMeter {
 export const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
 /** The listeners whose responses are counted, as the `mode` label. */
-export const MODES = ['proxy', 'authz'] as const
+export const MODES = ['proxy', 'authz', 'websocket'] as const
 export type Mode = typeof MODES[number]
 
 const REASON_INDEX = new Map<string, number>(REASONS.map((r, i) => [r, i]))
@@ -46,7 +46,7 @@ export function requestMetrics (r: Registrar, rules: ReadonlyArray<{ method: str
   })
   r.counter({
     name: 'keygate_requests_total',
-    help: 'Responses, by mode (proxy: the data plane; authz: the authorizer listener), matched rule ("none" when no rule matched or none was evaluated), HTTP status and decision reason.',
+    help: 'Responses, by mode (proxy: the data plane; authz: the authorizer listener; websocket: the data plane\'s WebSocket upgrades, 101 when the upgrade went through), matched rule ("none" when no rule matched or none was evaluated), HTTP status and decision reason.',
     labelNames: ['mode', 'rule', 'status', 'reason'],
     collect () { requests.exportTo(this) }
   })
@@ -78,5 +78,5 @@ export function requestMetrics (r: Registrar, rules: ReadonlyArray<{ method: str
       }
     }
   }
-  return { meters: { proxy: meterOf(0), authz: meterOf(1) }, labelSets: () => requests.size + duration.size }
+  return { meters: { proxy: meterOf(0), authz: meterOf(1), websocket: meterOf(2) }, labelSets: () => requests.size + duration.size }
 }

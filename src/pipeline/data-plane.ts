@@ -27,12 +27,17 @@
  *
  * Stages 3-9 run in the gate (gate.ts), the route's first hook. Every refusal is sent
  * by deny.ts; what the stages learn about a request is in request-state.ts.
+ *
+ * A WebSocket upgrade never reaches fastify's routes: node hands it to the server's
+ * 'upgrade' event, where src/websocket/ decides it as a GET (stages 1-8, the same
+ * function), then relays it to the upstream with the identity headers (10).
  */
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
 import type { Assertions } from '../assertion/assertions.js'
+import type { Tracking } from '../cache/invalidation.js'
 import type { Config } from '../config/schema.js'
 import { codeForStatus } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
@@ -50,6 +55,7 @@ import { createRequestLog } from './request-log.js'
 import { ROUTER_OPTIONS } from './route-table.js'
 import { loggedTarget, requestState } from './request-state.js'
 import { checkTarget, type TargetCheck } from './target-policy.js'
+import { registerWebSockets } from '../websocket/upgrade.js'
 
 const kTarget = Symbol('keygate.target')
 type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
@@ -59,13 +65,17 @@ export interface DataPlaneOptions {
   logger: Logger
   /** stages 1-8 as one function (decide-request.ts), shared with the authorizer */
   decider: RequestDecider
+  /** the same decision without the rate limits, for open WebSockets (src/websocket/) */
+  redecider: RequestDecider
+  /** push invalidation, which tells open WebSockets of changes */
+  tracking: Tracking
   usage: UsageRecorder
   metrics: Metrics
   /** the signed identity assertion, when identity.assertion is on */
   assertions?: Assertions
 }
 
-export async function buildDataPlane ({ config, logger, decider, usage, metrics, assertions }: DataPlaneOptions): Promise<FastifyInstance> {
+export async function buildDataPlane ({ config, logger, decider, redecider, tracking, usage, metrics, assertions }: DataPlaneOptions): Promise<FastifyInstance> {
   // fastify gets no logger: keygate writes the one line per request itself
   // (request-log.ts) and logs its own errors, and fastify's own error lines would
   // carry the request URL with its query string, which must never reach a log.
@@ -149,6 +159,9 @@ export async function buildDataPlane ({ config, logger, decider, usage, metrics,
     if (upstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
     await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimits, dropCorsHeaders: cors !== undefined, meter: metrics.upstream(route.upstream) })
   }
+
+  // 1-8, 10: WebSocket upgrades, decided as a GET and relayed (src/websocket/)
+  registerWebSockets(app, { config, logger, decider, redecider, tracking, framing, rewriteRequestHeaders, usage, metrics })
 
   await app.ready()
   return app

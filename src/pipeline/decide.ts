@@ -18,6 +18,8 @@ export interface Identity {
   /** the effective role's name: the key's (BOT) or its user's (personal) */
   role: string
   grants: Grants
+  /** when the key expires (epoch ms); undefined: never (an open WebSocket is closed then: src/websocket/) */
+  expiresAt?: number | undefined
   /** the rate limits of the key, its role and its org, as their records hold them (src/ratelimit/) */
   keyLimit?: RecordLimit
   roleLimit?: RecordLimit
@@ -53,6 +55,7 @@ export function authenticate (credential: ParsedKey, r: Resolved, now: number): 
       role,
       // A missing role grants nothing.
       grants: r.role?.grants ?? NO_GRANTS,
+      expiresAt: key.expiresAt,
       keyLimit: key.rateLimit,
       roleLimit: r.role?.rateLimit,
       orgLimit: r.org?.rateLimit

@@ -13,6 +13,7 @@ import { BlockList, isIP, type Socket } from 'node:net'
 import type { Assertions } from '../assertion/assertions.js'
 import { assertionHeaderName } from '../assertion/claims.js'
 import type { Identity } from './decide.js'
+import type { RequestState } from './request-state.js'
 
 export interface HeaderPolicy {
   /** identity header prefix, e.g. `X-Auth-` */
@@ -53,7 +54,10 @@ const FORWARDING = [
  */
 const DIGITS = /^[0-9]+$/
 
-export type RequestHeaderRewriter = (request: FastifyRequest, headers: IncomingHttpHeaders) => IncomingHttpHeaders
+/** What the rewriter reads of a request: a fastify request, or a WebSocket's upgrade request (src/websocket/). */
+export type ForwardedRequest = Pick<FastifyRequest, 'id' | 'method' | 'raw' | 'protocol' | 'headers'> & { kg: RequestState }
+
+export type RequestHeaderRewriter = (request: ForwardedRequest, headers: IncomingHttpHeaders) => IncomingHttpHeaders
 
 /** What happens to a client's request header: kept, dropped, or kept only from a trusted proxy. */
 const KEEP = 0

@@ -27,8 +27,12 @@ import type { RequestMeter } from '../metrics/metrics.js'
 import type { Mode } from '../metrics/request-metrics.js'
 import type { RequestState } from './request-state.js'
 
+/** What the log reads of a request and its reply: fastify's, or a WebSocket upgrade's (src/websocket/). */
+export type LoggedRequest = Pick<FastifyRequest, 'id' | 'method' | 'kg'>
+export type LoggedReply = Pick<FastifyReply, 'statusCode' | 'elapsedTime'>
+
 export interface RequestLog {
-  hook: (request: FastifyRequest, reply: FastifyReply, done: () => void) => void
+  hook: (request: LoggedRequest, reply: LoggedReply, done: () => void) => void
   /** hand the pending lines to the destination now, and stop the timer (at close) */
   flush: () => void
 }
@@ -63,7 +67,7 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
     write(full)
   }
 
-  function hook (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  function hook (request: LoggedRequest, reply: LoggedReply, done: () => void): void {
     const s = request.kg
     const status = reply.statusCode
     const reason = s?.reason ?? (status >= 500 ? 'internal_error' : 'bad_request')
@@ -80,7 +84,7 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
    * reason); a path that passed the target policy holds only RFC 3986 pchars, any
    * other goes through JSON.stringify.
    */
-  function line (request: FastifyRequest, s: RequestState, status: number, reason: string, ms: number): string {
+  function line (request: LoggedRequest, s: RequestState, status: number, reason: string, ms: number): string {
     return `{"level":30,"time":${Date.now()},"pid":${pid},"req_id":"${request.id}","mode":"${mode}","method":"${s.method ?? request.method}","path":${jsonString(redact.path(s.path))},"status":${status}` +
       (s.keyId === undefined ? '' : `,"key_id":"${s.keyId}"`) +
       `,"reason":"${reason}"` +
@@ -89,7 +93,7 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
   }
 
   /** A request the gateway's first hook never saw (no state): the same shape, generically. */
-  function genericLine (request: FastifyRequest, status: number, reason: string, ms: number): string {
+  function genericLine (request: LoggedRequest, status: number, reason: string, ms: number): string {
     return asciiJson({ level: 30, time: Date.now(), pid, req_id: request.id, mode, method: request.method, status, reason, latency_ms: Math.round(ms * 1000) / 1000, msg: 'request' }) + '\n'
   }
 

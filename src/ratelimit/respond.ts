@@ -9,10 +9,20 @@ import type { FastifyReply } from 'fastify'
 import type { Verdict } from './limiter.js'
 
 export function setRateLimitHeaders (reply: FastifyReply, v: Verdict | undefined): void {
-  if (v === undefined || (!v.allowed && v.reason === 'rate_limit_unavailable')) return
+  const headers = rateLimitHeaders(v)
+  if (headers === undefined) return
   reply.request.kg.rateLimited = true
-  reply.header('ratelimit-limit', String(v.limit))
-  reply.header('ratelimit-remaining', String(v.allowed ? v.remaining : 0))
-  reply.header('ratelimit-reset', String(v.resetS))
-  if (!v.allowed) reply.header('retry-after', String(v.retryAfterS))
+  reply.headers(headers)
+}
+
+/** The headers of a verdict, as name -> value (undefined: none apply); also for a WebSocket upgrade (src/websocket/). */
+export function rateLimitHeaders (v: Verdict | undefined): Record<string, string> | undefined {
+  if (v === undefined || (!v.allowed && v.reason === 'rate_limit_unavailable')) return undefined
+  const headers: Record<string, string> = {
+    'ratelimit-limit': String(v.limit),
+    'ratelimit-remaining': String(v.allowed ? v.remaining : 0),
+    'ratelimit-reset': String(v.resetS)
+  }
+  if (!v.allowed) headers['retry-after'] = String(v.retryAfterS)
+  return headers
 }

@@ -115,7 +115,8 @@ t.test('control: without the fill ticket check, the same race caches the older r
     get since () { return real.since },
     beginFill: (): FillTicket => ({ ...real.beginFill(), epoch: 0 }),
     mayInstall: () => true,
-    endFill: () => { real.endFill() }
+    endFill: () => { real.endFill() },
+    onChange: (listener) => { real.onChange(listener) }
   }))
   const { after, afterFromCache } = await race(w)
   t.equal(after, 'active', 'the stale record was installed and served')
