@@ -29,7 +29,9 @@
  *
  * Losing the connection (or a ping timing out) ends the guarantee: `up` turns
  * false at once. When the connection is back, tracking is re-enabled, the cache
- * is flushed, and `up` turns true again.
+ * is flushed, and `up` turns true again; `onEstablished` is then told which key ids
+ * the cache held, for the background refill to read again within the fill budget
+ * (refill.ts), instead of every one of them missing at once.
  */
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
@@ -60,6 +62,8 @@ export interface FillTicket {
 export interface TrackerTarget {
   delete: (name: string) => void
   clear: () => void
+  /** the key ids of the key records held */
+  keyIds: () => string[]
   counters: CacheCounters
 }
 
@@ -77,6 +81,11 @@ export interface InvalidationTrackerOptions {
   cache: TrackerTarget
   /** ping interval; keep it well under `cache.ttl_ms` */
   verifyEveryMs: number
+  /**
+   * Tracking is established (again): `held` are the key ids the cache held before it
+   * was flushed; `first`: the first establishment since start.
+   */
+  onEstablished?: (held: string[], first: boolean) => void
   logger: Logger
   now?: () => number
 }
@@ -99,6 +108,7 @@ export class InvalidationTracker implements Tracking {
   private stopped = false
   private reopenTimer: NodeJS.Timeout | undefined
   private failures = 0
+  private established = 0
 
   constructor (private readonly o: InvalidationTrackerOptions) {
     this.now = o.now ?? Date.now
@@ -199,12 +209,14 @@ export class InvalidationTracker implements Tracking {
     if (this.stopped || this.sub !== sub) return
     this.failures = 0
     // Anything cached before now may have missed an invalidation: start clean.
+    const held = this.o.cache.keyIds()
     this.epoch++
     this.o.cache.clear()
     this.up = true
     this.since = this.now()
     this.verifiedAt = sentAt
     this.o.logger.info({ prefixes: this.o.prefixes }, 'cache: push invalidation established')
+    this.o.onEstablished?.(held, this.established++ === 0)
   }
 
   private lose (why: string): void {

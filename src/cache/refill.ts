@@ -1,0 +1,127 @@
+/**
+ * The background refill: reads into the cache, ahead of the requests, the keys it
+ * is known to need, within the fill budget (fill-limiter.ts), so that the cache is
+ * full again in a few seconds instead of one request's miss at a time.
+ *
+ *   warm-up        when push invalidation is first established, the keys used most
+ *                  recently (the usage hash, `last_used_at`), up to `cache.max_entries`
+ *                  (`cache.warm_up`);
+ *   revalidation   when push invalidation is re-established after a loss, the cache
+ *                  is flushed (a write may have gone unheard, invalidation.ts), and
+ *                  the key ids it held are read again.
+ *
+ * Each key is read through the resolver (resolve-identity.ts), with a fill ticket like
+ * any miss, so a write that races the read is never installed, a request's miss for
+ * the same key shares the read, and nothing is served before it is read again.
+ * Reads go in batches of at most BATCH, each sent at once (pipelined) and awaited
+ * before the next. A batch that fails (Redis unreachable) stops the refill; the ids
+ * not read yet are kept for the next establishment.
+ */
+import type { Logger } from 'pino'
+import type { RegistryClient } from '../registry/redis-client.js'
+import type { FillLimiter } from './fill-limiter.js'
+
+const BATCH = 256
+/** how long to wait for the budget when the misses have taken it all */
+const IDLE_MS = 5
+
+export interface RefillOptions {
+  limiter: FillLimiter
+  /** reads one key id's records; undefined when it need not be read (cached, or being read) */
+  read: (keyId: string) => Promise<unknown> | undefined
+  logger: Logger
+}
+
+export class Refill {
+  /** key ids still to read, in order */
+  private pending = new Set<string>()
+  private running = false
+  private stopped = false
+  /** key ids read so far (metrics, tests) */
+  done = 0
+
+  constructor (private readonly o: RefillOptions) {}
+
+  /** Keys still to read. */
+  get size (): number {
+    return this.pending.size
+  }
+
+  /** Adds key ids to read and starts reading, unless already running. */
+  add (ids: Iterable<string>, why: string): void {
+    for (const id of ids) this.pending.add(id)
+    if (this.running || this.stopped || this.pending.size === 0) return
+    this.running = true
+    this.o.logger.info({ keys: this.pending.size, why }, 'cache: refill started')
+    const started = performance.now()
+    this.run().then((complete) => {
+      if (complete) this.o.logger.info({ keys: this.done, ms: Math.round(performance.now() - started) }, 'cache: refill done')
+    }, (err: unknown) => {
+      this.o.logger.warn({ err: { message: (err as Error).message }, left: this.pending.size }, 'cache: refill stopped')
+    }).finally(() => { this.running = false })
+  }
+
+  stop (): void {
+    this.stopped = true
+    this.pending.clear()
+  }
+
+  private async run (): Promise<boolean> {
+    const { limiter } = this.o
+    let ids = this.pending.values()
+    while (!this.stopped && this.pending.size > 0) {
+      const budget = limiter.takeIdle(BATCH)
+      if (budget === 0) {
+        await sleep(IDLE_MS)
+        continue
+      }
+      const reads: Array<Promise<unknown>> = []
+      const batch: string[] = []
+      while (reads.length < budget) {
+        const next = ids.next()
+        if (next.done === true) {
+          ids = this.pending.values()
+          if (this.pending.size === 0) break
+          continue
+        }
+        this.pending.delete(next.value)
+        const read = this.o.read(next.value)
+        if (read === undefined) continue
+        reads.push(read)
+        batch.push(next.value)
+      }
+      const results = await Promise.allSettled(reads)
+      this.done += reads.length
+      let failure: unknown
+      results.forEach((r, i) => {
+        if (r.status === 'fulfilled') return
+        failure ??= r.reason
+        this.pending.add(batch[i] as string)
+      })
+      if (failure !== undefined) throw failure
+    }
+    return !this.stopped
+  }
+}
+
+async function sleep (ms: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+/**
+ * The warm-up's key ids: up to `max` from the usage hash (key id -> `last_used_at`,
+ * an ISO timestamp), most recently used first. It reads at most about twice `max` of
+ * the hash's fields (HSCAN), so a registry far larger than the cache costs a bounded
+ * read at start.
+ */
+export async function recentlyUsedKeyIds (redis: RegistryClient, usageKey: string, max: number): Promise<string[]> {
+  const seen: Array<[string, string]> = []
+  let cursor = '0'
+  do {
+    const [next, flat] = await redis.hscan(usageKey, cursor, 'COUNT', 1000)
+    for (let i = 0; i + 1 < flat.length; i += 2) seen.push([flat[i] as string, flat[i + 1] as string])
+    cursor = next
+  } while (cursor !== '0' && seen.length < 2 * max)
+  seen.sort((a, b) => a[1] < b[1] ? 1 : a[1] > b[1] ? -1 : 0)
+  return seen.slice(0, max).map(([id]) => id)
+}
