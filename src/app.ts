@@ -76,7 +76,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   // The budget of registry reads, and the refill that reads ahead within it what the
   // cache will need: at start, and after a flush (src/cache/refill.ts).
   const fills = new FillLimiter({ perSecond: config.cache.fills_per_second, maxWaitMs: config.cache.fill_wait_ms })
-  const refill = new Refill({ limiter: fills, read: (id) => resolver.refill(id), logger })
+  const refill = new Refill({ limiter: fills, read: (id) => resolver.refill(id), active: () => tracking.up, logger })
   const onEstablished = (held: string[], first: boolean): void => {
     if (!first || !config.cache.warm_up) {
       refill.add(held, 'revalidation')

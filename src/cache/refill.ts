@@ -14,8 +14,9 @@
  * any miss, so a write that races the read is never installed, a request's miss for
  * the same key shares the read, and nothing is served before it is read again.
  * Reads go in batches of at most BATCH, each sent at once (pipelined) and awaited
- * before the next. A batch that fails (Redis unreachable) stops the refill; the ids
- * not read yet are kept for the next establishment.
+ * before the next. A batch that fails (Redis unreachable), or the loss of push
+ * invalidation (what it read would be a TTL entry, soon stale), stops the refill; the
+ * ids not read yet are kept for the next establishment.
  */
 import type { Logger } from 'pino'
 import type { RegistryClient } from '../registry/redis-client.js'
@@ -29,6 +30,8 @@ export interface RefillOptions {
   limiter: FillLimiter
   /** reads one key id's records; undefined when it need not be read (cached, or being read) */
   read: (keyId: string) => Promise<unknown> | undefined
+  /** push invalidation is up: what is read now stays cached until it changes */
+  active: () => boolean
   logger: Logger
 }
 
@@ -70,6 +73,7 @@ export class Refill {
     const { limiter } = this.o
     let ids = this.pending.values()
     while (!this.stopped && this.pending.size > 0) {
+      if (!this.o.active()) throw new Error('push invalidation lost')
       const budget = limiter.takeIdle(BATCH)
       if (budget === 0) {
         await sleep(IDLE_MS)
