@@ -14,9 +14,10 @@
  * any miss, so a write that races the read is never installed, a request's miss for
  * the same key shares the read, and nothing is served before it is read again.
  * Reads go in batches of at most BATCH, each sent at once (pipelined) and awaited
- * before the next. A batch that fails (Redis unreachable), or the loss of push
- * invalidation (what it read would be a TTL entry, soon stale), stops the refill; the
- * ids not read yet are kept for the next establishment.
+ * before the next. The ids of a batch that fails (a Redis timeout) are read again
+ * after RETRY_MS. The loss of push invalidation (what would be read is a TTL entry,
+ * soon stale; a Redis that stays unreachable loses it too) stops the refill; the ids
+ * not read yet are kept for the next establishment.
  */
 import type { Logger } from 'pino'
 import type { RegistryClient } from '../registry/redis-client.js'
@@ -25,6 +26,8 @@ import type { FillLimiter } from './fill-limiter.js'
 const BATCH = 256
 /** how long to wait for the budget when the misses have taken it all */
 const IDLE_MS = 5
+/** how long to wait after a failed batch */
+const RETRY_MS = 1000
 
 export interface RefillOptions {
   limiter: FillLimiter
@@ -40,7 +43,7 @@ export class Refill {
   private pending = new Set<string>()
   private running = false
   private stopped = false
-  /** key ids read so far (metrics, tests) */
+  /** reads issued so far (tests) */
   done = 0
 
   constructor (private readonly o: RefillOptions) {}
@@ -96,13 +99,16 @@ export class Refill {
       }
       const results = await Promise.allSettled(reads)
       this.done += reads.length
-      let failure: unknown
+      let failed = 0
       results.forEach((r, i) => {
         if (r.status === 'fulfilled') return
-        failure ??= r.reason
+        failed++
         this.pending.add(batch[i] as string)
       })
-      if (failure !== undefined) throw failure
+      if (failed > 0) {
+        this.o.logger.warn({ failed, left: this.pending.size }, 'cache: refill reads failed; retrying')
+        await sleep(RETRY_MS)
+      }
     }
     return !this.stopped
   }
