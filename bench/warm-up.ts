@@ -20,6 +20,7 @@ import { Redis } from 'ioredis'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { generateKey, type NewKey } from 'keygate/dist/registry/key-material.js'
 import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
+import { startCpuMeter } from './cpu-meter.js'
 import type { ExtraResult } from './extras.js'
 import { keyRecord, PREFIX, startBenchRedis, startKeygate } from './keygate.js'
 import { BENCH_PATH } from './servers.js'
@@ -33,6 +34,8 @@ const REACHED = 0.9
 const TARGET_S = 10
 /** cache.fills_per_second's default */
 const BUDGET = 20_000
+
+const pct = (v: number | undefined): string => v === undefined ? 'n/a' : `${v.toFixed(0)}%`
 
 interface RedisSample { at: number, reads: number, commands: number }
 
@@ -52,6 +55,9 @@ interface WarmUpRun {
   startToFirstMs: number
   statuses: Record<string, number>
   errors: number
+  /** share of a core: the gateway, and everything else on the machine but the load generator and Redis */
+  serverPct: number | undefined
+  otherPct: number | undefined
 }
 
 async function redisSample (c: Redis): Promise<RedisSample> {
@@ -76,7 +82,7 @@ function perWindow (samples: RedisSample[], t0: number, windows: number, field: 
   return Array.from({ length: windows }, (_, w) => at(t0 + (w + 1) * 1000) - at(t0 + w * 1000))
 }
 
-async function run (ctx: ScenarioContext, redisUrl: string, keys: NewKey[], warmUp: boolean): Promise<WarmUpRun> {
+async function run (ctx: ScenarioContext, redisUrl: string, redisPid: number | undefined, keys: NewKey[], warmUp: boolean): Promise<WarmUpRun> {
   const c = new Redis(redisUrl)
   const samples: RedisSample[] = []
   const sampling = { on: true }
@@ -93,6 +99,7 @@ async function run (ctx: ScenarioContext, redisUrl: string, keys: NewKey[], warm
   try {
     let next = 0
     const perSecond = new Array<number>(RUN_S + 1).fill(0)
+    const meter = startCpuMeter(gw.pid as number, redisPid === undefined ? [] : [redisPid])
     const t0 = performance.now()
     const instance = autocannon({
       url: `http://127.0.0.1:${gw.port}${BENCH_PATH}`,
@@ -106,6 +113,7 @@ async function run (ctx: ScenarioContext, redisUrl: string, keys: NewKey[], warm
       if (w < perSecond.length) perSecond[w] = (perSecond[w] ?? 0) + 1
     })
     const result = await instance
+    const cpu = meter()
     sampling.on = false
     await sampler
     samples.push(await redisSample(c))
@@ -129,7 +137,9 @@ async function run (ctx: ScenarioContext, redisUrl: string, keys: NewKey[], warm
       servedS: served < 0 ? undefined : served + 1,
       startToFirstMs: t0 - spawnedAt,
       statuses,
-      errors: result.errors
+      errors: result.errors,
+      serverPct: cpu.serverPct,
+      otherPct: cpu.otherPct
     }
   } finally {
     sampling.on = false
@@ -158,7 +168,7 @@ export async function warmUp (ctx: ScenarioContext): Promise<ExtraResult> {
   await batch.exec()
 
   try {
-    const runs = [await run(ctx, redis.url, keys, true), await run(ctx, redis.url, keys, false)]
+    const runs = [await run(ctx, redis.url, redis.server.pid, keys, true), await run(ctx, redis.url, redis.server.pid, keys, false)]
     const failures: string[] = []
     const rows = runs.map((r) => {
       const upTo = r.reachedS ?? RUN_S
@@ -172,7 +182,7 @@ export async function warmUp (ctx: ScenarioContext): Promise<ExtraResult> {
       if (bad > 0) failures.push(`warm-up (${r.label}): ${bad} responses were not 200 (${JSON.stringify(r.statuses)}, ${r.errors} errors)`)
       const within = (s: number | undefined, bold: boolean): string => s === undefined ? `not within ${RUN_S} s` : bold ? `**${s} s**` : `${s} s`
       return `| ${r.label} | ${within(r.reachedS, true)} | ${within(r.servedS, false)} | ${Number.isFinite(r.cachedReqPerSec) ? r.cachedReqPerSec.toFixed(0) : 'n/a'} | ` +
-        `${reads.peak.toFixed(0)} / ${reads.mean.toFixed(0)} | ${commands.peak.toFixed(0)} / ${commands.mean.toFixed(0)} | ${(r.startToFirstMs / 1000).toFixed(1)} s | ${r.perSecond.slice(0, 12).join(' ')} |`
+        `${reads.peak.toFixed(0)} / ${reads.mean.toFixed(0)} | ${commands.peak.toFixed(0)} / ${commands.mean.toFixed(0)} | ${(r.startToFirstMs / 1000).toFixed(1)} s | ${pct(r.serverPct)} / ${pct(r.otherPct)} | ${r.perSecond.slice(0, 12).join(' ')} |`
     })
     const shipped = runs[0] as WarmUpRun
     if (!(shipped.reachedS !== undefined && shipped.reachedS <= TARGET_S)) failures.push(`warm-up: cached throughput not reached within ${TARGET_S} s of the first request`)
@@ -180,11 +190,12 @@ export async function warmUp (ctx: ScenarioContext): Promise<ExtraResult> {
       markdown: [
         `### Warm-up: a new instance started under full load on ${KEYS.toLocaleString('en')} keys`,
         '',
-        '| | time to cached req/s (≥ 90%) from the first request | to the cache serving (reads ≤ 1% of responses) | cached req/s | Redis registry reads/s until then, peak / mean | Redis commands/s, peak / mean | process start to first request | req/s in each of the first 12 s |',
-        '|---|---:|---:|---:|---:|---:|---:|---|',
+        '| | time to cached req/s (≥ 90%) from the first request | to the cache serving (reads ≤ 1% of responses) | cached req/s | Redis registry reads/s until then, peak / mean | Redis commands/s, peak / mean | process start to first request | CPU: gateway / other activity | req/s in each of the first 12 s |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---|',
         ...rows,
         '',
         `${KEYS.toLocaleString('en')} personal keys (1,000 users, 10 roles), each in the usage hash; the gateway loaded from the moment it is ready, every key cycled in order, 50 connections, ${RUN_S} s. ` +
+        'CPU: the gateway\'s share of a core over the run, and that of every other process on the machine but the load generator and Redis: a busy machine slows the warm-up. ' +
         'Cached req/s: the median of the 1 s windows in which registry reads were at most 1% of the responses (n/a: there was none). ' +
         `Redis commands include those the registry read's Lua script runs (about five a read). Fill budget ${BUDGET.toLocaleString('en')} reads/s (the default). Target <= ${TARGET_S} s: ${shipped.reachedS !== undefined && shipped.reachedS <= TARGET_S ? 'met' : 'NOT met'}.`,
         ''
