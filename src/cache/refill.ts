@@ -13,8 +13,8 @@
  * Each key is read through the resolver (resolve-identity.ts), with a fill ticket like
  * any miss, so a write that races the read is never installed, a request's miss for
  * the same key shares the read, and nothing is served before it is read again.
- * Reads go in batches of at most BATCH, each sent at once (pipelined) and awaited
- * before the next. The ids of a batch that fails (a Redis timeout) are read again
+ * Reads go in batches of at most BATCH, each sent at once (pipelined), IN_FLIGHT
+ * batches at a time. The ids of a batch that fails (a Redis timeout) are read again
  * after RETRY_MS. The loss of push invalidation (what would be read is a TTL entry,
  * soon stale; a Redis that stays unreachable loses it too) stops the refill; the ids
  * not read yet are kept for the next establishment.
@@ -24,6 +24,8 @@ import type { RegistryClient } from '../registry/redis-client.js'
 import type { FillLimiter } from './fill-limiter.js'
 
 const BATCH = 256
+/** batches in flight at once, so Redis runs one while the gateway parses the other */
+const IN_FLIGHT = 2
 /** how long to wait for the budget when the misses have taken it all */
 const IDLE_MS = 5
 /** how long to wait after a failed batch */
@@ -60,11 +62,16 @@ export class Refill {
     this.running = true
     this.o.logger.info({ keys: this.pending.size, why }, 'cache: refill started')
     const started = performance.now()
-    this.run().then((complete) => {
-      if (complete) this.o.logger.info({ keys: this.done, ms: Math.round(performance.now() - started) }, 'cache: refill done')
-    }, (err: unknown) => {
-      this.o.logger.warn({ err: { message: (err as Error).message }, left: this.pending.size }, 'cache: refill stopped')
-    }).finally(() => { this.running = false })
+    const done = this.done
+    Promise.allSettled(Array.from({ length: IN_FLIGHT }, async () => await this.run())).then((loops) => {
+      this.running = false
+      const failed = loops.find((l) => l.status === 'rejected')
+      if (failed !== undefined) {
+        this.o.logger.warn({ err: { message: (failed.reason as Error).message }, left: this.pending.size }, 'cache: refill stopped')
+      } else if (!this.stopped) {
+        this.o.logger.info({ reads: this.done - done, ms: Math.round(performance.now() - started) }, 'cache: refill done')
+      }
+    })
   }
 
   stop (): void {
@@ -72,7 +79,8 @@ export class Refill {
     this.pending.clear()
   }
 
-  private async run (): Promise<boolean> {
+  /** one of the IN_FLIGHT loops: a batch at a time */
+  private async run (): Promise<void> {
     const { limiter } = this.o
     let ids = this.pending.values()
     while (!this.stopped && this.pending.size > 0) {
@@ -110,7 +118,6 @@ export class Refill {
         await sleep(RETRY_MS)
       }
     }
-    return !this.stopped
   }
 }
 
