@@ -11,7 +11,9 @@ import type { Logger } from 'pino'
 import { buildAdminPlane } from './admin/admin-plane.js'
 import { buildAuthorizerPlane } from './authorizer/authorizer-plane.js'
 import { loadAssertions, type Assertions } from './assertion/index.js'
+import { FillLimiter } from './cache/fill-limiter.js'
 import { InvalidationTracker, NO_TRACKING, type Tracking } from './cache/invalidation.js'
+import { recentlyUsedKeyIds, Refill } from './cache/refill.js'
 import { cacheNaming, RecordCache } from './cache/record-cache.js'
 import { trackingConnections } from './cache/tracking-connection.js'
 import type { Config } from './config/schema.js'
@@ -43,6 +45,10 @@ export interface KeygateApp {
   cache: RecordCache
   /** push invalidation's state (`up`, `since`, `lostAt`) */
   tracking: Tracking
+  /** the budget of registry reads (`cache.fills_per_second`) */
+  fills: FillLimiter
+  /** the background refill: warm-up at start, revalidation after push invalidation comes back */
+  refill: Refill
   /** every metric, served by the admin plane at /metrics */
   metrics: Metrics
   usage: UsageRecorder
@@ -67,7 +73,20 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const keys = redisKeys(config.redis.prefix)
   // The cache of parsed records, kept current by push invalidation (src/cache/invalidation.ts).
   const cache = new RecordCache(config.cache.max_entries, config.cache.negative_max_entries)
-  const tracker = config.cache.enabled && config.cache.tracking ? trackChanges(redis, keys, cache, config, logger) : undefined
+  // The budget of registry reads, and the refill that reads ahead within it what the
+  // cache will need: at start, and after a flush (src/cache/refill.ts).
+  const fills = new FillLimiter({ perSecond: config.cache.fills_per_second, maxWaitMs: config.cache.fill_wait_ms })
+  const refill = new Refill({ limiter: fills, read: (id) => resolver.refill(id), active: () => tracking.up, logger })
+  const onEstablished = (held: string[], first: boolean): void => {
+    if (!first || !config.cache.warm_up) {
+      refill.add(held, 'revalidation')
+      return
+    }
+    recentlyUsedKeyIds(redis, keys.usage, config.cache.max_entries).then((ids) => { refill.add([...held, ...ids], 'warm-up') }, (err: unknown) => {
+      logger.warn({ err: { message: (err as Error).message } }, 'cache: no warm-up (the usage hash could not be read)')
+    })
+  }
+  const tracker = config.cache.enabled && config.cache.tracking ? trackChanges(redis, keys, cache, config, logger, onEstablished) : undefined
   tracker?.start()
   const tracking = tracker ?? NO_TRACKING
   // Rate-limit buckets this process saw refuse, held until their reset (src/ratelimit/).
@@ -89,6 +108,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     cache,
     cacheEnabled: config.cache.enabled,
     tracking,
+    fills,
     health,
     ttlMs: config.cache.ttl_ms,
     negativeTtlMs: config.cache.negative_ttl_ms,
@@ -127,6 +147,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     health,
     cache,
     tracking,
+    fills,
+    refill,
     metrics,
     usage,
     assertions,
@@ -134,6 +156,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     async close () {
       await Promise.allSettled([data.close(), admin.close(), authz?.close()])
       await usage.stop()
+      refill.stop()
       await tracker?.stop()
       health.stop()
       redis.disconnect()
@@ -142,7 +165,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
 }
 
 /** Push invalidation of the cache: every write to a key, user, role or org record, by anyone. */
-function trackChanges (redis: RegistryClient, keys: RedisKeys, cache: RecordCache, config: Config, logger: Logger): InvalidationTracker {
+function trackChanges (redis: RegistryClient, keys: RedisKeys, cache: RecordCache, config: Config, logger: Logger,
+  onEstablished: (held: string[], first: boolean) => void): InvalidationTracker {
   const connections = trackingConnections(redis, keys.keys)
   const tracker = new InvalidationTracker({
     connect: connections.connect,
@@ -150,6 +174,7 @@ function trackChanges (redis: RegistryClient, keys: RedisKeys, cache: RecordCach
     cache,
     // a silent channel is only trusted for cache.ttl_ms: confirm it twice per TTL
     verifyEveryMs: Math.min(1000, Math.max(50, Math.floor(config.cache.ttl_ms / 2))),
+    onEstablished,
     logger
   })
   connections.watch(() => tracker.node, () => { tracker.reconnect('the registry slot moved') })

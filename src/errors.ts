@@ -34,7 +34,7 @@ export const REASONS = [
   'unknown_key', 'secret_mismatch', 'key_revoked', 'key_expired',
   'user_missing', 'user_deactivated', 'org_mismatch',
   'no_rule', 'missing_permission',
-  'registry_unavailable', 'bad_path', 'no_route',
+  'registry_unavailable', 'registry_busy', 'bad_path', 'no_route',
   'upstream_error', 'upstream_timeout', 'rate_limited',
   // the gateway's own edge cases
   'invalid_record', 'bad_request', 'body_too_large', 'header_too_large',

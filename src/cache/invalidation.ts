@@ -29,7 +29,9 @@
  *
  * Losing the connection (or a ping timing out) ends the guarantee: `up` turns
  * false at once. When the connection is back, tracking is re-enabled, the cache
- * is flushed, and `up` turns true again.
+ * is flushed, and `up` turns true again; `onEstablished` is then told which key ids
+ * the cache held, for the background refill to read again within the fill budget
+ * (refill.ts), instead of every one of them missing at once.
  *
  * Listeners (`onChange`) hear of each record dropped, after it was dropped, and of
  * every flush and re-establishment (anything may have changed): open WebSockets are
@@ -69,6 +71,8 @@ export interface FillTicket {
 export interface TrackerTarget {
   delete: (name: string) => void
   clear: () => void
+  /** the key ids of the key records held */
+  keyIds: () => string[]
   counters: CacheCounters
 }
 
@@ -86,6 +90,11 @@ export interface InvalidationTrackerOptions {
   cache: TrackerTarget
   /** ping interval; keep it well under `cache.ttl_ms` */
   verifyEveryMs: number
+  /**
+   * Tracking is established (again): `held` are the key ids the cache held before it
+   * was flushed; `first`: the first establishment since start.
+   */
+  onEstablished?: (held: string[], first: boolean) => void
   logger: Logger
   now?: () => number
 }
@@ -109,6 +118,7 @@ export class InvalidationTracker implements Tracking {
   private reopenTimer: NodeJS.Timeout | undefined
   private failures = 0
   private readonly listeners: ChangeListener[] = []
+  private established = 0
 
   constructor (private readonly o: InvalidationTrackerOptions) {
     this.now = o.now ?? Date.now
@@ -217,6 +227,7 @@ export class InvalidationTracker implements Tracking {
     if (this.stopped || this.sub !== sub) return
     this.failures = 0
     // Anything cached before now may have missed an invalidation: start clean.
+    const held = this.o.cache.keyIds()
     this.epoch++
     this.o.cache.clear()
     this.up = true
@@ -224,6 +235,7 @@ export class InvalidationTracker implements Tracking {
     this.verifiedAt = sentAt
     this.o.logger.info({ prefixes: this.o.prefixes }, 'cache: push invalidation established')
     this.changed(undefined)
+    this.o.onEstablished?.(held, this.established++ === 0)
   }
 
   private lose (why: string): void {

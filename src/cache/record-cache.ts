@@ -99,6 +99,11 @@ export class RecordCache {
     return this.keys.has(id) || this.droppedIds.has(id)
   }
 
+  /** The ids of the key records held (the refill after a flush, src/cache/refill.ts). */
+  keyIds (): string[] {
+    return [...this.keys.ids()]
+  }
+
   /** (a new entry object each call, built from the key table) */
   key (id: string): Entry<KeyRecord | Invalid> | undefined {
     return this.keys.get(id) ?? this.negatives.get(KIND.key + id) as Entry<KeyRecord | Invalid> | undefined

@@ -80,7 +80,13 @@ export const ConfigSchema = Type.Object({
     negative_ttl_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 500 }),
     max_entries: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 100_000 }),
     negative_max_entries: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000 }),
-    stale_if_error_s: Type.Integer({ minimum: 0, maximum: 86_400, default: 30 })
+    stale_if_error_s: Type.Integer({ minimum: 0, maximum: 86_400, default: 30 }),
+    /** registry reads (cache misses and the background refill) per second, per process (src/cache/fill-limiter.ts) */
+    fills_per_second: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20_000 }),
+    /** the longest a miss waits for the fill budget; one that would wait longer gets 503 at once */
+    fill_wait_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
+    /** read the most recently used keys into the cache at start (src/cache/refill.ts) */
+    warm_up: Type.Boolean({ default: true })
   }, { additionalProperties: false, default: {} }),
   limits: Type.Object({
     body_bytes: Type.Integer({ minimum: 0, default: 10_485_760 }),

@@ -18,7 +18,7 @@ import { authenticate, type Identity } from './decide.js'
 import { challenges } from './deny.js'
 import { extractCredential } from './extract-credential.js'
 import { parseKey } from './key-format.js'
-import { RegistryUnavailable, type IdentityResolver, type Resolved } from './resolve-identity.js'
+import { RegistryBusy, RegistryUnavailable, type IdentityResolver, type Resolved } from './resolve-identity.js'
 
 export type Authentication =
   | { ok: true, identity: Identity }
@@ -87,6 +87,7 @@ export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignI
       },
       (err: unknown) => {
         meter?.fromRedis(performance.now() - lookupAt)
+        if (err instanceof RegistryBusy) return failure('service_unavailable', 'registry_busy', undefined, key.id)
         if (err instanceof RegistryUnavailable) return failure('service_unavailable', 'registry_unavailable', undefined, key.id)
         throw err
       }

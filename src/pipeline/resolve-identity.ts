@@ -17,11 +17,16 @@
  * answer for others. Entries already past their TTL at that moment are never
  * served (one may predate a revocation). Past the window, the request gets 503.
  *
+ * Every read of Redis here takes a token from the process's fill budget
+ * (`cache.fills_per_second`, fill-limiter.ts) first; a miss that cannot get one within
+ * `cache.fill_wait_ms` is refused (`RegistryBusy`: 503, reason `registry_busy`).
+ *
  * A miss from a client peer for a key id the cache does not know is charged to
  * that peer's budget of unknown-key lookups (unknown-key-limit.ts), and refunded
  * unless the key came back unknown; a peer with no budget left gets
  * `{ key: null, limited: true }` without a Redis command.
  */
+import type { FillLimiter } from '../cache/fill-limiter.js'
 import type { FillTicket, Tracking } from '../cache/invalidation.js'
 import { cacheName, type Entry, type RecordCache } from '../cache/record-cache.js'
 import { registryErrorKind, type RedisHealth } from '../registry/redis-client.js'
@@ -48,10 +53,15 @@ export interface Resolved {
 const LIMITED: Resolved = Object.freeze({ key: null, limited: true })
 
 export class RegistryUnavailable extends Error {
-  override readonly name = 'RegistryUnavailable'
+  override readonly name: string = 'RegistryUnavailable'
   constructor (options?: { cause: unknown }) {
     super('registry unavailable', options)
   }
+}
+
+/** The fill budget is spent (fill-limiter.ts): refused without a Redis command. */
+export class RegistryBusy extends RegistryUnavailable {
+  override readonly name = 'RegistryBusy'
 }
 
 export interface ResolverOptions {
@@ -60,6 +70,8 @@ export interface ResolverOptions {
   /** `false`: every decision reads Redis (`cache.enabled: false`) */
   cacheEnabled?: boolean
   tracking: Tracking
+  /** the budget of registry reads (`cache.fills_per_second`); none: unlimited */
+  fills?: FillLimiter
   health: RedisHealth
   /** told of every failed registry read (metrics) */
   onLookupError?: (err: unknown) => void
@@ -158,17 +170,44 @@ export class IdentityResolver {
     return { key, user, roleName, role: (r as Entry<RoleRecord>).value, org: (o as Entry<OrgRecord>).value }
   }
 
+  /**
+   * Background refill (src/cache/refill.ts): reads a key's records unless they are
+   * servable or already being read. The caller has taken the fill budget.
+   */
+  refill (keyId: string): Promise<Resolved> | undefined {
+    if (this.inflight.has(keyId) || this.fromCache(keyId, this.now()) !== undefined) return undefined
+    const pending = this.read(keyId)
+    this.inflight.set(keyId, pending)
+    return pending
+  }
+
   private fetch (keyId: string): Promise<Resolved> {
     let pending = this.inflight.get(keyId)
     if (pending === undefined) {
-      const ticket = this.o.tracking.beginFill()
-      pending = this.fetchOnce(keyId, ticket).finally(() => {
-        this.inflight.delete(keyId)
-        this.o.tracking.endFill()
-      })
+      const turn = this.o.fills?.take()
+      pending = turn === undefined ? this.read(keyId) : this.readAfter(turn, keyId)
       this.inflight.set(keyId, pending)
     }
     return pending
+  }
+
+  private async readAfter (turn: Promise<void>, keyId: string): Promise<Resolved> {
+    try {
+      await turn
+    } catch (err: unknown) {
+      this.inflight.delete(keyId)
+      throw new RegistryBusy({ cause: err })
+    }
+    return await this.read(keyId)
+  }
+
+  /** One round trip; misses of the same key id meanwhile share it (`inflight`). */
+  private read (keyId: string): Promise<Resolved> {
+    const ticket = this.o.tracking.beginFill()
+    return this.fetchOnce(keyId, ticket).finally(() => {
+      this.inflight.delete(keyId)
+      this.o.tracking.endFill()
+    })
   }
 
   private async fetchOnce (keyId: string, ticket: FillTicket): Promise<Resolved> {
