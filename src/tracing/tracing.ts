@@ -17,10 +17,10 @@
  * trace while `tracing.parent_based` is on (ParentBased, OpenTelemetry's default). The
  * same rule sets the sampled flag forwarded when nothing is exported.
  */
-import { createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace as otel, type Attributes, type Span, type Tracer } from '@opentelemetry/api'
+import { createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace as otel, type Attributes, type Span, type SpanOptions, type Tracer } from '@opentelemetry/api'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base'
+import { AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-base'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { TracingConfig } from '../config/schema.js'
@@ -105,9 +105,13 @@ export function createTracing (config: TracingConfig, keyPrefix: string): Tracin
     }
   }
 
+  // (at 1.0 every root is sampled: no need to read the trace id)
+  const root: Sampler = config.sample_ratio >= 1 ? new AlwaysOnSampler() : ratio
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': config.service_name }),
-    sampler: parentBased ? new ParentBasedSampler({ root: ratio }) : ratio,
+    sampler: parentBased ? new ParentBasedSampler({ root }) : root,
+    // the gateway's own ids: hex from a pooled random buffer (trace-context.ts)
+    idGenerator: { generateTraceId: newTraceId, generateSpanId: newSpanId },
     // (a path is bounded by the header limit; a span carries far less)
     spanLimits: { attributeValueLengthLimit: 2048 },
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: config.otlp_endpoint }), { maxQueueSize: MAX_QUEUE, maxExportBatchSize: 512, scheduledDelayMillis: 1000 })]
@@ -135,15 +139,25 @@ export function createTracing (config: TracingConfig, keyPrefix: string): Tracin
 
   function toUpstream (name: string, url: string): ToUpstream {
     const { hostname, port, protocol } = new URL(url)
-    const attributes: Attributes = {
+    const upstream: Attributes = {
       'server.address': hostname.startsWith('[') ? hostname.slice(1, -1) : hostname,
       'server.port': port === '' ? (protocol === 'https:' ? 443 : 80) : Number(port),
       'keygate.upstream': name
     }
+    // the CLIENT span's options, made once per method
+    const optionsByMethod = new Map<string, SpanOptions>()
+    const optionsFor = (method: string): SpanOptions => {
+      let options = optionsByMethod.get(method)
+      if (options === undefined) {
+        options = { kind: SpanKind.CLIENT, attributes: { ...upstream, 'http.request.method': method } }
+        optionsByMethod.set(method, options)
+      }
+      return options
+    }
     return function toUpstream (trace, headers, method) {
       const server = trace.span
       if (server === undefined) return setTraceHeaders(trace, headers)
-      const client = tracer.startSpan(method, { kind: SpanKind.CLIENT, attributes: { ...attributes, 'http.request.method': method } }, otel.setSpan(ROOT_CONTEXT, server))
+      const client = tracer.startSpan(method, optionsFor(method), otel.setSpan(ROOT_CONTEXT, server))
       trace.client = client
       headers.traceparent = traceparent(trace.traceId, client.spanContext().spanId, trace.sampled)
       if (trace.tracestate !== undefined) headers.tracestate = trace.tracestate
