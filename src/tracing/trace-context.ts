@@ -12,8 +12,8 @@
  *   distinct, at most 32 members and 512 characters, or the whole list is dropped.
  *   Forwarded as one normalised header.
  *
- * Ids are hex of bytes from one pooled buffer that `crypto.randomFillSync` refills
- * (a 24-byte id pair costs a slice, not a system call).
+ * Ids are slices of the hex of one pooled buffer that `crypto.randomFillSync` refills
+ * (an id costs a string slice, not a system call).
  */
 import { parseTraceParent, TraceState } from '@opentelemetry/core'
 import { randomFillSync } from 'node:crypto'
@@ -77,17 +77,22 @@ export function traceparent (traceId: string, spanId: string, sampled: boolean):
   return (sampled ? '00-' + traceId + '-' + spanId + '-01' : '00-' + traceId + '-' + spanId + '-00')
 }
 
+// 4 KiB of randomness at a time, as hex: an id is a slice of the string (encoding 16
+// bytes as hex one id at a time costs ~10x the slice)
 const POOL_BYTES = 4096
 const pool = Buffer.allocUnsafeSlow(POOL_BYTES)
-let used = POOL_BYTES
+let hexPool = ''
+let used = POOL_BYTES * 2
 
 function randomHex (bytes: number): string {
-  if (used + bytes > POOL_BYTES) {
+  const chars = bytes * 2
+  if (used + chars > hexPool.length) {
     randomFillSync(pool)
+    hexPool = pool.toString('hex')
     used = 0
   }
-  const hex = pool.toString('hex', used, used + bytes)
-  used += bytes
+  const hex = hexPool.slice(used, used + chars)
+  used += chars
   return hex
 }
 
