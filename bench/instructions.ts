@@ -1,6 +1,7 @@
 // The `instructions` extra (opt-in: BENCH_EXTRAS=instructions): the baseline, the
-// reference (fastify + @fastify/reply-from) and keygate (personal key, cache warm,
-// request log on) each run under valgrind's callgrind,
+// reference (fastify + @fastify/reply-from), keygate (personal key, cache warm,
+// request log on) and the same with tracing on (sample_ratio 1.0, spans exported to a
+// stand-in collector) each run under valgrind's callgrind,
 // which counts the machine instructions a process executes. After a warm-up long
 // enough for the JIT to settle, the counters are zeroed, a fixed number of requests
 // is sent, and the counts are dumped: instructions per request, main thread (the
@@ -82,7 +83,15 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       dir,
       reads: registryReads
     })
-    const failures = [...baseline.failures, ...reference.failures, ...keygate.failures]
+    const tracing = await count({
+      name: 'keygate, tracing on',
+      start: async () => await startKeygate(ctx, 'keygate-tracing-callgrind', { cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate-tracing'), tracing: { sampleRatio: 1 } }),
+      host: process.env['HOST'],
+      headers: { authorization: `Bearer ${benchKeys.personal.key}` },
+      dir,
+      file: 'keygate-tracing'
+    })
+    const failures = [...baseline.failures, ...reference.failures, ...keygate.failures, ...tracing.failures]
     if (keygate.registryReads !== 0) failures.push(`instructions: keygate read the registry ${keygate.registryReads ?? '?'} times in the measured window (expected every record from the cache)`)
     const k = (n: number): string => `${(n / 1000).toFixed(1)}k`
     const row = (c: Counted): string => `| ${c.name} | ${k(c.mainPerReq)} | ${(baseline.mainPerReq / c.mainPerReq).toFixed(2)}× | ${k(c.allPerReq)} | ${c.registryReads ?? '–'} |`
@@ -95,6 +104,8 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
         row(baseline),
         row(reference),
         row(keygate),
+        row(tracing),
+        `(keygate's instructions ÷ keygate's with tracing on, the throughput ratio tracing would give: main thread ${(keygate.mainPerReq / tracing.mainPerReq).toFixed(2)}×, all threads ${(keygate.allPerReq / tracing.allPerReq).toFixed(2)}×)`,
         '',
         'Counted by valgrind (`--tool=callgrind`), not timed: the same on a quiet or a noisy machine. The ratio of main-thread counts is the ' +
         'throughput ratio the event loop\'s work alone would give; time also depends on cache misses and the kernel, which this does not see. ' +
@@ -118,6 +129,8 @@ interface CountOptions {
   headers: Record<string, string>
   dir: string
   reads?: () => Promise<number>
+  /** the callgrind output's file name, when it is not `name` */
+  file?: string
 }
 
 async function count (o: CountOptions): Promise<Counted> {
@@ -134,7 +147,7 @@ async function count (o: CountOptions): Promise<Counted> {
     await control(pid, o.host, '--dump')
     const readsAfter = await o.reads?.()
     if (measured.bad > 0) failures.push(`instructions: ${o.name} had ${measured.bad} failed requests in the measured window`)
-    const threads = dumpTotals(o.dir, o.name, pid)
+    const threads = dumpTotals(o.dir, o.file ?? o.name, pid)
     const main = threads[0] ?? 0
     return {
       name: o.name,

@@ -12,7 +12,7 @@ import { waitForRedis } from 'keygate/dist/registry/redis-client.js'
 import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
 import { freePort } from './port.js'
 import { nodeCommand, spawnServer, type ChildServer, type Launcher } from './process.js'
-import { BENCH_PATH } from './servers.js'
+import { BENCH_PATH, startOtlpSink } from './servers.js'
 import type { RunningServer, ScenarioContext } from './types.js'
 
 /** the product's built CLI, as the bench's `keygate` dependency (the repository root) provides it */
@@ -94,6 +94,8 @@ export interface KeygateOptions {
   assertion?: { bind: 'request' | 'identity', alg?: 'ES256' | 'EdDSA' }
   /** open the authorizer listener too (`authz_listen`, on `authzPort`) */
   authz?: boolean
+  /** export spans (docs/tracing.md) to a stand-in collector of its own (bench/otlp-sink.ts), sampling this share */
+  tracing?: { sampleRatio: number }
 }
 
 /** identity.assertion for the config file, and its key file (written into `dir`). */
@@ -137,6 +139,8 @@ export async function startKeygate (ctx: ScenarioContext, name: string, o: Keyga
   const dir = mkdtempSync(join(tmpdir(), 'keygate-bench-'))
   const config = join(dir, 'keygate.yaml')
   const assertion = assertionSetup(dir, o.assertion)
+  const sink = o.tracing === undefined ? undefined : await startOtlpSink(ctx.distDir, ctx.auxCpus)
+  const tracing = o.tracing === undefined || sink === undefined ? '' : `tracing: { otlp_endpoint: "http://127.0.0.1:${sink.port}/v1/traces", sample_ratio: ${o.tracing.sampleRatio} }\n`
   writeFileSync(config, `
 redis: { prefix: "${PREFIX}" }
 upstreams:
@@ -147,7 +151,7 @@ rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
 cache: ${o.cache ?? '{}'}
 log: { level: ${o.logLevel ?? 'info'} }
-${assertion.yaml}`)
+${assertion.yaml}${tracing}`)
   const port = await freePort()
   const adminPort = await freePort()
   const authzPort = o.authz === true ? await freePort() : undefined
@@ -174,6 +178,7 @@ ${assertion.yaml}`)
     pid: gateway.pid,
     async stop () {
       await gateway.stop()
+      await sink?.stop()
       if (shared !== undefined && --users === 0) {
         // the last gateway on the shared Redis: a later one starts (and seeds) a new Redis
         redis = undefined

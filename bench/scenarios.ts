@@ -92,6 +92,15 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       headers: bearer(benchKeys.personal.key),
       target: { cpuRatio: 0.75 }
     },
+    // tracing (docs/tracing.md): every request a SERVER and a CLIENT span, exported in
+    // batches over OTLP/HTTP to a stand-in collector; the headline row is tracing off
+    {
+      name: 'keygate: personal key, cache warm, tracing on (sample_ratio 1.0, OTLP/HTTP to a local sink)',
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startKeygate(ctx, 'keygate-tracing', { tracing: { sampleRatio: 1 } }),
+      headers: bearer(benchKeys.personal.key),
+      target: { cpuRatio: 0.85 }
+    },
     { name: 'keygate: personal key, cache disabled (Redis per request)', start: async () => await startKeygate(ctx, 'keygate-nocache', { cache: '{ enabled: false }' }), headers: bearer(benchKeys.personal.key) },
     { name: 'keygate: malformed keys (401, no Redis)', start: async () => await startKeygate(ctx, 'keygate-malformed'), headers: bearer('kg_not-a-real-key'), expectedStatus: 401 },
     {

@@ -38,6 +38,21 @@ export async function startBaseline (distDir: string, originUrl: string, cpus: s
   })
 }
 
+/** The stand-in OpenTelemetry collector (bench/otlp-sink.ts), on the load generator's CPU. */
+export async function startOtlpSink (distDir: string, cpus: string | undefined): Promise<ChildServer> {
+  const port = await freePort()
+  return await spawnServer({
+    name: 'otlp-sink',
+    command: process.execPath,
+    args: [join(distDir, 'otlp-sink.js')],
+    env: { PORT: String(port), HOST: '127.0.0.1' },
+    cpus,
+    port,
+    readyUrl: `http://127.0.0.1:${port}/`,
+    isReady: (status) => status === 200
+  })
+}
+
 /** The fastify hello-world (bench/hello.ts): 200, empty body, for any GET. */
 export async function startHello (distDir: string, cpus: string | undefined): Promise<ChildServer> {
   const port = await freePort()

@@ -27,6 +27,7 @@ import { IdentityResolver } from './pipeline/resolve-identity.js'
 import { compileRouteTable } from './pipeline/route-table.js'
 import { UnknownKeyLimit, unknownKeyLimits } from './pipeline/unknown-key-limit.js'
 import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-client.js'
+import { createTracing, type Tracing } from './tracing/tracing.js'
 import { redisKeys, type RedisKeys } from './registry/redis-keys.js'
 import { RegistryReader } from './registry/registry-reader.js'
 import { UsageRecorder } from './registry/usage-recorder.js'
@@ -54,6 +55,8 @@ export interface KeygateApp {
   usage: UsageRecorder
   /** the signed identity assertion; undefined when identity.assertion is off */
   assertions: Assertions | undefined
+  /** the trace context and, with tracing.otlp_endpoint, the span export (src/tracing/) */
+  tracing: Tracing
   logger: Logger
   close: () => Promise<void>
 }
@@ -135,9 +138,11 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   })
   // ...and without the rate limits (nor the decision metrics), for open WebSockets decided again on a change
   const redecider = createDecider({ authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver }), matchRule, routeOf })
-  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, metrics, assertions })
+  // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set
+  const tracing = createTracing(config.tracing, config.keys.prefix)
+  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, metrics, assertions, tracing })
   const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics, usage, assertions })
-  const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, metrics, assertions }) : undefined
+  const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, metrics, assertions, tracing }) : undefined
 
   return {
     data,
@@ -152,9 +157,12 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     metrics,
     usage,
     assertions,
+    tracing,
     logger,
     async close () {
       await Promise.allSettled([data.close(), admin.close(), authz?.close()])
+      // the spans of the last requests are exported before the gateway is gone
+      await tracing.shutdown().catch(() => {})
       await usage.stop()
       refill.stop()
       await tracker?.stop()

@@ -15,6 +15,11 @@
  *                     RateLimit-* (and Retry-After) when a rate limit applies
  *   6. log            one line (`mode: "authz"`) and the metrics          request-log.ts
  *
+ * Every decision carries a W3C trace context (the original request's `traceparent`,
+ * continued, or a new one): its trace id is on the log line, an allowed answer carries
+ * the `traceparent` (and `tracestate`) for the proxy to forward, whose parent is the
+ * decision, and with tracing.otlp_endpoint set the decision is a span (src/tracing/).
+ *
  * Everything is answered in the first hook: a decision request's body, if any, is
  * never read (the connection is closed after the answer instead).
  */
@@ -27,12 +32,14 @@ import { assertionHeaderName, JWKS_PATH, sendJwks, type Assertions } from '../as
 import { codeForStatus, sendError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
+import type { Tracing } from '../tracing/tracing.js'
 import type { RequestDecider, TargetVerdict } from '../pipeline/decide-request.js'
 import { applyVerdict, challenges, deny, refuseFraming } from '../pipeline/deny.js'
 import { checkFraming, headLimits, onClientError } from '../pipeline/framing.js'
 import { connectionPeer, identityHeadersFor } from '../pipeline/identity-headers.js'
 import { PROXIED_METHODS } from '../pipeline/match-rule.js'
 import { createRequestLog } from '../pipeline/request-log.js'
+import { routePatterns } from '../pipeline/route-table.js'
 import { loggedTarget, requestState } from '../pipeline/request-state.js'
 import { clientAddress, namesOriginal, originalRequest } from './original-request.js'
 
@@ -44,13 +51,15 @@ export interface AuthorizerPlaneOptions {
   metrics: Metrics
   /** the signed identity assertion, when identity.assertion is on (src/assertion/) */
   assertions?: Assertions | undefined
+  /** the trace context and the spans (src/tracing/) */
+  tracing: Tracing
 }
 
 const kTarget = Symbol('keygate.authz.target')
 type Stashed = IncomingMessage & { [kTarget]?: string }
 
 export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<FastifyInstance> {
-  const { config, logger, decider, usage, assertions } = o
+  const { config, logger, decider, usage, assertions, tracing } = o
   const app = Fastify({
     logger: false,
     requestIdHeader: false,
@@ -78,12 +87,14 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   // 6. one log line per decision, and its metrics
   const requestLog = createRequestLog(logger, o.metrics.decisions, config.keys.prefix, 'authz')
   app.addHook('onResponse', requestLog.hook)
+  const finishSpans = tracing.finisher('authz')
+  if (finishSpans !== undefined) app.addHook('onResponse', finishSpans)
   app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
 
   app.addHook('onRequest', function decision (request, reply, done) {
     const raw = request.raw as Stashed
     const own = raw[kTarget] ?? ''
-    request.kg = requestState(loggedTarget(own), '')
+    request.kg = requestState(loggedTarget(own), '', tracing.receive(raw.rawHeaders))
     // a body is never read: the connection closes after the answer
     if (hasBody(raw)) reply.header('connection', 'close')
 
@@ -132,12 +143,18 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   // 5. the answer
   function answer (request: FastifyRequest, reply: FastifyReply, v: TargetVerdict, now: number): FastifyReply {
     const state = request.kg
-    if (v.target !== undefined) state.path = v.target.path
+    if (v.target !== undefined) {
+      state.path = v.target.path
+      state.trace.route = routePatterns(v.target.route.prefix)[1]
+    }
     const identity = applyVerdict(reply, v)
     if (identity === undefined) return reply
     state.reason = 'allowed'
     usage.record(identity.keyId, now)
     reply.code(200).headers(identityHeaders(identity, request.id))
+    // the trace context for the proxy to forward: the decision is the upstream call's parent
+    reply.header('traceparent', tracing.forwarded(state.trace))
+    if (state.trace.tracestate !== undefined) reply.header('tracestate', state.trace.tracestate)
     if (assertions !== undefined) reply.header(assertionHeader, assertions.forRequest(identity, state.method ?? request.method, state.path, request.id, now))
     return reply.send()
   }

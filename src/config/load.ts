@@ -81,6 +81,10 @@ function applyEnv (raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record
   if (env.KEYGATE_LISTEN !== undefined && env.KEYGATE_LISTEN !== '') raw.listen = env.KEYGATE_LISTEN
   if (env.KEYGATE_ADMIN_LISTEN !== undefined && env.KEYGATE_ADMIN_LISTEN !== '') raw.admin_listen = env.KEYGATE_ADMIN_LISTEN
   if (env.KEYGATE_AUTHZ_LISTEN !== undefined && env.KEYGATE_AUTHZ_LISTEN !== '') raw.authz_listen = env.KEYGATE_AUTHZ_LISTEN
+  if (hasValue(env.KEYGATE_TRACING_OTLP_ENDPOINT)) section('tracing').otlp_endpoint = env.KEYGATE_TRACING_OTLP_ENDPOINT
+  // (a value that is not a number stays a string, for the schema to name)
+  if (hasValue(env.KEYGATE_TRACING_SAMPLE_RATIO)) section('tracing').sample_ratio = numberOrText(env.KEYGATE_TRACING_SAMPLE_RATIO)
+  if (hasValue(env.KEYGATE_TRACING_SERVICE_NAME)) section('tracing').service_name = env.KEYGATE_TRACING_SERVICE_NAME
   // a path, not a secret: the field may name it too, the variable wins
   if (hasValue(env[KEY_FILE_ENV])) subsection(section('identity'), 'assertion').key_file = env[KEY_FILE_ENV]
   // The admin token: only ever from the environment (a file's value is refused by
@@ -89,6 +93,11 @@ function applyEnv (raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record
   const token = env.KEYGATE_ADMIN_TOKEN
   if (token !== undefined && token !== '' && ADMIN_TOKEN.test(token)) raw.admin_token = token
   return raw
+}
+
+function numberOrText (v: string): number | string {
+  const n = Number(v)
+  return v.trim() !== '' && Number.isFinite(n) ? n : v
 }
 
 function hasValue (v: string | undefined): v is string {

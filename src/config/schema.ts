@@ -143,6 +143,16 @@ export const ConfigSchema = Type.Object({
     /** how long the per-minute aggregates of refused attempts stay */
     refusals_retention: PositiveDuration('30d')
   }, { additionalProperties: false, default: {} }),
+  /** W3C Trace Context and OpenTelemetry export (src/tracing/, docs/tracing.md) */
+  tracing: Type.Object({
+    /** the OTLP/HTTP (JSON) traces endpoint, like http://collector:4318/v1/traces; absent = no spans exported */
+    otlp_endpoint: Type.Optional(Type.String({ pattern: '^https?://[^/?#@]+(/[^?#]*)?$', description: 'an http:// or https:// URL without credentials, query or fragment, like http://collector:4318/v1/traces' })),
+    /** the share of traces keygate starts that are sampled (0..1) */
+    sample_ratio: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
+    /** a client's `traceparent` sampled flag decides for its trace (OpenTelemetry's ParentBased sampler); false: sample_ratio decides every trace */
+    parent_based: Type.Boolean({ default: true }),
+    service_name: Type.String({ minLength: 1, maxLength: 256, default: 'keygate' })
+  }, { additionalProperties: false, default: {} }),
   log: Type.Object({
     level: Type.Union([
       Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'),
@@ -157,3 +167,4 @@ export type RouteConfig = Static<typeof Route>
 export type UpstreamConfig = Static<typeof UpstreamSchema>
 export type AssertionConfig = Config['identity']['assertion']
 export type WebSocketConfig = Config['websocket']
+export type TracingConfig = Config['tracing']

@@ -25,6 +25,10 @@
  *   11. proxy          to the route's upstream: 502 / 504         proxy.ts
  *   12. log            one line and the metrics per request       request-log.ts
  *
+ * Every request carries a W3C trace context from stage 1 on (the client's, continued,
+ * or a new one): its trace id is on the log line and forwarded upstream, and with
+ * tracing.otlp_endpoint set its spans are exported (src/tracing/).
+ *
  * Stages 3-9 run in the gate (gate.ts), the route's first hook. Every refusal is sent
  * by deny.ts; what the stages learn about a request is in request-state.ts.
  *
@@ -42,6 +46,7 @@ import type { Config } from '../config/schema.js'
 import { codeForStatus } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
+import type { Tracing } from '../tracing/tracing.js'
 import { bodyRefusal, refuseBody } from './body-limit.js'
 import { compileCors, corsHeaders } from './cors.js'
 import type { RequestDecider } from './decide-request.js'
@@ -73,9 +78,11 @@ export interface DataPlaneOptions {
   metrics: Metrics
   /** the signed identity assertion, when identity.assertion is on */
   assertions?: Assertions
+  /** the trace context and the spans (src/tracing/) */
+  tracing: Tracing
 }
 
-export async function buildDataPlane ({ config, logger, decider, redecider, tracking, usage, metrics, assertions }: DataPlaneOptions): Promise<FastifyInstance> {
+export async function buildDataPlane ({ config, logger, decider, redecider, tracking, usage, metrics, assertions, tracing }: DataPlaneOptions): Promise<FastifyInstance> {
   // fastify gets no logger: keygate writes the one line per request itself
   // (request-log.ts) and logs its own errors, and fastify's own error lines would
   // carry the request URL with its query string, which must never reach a log.
@@ -111,7 +118,8 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
     const target = (request.raw as CheckedMessage)[kTarget] ?? { ok: false, detail: 'unchecked' }
     const raw = (request.raw as CheckedMessage & { originalUrl?: string }).originalUrl ?? ''
     // (a refused target is logged as received)
-    request.kg = target.ok ? requestState(target.path, target.query) : requestState(loggedTarget(raw), '')
+    const trace = tracing.receive(request.raw.rawHeaders)
+    request.kg = target.ok ? requestState(target.path, target.query, trace) : requestState(loggedTarget(raw), '', trace)
     const overflow = framing.tooManyHeaders(request.raw)
     if (overflow !== undefined) return refuseFraming(reply, overflow)
     if (!target.ok) return deny(reply, 'bad_request', 'bad_path')
@@ -122,6 +130,8 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
   // 12. one log line per request, and its metrics
   const requestLog = createRequestLog(logger, metrics.requests, config.keys.prefix)
   app.addHook('onResponse', requestLog.hook)
+  const finishSpans = tracing.finisher('proxy')
+  if (finishSpans !== undefined) app.addHook('onResponse', finishSpans)
   app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
 
   // 2. a path under no route prefix
@@ -157,7 +167,7 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
   for (const route of config.routes) {
     const upstream = config.upstreams[route.upstream]
     if (upstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
-    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimits, dropCorsHeaders: cors !== undefined, meter: metrics.upstream(route.upstream) })
+    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimits, dropCorsHeaders: cors !== undefined, meter: metrics.upstream(route.upstream), toUpstream: tracing.toUpstream(route.upstream, upstream.url) })
   }
 
   // 1-8, 10: WebSocket upgrades, decided as a GET and relayed (src/websocket/)

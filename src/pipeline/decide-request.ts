@@ -35,6 +35,8 @@ export interface Allowed {
   rule: CompiledRule
   /** the strictest rate limit that applies, for the RateLimit-* headers; none: undefined */
   rateLimit?: RateLimitVerdict
+  /** the key's records were read from Redis (a cache miss) rather than the cache */
+  fromRedis?: boolean
 }
 
 export interface Refused {
@@ -51,6 +53,8 @@ export interface Refused {
   rule?: CompiledRule
   /** a 429: the limit that refused, for the RateLimit-* headers and Retry-After */
   rateLimit?: RateLimitVerdict
+  /** the key's records were read from Redis (a cache miss); undefined: no key was looked up */
+  fromRedis?: boolean
 }
 
 /** 1-2 passed: the path decided on (and forwarded), its query, its route. */
@@ -85,8 +89,8 @@ export function createDecider ({ authenticate, matchRule, routeOf, limiter }: De
   function decide (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number): Verdict | Promise<Verdict> {
     // 3-6. who is calling
     const auth = authenticate(rawHeaders, peer, now)
-    if (!(auth instanceof Promise)) return howOften(mayThey(auth, method, path), now)
-    return auth.then((result) => howOften(mayThey(result, method, path), Date.now()))
+    if (!(auth instanceof Promise)) return howOften(mayThey(auth, method, path, false), now)
+    return auth.then((result) => howOften(mayThey(result, method, path, true), Date.now()))
   }
 
   // 8. the rate limits that apply: every one is checked, the strictest decides
@@ -99,8 +103,8 @@ export function createDecider ({ authenticate, matchRule, routeOf, limiter }: De
   }
 
   // 7. the route rule: default deny, org constraint, permissions
-  function mayThey (auth: Authentication, method: string, path: string): Verdict {
-    if (!auth.ok) return { ok: false, code: auth.code, reason: auth.reason, challenge: auth.challenge, keyId: auth.keyId }
+  function mayThey (auth: Authentication, method: string, path: string, fromRedis: boolean): Verdict {
+    if (!auth.ok) return { ok: false, code: auth.code, reason: auth.reason, challenge: auth.challenge, keyId: auth.keyId, fromRedis: auth.keyId === undefined ? undefined : fromRedis }
     const { identity } = auth
     const match = matchRule(method, path)
     const may = authorize(identity, match)
@@ -111,12 +115,13 @@ export function createDecider ({ authenticate, matchRule, routeOf, limiter }: De
         reason: may.reason,
         challenge: challenges.insufficientScope(may.reason === 'missing_permission' ? may.scope : undefined),
         keyId: identity.keyId,
-        identity
+        identity,
+        fromRedis
       }
       if (match !== null) refused.rule = match.rule
       return refused
     }
-    return { ok: true, identity, rule: (match as NonNullable<typeof match>).rule }
+    return { ok: true, identity, rule: (match as NonNullable<typeof match>).rule, fromRedis }
   }
 
   function decideTarget (method: string, raw: string, rawHeaders: readonly string[], peer: string | undefined, now: number): TargetVerdict | Promise<TargetVerdict> {
@@ -140,9 +145,9 @@ function limitedVerdict (allowed: Allowed, v: RateLimitVerdict): Verdict {
     allowed.rateLimit = v
     return allowed
   }
-  const { identity, rule } = allowed
-  if (v.reason === 'rate_limit_unavailable') return { ok: false, code: 'service_unavailable', reason: v.reason, challenge: undefined, keyId: identity.keyId, identity, rule }
-  return { ok: false, code: 'rate_limited', reason: v.reason, challenge: undefined, keyId: identity.keyId, identity, rule, rateLimit: v }
+  const { identity, rule, fromRedis } = allowed
+  if (v.reason === 'rate_limit_unavailable') return { ok: false, code: 'service_unavailable', reason: v.reason, challenge: undefined, keyId: identity.keyId, identity, rule, fromRedis }
+  return { ok: false, code: 'rate_limited', reason: v.reason, challenge: undefined, keyId: identity.keyId, identity, rule, rateLimit: v, fromRedis }
 }
 
 function withTarget (verdict: Verdict, target: Target): TargetVerdict {

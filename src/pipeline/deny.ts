@@ -44,6 +44,11 @@ export function refuseFraming (reply: FastifyReply, [code, reason, close]: Frami
 export function applyVerdict (reply: FastifyReply, verdict: Verdict): Identity | undefined {
   const state = reply.request.kg
   state.rule = verdict.rule?.index
+  const trace = state.trace
+  if (trace.span !== undefined) {
+    trace.decidedAt = performance.now()
+    trace.fromRedis = verdict.fromRedis
+  }
   setRateLimitHeaders(reply, verdict.rateLimit)
   if (!verdict.ok) {
     state.keyId = verdict.keyId

@@ -34,6 +34,8 @@ const ALWAYS_STRIPPED = [
   'proxy-authorization',
   'x-http-method-override', 'x-http-method', 'x-method-override',
   'x-request-id',
+  // the trace context is the gateway's: the client's is continued by src/tracing/
+  'traceparent', 'tracestate',
   // the gateway answers `100-continue` itself, after the gate; undici refuses to send it on
   'expect'
 ]

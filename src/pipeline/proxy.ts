@@ -18,6 +18,7 @@ import type { Readable } from 'node:stream'
 import { Agent } from 'undici'
 import type { RouteConfig, UpstreamConfig } from '../config/schema.js'
 import type { UpstreamMeter } from '../metrics/metrics.js'
+import type { ToUpstream } from '../tracing/tracing.js'
 import { bodyRefusal, limitBody, refuseBody, type BodyLimits } from './body-limit.js'
 import { deny } from './deny.js'
 import { HOP_BY_HOP, type RequestHeaderRewriter } from './identity-headers.js'
@@ -59,6 +60,8 @@ export interface ProtectedRouteOptions {
   dropCorsHeaders: boolean
   /** upstream latency (sent -> response headers) and failures by kind */
   meter: UpstreamMeter
+  /** the trace context sent upstream, and the upstream call's span (src/tracing/) */
+  toUpstream: ToUpstream
 }
 
 export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOptions): Promise<void> {
@@ -94,11 +97,19 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     // (the casts: the gateway serves HTTP/1 only; reply-from's types also allow HTTP/2)
     // (reply-from calls this just before it sends the request, and rewriteHeaders when the response headers arrive)
     rewriteRequestHeaders: (request, headers) => {
-      (request as FastifyRequest).kg.upstreamSentAt = performance.now()
-      return o.rewriteRequestHeaders(request as FastifyRequest, headers as IncomingHttpHeaders)
+      const kg = (request as FastifyRequest).kg
+      kg.upstreamSentAt = performance.now()
+      const out = o.rewriteRequestHeaders(request as FastifyRequest, headers as IncomingHttpHeaders)
+      o.toUpstream(kg.trace, out, request.method)
+      return out
     },
     rewriteHeaders: (headers, request) => {
-      if (request !== undefined) o.meter.response(performance.now() - (request as FastifyRequest).kg.upstreamSentAt)
+      if (request !== undefined) {
+        const kg = (request as FastifyRequest).kg
+        const now = performance.now()
+        o.meter.response(now - kg.upstreamSentAt)
+        if (kg.trace.client !== undefined) kg.trace.answeredAt = now
+      }
       return withoutHopByHop(headers as IncomingHttpHeaders, request?.id, o.dropCorsHeaders, (request as FastifyRequest | undefined)?.kg.rateLimited === true)
     },
     // never replay a request: what the upstream answered is what the client gets

@@ -1,5 +1,6 @@
 /**
- * Stage 11, the last: one JSON line per request, with the decision's precise reason, and
+ * Stage 12, the last: one JSON line per request, with the decision's precise reason and
+ * the request's W3C trace id (src/tracing/), and
  * the request's metrics (rule, status, reason, duration; src/metrics/metrics.ts).
  * The path is the one decided on, without its query string; no header is logged.
  * Anything key-shaped in the path is logged as its key id at most (src/redact.ts;
@@ -25,6 +26,7 @@ import { destinationOf, sinkOf } from '../logger.js'
 import { createRedactor } from '../redact.js'
 import type { RequestMeter } from '../metrics/metrics.js'
 import type { Mode } from '../metrics/request-metrics.js'
+import { newTraceId } from '../tracing/trace-context.js'
 import type { RequestState } from './request-state.js'
 
 /** What the log reads of a request and its reply: fastify's, or a WebSocket upgrade's (src/websocket/). */
@@ -80,21 +82,21 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
 
   /**
    * The line, written out: every field but the path is a number or a string the gateway
-   * made or node's HTTP parser admitted (uuid, a known method token, base62 key id,
-   * reason); a path that passed the target policy holds only RFC 3986 pchars, any
+   * made or node's HTTP parser admitted (uuid, lowercase hex trace id, a known method
+   * token, base62 key id, reason); a path that passed the target policy holds only RFC 3986 pchars, any
    * other goes through JSON.stringify.
    */
   function line (request: LoggedRequest, s: RequestState, status: number, reason: string, ms: number): string {
-    return `{"level":30,"time":${Date.now()},"pid":${pid},"req_id":"${request.id}","mode":"${mode}","method":"${s.method ?? request.method}","path":${jsonString(redact.path(s.path))},"status":${status}` +
+    return `{"level":30,"time":${Date.now()},"pid":${pid},"req_id":"${request.id}","trace_id":"${s.trace.traceId}","mode":"${mode}","method":"${s.method ?? request.method}","path":${jsonString(redact.path(s.path))},"status":${status}` +
       (s.keyId === undefined ? '' : `,"key_id":"${s.keyId}"`) +
       `,"reason":"${reason}"` +
       (s.rule === undefined ? '' : `,"rule":${s.rule}`) +
       `,"latency_ms":${Math.round(ms * 1000) / 1000},"msg":"request"}\n`
   }
 
-  /** A request the gateway's first hook never saw (no state): the same shape, generically. */
+  /** A request the gateway's first hook never saw (no state, so no trace of its own): the same shape, generically. */
   function genericLine (request: LoggedRequest, status: number, reason: string, ms: number): string {
-    return asciiJson({ level: 30, time: Date.now(), pid, req_id: request.id, mode, method: request.method, status, reason, latency_ms: Math.round(ms * 1000) / 1000, msg: 'request' }) + '\n'
+    return asciiJson({ level: 30, time: Date.now(), pid, req_id: request.id, trace_id: newTraceId(), mode, method: request.method, status, reason, latency_ms: Math.round(ms * 1000) / 1000, msg: 'request' }) + '\n'
   }
 
   return { hook, flush: () => { clearInterval(timer); flush() } }

@@ -1,5 +1,6 @@
 /** What the pipeline learns about one request, for the stages after it and the log line. */
 import type { Reason } from '../errors.js'
+import { NO_TRACE, type RequestTrace } from '../tracing/tracing.js'
 import type { Identity } from './decide.js'
 
 export interface RequestState {
@@ -18,11 +19,13 @@ export interface RequestState {
   rateLimited: boolean
   /** performance.now() when the proxy sent the request upstream (upstream latency); 0 before */
   upstreamSentAt: number
+  /** the W3C trace context and the spans (src/tracing/) */
+  trace: RequestTrace
 }
 
 /** A request's state before any stage ran: `path` decided on, `query` as received. */
-export function requestState (path: string, query: string): RequestState {
-  return { path, query, keyId: undefined, identity: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0 }
+export function requestState (path: string, query: string, trace: RequestTrace = NO_TRACE): RequestState {
+  return { path, query, keyId: undefined, identity: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0, trace }
 }
 
 /** A target as the log line shows one that was not decided on: query cut off, bounded (the log JSON-escapes it). */

@@ -88,3 +88,24 @@ authz: { trusted_peers: ["10.0.0.0/8", "fd00::/129", "nope"] }
   t.match(configProblems(MINIMAL_CONFIG + 'authz: { path_prefix: "/ext-authz/" }\n'), [/^authz\.path_prefix: must be empty, or a path prefix/])
   t.same(configProblems(MINIMAL_CONFIG + 'listen: "127.0.0.1:0"\nadmin_listen: "127.0.0.1:0"\nauthz_listen: "127.0.0.1:0"\n'), [], 'port 0 (any free port) is no clash')
 })
+
+t.test('tracing: off by default, its keys and their KEYGATE_TRACING_* overrides checked', async (t) => {
+  const c = parseConfig(MINIMAL_CONFIG)
+  t.equal(c.tracing.otlp_endpoint, undefined, 'no endpoint: no span is exported')
+  t.equal(c.tracing.sample_ratio, 1)
+  t.equal(c.tracing.parent_based, true)
+  t.equal(c.tracing.service_name, 'keygate')
+  const e = parseConfig(MINIMAL_CONFIG + 'tracing: { otlp_endpoint: "http://collector:4318/v1/traces", sample_ratio: 0.5 }\n', {
+    KEYGATE_TRACING_SAMPLE_RATIO: '0.25',
+    KEYGATE_TRACING_SERVICE_NAME: 'edge'
+  })
+  t.equal(e.tracing.otlp_endpoint, 'http://collector:4318/v1/traces')
+  t.equal(e.tracing.sample_ratio, 0.25, 'the variable wins')
+  t.equal(e.tracing.service_name, 'edge')
+  t.equal(parseConfig(MINIMAL_CONFIG, { KEYGATE_TRACING_OTLP_ENDPOINT: 'https://otel.example.com/v1/traces' }).tracing.otlp_endpoint, 'https://otel.example.com/v1/traces')
+  t.match(configProblems(MINIMAL_CONFIG, { KEYGATE_TRACING_SAMPLE_RATIO: 'half' }), [/^tracing\.sample_ratio: /])
+  t.match(configProblems(MINIMAL_CONFIG, { KEYGATE_TRACING_SAMPLE_RATIO: '1.5' }), [/^tracing\.sample_ratio: /])
+  t.match(configProblems(MINIMAL_CONFIG + 'tracing: { otlp_endpoint: "collector:4318" }\n'), [/^tracing\.otlp_endpoint: must be an http/])
+  t.match(configProblems(MINIMAL_CONFIG + 'tracing: { otlp_endpoint: "http://user:pass@collector:4318/v1/traces" }\n'), [/^tracing\.otlp_endpoint: /], 'no credentials in the URL')
+  t.match(configProblems(MINIMAL_CONFIG + 'tracing: { exporter: x }\n'), [/^tracing\.exporter: unknown field/])
+})

@@ -5,7 +5,7 @@ import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { answerPreflight, compileCors, corsHeaders, corsProblems, isPreflight, type CorsPolicy } from '../../../src/pipeline/cors.js'
 import type { Config } from '../../../src/config/schema.js'
-import type { RequestState } from '../../../src/pipeline/request-state.js'
+import { requestState, type RequestState } from '../../../src/pipeline/request-state.js'
 
 const APP = 'https://app.example.com'
 type Cors = Config['cors']
@@ -30,7 +30,7 @@ async function app (p: CorsPolicy, upstreamVary?: string): Promise<FastifyInstan
   const a = Fastify()
   a.decorateRequest('kg', null as unknown as never)
   a.addHook('onRequest', async (request, reply) => {
-    request.kg = { path: request.url, query: '', keyId: undefined, identity: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0 } satisfies RequestState
+    request.kg = requestState(request.url, '') satisfies RequestState
     if (isPreflight(request)) answerPreflight(p, request, reply)
   })
   a.addHook('onSend', corsHeaders(p))

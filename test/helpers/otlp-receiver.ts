@@ -1,0 +1,124 @@
+/**
+ * A local OTLP/HTTP traces receiver, as a collector would be: a node:http server on a
+ * free port that takes `POST /v1/traces` (OTLP JSON), answers 200, keeps every body's
+ * raw bytes (to search for what must never be exported) and decodes its spans.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export interface ReceivedSpan {
+  traceId: string
+  spanId: string
+  /** '' for a root span */
+  parentSpanId: string
+  name: string
+  /** OTLP's SpanKind: 2 SERVER, 3 CLIENT */
+  kind: number
+  attributes: Record<string, string | number | boolean>
+  /** OTLP's status code: 0 unset, 1 ok, 2 error */
+  statusCode: number
+  startNs: bigint
+  endNs: bigint
+  /** the resource's attributes (service.name...) */
+  resource: Record<string, string | number | boolean>
+}
+
+export interface OtlpReceiver {
+  /** http://127.0.0.1:PORT/v1/traces */
+  url: string
+  spans: ReceivedSpan[]
+  /** every request body as received */
+  bodies: Buffer[]
+  /** requests to anything but POST /v1/traces with JSON */
+  rejected: number
+  close: () => Promise<void>
+}
+
+export const SPAN_KIND_SERVER = 2
+export const SPAN_KIND_CLIENT = 3
+
+interface OtlpValue { stringValue?: string, intValue?: string | number, doubleValue?: number, boolValue?: boolean }
+interface OtlpAttribute { key: string, value: OtlpValue }
+interface OtlpSpan {
+  traceId: string
+  spanId: string
+  parentSpanId?: string
+  name: string
+  kind: number
+  attributes?: OtlpAttribute[]
+  status?: { code?: number }
+  startTimeUnixNano: string | number
+  endTimeUnixNano: string | number
+}
+interface OtlpBody {
+  resourceSpans?: Array<{ resource?: { attributes?: OtlpAttribute[] }, scopeSpans?: Array<{ spans?: OtlpSpan[] }> }>
+}
+
+function attributesOf (list: OtlpAttribute[] | undefined): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {}
+  for (const { key, value } of list ?? []) {
+    if (value.stringValue !== undefined) out[key] = value.stringValue
+    else if (value.intValue !== undefined) out[key] = Number(value.intValue)
+    else if (value.doubleValue !== undefined) out[key] = value.doubleValue
+    else if (value.boolValue !== undefined) out[key] = value.boolValue
+  }
+  return out
+}
+
+/** OTLP JSON ids are hex; base64 (the protobuf JSON mapping) is read too. */
+function hexId (id: string | undefined): string {
+  if (id === undefined || id === '') return ''
+  return /^[0-9a-f]+$/i.test(id) && (id.length === 32 || id.length === 16) ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex')
+}
+
+export async function startOtlpReceiver (): Promise<OtlpReceiver> {
+  const spans: ReceivedSpan[] = []
+  const bodies: Buffer[] = []
+  let rejected = 0
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const body = Buffer.concat(chunks)
+      if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).startsWith('application/json')) {
+        rejected++
+        res.writeHead(404).end()
+        return
+      }
+      bodies.push(body)
+      const decoded = JSON.parse(body.toString('utf8')) as OtlpBody
+      for (const rs of decoded.resourceSpans ?? []) {
+        const resource = attributesOf(rs.resource?.attributes)
+        for (const ss of rs.scopeSpans ?? []) {
+          for (const s of ss.spans ?? []) {
+            spans.push({
+              traceId: hexId(s.traceId),
+              spanId: hexId(s.spanId),
+              parentSpanId: hexId(s.parentSpanId),
+              name: s.name,
+              kind: s.kind,
+              attributes: attributesOf(s.attributes),
+              statusCode: s.status?.code ?? 0,
+              startNs: BigInt(s.startTimeUnixNano),
+              endNs: BigInt(s.endTimeUnixNano),
+              resource
+            })
+          }
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/v1/traces`,
+    spans,
+    bodies,
+    get rejected () { return rejected },
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => { resolve() }))
+    }
+  }
+}
