@@ -171,7 +171,7 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
   }
 
   // 1-8, 10: WebSocket upgrades, decided as a GET and relayed (src/websocket/)
-  registerWebSockets(app, { config, logger, decider, redecider, tracking, framing, rewriteRequestHeaders, usage, metrics })
+  registerWebSockets(app, { config, logger, decider, redecider, tracking, framing, rewriteRequestHeaders, usage, metrics, tracing })
 
   await app.ready()
   return app

@@ -9,6 +9,7 @@ import { setRateLimitHeaders } from '../ratelimit/respond.js'
 import type { Identity } from './decide.js'
 import type { Verdict } from './decide-request.js'
 import type { FramingProblem } from './framing.js'
+import { noteVerdict } from './request-state.js'
 
 const REALM = 'Bearer realm="keygate"'
 
@@ -42,20 +43,11 @@ export function refuseFraming (reply: FastifyReply, [code, reason, close]: Frami
  * identity of an allowed request (undefined: refused, the reply is sent).
  */
 export function applyVerdict (reply: FastifyReply, verdict: Verdict): Identity | undefined {
-  const state = reply.request.kg
-  state.rule = verdict.rule?.index
-  const trace = state.trace
-  if (trace.span !== undefined) {
-    trace.decidedAt = performance.now()
-    trace.fromRedis = verdict.fromRedis
-  }
+  noteVerdict(reply.request.kg, verdict)
   setRateLimitHeaders(reply, verdict.rateLimit)
   if (!verdict.ok) {
-    state.keyId = verdict.keyId
     deny(reply, verdict.code, verdict.reason, verdict.challenge)
     return undefined
   }
-  state.keyId = verdict.identity.keyId
-  state.identity = verdict.identity
   return verdict.identity
 }

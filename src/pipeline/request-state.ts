@@ -2,6 +2,7 @@
 import type { Reason } from '../errors.js'
 import { NO_TRACE, type RequestTrace } from '../tracing/tracing.js'
 import type { Identity } from './decide.js'
+import type { Verdict } from './decide-request.js'
 
 export interface RequestState {
   /** the authorizer: the method of the request decided on (the decision request's own otherwise) */
@@ -26,6 +27,22 @@ export interface RequestState {
 /** A request's state before any stage ran: `path` decided on, `query` as received. */
 export function requestState (path: string, query: string, trace: RequestTrace = NO_TRACE): RequestState {
   return { path, query, keyId: undefined, identity: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0, trace }
+}
+
+/**
+ * What a verdict of the decision (decide-request.ts) tells the log line and the span:
+ * the rule, the key id, the identity of an allowed request, when it was decided and
+ * whether the records came from Redis. For every front end that applies a verdict.
+ */
+export function noteVerdict (state: RequestState, verdict: Verdict): void {
+  state.rule = verdict.rule?.index
+  const trace = state.trace
+  if (trace.span !== undefined) {
+    trace.decidedAt = performance.now()
+    trace.fromRedis = verdict.fromRedis
+  }
+  state.keyId = verdict.ok ? verdict.identity.keyId : verdict.keyId
+  if (verdict.ok) state.identity = verdict.identity
 }
 
 /** A target as the log line shows one that was not decided on: query cut off, bounded (the log JSON-escapes it). */

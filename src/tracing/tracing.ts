@@ -58,6 +58,10 @@ export class RequestTrace {
 /** The trace of a request the gateway never decided on (a stand-in until receive runs). */
 export const NO_TRACE = new RequestTrace('0'.repeat(32), false, undefined, undefined, undefined, 0)
 
+/** What ending a request's spans reads of it: fastify's request, or a WebSocket upgrade's (src/websocket/). */
+export type FinishedRequest = Pick<FastifyRequest, 'kg' | 'method'> & { routeOptions?: { url?: string } }
+export type SpanFinisher = (request: FinishedRequest, reply: Pick<FastifyReply, 'statusCode'>, done: () => void) => void
+
 export type ToUpstream = (trace: RequestTrace, headers: IncomingHttpHeaders, method: string) => void
 
 export interface Tracing {
@@ -70,7 +74,7 @@ export interface Tracing {
   /** the `traceparent` for a proxy that forwards the request itself (the authorizer's answer): the gateway's span is its parent */
   forwarded: (trace: RequestTrace) => string
   /** the listener's onResponse hook that ends and exports the spans; undefined when nothing is exported */
-  finisher: (mode: Mode) => ((request: FastifyRequest, reply: FastifyReply, done: () => void) => void) | undefined
+  finisher: (mode: Mode) => SpanFinisher | undefined
   /** export the spans ended so far (tests) */
   flush: () => Promise<void>
   /** export what is left and stop (at close) */
@@ -164,7 +168,7 @@ export function createTracing (config: TracingConfig, keyPrefix: string): Tracin
     }
   }
 
-  function finisher (mode: Mode): (request: FastifyRequest, reply: FastifyReply, done: () => void) => void {
+  function finisher (mode: Mode): SpanFinisher {
     return function finishSpans (request, reply, done) {
       const s = request.kg as FastifyRequest['kg'] | null
       const t = s?.trace
@@ -176,7 +180,7 @@ export function createTracing (config: TracingConfig, keyPrefix: string): Tracin
       const status = reply.statusCode
       const reason = s.reason ?? (status >= 500 ? 'internal_error' : 'bad_request')
       const method = s.method ?? request.method
-      const route = t.route ?? request.routeOptions.url
+      const route = t.route ?? request.routeOptions?.url
       span.updateName(route === undefined ? method : method + ' ' + route)
       const attributes: Attributes = {
         'http.request.method': method,

@@ -22,6 +22,11 @@
  *   7. keep deciding   a change to the key, its user, its role or its org decides the
  *                  connection again: refused now, both sides get 1008     connections.ts
  *
+ * Every upgrade carries a W3C trace context, as every request does: its trace id is on
+ * the log line and in the `traceparent` the upstream gets, and with spans exported, the
+ * upgrade is one SERVER span (mode `websocket`) with a CLIENT span for the upstream's
+ * handshake (src/tracing/).
+ *
  * One log line per upgrade (`mode: "websocket"`, request-log.ts) with the decision's
  * reason and the status sent (101 when upgraded), and the request metrics with
  * `mode="websocket"`; one more line (`websocket closed`) when the connection ends.
@@ -41,9 +46,11 @@ import type { RequestDecider, TargetVerdict } from '../pipeline/decide-request.j
 import type { checkFraming } from '../pipeline/framing.js'
 import type { RequestHeaderRewriter } from '../pipeline/identity-headers.js'
 import { createRequestLog } from '../pipeline/request-log.js'
-import { loggedTarget, requestState, type RequestState } from '../pipeline/request-state.js'
+import { loggedTarget, noteVerdict, requestState, type RequestState } from '../pipeline/request-state.js'
+import { routePatterns } from '../pipeline/route-table.js'
 import { rateLimitHeaders } from '../ratelimit/respond.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
+import type { ToUpstream, Tracing } from '../tracing/tracing.js'
 import { Connections, type Slot } from './connections.js'
 import { relay } from './relay.js'
 import { passUpstreamAnswer, refuseUpgrade, responseHeaders } from './respond.js'
@@ -62,6 +69,8 @@ export interface WebSocketStageOptions {
   rewriteRequestHeaders: RequestHeaderRewriter
   usage: UsageRecorder
   metrics: Metrics
+  /** the W3C trace context, continued or started, and the spans (src/tracing/) */
+  tracing: Tracing
 }
 
 /** Seconds a client over a connection cap is asked to wait. */
@@ -103,6 +112,9 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     closeTimeoutMs: ws.close_timeout_ms
   })
   const upgrades = new WeakMap<IncomingMessage, Upgrade>()
+  const finishSpans = o.tracing.finisher('websocket')
+  // the trace context sent to each upstream, made once per upstream
+  const toUpstreams = new Map<string, ToUpstream>()
 
   const serverOptions: ServerOptions & { closeTimeout: number } = {
     noServer: true,
@@ -137,7 +149,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
       id: randomUUID(),
       req,
       socket,
-      state: requestState(loggedTarget(req.url ?? ''), ''),
+      state: requestState(loggedTarget(req.url ?? ''), '', o.tracing.receive(req.rawHeaders)),
       startedAt: performance.now(),
       upstreamHeaders: [],
       headers: undefined,
@@ -186,11 +198,11 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
 
   function admit (u: Upgrade, v: TargetVerdict, done: (ok: boolean) => void, failed: (err: unknown) => void): void {
     const { state } = u
-    state.rule = v.rule?.index
+    noteVerdict(state, v)
     u.headers = rateLimitHeaders(v.rateLimit)
+    if (v.target !== undefined) state.trace.route = routePatterns(v.target.route.prefix)[1]
     if (!v.ok) {
       state.path = v.target !== undefined ? v.target.path : v.path ?? state.path
-      state.keyId = v.keyId
       const headers: Record<string, string> = { ...u.headers }
       if (v.challenge !== undefined) headers['WWW-Authenticate'] = v.challenge
       refuse(u, v.code, v.reason, headers)
@@ -198,8 +210,6 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     }
     state.path = v.target.path
     state.query = v.target.query
-    state.keyId = v.identity.keyId
-    state.identity = v.identity
     const upstream = config.upstreams[v.target.route.upstream]
     if (upstream === undefined) throw new Error(`routes: unknown upstream ${v.target.route.upstream}`)
 
@@ -225,6 +235,12 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     // the upstream's host, as for a proxied request; the handshake's own headers are the upstream connection's
     delete headers.host
     for (const name in headers) if (name.startsWith('sec-websocket-')) delete headers[name]
+    let toUpstream = toUpstreams.get(name)
+    if (toUpstream === undefined) {
+      toUpstream = o.tracing.toUpstream(name, upstreamConfig.url)
+      toUpstreams.set(name, toUpstream)
+    }
+    toUpstream(u.state.trace, headers, 'GET')
 
     const sentAt = performance.now()
     const handshake = openUpstream({
@@ -248,7 +264,8 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
       }
       switch (outcome.kind) {
         case 'open':
-          meter.response(performance.now() - sentAt)
+          u.state.trace.answeredAt = performance.now()
+          meter.response(u.state.trace.answeredAt - sentAt)
           u.upstreamSocket = outcome.socket
           u.upstreamHeaders = outcome.rawHeaders
           done(true)
@@ -259,7 +276,8 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
           }
           return
         case 'answer':
-          meter.response(performance.now() - sentAt)
+          u.state.trace.answeredAt = performance.now()
+          meter.response(u.state.trace.answeredAt - sentAt)
           connections.release(slot)
           u.state.reason = 'allowed'
           log(u, passUpstreamAnswer(u.socket, outcome.status, outcome.rawHeaders, outcome.body, u.id, u.headers))
@@ -294,7 +312,9 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   function log (u: Upgrade, status: number): void {
     if (u.logged) return
     u.logged = true
-    requestLog.hook({ id: u.id, method: u.req.method ?? 'GET', kg: u.state }, { statusCode: status, elapsedTime: performance.now() - u.startedAt }, noop)
+    const request = { id: u.id, method: u.req.method ?? 'GET', kg: u.state }
+    requestLog.hook(request, { statusCode: status, elapsedTime: performance.now() - u.startedAt }, noop)
+    finishSpans?.(request, { statusCode: status }, noop)
   }
 
   return connections

@@ -10,6 +10,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { writeKeyFile } from '../helpers/assertion-keys.js'
 import { startGateway, type LogLine, type TestGateway } from '../helpers/gateway.js'
+import { SPAN_KIND_CLIENT, SPAN_KIND_SERVER, startOtlpReceiver } from '../helpers/otlp-receiver.js'
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js'
 import { openConversation } from '../helpers/raw-socket.js'
 import { rawValues } from '../helpers/upstream.js'
@@ -282,4 +283,30 @@ t.test('an idle connection outlives the request timeouts: they bound a request h
   t.equal(early, undefined, 'still open after 15 times the head timeout')
   client.socket.send('late')
   t.equal((await client.next()).data.toString(), 'late', 'and relaying')
+})
+
+t.test('the trace context, as for every request: continued to the upstream, on the log line, exported as a websocket span', async (t) => {
+  const otlp = await startOtlpReceiver()
+  t.teardown(() => otlp.close())
+  const { gw, up } = await world(t, `tracing: { otlp_endpoint: "${otlp.url}" }`)
+  const { key, id } = await gw.fixtures.personalKey('alice')
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
+  const client = await openClient(gw.port, '/api/v1/users', { key, headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, tracestate: 'rojo=1' } })
+  t.teardown(() => client.socket.terminate())
+  const seen = up.upgrades.at(-1)
+  const values = (name: string): string[] => rawValues({ method: 'GET', url: '', headers: {}, body: Buffer.alloc(0), rawHeaders: seen?.rawHeaders ?? [] }, name)
+  const forwarded = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(values('traceparent')[0] ?? '')
+  t.equal(forwarded?.[1], traceId, 'the upstream\'s handshake carries the client\'s trace id')
+  t.same(values('tracestate'), ['rojo=1'], 'and its tracestate')
+  const line = await gw.logOf({ headers: { 'x-request-id': String(client.headers['x-request-id']) } } as unknown as RawResponse)
+  t.equal(line?.trace_id, traceId, 'the log line carries the trace id')
+
+  await gw.app.tracing.flush()
+  const spans = otlp.spans.filter((s) => s.traceId === traceId)
+  const server = spans.find((s) => s.kind === SPAN_KIND_SERVER)
+  const upstreamCall = spans.find((s) => s.kind === SPAN_KIND_CLIENT)
+  t.match(server, { name: 'GET /api/v1/*', attributes: { 'keygate.mode': 'websocket', 'keygate.decision': 'allow', 'keygate.reason': 'allowed', 'keygate.key_id': id, 'http.response.status_code': 101 } }, 'the upgrade is one SERVER span')
+  t.equal(upstreamCall?.parentSpanId, server?.spanId, 'the upstream\'s handshake is its CLIENT child')
+  t.equal(upstreamCall?.spanId, forwarded?.[2], 'the traceparent the upstream got names that CLIENT span')
+  t.notOk(otlp.bodies.some((b) => b.toString('latin1').includes(key.slice(-20))), 'no key material exported')
 })
