@@ -84,6 +84,8 @@ async function seed (url: string): Promise<void> {
 export interface KeygateOptions {
   /** YAML flow mapping for the `cache` section */
   cache?: string
+  /** more of the `redis` section, YAML flow mapping entries (`command_timeout_ms: 60000`) */
+  redis?: string
   logLevel?: string
   /** `serve --workers N`; such a scenario runs unpinned, on every core */
   workers?: number
@@ -170,7 +172,7 @@ export async function startKeygate (ctx: ScenarioContext, name: string, o: Keyga
   const config = join(dir, 'keygate.yaml')
   const assertion = assertionSetup(dir, o.assertion)
   writeFileSync(config, `
-redis: { prefix: "${PREFIX}" }
+redis: { prefix: "${PREFIX}"${o.redis === undefined ? '' : `, ${o.redis}`} }
 upstreams:
   core: { url: "${ctx.originUrl}" }
 routes:
