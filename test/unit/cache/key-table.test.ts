@@ -108,7 +108,7 @@ t.test('(org, owner) pairs: shared by keys, replaced with the record, released w
   table.set('d', alice(4), 0, true)
   t.same(table.get('d')?.value, alice(4), 'a released pair is taken again')
   table.set('e', alice(5, { rateLimit: { count: 1, periodMs: 1000, text: '1/1s' } }), 0, true)
-  t.same(table.get('e')?.value.rateLimit, { count: 1, periodMs: 1000, text: '1/1s' }, 'a key\'s own limit')
+  t.same((table.get('e')?.value as KeyRecord).rateLimit, { count: 1, periodMs: 1000, text: '1/1s' }, 'a key\'s own limit')
   table.set('e', alice(5), 0, true)
   t.equal((table.get('e')?.value as KeyRecord).rateLimit, undefined, 'and none once the record has none')
   table.set('d', INVALID, 0, true)
