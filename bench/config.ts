@@ -11,7 +11,7 @@ export interface BenchConfig {
   connections: number
   pipelining: number
   pin: boolean
-  /** Only run scenarios whose name contains this (the baseline always runs). */
+  /** Only run scenarios whose name contains this, or one of its `|`-separated parts (the baseline always runs). */
   filter: string | undefined
   /** Write JSON results here (--json). */
   jsonOut: string | undefined

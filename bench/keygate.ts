@@ -10,6 +10,7 @@ import { Redis } from 'ioredis'
 import { generateKey, type NewKey } from 'keygate/dist/registry/key-material.js'
 import { waitForRedis } from 'keygate/dist/registry/redis-client.js'
 import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
+import { seedColdKeys } from './cold-keys.js'
 import { freePort } from './port.js'
 import { nodeCommand, spawnServer, type ChildServer, type Launcher } from './process.js'
 import { BENCH_PATH, startOtlpSink } from './servers.js'
@@ -34,6 +35,8 @@ export const benchKeys = {
 }
 
 let redis: Promise<{ url: string, server: ChildServer }> | undefined
+/** the shared Redis the cold keys were written into, and when */
+let coldSeeded: { url: string, done: Promise<void> } | undefined
 let users = 0
 
 /** A redis-server of the benchmark's, on the load generator's CPU. */
@@ -81,6 +84,8 @@ async function seed (url: string): Promise<void> {
 export interface KeygateOptions {
   /** YAML flow mapping for the `cache` section */
   cache?: string
+  /** more of the `redis` section, YAML flow mapping entries (`command_timeout_ms: 60000`) */
+  redis?: string
   logLevel?: string
   /** `serve --workers N`; such a scenario runs unpinned, on every core */
   workers?: number
@@ -96,6 +101,8 @@ export interface KeygateOptions {
   authz?: boolean
   /** export spans (docs/tracing.md) to a stand-in collector of its own (bench/otlp-sink.ts), sampling this share */
   tracing?: { sampleRatio: number }
+  /** the cold keys (bench/cold-keys.ts) written into the shared Redis first */
+  coldKeys?: boolean
 }
 
 /** identity.assertion for the config file, and its key file (written into `dir`). */
@@ -111,6 +118,32 @@ export interface KeygateServer extends RunningServer {
   adminPort: number
   /** the authorizer listener's port, with `authz` */
   authzPort: number | undefined
+}
+
+/** `keygate_cache_misses_total` of a gateway, from its admin listener's /metrics. */
+export async function cacheMissesOf (adminPort: number): Promise<number> {
+  const scrape = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text()
+  const misses = Number(/^keygate_cache_misses_total(?:\{[^}]*\})? ([0-9.e+]+)/m.exec(scrape)?.[1])
+  if (!Number.isFinite(misses)) throw new Error('no keygate_cache_misses_total in /metrics')
+  return misses
+}
+
+/** Writes the cold keys into the shared Redis, once per Redis. */
+async function seedCold (url: string): Promise<void> {
+  if (coldSeeded?.url !== url) {
+    coldSeeded = {
+      url,
+      done: (async () => {
+        const client = new Redis(url)
+        try {
+          await seedColdKeys(client, PREFIX, keyRecord)
+        } finally {
+          client.disconnect()
+        }
+      })()
+    }
+  }
+  await coldSeeded.done
 }
 
 /** Registry reads (the Lua script) the shared Redis has executed so far, across every gateway. */
@@ -136,13 +169,14 @@ export async function startKeygate (ctx: ScenarioContext, name: string, o: Keyga
   const shared = o.redisUrl === undefined ? await sharedRedis(ctx) : undefined
   const url = o.redisUrl ?? shared?.url ?? ''
   if (shared !== undefined) users++
+  if (o.coldKeys === true) await seedCold(url)
   const dir = mkdtempSync(join(tmpdir(), 'keygate-bench-'))
   const config = join(dir, 'keygate.yaml')
   const assertion = assertionSetup(dir, o.assertion)
   const sink = o.tracing === undefined ? undefined : await startOtlpSink(ctx.distDir, ctx.auxCpus)
   const tracing = o.tracing === undefined || sink === undefined ? '' : `tracing: { otlp_endpoint: "http://127.0.0.1:${sink.port}/v1/traces", sample_ratio: ${o.tracing.sampleRatio} }\n`
   writeFileSync(config, `
-redis: { prefix: "${PREFIX}" }
+redis: { prefix: "${PREFIX}"${o.redis === undefined ? '' : `, ${o.redis}`} }
 upstreams:
   core: { url: "${ctx.originUrl}" }
 routes:
@@ -176,6 +210,7 @@ ${assertion.yaml}${tracing}`)
     adminPort,
     authzPort,
     pid: gateway.pid,
+    cacheMisses: async () => await cacheMissesOf(adminPort),
     async stop () {
       await gateway.stop()
       await sink?.stop()

@@ -93,6 +93,9 @@ export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], 
     const parts = Object.entries(s.partsCpuUsPerReq ?? {}).map(([label, us]) => `${label} ${fixed(us, 0)} µs`)
     lines.push(`- ${s.name}: ${parts.join(' + ')} = ${fixed(s.cpuUsPerReq, 0)} µs per request together`)
   }
+  const missed = summaries.filter((s) => s.readsPerMiss !== undefined && (s.missesPer1k ?? 0) >= 100)
+  if (missed.length > 0) lines.push('', 'Redis round trips per cache miss (registry reads ÷ `keygate_cache_misses_total`, measured rounds), for rows where at least 1 request in 10 missed:')
+  for (const s of missed) lines.push(`- ${s.name}: **${fixed(s.readsPerMiss, 3)}** per miss; ${fixed(s.missesPer1k, 1)} misses per 1,000 responses`)
   const targets = summaries.flatMap((s) => s.target === undefined ? [] : [targetLine(s, s.target)])
   if (targets.length > 0) lines.push('', 'Targets:', ...targets)
   lines.push(

@@ -56,12 +56,16 @@ function runInfo (config: BenchConfig, pinningNote: string): RunInfo {
 
 interface Started { scenario: Scenario, server: RunningServer, url: string }
 
+/** A filter part matches a name it is in; one ending in `$`, a name ending with the rest. */
+const matches = (name: string, part: string): boolean => part.endsWith('$') ? name.endsWith(part.slice(0, -1)) : name.includes(part)
+
 /**
- * The baseline, the scenarios whose name contains the filter, and the rows they are
- * compared with, in the list's order.
+ * The baseline, the scenarios whose name contains the filter (or one of its
+ * `|`-separated parts, see `matches`), and the rows they are compared with, in the list's order.
  */
 function selected (filter: string | undefined, all: readonly Scenario[]): Scenario[] {
-  const names = new Set(all.filter((s, i) => i === 0 || filter === undefined || s.name.includes(filter)).map((s) => s.name))
+  const parts = filter?.split('|').filter((p) => p !== '')
+  const names = new Set(all.filter((s, i) => i === 0 || parts === undefined || parts.some((p) => matches(s.name, p))).map((s) => s.name))
   for (const s of all) if (names.has(s.name) && s.compareWith !== undefined) names.add(s.compareWith)
   for (const name of names) if (!all.some((s) => s.name === name)) throw new Error(`a scenario is compared with "${name}", which is not in the list`)
   return all.filter((s) => names.has(s.name))
@@ -118,11 +122,14 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
         await delay(PAUSE_BETWEEN_ROUNDS_MS)
       }
       const readsBefore = await registryReads()
+      const missesBefore = await s.server.cacheMisses?.()
       const meter = startCpuMeter(s.server.parts ?? s.server.pid, helperPids)
       const result = await runRound(target(s), load(config.durationSec))
       const cpu = meter()
       const reads = await registryReads() - readsBefore
-      const measured = { ...result, round, serverCpuPct: cpu.serverPct, loadgenCpuPct: cpu.loadgenPct, otherCpuPct: cpu.otherPct, registryReads: reads, partsCpuPct: cpu.partsPct }
+      const missesAfter = missesBefore === undefined ? undefined : await s.server.cacheMisses?.()
+      const cacheMisses = missesBefore === undefined || missesAfter === undefined ? undefined : missesAfter - missesBefore
+      const measured = { ...result, round, serverCpuPct: cpu.serverPct, loadgenCpuPct: cpu.loadgenPct, otherCpuPct: cpu.otherPct, registryReads: reads, cacheMisses, partsCpuPct: cpu.partsPct }
       measures[i]?.rounds.push(measured)
       const usPerReq = cpuPerReq(measured)
       const bad = result.unexpectedStatus + result.errors > 0 ? `  !!! ${result.unexpectedStatus} unexpected status, ${result.errors} errors` : ''
@@ -175,6 +182,9 @@ async function main (): Promise<number> {
       const max = s.scenario.maxReadsPer1k
       const reads = summaries[i]?.readsPer1k
       if (max !== undefined && reads !== undefined && !(reads <= max)) problems.failures.push(`"${s.scenario.name}": ${reads.toFixed(2)} registry reads per 1,000 responses, above the ${max} target`)
+      const maxPerMiss = s.scenario.maxReadsPerMiss
+      const perMiss = summaries[i]?.readsPerMiss
+      if (maxPerMiss !== undefined && !(perMiss !== undefined && perMiss <= maxPerMiss)) problems.failures.push(`"${s.scenario.name}": ${perMiss?.toFixed(3) ?? 'unknown'} registry reads per cache miss, above the ${maxPerMiss} target`)
     }
     const info = runInfo(config, pinning.note)
 

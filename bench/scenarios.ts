@@ -1,6 +1,7 @@
 // The scenarios measured by bench/run.ts. The first one is the baseline every
 // other row is compared with, unless the row names its own reference (compareWith);
 // keygate rows come from keygateScenarios(), the authorizer's from authorizerScenarios().
+import { coldKeyCount, coldKeys, nextColdAuthorization } from './cold-keys.js'
 import { FORGED_IDS, nextForgedKey } from './forged-keys.js'
 import { BENCH_RATE_LIMIT, benchKeys, startKeygate, type KeygateOptions } from './keygate.js'
 import { startNginx } from './nginx.js'
@@ -100,6 +101,18 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       start: async () => await startKeygate(ctx, 'keygate-tracing', { tracing: { sampleRatio: 1 } }),
       headers: bearer(benchKeys.personal.key),
       target: { cpuRatio: 0.85 }
+    },
+    {
+      // every request a miss: nearly all the key's first in the process, one round trip each
+      name: `keygate: cold keys, ${coldKeyCount().toLocaleString('en')} distinct personal keys cycled in order (a cache miss and one Redis round trip per request)`,
+      start: async () => {
+        coldKeys()
+        return await startKeygate(ctx, 'keygate-cold', { coldKeys: true })
+      },
+      headers: {},
+      headersFor: () => ({ authorization: nextColdAuthorization() }),
+      maxReadsPerMiss: 1,
+      target: { cpuRatio: 0.8 }
     },
     { name: 'keygate: personal key, cache disabled (Redis per request)', start: async () => await startKeygate(ctx, 'keygate-nocache', { cache: '{ enabled: false }' }), headers: bearer(benchKeys.personal.key) },
     { name: 'keygate: malformed keys (401, no Redis)', start: async () => await startKeygate(ctx, 'keygate-malformed'), headers: bearer('kg_not-a-real-key'), expectedStatus: 401 },

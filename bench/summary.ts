@@ -13,6 +13,8 @@ export interface RoundMeasure extends RoundResult {
   otherCpuPct: number | undefined
   /** registry reads (Lua script calls) Redis executed during the round */
   registryReads: number
+  /** the server's cache misses during the round, when it reports them */
+  cacheMisses?: number | undefined
   /** each part's % of one core, for a server made of parts (nginx + keygate) */
   partsCpuPct?: Record<string, number> | undefined
 }
@@ -68,6 +70,10 @@ export interface ScenarioSummary {
   peakRssKiB: number | undefined
   /** registry reads per 1,000 responses over the measured rounds */
   readsPer1k: number
+  /** registry reads per cache miss over the measured rounds, for servers that report their misses */
+  readsPerMiss: number | undefined
+  /** cache misses per 1,000 responses over the measured rounds, for servers that report them */
+  missesPer1k: number | undefined
   /** median over rounds of each part's CPU µs per response, for a server made of parts */
   partsCpuUsPerReq: Record<string, number> | undefined
   /** the scenario's target, reported as met or not */
@@ -119,8 +125,17 @@ export function summarize (measures: ScenarioMeasures, reference: ScenarioMeasur
     otherCpuPct: meanDefined(measures.rounds.map((r) => r.otherCpuPct)),
     peakRssKiB: measures.peakRssKiB,
     readsPer1k: 1000 * measures.rounds.reduce((sum, r) => sum + r.registryReads, 0) / Math.max(1, measures.rounds.reduce((sum, r) => sum + r.responses, 0)),
-    partsCpuUsPerReq: partsPerReq(measures.rounds)
+    partsCpuUsPerReq: partsPerReq(measures.rounds),
+    ...missRates(measures.rounds)
   }
+}
+
+function missRates (rounds: readonly RoundMeasure[]): { readsPerMiss: number | undefined, missesPer1k: number | undefined } {
+  if (rounds.length === 0 || rounds.some((r) => r.cacheMisses === undefined)) return { readsPerMiss: undefined, missesPer1k: undefined }
+  const misses = rounds.reduce((sum, r) => sum + (r.cacheMisses ?? 0), 0)
+  const reads = rounds.reduce((sum, r) => sum + r.registryReads, 0)
+  const responses = rounds.reduce((sum, r) => sum + r.responses, 0)
+  return { readsPerMiss: misses > 0 ? reads / misses : undefined, missesPer1k: responses > 0 ? 1000 * misses / responses : undefined }
 }
 
 function partsPerReq (rounds: readonly RoundMeasure[]): Record<string, number> | undefined {

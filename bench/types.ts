@@ -16,6 +16,8 @@ export interface RunningServer {
    * report shows each one's share. Undefined: the server CPU is `pid`'s.
    */
   parts?: readonly ServerPart[]
+  /** the server's cache misses so far (keygate: `keygate_cache_misses_total`), for Redis round trips per miss */
+  cacheMisses?: () => Promise<number>
 }
 
 export interface ServerPart {
@@ -52,6 +54,8 @@ export interface Scenario {
   headersFor?: () => Record<string, string>
   /** The run fails when Redis executed more registry reads than this per 1,000 responses. */
   maxReadsPer1k?: number
+  /** The run fails when Redis executed more registry reads than this per cache miss (`cacheMisses`). */
+  maxReadsPerMiss?: number
   /** Request path. Default '/api/v1/users'. */
   path?: string
   /**

@@ -5,8 +5,10 @@
  * As objects on the V8 heap, a cached key cost about 280 bytes (entry, record, digest
  * string, map slot), and V8 lets the old generation grow to a multiple of what it
  * holds before collecting, so 100,000 keys raised the peak RSS by about 100 MiB. Here
- * a key costs its map slot and id string on the heap (about 90 bytes) and 49 bytes in
- * typed arrays outside it (digest, two times, flags), which the collector never scans.
+ * a key costs its map slot and id string on the heap (about 70 bytes) and 53 bytes in
+ * typed arrays outside it (digest, two times, flags, the number of its (org, owner)
+ * pair), which the collector never scans. The names are held once per pair, and a
+ * key's own rate limit (rare) in a map by slot.
  *
  * `get(id)` builds the entry and record a decision reads, short-lived objects. Keys
  * that do not exist are not held here but in the negative store (negative-store.ts).
@@ -25,6 +27,8 @@ const PERSONAL = 0b10000
 const BOT = 0b11000
 
 const DIGEST_BYTES = 32
+/** `pairOf` of a slot without a record (INVALID, or free) */
+const NO_PAIR = 0
 const FIRST_CAPACITY = 1024
 
 export class KeyTable {
@@ -37,11 +41,11 @@ export class KeyTable {
   /** epoch ms; NaN: never expires */
   private expiresAt = new Float64Array(0)
   private digests = Buffer.alloc(0)
-  /** the org's and the user's (personal) or role's (BOT) names, shared strings (records.ts) */
-  private readonly org: Array<string | undefined> = []
-  private readonly owner: Array<string | undefined> = []
-  /** the key's own `rate_limit` (shared parsed objects, limit.ts); mostly undefined */
-  private readonly rateLimit: RecordLimit[] = []
+  /** the key's (org, user or role) pair, by its number in `pairs` (many keys share one) */
+  private pairOf = new Uint32Array(0)
+  private readonly pairs = new Pairs()
+  /** slot -> the key's own `rate_limit` (shared parsed objects, limit.ts), for the few keys that have one */
+  private readonly rateLimit = new Map<number, RecordLimit>()
   private readonly free: number[] = []
   private next = 0
 
@@ -81,9 +85,11 @@ export class KeyTable {
     }
     this.at[slot] = at
     this.expiresAt[slot] = record?.expiresAt ?? Number.NaN
-    this.org[slot] = record?.org
-    this.owner[slot] = record?.type === 'personal' ? record.user : record?.role
-    this.rateLimit[slot] = record?.rateLimit
+    const old = this.pairOf[slot] as number
+    this.pairOf[slot] = record === undefined ? NO_PAIR : this.pairs.take(record.org, (record.type === 'personal' ? record.user : record.role) as string)
+    if (old !== NO_PAIR) this.pairs.drop(old)
+    if (record?.rateLimit === undefined) this.rateLimit.delete(slot)
+    else this.rateLimit.set(slot, record.rateLimit)
     this.flags[slot] = flags
   }
 
@@ -103,9 +109,10 @@ export class KeyTable {
     this.index.clear()
     this.free.length = 0
     this.next = 0
-    this.org.length = 0
-    this.owner.length = 0
-    this.rateLimit.length = 0
+    this.flags.fill(0)
+    this.pairOf.fill(NO_PAIR)
+    this.pairs.clear()
+    this.rateLimit.clear()
   }
 
   /**
@@ -132,17 +139,18 @@ export class KeyTable {
     const kind = flags & KIND
     if (kind === INVALID_RECORD) return INVALID
     const expiresAt = this.expiresAt[slot] as number
-    const owner = this.owner[slot]
+    const pair = this.pairOf[slot] as number
+    const owner = this.pairs.owner(pair)
     const personal = kind === PERSONAL
     return {
       type: personal ? 'personal' : 'bot',
       digest: this.digests.toString('latin1', slot * DIGEST_BYTES, (slot + 1) * DIGEST_BYTES),
-      org: this.org[slot] as string,
+      org: this.pairs.org(pair),
       user: personal ? owner : undefined,
       role: personal ? undefined : owner,
       status: (flags & REVOKED) === 0 ? 'active' : 'revoked',
       expiresAt: Number.isNaN(expiresAt) ? undefined : expiresAt,
-      rateLimit: this.rateLimit[slot]
+      rateLimit: this.rateLimit.get(slot)
     }
   }
 
@@ -154,10 +162,11 @@ export class KeyTable {
   }
 
   private release (slot: number): void {
+    const pair = this.pairOf[slot] as number
+    if (pair !== NO_PAIR) this.pairs.drop(pair)
+    this.pairOf[slot] = NO_PAIR
     this.flags[slot] = 0
-    this.org[slot] = undefined
-    this.owner[slot] = undefined
-    this.rateLimit[slot] = undefined
+    this.rateLimit.delete(slot)
     this.free.push(slot)
   }
 
@@ -173,10 +182,74 @@ export class KeyTable {
     expiresAt.set(this.expiresAt)
     const digests = Buffer.alloc(capacity * DIGEST_BYTES)
     this.digests.copy(digests)
+    const pairOf = new Uint32Array(capacity)
+    pairOf.set(this.pairOf)
+    this.pairOf = pairOf
     this.flags = flags
     this.at = at
     this.expiresAt = expiresAt
     this.digests = digests
     this.capacity = capacity
+  }
+}
+
+/**
+ * The (org, owner) pairs of the keys held, each stored once and numbered from 1, with
+ * how many slots name it: thousands of keys of one user, or of one BOT role in one
+ * org, cost a 4-byte number each, and a pair goes when its last key does.
+ */
+class Pairs {
+  private readonly orgs: string[] = ['']
+  private readonly owners: string[] = ['']
+  private readonly refs: number[] = [0]
+  /** org -> owner -> number */
+  private readonly index = new Map<string, Map<string, number>>()
+  private readonly free: number[] = []
+
+  take (org: string, owner: string): number {
+    let byOwner = this.index.get(org)
+    if (byOwner === undefined) {
+      byOwner = new Map()
+      this.index.set(org, byOwner)
+    }
+    let n = byOwner.get(owner)
+    if (n === undefined) {
+      n = this.free.pop() ?? this.orgs.length
+      this.orgs[n] = org
+      this.owners[n] = owner
+      this.refs[n] = 0
+      byOwner.set(owner, n)
+    }
+    this.refs[n] = (this.refs[n] as number) + 1
+    return n
+  }
+
+  drop (n: number): void {
+    const refs = (this.refs[n] as number) - 1
+    this.refs[n] = refs
+    if (refs > 0) return
+    const org = this.orgs[n] as string
+    const byOwner = this.index.get(org)
+    byOwner?.delete(this.owners[n] as string)
+    if (byOwner?.size === 0) this.index.delete(org)
+    this.orgs[n] = ''
+    this.owners[n] = ''
+    this.free.push(n)
+  }
+
+  org (n: number): string {
+    return this.orgs[n] as string
+  }
+
+  owner (n: number): string {
+    return this.owners[n] as string
+  }
+
+  clear (): void {
+    this.orgs.length = 1
+    this.owners.length = 1
+    this.refs.length = 1
+    this.index.clear()
+    this.free.length = 0
   }
 }

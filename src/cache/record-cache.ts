@@ -128,14 +128,24 @@ export class RecordCache {
       return
     }
     this.negatives.delete(name)
-    const id = flatCopy(name.slice(2))
     if (name.startsWith(KIND.key)) {
+      const id = flatCopy(name.slice(2))
       if (!this.keys.has(id) && this.records >= this.maxEntries) this.evictOne()
       this.keys.set(id, value as KeyRecord | Invalid, at, tracked)
       return
     }
     const map = this.mapOf(name)
-    if (map.delete(id) || this.records < this.maxEntries) {
+    // a record read again (every miss reads its key's user, role and org): refreshed in
+    // place, where CLOCK has it
+    const held = map.get(name.slice(2))
+    if (held !== undefined) {
+      held.value = value
+      held.at = at
+      held.tracked = tracked
+      return
+    }
+    const id = flatCopy(name.slice(2))
+    if (this.records < this.maxEntries) {
       map.set(id, { value, at, tracked, used: false })
       return
     }

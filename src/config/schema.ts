@@ -78,7 +78,7 @@ export const ConfigSchema = Type.Object({
     tracking: Type.Boolean({ default: true }),
     ttl_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 500 }),
     negative_ttl_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 500 }),
-    max_entries: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 100_000 }),
+    max_entries: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 120_000 }),
     negative_max_entries: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000 }),
     stale_if_error_s: Type.Integer({ minimum: 0, maximum: 86_400, default: 30 }),
     /** registry reads (cache misses and the background refill) per second, per process (src/cache/fill-limiter.ts) */

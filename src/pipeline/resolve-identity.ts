@@ -32,10 +32,7 @@ import { cacheName, type Entry, type RecordCache } from '../cache/record-cache.j
 import { registryErrorKind, type RedisHealth } from '../registry/redis-client.js'
 import type { RegistryReader } from '../registry/registry-reader.js'
 import type { UnknownKeyLimit } from './unknown-key-limit.js'
-import {
-  fieldsOf, INVALID, NO_ORG_RECORD, parseKeyRecord, parseOrgRecord, parseRoleRecord, parseUserRecord,
-  type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord
-} from '../registry/records.js'
+import { INVALID, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord } from '../registry/records.js'
 
 /** The records one decision needs; `null` where the record does not exist. */
 export interface Resolved {
@@ -233,23 +230,18 @@ export class IdentityResolver {
     const install = (name: string, value: unknown): void => {
       if (this.o.cacheEnabled !== false && this.o.tracking.mayInstall(ticket, name)) this.o.cache.set(name, value, at, ticket.tracked)
     }
-    if (raw.key.length === 0) {
+    const { key, user, roleName, role, org } = raw
+    if (key === null) {
       install(cacheName.key(keyId), null)
       return { key: null }
     }
-    const key = parseKeyRecord(fieldsOf(raw.key))
     install(cacheName.key(keyId), key)
     if (key === INVALID) return { key }
-    let user: UserRecord | Invalid | null | undefined
     if (key.type === 'personal') {
-      user = raw.user.length === 0 ? null : parseUserRecord(fieldsOf(raw.user))
       install(cacheName.user(key.user as string), user)
       if (user === null || user === INVALID) return { key, user }
     }
-    const roleName = raw.roleName
-    const role = raw.role.length === 0 ? null : parseRoleRecord(fieldsOf(raw.role))
     if (roleName !== '') install(cacheName.role(roleName), role)
-    const org = raw.org.length === 0 ? NO_ORG_RECORD : parseOrgRecord(fieldsOf(raw.org))
     install(cacheName.org(key.org), org)
     return { key, user, roleName, role, org }
   }

@@ -101,16 +101,34 @@ export function fieldsOf (flat: readonly string[]): Record<string, string> {
 
 const SHA256_HEX = /^[0-9a-f]{64}$/
 
+/** A field's value as read: a string, or null/undefined when the hash has no such field. */
+type Field = string | null | undefined
+
+/**
+ * The fields the gateway reads of each record kind, in the order the registry read
+ * returns them (registry-reader.ts reads exactly these, with HMGET): every other field
+ * (name, created_at, ...) is the CLI's and the admin API's, never sent to the gateway.
+ */
+export const KEY_FIELDS = ['type', 'hash', 'org', 'status', 'user', 'role', 'expires_at', 'rate_limit'] as const
+export const USER_FIELDS = ['org', 'role', 'status'] as const
+export const ROLE_FIELDS = ['permissions', 'rate_limit'] as const
+export const ORG_FIELDS = ['rate_limit'] as const
+
+/** A key record from its fields (HGETALL's object form). */
 export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid {
-  const { type, hash, org, status } = f
+  return keyRecordOf(f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit)
+}
+
+/** A key record from its KEY_FIELDS, in order: the one set of rules for key records. */
+export function keyRecordOf (type: Field, hash: Field, org: Field, status: Field, user: Field, role: Field, expires: Field, rateLimit: Field): KeyRecord | Invalid {
   if (type !== 'personal' && type !== 'bot') return INVALID
   if (status !== 'active' && status !== 'revoked') return INVALID
-  if (hash === undefined || !SHA256_HEX.test(hash) || org === undefined || org === '') return INVALID
-  if (type === 'personal' && (f.user === undefined || f.user === '')) return INVALID
-  if (type === 'bot' && (f.role === undefined || f.role === '')) return INVALID
+  if (hash == null || !SHA256_HEX.test(hash) || org == null || org === '') return INVALID
+  if (type === 'personal' && (user == null || user === '')) return INVALID
+  if (type === 'bot' && (role == null || role === '')) return INVALID
   let expiresAt: number | undefined
-  if (f.expires_at !== undefined && f.expires_at !== '') {
-    expiresAt = parseTimestamp(f.expires_at)
+  if (expires != null && expires !== '') {
+    expiresAt = parseTimestamp(expires)
     if (expiresAt === undefined) return INVALID
   }
   return {
@@ -118,18 +136,23 @@ export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid 
     type: type === 'personal' ? 'personal' : 'bot',
     digest: Buffer.from(hash, 'hex').toString('latin1'),
     org: shared(org),
-    user: type === 'personal' ? shared(f.user as string) : undefined,
-    role: type === 'bot' ? shared(f.role as string) : undefined,
+    user: type === 'personal' ? shared(user as string) : undefined,
+    role: type === 'bot' ? shared(role as string) : undefined,
     status: status === 'active' ? 'active' : 'revoked',
     expiresAt,
-    rateLimit: recordLimit(f.rate_limit)
+    rateLimit: recordLimit(rateLimit ?? undefined)
   }
 }
 
+/** A user record from its fields (HGETALL's object form). */
 export function parseUserRecord (f: Record<string, string>): UserRecord | Invalid {
-  const { org, role, status } = f
+  return userRecordOf(f.org, f.role, f.status)
+}
+
+/** A user record from its USER_FIELDS, in order. */
+export function userRecordOf (org: Field, role: Field, status: Field): UserRecord | Invalid {
   if (status !== 'active' && status !== 'deactivated') return INVALID
-  if (org === undefined || org === '' || role === undefined || role === '') return INVALID
+  if (org == null || org === '' || role == null || role === '') return INVALID
   return { org: shared(org), role: shared(role), status: status === 'active' ? 'active' : 'deactivated' }
 }
 
@@ -148,13 +171,40 @@ function shared (name: string): string {
   return name
 }
 
+/** A role record from its fields (HGETALL's object form). */
 export function parseRoleRecord (f: Record<string, string>): RoleRecord {
-  const permissions = (f.permissions ?? '').split(/\s+/).filter((p) => p !== '')
-  return { permissions, grants: new Grants(permissions), rateLimit: recordLimit(f.rate_limit) }
+  return roleRecordOf(f.permissions, f.rate_limit)
 }
 
+/**
+ * A role record from its ROLE_FIELDS, in order. Every miss reads its key's role again,
+ * so the last records parsed are kept by their fields' text and shared (records are
+ * never modified): a miss of a key whose role is unchanged builds no Grants.
+ */
+export function roleRecordOf (permissions: Field, rateLimit: Field): RoleRecord {
+  // (length-prefixed: no two pairs of fields make the same text)
+  const text = `${(permissions ?? '').length}:${permissions ?? ''}${rateLimit ?? ''}`
+  const known = roles.get(text)
+  if (known !== undefined) return known
+  const list = (permissions ?? '').split(/\s+/).filter((p) => p !== '')
+  const role = { permissions: list, grants: new Grants(list), rateLimit: recordLimit(rateLimit ?? undefined) }
+  if (roles.size >= ROLES_SHARED) roles.clear()
+  roles.set(text, role)
+  return role
+}
+
+const roles = new Map<string, RoleRecord>()
+const ROLES_SHARED = 1000
+
+/** An org record from its fields (HGETALL's object form). */
 export function parseOrgRecord (f: Record<string, string>): OrgRecord {
-  return { rateLimit: recordLimit(f.rate_limit) }
+  return orgRecordOf(f.rate_limit)
+}
+
+/** An org record from its ORG_FIELDS: NO_ORG_RECORD when it sets nothing. */
+export function orgRecordOf (rateLimit: Field): OrgRecord {
+  const limit = recordLimit(rateLimit ?? undefined)
+  return limit === undefined ? NO_ORG_RECORD : { rateLimit: limit }
 }
 
 /**

@@ -1,66 +1,156 @@
 /**
  * The gateway's one read of the registry: key record -> user record (personal
  * keys) -> role record, and the key's org record (its rate limit), in a single round
- * trip (one Lua script, EVALSHA).
+ * trip (one Lua script, EVALSHA), parsed into records here, once.
  *
  * The script reads keys it derives from the key record, so all records must live in
  * one slot: on one Redis (standalone, or the master Sentinel names), or on a Cluster
  * under a hash-tagged prefix such as `{keygate}:` (docs/topologies.md).
+ *
+ * The reply is small and flat: HMGET of the fields a decision reads (records.ts,
+ * KEY_FIELDS ...), in a fixed order, never a whole hash. A record none of whose fields
+ * is set is told apart from a missing one by an EXISTS, which only such a record costs.
+ *
+ * Reads asked for in the same turn of the event loop (the misses of every request that
+ * arrived together) go out in one socket write, an ioredis pipeline sent when the turn
+ * ends (setImmediate): each is still its own EVALSHA, one round trip, with its own
+ * reply or error, and its own command timeout. On a Cluster each read is sent alone.
  */
-import type { RegistryClient } from './redis-client.js'
+import { isCluster, type RegistryClient } from './redis-client.js'
 import type { RedisKeys } from './redis-keys.js'
+import {
+  INVALID, KEY_FIELDS, keyRecordOf, ORG_FIELDS, orgRecordOf, ROLE_FIELDS, roleRecordOf, USER_FIELDS, userRecordOf,
+  type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord
+} from './records.js'
 
+const fields = (names: readonly string[]): string => names.map((n) => `'${n}'`).join(', ')
+
+/**
+ * Reply: {} when the key record does not exist; else, flat, KEY_FIELDS (8), the user
+ * record's existence (1/0) and USER_FIELDS (3), the role's name ('' when none), the
+ * role's existence and ROLE_FIELDS (2), ORG_FIELDS (1). A missing field is nil (null).
+ */
 const CHAIN_LUA = `
-local key = redis.call('HGETALL', KEYS[1])
-if #key == 0 then return {} end
-local ktype, user, role, org
-for i = 1, #key, 2 do
-  local f = key[i]
-  if f == 'type' then ktype = key[i + 1]
-  elseif f == 'user' then user = key[i + 1]
-  elseif f == 'role' then role = key[i + 1]
-  elseif f == 'org' then org = key[i + 1] end
+local function found (values, name)
+  for i = 1, #values do if values[i] then return 1 end end
+  return redis.call('EXISTS', name)
 end
-local u = {}
+local k = redis.call('HMGET', KEYS[1], ${fields(KEY_FIELDS)})
+if found(k, KEYS[1]) == 0 then return {} end
+local ktype, org, user, role = k[1], k[3], k[5], k[6]
+local u, ufound = {false, false, false}, 0
 if ktype == 'personal' then
-  role = nil
+  role = false
   if user and user ~= '' then
-    u = redis.call('HGETALL', ARGV[1] .. 'user:' .. user)
-    for i = 1, #u, 2 do if u[i] == 'role' then role = u[i + 1] end end
+    local name = ARGV[1] .. 'user:' .. user
+    u = redis.call('HMGET', name, ${fields(USER_FIELDS)})
+    ufound = found(u, name)
+    role = u[2]
   end
 elseif ktype ~= 'bot' then
-  role = nil
+  role = false
 end
-local r = {}
-if role and role ~= '' then r = redis.call('HGETALL', ARGV[1] .. 'role:' .. role) end
-local o = {}
-if org and org ~= '' then o = redis.call('HGETALL', ARGV[1] .. 'org:' .. org) end
-return {key, u, r, role or '', o}
+local r, rfound = {false, false}, 0
+if role and role ~= '' then
+  local name = ARGV[1] .. 'role:' .. role
+  r = redis.call('HMGET', name, ${fields(ROLE_FIELDS)})
+  rfound = found(r, name)
+else
+  role = ''
+end
+local o = {false}
+if org and org ~= '' then o = redis.call('HMGET', ARGV[1] .. 'org:' .. org, ${fields(ORG_FIELDS)}) end
+return {k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], ufound, u[1], u[2], u[3], role, rfound, r[1], r[2], o[1]}
 `
 
-/** HGETALL replies as flat [field, value, ...] arrays; empty when the record is missing. */
-export interface RawChain {
-  key: string[]
-  user: string[]
-  role: string[]
+type Reply = Array<string | number | null>
+
+/** What one read found, parsed. */
+export interface Chain {
+  /** null: no such key */
+  key: KeyRecord | Invalid | null
+  /** a personal key's user record (null: none); undefined for a BOT key or a key that is not valid */
+  user?: UserRecord | Invalid | null
+  /** the role the key acts with ('' when none) */
   roleName: string
-  /** the key's org record */
-  org: string[]
+  /** null: the role record does not exist (or no role) */
+  role: RoleRecord | null
+  /** the key's org record; NO_ORG_RECORD when it has none or it sets nothing */
+  org: OrgRecord
+}
+
+const NO_KEY: Chain = Object.freeze({ key: null, roleName: '', role: null, org: orgRecordOf(undefined) })
+
+/** The reply -> records (exported for the unit tests; nothing else reads a reply). */
+export function chainOf (r: Reply): Chain {
+  if (r.length === 0) return NO_KEY
+  const s = r as Array<string | null>
+  const key = keyRecordOf(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7])
+  if (key === INVALID) return { key, roleName: '', role: null, org: orgRecordOf(undefined) }
+  const user = key.type !== 'personal' ? undefined : r[8] === 1 ? userRecordOf(s[9], s[10], s[11]) : null
+  const roleName = typeof r[12] === 'string' ? r[12] : ''
+  const role = r[13] === 1 ? roleRecordOf(s[14], s[15]) : null
+  return { key, user, roleName, role, org: orgRecordOf(s[16]) }
 }
 
 interface ChainCommand {
-  keygateChain: (key: string, prefix: string) => Promise<[string[], string[], string[], string, string[]] | []>
+  keygateChain: (key: string, prefix: string) => Promise<Reply>
+}
+
+interface Waiting {
+  key: string
+  resolve: (chain: Chain) => void
+  reject: (err: unknown) => void
 }
 
 export class RegistryReader {
+  /** reads asked for in this turn of the event loop, sent together when it ends */
+  private waiting: Waiting[] = []
+  private readonly batches: boolean
+
   constructor (private readonly redis: RegistryClient, private readonly keys: RedisKeys, private readonly prefix: string) {
     redis.defineCommand('keygateChain', { numberOfKeys: 1, lua: CHAIN_LUA })
+    this.batches = !isCluster(redis)
   }
 
-  async fetchChain (keyId: string): Promise<RawChain> {
-    const reply = await (this.redis as unknown as ChainCommand).keygateChain(this.keys.key(keyId), this.prefix)
-    if (reply.length === 0) return { key: [], user: [], role: [], roleName: '', org: [] }
-    const [key, user, role, roleName, org] = reply
-    return { key, user, role, roleName, org }
+  async fetchChain (keyId: string): Promise<Chain> {
+    const key = this.keys.key(keyId)
+    if (!this.batches) return chainOf(await (this.redis as unknown as ChainCommand).keygateChain(key, this.prefix))
+    return await new Promise<Chain>((resolve, reject) => {
+      if (this.waiting.length === 0) setImmediate(this.send)
+      this.waiting.push({ key, resolve, reject })
+    })
+  }
+
+  private readonly send = (): void => {
+    const batch = this.waiting
+    this.waiting = []
+    const settle = (w: Waiting, err: unknown, reply: unknown): void => {
+      if (err !== null && err !== undefined) w.reject(err)
+      else {
+        try {
+          w.resolve(chainOf(reply as Reply))
+        } catch (e: unknown) {
+          // (a reply of an unexpected shape: an outage to the caller, never a decision)
+          w.reject(e)
+        }
+      }
+    }
+    if (batch.length === 1) {
+      const w = batch[0] as Waiting
+      ;(this.redis as unknown as ChainCommand).keygateChain(w.key, this.prefix).then((reply) => { settle(w, null, reply) }, (err: unknown) => { w.reject(err) })
+      return
+    }
+    const pipeline = this.redis.pipeline()
+    for (const w of batch) (pipeline as unknown as ChainCommand).keygateChain(w.key, this.prefix)
+    pipeline.exec().then((replies) => {
+      for (const [i, w] of batch.entries()) {
+        const reply = replies?.[i]
+        if (reply === undefined) w.reject(new Error('registry read: no reply in the pipeline'))
+        else settle(w, reply[0], reply[1])
+      }
+    }, (err: unknown) => {
+      for (const w of batch) w.reject(err)
+    })
   }
 }

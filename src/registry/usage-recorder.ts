@@ -80,8 +80,15 @@ export class UsageRecorder {
     // would pass its arguments on the stack, which overflows at around 100,000 keys)
     const writes = this.redis.pipeline()
     let fields: string[] = []
+    // (the uses of one flush fall in a few seconds: each second's timestamp is built once)
+    let second = -1
+    let stamp = ''
     for (const [id, at] of batch) {
-      fields.push(id, isoTimestamp(at * 1000))
+      if (at !== second) {
+        second = at
+        stamp = isoTimestamp(at * 1000)
+      }
+      fields.push(id, stamp)
       if (fields.length === 2 * FIELDS_PER_WRITE) {
         writes.hset(this.usageKey, fields)
         fields = []

@@ -15,7 +15,7 @@ import { cacheNaming, RecordCache } from '../../src/cache/record-cache.js'
 import { IdentityResolver, type Resolved } from '../../src/pipeline/resolve-identity.js'
 import { parseKey } from '../../src/pipeline/key-format.js'
 import { RedisHealth } from '../../src/registry/redis-client.js'
-import { RegistryReader, type RawChain } from '../../src/registry/registry-reader.js'
+import { RegistryReader, type Chain } from '../../src/registry/registry-reader.js'
 import type { KeyRecord } from '../../src/registry/records.js'
 import { Fixtures } from '../helpers/fixtures.js'
 import { startRedis, uniquePrefix } from '../helpers/redis.js'
@@ -51,7 +51,7 @@ async function world (t: Test, tracking?: (real: InvalidationTracker) => Trackin
     /** set to hold the next reply back until the promise resolves */
     hold: undefined as Promise<void> | undefined,
     reads: 0,
-    async fetchChain (keyId: string): Promise<RawChain> {
+    async fetchChain (keyId: string): Promise<Chain> {
       const reply = await real.fetchChain(keyId)
       this.reads++
       const hold = this.hold
