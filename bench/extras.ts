@@ -15,7 +15,7 @@ import { Redis } from 'ioredis'
 import { Pool } from 'undici'
 import { generateKey, type NewKey } from 'keygate/dist/registry/key-material.js'
 import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
-import { benchKeys, keyRecord, PREFIX, registryReadsOf, startBenchRedis, startKeygate, type KeygateServer } from './keygate.js'
+import { benchKeys, keyRecord, PREFIX, registryReadsOf, seedPersonalKeys, startBenchRedis, startKeygate, type KeygateServer } from './keygate.js'
 import { startCpuMeter } from './cpu-meter.js'
 import { runRound, type RoundResult } from './load.js'
 import { peakRssKiB } from './procfs.js'
@@ -122,18 +122,7 @@ export async function propagation (ctx: ScenarioContext): Promise<ExtraResult> {
 export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
   const redis = await startBenchRedis(ctx, 'redis-extra')
   const client = new Redis(redis.url)
-  const k = redisKeys(PREFIX)
-  const keys: NewKey[] = []
-  let batch = client.pipeline()
-  for (let r = 0; r < 10; r++) batch.hset(k.role(`role${r}`), { permissions: 'users:read orgs:read' })
-  for (let u = 0; u < 1000; u++) batch.hset(k.user(`user${u}`), { org: 'acme', role: `role${u % 10}`, status: 'active' })
-  for (let i = 0; i < KEYS; i++) {
-    const key = generateKey('kg_')
-    keys.push(key)
-    batch.hset(k.key(key.id), keyRecord(key, { type: 'personal', user: `user${i % 1000}` }))
-    if (batch.length >= 5000) { await batch.exec(); batch = client.pipeline() }
-  }
-  await batch.exec()
+  const keys = await seedPersonalKeys(client, KEYS)
 
   let gw: KeygateServer | undefined
   let pool: Pool | undefined

@@ -234,3 +234,28 @@ ${assertion.yaml}${tracing}`)
     }
   }
 }
+
+/**
+ * The extras' registry (memory, warm-up): `count` personal keys of 1,000 users and 10
+ * roles, written with pipelined HSETs; with `usedAt`, each key also in the usage hash
+ * (what the warm-up reads). Returns the keys, in the order written.
+ */
+export async function seedPersonalKeys (client: Redis, count: number, usedAt?: string): Promise<NewKey[]> {
+  const k = redisKeys(PREFIX)
+  const keys: NewKey[] = []
+  let batch = client.pipeline()
+  for (let r = 0; r < 10; r++) batch.hset(k.role(`role${r}`), { permissions: 'users:read orgs:read' })
+  for (let u = 0; u < 1000; u++) batch.hset(k.user(`user${u}`), { org: 'acme', role: `role${u % 10}`, status: 'active' })
+  for (let i = 0; i < count; i++) {
+    const key = generateKey('kg_')
+    keys.push(key)
+    batch.hset(k.key(key.id), keyRecord(key, { type: 'personal', user: `user${i % 1000}` }))
+    if (usedAt !== undefined) batch.hset(k.usage, key.id, usedAt)
+    if (batch.length >= 10_000) {
+      await batch.exec()
+      batch = client.pipeline()
+    }
+  }
+  await batch.exec()
+  return keys
+}

@@ -18,11 +18,10 @@
 import autocannon from 'autocannon'
 import { Redis } from 'ioredis'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { generateKey, type NewKey } from 'keygate/dist/registry/key-material.js'
-import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
+import type { NewKey } from 'keygate/dist/registry/key-material.js'
 import { startCpuMeter } from './cpu-meter.js'
 import type { ExtraResult } from './extras.js'
-import { keyRecord, PREFIX, startBenchRedis, startKeygate } from './keygate.js'
+import { seedPersonalKeys, startBenchRedis, startKeygate } from './keygate.js'
 import { treeCpuSeconds } from './procfs.js'
 import { BENCH_PATH } from './servers.js'
 import { median } from './stats.js'
@@ -160,20 +159,7 @@ async function run (ctx: ScenarioContext, redisUrl: string, redisPid: number | u
 export async function warmUp (ctx: ScenarioContext): Promise<ExtraResult> {
   const redis = await startBenchRedis(ctx, 'redis-extra')
   const client = new Redis(redis.url)
-  const k = redisKeys(PREFIX)
-  const keys: NewKey[] = []
-  const used = new Date().toISOString()
-  let batch = client.pipeline()
-  for (let r = 0; r < 10; r++) batch.hset(k.role(`role${r}`), { permissions: 'users:read orgs:read' })
-  for (let u = 0; u < 1000; u++) batch.hset(k.user(`user${u}`), { org: 'acme', role: `role${u % 10}`, status: 'active' })
-  for (let i = 0; i < KEYS; i++) {
-    const key = generateKey('kg_')
-    keys.push(key)
-    batch.hset(k.key(key.id), keyRecord(key, { type: 'personal', user: `user${i % 1000}` }))
-    batch.hset(k.usage, key.id, used)
-    if (batch.length >= 10_000) { await batch.exec(); batch = client.pipeline() }
-  }
-  await batch.exec()
+  const keys = await seedPersonalKeys(client, KEYS, new Date().toISOString())
 
   try {
     const runs = [await run(ctx, redis.url, redis.server.pid, keys, true), await run(ctx, redis.url, redis.server.pid, keys, false)]
