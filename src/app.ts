@@ -85,8 +85,16 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
       refill.add(held, 'revalidation')
       return
     }
+    warmUp(held, 1)
+  }
+  // The warm-up's read of the usage hash, tried again a second later when Redis did not
+  // answer (a gateway starting beside a busy Redis), WARM_UP_ATTEMPTS times at most.
+  const warmUp = (held: string[], attempt: number): void => {
     recentlyUsedKeyIds(redis, keys.usage, config.cache.max_entries).then((ids) => { refill.add([...held, ...ids], 'warm-up') }, (err: unknown) => {
-      logger.warn({ err: { message: (err as Error).message } }, 'cache: no warm-up (the usage hash could not be read)')
+      const again = attempt < WARM_UP_ATTEMPTS
+      logger.warn({ err: { message: (err as Error).message }, attempt }, again ? 'cache: the usage hash could not be read for the warm-up; trying again' : 'cache: no warm-up (the usage hash could not be read)')
+      if (again) setTimeout(() => { if (tracking.up) warmUp(held, attempt + 1) }, 1000).unref()
+      else refill.add(held, 'revalidation')
     })
   }
   const tracker = config.cache.enabled && config.cache.tracking ? trackChanges(redis, keys, cache, config, logger, onEstablished) : undefined
@@ -171,6 +179,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     }
   }
 }
+
+/** How many times the warm-up tries to read the usage hash. */
+const WARM_UP_ATTEMPTS = 5
 
 /** Push invalidation of the cache: every write to a key, user, role or org record, by anyone. */
 function trackChanges (redis: RegistryClient, keys: RedisKeys, cache: RecordCache, config: Config, logger: Logger,
