@@ -46,7 +46,7 @@ import type { Config } from '../config/schema.js'
 import { codeForStatus } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
-import type { Tracing } from '../tracing/tracing.js'
+import type { ToUpstream, Tracing } from '../tracing/tracing.js'
 import { bodyRefusal, refuseBody } from './body-limit.js'
 import { compileCors, corsHeaders } from './cors.js'
 import type { RequestDecider } from './decide-request.js'
@@ -164,14 +164,19 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
     assertions
   })
   const bodyLimits = { bytes: config.limits.body_bytes, idleMs: config.limits.body_idle_timeout_ms }
+  // the trace context sent to each upstream, and its CLIENT span: one per upstream, for
+  // the proxied requests and the WebSocket upgrades alike
+  const toUpstreams = new Map<string, ToUpstream>()
+  for (const [name, upstream] of Object.entries(config.upstreams)) toUpstreams.set(name, tracing.toUpstream(name, upstream.url))
   for (const route of config.routes) {
     const upstream = config.upstreams[route.upstream]
-    if (upstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
-    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimits, dropCorsHeaders: cors !== undefined, meter: metrics.upstream(route.upstream), toUpstream: tracing.toUpstream(route.upstream, upstream.url) })
+    const toUpstream = toUpstreams.get(route.upstream)
+    if (upstream === undefined || toUpstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
+    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimits, dropCorsHeaders: cors !== undefined, meter: metrics.upstream(route.upstream), toUpstream })
   }
 
   // 1-8, 10: WebSocket upgrades, decided as a GET and relayed (src/websocket/)
-  registerWebSockets(app, { config, logger, decider, redecider, tracking, framing, rewriteRequestHeaders, usage, metrics, tracing })
+  registerWebSockets(app, { config, logger, decider, redecider, tracking, framing, rewriteRequestHeaders, toUpstreams, usage, metrics, tracing })
 
   await app.ready()
   return app

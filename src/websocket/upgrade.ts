@@ -67,6 +67,8 @@ export interface WebSocketStageOptions {
   tracking: Tracking
   framing: ReturnType<typeof checkFraming>
   rewriteRequestHeaders: RequestHeaderRewriter
+  /** by upstream name: the trace context sent to it, and the handshake's CLIENT span (src/tracing/) */
+  toUpstreams: ReadonlyMap<string, ToUpstream>
   usage: UsageRecorder
   metrics: Metrics
   /** the W3C trace context, continued or started, and the spans (src/tracing/) */
@@ -113,8 +115,6 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   })
   const upgrades = new WeakMap<IncomingMessage, Upgrade>()
   const finishSpans = o.tracing.finisher('websocket')
-  // the trace context sent to each upstream, made once per upstream
-  const toUpstreams = new Map<string, ToUpstream>()
 
   const serverOptions: ServerOptions & { closeTimeout: number } = {
     noServer: true,
@@ -235,12 +235,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     // the upstream's host, as for a proxied request; the handshake's own headers are the upstream connection's
     delete headers.host
     for (const name in headers) if (name.startsWith('sec-websocket-')) delete headers[name]
-    let toUpstream = toUpstreams.get(name)
-    if (toUpstream === undefined) {
-      toUpstream = o.tracing.toUpstream(name, upstreamConfig.url)
-      toUpstreams.set(name, toUpstream)
-    }
-    toUpstream(u.state.trace, headers, 'GET')
+    o.toUpstreams.get(name)?.(u.state.trace, headers, 'GET')
 
     const sentAt = performance.now()
     const handshake = openUpstream({
