@@ -54,11 +54,11 @@ const MAX_TIMER_MS = 2 ** 31 - 1
 /** An allowed upgrade: its slot under the caps, from the decision until both sides are closed. */
 export interface Slot {
   readonly requestId: string
-  readonly keyId: string
   /** the path decided on: the one the connection is decided on again */
   readonly path: string
   /** the credential's header pairs (`Authorization`), for the decisions taken again */
   readonly credential: readonly string[]
+  /** what the upstream was told; replaced only by an equal one (a change closes the connection), so its key id is the slot's for good */
   identity: Identity
   /** the rule's index, for the log line */
   rule: number | undefined
@@ -115,7 +115,6 @@ export class Connections {
     if (ofKey >= this.o.maxPerKey) return 'over_key'
     const slot: Slot = {
       requestId,
-      keyId: identity.keyId,
       path,
       credential,
       identity,
@@ -139,9 +138,9 @@ export class Connections {
   release (slot: Slot): void {
     if (!this.slots.delete(slot)) return
     clearTimeout(slot.expiry)
-    const left = (this.perKey.get(slot.keyId) ?? 1) - 1
-    if (left === 0) this.perKey.delete(slot.keyId)
-    else this.perKey.set(slot.keyId, left)
+    const left = (this.perKey.get(slot.identity.keyId) ?? 1) - 1
+    if (left === 0) this.perKey.delete(slot.identity.keyId)
+    else this.perKey.set(slot.identity.keyId, left)
     for (const name of slot.names) {
       const set = this.byName.get(name)
       set?.delete(slot)
@@ -156,7 +155,7 @@ export class Connections {
     relay.closed.then(({ cause, code }) => {
       this.release(slot)
       this.o.meter.closed(cause)
-      this.o.logger.info({ req_id: slot.requestId, key_id: slot.keyId, cause, code, duration_ms: Date.now() - slot.openedAt }, 'websocket closed')
+      this.o.logger.info({ req_id: slot.requestId, key_id: slot.identity.keyId, cause, code, duration_ms: Date.now() - slot.openedAt }, 'websocket closed')
     }, () => {})
     if (this.shuttingDown) {
       relay.end(CLOSE.goingAway, CLOSE_REASON.shutdown, 'shutdown')
@@ -246,7 +245,7 @@ export class Connections {
   private close (slot: Slot, code: number, reason: string, cause: CloseCause, why: Reason | 'identity_changed'): void {
     slot.closing = true
     clearTimeout(slot.expiry)
-    this.o.logger.info({ req_id: slot.requestId, key_id: slot.keyId, reason: why, code }, 'websocket refused')
+    this.o.logger.info({ req_id: slot.requestId, key_id: slot.identity.keyId, reason: why, code }, 'websocket refused')
     slot.relay?.end(code, reason, cause)
   }
 
