@@ -34,6 +34,8 @@ export const ConfigSchema = Type.Object({
   admin_listen: Type.String({ ...HostPort, default: '127.0.0.1:8081' }),
   /** the authorizer listener (forward auth for nginx, Traefik, Envoy); absent = off */
   authz_listen: Type.Optional(Type.String(HostPort)),
+  /** on SIGTERM/SIGINT, how long the requests in flight may take to finish before the process exits anyway */
+  shutdown_grace_ms: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 30_000 }),
   authz: Type.Object({
     /** Envoy's ext_authz path_prefix: removed from a decision request's own target */
     path_prefix: Type.String({ pattern: '^(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)*$', default: '', description: 'empty, or a path prefix like /ext-authz, without a trailing slash' }),

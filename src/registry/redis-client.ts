@@ -248,6 +248,7 @@ export class RedisHealth {
   up = false
   lastOkAt = Number.NEGATIVE_INFINITY
   private timer: NodeJS.Timeout | undefined
+  private readonly waiters = new Set<() => void>()
 
   constructor (private readonly redis: RegistryClient, private readonly now: () => number = Date.now) {
     redis.on('ready', () => { this.probe() })
@@ -270,6 +271,22 @@ export class RedisHealth {
   markUp (): void {
     this.up = true
     this.lastOkAt = this.now()
+    for (const wake of this.waiters) wake()
+  }
+
+  /** Resolves true once Redis has answered (at once when it has), false when `ms` pass first. */
+  async waitUp (ms: number): Promise<boolean> {
+    if (this.up) return true
+    return await new Promise<boolean>((resolve) => {
+      const done = (up: boolean): void => {
+        clearTimeout(timer)
+        this.waiters.delete(wake)
+        resolve(up)
+      }
+      const wake = (): void => { done(true) }
+      const timer = setTimeout(() => { done(false) }, ms)
+      this.waiters.add(wake)
+    })
   }
 
   markDown (): void {
