@@ -1,11 +1,11 @@
 /**
  * `keygate check <METHOD> <path>`: the decision the gateway would take, explained.
  * The key comes from KEYGATE_KEY or stdin, never from argv (which lands in shell
- * history and process listings).
+ * history and process listings). Exit status 0 on allow, 3 on deny.
  */
 import type { Command } from 'commander'
 import { explain, type Explanation } from './explain.js'
-import { UsageError, withRegistry } from './context.js'
+import { RedisUnreachable, UsageError, withRegistry } from './context.js'
 import { printJson } from './output.js'
 
 async function readKey (): Promise<string> {
@@ -32,6 +32,9 @@ function printHuman (e: Explanation): void {
   process.stdout.write(lines.join('\n') + '\n')
 }
 
+/** The exit status of a `check` that denies (1 stays an error, 2 a bad usage). */
+export const EXIT_DENIED = 3
+
 export function checkCommand (program: Command): void {
   program.command('check')
     .description('explain the decision the gateway would take for a request (key from KEYGATE_KEY or stdin)')
@@ -41,7 +44,11 @@ export function checkCommand (program: Command): void {
     .action(async (method: string, path: string, opts: { json?: boolean }) => {
       const key = await readKey()
       const explanation = await withRegistry(async ({ config, redis }) => await explain(config, redis, method.toUpperCase(), path, key))
+      // the gateway would answer 503; the check itself could not decide
+      if (explanation.reason === 'registry_unavailable' || explanation.reason === 'registry_busy') throw new RedisUnreachable(explanation.reason)
       if (opts.json === true) printJson(explanation)
       else printHuman(explanation)
+      // a script (a CI step) can gate on the answer: 0 allow, 3 deny
+      if (!explanation.allowed) process.exitCode = EXIT_DENIED
     })
 }

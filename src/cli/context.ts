@@ -20,6 +20,11 @@ export class UsageError extends Error {
   override readonly name = 'UsageError'
 }
 
+/** Redis did not answer a command's reads (exit status 1, like any failed operation). */
+export class RedisUnreachable extends Error {
+  override readonly name = 'RedisUnreachable'
+}
+
 /** commander argument parser for `30s`, `15m`, `24h`, `90d`. */
 export function duration (value: string): number {
   const ms = parseDuration(value)

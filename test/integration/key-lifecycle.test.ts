@@ -157,7 +157,7 @@ t.test('keygate check agrees with what the gateway does', async (t) => {
   for (const [method, path, key, reason] of table) {
     t.test(`${method} ${path} -> ${reason}`, async (t) => {
       const r = await runCli(['check', method, path, '--json'], { ...env, KEYGATE_KEY: key })
-      t.equal(r.code, 0, r.stderr)
+      t.equal(r.code, reason === 'allowed' ? 0 : 3, `exit 0 on allow, 3 on deny ${r.stderr}`)
       const e = JSON.parse(r.stdout) as { allowed: boolean, status: number | string, reason: string, headers?: Record<string, string> }
       t.equal(e.reason, reason)
       const res = await gw.send(method, path, { Authorization: `Bearer ${key}` })
