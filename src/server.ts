@@ -5,15 +5,13 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type KeygateApp } from './app.js'
+import { splitHostPort } from './config/load.js'
 import type { Config } from './config/schema.js'
 import { createLogger, flushLogger } from './logger.js'
 import { boundHeapGrowth } from './heap-growth.js'
 import { isWorker, supervise } from './workers.js'
 
-export function splitHostPort (hostPort: string): { host: string, port: number } {
-  const i = hostPort.lastIndexOf(':')
-  return { host: hostPort.slice(0, i).replace(/^\[(.*)\]$/, '$1'), port: Number(hostPort.slice(i + 1)) }
-}
+export { splitHostPort }
 
 /**
  * How long the start waits for Redis to answer before listening anyway. Listening

@@ -4,6 +4,7 @@
  * ambiguity, trusted proxies). Every problem is reported at once, each naming its field.
  */
 import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value'
 import { parseDocument } from 'yaml'
 import { KEY_FILE_ENV, KEY_FILE_FIELD, readAssertionKeys } from '../assertion/key-files.js'
@@ -56,16 +57,48 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv = {}, source =
   if (typeof upstreams === 'object' && upstreams !== null) {
     for (const [name, u] of Object.entries(upstreams)) (upstreams as Record<string, unknown>)[name] = Value.Default(UpstreamSchema, u)
   }
-  for (const e of Value.Errors(ConfigSchema, withDefaults)) problems.push(describe(e))
+  const schemaErrors = [...Value.Errors(ConfigSchema, withDefaults)]
+  problems.push(...schemaErrors.map(describe))
   problems.push(...redisConfigProblems(withDefaults.redis))
-  if (problems.length > 0) throw new ConfigError(source, dedupe(problems))
 
-  const config = withDefaults as Config
-  problems.push(...crossFieldProblems(config, opts.forServing ?? true))
+  // The checks across fields run in the same pass, on the entries the schema accepted
+  // (a rejected route or rule is left out, keeping the others' indexes), so that one
+  // run lists every problem.
+  const config = withoutRejected(withDefaults, schemaErrors) as Config
+  const forServing = opts.forServing ?? true
+  problems.push(...guarded(() => crossFieldProblems(config, forServing)))
   // the assertion's key files are read when serving (and by `config check`); registry commands never sign
-  if (opts.forServing ?? true) problems.push(...readAssertionKeys(config.identity.assertion, hasValue(env[KEY_FILE_ENV]) ? KEY_FILE_ENV : KEY_FILE_FIELD).problems)
-  if (problems.length > 0) throw new ConfigError(source, problems)
+  if (forServing) problems.push(...guarded(() => readAssertionKeys(config.identity.assertion, hasValue(env[KEY_FILE_ENV]) ? KEY_FILE_ENV : KEY_FILE_FIELD).problems))
+  if (problems.length > 0) throw new ConfigError(source, dedupe(problems))
   return config
+}
+
+/** Array entries the schema rejected, removed (as holes, so the others keep their index). */
+const ENTRY_LISTS = ['/routes/', '/rules/', '/trusted_proxies/', '/authz/trusted_peers/', '/cors/allowed_origins/']
+
+function withoutRejected (config: Record<string, unknown>, errors: ValueError[]): Record<string, unknown> {
+  if (errors.length === 0) return config
+  const copy = structuredClone(config)
+  for (const e of errors) {
+    const list = ENTRY_LISTS.find((l) => e.path.startsWith(l))
+    if (list === undefined) continue
+    const index = Number(e.path.slice(list.length).split('/')[0])
+    const names = list.split('/').filter((n) => n !== '')
+    let holder: unknown = copy
+    for (const n of names) holder = (holder as Record<string, unknown> | undefined)?.[n]
+    if (Array.isArray(holder) && Number.isInteger(index)) Reflect.deleteProperty(holder, index)
+  }
+  return copy
+}
+
+/** A check that meets a field of the wrong shape (the schema has named it already) adds nothing. */
+function guarded (check: () => string[]): string[] {
+  try {
+    return check()
+  } catch (err: unknown) {
+    if (err instanceof TypeError) return []
+    throw err
+  }
 }
 
 /** Environment overrides (docs/configuration.md). Secrets never come from the file. */
@@ -137,38 +170,75 @@ function fileOnlyProblems (raw: Record<string, unknown>): string[] {
 
 function crossFieldProblems (c: Config, forServing: boolean): string[] {
   const problems: string[] = []
-  const prefixes = new Set<string>()
-  c.routes.forEach((r, i) => {
-    if (c.upstreams[r.upstream] === undefined) problems.push(`routes[${i}].upstream: no upstream named "${r.upstream}" in upstreams`)
-    if (prefixes.has(r.prefix)) problems.push(`routes[${i}].prefix: ${r.prefix} is listed twice`)
-    prefixes.add(r.prefix)
+  const check = (fn: () => void): void => { problems.push(...guarded(() => { fn(); return [] })) }
+  check(() => {
+    const prefixes = new Set<string>()
+    c.routes.forEach((r, i) => {
+      if (c.upstreams[r.upstream] === undefined) problems.push(`routes[${i}].upstream: no upstream named "${r.upstream}" in upstreams (${knownUpstreams(c)})`)
+      if (prefixes.has(r.prefix)) problems.push(`routes[${i}].prefix: ${r.prefix} is listed twice`)
+      prefixes.add(r.prefix)
+    })
   })
-  c.rules.forEach((rule, i) => {
-    const under = c.routes.some((r) => isUnderPrefix(r.prefix, rule.path))
-    if (!under) problems.push(`rules[${i}].path: ${rule.path} is under no route prefix, so it can never match`)
+  check(() => {
+    c.rules.forEach((rule, i) => {
+      const under = c.routes.some((r) => isUnderPrefix(r.prefix, rule.path))
+      if (!under) problems.push(`rules[${i}].path: ${rule.path} is under no route prefix, so it can never match`)
+    })
   })
-  try {
-    compileRules(c.rules)
-  } catch (err: unknown) {
-    if (err instanceof RuleError) problems.push(...err.problems)
-    else throw err
-  }
-  c.trusted_proxies.forEach((entry, i) => {
-    const p = trustedProxyProblem(entry)
-    if (p !== undefined) problems.push(`trusted_proxies[${i}]: ${p}`)
+  check(() => {
+    try {
+      compileRules(c.rules)
+    } catch (err: unknown) {
+      if (err instanceof RuleError) problems.push(...err.problems)
+      else throw err
+    }
   })
-  c.authz.trusted_peers.forEach((entry, i) => {
-    const p = trustedProxyProblem(entry)
-    if (p !== undefined) problems.push(`authz.trusted_peers[${i}]: ${p}`)
+  check(() => {
+    c.trusted_proxies.forEach((entry, i) => {
+      const p = trustedProxyProblem(entry)
+      if (p !== undefined) problems.push(`trusted_proxies[${i}]: ${p}`)
+    })
+  })
+  check(() => {
+    c.authz.trusted_peers.forEach((entry, i) => {
+      const p = trustedProxyProblem(entry)
+      if (p !== undefined) problems.push(`authz.trusted_peers[${i}]: ${p}`)
+    })
   })
   const listeners = [['listen', c.listen], ['admin_listen', c.admin_listen], ['authz_listen', c.authz_listen]] as const
-  for (const [name, hostPort] of listeners) {
-    const other = listeners.find(([n, hp]) => n !== name && hp === hostPort && !hostPort?.endsWith(':0'))
-    if (hostPort !== undefined && other !== undefined && name < other[0]) problems.push(`${name}: ${hostPort} is also ${other[0]}; each listener needs its own address`)
-  }
-  problems.push(...corsProblems(c.cors))
-  if (forServing && c.routes.length === 0) problems.push('routes: at least one route prefix is needed, or nothing is served')
+  check(() => {
+    for (const [name, hostPort] of listeners) {
+      if (typeof hostPort !== 'string') continue
+      const p = addressProblem(hostPort)
+      if (p !== undefined) problems.push(`${name}: ${p}`)
+      const other = listeners.find(([n, hp]) => n !== name && hp === hostPort && !hostPort.endsWith(':0'))
+      if (other !== undefined && name < other[0]) problems.push(`${name}: ${hostPort} is also ${other[0]}; each listener needs its own address`)
+    }
+  })
+  check(() => { problems.push(...corsProblems(c.cors)) })
+  if (forServing && Array.isArray(c.routes) && c.routes.length === 0) problems.push('routes: at least one route prefix is needed, or nothing is served')
   return problems
+}
+
+function knownUpstreams (c: Config): string {
+  const names = Object.keys(c.upstreams)
+  return names.length === 0 ? 'none is defined' : `defined: ${names.join(', ')}`
+}
+
+/** A `host:port` the schema's pattern accepted: the port in range, an IP address well formed. */
+function addressProblem (hostPort: string): string | undefined {
+  const { host, port } = splitHostPort(hostPort)
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) return `port ${String(port)} is out of range (0 to 65535), in ${JSON.stringify(hostPort)}`
+  const bracketed = hostPort.startsWith('[')
+  if (bracketed && isIP(host) !== 6) return `${JSON.stringify(host)} is not an IPv6 address, in ${JSON.stringify(hostPort)}`
+  if (!bracketed && /^[0-9.]+$/.test(host) && isIP(host) !== 4) return `${JSON.stringify(host)} is not an IPv4 address, in ${JSON.stringify(hostPort)}`
+  return undefined
+}
+
+/** `host:port` or `[v6]:port` -> its parts (the schema has checked the shape). */
+export function splitHostPort (hostPort: string): { host: string, port: number } {
+  const i = hostPort.lastIndexOf(':')
+  return { host: hostPort.slice(0, i).replace(/^\[(.*)\]$/, '$1'), port: Number(hostPort.slice(i + 1)) }
 }
 
 /** `/upstreams/core/url` -> `upstreams.core.url`, `/rules/2/method` -> `rules[2].method` */
@@ -177,7 +247,17 @@ function describe (e: ValueError): string {
   let message = e.message
   if (e.schema.description !== undefined) message = `must be ${String(e.schema.description)}, got ${JSON.stringify(e.value)}`
   if (e.type === ValueErrorType.ObjectAdditionalProperties) message = 'unknown field'
+  const allowed = literals(e.schema)
+  if (allowed !== undefined) message = `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(e.value)}`
   return `${field}: ${message}`
+}
+
+/** The values of a union of literals (an enumeration), else undefined. */
+function literals (schema: object): unknown[] | undefined {
+  const anyOf: unknown = (schema as { anyOf?: unknown }).anyOf
+  if (!Array.isArray(anyOf)) return undefined
+  const values = (anyOf as Array<{ const?: unknown }>).map((s) => s.const)
+  return values.every((v) => v !== undefined) ? values : undefined
 }
 
 function dedupe (problems: string[]): string[] {

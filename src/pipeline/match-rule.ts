@@ -93,7 +93,7 @@ export function compileRules (rules: readonly RuleConfig[]): RuleMatcher {
       return
     }
     if (r.method !== '*' && !PROXIED_METHODS.includes(r.method)) {
-      problems.push(`${field}.method: unknown HTTP method "${r.method}"`)
+      problems.push(`${field}.method: unknown HTTP method "${r.method}" (one of ${PROXIED_METHODS.join(', ')}, or *)`)
       return
     }
     const compiled: CompiledRule = {
