@@ -109,6 +109,8 @@ keygate demo is running
   gateway     ${base}  (admin: http://${adminHost}:${adminPort}/readyz)
   console     http://${adminHost}:${adminPort}/console/  (sign in with a key below)
   redis       ${redis.child === undefined ? redis.url + ' (yours, namespace ' + prefix + ')' : 'private redis-server on ' + redis.url}
+  cli         point the keygate CLI at this registry (keys, users, roles, check) with:
+                export KEYGATE_REDIS_URL=${redis.url}${redis.child === undefined ? `   (and redis.prefix: "${prefix}")` : ''}
   upstream    demo backend on 127.0.0.1:${upstreamPort}, reachable only through the gateway
 
   alice (org acme, role viewer: users:read orgs:read keygate:keys:self) has a personal key;

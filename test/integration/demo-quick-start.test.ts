@@ -6,6 +6,7 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { runCli } from '../helpers/cli.js'
 import { freePort } from '../helpers/net.js'
 
 const DEMO = fileURLToPath(new URL('../../dist/demo/main.js', import.meta.url))
@@ -54,6 +55,14 @@ t.test('npm run demo: the printed curl lines give 200, 401 and 403; Ctrl-C stops
 
   const redisPort = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1])
   t.ok(await portOpen(redisPort), 'the private redis-server is up')
+
+  // the printed export points the CLI at the demo's registry: alice is there
+  const exported = /^\s*export KEYGATE_REDIS_URL=(\S+)$/m.exec(out)?.[1]
+  t.equal(exported, `redis://127.0.0.1:${redisPort}`, 'the demo prints the export line for the CLI')
+  const users = await runCli(['users', 'list', '--json'], { KEYGATE_REDIS_URL: exported ?? '' })
+  t.equal(users.code, 0, users.stderr)
+  const ids = (JSON.parse(users.stdout) as Array<Record<string, unknown>>).map((u) => u.id ?? u.user_id)
+  t.ok(ids.includes('alice'), `the CLI reads the demo's users with it (${ids.join(', ')})`)
   child.kill('SIGINT')
   const code = await new Promise((resolve) => child.once('exit', resolve))
   t.equal(code, 0)
