@@ -36,7 +36,7 @@ import type { Tracing } from '../tracing/tracing.js'
 import type { RequestDecider, TargetVerdict } from '../pipeline/decide-request.js'
 import { applyVerdict, challenges, deny, refuseFraming } from '../pipeline/deny.js'
 import { checkFraming, headLimits, onClientError } from '../pipeline/framing.js'
-import { connectionPeer, identityHeadersFor } from '../pipeline/identity-headers.js'
+import { clientAddressOf, connectionPeer, identityHeadersFor } from '../pipeline/identity-headers.js'
 import { PROXIED_METHODS } from '../pipeline/match-rule.js'
 import { createRequestLog } from '../pipeline/request-log.js'
 import { routePatterns } from '../pipeline/route-table.js'
@@ -79,6 +79,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   app.decorateRequest('kg', null as unknown as never)
   const framing = checkFraming(app.server, config.limits)
   const peerOf = connectionPeer(config.authz.trusted_peers)
+  const clientOf = clientAddressOf(config.authz.trusted_peers)
   const pathPrefix = config.authz.path_prefix
   const headerPrefix = config.identity.header_prefix
   const identityHeaders = identityHeadersFor(headerPrefix)
@@ -95,6 +96,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     const raw = request.raw as Stashed
     const own = raw[kTarget] ?? ''
     request.kg = requestState(loggedTarget(own), '', tracing.receive(raw.rawHeaders))
+    request.kg.clientIp = clientOf(raw.socket, raw.rawHeaders)
     // a body is never read: the connection closes after the answer
     if (hasBody(raw)) reply.header('connection', 'close')
 

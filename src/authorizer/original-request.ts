@@ -14,6 +14,7 @@
  * The address the request came from, for the per-peer budget of unknown keys, is the
  * last `X-Forwarded-For` entry (what the proxy in front appended), else the proxy's own.
  */
+import { lastForwardedFor } from '../pipeline/identity-headers.js'
 import { PROXIED_METHODS } from '../pipeline/match-rule.js'
 
 export type OriginalRequest =
@@ -77,13 +78,5 @@ function pair (via: 'traefik' | 'nginx', method: string | undefined, target: str
 
 /** The client's address as the proxy in front saw it: the last X-Forwarded-For entry, else the proxy's own address. */
 export function clientAddress (rawHeaders: readonly string[], peer: string | undefined): string | undefined {
-  let last: string | undefined
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i] as string
-    if (name.length === 15 && name.toLowerCase() === 'x-forwarded-for') last = rawHeaders[i + 1]
-  }
-  if (last === undefined) return peer
-  const comma = last.lastIndexOf(',')
-  const entry = (comma === -1 ? last : last.slice(comma + 1)).trim()
-  return entry === '' ? peer : entry
+  return lastForwardedFor(rawHeaders) ?? peer
 }

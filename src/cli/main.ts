@@ -5,12 +5,12 @@
  * command group without its command prints the group's help), 3 a `check` that
  * denies. With `--json`, an error is a JSON object on stderr too.
  */
-import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
 import { ConfigError, configFile, loadConfig } from '../config/load.js'
 import { AdminError } from '../registry/admin/index.js'
 import { redisDidNotAnswer } from '../registry/redis-client.js'
 import { serve } from '../server.js'
+import { VERSION } from '../version.js'
 import { parseWorkers } from '../workers.js'
 import { assertionKeyCommand } from './assertion-key.js'
 import { auditCommand } from './audit.js'
@@ -27,11 +27,10 @@ import { usersCommand } from './users.js'
 /** `--json` anywhere before `--`: errors are printed as JSON too. */
 const argv = process.argv.slice(2)
 const json = argv.slice(0, argv.includes('--') ? argv.indexOf('--') : argv.length).includes('--json')
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 
 const program = new Command('keygate')
   .description('API-key authentication gateway: Redis registry of keys, users, roles and orgs')
-  .version(version, '-V, --version', 'print the version')
+  .version(VERSION, '-V, --version', 'print the version')
   .exitOverride()
 // (settings made before the commands are added are inherited by them)
 if (json) program.configureOutput({ outputError: () => {} })

@@ -25,6 +25,7 @@ import { registrar } from './registrar.js'
 import { requestMetrics, type RequestMeter } from './request-metrics.js'
 import { upstreamMetrics, type UpstreamMeter } from './upstream-metrics.js'
 import { webSocketMetrics, type WebSocketMeter } from './websocket-metrics.js'
+import { VERSION } from '../version.js'
 
 export type { AdminSignInMeter, AuthMeter, CacheStats, RateLimitMeter, RedisMeter, RedisState, RequestMeter, UpstreamMeter, WebSocketMeter }
 
@@ -76,6 +77,13 @@ export function createMetrics (o: MetricsOptions): Metrics {
   const rateLimit = rateLimitMetrics(r, o.rateLimitBlocked ?? (() => 0))
   const webSockets = webSocketMetrics(r)
   if (o.cacheStats !== undefined) cacheMetrics(r, o.cacheStats, o.now ?? Date.now)
+  r.gauge({
+    name: 'keygate_build_info',
+    help: 'Always 1: the running keygate\'s version and the Node.js version it runs on, as labels.',
+    labelNames: ['version', 'node'],
+    aggregator: 'max',
+    collect () { this.set({ version: VERSION, node: process.versions.node }, 1) }
+  })
 
   // ---- the log's destination -----------------------------------------------------------
   const logStats = o.logStats

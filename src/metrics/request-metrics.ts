@@ -1,7 +1,8 @@
 /**
  * Responses to requests and to decision requests: counted by mode (`proxy`: the data
  * plane; `authz`: the authorizer listener; `websocket`: the data plane's WebSocket
- * upgrades), rule, status and reason, timed by mode, rule and status class.
+ * upgrades), rule, status, status class and reason, timed by mode, rule, status and
+ * status class: one status scheme on both, so either label selects alike in each.
  */
 import { REASONS, type Reason } from '../errors.js'
 import type { Registrar } from './registrar.js'
@@ -13,6 +14,8 @@ export interface RequestMeter {
   response: (rule: number | undefined, status: number, reason: Reason, ms: number) => void
   /** a request refused by node's HTTP parser before fastify saw it (431, 400, 408): counted, not timed */
   refused: (status: number, reason: Reason) => void
+  /** the `rule` label of a rule's index: `<METHOD> <path pattern>` (also the log line's `rule`) */
+  ruleLabel: (rule: number) => string
 }
 
 /** Buckets, in seconds. A gateway denial takes ~0.1 ms, a proxied request the upstream's time. */
@@ -33,7 +36,7 @@ export function requestMetrics (r: Registrar, rules: ReadonlyArray<{ method: str
   const nReasons = REASONS.length
   // each mode's slots follow the previous mode's
   const perMode = (ruleLabels.length + 1) * 1000 * nReasons
-  const perModeTimed = (ruleLabels.length + 1) * 10
+  const perModeTimed = (ruleLabels.length + 1) * 1000
 
   // slot = mode * perMode + ((rule + 1) * 1000 + status) * nReasons + reason
   const requests = new CountTable((slot) => {
@@ -42,24 +45,25 @@ export function requestMetrics (r: Registrar, rules: ReadonlyArray<{ method: str
     const reason = inMode % nReasons
     const rest = (inMode - reason) / nReasons
     const status = rest % 1000
-    return { mode: MODES[mode] as string, rule: ruleLabel((rest - status) / 1000), status: String(status), reason: REASONS[reason] as string }
+    return { mode: MODES[mode] as string, rule: ruleLabel((rest - status) / 1000), status: String(status), status_class: statusClass(status), reason: REASONS[reason] as string }
   })
   r.counter({
     name: 'keygate_requests_total',
-    help: 'Responses, by mode (proxy: the data plane; authz: the authorizer listener; websocket: the data plane\'s WebSocket upgrades, 101 when the upgrade went through), matched rule ("none" when no rule matched or none was evaluated), HTTP status and decision reason.',
-    labelNames: ['mode', 'rule', 'status', 'reason'],
+    help: 'Responses, by mode (proxy: the data plane; authz: the authorizer listener; websocket: the data plane\'s WebSocket upgrades, 101 when the upgrade went through), matched rule ("none" when no rule matched or none was evaluated), HTTP status, its class and decision reason.',
+    labelNames: ['mode', 'rule', 'status', 'status_class', 'reason'],
     collect () { requests.exportTo(this) }
   })
 
-  // slot = mode * perModeTimed + (rule + 1) * 10 + status / 100
+  // slot = mode * perModeTimed + (rule + 1) * 1000 + status
   const duration = r.histogram(new HistogramTable(
     'keygate_request_duration_seconds',
-    'Whole requests, from fastify receiving the request to the last byte of the response, by mode, rule and status class.',
+    'Whole requests, from fastify receiving the request to the last byte of the response, by mode, rule, status and its class.',
     REQUEST_BUCKETS,
     (slot) => {
       const mode = Math.floor(slot / perModeTimed)
       const inMode = slot - mode * perModeTimed
-      return { mode: MODES[mode] as string, rule: ruleLabel(Math.floor(inMode / 10)), status_class: `${inMode % 10}xx` }
+      const status = inMode % 1000
+      return { mode: MODES[mode] as string, rule: ruleLabel(Math.floor(inMode / 1000)), status: String(status), status_class: statusClass(status) }
     }
   ))
 
@@ -71,12 +75,18 @@ export function requestMetrics (r: Registrar, rules: ReadonlyArray<{ method: str
         const i = rule === undefined ? 0 : rule + 1
         const s = status >= 100 && status <= 999 ? status : 0
         requests.add(base + ((i * 1000) + s) * nReasons + (REASON_INDEX.get(reason) ?? INTERNAL_ERROR))
-        duration.observe(baseTimed + i * 10 + ((s / 100) | 0), ms)
+        duration.observe(baseTimed + i * 1000 + s, ms)
       },
       refused (status, reason) {
         requests.add(base + status * nReasons + (REASON_INDEX.get(reason) ?? INTERNAL_ERROR))
-      }
+      },
+      ruleLabel: (rule) => ruleLabel(rule + 1)
     }
   }
   return { meters: { proxy: meterOf(0), authz: meterOf(1), websocket: meterOf(2) }, labelSets: () => requests.size + duration.size }
+}
+
+/** `2xx` for 200 ... (`0xx` for a response without a status) */
+function statusClass (status: number): string {
+  return `${(status / 100) | 0}xx`
 }

@@ -53,7 +53,7 @@ import type { RequestDecider } from './decide-request.js'
 import { deny, refuseFraming } from './deny.js'
 import { checkFraming, headLimits, onClientError } from './framing.js'
 import { createGate } from './gate.js'
-import { createHeaderRewriter } from './identity-headers.js'
+import { clientAddressOf, createHeaderRewriter } from './identity-headers.js'
 import { PROXIED_METHODS } from './match-rule.js'
 import { protectedRoute } from './proxy.js'
 import { createRequestLog } from './request-log.js'
@@ -110,6 +110,7 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
   }
   app.decorateRequest('kg', null as unknown as never)
   const framing = checkFraming(app.server, config.limits)
+  const clientAddress = clientAddressOf(config.trusted_proxies)
 
   // 1. receive: a refused request stops here, before routing matters. (Every response
   // carries the request id: set by deny() on the gateway's own responses, by the proxy
@@ -120,6 +121,7 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
     // (a refused target is logged as received)
     const trace = tracing.receive(request.raw.rawHeaders)
     request.kg = target.ok ? requestState(target.path, target.query, trace) : requestState(loggedTarget(raw), '', trace)
+    request.kg.clientIp = clientAddress(request.raw.socket, request.raw.rawHeaders)
     const overflow = framing.tooManyHeaders(request.raw)
     if (overflow !== undefined) return refuseFraming(reply, overflow)
     if (!target.ok) return deny(reply, 'bad_request', 'bad_path')

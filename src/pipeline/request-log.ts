@@ -54,6 +54,13 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
   let used = 0
   const timer = setInterval(flush, 100)
   timer.unref()
+  // the matched rule as the metrics name it (`GET /api/v1/users`), JSON-encoded once per rule
+  const rules = new Map<number, string>()
+  const ruleJson = (index: number): string => {
+    let text = rules.get(index)
+    if (text === undefined) rules.set(index, text = jsonString(meter.ruleLabel(index)))
+    return text
+  }
 
   function append (text: string): void {
     if (used + text.length > BATCH) flush()
@@ -88,9 +95,10 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
    */
   function line (request: LoggedRequest, s: RequestState, status: number, reason: string, ms: number): string {
     return `{"level":30,"time":${Date.now()},"pid":${pid},"req_id":"${request.id}","trace_id":"${s.trace.traceId}","mode":"${mode}","method":"${s.method ?? request.method}","path":${jsonString(redact.path(s.path))},"status":${status}` +
+      (s.clientIp === undefined ? '' : `,"client_ip":${jsonString(s.clientIp.slice(0, 64))}`) +
       (s.keyId === undefined ? '' : `,"key_id":"${s.keyId}"`) +
       `,"reason":"${reason}"` +
-      (s.rule === undefined ? '' : `,"rule":${s.rule}`) +
+      (s.rule === undefined ? '' : `,"rule":${ruleJson(s.rule)}`) +
       `,"latency_ms":${Math.round(ms * 1000) / 1000},"msg":"request"}\n`
   }
 

@@ -22,11 +22,13 @@ export interface RequestState {
   upstreamSentAt: number
   /** the W3C trace context and the spans (src/tracing/) */
   trace: RequestTrace
+  /** the client's address for the log line: the TCP peer, or the client a trusted proxy reports */
+  clientIp: string | undefined
 }
 
 /** A request's state before any stage ran: `path` decided on, `query` as received. */
 export function requestState (path: string, query: string, trace: RequestTrace = NO_TRACE): RequestState {
-  return { path, query, keyId: undefined, identity: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0, trace }
+  return { path, query, keyId: undefined, identity: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0, trace, clientIp: undefined }
 }
 
 /**

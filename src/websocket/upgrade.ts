@@ -44,7 +44,7 @@ import type { ErrorCode, Reason } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { RequestDecider, TargetVerdict } from '../pipeline/decide-request.js'
 import type { checkFraming } from '../pipeline/framing.js'
-import type { RequestHeaderRewriter } from '../pipeline/identity-headers.js'
+import { clientAddressOf, type RequestHeaderRewriter } from '../pipeline/identity-headers.js'
 import { createRequestLog } from '../pipeline/request-log.js'
 import { loggedTarget, noteVerdict, requestState, type RequestState } from '../pipeline/request-state.js'
 import { routePatterns } from '../pipeline/route-table.js'
@@ -103,6 +103,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   if (!ws.enabled) return undefined
 
   const requestLog = createRequestLog(o.logger, metrics.upgrades, config.keys.prefix, 'websocket')
+  const clientAddress = clientAddressOf(config.trusted_proxies)
   const connections = new Connections({
     maxTotal: ws.max_connections,
     maxPerKey: ws.max_connections_per_key,
@@ -155,6 +156,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
       headers: undefined,
       logged: false
     }
+    u.state.clientIp = clientAddress(req.socket, req.rawHeaders)
     // (a client that resets while the upgrade is decided)
     socket.on('error', () => {})
     // 1. receive

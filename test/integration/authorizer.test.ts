@@ -243,10 +243,10 @@ t.test('metrics: the same series, labelled by mode', async (t) => {
   await decide(gw, 'traefik', 'GET', '/api/v1/users')
   await gw.get('/api/v1/users', alice.key)
   const text = (await gw.admin('GET', '/metrics')).body
-  t.match(text, /keygate_requests_total\{mode="authz",rule="GET \/api\/v1\/users",status="200",reason="allowed"\} 1/)
-  t.match(text, /keygate_requests_total\{mode="authz",rule="none",status="401",reason="missing_credential"\} 1/)
-  t.match(text, /keygate_requests_total\{mode="proxy",rule="GET \/api\/v1\/users",status="200",reason="allowed"\} 1/)
-  t.match(text, /keygate_request_duration_seconds_count\{mode="authz",rule="GET \/api\/v1\/users",status_class="2xx"\} 1/)
+  t.match(text, /keygate_requests_total\{mode="authz",rule="GET \/api\/v1\/users",status="200",status_class="2xx",reason="allowed"\} 1/)
+  t.match(text, /keygate_requests_total\{mode="authz",rule="none",status="401",status_class="4xx",reason="missing_credential"\} 1/)
+  t.match(text, /keygate_requests_total\{mode="proxy",rule="GET \/api\/v1\/users",status="200",status_class="2xx",reason="allowed"\} 1/)
+  t.match(text, /keygate_request_duration_seconds_count\{mode="authz",rule="GET \/api\/v1\/users",status="200",status_class="2xx"\} 1/)
 })
 
 t.test('off unless authz_listen is set', async (t) => {

@@ -135,21 +135,22 @@ t.test('GET /metrics: strict Prometheus text, and counters that move with traffi
 
   await t.test('requests by rule, status and reason', async (t) => {
     assertDeltas(t, before.families, after, 'keygate_requests_total', [
-      [{ mode: 'proxy', rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }, 3],
-      [{ mode: 'proxy', rule: 'none', status: '401', reason: 'missing_credential' }, 1],
-      [{ mode: 'proxy', rule: 'none', status: '401', reason: 'unknown_key' }, 1],
-      [{ mode: 'proxy', rule: 'POST /api/v1/users', status: '403', reason: 'missing_permission' }, 1],
-      [{ mode: 'proxy', rule: 'none', status: '404', reason: 'no_route' }, 1],
-      [{ mode: 'proxy', rule: 'GET /api/v2/things', status: '502', reason: 'upstream_error' }, 1]
+      [{ mode: 'proxy', rule: 'GET /api/v1/users', status: '200', status_class: '2xx', reason: 'allowed' }, 3],
+      [{ mode: 'proxy', rule: 'none', status: '401', status_class: '4xx', reason: 'missing_credential' }, 1],
+      [{ mode: 'proxy', rule: 'none', status: '401', status_class: '4xx', reason: 'unknown_key' }, 1],
+      [{ mode: 'proxy', rule: 'POST /api/v1/users', status: '403', status_class: '4xx', reason: 'missing_permission' }, 1],
+      [{ mode: 'proxy', rule: 'none', status: '404', status_class: '4xx', reason: 'no_route' }, 1],
+      [{ mode: 'proxy', rule: 'GET /api/v2/things', status: '502', status_class: '5xx', reason: 'upstream_error' }, 1]
     ])
   })
 
-  await t.test('request latency: a histogram by rule and status class', async (t) => {
+  await t.test('request latency: a histogram by rule, status and status class', async (t) => {
     const expected: Array<[Record<string, string>, number]> = [
-      [{ mode: 'proxy', rule: 'GET /api/v1/users', status_class: '2xx' }, 3],
-      [{ mode: 'proxy', rule: 'none', status_class: '4xx' }, 3],
-      [{ mode: 'proxy', rule: 'POST /api/v1/users', status_class: '4xx' }, 1],
-      [{ mode: 'proxy', rule: 'GET /api/v2/things', status_class: '5xx' }, 1]
+      [{ mode: 'proxy', rule: 'GET /api/v1/users', status: '200', status_class: '2xx' }, 3],
+      [{ mode: 'proxy', rule: 'none', status: '401', status_class: '4xx' }, 2],
+      [{ mode: 'proxy', rule: 'none', status: '404', status_class: '4xx' }, 1],
+      [{ mode: 'proxy', rule: 'POST /api/v1/users', status: '403', status_class: '4xx' }, 1],
+      [{ mode: 'proxy', rule: 'GET /api/v2/things', status: '502', status_class: '5xx' }, 1]
     ]
     assertDeltas(t, before.families, after, 'keygate_request_duration_seconds_count', expected)
     for (const [labels] of expected) {
@@ -223,8 +224,8 @@ t.test('upstream errors by kind: reset and timeout', async (t) => {
     [{ upstream: 'core', kind: 'timeout' }, 1]
   ])
   assertDeltas(t, before, after, 'keygate_requests_total', [
-    [{ mode: 'proxy', rule: 'GET /api/v1/users', status: '502', reason: 'upstream_error' }, 1],
-    [{ mode: 'proxy', rule: 'GET /api/v1/users', status: '504', reason: 'upstream_timeout' }, 1]
+    [{ mode: 'proxy', rule: 'GET /api/v1/users', status: '502', status_class: '5xx', reason: 'upstream_error' }, 1],
+    [{ mode: 'proxy', rule: 'GET /api/v1/users', status: '504', status_class: '5xx', reason: 'upstream_timeout' }, 1]
   ])
   assertDeltas(t, before, after, 'keygate_upstream_duration_seconds_count', [])
 })

@@ -71,8 +71,8 @@ t.test('websocket.max_connections: one more gets 503 with Retry-After', async (t
 
   const metrics = await gw.admin('GET', '/metrics')
   t.match(metrics.body, /^keygate_websocket_connections 3$/m, 'the open connections, on /metrics')
-  t.match(metrics.body, /^keygate_requests_total\{mode="websocket",rule="GET \/api\/v1\/users",status="101",reason="allowed"\} 3$/m, 'the upgrades, mode="websocket"')
-  t.match(metrics.body, /^keygate_requests_total\{mode="websocket",rule="GET \/api\/v1\/users",status="503",reason="websocket_limit"\} 1$/m, 'the refusal')
+  t.match(metrics.body, /^keygate_requests_total\{mode="websocket",rule="GET \/api\/v1\/users",status="101",status_class="1xx",reason="allowed"\} 3$/m, 'the upgrades, mode="websocket"')
+  t.match(metrics.body, /^keygate_requests_total\{mode="websocket",rule="GET \/api\/v1\/users",status="503",status_class="5xx",reason="websocket_limit"\} 1$/m, 'the refusal')
 })
 
 t.test('backpressure: a slow upstream stops the gateway reading the client', async (t) => {

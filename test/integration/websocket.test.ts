@@ -54,7 +54,7 @@ t.test('an allowed upgrade: identity headers upstream, spoofed ones stripped, pa
   t.equal(client.socket.protocol, 'chat.v2', 'the subprotocol the upstream chose')
 
   const line = await gw.logOf({ headers: { 'x-request-id': String(client.headers['x-request-id']) } } as unknown as RawResponse)
-  t.match(line, { mode: 'websocket', method: 'GET', path: '/api/v1/users', status: 101, key_id: id, reason: 'allowed', rule: 0 }, 'one log line, as for a GET')
+  t.match(line, { mode: 'websocket', method: 'GET', path: '/api/v1/users', status: 101, client_ip: '127.0.0.1', key_id: id, reason: 'allowed', rule: 'GET /api/v1/users' }, 'one log line, as for a GET')
   t.notOk(JSON.stringify(gw.logs).includes(key), 'the key is never logged')
 })
 

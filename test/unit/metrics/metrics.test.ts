@@ -2,6 +2,7 @@
 // what a request costs in allocations after warm-up (none), cluster aggregation, and
 // the cache provider read at scrape time.
 import t from 'tap'
+import { readFileSync } from 'node:fs'
 import { AggregatorRegistry, register as globalRegistry } from 'prom-client'
 import { REASONS } from '../../../src/errors.js'
 import { createMetrics, type CacheStats, type Metrics } from '../../../src/metrics/metrics.js'
@@ -28,7 +29,7 @@ async function text (m: Metrics): Promise<ReturnType<typeof parsePromText>> {
   return parsePromText(await m.registry.metrics())
 }
 
-t.test('labels: the rule as "<METHOD> <pattern>" or "none", the status, the reason', async (t) => {
+t.test('labels: the rule as "<METHOD> <pattern>" or "none", the status and its class, the reason', async (t) => {
   const m = build()
   m.requests.response(0, 200, 'allowed', 3)
   m.requests.response(0, 200, 'allowed', 4)
@@ -36,13 +37,14 @@ t.test('labels: the rule as "<METHOD> <pattern>" or "none", the status, the reas
   m.requests.response(undefined, 404, 'no_route', 0.2)
   m.requests.refused(431, 'header_too_large')
   const f = await text(m)
-  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }), 2)
-  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: '* /api/v1/orgs/:org/*', status: '403', reason: 'org_mismatch' }), 1)
-  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'none', status: '404', reason: 'no_route' }), 1)
-  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'none', status: '431', reason: 'header_too_large' }), 1, 'refused by the parser: counted')
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'proxy', rule: 'GET /api/v1/users', status_class: '2xx' }), 2)
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_sum', { mode: 'proxy', rule: 'GET /api/v1/users', status_class: '2xx' }), 0.007)
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'proxy', rule: 'none', status_class: '4xx' }), 1, '...but not timed')
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', status_class: '2xx', reason: 'allowed' }), 2)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: '* /api/v1/orgs/:org/*', status: '403', status_class: '4xx', reason: 'org_mismatch' }), 1)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'none', status: '404', status_class: '4xx', reason: 'no_route' }), 1)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'none', status: '431', status_class: '4xx', reason: 'header_too_large' }), 1, 'refused by the parser: counted')
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', status_class: '2xx' }), 2)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_sum', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', status_class: '2xx' }), 0.007)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'proxy', rule: 'none', status: '404', status_class: '4xx' }), 1)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'proxy', rule: 'none', status: '431', status_class: '4xx' }), undefined, '...but not timed')
 })
 
 t.test('the mode label: the authorizer\'s decisions and the data plane\'s requests are counted apart', async (t) => {
@@ -53,13 +55,13 @@ t.test('the mode label: the authorizer\'s decisions and the data plane\'s reques
   m.decisions.response(undefined, 403, 'untrusted_peer', 1)
   m.decisions.refused(431, 'header_too_large')
   const f = await text(m)
-  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }), 1)
-  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'authz', rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }), 2)
-  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'authz', rule: 'none', status: '403', reason: 'untrusted_peer' }), 1)
-  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'authz', rule: 'none', status: '431', reason: 'header_too_large' }), 1)
-  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'none', status: '431', reason: 'header_too_large' }), undefined)
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'authz', rule: 'GET /api/v1/users', status_class: '2xx' }), 2)
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'proxy', rule: 'GET /api/v1/users', status_class: '2xx' }), 1)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', status_class: '2xx', reason: 'allowed' }), 1)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'authz', rule: 'GET /api/v1/users', status: '200', status_class: '2xx', reason: 'allowed' }), 2)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'authz', rule: 'none', status: '403', status_class: '4xx', reason: 'untrusted_peer' }), 1)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'authz', rule: 'none', status: '431', status_class: '4xx', reason: 'header_too_large' }), 1)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'none', status: '431', status_class: '4xx', reason: 'header_too_large' }), undefined)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'authz', rule: 'GET /api/v1/users', status: '200', status_class: '2xx' }), 2)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', status_class: '2xx' }), 1)
 })
 
 t.test('every reason keeps its own label (none collide in the slot arithmetic)', async (t) => {
@@ -70,7 +72,7 @@ t.test('every reason keeps its own label (none collide in the slot arithmetic)',
   const f = await text(m)
   for (const reason of REASONS) {
     for (const status of ['200', '401', '599']) {
-      t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: '* /api/v1/orgs/:org/*', status, reason }), 1, `${status} ${reason}`)
+      t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: '* /api/v1/orgs/:org/*', status, status_class: `${status[0] ?? ''}xx`, reason }), 1, `${status} ${reason}`)
     }
   }
 })
@@ -99,7 +101,7 @@ t.test('one registry per process, never prom-client\'s global one', async (t) =>
   t.not(a.registry, b.registry)
   t.equal(globalRegistry.getSingleMetric('keygate_requests_total'), undefined, 'nothing in the global registry')
   a.requests.response(0, 200, 'allowed', 1)
-  t.equal(valueOf(await text(b), 'keygate_requests_total', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }), undefined, 'b did not see a\'s request')
+  t.equal(valueOf(await text(b), 'keygate_requests_total', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', status_class: '2xx', reason: 'allowed' }), undefined, 'b did not see a\'s request')
 })
 
 t.test('workers\' registries aggregate (node:cluster, AggregatorRegistry): counters and histograms sum, gauges as named', async (t) => {
@@ -112,10 +114,10 @@ t.test('workers\' registries aggregate (node:cluster, AggregatorRegistry): count
   b.upstream('core').error(Object.assign(new Error('x'), { code: 'ECONNRESET' }))
   const merged = AggregatorRegistry.aggregate([await a.registry.getMetricsAsJSON(), await b.registry.getMetricsAsJSON()])
   const f = parsePromText(await merged.metrics())
-  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', reason: 'allowed' }), 3)
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'proxy', rule: 'GET /api/v1/users', status_class: '2xx' }), 3)
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_bucket', { mode: 'proxy', rule: 'GET /api/v1/users', status_class: '2xx', le: '0.0025' }), 2)
-  t.equal(valueOf(f, 'keygate_request_duration_seconds_sum', { mode: 'proxy', rule: 'GET /api/v1/users', status_class: '2xx' }), 0.033)
+  t.equal(valueOf(f, 'keygate_requests_total', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', status_class: '2xx', reason: 'allowed' }), 3)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_count', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', status_class: '2xx' }), 3)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_bucket', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', status_class: '2xx', le: '0.0025' }), 2)
+  t.equal(valueOf(f, 'keygate_request_duration_seconds_sum', { mode: 'proxy', rule: 'GET /api/v1/users', status: '200', status_class: '2xx' }), 0.033)
   t.equal(valueOf(f, 'keygate_upstream_duration_seconds_count', { upstream: 'core' }), 1)
   t.equal(valueOf(f, 'keygate_upstream_errors_total', { upstream: 'core', kind: 'reset' }), 1)
   t.equal(valueOf(f, 'keygate_cache_hits_total'), 10)
@@ -186,4 +188,25 @@ t.test('default process metrics: on unless turned off, unprefixed', async (t) =>
 
 t.test('an upstream that is not configured is a programming error', async (t) => {
   t.throws(() => build().upstream('nope'), /unknown upstream nope/)
+})
+
+t.test('one status scheme: status and status_class on the counter and the histogram alike', async (t) => {
+  const m = build()
+  m.requests.response(0, 429, 'rate_limited', 1)
+  const f = await text(m)
+  const labelsOf = (family: string, sample: string): string[] => Object.keys(f.get(family)?.samples.find((s) => s.name === sample)?.labels ?? {}).sort()
+  t.same(labelsOf('keygate_requests_total', 'keygate_requests_total'), ['mode', 'reason', 'rule', 'status', 'status_class'])
+  t.same(labelsOf('keygate_request_duration_seconds', 'keygate_request_duration_seconds_count'), ['mode', 'rule', 'status', 'status_class'])
+})
+
+t.test('keygate_build_info: 1, labelled with the version and the Node.js version', async (t) => {
+  const f = await text(build())
+  const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+  t.equal(valueOf(f, 'keygate_build_info', { version, node: process.versions.node }), 1)
+})
+
+t.test('the rule label of an index, for the log line', async (t) => {
+  const m = build()
+  t.equal(m.requests.ruleLabel(0), 'GET /api/v1/users')
+  t.equal(m.requests.ruleLabel(1), '* /api/v1/orgs/:org/*')
 })
