@@ -10,7 +10,7 @@
  */
 import type { RegistryClient } from '../registry/redis-client.js'
 import type { RateLimit } from './limit.js'
-import { counted, type Counts } from './window.js'
+import { counted, countsOf } from './window.js'
 
 export interface BucketNames {
   key: (keyId: string, limit: RateLimit) => string
@@ -32,8 +32,5 @@ export function bucketNames (base: string): BucketNames {
  * close enough to Redis's for a view): what the admin views show as a limit's use.
  */
 export async function bucketUse (redis: RegistryClient, name: string, limit: RateLimit, now = Date.now()): Promise<number> {
-  const flat = await redis.hgetall(name)
-  const counts: Counts = new Map()
-  for (const [slot, n] of Object.entries(flat)) counts.set(Number(slot), Number(n))
-  return counted(counts, limit, now)
+  return counted(countsOf(await redis.hgetall(name), limit), limit, now)
 }

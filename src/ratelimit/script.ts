@@ -7,9 +7,10 @@
  * All or nothing: the request is counted in every bucket when every bucket allows it,
  * in none when one refuses (a refused request consumes nothing).
  *
- * A bucket (named in buckets.ts) is a hash: field = slot index,
- * value = requests allowed in that slot; at most 11 fields, expiring when its newest
- * slot leaves the read (set once per slot, when the slot's first request is counted). The period is in the name, so a changed count
+ * A bucket (named in buckets.ts) is a hash: field `<slot index>` = requests allowed in
+ * that slot, field `t<slot index>` = the latest one's time (ms); at most 11 slots,
+ * expiring when its newest slot leaves the read (set once per slot, when the slot's
+ * first request is counted). The period is in the name, so a changed count
  * keeps the bucket and a changed period starts a new one. On a Cluster the buckets
  * live in the registry's hash slot (the prefix's hash tag, docs/topologies.md), so
  * the script's keys never cross slots.
@@ -30,51 +31,75 @@ else
 end
 local S = ${SLOTS}
 local n = #KEYS
-local counts, sums, cur, len = {}, {}, {}, {}
+local counts, lasts, sums, cur, len, periods = {}, {}, {}, {}, {}, {}
 local allowed = 1
 for i = 1, n do
   local count = tonumber(ARGV[2 * i])
-  local slot = tonumber(ARGV[2 * i + 1]) / S
+  local P = tonumber(ARGV[2 * i + 1])
+  local slot = P / S
   local c = math.floor(now / slot)
   local flat = redis.call('HGETALL', KEYS[i])
-  local held, sum, old = {}, 0, {}
+  local nums, times, names, old = {}, {}, {}, {}
   for j = 1, #flat, 2 do
-    local s, v = tonumber(flat[j]), tonumber(flat[j + 1])
-    if s == nil or v == nil or s < c - S then
-      old[#old + 1] = flat[j]
+    local f, v = flat[j], tonumber(flat[j + 1])
+    local s
+    if string.sub(f, 1, 1) == 't' then s = tonumber(string.sub(f, 2)) else s = tonumber(f) end
+    if s == nil or v == nil then
+      old[#old + 1] = f
     else
-      held[s] = (held[s] or 0) + v
+      names[#names + 1] = {s, f}
+      if string.sub(f, 1, 1) == 't' then times[s] = v else nums[s] = (nums[s] or 0) + v end
+    end
+  end
+  -- a slot counts while its latest request is inside the window (without its time,
+  -- written by an older keygate: as if at the slot's end)
+  local held, last, sum, gone = {}, {}, 0, {}
+  for s, v in pairs(nums) do
+    local t = times[s] or ((s + 1) * slot - 1)
+    if t + P <= now then
+      gone[s] = true
+    else
+      held[s], last[s] = v, t
       sum = sum + v
     end
   end
+  for _, p in ipairs(names) do
+    if gone[p[1]] or nums[p[1]] == nil then old[#old + 1] = p[2] end
+  end
   if #old > 0 then redis.call('HDEL', KEYS[i], unpack(old)) end
   if sum + 1 > count then allowed = 0 end
-  counts[i], sums[i], cur[i], len[i] = held, sum, c, slot
+  counts[i], lasts[i], sums[i], cur[i], len[i], periods[i] = held, last, sum, c, slot, P
 end
 local reply = {allowed}
 for i = 1, n do
   local count = tonumber(ARGV[2 * i])
-  local c, slot, held = cur[i], len[i], counts[i]
+  local c, slot, held, last, P = cur[i], len[i], counts[i], lasts[i], periods[i]
   local used = sums[i]
   if allowed == 1 then
     -- the bucket lives until its newest slot leaves the read: set when that slot opens
-    if redis.call('HINCRBY', KEYS[i], string.format('%d', c), 1) == 1 then
+    local field = string.format('%d', c)
+    if redis.call('HINCRBY', KEYS[i], field, 1) == 1 then
       redis.call('PEXPIRE', KEYS[i], string.format('%d', (c + S + 1) * slot - now))
     end
+    redis.call('HSET', KEYS[i], 't' .. field, string.format('%d', now))
     held[c] = (held[c] or 0) + 1
+    last[c] = now
     used = used + 1
   end
   local need = math.max(1, used - count + 1)
-  local freed, resetAt = 0, (c + S + 1) * slot
+  local reset = P
+  local freed = 0
   for s = c - S, c do
-    freed = freed + (held[s] or 0)
-    if freed >= need then
-      resetAt = (s + S + 1) * slot
-      break
+    if held[s] ~= nil then
+      freed = freed + held[s]
+      if freed >= need then
+        reset = math.max(1, last[s] + P - now)
+        break
+      end
     end
   end
   reply[#reply + 1] = used
-  reply[#reply + 1] = math.max(1, resetAt - now)
+  reply[#reply + 1] = reset
 end
 return reply
 `
