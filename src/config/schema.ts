@@ -35,6 +35,8 @@ export const ConfigSchema = Type.Object({
   /** the authorizer listener (forward auth for nginx, Traefik, Envoy); absent = off */
   authz_listen: Type.Optional(Type.String(HostPort)),
   authz: Type.Object({
+    /** the proxy in front: only its own way of naming the original request is read; auto refuses a request carrying two */
+    proxy: Type.Union([Type.Literal('auto'), Type.Literal('nginx'), Type.Literal('traefik'), Type.Literal('envoy')], { default: 'auto' }),
     /** Envoy's ext_authz path_prefix: removed from a decision request's own target */
     path_prefix: Type.String({ pattern: '^(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)*$', default: '', description: 'empty, or a path prefix like /ext-authz, without a trailing slash' }),
     /** peers whose decision requests are answered (addresses or CIDRs); any other gets 403 */
