@@ -136,13 +136,9 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     // 4. the decision, as the data plane takes it
     const now = Date.now()
     const verdict = decider.decideTarget(original.method, original.target, headers, clientAddress(headers, peer), now)
-    // the assertion's htu: the path as the proxy named it, which is the path it forwards
-    // (it may differ from the decided one only by percent-encoded unreserved characters)
-    const q = original.target.indexOf('?')
-    const forwardedPath = q === -1 ? original.target : original.target.slice(0, q)
-    if (!(verdict instanceof Promise)) return answer(request, reply, verdict, now, forwardedPath)
+    if (!(verdict instanceof Promise)) return answer(request, reply, verdict, now, original.target)
     verdict.then(
-      (v) => { answer(request, reply, v, Date.now(), forwardedPath) },
+      (v) => { answer(request, reply, v, Date.now(), original.target) },
       (err: unknown) => { done(err instanceof Error ? err : new Error(String(err))) }
     )
   })
@@ -159,7 +155,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   })
 
   // 5. the answer
-  function answer (request: FastifyRequest, reply: FastifyReply, v: TargetVerdict, now: number, forwardedPath: string): FastifyReply {
+  function answer (request: FastifyRequest, reply: FastifyReply, v: TargetVerdict, now: number, originalTarget: string): FastifyReply {
     const state = request.kg
     if (v.target !== undefined) {
       state.path = v.target.path
@@ -174,7 +170,13 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     // the trace context for the proxy to forward: the decision is the upstream call's parent
     reply.header('traceparent', tracing.forwarded(state.trace))
     if (state.trace.tracestate !== undefined) reply.header('tracestate', state.trace.tracestate)
-    if (assertions !== undefined) reply.header(assertionHeader, assertions.forRequest(identity, state.method ?? request.method, forwardedPath, request.id, now))
+    if (assertions !== undefined) {
+      // htu: the path as the proxy named it, which is the path it forwards (it differs
+      // from the decided one only by percent-encoded unreserved characters)
+      const q = originalTarget.indexOf('?')
+      const forwardedPath = q === -1 ? originalTarget : originalTarget.slice(0, q)
+      reply.header(assertionHeader, assertions.forRequest(identity, state.method ?? request.method, forwardedPath, request.id, now))
+    }
     return reply.send()
   }
 
