@@ -37,6 +37,8 @@ export const ConfigSchema = Type.Object({
   /** on SIGTERM/SIGINT, how long the requests in flight may take to finish before the process exits anyway */
   shutdown_grace_ms: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 30_000 }),
   authz: Type.Object({
+    /** the proxy in front: only its own way of naming the original request is read; auto refuses a request carrying two */
+    proxy: Type.Union([Type.Literal('auto'), Type.Literal('nginx'), Type.Literal('traefik'), Type.Literal('envoy')], { default: 'auto' }),
     /** Envoy's ext_authz path_prefix: removed from a decision request's own target */
     path_prefix: Type.String({ pattern: '^(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)*$', default: '', description: 'empty, or a path prefix like /ext-authz, without a trailing slash' }),
     /** peers whose decision requests are answered (addresses or CIDRs); any other gets 403 */

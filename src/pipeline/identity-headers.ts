@@ -11,6 +11,7 @@ import type { FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 import { BlockList, isIP, type Socket } from 'node:net'
 import type { Assertions } from '../assertion/assertions.js'
+import { clientAddress } from '../authorizer/client-address.js'
 import { assertionHeaderName } from '../assertion/claims.js'
 import type { Identity } from './decide.js'
 import type { RequestState } from './request-state.js'
@@ -148,27 +149,15 @@ export function connectionPeer (cidrs: readonly string[]): (socket: Socket) => C
 
 /**
  * The client's address, for the log line: the connection's peer, or, when the peer is
- * a trusted proxy (`cidrs`), the last `X-Forwarded-For` entry, which that proxy added
- * (its own peer). Entries before it are the client's word and never read.
+ * a trusted proxy (`cidrs`), the client it reports (the authorizer's rule: the last
+ * `X-Forwarded-For` entry, which that proxy wrote, when it is an IP address).
  */
 export function clientAddressOf (cidrs: readonly string[]): (socket: Socket, rawHeaders: readonly string[]) => string {
   const peerOf = connectionPeer(cidrs)
   return (socket, rawHeaders) => {
     const { peer, trusted } = peerOf(socket)
-    return trusted ? lastForwardedFor(rawHeaders) ?? peer : peer
+    return trusted ? clientAddress(rawHeaders, peer) ?? peer : peer
   }
-}
-
-/** The last entry of the last `X-Forwarded-For` field, or undefined. */
-export function lastForwardedFor (rawHeaders: readonly string[]): string | undefined {
-  let last: string | undefined
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i] as string
-    if (name.length === 15 && name.toLowerCase() === 'x-forwarded-for') last = rawHeaders[i + 1]
-  }
-  if (last === undefined) return undefined
-  const entry = last.slice(last.lastIndexOf(',') + 1).trim()
-  return entry === '' ? undefined : entry
 }
 
 /** `::ffff:10.0.0.1` -> `10.0.0.1`, so IPv4 CIDRs match IPv4 peers on dual-stack sockets. */
