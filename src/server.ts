@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type KeygateApp } from './app.js'
-import { splitHostPort } from './config/load.js'
+import { splitHostPort } from './config/addresses.js'
 import type { Config } from './config/schema.js'
 import { createLogger, flushLogger } from './logger.js'
 import { boundHeapGrowth } from './heap-growth.js'

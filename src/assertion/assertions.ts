@@ -17,7 +17,7 @@ import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose'
 import type { AssertionConfig } from '../config/schema.js'
 import type { Identity } from '../pipeline/decide.js'
 import { identityBoundClaims, identityClaims, issuerClaim, protectedHeader, requestClaims } from './claims.js'
-import type { AssertionAlg, AssertionKeys } from './key-files.js'
+import type { AssertionAlg, AssertionKeys } from '../config/assertion-key-files.js'
 
 export interface Assertions {
   alg: AssertionAlg

@@ -8,7 +8,7 @@ import { Option, type Command } from 'commander'
 import { createPublicKey, generateKeyPairSync } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { publicJwk } from '../assertion/assertions.js'
-import type { AssertionAlg } from '../assertion/key-files.js'
+import type { AssertionAlg } from '../config/assertion-key-files.js'
 import { printJson } from './output.js'
 
 export function assertionKeyCommand (program: Command): void {

@@ -4,14 +4,13 @@
  * ambiguity, trusted proxies). Every problem is reported at once, each naming its field.
  */
 import { readFileSync } from 'node:fs'
-import { isIP } from 'node:net'
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value'
 import { parseDocument } from 'yaml'
-import { KEY_FILE_ENV, KEY_FILE_FIELD, readAssertionKeys } from '../assertion/key-files.js'
-import { corsProblems } from '../pipeline/cors.js'
-import { trustedProxyProblem } from '../pipeline/identity-headers.js'
-import { redisConfigProblems, urlHoldsSecret } from '../registry/redis-url.js'
-import { compileRules, isUnderPrefix, RuleError } from '../pipeline/match-rule.js'
+import { KEY_FILE_ENV, KEY_FILE_FIELD, readAssertionKeys } from './assertion-key-files.js'
+import { addressProblem, trustedProxyProblem } from './addresses.js'
+import { corsProblems } from './cors.js'
+import { redisConfigProblems, urlHoldsSecret } from './redis-url.js'
+import { isUnderPrefix, ruleProblems } from './rule-patterns.js'
 import { ConfigSchema, UpstreamSchema, type Config } from './schema.js'
 
 export const DEFAULT_CONFIG_FILE = 'config/keygate.yaml'
@@ -185,14 +184,7 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
       if (!under) problems.push(`rules[${i}].path: ${rule.path} is under no route prefix, so it can never match`)
     })
   })
-  check(() => {
-    try {
-      compileRules(c.rules)
-    } catch (err: unknown) {
-      if (err instanceof RuleError) problems.push(...err.problems)
-      else throw err
-    }
-  })
+  check(() => { problems.push(...ruleProblems(c.rules)) })
   check(() => {
     c.trusted_proxies.forEach((entry, i) => {
       const p = trustedProxyProblem(entry)
@@ -223,22 +215,6 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
 function knownUpstreams (c: Config): string {
   const names = Object.keys(c.upstreams)
   return names.length === 0 ? 'none is defined' : `defined: ${names.join(', ')}`
-}
-
-/** A `host:port` the schema's pattern accepted: the port in range, an IP address well formed. */
-function addressProblem (hostPort: string): string | undefined {
-  const { host, port } = splitHostPort(hostPort)
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) return `port ${String(port)} is out of range (0 to 65535), in ${JSON.stringify(hostPort)}`
-  const bracketed = hostPort.startsWith('[')
-  if (bracketed && isIP(host) !== 6) return `${JSON.stringify(host)} is not an IPv6 address, in ${JSON.stringify(hostPort)}`
-  if (!bracketed && /^[0-9.]+$/.test(host) && isIP(host) !== 4) return `${JSON.stringify(host)} is not an IPv4 address, in ${JSON.stringify(hostPort)}`
-  return undefined
-}
-
-/** `host:port` or `[v6]:port` -> its parts (the schema has checked the shape). */
-export function splitHostPort (hostPort: string): { host: string, port: number } {
-  const i = hostPort.lastIndexOf(':')
-  return { host: hostPort.slice(0, i).replace(/^\[(.*)\]$/, '$1'), port: Number(hostPort.slice(i + 1)) }
 }
 
 /** `/upstreams/core/url` -> `upstreams.core.url`, `/rules/2/method` -> `rules[2].method` */

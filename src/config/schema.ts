@@ -3,7 +3,7 @@
  * TypeScript type. Field by field reference: docs/configuration.md.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { RATE_LIMIT_PATTERN } from '../ratelimit/limit.js'
+import { RATE_LIMIT_PATTERN } from './rate-limit-grammar.js'
 
 const HostPort = Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$', description: 'host:port' })
 /** a duration above zero: `<n>s`, `<n>m`, `<n>h`, `<n>d` (parsed by duration.ts) */
@@ -47,7 +47,7 @@ export const ConfigSchema = Type.Object({
   /** the admin API token: from KEYGATE_ADMIN_TOKEN only, refused in the file (load.ts); absent = token sign-in off */
   admin_token: Type.Optional(Type.String({ minLength: 1 })),
   redis: Type.Object({
-    // The forms (standalone, Sentinel, Cluster) are checked by src/registry/redis-url.ts,
+    // The forms (standalone, Sentinel, Cluster) are checked by src/config/redis-url.ts,
     // whose messages never echo the URL (it may hold a password).
     url: Type.String({ minLength: 1, default: 'redis://127.0.0.1:6379', description: 'a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL' }),
     prefix: Type.String({ pattern: '^[A-Za-z0-9_.:{}-]{1,64}$', default: 'keygate:' }),

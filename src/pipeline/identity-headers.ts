@@ -181,18 +181,6 @@ function trustedPeers (cidrs: readonly string[]): (address: string) => boolean {
   }
 }
 
-/** For the config validator: a problem with one trusted_proxies entry, or undefined. */
-export function trustedProxyProblem (entry: string): string | undefined {
-  const [address, bits, extra] = entry.split('/')
-  const family = isIP(address ?? '')
-  if (family === 0 || extra !== undefined) return `"${entry}" is not an IP address or CIDR`
-  if (bits !== undefined) {
-    const n = Number(bits)
-    if (!/^[0-9]{1,3}$/.test(bits) || n > (family === 6 ? 128 : 32)) return `"${entry}" has an invalid prefix length`
-  }
-  return undefined
-}
-
 interface IdentityHeaderNames { keyId: string, keyType: string, userId: string, orgId: string, role: string, assertion: string }
 
 /** The identity header names for a (lower-cased) prefix, built once. */

@@ -7,9 +7,11 @@
  * Two rules for the same method and the same pattern (parameter names aside) are
  * ambiguous: a configuration error, reported with both rule indexes.
  */
-import { METHODS } from 'node:http'
 import FindMyWay from 'find-my-way'
+import { patternShape, PROXIED_METHODS, RuleError, ruleProblems } from '../config/rule-patterns.js'
 import type { RuleConfig } from '../config/schema.js'
+
+export { isUnderPrefix, PROXIED_METHODS, RuleError } from '../config/rule-patterns.js'
 
 export interface CompiledRule {
   index: number
@@ -28,47 +30,10 @@ export interface RuleMatch {
 
 export type RuleMatcher = (method: string, path: string) => RuleMatch | null
 
-/** Every method the gateway can receive (node's parser only knows these); CONNECT never routes. */
-export const PROXIED_METHODS: readonly string[] = METHODS.filter((m) => m !== 'CONNECT')
-
-const PARAM = /^:[A-Za-z_][A-Za-z0-9_]*$/
-const STATIC_SEGMENT = /^([A-Za-z0-9._~!$&'()+,=@-]|%[0-9A-F]{2})+$/
-
-/** Whether a path is served by a route prefix: the prefix itself, or below it segment-wise (`/api/v1x` is not under `/api/v1`). */
-export function isUnderPrefix (prefix: string, path: string): boolean {
-  return prefix === '/' || path === prefix || path.startsWith(prefix + '/')
-}
-
-export class RuleError extends Error {
-  override readonly name = 'RuleError'
-  constructor (readonly problems: string[]) {
-    super(problems.join('\n'))
-  }
-}
-
-/** Checks one pattern; returns its shape with parameter names erased, or a problem. */
-function patternShape (path: string): { shape: string, params: string[] } | string {
-  const segments = path.split('/').slice(1)
-  const params: string[] = []
-  for (let i = 0; i < segments.length; i++) {
-    const s = segments[i] as string
-    if (s === '*') {
-      if (i !== segments.length - 1) return '`*` may only be the last segment'
-    } else if (s.startsWith(':')) {
-      if (!PARAM.test(s)) return `invalid parameter segment "${s}"`
-      if (params.includes(s.slice(1))) return `parameter "${s}" appears twice`
-      params.push(s.slice(1))
-    } else if (s === '' && i === segments.length - 1 && i > 0) {
-      // trailing slash: a distinct path, as for the router
-    } else if (!STATIC_SEGMENT.test(s) || s === '.' || s === '..') {
-      return `invalid segment "${s}" (use letters, digits, -._~!$&'()+,=@ or %XX; no empty or dot segments)`
-    }
-  }
-  return { shape: segments.map((s) => s.startsWith(':') ? ':' : s).join('/'), params }
-}
-
+/** Compiles the rules; RuleError with every problem (config/rule-patterns.ts) when they do not check. */
 export function compileRules (rules: readonly RuleConfig[]): RuleMatcher {
-  const problems: string[] = []
+  const problems = ruleProblems(rules)
+  if (problems.length > 0) throw new RuleError(problems)
   const router = FindMyWay<FindMyWay.HTTPVersion.V1>({
     caseSensitive: true,
     ignoreTrailingSlash: false,
@@ -82,20 +47,7 @@ export function compileRules (rules: readonly RuleConfig[]): RuleMatcher {
   const shapes = new Set<string>()
 
   rules.forEach((r, index) => {
-    const field = `rules[${index}]`
-    const shape = patternShape(r.path)
-    if (typeof shape === 'string') {
-      problems.push(`${field}.path: ${shape}`)
-      return
-    }
-    if (r.org_param !== undefined && !shape.params.includes(r.org_param)) {
-      problems.push(`${field}.org_param: "${r.org_param}" is not a parameter of path ${r.path}`)
-      return
-    }
-    if (r.method !== '*' && !PROXIED_METHODS.includes(r.method)) {
-      problems.push(`${field}.method: unknown HTTP method "${r.method}" (one of ${PROXIED_METHODS.join(', ')}, or *)`)
-      return
-    }
+    const shape = patternShape(r.path) as { shape: string }
     const compiled: CompiledRule = {
       index,
       method: r.method,
@@ -105,16 +57,9 @@ export function compileRules (rules: readonly RuleConfig[]): RuleMatcher {
       orgParam: r.org_param
     }
     const tier = r.method === '*' ? wildcard : explicit
-    const id = `${r.method} ${shape.shape}`
-    const clash = tier.get(id)
-    if (clash !== undefined) {
-      problems.push(`${field}: ambiguous with rules[${clash.index}] (both match ${r.method} ${r.path})`)
-      return
-    }
-    tier.set(id, compiled)
+    tier.set(`${r.method} ${shape.shape}`, compiled)
     shapes.add(shape.shape)
   })
-  if (problems.length > 0) throw new RuleError(problems)
 
   for (const shape of shapes) {
     for (const method of PROXIED_METHODS) {

@@ -9,10 +9,9 @@
  * a bad record denies, docs/rate-limits.md).
  */
 
-/** `<count>/<period>`: count 1..999,999,999; period `<n>s|m|h|d`, n 1..9,999 */
-const RATE_LIMIT = /^([1-9][0-9]{0,8})\/([1-9][0-9]{0,3})([smhd])$/
-/** the same, for the config schema and the admin API's JSON schemas */
-export const RATE_LIMIT_PATTERN = RATE_LIMIT.source
+import { RATE_LIMIT } from '../config/rate-limit-grammar.js'
+
+export { RATE_LIMIT_PATTERN } from '../config/rate-limit-grammar.js'
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 

@@ -9,7 +9,7 @@
  */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import type { Config } from '../config/schema.js'
-import { parseRedisUrl, type HostPort, type RedisTarget } from './redis-url.js'
+import { parseRedisUrl, type HostPort, type RedisTarget } from '../config/redis-url.js'
 
 /** A registry client: one Redis (standalone, or the master a Sentinel names) or a Cluster. */
 export type RegistryClient = Redis | Cluster

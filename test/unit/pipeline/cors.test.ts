@@ -3,7 +3,8 @@
 // every other response gets. The wiring into the gate is tested in test/integration/cors.test.ts.
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { answerPreflight, compileCors, corsHeaders, corsProblems, isPreflight, type CorsPolicy } from '../../../src/pipeline/cors.js'
+import { answerPreflight, compileCors, corsHeaders, isPreflight, type CorsPolicy } from '../../../src/pipeline/cors.js'
+import { corsProblems } from '../../../src/config/cors.js'
 import type { Config } from '../../../src/config/schema.js'
 import { requestState, type RequestState } from '../../../src/pipeline/request-state.js'
 

@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { connectionPlan, isUnavailableReply, isWrongTypeReply, registryErrorKind, unavailableReply } from '../../../src/registry/redis-client.js'
-import { describeTarget, hashTag, parseRedisUrl, RedisUrlError, urlHoldsSecret } from '../../../src/registry/redis-url.js'
+import { describeTarget, hashTag, parseRedisUrl, RedisUrlError, urlHoldsSecret } from '../../../src/config/redis-url.js'
 
 const redisCfg = (url: string) => ({ url, prefix: '{keygate}:', command_timeout_ms: 500, connect_timeout_ms: 1000 })
 

@@ -7,7 +7,7 @@
  */
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import type { AssertionConfig } from '../config/schema.js'
+import type { AssertionConfig } from './schema.js'
 
 export type AssertionAlg = 'EdDSA' | 'ES256'
 
