@@ -8,7 +8,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { createAuthenticator, type AuthFailure } from '../../pipeline/authenticate-request.js'
 import type { IdentityResolver } from '../../pipeline/resolve-identity.js'
-import { scopeOfGrants } from '../../registry/admin/scope-rules.js'
+import { scopeOfGrants } from '../policy/scope-rules.js'
 import type { UsageRecorder } from '../../registry/usage-recorder.js'
 import { TOKEN_PRINCIPAL, type Principal } from './principal.js'
 
