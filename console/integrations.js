@@ -207,6 +207,10 @@ export function integrationsPage (ctx) {
     if (created.role !== undefined) facts.push(['Role', created.role])
     facts.push(['Expires', created.expires_at ?? 'never'])
     $('reveal-facts').replaceChildren(...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))
+    // what the API accepted but wants known (an org with no record)
+    const warnings = Array.isArray(created.warnings) ? created.warnings : []
+    $('reveal-warnings').replaceChildren(...warnings.map((w) => h('li', { 'data-field': w.field }, w.reason)))
+    show($('reveal-warnings'), warnings.length > 0)
     $('reveal-key').focus()
     $('reveal-key').select()
   }

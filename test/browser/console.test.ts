@@ -280,6 +280,7 @@ t.test('the Integrations console, end to end in Chromium', async (t) => {
     t.equal(await page.textContent('[data-testid=principal]'), 'Admin token')
     t.equal(await page.textContent('[data-testid=scope]'), 'Admin (all orgs)')
     const bot = await generate(t, page, { type: 'bot', name: 'globex reports', org: 'globex', role: 'orgreader' })
+    t.equal(await page.textContent('#reveal-warnings li[data-field="org"]'), 'org "globex" has no record: it has no name and no org rate limit until one is put', 'the API\'s warning is shown with the new key')
     await closeReveal(page)
     t.equal((await gw.get('/api/v1/orgs/globex/reports', bot.key)).status, 200, 'the key works in its org')
     t.equal((await gw.get('/api/v1/orgs/acme/reports', bot.key)).status, 403, 'and only there')
