@@ -188,7 +188,7 @@ t.test('every route, as an admin', async (t) => {
       ['a missing field', 'PUT', '/admin/v1/users/zoe', { org: 'acme' }, 'bad_request'],
       ['no body where one is needed', 'POST', '/admin/v1/keys', undefined, 'bad_request'],
       ['a bad duration', 'POST', '/admin/v1/keys', { type: 'personal', user: 'alice', expires_in: '3 weeks' }, 'bad_request'],
-      ['a zero duration', 'POST', '/admin/v1/keys/AAAAAAAAAAAAAAAA/rotate', { grace: '0s' }, 'bad_request'],
+      ['a zero duration', 'POST', '/admin/v1/keys/AAAAAAAAAAAAAAAA/rotate', { grace: '0s' }, 'bad_request', undefined, [{ field: 'grace', reason: 'expected a duration above zero, like 30s, 24h or 90d' }]],
       ['a personal key with a role', 'POST', '/admin/v1/keys', { type: 'personal', user: 'alice', role: 'admin' }, 'bad_request', undefined, [{ reason: 'a personal key takes its org and role from its user: no role or org' }]],
       ['a BOT key without an org', 'POST', '/admin/v1/keys', { type: 'bot', role: 'reader' }, 'bad_request', undefined, [{ reason: 'a BOT key needs an org' }]],
       ['a BOT key with a user', 'POST', '/admin/v1/keys', { type: 'bot', role: 'reader', org: 'acme', user: 'alice' }, 'bad_request', undefined, [{ reason: 'a BOT key has no user' }]],

@@ -125,4 +125,12 @@ t.test('registry writes are checked in one place, with details', async (t) => {
     }
     t.equal((await gw.fixtures.store.showUser('carol')).org, 'globex', 'carol untouched')
   })
+
+  t.test('a field the API checks itself: its name and the reason', async (t) => {
+    const tooLong = await call(gw, 'POST', '/admin/v1/keys', olga.key, { type: 'bot', role: 'reader', expires_in: '365d' })
+    t.equal(tooLong.status, 400)
+    t.same(tooLong.json(), { error: { ...BAD_REQUEST, details: [{ field: 'expires_in', reason: 'a BOT key created without keygate:admin expires within 90d at most' }] } })
+    const zero = await call(gw, 'GET', '/admin/v1/keys?unused_for=0d', TOKEN)
+    t.same(zero.json(), { error: { ...BAD_REQUEST, details: [{ field: 'unused_for', reason: 'expected a duration above zero, like 30s, 24h or 90d' }] } })
+  })
 })

@@ -16,13 +16,15 @@ import { isUnavailableReply, isWrongTypeReply, redisDidNotAnswer, type RedisHeal
 
 export class ApiRefusal extends Error {
   override readonly name = 'ApiRefusal'
-  /** `detail` goes to the log line only; `scope` to a 403's challenge */
-  constructor (readonly code: ErrorCode, readonly detail: string, readonly scope?: string) {
+  /** `detail` goes to the log line only; `scope` to a 403's challenge; `details` to the client */
+  constructor (readonly code: ErrorCode, readonly detail: string, readonly scope?: string, readonly details?: readonly ErrorDetail[]) {
     super(detail)
   }
 }
 
 export const badRequest = (detail: string): ApiRefusal => new ApiRefusal('bad_request', detail)
+/** A field's value refused by the API's own check: the field and the reason go to the client too. */
+export const badField = (field: string, reason: string): ApiRefusal => new ApiRefusal('bad_request', `${field}: ${reason}`, undefined, [{ field, reason }])
 export const notFound = (detail: string): ApiRefusal => new ApiRefusal('not_found', detail)
 export const forbidden = (detail: string, scope?: string): ApiRefusal => new ApiRefusal('forbidden', detail, scope)
 
@@ -64,7 +66,7 @@ export function createErrorHandler (logger: Logger, health: RedisHealth) {
     if (err instanceof ApiRefusal) {
       if (err.code === 'forbidden') return refuse(request, reply, err.scope, err.detail)
       state.detail = err.detail
-      return sendError(reply, err.code)
+      return sendRefusal(reply, err.code, err.details)
     }
     if (err instanceof AdminError) {
       if (err.kind === 'forbidden') return refuse(request, reply, err.needs, err.message)

@@ -205,7 +205,8 @@ export class AdminRules {
     await this.withinGrants('key.create', target, role, `role "${r.role}" is not within the caller's own permissions (no escalation through a BOT key)`)
     const max = this.selfServiceMaxTtlMs
     if (r.expiresInMs !== undefined && r.expiresInMs > max) {
-      throw new AdminError(`a BOT key created without ${ADMIN_PERMISSION} expires within ${formatMs(max)} at most`)
+      const why = `a BOT key created without ${ADMIN_PERMISSION} expires within ${formatMs(max)} at most`
+      throw new AdminError(why, 'invalid', undefined, [{ field: 'expires_in', reason: why }])
     }
     return { type: 'bot', role, org, name: r.name, expiresInMs: r.expiresInMs ?? max, createdBy }
   }
