@@ -62,7 +62,7 @@ export class AdminActions {
 
   async putUser (id: string, input: UserInput): Promise<Warned<{ created: boolean }>> {
     await this.rules.checkPutUser(id, input)
-    const warnings = await this.checked('user.put', `user:${id}`, async () => await checkUserReferences(this.store, input))
+    const warnings = await this.checked('user.put', `user:${id}`, async () => await checkUserReferences(this.store, id, input))
     const fields: { org: string, role: string, name?: string, email?: string } = { org: input.org, role: input.role }
     if (input.name !== undefined) fields.name = input.name
     if (input.email !== undefined) fields.email = input.email

@@ -24,6 +24,7 @@ t.test('the CLI checks registry writes', async (t) => {
     ['a BOT key with an unknown creator', ['keys', 'create', '--type', 'bot', '--role', 'reader', '--org', 'acme', '--created-by', 'nobody'], [/^error: user "nobody" does not exist$/m]],
     ['every problem at once', ['keys', 'create', '--type', 'bot', '--role', 'ghost', '--org', 'acme', '--created-by', 'nobody'], [/^error: role "ghost" does not exist$/m, /^error: user "nobody" does not exist$/m], true],
     ['a permission without an action', ['roles', 'put', 'odd', '--permissions', 'users:read foo'], [/^error: invalid permission "foo" \(expected resource:action/m], true],
+    ['a bad user id and an unknown role', ['users', 'put', 'a b', '--org', 'acme', '--role', 'nosuchrole'], [/^error: invalid user id "a b"/m, /^error: role "nosuchrole" does not exist$/m]],
     ['a permission in capitals', ['roles', 'put', 'odd', '--permissions', 'USERS:READ'], [/^error: invalid permission "USERS:READ"/m]]
   ]
   for (const [label, args, messages, json] of refused) {

@@ -2,6 +2,7 @@
  * What a registry write may refer to, checked for every front end (the CLI, the admin
  * API, the console) once the scope rules have allowed it and before the store writes:
  *
+ *   names       a user's id, and every org, role and user named, are names (rules.ts)
  *   role        a user's or a BOT key's role exists
  *   user        a personal key's user exists and is active
  *   created_by  the user a key is recorded as created by exists
@@ -25,6 +26,7 @@ export async function checkKeyReferences (store: AdminStore, input: CreateKeyInp
   const creator = ownerOf(input.createdBy)
   const problems = [
     ...input.type === 'personal' ? await activeUser(store, 'user', input.user) : await existingRole(store, 'role', input.role),
+    ...input.org === undefined ? [] : nameProblems('org', 'org', input.org),
     // (a key made by a signed-in user records that user, who exists)
     ...creator === undefined ? [] : await existingUser(store, 'created_by', creator)
   ]
@@ -32,9 +34,9 @@ export async function checkKeyReferences (store: AdminStore, input: CreateKeyInp
   return input.type === 'bot' && input.org !== undefined ? await orgWarnings(store, input.org) : []
 }
 
-/** A user's references; returns the warnings. */
-export async function checkUserReferences (store: AdminStore, input: { org: string, role: string }): Promise<ErrorDetail[]> {
-  refuseAny(await existingRole(store, 'role', input.role))
+/** A user's id and references; returns the warnings. */
+export async function checkUserReferences (store: AdminStore, id: string, input: { org: string, role: string }): Promise<ErrorDetail[]> {
+  refuseAny([...nameProblems('id', 'user id', id), ...nameProblems('org', 'org', input.org), ...await existingRole(store, 'role', input.role)])
   return await orgWarnings(store, input.org)
 }
 
@@ -51,10 +53,15 @@ function refuseAny (problems: Problem[]): void {
   throw new AdminError(problems.map((p) => p.reason).join('; '), kind, undefined, problems.map(({ field, reason }) => field === undefined ? { reason } : { field, reason }))
 }
 
+function nameProblems (field: string, what: string, value: string): Problem[] {
+  const reason = nameProblem(what, value)
+  return reason === undefined ? [] : [{ field, reason, kind: 'invalid' }]
+}
+
 async function existingRole (store: AdminStore, field: string, role: string | undefined): Promise<Problem[]> {
   if (role === undefined) return []
-  const shape = nameProblem('role', role)
-  if (shape !== undefined) return [{ field, reason: shape, kind: 'invalid' }]
+  const shape = nameProblems(field, 'role', role)
+  if (shape.length > 0) return shape
   const found = await store.showRole(role).catch(ifMissing(undefined))
   return found === undefined ? [{ field, reason: `role "${role}" does not exist`, kind: 'not_found' }] : []
 }
@@ -69,8 +76,8 @@ async function activeUser (store: AdminStore, field: string, user: string | unde
 
 async function userProblems (store: AdminStore, field: string, user: string | undefined, mustBeActive: boolean): Promise<Problem[]> {
   if (user === undefined) return []
-  const shape = nameProblem('user id', user)
-  if (shape !== undefined) return [{ field, reason: shape, kind: 'invalid' }]
+  const shape = nameProblems(field, 'user id', user)
+  if (shape.length > 0) return shape
   const found = await store.showUser(user).catch(ifMissing(undefined))
   if (found === undefined) return [{ field, reason: `user "${user}" does not exist`, kind: 'not_found' }]
   if (mustBeActive && found.status === 'deactivated') return [{ field, reason: `user "${user}" is deactivated`, kind: 'conflict' }]
