@@ -20,7 +20,7 @@ import { healthCommand } from './health.js'
 import { keysCommand } from './keys.js'
 import { migrateCommand } from './migrate.js'
 import { orgsCommand } from './orgs.js'
-import { printJson } from './output.js'
+import { printAdminError, printJson } from './output.js'
 import { rolesCommand } from './roles.js'
 import { usersCommand } from './users.js'
 
@@ -90,12 +90,16 @@ function failure (err: unknown): { code: number, kind: string, message?: string,
   }
   if (err instanceof UsageError) return { code: 2, kind: 'usage', message: err.message }
   if (err instanceof ConfigError) return { code: 1, kind: 'config', message: err.message, problems: err.problems }
-  if (err instanceof AdminError) return { code: 1, kind: 'refused', message: err.message }
   if (err instanceof RedisUnreachable || redisDidNotAnswer(err)) return { code: 1, kind: 'redis', message: 'cannot reach Redis (check KEYGATE_REDIS_URL or redis.url)' }
   return { code: 1, kind: 'failed', message: err instanceof Error ? err.message : String(err) }
 }
 
 function exitCodeFor (err: unknown): number {
+  // a refused registry write: its reasons (details), as text or as the admin API's error object
+  if (err instanceof AdminError) {
+    printAdminError(err, json)
+    return 1
+  }
   const f = failure(err)
   if (f.message === undefined) return f.code
   if (json) {

@@ -3,12 +3,13 @@
  * TypeScript type. Field by field reference: docs/configuration.md.
  */
 import { Type, type Static } from '@sinclair/typebox'
+import { PERMISSION_PATTERN } from './permission.js'
 import { RATE_LIMIT_PATTERN } from './rate-limit-grammar.js'
 
 const HostPort = Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$', description: 'host:port' })
 /** a duration above zero: `<n>s`, `<n>m`, `<n>h`, `<n>d` (parsed by duration.ts) */
 const PositiveDuration = (fallback: string) => Type.String({ pattern: '^[1-9][0-9]{0,8}[smhd]$', default: fallback, description: `a duration above zero, like ${fallback}` })
-const Permission = Type.String({ pattern: '^[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)+$', description: 'resource:action' })
+const Permission = Type.String({ pattern: PERMISSION_PATTERN, description: 'resource:action, in lower case' })
 
 export const UpstreamSchema = Type.Object({
   url: Type.String({ pattern: '^https?://[^/?#]+/?$', description: 'origin of the upstream, without a path' }),

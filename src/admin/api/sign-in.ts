@@ -10,7 +10,7 @@ import { createAuthenticator, type AuthFailure } from '../../pipeline/authentica
 import { extractCredential } from '../../pipeline/extract-credential.js'
 import { parseKey } from '../../pipeline/key-format.js'
 import type { IdentityResolver } from '../../pipeline/resolve-identity.js'
-import { scopeOfGrants } from '../../registry/admin/scope-rules.js'
+import { scopeOfGrants } from '../policy/scope-rules.js'
 import type { UsageRecorder } from '../../registry/usage-recorder.js'
 import { TOKEN_PRINCIPAL, type Principal } from './principal.js'
 
