@@ -1,8 +1,8 @@
 /**
  * buildApp(config): the gateway's pieces wired together, ready to listen, never
  * listening: Redis and its health, the record cache and its push invalidation, the
- * resolver, the metrics, the decision (src/pipeline/decide-request.ts), then the
- * planes: src/pipeline/data-plane.ts, whose header lists the stages of a request,
+ * resolver, the metrics, the decision (src/decision/decide-request.ts), then the
+ * planes: src/data-plane/data-plane.ts, whose header lists the stages of a request,
  * src/admin/admin-plane.ts, and the authorizer when authz_listen is set
  * (src/authorizer/authorizer-plane.ts).
  */
@@ -19,13 +19,13 @@ import { trackingConnections } from './cache/tracking-connection.js'
 import type { Config } from './config/schema.js'
 import { createLogger, sinkOf } from './logger.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
-import { createAuthenticator } from './pipeline/authenticate-request.js'
-import { buildDataPlane } from './pipeline/data-plane.js'
-import { createDecider } from './pipeline/decide-request.js'
-import { compileRules } from './pipeline/match-rule.js'
-import { IdentityResolver } from './pipeline/resolve-identity.js'
-import { compileRouteTable } from './pipeline/route-table.js'
-import { UnknownKeyLimit, unknownKeyLimits } from './pipeline/unknown-key-limit.js'
+import { createAuthenticator } from './decision/authenticate-request.js'
+import { buildDataPlane } from './data-plane/data-plane.js'
+import { createDecider } from './decision/decide-request.js'
+import { compileRules } from './decision/match-rule.js'
+import { IdentityResolver } from './cache/resolve-identity.js'
+import { compileRouteTable } from './decision/route-table.js'
+import { UnknownKeyLimit, unknownKeyLimits } from './cache/unknown-key-limit.js'
 import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-client.js'
 import { createTracing, type Tracing } from './tracing/tracing.js'
 import { redisKeys, type RedisKeys } from './registry/redis-keys.js'

@@ -16,8 +16,8 @@ import type { Assertions } from '../assertion/assertions.js'
 import { registerJwksRoute } from '../assertion/jwks-route.js'
 import type { Config } from '../config/schema.js'
 import { codeForStatus, sendError } from '../errors.js'
-import { checkFraming, headLimits, onClientError } from '../pipeline/framing.js'
-import type { IdentityResolver } from '../pipeline/resolve-identity.js'
+import { checkFraming, headLimits, onClientError } from '../http/framing.js'
+import type { IdentityResolver } from '../cache/resolve-identity.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { RedisHealth, RegistryClient } from '../registry/redis-client.js'
 import { adminApi } from './api/index.js'
@@ -45,7 +45,7 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
     logger: false,
     requestIdHeader: false,
     genReqId: () => randomUUID(),
-    // the data plane's framing rules hold here too (src/pipeline/framing.ts)
+    // the data plane's framing rules hold here too (src/http/framing.ts)
     http: headLimits(o.config.limits),
     clientErrorHandler: onClientError(o.logger)
   })

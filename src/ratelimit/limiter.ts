@@ -19,7 +19,7 @@ import { bucketNames } from './buckets.js'
 import { MALFORMED, type RateLimit, type RecordLimit } from './limit.js'
 import type { BucketResult, RateLimitScript, TakeResult } from './script.js'
 
-/** What the limiter reads of an authorized identity (pipeline/decide.ts's Identity). */
+/** What the limiter reads of an authorized identity (decision/decide.ts's Identity). */
 export interface LimitedIdentity {
   keyId: string
   org: string

@@ -1,6 +1,6 @@
 /**
  * `keygate check` (its explain function) picks a path's route with the route table
- * the data plane registers (src/pipeline/route-table.ts). For a table of paths over
+ * the data plane registers (src/decision/route-table.ts). For a table of paths over
  * nested prefixes, the root prefix, trailing slashes and near misses, the route it
  * names is the one whose upstream the running server forwards to, and a path the
  * server answers 404 no_route is one check finds no route for.

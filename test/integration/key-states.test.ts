@@ -1,7 +1,7 @@
 // The key's and its user's state as recorded in Redis decides, and direct edits with
 // redis-cli are honoured within 1 s. Bad records deny with 401 or 403: never 200,
 // never 500. The decisions themselves (each state, each malformed field, the expiry
-// boundary) are the unit tables in test/unit/pipeline/decide.test.ts and
+// boundary) are the unit tables in test/unit/decision/decide.test.ts and
 // test/unit/registry/records.test.ts; here is what needs Redis: state changes
 // reaching a running gateway, and records as Redis holds them.
 import t from 'tap'

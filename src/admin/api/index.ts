@@ -13,7 +13,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify'
 import { sendError } from '../../errors.js'
-import { expectsContinue } from '../../pipeline/framing.js'
+import { expectsContinue } from '../../http/framing.js'
 import { redisKeys } from '../../registry/redis-keys.js'
 import type { AdminPlaneOptions } from '../admin-plane.js'
 import { auditRoutes } from './audit-routes.js'

@@ -6,8 +6,8 @@
  * access exactly when it loses data-plane access.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { createAuthenticator, type AuthFailure } from '../../pipeline/authenticate-request.js'
-import type { IdentityResolver } from '../../pipeline/resolve-identity.js'
+import { createAuthenticator, type AuthFailure } from '../../decision/authenticate-request.js'
+import type { IdentityResolver } from '../../cache/resolve-identity.js'
 import { scopeOfGrants } from '../../registry/admin/scope-rules.js'
 import type { UsageRecorder } from '../../registry/usage-recorder.js'
 import { TOKEN_PRINCIPAL, type Principal } from './principal.js'

@@ -2,11 +2,11 @@
 // and the identity an accepted key carries. The records are parsed from the hashes an
 // operator writes, so a row reads as the registry would hold it.
 import t from 'tap'
-import { authenticate, authorize, type Identity } from '../../../src/pipeline/decide.js'
-import { compileRules } from '../../../src/pipeline/match-rule.js'
-import type { Resolved } from '../../../src/pipeline/resolve-identity.js'
+import { authenticate, authorize, type Identity } from '../../../src/decision/decide.js'
+import { compileRules } from '../../../src/decision/match-rule.js'
+import type { Resolved } from '../../../src/cache/resolve-identity.js'
 import { generateKey, hashSecret } from '../../../src/registry/key-material.js'
-import { parseKey, type ParsedKey } from '../../../src/pipeline/key-format.js'
+import { parseKey, type ParsedKey } from '../../../src/decision/key-format.js'
 import {
   Grants, INVALID, NO_GRANTS, parseKeyRecord, parseRoleRecord, parseUserRecord, type KeyRecord, type RoleRecord, type UserRecord
 } from '../../../src/registry/records.js'

@@ -1,8 +1,8 @@
 /** What the pipeline learns about one request, for the stages after it and the log line. */
 import type { Reason } from '../errors.js'
 import { NO_TRACE, type RequestTrace } from '../tracing/tracing.js'
-import type { Identity } from './decide.js'
-import type { Verdict } from './decide-request.js'
+import type { Identity } from '../decision/decide.js'
+import type { Verdict } from '../decision/decide-request.js'
 
 export interface RequestState {
   /** the authorizer: the method of the request decided on (the decision request's own otherwise) */

@@ -15,10 +15,10 @@
 import type { Reason } from '../errors.js'
 import type { AuthMeter } from '../metrics/auth-metrics.js'
 import { authenticate, type Identity } from './decide.js'
-import { challenges } from './deny.js'
+import { challenges } from '../http/deny.js'
 import { extractCredential } from './extract-credential.js'
 import { parseKey } from './key-format.js'
-import { RegistryBusy, RegistryUnavailable, type IdentityResolver, type Resolved } from './resolve-identity.js'
+import { RegistryBusy, RegistryUnavailable, type IdentityResolver, type Resolved } from '../cache/resolve-identity.js'
 
 export type Authentication =
   | { ok: true, identity: Identity }

@@ -1,6 +1,7 @@
 /**
  * The data plane: everything clients call. Its hooks and routes are registered in
- * the order a request meets them; every stage below is a file of src/pipeline/:
+ * the order a request meets them; every stage below is a file of src/decision/, src/cache/,
+ * src/http/ or src/data-plane/:
  *
  *    1. receive        framing (header count, Host, HTTP/1.0 framing, Expect) and the
  *                      target policy: origin-form, no dot segments, no encoded `/`...
@@ -49,17 +50,17 @@ import type { UsageRecorder } from '../registry/usage-recorder.js'
 import type { ToUpstream, Tracing } from '../tracing/tracing.js'
 import { bodyRefusal, refuseBody } from './body-limit.js'
 import { compileCors, corsHeaders } from './cors.js'
-import type { RequestDecider } from './decide-request.js'
-import { deny, refuseFraming } from './deny.js'
-import { checkFraming, headLimits, onClientError } from './framing.js'
+import type { RequestDecider } from '../decision/decide-request.js'
+import { deny, refuseFraming } from '../http/deny.js'
+import { checkFraming, headLimits, onClientError } from '../http/framing.js'
 import { createGate } from './gate.js'
-import { createHeaderRewriter } from './identity-headers.js'
-import { PROXIED_METHODS } from './match-rule.js'
+import { createHeaderRewriter } from '../http/identity-headers.js'
+import { PROXIED_METHODS } from '../decision/match-rule.js'
 import { protectedRoute } from './proxy.js'
-import { createRequestLog } from './request-log.js'
-import { ROUTER_OPTIONS } from './route-table.js'
-import { loggedTarget, requestState } from './request-state.js'
-import { checkTarget, type TargetCheck } from './target-policy.js'
+import { createRequestLog } from '../http/request-log.js'
+import { ROUTER_OPTIONS } from '../decision/route-table.js'
+import { loggedTarget, requestState } from '../http/request-state.js'
+import { checkTarget, type TargetCheck } from '../decision/target-policy.js'
 import { registerWebSockets } from '../websocket/upgrade.js'
 
 const kTarget = Symbol('keygate.target')

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { checkTarget } from '../../../src/pipeline/target-policy.js'
+import { checkTarget } from '../../../src/decision/target-policy.js'
 
 const refused: Array<[string, string]> = [
   ['http://evil.example/api/v1/users', 'absolute-form'],

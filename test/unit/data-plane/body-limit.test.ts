@@ -1,6 +1,6 @@
 import t from 'tap'
 import { PassThrough, Writable } from 'node:stream'
-import { BodyRefused, bodyRefusal, declaredTooLarge, limitBody } from '../../../src/pipeline/body-limit.js'
+import { BodyRefused, bodyRefusal, declaredTooLarge, limitBody } from '../../../src/data-plane/body-limit.js'
 
 const LIMITS = { bytes: 10, idleMs: 60_000 }
 

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 import { createPublicKey, generateKeyPairSync } from 'node:crypto'
 import { createAssertions, type Assertions } from '../../../src/assertion/assertions.js'
-import { createHeaderRewriter, identityHeaders, trustedProxyProblem } from '../../../src/pipeline/identity-headers.js'
+import { createHeaderRewriter, identityHeaders, trustedProxyProblem } from '../../../src/http/identity-headers.js'
 
 const identity = { keyId: 'k1', type: 'personal' as const, userId: 'alice', org: 'acme', role: 'reader', grants: undefined as never }
 

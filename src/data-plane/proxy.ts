@@ -20,16 +20,16 @@ import type { RouteConfig, UpstreamConfig } from '../config/schema.js'
 import type { UpstreamMeter } from '../metrics/metrics.js'
 import type { ToUpstream } from '../tracing/tracing.js'
 import { bodyRefusal, limitBody, refuseBody, type BodyLimits } from './body-limit.js'
-import { deny } from './deny.js'
-import { HOP_BY_HOP, type RequestHeaderRewriter } from './identity-headers.js'
-import { PROXIED_METHODS } from './match-rule.js'
-import { routePatterns } from './route-table.js'
+import { deny } from '../http/deny.js'
+import { HOP_BY_HOP, type RequestHeaderRewriter } from '../http/identity-headers.js'
+import { PROXIED_METHODS } from '../decision/match-rule.js'
+import { routePatterns } from '../decision/route-table.js'
 
 /**
  * The upstream's response headers as the client gets them: hop-by-hop headers (and any
  * the upstream lists in `Connection`) describe the upstream connection, not the client's;
  * the request id is the gateway's; with CORS on, so are the `Access-Control-*` headers
- * (pipeline/cors.ts); under a rate limit, so are the `RateLimit-*` headers
+ * (data-plane/cors.ts); under a rate limit, so are the `RateLimit-*` headers
  * (src/ratelimit/respond.ts). A new object, so no header object goes through `delete`.
  * (No value needs cleaning for node: undici refuses a response whose header values
  * break HTTP/1.1, and that is a 502.)

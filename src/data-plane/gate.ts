@@ -13,8 +13,8 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import type { UsageRecorder } from '../registry/usage-recorder.js'
 import { declaredTooLarge, refuseBody } from './body-limit.js'
 import { answerPreflight, isPreflight, type CorsPolicy } from './cors.js'
-import type { RequestDecider, Verdict } from './decide-request.js'
-import { applyVerdict } from './deny.js'
+import type { RequestDecider, Verdict } from '../decision/decide-request.js'
+import { applyVerdict } from '../http/deny.js'
 
 export interface GateOptions {
   decider: RequestDecider

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { peerOf, UnknownKeyLimit } from '../../../src/pipeline/unknown-key-limit.js'
+import { peerOf, UnknownKeyLimit } from '../../../src/cache/unknown-key-limit.js'
 
 t.test('a peer gets its burst, then one lookup per 1/per_second', async (t) => {
   const limit = new UnknownKeyLimit({ perSecond: 10, burst: 5, maxPeers: 100 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { compileRules, RuleError } from '../../../src/pipeline/match-rule.js'
+import { compileRules, RuleError } from '../../../src/decision/match-rule.js'
 import type { RuleConfig } from '../../../src/config/schema.js'
 
 const rule = (method: string, path: string, permissions: string[] = [], orgParam?: string): RuleConfig =>

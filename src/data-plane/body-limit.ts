@@ -15,7 +15,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
 import { Transform, type TransformCallback } from 'node:stream'
 import type { ErrorCode, Reason } from '../errors.js'
-import { deny } from './deny.js'
+import { deny } from '../http/deny.js'
 
 export type BodyRefusal = 'too_large' | 'idle' | 'client_gone'
 

@@ -12,7 +12,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { BlockList, isIP, type Socket } from 'node:net'
 import type { Assertions } from '../assertion/assertions.js'
 import { assertionHeaderName } from '../assertion/claims.js'
-import type { Identity } from './decide.js'
+import type { Identity } from '../decision/decide.js'
 import type { RequestState } from './request-state.js'
 
 export interface HeaderPolicy {

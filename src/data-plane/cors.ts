@@ -15,7 +15,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config/schema.js'
-import { deny } from './deny.js'
+import { deny } from '../http/deny.js'
 
 export interface CorsPolicy {
   /** exact origins (`https://app.example.com`), or any origin */

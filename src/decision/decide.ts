@@ -8,7 +8,7 @@ import type { RecordLimit } from '../ratelimit/limit.js'
 import { secretMatches } from '../registry/key-material.js'
 import { INVALID, NO_GRANTS, type Grants } from '../registry/records.js'
 import type { RuleMatch } from './match-rule.js'
-import type { Resolved } from './resolve-identity.js'
+import type { Resolved } from '../cache/resolve-identity.js'
 
 export interface Identity {
   keyId: string

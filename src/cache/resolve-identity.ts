@@ -26,9 +26,9 @@
  * unless the key came back unknown; a peer with no budget left gets
  * `{ key: null, limited: true }` without a Redis command.
  */
-import type { FillLimiter } from '../cache/fill-limiter.js'
-import type { FillTicket, Tracking } from '../cache/invalidation.js'
-import { cacheName, type Entry, type RecordCache } from '../cache/record-cache.js'
+import type { FillLimiter } from './fill-limiter.js'
+import type { FillTicket, Tracking } from './invalidation.js'
+import { cacheName, type Entry, type RecordCache } from './record-cache.js'
 import { registryErrorKind, type RedisHealth } from '../registry/redis-client.js'
 import type { RegistryReader } from '../registry/registry-reader.js'
 import type { UnknownKeyLimit } from './unknown-key-limit.js'

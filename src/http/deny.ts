@@ -6,8 +6,8 @@
 import type { FastifyReply } from 'fastify'
 import { sendError, type ErrorCode, type Reason } from '../errors.js'
 import { setRateLimitHeaders } from '../ratelimit/respond.js'
-import type { Identity } from './decide.js'
-import type { Verdict } from './decide-request.js'
+import type { Identity } from '../decision/decide.js'
+import type { Verdict } from '../decision/decide-request.js'
 import type { FramingProblem } from './framing.js'
 import { noteVerdict } from './request-state.js'
 

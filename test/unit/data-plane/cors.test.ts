@@ -3,9 +3,9 @@
 // every other response gets. The wiring into the gate is tested in test/integration/cors.test.ts.
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { answerPreflight, compileCors, corsHeaders, corsProblems, isPreflight, type CorsPolicy } from '../../../src/pipeline/cors.js'
+import { answerPreflight, compileCors, corsHeaders, corsProblems, isPreflight, type CorsPolicy } from '../../../src/data-plane/cors.js'
 import type { Config } from '../../../src/config/schema.js'
-import { requestState, type RequestState } from '../../../src/pipeline/request-state.js'
+import { requestState, type RequestState } from '../../../src/http/request-state.js'
 
 const APP = 'https://app.example.com'
 type Cors = Config['cors']

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { extractCredential } from '../../../src/pipeline/extract-credential.js'
+import { extractCredential } from '../../../src/decision/extract-credential.js'
 
 const table: Array<[string, string[], string]> = [
   ['no Authorization header', ['Host', 'x'], 'missing_credential'],
