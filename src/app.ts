@@ -23,6 +23,7 @@ import { createAuthenticator } from './decision/authenticate-request.js'
 import { buildDataPlane } from './data-plane/data-plane.js'
 import { createDecider } from './decision/decide-request.js'
 import { compileRules } from './decision/match-rule.js'
+import { PROXIED_METHODS } from './http/methods.js'
 import { IdentityResolver } from './cache/resolve-identity.js'
 import { compileRouteTable } from './decision/route-table.js'
 import { UnknownKeyLimit, unknownKeyLimits } from './cache/unknown-key-limit.js'
@@ -135,8 +136,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     defaultLimit: config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default),
     onError: config.rate_limits.on_error
   })
-  // Stages 1-8 of a request, one function for the data plane and the authorizer
-  const matchRule = compileRules(config.rules)
+  // The decision, receive to rate limits, one function for the data plane and the authorizer
+  const matchRule = compileRules(config.rules, PROXIED_METHODS)
   const routeOf = compileRouteTable(config.routes)
   const decider = createDecider({
     authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver, meter: metrics.auth }),

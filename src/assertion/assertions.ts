@@ -15,7 +15,7 @@
 import { sign, type KeyObject } from 'node:crypto'
 import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose'
 import type { AssertionConfig } from '../config/schema.js'
-import type { Identity } from '../decision/decide.js'
+import type { Identity } from '../decision/identity.js'
 import { identityBoundClaims, identityClaims, issuerClaim, protectedHeader, requestClaims } from './claims.js'
 import type { AssertionAlg, AssertionKeys } from './key-files.js'
 

@@ -7,7 +7,7 @@
  *   1. receive        framing, as on every listener: 400 / 417 / 431     framing.ts
  *   2. the peer       only authz.trusted_peers may ask: 403
  *   3. the original   the proxy's headers or Envoy's own target: 400 / 404 original-request.ts
- *   4. the decision   stages 1-8 of the data plane, the very same function with the
+ *   4. the decision   receive to rate limits, the data plane's very same function with the
  *                     same cache and rate limits: 400 / 404 / 401 / 503 / 403 / 429
  *                                                                          decide-request.ts
  *   5. the answer     allowed: 200, empty, the identity headers (and the assertion);
@@ -34,10 +34,11 @@ import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
 import type { Tracing } from '../tracing/tracing.js'
 import type { RequestDecider, TargetVerdict } from '../decision/decide-request.js'
-import { applyVerdict, challenges, deny, refuseFraming } from '../http/deny.js'
+import { challenges } from '../decision/challenges.js'
+import { applyVerdict, deny, refuseFraming } from '../http/deny.js'
 import { checkFraming, headLimits, onClientError } from '../http/framing.js'
 import { connectionPeer, identityHeadersFor } from '../http/identity-headers.js'
-import { PROXIED_METHODS } from '../decision/match-rule.js'
+import { PROXIED_METHODS } from '../http/methods.js'
 import { createRequestLog } from '../http/request-log.js'
 import { routePatterns } from '../decision/route-table.js'
 import { loggedTarget, requestState } from '../http/request-state.js'

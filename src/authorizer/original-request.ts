@@ -14,7 +14,7 @@
  * The address the request came from, for the per-peer budget of unknown keys, is the
  * last `X-Forwarded-For` entry (what the proxy in front appended), else the proxy's own.
  */
-import { PROXIED_METHODS } from '../decision/match-rule.js'
+import { PROXIED_METHODS } from '../http/methods.js'
 
 export type OriginalRequest =
   | { ok: true, via: 'traefik' | 'nginx' | 'envoy', method: string, target: string }

@@ -1,5 +1,5 @@
 /**
- * Stage 5, the I/O: key record -> user record (personal keys) -> role record, and
+ * The records stage, the decision's I/O: key record -> user record (personal keys) -> role record, and
  * the key's org record (its rate limit), from the cache when every record there may
  * be served, else in one round trip to Redis that refills them all. Concurrent misses for the same key id share one
  * round trip.

@@ -15,6 +15,7 @@ import { identityHeaders } from '../http/identity-headers.js'
 import { MALFORMED, parseRateLimit } from '../ratelimit/limit.js'
 import { applicableLimits, malformedLevel } from '../ratelimit/limiter.js'
 import { compileRules } from '../decision/match-rule.js'
+import { PROXIED_METHODS } from '../http/methods.js'
 import { IdentityResolver } from '../cache/resolve-identity.js'
 import { compileRouteTable } from '../decision/route-table.js'
 import { RedisHealth, type RegistryClient } from '../registry/redis-client.js'
@@ -57,7 +58,7 @@ export async function explain (config: Config, redis: RegistryClient, method: st
   })
   const decider = createDecider({
     authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver }),
-    matchRule: compileRules(config.rules),
+    matchRule: compileRules(config.rules, PROXIED_METHODS),
     routeOf: compileRouteTable(config.routes)
   })
   // 1-7, as the gateway decides (8: shown below, never counted)
@@ -77,7 +78,7 @@ export async function explain (config: Config, redis: RegistryClient, method: st
   }
   if (!v.ok) return { ...out, status: ERRORS[v.code].status, code: v.code, reason: v.reason }
 
-  // 8. the rate limits that apply, shown, never counted (a malformed one allows nothing)
+  // rate limits: those that apply, shown, never counted (a malformed one allows nothing)
   const applicable = applicableLimits(v.identity, config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default))
   const limits: NonNullable<Explanation['rate_limits']> = {}
   for (const level of ['key', 'role', 'org'] as const) {
@@ -89,6 +90,6 @@ export async function explain (config: Config, redis: RegistryClient, method: st
     return { ...out, status: ERRORS.rate_limited.status, code: 'rate_limited', reason: 'invalid_record' }
   }
 
-  // 10. what the upstream would receive
+  // headers: what the upstream would receive
   return { ...out, allowed: true, status: 'upstream', reason: 'allowed', headers: identityHeaders(config.identity.header_prefix, v.identity, '(generated per request)') }
 }

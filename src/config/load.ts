@@ -11,6 +11,7 @@ import { corsProblems } from '../data-plane/cors.js'
 import { trustedProxyProblem } from '../http/identity-headers.js'
 import { redisConfigProblems, urlHoldsSecret } from '../registry/redis-url.js'
 import { compileRules, isUnderPrefix, RuleError } from '../decision/match-rule.js'
+import { PROXIED_METHODS } from '../http/methods.js'
 import { ConfigSchema, UpstreamSchema, type Config } from './schema.js'
 
 export const DEFAULT_CONFIG_FILE = 'config/keygate.yaml'
@@ -148,7 +149,7 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
     if (!under) problems.push(`rules[${i}].path: ${rule.path} is under no route prefix, so it can never match`)
   })
   try {
-    compileRules(c.rules)
+    compileRules(c.rules, PROXIED_METHODS)
   } catch (err: unknown) {
     if (err instanceof RuleError) problems.push(...err.problems)
     else throw err

@@ -1,41 +1,22 @@
 /**
- * The data plane: everything clients call. Its hooks and routes are registered in
- * the order a request meets them; every stage below is a file of src/decision/, src/cache/,
- * src/http/ or src/data-plane/:
+ * The data plane: everything clients call. Its hooks and routes are registered in the
+ * order a request meets the stages, the one list in src/decision/stages.ts (README's
+ * "How a request flows" draws it): receive and route prefix are fastify's URL rewrite,
+ * hooks and router here; credential to rate limits are the decision
+ * (src/decision/decide-request.ts), which the gate (gate.ts) calls before it checks the
+ * body; then the headers (src/http/identity-headers.ts), the proxy (proxy.ts) and the
+ * log line (src/http/request-log.ts).
  *
- *    1. receive        framing (header count, Host, HTTP/1.0 framing, Expect) and the
- *                      target policy: origin-form, no dot segments, no encoded `/`...
- *                      400 / 417 / 431                          framing.ts, target-policy.ts
- *    2. route prefix   a path under no configured prefix: 404     route-table.ts
- *    3. credential     exactly one `Authorization: Bearer`: 401   extract-credential.ts
- *    4. key format     prefix, id, secret, checksum, locally: 401 key-format.ts
- *    5. records        key -> user -> role, cache else one Redis
- *                      round trip; Redis down: 503                resolve-identity.ts
- *    6. authenticate   secret, status, expiry, user, org: 401     decide.ts
- *                      (3-6 are one function, shared with the admin sign-in:
- *                      authenticate-request.ts)
- *    7. authorize      the route rule: permissions, org: 403      match-rule.ts, decide.ts
- *    8. rate limits    the key's, its role's and its org's limits:
- *                      429; Redis down: on_error              src/ratelimit/limiter.ts
- *                      (1-8 are one function, shared with the authorizer listener and
- *                      `keygate check`: decide-request.ts)
- *    9. body           a declared body over the limit: 413; a streamed one is
- *                      counted and cut at the limit, or when idle: 413 / 408  body-limit.ts
- *   10. headers        strip, then set the identity headers (and the
- *                      signed assertion, when on)                 identity-headers.ts, assertion/
- *   11. proxy          to the route's upstream: 502 / 504         proxy.ts
- *   12. log            one line and the metrics per request       request-log.ts
- *
- * Every request carries a W3C trace context from stage 1 on (the client's, continued,
+ * Every request carries a W3C trace context from receive on (the client's, continued,
  * or a new one): its trace id is on the log line and forwarded upstream, and with
  * tracing.otlp_endpoint set its spans are exported (src/tracing/).
  *
- * Stages 3-9 run in the gate (gate.ts), the route's first hook. Every refusal is sent
- * by deny.ts; what the stages learn about a request is in request-state.ts.
+ * The gate is the route's first hook. Every refusal is sent by src/http/deny.ts; what
+ * the stages learn about a request is in src/http/request-state.ts.
  *
  * A WebSocket upgrade never reaches fastify's routes: node hands it to the server's
- * 'upgrade' event, where src/websocket/ decides it as a GET (stages 1-8, the same
- * function), then relays it to the upstream with the identity headers (10).
+ * 'upgrade' event, where src/websocket/ decides it as a GET (receive to rate limits,
+ * the same function), then relays it to the upstream with the identity headers.
  */
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
@@ -55,7 +36,7 @@ import { deny, refuseFraming } from '../http/deny.js'
 import { checkFraming, headLimits, onClientError } from '../http/framing.js'
 import { createGate } from './gate.js'
 import { createHeaderRewriter } from '../http/identity-headers.js'
-import { PROXIED_METHODS } from '../decision/match-rule.js'
+import { PROXIED_METHODS } from '../http/methods.js'
 import { protectedRoute } from './proxy.js'
 import { createRequestLog } from '../http/request-log.js'
 import { ROUTER_OPTIONS } from '../decision/route-table.js'
@@ -69,7 +50,7 @@ type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
 export interface DataPlaneOptions {
   config: Config
   logger: Logger
-  /** stages 1-8 as one function (decide-request.ts), shared with the authorizer */
+  /** the decision, receive to rate limits, as one function (decide-request.ts), shared with the authorizer */
   decider: RequestDecider
   /** the same decision without the rate limits, for open WebSockets (src/websocket/) */
   redecider: RequestDecider
@@ -92,7 +73,7 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
     // request ids are the gateway's own; a client cannot choose what lands in the logs
     requestIdHeader: false,
     genReqId: () => randomUUID(),
-    // 1. the target policy runs before routing, so the router sees the decided path
+    // receive: the target policy runs before routing, so the router sees the decided path
     rewriteUrl (req: CheckedMessage) {
       const target = checkTarget(req.url ?? '')
       req[kTarget] = target
@@ -112,7 +93,7 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
   app.decorateRequest('kg', null as unknown as never)
   const framing = checkFraming(app.server, config.limits)
 
-  // 1. receive: a refused request stops here, before routing matters. (Every response
+  // receive: a refused request stops here, before routing matters. (Every response
   // carries the request id: set by deny() on the gateway's own responses, by the proxy
   // on upstream ones.)
   app.addHook('onRequest', function receive (request, reply, done) {
@@ -128,14 +109,14 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
     if (problem !== undefined) return refuseFraming(reply, problem)
     done()
   })
-  // 12. one log line per request, and its metrics
+  // log: one line per request, and its metrics
   const requestLog = createRequestLog(logger, metrics.requests, config.keys.prefix)
   app.addHook('onResponse', requestLog.hook)
   const finishSpans = tracing.finisher('proxy')
   if (finishSpans !== undefined) app.addHook('onResponse', finishSpans)
   app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
 
-  // 2. a path under no route prefix
+  // route prefix: a path under none
   app.setNotFoundHandler((_request, reply) => deny(reply, 'not_found', 'no_route'))
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const refused = bodyRefusal(err)
@@ -150,7 +131,7 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
   const cors = compileCors(config.cors)
   if (cors !== undefined) app.addHook('onSend', corsHeaders(cors))
 
-  // 3-11. each route prefix: the gate (3-9), then the headers and the proxy to its upstream (10-11)
+  // each route prefix: the gate (credential to body), then the headers and the proxy to its upstream
   const gate = createGate({
     decider,
     bodyLimit: config.limits.body_bytes,
@@ -176,7 +157,7 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
     await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimits, dropCorsHeaders: cors !== undefined, meter: metrics.upstream(route.upstream), toUpstream })
   }
 
-  // 1-8, 10: WebSocket upgrades, decided as a GET and relayed (src/websocket/)
+  // WebSocket upgrades, decided as a GET and relayed (src/websocket/)
   registerWebSockets(app, { config, logger, decider, redecider, tracking, framing, rewriteRequestHeaders, toUpstreams, usage, metrics, tracing })
 
   await app.ready()

@@ -1,7 +1,8 @@
 /**
- * Stages 3-9 for a request under a protected route prefix: the decision (3-8: who is
- * calling, the route rule, the rate limits; one function shared with the authorizer
- * and `keygate check`: decide-request.ts), then the declared body size (9).
+ * The stages from credential to body for a request under a protected route prefix:
+ * the decision (who is calling, the route rule, the rate limits; one function shared
+ * with the authorizer and `keygate check`: src/decision/decide-request.ts), then the
+ * declared body size.
  * Authentication always precedes authorization, so a bad key is 401, never 403 or 404;
  * a refused request never reaches the rate limits, so it consumes nothing.
  *
@@ -36,7 +37,7 @@ export function createGate (o: GateOptions): Gate {
       return
     }
 
-    // 3-8. who is calling, may they, how often
+    // credential to rate limits: who is calling, may they, how often
     const now = Date.now()
     const verdict = decider.decide(request.method, request.kg.path, request.raw.rawHeaders, request.raw.socket.remoteAddress, now)
     if (!(verdict instanceof Promise)) {
@@ -53,7 +54,7 @@ export function createGate (o: GateOptions): Gate {
     const identity = applyVerdict(reply, verdict)
     if (identity === undefined) return
 
-    // 9. a declared body larger than the limit is refused before anything is read
+    // body: a declared body larger than the limit is refused before anything is read
     if (declaredTooLarge(request.headers, o.bodyLimit)) {
       refuseBody(reply, 'too_large')
       return

@@ -1,12 +1,12 @@
 /**
- * Stage 10: one protected route prefix -> one upstream, as its own encapsulated
+ * The proxy stage: one protected route prefix -> one upstream, as its own encapsulated
  * fastify context: the gate hook, the body limit, and @fastify/reply-from with its
  * own undici agent. Upstream failures become the catalogue's 502/504 (never an
  * internal address or library code); upstream responses pass through unchanged.
  *
  * reply-from is the engine of @fastify/http-proxy, used here without http-proxy's
  * route handler, which parses the path with WHATWG URL three times a request to
- * re-check what the target policy (stage 1) already guarantees (~50k instructions a
+ * re-check what the target policy (receive) already guarantees (~50k instructions a
  * request; docs/benchmarks.md). reply-from still checks the URL it builds: no `..`
  * segment, and the upstream's origin.
  */
@@ -22,7 +22,7 @@ import type { ToUpstream } from '../tracing/tracing.js'
 import { bodyRefusal, limitBody, refuseBody, type BodyLimits } from './body-limit.js'
 import { deny } from '../http/deny.js'
 import { HOP_BY_HOP, type RequestHeaderRewriter } from '../http/identity-headers.js'
-import { PROXIED_METHODS } from '../decision/match-rule.js'
+import { PROXIED_METHODS } from '../http/methods.js'
 import { routePatterns } from '../decision/route-table.js'
 
 /**

@@ -1,11 +1,12 @@
 /**
- * Stages 3-6 in one function, the authentication every front end runs: the data
- * plane's gate, the admin sign-in and `keygate check` (and so they cannot drift):
+ * The stages from credential to authenticate (STAGES, stages.ts) in one function, the
+ * authentication every front end runs: the data plane's gate, the admin sign-in and
+ * `keygate check` (and so they cannot drift):
  *
- *   3. the credential   exactly one `Authorization: Bearer <token68>`   extract-credential.ts
- *   4. the key format   prefix, id, secret, checksum, locally            key-format.ts
- *   5. the records      key -> user -> role, cache else one round trip   resolve-identity.ts
- *   6. who is calling   secret, status, expiry, user, org                decide.ts
+ *   credential     exactly one `Authorization: Bearer <token68>`   extract-credential.ts
+ *   key format     prefix, id, secret, checksum, locally            key-format.ts
+ *   records        key -> user -> role, cache else one round trip   src/cache/resolve-identity.ts
+ *   authenticate   secret, status, expiry, user, org                decide.ts
  *
  * The result is synchronous when every record is cached (no promise on the hot path),
  * a promise otherwise. A refusal names its status, its reason for the log and its
@@ -14,8 +15,9 @@
  */
 import type { Reason } from '../errors.js'
 import type { AuthMeter } from '../metrics/auth-metrics.js'
-import { authenticate, type Identity } from './decide.js'
-import { challenges } from '../http/deny.js'
+import { authenticate } from './decide.js'
+import type { Identity } from './identity.js'
+import { challenges } from './challenges.js'
 import { extractCredential } from './extract-credential.js'
 import { parseKey } from './key-format.js'
 import { RegistryBusy, RegistryUnavailable, type IdentityResolver, type Resolved } from '../cache/resolve-identity.js'
@@ -63,17 +65,17 @@ export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignI
   const { resolver, meter } = o
 
   return function authenticateRequest (rawHeaders, peer, now) {
-    // 3. exactly one Bearer credential
+    // credential: exactly one Bearer credential
     const credential = extractCredential(rawHeaders)
     if (!credential.ok) return credential.reason === 'missing_credential' ? MISSING : MALFORMED
     if (o.isAdminToken?.(credential.token) === true) return ADMIN_TOKEN
 
-    // 4. format and checksum, locally: a malformed key never reaches the cache or Redis
+    // key format: format and checksum, locally: a malformed key never reaches the cache or Redis
     const key = parseKey(credential.token, o.keyPrefix)
     if (key === 'malformed_credential') return MALFORMED
     if (key === 'bad_checksum') return BAD_CHECKSUM
 
-    // 5. key record -> user -> role, from the cache or in one Redis round trip
+    // records: key record -> user -> role, from the cache or in one Redis round trip
     const resolved = resolver.resolve(key.id, now, peer)
     if (!(resolved instanceof Promise)) {
       if (resolved.limited !== true) meter?.fromCache()
@@ -95,7 +97,7 @@ export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignI
   }
 }
 
-/** 6. who is calling: the identity, or a 401 naming its reason. */
+/** authenticate: who is calling, the identity, or a 401 naming its reason. */
 function decided (who: ReturnType<typeof authenticate>, keyId: string): Authentication {
   return who.ok ? who : failure('unauthorized', who.reason, challenges.invalidToken, keyId)
 }

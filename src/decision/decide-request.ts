@@ -1,18 +1,21 @@
 /**
  * The decision on one request, as one function that every front end calls: the data
- * plane's gate, the authorizer listener (src/authorizer/) and `keygate check`.
+ * plane's gate, the authorizer listener (src/authorizer/), the WebSocket upgrade and
+ * `keygate check`. Its stages, in the order of STAGES (stages.ts):
  *
- *   1. the target policy   origin-form, no dot segments, no encoded `/`...: 400   target-policy.ts
- *   2. the route prefix    a path under no configured prefix: 404                 route-table.ts
- *   3-6. who is calling    credential, key format, records, key state: 401 / 503 authenticate-request.ts
- *   7. may they            the route rule: default deny, org, permissions: 403    match-rule.ts, decide.ts
- *   8. how often           the rate limits that apply: 429 (503 when Redis is
- *                          down and rate_limits.on_error is deny)                 src/ratelimit/
+ *   receive          the target policy: origin-form, no dot segments, no encoded `/`...: 400
+ *                                                                           target-policy.ts
+ *   route prefix     a path under no configured prefix: 404                 route-table.ts
+ *   credential to    who is calling: credential, key format, records,
+ *   authenticate     key state: 401 / 503                                   authenticate-request.ts
+ *   authorize        the route rule: default deny, org, permissions: 403    match-rule.ts, decide.ts
+ *   rate limits      the rate limits that apply: 429 (503 when Redis is
+ *                    down and rate_limits.on_error is deny)                 src/ratelimit/
  *
- * `decideTarget` runs 1-8 on a raw request target. The data plane runs 1 and 2 as
- * fastify's URL rewrite and router (the same checkTarget, the router built from the
- * same patterns and options as the route table), and calls `decide` for 3-8. A request
- * refused before 8 consumes no rate limit.
+ * `decideTarget` runs them all on a raw request target. The data plane runs receive
+ * and route prefix as fastify's URL rewrite and router (the same checkTarget, the
+ * router built from the same patterns and options as the route table), and calls
+ * `decide` for the rest. A request refused before the rate limits consumes none.
  *
  * The result is synchronous when every record is cached and no rate limit applies (no
  * promise on the hot path), a promise otherwise. A refusal names its error code, its reason for the log line and
@@ -21,8 +24,9 @@
 import type { RouteConfig } from '../config/schema.js'
 import type { ErrorCode, Reason } from '../errors.js'
 import type { AuthenticateRequest, Authentication } from './authenticate-request.js'
-import { authorize, type Identity } from './decide.js'
-import { challenges } from '../http/deny.js'
+import { authorize } from './decide.js'
+import type { Identity } from './identity.js'
+import { challenges } from './challenges.js'
 import type { CompiledRule, RuleMatcher } from './match-rule.js'
 import type { Limiter, Verdict as RateLimitVerdict } from '../ratelimit/limiter.js'
 import { checkTarget } from './target-policy.js'
@@ -57,7 +61,7 @@ export interface Refused {
   fromRedis?: boolean
 }
 
-/** 1-2 passed: the path decided on (and forwarded), its query, its route. */
+/** receive and route prefix passed: the path decided on (and forwarded), its query, its route. */
 export interface Target {
   path: string
   /** the raw query string, `?` included */
@@ -70,9 +74,9 @@ export type TargetVerdict =
   | (Refused & { target: undefined, path: string | undefined })
 
 export interface RequestDecider {
-  /** 3-8, for a path that passed 1-2 */
+  /** credential to rate limits, for a path that passed receive and route prefix */
   decide: (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number) => Verdict | Promise<Verdict>
-  /** 1-8, for a raw request target */
+  /** receive to rate limits, for a raw request target */
   decideTarget: (method: string, target: string, rawHeaders: readonly string[], peer: string | undefined, now: number) => TargetVerdict | Promise<TargetVerdict>
 }
 
@@ -87,13 +91,13 @@ export interface DeciderOptions {
 
 export function createDecider ({ authenticate, matchRule, routeOf, limiter }: DeciderOptions): RequestDecider {
   function decide (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number): Verdict | Promise<Verdict> {
-    // 3-6. who is calling
+    // credential to authenticate: who is calling
     const auth = authenticate(rawHeaders, peer, now)
     if (!(auth instanceof Promise)) return howOften(mayThey(auth, method, path, false), now)
     return auth.then((result) => howOften(mayThey(result, method, path, true), Date.now()))
   }
 
-  // 8. the rate limits that apply: every one is checked, the strictest decides
+  // rate limits: those that apply: every one is checked, the strictest decides
   function howOften (verdict: Verdict, now: number): Verdict | Promise<Verdict> {
     if (!verdict.ok || limiter === undefined) return verdict
     const limited = limiter.check(verdict.identity, now)
@@ -102,7 +106,7 @@ export function createDecider ({ authenticate, matchRule, routeOf, limiter }: De
     return limited.then((v) => v === undefined ? verdict : limitedVerdict(verdict, v))
   }
 
-  // 7. the route rule: default deny, org constraint, permissions
+  // authorize: the route rule: default deny, org constraint, permissions
   function mayThey (auth: Authentication, method: string, path: string, fromRedis: boolean): Verdict {
     if (!auth.ok) return { ok: false, code: auth.code, reason: auth.reason, challenge: auth.challenge, keyId: auth.keyId, fromRedis: auth.keyId === undefined ? undefined : fromRedis }
     const { identity } = auth
@@ -125,7 +129,7 @@ export function createDecider ({ authenticate, matchRule, routeOf, limiter }: De
   }
 
   function decideTarget (method: string, raw: string, rawHeaders: readonly string[], peer: string | undefined, now: number): TargetVerdict | Promise<TargetVerdict> {
-    // 1. the target policy; 2. the route prefix. Neither reads a header or Redis.
+    // receive (the target policy), route prefix. Neither reads a header or Redis.
     const checked = checkTarget(raw)
     if (!checked.ok) return refusedTarget('bad_request', 'bad_path', undefined)
     const route = routeOf(checked.path)

@@ -1,30 +1,14 @@
 /**
- * Stages 6 and 7 as pure decisions over the resolved records: is the key good, and does
+ * The authenticate and authorize stages as pure decisions over the resolved records: is the key good, and does
  * its effective role satisfy the matched rule. Each denial names its reason.
  */
 import type { Reason } from '../errors.js'
 import type { ParsedKey } from './key-format.js'
-import type { RecordLimit } from '../ratelimit/limit.js'
 import { secretMatches } from '../registry/key-material.js'
-import { INVALID, NO_GRANTS, type Grants } from '../registry/records.js'
+import { INVALID, NO_GRANTS } from '../registry/records.js'
 import type { RuleMatch } from './match-rule.js'
+import type { Identity } from './identity.js'
 import type { Resolved } from '../cache/resolve-identity.js'
-
-export interface Identity {
-  keyId: string
-  type: 'personal' | 'bot'
-  userId: string | undefined
-  org: string
-  /** the effective role's name: the key's (BOT) or its user's (personal) */
-  role: string
-  grants: Grants
-  /** when the key expires (epoch ms); undefined: never (an open WebSocket is closed then: src/websocket/) */
-  expiresAt?: number | undefined
-  /** the rate limits of the key, its role and its org, as their records hold them (src/ratelimit/) */
-  keyLimit?: RecordLimit
-  roleLimit?: RecordLimit
-  orgLimit?: RecordLimit
-}
 
 export type Authenticated = { ok: true, identity: Identity } | { ok: false, reason: Reason }
 

@@ -1,5 +1,5 @@
 /**
- * Stage 3: exactly one `Authorization` header, scheme `Bearer` (any case), one or
+ * The credential stage: exactly one `Authorization` header, scheme `Bearer` (any case), one or
  * more spaces, one token68 (RFC 9110 section 11). Pure. Reads the raw header list,
  * because node keeps only the first of duplicated `Authorization` headers.
  */

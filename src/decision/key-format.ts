@@ -1,5 +1,5 @@
 /**
- * Stage 4: the key's format, checked locally: the prefix, a 16-character base62 id,
+ * The key format stage: the key's format, checked locally: the prefix, a 16-character base62 id,
  * `_`, a 32-character base62 secret, and the checksum of all before it
  * (src/registry/key-material.ts makes keys). A mistyped key is refused here, without
  * a registry lookup; a key that was never issued can still pass (a CRC is no MAC),

@@ -1,5 +1,5 @@
 /**
- * Stage 7: method + path pattern -> required permissions.
+ * The authorize stage's rule match: method + path pattern -> required permissions.
  *
  * Rules compile once at start-up into a find-my-way router (fastify's own), so the
  * precedence is the router's: per segment, static beats `:param` beats `*`. On the
@@ -7,7 +7,6 @@
  * Two rules for the same method and the same pattern (parameter names aside) are
  * ambiguous: a configuration error, reported with both rule indexes.
  */
-import { METHODS } from 'node:http'
 import FindMyWay from 'find-my-way'
 import type { RuleConfig } from '../config/schema.js'
 
@@ -27,9 +26,6 @@ export interface RuleMatch {
 }
 
 export type RuleMatcher = (method: string, path: string) => RuleMatch | null
-
-/** Every method the gateway can receive (node's parser only knows these); CONNECT never routes. */
-export const PROXIED_METHODS: readonly string[] = METHODS.filter((m) => m !== 'CONNECT')
 
 const PARAM = /^:[A-Za-z_][A-Za-z0-9_]*$/
 const STATIC_SEGMENT = /^([A-Za-z0-9._~!$&'()+,=@-]|%[0-9A-F]{2})+$/
@@ -67,7 +63,11 @@ function patternShape (path: string): { shape: string, params: string[] } | stri
   return { shape: segments.map((s) => s.startsWith(':') ? ':' : s).join('/'), params }
 }
 
-export function compileRules (rules: readonly RuleConfig[]): RuleMatcher {
+/**
+ * `methods`: every method a request can have (the listener's: src/http/methods.ts); a
+ * rule naming another is a configuration error, and `*` stands for each of them.
+ */
+export function compileRules (rules: readonly RuleConfig[], methods: readonly string[]): RuleMatcher {
   const problems: string[] = []
   const router = FindMyWay<FindMyWay.HTTPVersion.V1>({
     caseSensitive: true,
@@ -92,7 +92,7 @@ export function compileRules (rules: readonly RuleConfig[]): RuleMatcher {
       problems.push(`${field}.org_param: "${r.org_param}" is not a parameter of path ${r.path}`)
       return
     }
-    if (r.method !== '*' && !PROXIED_METHODS.includes(r.method)) {
+    if (r.method !== '*' && !methods.includes(r.method)) {
       problems.push(`${field}.method: unknown HTTP method "${r.method}"`)
       return
     }
@@ -117,7 +117,7 @@ export function compileRules (rules: readonly RuleConfig[]): RuleMatcher {
   if (problems.length > 0) throw new RuleError(problems)
 
   for (const shape of shapes) {
-    for (const method of PROXIED_METHODS) {
+    for (const method of methods) {
       const rule = explicit.get(`${method} ${shape}`) ??
         (method === 'HEAD' ? explicit.get(`GET ${shape}`) : undefined) ??
         wildcard.get(`* ${shape}`)

@@ -1,5 +1,5 @@
 /**
- * Stage 2: which route prefix, and so which upstream, a path belongs to. A prefix
+ * The route prefix stage: which route prefix, and so which upstream, a path belongs to. A prefix
  * covers itself and everything under it (`<prefix>` and `<prefix>/*`); a path under
  * none gets 404. The data plane registers these patterns with fastify's router
  * (find-my-way, with ROUTER_OPTIONS); `keygate check` asks a find-my-way router built

@@ -1,5 +1,5 @@
 /**
- * Stage 1, on both listeners: the request's framing. What node's HTTP parser refuses
+ * The receive stage, on every listener: the request's framing. What node's HTTP parser refuses
  * (an oversized or malformed head, a head that is too slow) is answered on the raw
  * socket with the catalogue's error object; what node would answer by itself (`Expect`)
  * goes through the listener's own hooks instead; and what node lets through but a

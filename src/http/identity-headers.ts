@@ -1,5 +1,5 @@
 /**
- * Stage 9: the headers sent upstream. Strip, then set: every client header that
+ * The headers stage: the headers sent upstream. Strip, then set: every client header that
  * could impersonate an identity or steer the upstream is dropped in every spelling
  * (case-insensitive, `_` read as `-`), then the identity headers are set from the
  * resolved identity. The sets of names are built once, at start-up.
@@ -12,7 +12,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { BlockList, isIP, type Socket } from 'node:net'
 import type { Assertions } from '../assertion/assertions.js'
 import { assertionHeaderName } from '../assertion/claims.js'
-import type { Identity } from '../decision/decide.js'
+import type { Identity } from '../decision/identity.js'
 import type { RequestState } from './request-state.js'
 
 export interface HeaderPolicy {

@@ -1,5 +1,5 @@
 /**
- * Stage 12, the last: one JSON line per request, with the decision's precise reason and
+ * The log stage, the last: one JSON line per request, with the decision's precise reason and
  * the request's W3C trace id (src/tracing/), and
  * the request's metrics (rule, status, reason, duration; src/metrics/metrics.ts).
  * The path is the one decided on, without its query string; no header is logged.

@@ -1,5 +1,5 @@
 /**
- * Stage 8, rate limits (contract section 13): the limits that apply to an
+ * The rate limits stage (docs/rate-limits.md): the limits that apply to an
  * authorized identity, checked together; the strictest decides.
  *
  *   key    the key record's `rate_limit`, else `rate_limits.default`   a bucket per key

@@ -32,7 +32,7 @@ import { cacheName } from '../cache/record-cache.js'
 import type { Tracking } from '../cache/invalidation.js'
 import type { Reason } from '../errors.js'
 import type { CloseCause, WebSocketMeter } from '../metrics/websocket-metrics.js'
-import type { Identity } from '../decision/decide.js'
+import type { Identity } from '../decision/identity.js'
 import type { RequestDecider, Verdict } from '../decision/decide-request.js'
 import type { Relay } from './relay.js'
 

@@ -59,7 +59,7 @@ import { openUpstream, type UpstreamHandshake } from './upstream.js'
 export interface WebSocketStageOptions {
   config: Config
   logger: Logger
-  /** stages 1-8, as for every request */
+  /** the decision, receive to rate limits, as for every request */
   decider: RequestDecider
   /** the same decision without the rate limits, for open connections (connections.ts) */
   redecider: RequestDecider

@@ -6,7 +6,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import { sendError, codeForStatus, type ErrorCode } from '../../errors.js'
-import { challenges } from '../../http/deny.js'
+import { challenges } from '../../decision/challenges.js'
 import { AdminError, type AdminErrorKind } from '../../registry/admin/index.js'
 import { isUnavailableReply, isWrongTypeReply, redisDidNotAnswer, type RedisHealth } from '../../registry/redis-client.js'
 

@@ -2,14 +2,18 @@
 // and the identity an accepted key carries. The records are parsed from the hashes an
 // operator writes, so a row reads as the registry would hold it.
 import t from 'tap'
-import { authenticate, authorize, type Identity } from '../../../src/decision/decide.js'
-import { compileRules } from '../../../src/decision/match-rule.js'
+import { authenticate, authorize } from '../../../src/decision/decide.js'
+import type { Identity } from '../../../src/decision/identity.js'
+import { compileRules as compile } from '../../../src/decision/match-rule.js'
+import { PROXIED_METHODS } from '../../../src/http/methods.js'
 import type { Resolved } from '../../../src/cache/resolve-identity.js'
 import { generateKey, hashSecret } from '../../../src/registry/key-material.js'
 import { parseKey, type ParsedKey } from '../../../src/decision/key-format.js'
 import {
   Grants, INVALID, NO_GRANTS, parseKeyRecord, parseRoleRecord, parseUserRecord, type KeyRecord, type RoleRecord, type UserRecord
 } from '../../../src/registry/records.js'
+
+const compileRules = (rules: Parameters<typeof compile>[0]): ReturnType<typeof compile> => compile(rules, PROXIED_METHODS)
 
 const generated = generateKey('kg_')
 const parsed = parseKey(generated.key, 'kg_')

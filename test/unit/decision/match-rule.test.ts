@@ -1,6 +1,9 @@
 import t from 'tap'
-import { compileRules, RuleError } from '../../../src/decision/match-rule.js'
+import { compileRules as compile, RuleError } from '../../../src/decision/match-rule.js'
+import { PROXIED_METHODS } from '../../../src/http/methods.js'
 import type { RuleConfig } from '../../../src/config/schema.js'
+
+const compileRules = (rules: readonly RuleConfig[]): ReturnType<typeof compile> => compile(rules, PROXIED_METHODS)
 
 const rule = (method: string, path: string, permissions: string[] = [], orgParam?: string): RuleConfig =>
   orgParam === undefined ? { method, path, permissions } : { method, path, permissions, org_param: orgParam }
