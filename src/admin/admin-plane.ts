@@ -9,14 +9,14 @@
  *   /admin/v1/*         the admin API (admin credential)            api/
  *   /console            the Integrations console (static files)     console.ts
  */
-import Fastify, { type FastifyInstance } from 'fastify'
-import { randomUUID } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { Assertions } from '../assertion/assertions.js'
 import { registerJwksRoute } from '../assertion/jwks-route.js'
 import type { Config } from '../config/schema.js'
-import { codeForStatus, sendError } from '../errors.js'
-import { checkFraming, headLimits, onClientError } from '../http/framing.js'
+import { sendError } from '../errors.js'
+import { refuseFraming } from '../http/deny.js'
+import { createListener } from '../http/listener.js'
 import type { IdentityResolver } from '../cache/resolve-identity.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { RedisHealth, RegistryClient } from '../registry/redis-client.js'
@@ -41,15 +41,8 @@ export interface AdminPlaneOptions {
 }
 
 export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyInstance> {
-  const app = Fastify({
-    logger: false,
-    requestIdHeader: false,
-    genReqId: () => randomUUID(),
-    // the data plane's framing rules hold here too (src/http/framing.ts)
-    http: headLimits(o.config.limits),
-    clientErrorHandler: onClientError(o.logger)
-  })
-  const framing = checkFraming(app.server, o.config.limits)
+  // the data plane's listener, framing rules and refusals (src/http/listener.ts)
+  const { app, framing } = createListener({ logger: o.logger, limits: o.config.limits })
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     reply.header('cache-control', 'no-store')
@@ -58,12 +51,8 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
       done()
       return
     }
-    const [code, , close] = problem
-    if (close) reply.header('connection', 'close')
-    sendError(reply, code)
+    refuseFraming(reply, problem)
   })
-  app.setNotFoundHandler((_request, reply) => sendError(reply, 'not_found'))
-  app.setErrorHandler((err: { statusCode?: number }, _request, reply) => sendError(reply, codeForStatus(err.statusCode ?? 500)))
 
   /** Liveness: the process answers. */
   app.get('/healthz', async () => ({ status: 'ok' }))

@@ -23,23 +23,22 @@
  * Everything is answered in the first hook: a decision request's body, if any, is
  * never read (the connection is closed after the answer instead).
  */
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
-import { randomUUID } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
 import { assertionHeaderName, JWKS_PATH, sendJwks, type Assertions } from '../assertion/index.js'
-import { codeForStatus, sendError } from '../errors.js'
+import { sendError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
 import type { Tracing } from '../tracing/tracing.js'
 import type { RequestDecider, TargetVerdict } from '../decision/decide-request.js'
 import { challenges } from '../decision/challenges.js'
-import { applyVerdict, deny, refuseFraming } from '../http/deny.js'
-import { checkFraming, headLimits, onClientError } from '../http/framing.js'
+import { deny, refuseFraming } from '../http/deny.js'
+import { applyVerdict } from '../http/verdict.js'
+import { createListener } from '../http/listener.js'
 import { connectionPeer, identityHeadersFor } from '../http/identity-headers.js'
 import { PROXIED_METHODS } from '../http/methods.js'
-import { createRequestLog } from '../http/request-log.js'
 import { routePatterns } from '../decision/route-table.js'
 import { loggedTarget, requestState } from '../http/request-state.js'
 import { clientAddress, namesOriginal, originalRequest } from './original-request.js'
@@ -61,36 +60,28 @@ type Stashed = IncomingMessage & { [kTarget]?: string }
 
 export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<FastifyInstance> {
   const { config, logger, decider, usage, assertions, tracing } = o
-  const app = Fastify({
-    logger: false,
-    requestIdHeader: false,
-    genReqId: () => randomUUID(),
-    // every decision request is answered by one hook, whatever its own target
-    rewriteUrl (req: Stashed) {
-      req[kTarget] = req.url ?? ''
-      return '/'
+  const { app, framing } = createListener({
+    logger,
+    limits: config.limits,
+    refused: o.metrics.decisions.refused,
+    allMethods: true,
+    fastify: {
+      // every decision request is answered by one hook, whatever its own target
+      rewriteUrl (req: Stashed) {
+        req[kTarget] = req.url ?? ''
+        return '/'
+      },
+      return503OnClosing: false
     },
-    http: headLimits(config.limits),
-    return503OnClosing: false,
-    clientErrorHandler: onClientError(logger, o.metrics.decisions.refused)
+    // 6. one log line per decision, and its metrics
+    log: { meter: o.metrics.decisions, keyPrefix: config.keys.prefix, mode: 'authz' },
+    tracing: { tracing, mode: 'authz' }
   })
-  for (const method of PROXIED_METHODS) {
-    if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
-  }
-  app.decorateRequest('kg', null as unknown as never)
-  const framing = checkFraming(app.server, config.limits)
   const peerOf = connectionPeer(config.authz.trusted_peers)
   const pathPrefix = config.authz.path_prefix
   const headerPrefix = config.identity.header_prefix
   const identityHeaders = identityHeadersFor(headerPrefix)
   const assertionHeader = assertionHeaderName(headerPrefix)
-
-  // 6. one log line per decision, and its metrics
-  const requestLog = createRequestLog(logger, o.metrics.decisions, config.keys.prefix, 'authz')
-  app.addHook('onResponse', requestLog.hook)
-  const finishSpans = tracing.finisher('authz')
-  if (finishSpans !== undefined) app.addHook('onResponse', finishSpans)
-  app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
 
   app.addHook('onRequest', function decision (request, reply, done) {
     const raw = request.raw as Stashed
@@ -131,15 +122,6 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   })
   // never reached: the hook above answers every request
   app.route({ method: PROXIED_METHODS as string[], url: '/', handler: async (_request, reply) => sendError(reply, 'internal_error') })
-  app.setNotFoundHandler((request, reply) => {
-    if (request.kg !== null && request.kg !== undefined) request.kg.reason = 'no_route'
-    return sendError(reply, 'not_found')
-  })
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    const status = err.statusCode ?? 500
-    if (status >= 500) logger.error({ req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } }, 'internal error')
-    return deny(reply, codeForStatus(status), status >= 500 ? 'internal_error' : 'bad_request')
-  })
 
   // 5. the answer
   function answer (request: FastifyRequest, reply: FastifyReply, v: TargetVerdict, now: number): FastifyReply {

@@ -18,14 +18,12 @@
  * 'upgrade' event, where src/websocket/ decides it as a GET (receive to rate limits,
  * the same function), then relays it to the upstream with the identity headers.
  */
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
-import { randomUUID } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
 import type { Assertions } from '../assertion/assertions.js'
 import type { Tracking } from '../cache/invalidation.js'
 import type { Config } from '../config/schema.js'
-import { codeForStatus } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
 import type { ToUpstream, Tracing } from '../tracing/tracing.js'
@@ -33,12 +31,10 @@ import { bodyRefusal, refuseBody } from './body-limit.js'
 import { compileCors, corsHeaders } from './cors.js'
 import type { RequestDecider } from '../decision/decide-request.js'
 import { deny, refuseFraming } from '../http/deny.js'
-import { checkFraming, headLimits, onClientError } from '../http/framing.js'
+import { createListener } from '../http/listener.js'
 import { createGate } from './gate.js'
 import { createHeaderRewriter } from '../http/identity-headers.js'
-import { PROXIED_METHODS } from '../http/methods.js'
 import { protectedRoute } from './proxy.js'
-import { createRequestLog } from '../http/request-log.js'
 import { ROUTER_OPTIONS } from '../decision/route-table.js'
 import { loggedTarget, requestState } from '../http/request-state.js'
 import { checkTarget, type TargetCheck } from '../decision/target-policy.js'
@@ -65,33 +61,34 @@ export interface DataPlaneOptions {
 }
 
 export async function buildDataPlane ({ config, logger, decider, redecider, tracking, usage, metrics, assertions, tracing }: DataPlaneOptions): Promise<FastifyInstance> {
-  // fastify gets no logger: keygate writes the one line per request itself
-  // (request-log.ts) and logs its own errors, and fastify's own error lines would
-  // carry the request URL with its query string, which must never reach a log.
-  const app = Fastify({
-    logger: false,
-    // request ids are the gateway's own; a client cannot choose what lands in the logs
-    requestIdHeader: false,
-    genReqId: () => randomUUID(),
-    // receive: the target policy runs before routing, so the router sees the decided path
-    rewriteUrl (req: CheckedMessage) {
-      const target = checkTarget(req.url ?? '')
-      req[kTarget] = target
-      return target.ok ? target.path + target.query : '/'
+  // (the shared listener: src/http/listener.ts; a path under no route prefix is its 404)
+  const { app, framing } = createListener({
+    logger,
+    limits: config.limits,
+    refused: metrics.requests.refused,
+    allMethods: true,
+    fastify: {
+      // receive: the target policy runs before routing, so the router sees the decided path
+      rewriteUrl (req: CheckedMessage) {
+        const target = checkTarget(req.url ?? '')
+        req[kTarget] = target
+        return target.ok ? target.path + target.query : '/'
+      },
+      routerOptions: ROUTER_OPTIONS,
+      bodyLimit: config.limits.body_bytes,
+      // during a graceful close, requests on open keep-alive connections are still served
+      // (fastify's own 503 would not be the gateway's error object)
+      return503OnClosing: false
     },
-    routerOptions: ROUTER_OPTIONS,
-    http: headLimits(config.limits),
-    bodyLimit: config.limits.body_bytes,
-    // during a graceful close, requests on open keep-alive connections are still served
-    // (fastify's own 503 would not be the gateway's error object)
-    return503OnClosing: false,
-    clientErrorHandler: onClientError(logger, metrics.requests.refused)
+    // log: one line per request, and its metrics
+    log: { meter: metrics.requests, keyPrefix: config.keys.prefix, mode: 'proxy' },
+    tracing: { tracing, mode: 'proxy' },
+    // body: a refusal of its own
+    ownRefusal (err, reply) {
+      const refused = bodyRefusal(err)
+      return refused === undefined ? undefined : refuseBody(reply, refused)
+    }
   })
-  for (const method of PROXIED_METHODS) {
-    if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
-  }
-  app.decorateRequest('kg', null as unknown as never)
-  const framing = checkFraming(app.server, config.limits)
 
   // receive: a refused request stops here, before routing matters. (Every response
   // carries the request id: set by deny() on the gateway's own responses, by the proxy
@@ -109,24 +106,6 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
     if (problem !== undefined) return refuseFraming(reply, problem)
     done()
   })
-  // log: one line per request, and its metrics
-  const requestLog = createRequestLog(logger, metrics.requests, config.keys.prefix)
-  app.addHook('onResponse', requestLog.hook)
-  const finishSpans = tracing.finisher('proxy')
-  if (finishSpans !== undefined) app.addHook('onResponse', finishSpans)
-  app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
-
-  // route prefix: a path under none
-  app.setNotFoundHandler((_request, reply) => deny(reply, 'not_found', 'no_route'))
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    const refused = bodyRefusal(err)
-    if (refused !== undefined) return refuseBody(reply, refused)
-    const status = err.statusCode ?? 500
-    if (status >= 400 && status < 500) return deny(reply, codeForStatus(status), 'bad_request')
-    logger.error({ req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } }, 'internal error')
-    return deny(reply, 'internal_error', 'internal_error')
-  })
-
   // CORS (off unless origins are configured): preflights in the gate, headers on every response
   const cors = compileCors(config.cors)
   if (cors !== undefined) app.addHook('onSend', corsHeaders(cors))

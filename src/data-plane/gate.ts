@@ -15,7 +15,7 @@ import type { UsageRecorder } from '../registry/usage-recorder.js'
 import { declaredTooLarge, refuseBody } from './body-limit.js'
 import { answerPreflight, isPreflight, type CorsPolicy } from './cors.js'
 import type { RequestDecider, Verdict } from '../decision/decide-request.js'
-import { applyVerdict } from '../http/deny.js'
+import { applyVerdict } from '../http/verdict.js'
 
 export interface GateOptions {
   decider: RequestDecider

@@ -38,16 +38,18 @@ export function headLimits (limits: Config['limits']): { maxHeaderSize: number, 
   }
 }
 
+export interface Framing {
+  tooManyHeaders: (req: IncomingMessage) => FramingProblem | undefined
+  problem: (req: IncomingMessage) => FramingProblem | undefined
+}
+
 /**
  * Sets up a listener's server: node keeps one header field past header_count (so a
  * request over it is seen whole enough to refuse), and requests with `Expect` go
  * through the same hooks as any other (node would answer them itself: `100 Continue`
  * at once, a bare 417 for anything else). Returns the framing check for each request.
  */
-export function checkFraming (server: Server, limits: Config['limits']): {
-  tooManyHeaders: (req: IncomingMessage) => FramingProblem | undefined
-  problem: (req: IncomingMessage) => FramingProblem | undefined
-} {
+export function checkFraming (server: Server, limits: Config['limits']): Framing {
   server.maxHeadersCount = limits.header_count + 1
   const maxRawHeaders = limits.header_count * 2
   const asRequest = (req: IncomingMessage, res: ServerResponse): void => { server.emit('request', req, res) }

@@ -43,12 +43,12 @@ import type { Config, UpstreamConfig } from '../config/schema.js'
 import type { ErrorCode, Reason } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { RequestDecider, TargetVerdict } from '../decision/decide-request.js'
-import type { checkFraming } from '../http/framing.js'
+import type { Framing } from '../http/framing.js'
 import type { RequestHeaderRewriter } from '../http/identity-headers.js'
 import { createRequestLog } from '../http/request-log.js'
 import { loggedTarget, noteVerdict, requestState, type RequestState } from '../http/request-state.js'
 import { routePatterns } from '../decision/route-table.js'
-import { rateLimitHeaders } from '../ratelimit/respond.js'
+import { renderVerdict, type VerdictSink } from '../http/verdict.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
 import type { ToUpstream, Tracing } from '../tracing/tracing.js'
 import { Connections, type Slot } from './connections.js'
@@ -65,7 +65,7 @@ export interface WebSocketStageOptions {
   redecider: RequestDecider
   /** push invalidation: what tells open connections that a record changed */
   tracking: Tracking
-  framing: ReturnType<typeof checkFraming>
+  framing: Framing
   rewriteRequestHeaders: RequestHeaderRewriter
   /** by upstream name: the trace context sent to it, and the handshake's CLIENT span (src/tracing/) */
   toUpstreams: ReadonlyMap<string, ToUpstream>
@@ -199,15 +199,10 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   function admit (u: Upgrade, v: TargetVerdict, done: (ok: boolean) => void, failed: (err: unknown) => void): void {
     const { state } = u
     noteVerdict(state, v)
-    u.headers = rateLimitHeaders(v.rateLimit)
     if (v.target !== undefined) state.trace.route = routePatterns(v.target.route.prefix)[1]
-    if (!v.ok) {
-      state.path = v.target !== undefined ? v.target.path : v.path ?? state.path
-      const headers: Record<string, string> = { ...u.headers }
-      if (v.challenge !== undefined) headers['WWW-Authenticate'] = v.challenge
-      refuse(u, v.code, v.reason, headers)
-      return
-    }
+    if (!v.ok) state.path = v.target !== undefined ? v.target.path : v.path ?? state.path
+    // the response a GET would get, on the raw socket (src/http/verdict.ts)
+    if (renderVerdict(v, onSocket, u) === undefined || !v.ok) return
     state.path = v.target.path
     state.query = v.target.query
     const upstream = config.upstreams[v.target.route.upstream]
@@ -297,6 +292,16 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     u.state.reason = 'allowed'
     log(u, 101)
     connections.opened(slot, relay(client, upstream, ws.max_buffered_bytes))
+  }
+
+  /** A verdict's response on the upgrade's socket: the rate limit's headers kept for the 101 as for a refusal. */
+  const onSocket: VerdictSink<Upgrade> = {
+    rateLimit (u, headers) { u.headers = headers },
+    refuse (u, code, reason, challenge) {
+      const headers: Record<string, string> = { ...u.headers }
+      if (challenge !== undefined) headers['WWW-Authenticate'] = challenge
+      refuse(u, code, reason, headers)
+    }
   }
 
   function refuse (u: Upgrade, code: ErrorCode, reason: Reason, headers?: Record<string, string>): void {
