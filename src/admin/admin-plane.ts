@@ -17,7 +17,7 @@ import type { Config } from '../config/schema.js'
 import { sendError } from '../errors.js'
 import { refuseFraming } from '../http/deny.js'
 import { createListener } from '../http/listener.js'
-import type { IdentityResolver } from '../cache/resolve-identity.js'
+import type { DecisionFactory } from '../decision/factory.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { RedisHealth, RegistryClient } from '../registry/redis-client.js'
 import { adminApi } from './api/index.js'
@@ -30,8 +30,8 @@ export interface AdminPlaneOptions {
   logger: Logger
   health: RedisHealth
   redis: RegistryClient
-  /** the data plane's resolver: admin keys are authenticated exactly as on the data plane */
-  resolver: IdentityResolver
+  /** the data plane's decision: admin keys are authenticated exactly as on the data plane */
+  decisions: DecisionFactory
   /** the process's metrics registry, served at /metrics */
   metrics: Metrics
   /** notes a key's use (last_used_at) when it signs in */

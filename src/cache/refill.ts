@@ -38,7 +38,12 @@ export interface RefillOptions {
   /** push invalidation is up: what is read now stays cached until it changes */
   active: () => boolean
   logger: Logger
+  /** `cache.warm_up`: the recently used key ids to read at start (`recentlyUsedKeyIds`) */
+  warmUp?: (() => Promise<string[]>) | undefined
 }
+
+/** How many times the warm-up tries to read the usage hash. */
+const WARM_UP_ATTEMPTS = 5
 
 export class Refill {
   /** key ids still to read, in order */
@@ -71,6 +76,33 @@ export class Refill {
       } else if (!this.stopped) {
         this.o.logger.info({ reads: this.done - done, ms: Math.round(performance.now() - started) }, 'cache: refill done')
       }
+    })
+  }
+
+  /**
+   * Push invalidation is established (`first`: for the first time): the keys the cache
+   * holds are read again (revalidation); the first time, with the warm-up on, the
+   * recently used keys too.
+   */
+  established (held: string[], first: boolean): void {
+    if (!first || this.o.warmUp === undefined) {
+      this.add(held, 'revalidation')
+      return
+    }
+    this.warmUp(held, 1)
+  }
+
+  /**
+   * The warm-up's read of the usage hash, tried again a second later when Redis did not
+   * answer (a gateway starting beside a busy Redis), WARM_UP_ATTEMPTS times at most.
+   */
+  private warmUp (held: string[], attempt: number): void {
+    const read = this.o.warmUp as () => Promise<string[]>
+    read().then((ids) => { this.add([...held, ...ids], 'warm-up') }, (err: unknown) => {
+      const again = attempt < WARM_UP_ATTEMPTS
+      this.o.logger.warn({ err: { message: (err as Error).message }, attempt }, again ? 'cache: the usage hash could not be read for the warm-up; trying again' : 'cache: no warm-up (the usage hash could not be read)')
+      if (again) setTimeout(() => { if (this.o.active()) this.warmUp(held, attempt + 1) }, 1000).unref()
+      else this.add(held, 'revalidation')
     })
   }
 

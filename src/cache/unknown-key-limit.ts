@@ -9,13 +9,12 @@
  * (401, reason `unknown_key_limited`). Cache hits never touch the budget, nor do
  * lookups of keys the cache knows exist (RecordCache.knownKey).
  *
- * Peers are the socket's remote address: an IPv4-mapped IPv6 address counts as its
- * IPv4 address, and an IPv6 address as its /64 (one host usually holds a whole /64,
- * so per address it would hold 2^64 budgets). At most `max_peers` buckets are kept;
+ * Peers are the socket's remote address, counted as src/peer.ts says (an IPv6
+ * address as its /64, as for failed admin sign-ins). At most `max_peers` buckets are kept;
  * the least recently used one is dropped for a new peer.
  */
-import { isIP } from 'node:net'
 import type { Config } from '../config/schema.js'
+import { peerOf } from '../peer.js'
 
 export interface UnknownKeyLimitOptions {
   /** tokens added per second */
@@ -75,17 +74,4 @@ export class UnknownKeyLimit {
   refund (bucket: Bucket): void {
     bucket.tokens = Math.min(this.o.burst, bucket.tokens + 1)
   }
-}
-
-/** The budget's peer for a socket address: IPv4 as is, IPv4-mapped IPv6 as IPv4, other IPv6 as its /64. */
-export function peerOf (address: string): string {
-  if (address.startsWith('::ffff:') && isIP(address.slice(7)) === 4) return address.slice(7)
-  if (!address.includes(':')) return address
-  const bare = address.split('%', 1)[0] as string // (a zone id: fe80::1%eth0)
-  if (bare.includes('.')) return bare // an IPv4 tail inside IPv6 (NAT64, SIIT): the whole address
-  const [head = '', tail] = bare.split('::', 2)
-  const front = head === '' ? [] : head.split(':')
-  const back = tail === undefined || tail === '' ? [] : tail.split(':')
-  const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back]
-  return groups.slice(0, 4).map((g) => Number.parseInt(g, 16).toString(16)).join(':') + '::/64'
 }

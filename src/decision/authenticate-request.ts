@@ -20,7 +20,8 @@ import type { Identity } from './identity.js'
 import { challenges } from './challenges.js'
 import { extractCredential } from './extract-credential.js'
 import { parseKey } from './key-format.js'
-import { RegistryBusy, RegistryUnavailable, type IdentityResolver, type Resolved } from '../cache/resolve-identity.js'
+import { RegistryBusy, RegistryUnavailable } from '../cache/read-through.js'
+import type { IdentityResolver, Resolved } from '../cache/resolve-identity.js'
 
 export type Authentication =
   | { ok: true, identity: Identity }

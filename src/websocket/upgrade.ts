@@ -39,6 +39,7 @@ import type { Duplex } from 'node:stream'
 import type { Logger } from 'pino'
 import { WebSocketServer, type ServerOptions, type VerifyClientCallbackAsync, type WebSocket } from 'ws'
 import type { Tracking } from '../cache/invalidation.js'
+import { cacheTimings } from '../cache/timings.js'
 import type { Config, UpstreamConfig } from '../config/schema.js'
 import type { ErrorCode, Reason } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
@@ -108,7 +109,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     maxPerKey: ws.max_connections_per_key,
     decider: o.redecider,
     tracking: o.tracking,
-    sweepEveryMs: Math.max(100, config.cache.ttl_ms),
+    sweepEveryMs: cacheTimings(config.cache).sweepEveryMs,
     meter: metrics.webSockets,
     logger: o.logger,
     closeTimeoutMs: ws.close_timeout_ms

@@ -11,6 +11,7 @@ import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
 import pino from 'pino'
 import { InvalidationTracker, type FillTicket, type Tracking } from '../../src/cache/invalidation.js'
+import { ReadThroughCache } from '../../src/cache/read-through.js'
 import { cacheNaming, RecordCache } from '../../src/cache/record-cache.js'
 import { IdentityResolver, type Resolved } from '../../src/cache/resolve-identity.js'
 import { parseKey } from '../../src/decision/key-format.js'
@@ -66,12 +67,14 @@ async function world (t: Test, tracking?: (real: InvalidationTracker) => Trackin
   await until(() => health.up, 3000, 'health', 5)
   const resolver = new IdentityResolver({
     reader: reader as unknown as RegistryReader,
-    cache,
-    tracking: tracking?.(tracker) ?? tracker,
-    health,
-    ttlMs: 60_000,
-    negativeTtlMs: 60_000,
-    staleIfErrorMs: 0
+    cache: new ReadThroughCache({
+      records: cache,
+      enabled: true,
+      tracking: tracking?.(tracker) ?? tracker,
+      health,
+      timings: { ttlMs: 60_000, negativeTtlMs: 60_000, staleIfErrorMs: 0, verifyEveryMs: 50, sweepEveryMs: 100 }
+    }),
+    health
   })
   const keyId = (parseKey(key, 'kg_') as { id: string }).id
   t.equal(keyId, id)

@@ -26,12 +26,13 @@ import { createErrorHandler, refuse } from './refusal.js'
 import { roleRoutes } from './role-routes.js'
 import { sessionRoutes } from './session-routes.js'
 import { createSignIn } from './sign-in.js'
-import { createSignInLimit, peerOf } from './sign-in-limit.js'
+import { peerOf } from '../../peer.js'
+import { createSignInLimit } from './sign-in-limit.js'
 import { userRoutes } from './user-routes.js'
 import { useJsonValidation } from './validation.js'
 
 export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) => {
-  const signIn = createSignIn({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix, resolver: o.resolver, usage: o.usage })
+  const signIn = createSignIn({ adminToken: o.config.admin_token, decisions: o.decisions, usage: o.usage })
   const signInLimit = createSignInLimit({ perMinute: o.config.admin.sign_in_failures_per_minute })
   app.decorateRequest('adminApi', null as unknown as never)
 

@@ -6,8 +6,8 @@
  * access exactly when it loses data-plane access.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { createAuthenticator, type AuthFailure } from '../../decision/authenticate-request.js'
-import type { IdentityResolver } from '../../cache/resolve-identity.js'
+import type { AuthFailure } from '../../decision/authenticate-request.js'
+import type { DecisionFactory } from '../../decision/factory.js'
 import { scopeOfGrants } from '../../registry/admin/scope-rules.js'
 import type { UsageRecorder } from '../../registry/usage-recorder.js'
 import { TOKEN_PRINCIPAL, type Principal } from './principal.js'
@@ -22,20 +22,16 @@ export type SignIn =
 export interface SignInOptions {
   /** the admin token; undefined: token sign-in is off */
   adminToken: string | undefined
-  keyPrefix: string
-  resolver: IdentityResolver
+  /** the gateway's decision (src/decision/factory.ts) */
+  decisions: DecisionFactory
   /** a key that signs in is a key in use: its last_used_at is noted as on the data plane */
   usage?: UsageRecorder
 }
 
 export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[]) => Promise<SignIn> {
   const tokenDigest = o.adminToken === undefined || o.adminToken === '' ? undefined : sha256(o.adminToken)
-  const authenticate = createAuthenticator({
-    keyPrefix: o.keyPrefix,
-    resolver: o.resolver,
-    /** Constant time: both sides are hashed to 32 bytes first, so not even the length leaks. */
-    isAdminToken: (token) => tokenDigest !== undefined && timingSafeEqual(sha256(token), tokenDigest)
-  })
+  // the admin token, in constant time: both sides are hashed to 32 bytes first, so not even the length leaks
+  const authenticate = o.decisions.signIn((token) => tokenDigest !== undefined && timingSafeEqual(sha256(token), tokenDigest))
 
   return async function signIn (rawHeaders) {
     const now = Date.now()
