@@ -53,6 +53,7 @@ import { renderVerdict, type VerdictSink } from '../http/verdict.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
 import type { ToUpstream, Tracing } from '../tracing/tracing.js'
 import { Connections, type Slot } from './connections.js'
+import { credentialOf, isWebSocketUpgrade, offeredProtocols } from './handshake.js'
 import { relay } from './relay.js'
 import { passUpstreamAnswer, refuseUpgrade, responseHeaders } from './respond.js'
 import { openUpstream, type UpstreamHandshake } from './upstream.js'
@@ -322,29 +323,3 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
 }
 
 function noop (): void {}
-
-/** `Upgrade: websocket` on HTTP/1.1, without a body: the only upgrade the gateway makes (fail closed). */
-function isWebSocketUpgrade (req: IncomingMessage): boolean {
-  if (req.httpVersion !== '1.1') return false
-  const upgrade = req.headers.upgrade
-  if (upgrade === undefined || upgrade.trim().toLowerCase() !== 'websocket') return false
-  const length = req.headers['content-length']
-  return req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')
-}
-
-/** The client's subprotocol offers (ws already refused a malformed or repeated one). */
-function offeredProtocols (req: IncomingMessage): string[] {
-  const header = req.headers['sec-websocket-protocol']
-  if (header === undefined) return []
-  return header.split(',').map((p) => p.trim()).filter((p) => p !== '')
-}
-
-/** The `Authorization` header pairs: all a decision taken again reads of the request. */
-function credentialOf (rawHeaders: readonly string[]): string[] {
-  const out: string[] = []
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i] as string
-    if (name.length === 13 && name.toLowerCase() === 'authorization') out.push(name, rawHeaders[i + 1] as string)
-  }
-  return out
-}
