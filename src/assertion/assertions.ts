@@ -1,5 +1,5 @@
 /**
- * The signed identity assertion (contract section 12, docs/assertion.md): a compact JWS
+ * The signed identity assertion (docs/assertion.md): a compact JWS
  * per allowed request, which the data plane and the authorizer both attach.
  *
  * Built once at start-up: the JWK Set (jose: JWK export, RFC 7638 thumbprints as kids),

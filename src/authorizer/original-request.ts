@@ -1,5 +1,5 @@
 /**
- * Which request a decision request asks about. In the order of the contract:
+ * Which request a decision request asks about, in this order:
  *
  *   Traefik ForwardAuth   X-Forwarded-Method + X-Forwarded-Uri
  *   nginx auth_request    X-Original-Method  + X-Original-URI

@@ -1,5 +1,5 @@
 /**
- * The receive stage's request-target policy (docs/security.md, "Paths"). Pure.
+ * The receive stage's request-target policy (docs/security.md, "Requests"). Pure.
  *
  * The target must be origin-form. The path may hold only RFC 3986 pchars and `/`,
  * minus `;`; percent-escapes must be well-formed UTF-8. Percent-encoded unreserved

@@ -1,5 +1,5 @@
 /**
- * The request targets of the path policy (contract section 9), shared by the data
+ * The request targets of the path policy (docs/security.md, "Requests"), shared by the data
  * plane's suite (test/integration/path-policy.test.ts) and the authorizer's, which
  * sends the same targets inside X-Forwarded-Uri / X-Original-URI and as Envoy's own.
  */

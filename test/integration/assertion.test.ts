@@ -1,4 +1,4 @@
-// Contract section 12: with identity.assertion on, every allowed request reaches its
+// The signed identity assertion (docs/assertion.md): with identity.assertion on, every allowed request reaches its
 // upstream with `X-Auth-Assertion`, a JWS the upstream verifies against the JWK Set the
 // admin listener serves, fetched over HTTP as an upstream would (jose's
 // createRemoteJWKSet). Bound to the forwarded method, path and request id

@@ -1,5 +1,5 @@
 /**
- * Contract section 11: the authorizer listener. Every decision request goes over a raw
+ * The authorizer listener (docs/authorizer.md). Every decision request goes over a raw
  * socket, in the three shapes: Traefik (X-Forwarded-Method + X-Forwarded-Uri), nginx
  * (X-Original-Method + X-Original-URI) and Envoy (its own method and target, minus
  * authz.path_prefix). A decision is the data plane's decision: the same status, body

@@ -1,4 +1,4 @@
-// Contract section 2 step 2-3 and the 401 challenges of section 7: exactly one
+// The credential and key format stages and the 401 challenges (docs/errors.md): exactly one
 // `Authorization` header, scheme Bearer in any case, one or more spaces, one token68
 // token. A malformed key (wrong shape or checksum) is refused locally, without a
 // single Redis command. 401 challenges carry `error="invalid_token"` whenever a

@@ -1,4 +1,4 @@
-// Contract section 7: every error the gateway itself produces is one uniform JSON
+// The errors table (docs/errors.md): every error the gateway itself produces is one uniform JSON
 // body per status, `{"error":{"code","message","status"}}`, served as
 // `application/json; charset=utf-8`; every response (errors, proxied responses)
 // carries the gateway's X-Request-Id; responses from the upstream itself pass

@@ -1,5 +1,5 @@
 /**
- * Contract section 6 (identity headers sent upstream) and section 9, Headers.
+ * The identity headers sent upstream and the headers a client may not steer (docs/security.md).
  *
  * - Every inbound header whose name, compared case-insensitively with `_` read
  *   as `-`, starts with the identity prefix is removed; the upstream sees exactly

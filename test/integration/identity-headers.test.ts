@@ -1,4 +1,4 @@
-// Contract section 6, for allowed requests: the upstream learns who is calling from
+// The identity headers (docs/security.md), for allowed requests: the upstream learns who is calling from
 // the identity headers (named by `identity.header_prefix`), resolved at request
 // time, plus X-Request-Id (the same id the client gets back) and the standard
 // X-Forwarded-* headers. Authorization is forwarded only when configured.

@@ -1,5 +1,5 @@
 /**
- * Contract section 9, Limits: request bodies stream to the upstream; a body
+ * The request limits (docs/configuration.md, `limits`): request bodies stream to the upstream; a body
  * larger than the configured limit gets `413 payload_too_large`; oversized
  * headers are refused (`431 header_too_large`). Configured here with
  * `limits: { body_bytes: 1000, header_bytes: 4096 }`.

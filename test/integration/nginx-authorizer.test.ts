@@ -1,5 +1,5 @@
 /**
- * Contract section 11 with a real peer: Debian's nginx, with `auth_request`, runs the
+ * The authorizer listener (docs/authorizer.md) with a real peer: Debian's nginx, with `auth_request`, runs the
  * configuration of docs/authorizer.md (read from that page, its addresses replaced by
  * the test's) in front of a recording upstream, and keygate's authorizer decides.
  * Allowed requests arrive with the identity headers; refused ones get keygate's own

@@ -1,5 +1,5 @@
 /**
- * Contract section 9, Path policy: the request target must be origin-form; dot
+ * The path policy (docs/security.md, "Requests"): the request target must be origin-form; dot
  * segments (in any percent-encoded spelling), empty segments, encoded `/` or `\`,
  * raw `\`, `;`, `%00`, control characters and invalid percent-encoding get
  * `400 bad_request` and never reach an upstream. Percent-encoded unreserved

@@ -1,5 +1,5 @@
 /**
- * Rate limits set by the CLI and the admin API (contract section 13), applied by a
+ * Rate limits set by the CLI and the admin API (docs/rate-limits.md), applied by a
  * running gateway: `keys create/limit --rate-limit`, `roles put --rate-limit`,
  * `orgs put/list/show`; POST /keys (rate_limit), POST /keys/:id/limit, PUT
  * /roles/:name (rate_limit), PUT/GET /orgs. Limits are an admin's to set: an org

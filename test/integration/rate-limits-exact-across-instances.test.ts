@@ -1,5 +1,5 @@
 /**
- * Contract section 13, "exact across instances": gateways sharing one Redis share
+ * Rate limits, "exact across instances" (docs/rate-limits.md): gateways sharing one Redis share
  * every bucket, so however requests are spread over them, no more than `count` are
  * allowed in a window of the limit's period; after the reset, `count` more.
  */

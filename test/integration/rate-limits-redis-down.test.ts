@@ -1,5 +1,5 @@
 /**
- * Contract section 13, Redis unreachable: `rate_limits.on_error: allow` (the default)
+ * Rate limits with Redis unreachable (docs/rate-limits.md): `rate_limits.on_error: allow` (the default)
  * lets a limited request go on, counted in a metric; `deny` answers 503. Either way
  * authentication itself still fails closed (a key that is not cached gets 503), and
  * a key under no limit needs no Redis at all. Both with Redis killed (the connection

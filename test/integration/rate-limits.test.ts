@@ -1,5 +1,5 @@
 /**
- * Rate limits (contract section 13), end to end: real Redis, real upstream, a real
+ * Rate limits (docs/rate-limits.md), end to end: real Redis, real upstream, a real
  * gateway. Limits are set as an admin would with redis-cli (HSET ... rate_limit);
  * the CLI and the admin API have their own tests.
  */

@@ -1,5 +1,5 @@
 /**
- * Contract section 9, Registry outage and Readiness, against a private
+ * Registry outage and readiness (docs/cache.md, docs/security.md), against a private
  * redis-server that is killed (SIGKILL: the connection drops) or frozen
  * (SIGSTOP: a hung server, the connection stays open and nothing answers).
  *
@@ -21,7 +21,7 @@ import { eventually, startGateway, type TestGateway } from '../helpers/gateway.j
 import type { RawResponse } from '../helpers/raw-http.js'
 import { startPrivateRedis, type TestRedis } from '../helpers/redis.js'
 
-/** Contract bounds, plus a modest margin for scheduling and the raw client. */
+/** The documented bounds (docs/cache.md), plus a modest margin for scheduling and the raw client. */
 const UNAVAILABLE_WITHIN_MS = 1000 + 200
 const NOT_READY_WITHIN_MS = 5000 + 300
 const READY_AGAIN_WITHIN_MS = 10_000 + 300

@@ -1,4 +1,4 @@
-// Contract section 9 (Logs) and the reasons of section 7: one JSON line per
+// The request log (README, "Operating it") and its reasons (docs/errors.md): one JSON line per
 // request with the request id (the response's X-Request-Id), method, path without
 // the query string, status, key id, the precise reason and a numeric latency.
 // Never the key, the Authorization header or a query string.

@@ -1,5 +1,5 @@
 /**
- * Contract section 14, tracing: W3C `traceparent`/`tracestate` are continued or started
+ * Tracing (docs/tracing.md): W3C `traceparent`/`tracestate` are continued or started
  * on every request, the log line carries `trace_id`, an allowed request's upstream sees
  * the same trace id; with tracing.otlp_endpoint set, spans arrive at a real OTLP/HTTP
  * receiver (test/helpers/otlp-receiver.ts) with the decision as attributes, never a key.

@@ -1,5 +1,5 @@
 /**
- * Contract section 7 (upstream rows) and section 9, Upstream failures:
+ * Upstream failures (docs/errors.md, the upstream rows):
  * refused, reset or unreachable: `502 bad_gateway`; past the upstream's
  * timeout: `504 gateway_timeout`. No internal address, library error code or
  * stack reaches the client. Responses from the upstream itself (a 500 or 503

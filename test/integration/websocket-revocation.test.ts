@@ -11,7 +11,7 @@ import { startRedis, uniquePrefix } from '../helpers/redis.js'
 import { openClient, type OpenedClient } from '../helpers/ws-client.js'
 import { startWsUpstream, type WsUpstream } from '../helpers/ws-upstream.js'
 
-/** the deadline of the contract: closed within 1 s of the change */
+/** the documented deadline (docs/websocket.md): closed within 1 s of the change */
 const DEADLINE_MS = 1000
 
 interface World { gws: TestGateway[], up: WsUpstream }
