@@ -26,7 +26,8 @@
 import type { RedisHealth } from '../registry/redis-client.js'
 import type { FillLimiter } from './fill-limiter.js'
 import type { FillTicket, Tracking } from './invalidation.js'
-import { cacheName, type Entry, type RecordCache } from './record-cache.js'
+import type { Entry } from './entry.js'
+import { cacheName, type RecordCache } from './record-cache.js'
 import type { CacheTimings } from './timings.js'
 
 export type Kind = keyof typeof cacheName
