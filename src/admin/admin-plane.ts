@@ -10,35 +10,14 @@
  *   /console            the Integrations console (static files)     console.ts
  */
 import type { FastifyInstance } from 'fastify'
-import type { Logger } from 'pino'
-import type { Assertions } from '../assertion/assertions.js'
 import { registerJwksRoute } from '../assertion/jwks-route.js'
-import type { Config } from '../config/schema.js'
 import { sendError } from '../errors.js'
 import { refuseFraming } from '../http/deny.js'
 import { createListener } from '../http/listener.js'
-import type { DecisionFactory } from '../decision/factory.js'
-import type { Metrics } from '../metrics/metrics.js'
-import type { RedisHealth, RegistryClient } from '../registry/redis-client.js'
 import { adminApi } from './api/index.js'
 import { consolePlugin } from './console.js'
 import { metricsRoute } from './metrics-route.js'
-import type { UsageRecorder } from '../registry/usage-recorder.js'
-
-export interface AdminPlaneOptions {
-  config: Config
-  logger: Logger
-  health: RedisHealth
-  redis: RegistryClient
-  /** the data plane's decision: admin keys are authenticated exactly as on the data plane */
-  decisions: DecisionFactory
-  /** the process's metrics registry, served at /metrics */
-  metrics: Metrics
-  /** notes a key's use (last_used_at) when it signs in */
-  usage?: UsageRecorder
-  /** the signed identity assertion, whose JWK Set is served here */
-  assertions?: Assertions
-}
+import type { AdminPlaneOptions } from './options.js'
 
 export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyInstance> {
   // the data plane's listener, framing rules and refusals (src/http/listener.ts)
