@@ -13,6 +13,7 @@
  * address as its /64, as for failed admin sign-ins). At most `max_peers` buckets are kept;
  * the least recently used one is dropped for a new peer.
  */
+import { LruMap } from 'toad-cache'
 import type { Config } from '../config/schema.js'
 import { peerOf } from '../peer.js'
 
@@ -38,10 +39,12 @@ export interface Bucket {
 }
 
 export class UnknownKeyLimit {
-  /** peer -> bucket, least recently used first */
-  private readonly buckets = new Map<string, Bucket>()
+  /** peer -> bucket, bounded: the least recently used peer goes for a new one (toad-cache, which fastify uses too) */
+  private readonly buckets: LruMap<Bucket>
 
-  constructor (private readonly o: UnknownKeyLimitOptions) {}
+  constructor (private readonly o: UnknownKeyLimitOptions) {
+    this.buckets = new LruMap<Bucket>(o.maxPeers)
+  }
 
   get size (): number {
     return this.buckets.size
@@ -50,21 +53,15 @@ export class UnknownKeyLimit {
   /** Takes one lookup from the peer's budget: its bucket, or undefined when it has none left. */
   take (address: string, now: number): Bucket | undefined {
     const peer = peerOf(address)
+    // (a hit makes the peer the most recently used)
     let bucket = this.buckets.get(peer)
     if (bucket === undefined) {
-      if (this.buckets.size >= this.o.maxPeers) {
-        const oldest = this.buckets.keys().next()
-        if (oldest.done !== true) this.buckets.delete(oldest.value)
-      }
       bucket = { tokens: this.o.burst, at: now }
-    } else {
-      this.buckets.delete(peer) // re-inserted below: most recently used
-      if (now > bucket.at) {
-        bucket.tokens = Math.min(this.o.burst, bucket.tokens + (now - bucket.at) * this.o.perSecond / 1000)
-        bucket.at = now
-      }
+      this.buckets.set(peer, bucket)
+    } else if (now > bucket.at) {
+      bucket.tokens = Math.min(this.o.burst, bucket.tokens + (now - bucket.at) * this.o.perSecond / 1000)
+      bucket.at = now
     }
-    this.buckets.set(peer, bucket)
     if (bucket.tokens < 1) return undefined
     bucket.tokens -= 1
     return bucket

@@ -12,7 +12,8 @@
  * token's failures and key failures are counted apart.
  *
  * In process, per instance. Memory is bounded: at most `maxPeers` peers are tracked;
- * when full, closed windows are dropped first, then the oldest.
+ * when full, closed windows are dropped first, then the oldest. (Not an LRU: a peer
+ * still failing must keep its open window while closed ones remain to be dropped.)
  */
 
 const WINDOW_MS = 60_000
