@@ -4,6 +4,10 @@
  * (X-Original-Method + X-Original-URI) and Envoy (its own method and target, minus
  * authz.path_prefix). A decision is the data plane's decision: the same status, body
  * and challenge, from the same cache; allowed, 200 with the identity headers.
+ *
+ * The tests on the default rules share one gateway, each with its own keys (and its
+ * own user where it changes one); a test that needs other configuration, or counts
+ * metrics, starts its own.
  */
 import t from 'tap'
 import type { Test } from 'tap'
@@ -44,6 +48,10 @@ async function decide (gw: TestGateway, shape: Shape, method: string, target: st
   return await rawRequest(gw.authzPort, decisionRequest(shape, method, target, headers))
 }
 
+/** the gateway of the tests on RULES alone */
+let gw: TestGateway
+t.before(async () => { gw = await startGateway(t, { yaml: RULES }) })
+
 function sameAnswer (t: Test, decision: RawResponse, data: RawResponse, what: string): void {
   t.equal(decision.status, data.status, `${what}: the data plane's status`)
   t.equal(decision.body, data.body, `${what}: the data plane's error object`)
@@ -53,7 +61,6 @@ function sameAnswer (t: Test, decision: RawResponse, data: RawResponse, what: st
 }
 
 t.test('allowed, in each shape: 200, empty body, the identity headers; nothing reaches an upstream', async (t) => {
-  const gw = await startGateway(t, { yaml: RULES })
   const alice = await gw.fixtures.personalKey('alice')
   const bot = await gw.fixtures.botKey('orgreader', 'globex')
   for (const shape of SHAPES) {
@@ -89,7 +96,6 @@ t.test('allowed, in each shape: 200, empty body, the identity headers; nothing r
 })
 
 t.test('refused: the data plane\'s status, error object and challenge, in each shape', async (t) => {
-  const gw = await startGateway(t, { yaml: RULES })
   const alice = await gw.fixtures.personalKey('alice')
   const carol = await gw.fixtures.personalKey('carol')
   const revoked = await gw.fixtures.personalKey('bob')
@@ -126,7 +132,6 @@ t.test('refused: the data plane\'s status, error object and challenge, in each s
 })
 
 t.test('the path policy, inside X-Forwarded-Uri, X-Original-URI and as Envoy\'s own target', async (t) => {
-  const gw = await startGateway(t, { yaml: RULES })
   const { key } = await gw.fixtures.botKey('admin', 'acme')
   const control = await decide(gw, 'traefik', 'GET', '/api/v1/x', key)
   t.equal(control.status, 200, 'control: a clean path under the catch-all rule is allowed')
@@ -153,7 +158,6 @@ t.test('the path policy, inside X-Forwarded-Uri, X-Original-URI and as Envoy\'s 
 })
 
 t.test('the rule decides on the decoded path, in the header too', async (t) => {
-  const gw = await startGateway(t, { yaml: RULES })
   const carol = await gw.fixtures.personalKey('carol')
   const alice = await gw.fixtures.personalKey('alice')
   for (const [name, target] of DECODED_RULE_TARGETS) {
@@ -165,7 +169,6 @@ t.test('the rule decides on the decoded path, in the header too', async (t) => {
 })
 
 t.test('the original request is named exactly, or the answer is 400', async (t) => {
-  const gw = await startGateway(t, { yaml: RULES })
   const alice = await gw.fixtures.personalKey('alice')
   const auth: [string, string] = ['Authorization', `Bearer ${alice.key}`]
   const ask = async (lines: string): Promise<RawResponse> =>
@@ -222,22 +225,22 @@ t.test('an untrusted peer gets 403 untrusted_peer, whatever it sends', async (t)
 })
 
 t.test('the cache and push invalidation are the data plane\'s: a revocation is seen at once', async (t) => {
-  const gw = await startGateway(t, { yaml: RULES })
-  const alice = await gw.fixtures.personalKey('alice')
-  t.equal((await decide(gw, 'nginx', 'GET', '/api/v1/users', alice.key)).status, 200)
-  t.equal((await gw.get('/api/v1/users', alice.key)).status, 200, 'cached by either')
-  await gw.client.hset(`${gw.prefix}user:alice`, 'status', 'deactivated')
+  await gw.fixtures.user('dana', 'acme', 'reader')
+  const dana = await gw.fixtures.personalKey('dana')
+  t.equal((await decide(gw, 'nginx', 'GET', '/api/v1/users', dana.key)).status, 200)
+  t.equal((await gw.get('/api/v1/users', dana.key)).status, 200, 'cached by either')
+  await gw.client.hset(`${gw.prefix}user:dana`, 'status', 'deactivated')
   const deadline = Date.now() + 1000
   let status = 200
   while (status === 200 && Date.now() < deadline) {
-    status = (await decide(gw, 'nginx', 'GET', '/api/v1/users', alice.key)).status
+    status = (await decide(gw, 'nginx', 'GET', '/api/v1/users', dana.key)).status
     if (status === 200) await new Promise((resolve) => setTimeout(resolve, 20))
   }
   t.equal(status, 401, 'deactivating the user is a 401 within 1 s')
 })
 
 t.test('metrics: the same series, labelled by mode', async (t) => {
-  const gw = await startGateway(t, { yaml: RULES })
+  const gw = await startGateway(t, { yaml: RULES }) // its own: it counts exact series
   const alice = await gw.fixtures.personalKey('alice')
   await decide(gw, 'traefik', 'GET', '/api/v1/users', alice.key)
   await decide(gw, 'traefik', 'GET', '/api/v1/users')

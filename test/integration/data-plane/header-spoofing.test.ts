@@ -13,13 +13,20 @@
  * - No header a client can send makes the gateway answer 500.
  *
  * Every request goes over a raw socket: header names and values reach the
- * gateway exactly as written here, duplicates and odd spellings included.
+ * gateway exactly as written here, duplicates and odd spellings included. The tests on
+ * the default configuration share one gateway, each with its own keys, and count the
+ * upstream's requests from their own start; a test that needs other configuration
+ * starts its own.
  */
 import t from 'tap'
 import type { Test } from 'tap'
 import { startGateway, type TestGateway } from '../../helpers/gateway.js'
 import { rawRequest, req, type HeaderList, type RawResponse } from '../../helpers/raw-http.js'
 import type { RecordedRequest } from '../../helpers/upstream.js'
+
+/** the gateway of the tests on the default configuration */
+let gw: TestGateway
+t.before(async () => { gw = await startGateway(t) })
 
 const BAD_REQUEST_BODY = { error: { code: 'bad_request', message: 'Malformed request', status: 400 } }
 
@@ -100,7 +107,6 @@ function assertBadRequest (t: Test, res: RawResponse): void {
 }
 
 t.test('client-sent identity headers, in every spelling, never reach the upstream', async (t) => {
-  const gw = await startGateway(t)
   const who = await callers(gw)
 
   const spoofs: Array<[string, Array<[string, string]>]> = [
@@ -138,7 +144,6 @@ t.test('client-sent identity headers, in every spelling, never reach the upstrea
 })
 
 t.test('Connection cannot make the gateway drop its own headers', async (t) => {
-  const gw = await startGateway(t)
   const { personal } = await callers(gw)
 
   const lists = [
@@ -175,7 +180,6 @@ t.test('Connection cannot make the gateway drop its own headers', async (t) => {
 })
 
 t.test('Proxy-Authorization and method-override headers are removed; the real method is forwarded', async (t) => {
-  const gw = await startGateway(t)
   const bob = await gw.fixtures.personalKey('bob') // writer: users:*
 
   const removed = ['proxy-authorization', 'x-http-method-override', 'x-http-method', 'x-method-override']
@@ -283,7 +287,6 @@ t.test('X-Forwarded-* from a trusted proxy are kept, and the peer is appended to
 })
 
 t.test('duplicate Host and ambiguous framing: 400, never forwarded', async (t) => {
-  const gw = await startGateway(t)
   const bob = await gw.fixtures.personalKey('bob')
   const auth: [string, string] = ['Authorization', `Bearer ${bob.key}`]
   // What a smuggler hides behind the first request's body.
@@ -313,7 +316,6 @@ t.test('duplicate Host and ambiguous framing: 400, never forwarded', async (t) =
 })
 
 t.test('no header a client can send makes the gateway answer 500', async (t) => {
-  const gw = await startGateway(t)
   const bob = await gw.fixtures.personalKey('bob')
   const bearer = `Bearer ${bob.key}`
 
