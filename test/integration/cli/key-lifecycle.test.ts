@@ -3,6 +3,11 @@
  * gateway on one Redis: create -> use (200) -> revoke or deactivate -> 401;
  * rotation with a grace period; listing with last use; role deletion guards; the
  * audit trail. Nothing printed by list/show ever holds a secret or a hash.
+ *
+ * Every command is its own `keygate` process (about half a second of CPU each), so
+ * the tests share one gateway and run side by side, each on its own keys, users and
+ * roles; the audit trail, which holds what they all did, is read once they are done.
+ * `keygate check` against the gateway: check-agrees-with-the-gateway.test.ts.
  */
 import t from 'tap'
 import { cliEnv, runCli } from '../../helpers/cli.js'
@@ -10,7 +15,7 @@ import { eventually, startGateway } from '../../helpers/gateway.js'
 
 interface Created { id: string, key: string, type: string, replaces?: string, replaces_expires_at?: string, expires_at?: string }
 
-t.test('key lifecycle through the CLI and the gateway', async (t) => {
+t.test('key lifecycle through the CLI and the gateway', { jobs: 2 }, async (t) => {
   const gw = await startGateway(t)
   const env = cliEnv(gw)
   const cli = async (...args: string[]): Promise<unknown> => {
@@ -19,8 +24,9 @@ t.test('key lifecycle through the CLI and the gateway', async (t) => {
     return JSON.parse(r.stdout)
   }
   const status = async (key: string): Promise<number> => (await gw.get('/api/v1/users', key)).status
+  const changes: Array<Promise<unknown>> = []
 
-  t.test('create, use, revoke: 401 within 1 s', async (t) => {
+  changes.push(t.test('create, use, revoke: 401 within 1 s', { buffered: true }, async (t) => {
     const k = await cli('keys', 'create', '--type', 'personal', '--user', 'alice', '--name', 'laptop') as Created
     t.equal(await status(k.key), 200)
     const revoked = await cli('keys', 'revoke', k.id) as { changed: boolean }
@@ -31,9 +37,9 @@ t.test('key lifecycle through the CLI and the gateway', async (t) => {
     const shown = await cli('keys', 'show', k.id) as Record<string, string>
     t.equal(shown.status, 'revoked')
     t.match(shown.revoked_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
-  })
+  }))
 
-  t.test('deactivate stops personal keys, activate restores them; BOT keys are unaffected', async (t) => {
+  changes.push(t.test('deactivate stops personal keys, activate restores them; BOT keys are unaffected', { buffered: true }, async (t) => {
     const personal = await cli('keys', 'create', '--type', 'personal', '--user', 'bob') as Created
     const bot = await cli('keys', 'create', '--type', 'bot', '--role', 'reader', '--org', 'acme', '--created-by', 'bob') as Created
     t.equal(await status(personal.key), 200)
@@ -44,9 +50,9 @@ t.test('key lifecycle through the CLI and the gateway', async (t) => {
     t.ok(await eventually(async () => await status(personal.key) === 200, 1500) >= 0, 'personal key restored')
     const users = await cli('users', 'list', '--org', 'acme') as Array<{ id: string, status: string }>
     t.same(users.map((u) => u.id).sort(), ['alice', 'bob'])
-  })
+  }))
 
-  t.test('rotate: both keys work during the grace period, only the new one after it', async (t) => {
+  changes.push(t.test('rotate: both keys work during the grace period, only the new one after it', { buffered: true }, async (t) => {
     const old = await cli('keys', 'create', '--type', 'bot', '--role', 'reader', '--org', 'acme', '--name', 'ci') as Created
     const rotated = await cli('keys', 'rotate', old.id, '--grace', '3s') as Created
     t.equal(rotated.replaces, old.id)
@@ -60,17 +66,18 @@ t.test('key lifecycle through the CLI and the gateway', async (t) => {
     t.equal(newShown.name, 'ci', 'same name')
     t.equal(newShown.role, 'reader', 'same role')
     t.equal(newShown.org, 'acme', 'same org')
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, graceEnd - Date.now()) + 600))
-    t.equal(await status(old.key), 401, 'old key after the grace period')
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, graceEnd - Date.now())))
+    const refusedAfter = await eventually(async () => await status(old.key) === 401, 600)
+    t.ok(refusedAfter >= 0, `old key after the grace period (refused ${refusedAfter} ms past its end)`)
     t.equal(await status(rotated.key), 200, 'new key after the grace period')
     const oldShown = await cli('keys', 'show', old.id) as Record<string, string>
     t.equal(oldShown.status, 'expired')
     t.equal(oldShown.replaced_by, rotated.id)
     const again = await runCli(['keys', 'rotate', 'ZZZZZZZZZZZZZZZZ'], env)
     t.equal(again.code, 1, 'rotating an unknown key fails')
-  })
+  }))
 
-  t.test('list and show: filters, last use, and never a secret or a hash', async (t) => {
+  changes.push(t.test('list and show: filters, last use, and never a secret or a hash', { buffered: true }, async (t) => {
     const k = await cli('keys', 'create', '--type', 'personal', '--user', 'carol', '--expires-in', '90d') as Created
     t.equal(await status(k.key), 403, 'carol may not read users, but the use still counts as authenticated')
     await gw.get('/api/v1/orgs/globex/things', k.key)
@@ -88,9 +95,9 @@ t.test('key lifecycle through the CLI and the gateway', async (t) => {
     const human = await runCli(['keys', 'list', '--user', 'carol'], env)
     t.match(human.stdout, /ID\s+TYPE\s+OWNER/)
     t.match(human.stdout, new RegExp(k.id))
-  })
+  }))
 
-  t.test('--unused-for finds stale keys', async (t) => {
+  changes.push(t.test('--unused-for finds stale keys', { buffered: true }, async (t) => {
     const fresh = await cli('keys', 'create', '--type', 'bot', '--role', 'reader', '--org', 'stale-test') as Created
     const staleId = (await cli('keys', 'create', '--type', 'bot', '--role', 'reader', '--org', 'stale-test') as Created).id
     const old = new Date(Date.now() - 100 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z')
@@ -99,14 +106,14 @@ t.test('key lifecycle through the CLI and the gateway', async (t) => {
     const stale = await cli('keys', 'list', '--org', 'stale-test', '--unused-for', '90d') as Array<{ id: string }>
     t.same(stale.map((x) => x.id), [staleId])
     t.notOk(stale.some((x) => x.id === fresh.id))
-  })
+  }))
 
-  t.test('roles: list, and delete refused while referenced (naming the references) unless --force', async (t) => {
+  changes.push(t.test('roles: list, and delete refused while referenced (naming the references) unless --force', { buffered: true }, async (t) => {
     await cli('roles', 'put', 'temp', '--permissions', 'users:read', '--description', 'temporary')
     const roles = await cli('roles', 'list') as Array<{ name: string, permissions: string[] }>
     t.same(roles.find((r) => r.name === 'temp')?.permissions, ['users:read'])
-    await cli('users', 'put', 'dave', '--org', 'acme', '--role', 'temp')
-    const bot = await cli('keys', 'create', '--type', 'bot', '--role', 'temp', '--org', 'acme') as Created
+    await cli('users', 'put', 'dave', '--org', 'initech', '--role', 'temp')
+    const bot = await cli('keys', 'create', '--type', 'bot', '--role', 'temp', '--org', 'initech') as Created
     const refused = await runCli(['roles', 'delete', 'temp'], env)
     t.equal(refused.code, 1)
     t.match(refused.stderr, /dave/)
@@ -116,9 +123,11 @@ t.test('key lifecycle through the CLI and the gateway', async (t) => {
     t.equal(forced.deleted, true)
     t.equal(await gw.client.exists(gw.fixtures.keys.role('temp')), 0)
     t.ok(await eventually(async () => await status(bot.key) === 403, 1500) >= 0, 'a BOT key whose role is gone has no permissions')
-  })
+  }))
 
-  t.test('audit: every change, with actor, action, target and result', async (t) => {
+  // the trail of what the tests above did
+  await Promise.all(changes)
+  await t.test('audit: every change, with actor, action, target and result', async (t) => {
     const entries = await cli('audit', '--since', '1h') as Array<{ action: string, target: string, actor: string, result: string }>
     const actions = new Set(entries.map((e) => e.action))
     for (const a of ['key.create', 'key.revoke', 'key.rotate', 'user.deactivate', 'user.activate', 'role.put', 'role.delete', 'user.put']) t.ok(actions.has(a), a)
@@ -131,56 +140,5 @@ t.test('key lifecycle through the CLI and the gateway', async (t) => {
     t.ok(none.length < entries.length, '--since filters')
     const newest = await cli('audit', '--since', '1h', '--limit', '2') as Array<{ id: string }>
     t.same(newest.map((e) => e.id), entries.slice(-2).map((e) => (e as unknown as { id: string }).id), '--limit: the newest n, oldest first')
-  })
-})
-
-t.test('keygate check agrees with what the gateway does', async (t) => {
-  const gw = await startGateway(t)
-  const env = cliEnv(gw)
-  const alice = await gw.fixtures.personalKey('alice')
-  const carol = await gw.fixtures.personalKey('carol')
-  const bot = await gw.fixtures.botKey('writer', 'acme')
-  const revoked = await gw.fixtures.personalKey('bob')
-  await gw.client.hset(gw.fixtures.keys.key(revoked.id), 'status', 'revoked')
-  const table: Array<[string, string, string, string]> = [
-    ['GET', '/api/v1/users', alice.key, 'allowed'],
-    ['POST', '/api/v1/users', alice.key, 'missing_permission'],
-    ['POST', '/api/v1/users', bot.key, 'allowed'],
-    ['GET', '/api/v1/orgs/globex/x', carol.key, 'allowed'],
-    ['GET', '/api/v1/orgs/acme/x', carol.key, 'org_mismatch'],
-    ['GET', '/api/v1/nothing', alice.key, 'no_rule'],
-    ['GET', '/api/v1/users', revoked.key, 'key_revoked'],
-    ['GET', '/api/v1/users', alice.key.slice(0, -1) + (alice.key.endsWith('a') ? 'b' : 'a'), 'bad_checksum'],
-    ['GET', '/elsewhere', alice.key, 'no_route'],
-    ['GET', '/api/v1/../x', alice.key, 'bad_path']
-  ]
-  for (const [method, path, key, reason] of table) {
-    t.test(`${method} ${path} -> ${reason}`, async (t) => {
-      const r = await runCli(['check', method, path, '--json'], { ...env, KEYGATE_KEY: key })
-      t.equal(r.code, 0, r.stderr)
-      const e = JSON.parse(r.stdout) as { allowed: boolean, status: number | string, reason: string, headers?: Record<string, string> }
-      t.equal(e.reason, reason)
-      const res = await gw.send(method, path, { Authorization: `Bearer ${key}` })
-      t.equal(e.allowed, res.status === 200, 'check and the gateway agree on allow/deny')
-      if (!e.allowed) t.equal(e.status, res.status, 'and on the status')
-      const logged = await gw.logOf(res)
-      t.equal(logged?.reason, reason, 'and on the reason the gateway logged')
-      if (e.allowed && e.headers !== undefined) {
-        const seen = gw.upstream.last()?.headers
-        for (const [name, value] of Object.entries(e.headers)) {
-          if (name !== 'x-request-id') t.equal(seen?.[name], value, `upstream header ${name}`)
-        }
-      }
-    })
-  }
-  t.test('the key comes from stdin when KEYGATE_KEY is unset, never from argv', async (t) => {
-    const r = await runCli(['check', 'GET', '/api/v1/users', '--json'], env, alice.key + '\n')
-    t.equal(JSON.parse(r.stdout).reason, 'allowed')
-    const none = await runCli(['check', 'GET', '/api/v1/users'], env, '')
-    t.equal(none.code, 2)
-    t.match(none.stderr, /KEYGATE_KEY/)
-    const human = await runCli(['check', 'GET', '/api/v1/users'], { ...env, KEYGATE_KEY: alice.key })
-    t.match(human.stdout, /^ALLOW/)
-    t.notOk(human.stdout.includes(alice.key), 'the key is not echoed')
   })
 })
