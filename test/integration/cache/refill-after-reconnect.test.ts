@@ -1,8 +1,8 @@
 /**
- * 100,000 keys, a gateway under load, and its tracking connection killed: the cache
+ * 40,000 keys, a gateway under load, and its tracking connection killed: the cache
  * is flushed and refilled within the fill budget, never in a stampede.
  *
- *   1. warm-up: a gateway started on a registry of 100,000 used keys reads them all
+ *   1. warm-up: a gateway started on a registry of 40,000 used keys reads them all
  *      into its cache (the usage hash) without more than `cache.fills_per_second`
  *      registry reads per second;
  *   2. under load over every key, the tracking connection is killed by Redis and a
@@ -13,7 +13,10 @@
  *   3. concurrent misses of one key share one read.
  *
  * Registry reads are counted by Redis itself (`INFO commandstats`, EVALSHA: one per
- * read; no rate limit is configured, so no other EVALSHA runs).
+ * read; no rate limit is configured, so no other EVALSHA runs). 40,000 keys at 10,000
+ * reads/s keep each phase at the budget for four seconds or more: enough one-second
+ * windows to hold the peak against the budget, in a file (gateway, load and test in
+ * one process) that stays well inside the test timeout on a busy machine.
  */
 import t from 'tap'
 import { Redis } from 'ioredis'
@@ -25,7 +28,7 @@ import { startGateway } from '../../helpers/gateway.js'
 import { startRedis, uniquePrefix } from '../../helpers/redis.js'
 import { until } from '../../helpers/wait.js'
 
-const KEYS = 100_000
+const KEYS = 40_000
 const RATE = 10_000
 /** the bucket holds a tenth of a second more; sampling adds its jitter */
 const BOUND = RATE * 1.1 + 500
@@ -69,7 +72,7 @@ function sampleReads (c: Redis): { stop: () => Promise<{ peak: number, mean: num
   }
 }
 
-t.test('warm-up and revalidation of 100,000 keys stay within the fill budget, and fail closed', async (t) => {
+t.test('warm-up and revalidation of 40,000 keys stay within the fill budget, and fail closed', async (t) => {
   const redis = await startRedis()
   t.teardown(() => redis.stop())
   const prefix = uniquePrefix()
@@ -77,7 +80,7 @@ t.test('warm-up and revalidation of 100,000 keys stay within the fill budget, an
   const c = new Redis(redis.url)
   t.teardown(() => { c.disconnect() })
 
-  // the registry: 100 users in one role, 100,000 personal keys, each used once (usage hash)
+  // the registry: 100 users in one role, 40,000 personal keys, each used once (usage hash)
   const keys: NewKey[] = []
   const used = new Date().toISOString()
   let batch = c.pipeline()
