@@ -13,7 +13,9 @@
  * - A key revoked before the outage is never let through during it.
  *
  * These tests always start their own redis-server (even when REDIS_URL names a
- * shared one), because they kill, freeze and restart it.
+ * shared one), because they kill, freeze and restart it. Each case has its own
+ * redis-server and gateway, and most of its time is waiting for the clock, so the
+ * cases of a test run side by side.
  */
 import t from 'tap'
 import type { Test } from 'tap'
@@ -66,9 +68,9 @@ const SIGNALS = [
   ['Redis hung (SIGSTOP)', 'SIGSTOP']
 ] as const
 
-t.test('a key that is not cached gets 503 within 1 s while Redis is unreachable', async (t) => {
+t.test('a key that is not cached gets 503 within 1 s while Redis is unreachable', { jobs: 2 }, async (t) => {
   for (const [label, signal] of SIGNALS) {
-    await t.test(label, async (t) => {
+    t.test(label, { buffered: true }, async (t) => {
       const gw = await outageGateway(t)
       const used = await gw.fixtures.personalKey('alice')
       const fresh = await Promise.all(Array.from({ length: 8 }, async () => await gw.fixtures.personalKey('alice')))
@@ -92,9 +94,9 @@ t.test('a key that is not cached gets 503 within 1 s while Redis is unreachable'
   }
 })
 
-t.test('cached decisions are served inside stale_if_error_s, and not after it', async (t) => {
+t.test('cached decisions are served inside stale_if_error_s, and not after it', { jobs: 4 }, async (t) => {
   for (const [label, signal] of SIGNALS) {
-    await t.test(`${label}, stale_if_error_s: 2`, async (t) => {
+    t.test(`${label}, stale_if_error_s: 2`, { buffered: true }, async (t) => {
       const gw = await outageGateway(t, cacheYaml(2))
       const { key } = await gw.fixtures.personalKey('alice')
       const fresh = await gw.fixtures.personalKey('alice')
@@ -124,7 +126,7 @@ t.test('cached decisions are served inside stale_if_error_s, and not after it', 
       }
     })
 
-    await t.test(`${label}, stale_if_error_s: 0`, async (t) => {
+    t.test(`${label}, stale_if_error_s: 0`, { buffered: true }, async (t) => {
       const gw = await outageGateway(t, cacheYaml(0))
       const { key } = await gw.fixtures.personalKey('alice')
 
@@ -145,8 +147,8 @@ async function readyzTurns (gw: TestGateway, status: number, withinMs: number): 
   return await eventually(async () => (await gw.admin('GET', '/readyz')).status === status, withinMs, 50)
 }
 
-t.test('/readyz follows Redis, and the gateway recovers without a restart', async (t) => {
-  await t.test('Redis killed, then restarted', async (t) => {
+t.test('/readyz follows Redis, and the gateway recovers without a restart', { jobs: 2 }, async (t) => {
+  t.test('Redis killed, then restarted', { buffered: true }, async (t) => {
     const gw = await outageGateway(t)
     t.equal((await gw.admin('GET', '/readyz')).status, 200, 'ready while Redis answers')
 
@@ -166,7 +168,7 @@ t.test('/readyz follows Redis, and the gateway recovers without a restart', asyn
     t.equal(gw.upstream.last()?.headers['x-auth-user-id'], 'alice', 'and is forwarded with its identity')
   })
 
-  await t.test('Redis hung, then resumed', async (t) => {
+  t.test('Redis hung, then resumed', { buffered: true }, async (t) => {
     const gw = await outageGateway(t)
     const before = await gw.fixtures.personalKey('alice')
     t.equal((await gw.admin('GET', '/readyz')).status, 200, 'ready while Redis answers')
@@ -187,14 +189,14 @@ t.test('/readyz follows Redis, and the gateway recovers without a restart', asyn
   })
 })
 
-t.test('a key revoked before the outage is never let through during it', async (t) => {
+t.test('a key revoked before the outage is never let through during it', { jobs: 4 }, async (t) => {
   const variants = [
     ['the gateway saw the revocation (a 401) before the outage', true],
     ['nobody used the key between the revocation and the outage', false]
   ] as const
   for (const [label, signal] of SIGNALS) {
     for (const [variant, observed] of variants) {
-      await t.test(`${label}; ${variant}`, async (t) => {
+      t.test(`${label}; ${variant}`, { buffered: true }, async (t) => {
         const gw = await outageGateway(t, cacheYaml(2))
         const { key, id } = await gw.fixtures.personalKey('alice')
         t.equal((await gw.get('/api/v1/users', key)).status, 200, 'the key works, and is cached')
