@@ -203,7 +203,7 @@ ${assertion.yaml}${tracing}`)
   const authzPort = o.authz === true ? await freePort() : undefined
   const gateway = await spawnServer({
     name,
-    ...nodeCommand([KEYGATE_CLI, 'serve', ...(o.workers === undefined ? [] : ['--workers', String(o.workers)])], o.launcher),
+    ...nodeCommand([ctx.keygateCli ?? KEYGATE_CLI, 'serve', ...(o.workers === undefined ? [] : ['--workers', String(o.workers)])], o.launcher),
     env: {
       KEYGATE_CONFIG: config,
       KEYGATE_REDIS_URL: url,

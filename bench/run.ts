@@ -19,7 +19,7 @@ import { applyPinning } from './pinning.js'
 import { killAllSync, stopAll, unexpectedExits } from './process.js'
 import { peakRssKiB } from './procfs.js'
 import { findProblems, markdown, type RunInfo } from './report.js'
-import { authorizerScenarios, baselineScenario, controlScenario, helloScenario, keygateScenarios, referenceScenario } from './scenarios.js'
+import { authorizerScenarios, baselineScenario, compareScenarios, controlScenario, helloScenario, keygateScenarios, referenceScenario } from './scenarios.js'
 import { BENCH_PATH, startOrigin } from './servers.js'
 import { cpuPerReq, summarize, type RoundMeasure, type ScenarioMeasures } from './summary.js'
 import type { RunningServer, Scenario, ScenarioContext } from './types.js'
@@ -162,7 +162,7 @@ async function main (): Promise<number> {
     }
     const scenarios = selected(config.filter, [
       baselineScenario(ctx), controlScenario(ctx), referenceScenario(ctx), ...keygateScenarios(ctx),
-      helloScenario(ctx), ...authorizerScenarios(ctx)
+      helloScenario(ctx), ...authorizerScenarios(ctx), ...compareScenarios(ctx)
     ])
     for (const scenario of scenarios) {
       log(`starting ${scenario.name}`)

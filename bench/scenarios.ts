@@ -1,6 +1,8 @@
 // The scenarios measured by bench/run.ts. The first one is the baseline every
 // other row is compared with, unless the row names its own reference (compareWith);
 // keygate rows come from keygateScenarios(), the authorizer's from authorizerScenarios().
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { coldKeyCount, coldKeys, nextColdAuthorization } from './cold-keys.js'
 import { FORGED_IDS, nextForgedKey } from './forged-keys.js'
 import { BENCH_RATE_LIMIT, benchKeys, startKeygate, type KeygateOptions } from './keygate.js'
@@ -252,4 +254,21 @@ export function authorizerScenarios (ctx: ScenarioContext): Scenario[] {
       headers: { authorization: `Bearer ${benchKeys.personal.key}` }
     }
   ]
+}
+
+/**
+ * `BENCH_COMPARE=<another keygate checkout, built>`: the headline, cold-keys and cached
+ * authorizer rows of that build too, in the same interleaved rounds as this build's and
+ * against the same baseline and hello-world, so a change is compared before and after
+ * in one run. Both builds must read the same registry format (they share the seeding).
+ */
+export function compareScenarios (ctx: ScenarioContext): Scenario[] {
+  const dir = process.env.BENCH_COMPARE
+  if (dir === undefined || dir === '') return []
+  const keygateCli = resolve(dir, 'dist/cli/main.js')
+  if (!existsSync(keygateCli)) throw new Error(`BENCH_COMPARE: no ${keygateCli} (run npm run build there first)`)
+  const theirs = { ...ctx, keygateCli }
+  const rows = [...keygateScenarios(theirs), ...authorizerScenarios(theirs)]
+  const wanted = (name: string): boolean => name === KEYGATE_PROXY || name === AUTHZ_CACHED || name.startsWith('keygate: cold keys')
+  return rows.filter((s) => wanted(s.name)).map((s) => ({ ...s, name: `compare build: ${s.name}`, label: undefined, target: undefined }))
 }

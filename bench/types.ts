@@ -76,4 +76,6 @@ export interface ScenarioContext {
   auxCpus: string | undefined
   /** Absolute path of the bench's build directory (bench/dist/, holding origin.js and baseline.js). */
   distDir: string
+  /** the `dist/cli/main.js` keygate rows run; default: this repository's build (BENCH_COMPARE rows set another) */
+  keygateCli?: string
 }
