@@ -25,6 +25,10 @@ rules:
   - { method: "*",  path: /api/v1/*,            permissions: [] }
 `
 
+/** one gateway for the file: each test uses its own keys and counts the upstream's requests from its own start */
+let gw: TestGateway
+t.before(async () => { gw = await startGateway(t, { yaml: RULES }) })
+
 const BAD_REQUEST_BODY = { error: { code: 'bad_request', message: 'Malformed request', status: 400 } }
 
 function assertBadRequest (t: Test, res: RawResponse): void {
@@ -42,7 +46,6 @@ function rawGet (method: string, target: string | Buffer, key: string): Buffer {
 }
 
 t.test('refused request targets: 400 bad_request, upstream never contacted', async (t) => {
-  const gw = await startGateway(t, { yaml: RULES })
   const { key } = await gw.fixtures.botKey('admin', 'acme')
 
   // Sanity: the same key and rule set reach the upstream with a clean path.
@@ -60,7 +63,6 @@ t.test('refused request targets: 400 bad_request, upstream never contacted', asy
 })
 
 t.test('accepted request targets are forwarded byte for byte (unreserved escapes decoded once)', async (t) => {
-  const gw = await startGateway(t, { yaml: RULES })
   const { key } = await gw.fixtures.botKey('admin', 'acme')
 
   for (const [name, target, forwarded] of ACCEPTED_TARGETS) {
@@ -76,7 +78,6 @@ t.test('accepted request targets are forwarded byte for byte (unreserved escapes
 })
 
 t.test('the rule is matched against the decoded path, the one forwarded', async (t) => {
-  const gw = await startGateway(t, { yaml: RULES })
   // carol (orgreader) lacks users:read; alice (reader) has it.
   const carol = await gw.fixtures.personalKey('carol')
   const alice = await gw.fixtures.personalKey('alice')
@@ -101,7 +102,6 @@ async function check (t: Test, gw: TestGateway, target: string, withoutPermissio
 }
 
 t.test('a refused target is refused before routing: also outside every route prefix and without a key', async (t) => {
-  const gw = await startGateway(t, { yaml: RULES })
   const cases = ['/other/../api/v1/users', '/x/%2e%2e/api/v1/users', '/a%2Fb', '//api/v1/users']
   for (const target of cases) {
     await t.test(target, async (t) => {
