@@ -44,3 +44,20 @@ export function cliEnv (gw: TestGateway): NodeJS.ProcessEnv {
   }))
   return { KEYGATE_CONFIG: file, KEYGATE_REDIS_URL: gw.redis.url }
 }
+
+/**
+ * Runs `tasks` (each typically a CLI run: a process of its own, mostly start-up) at
+ * most `jobs` at a time; the results in the order of the tasks.
+ */
+export async function pooled<T> (tasks: Array<() => Promise<T>>, jobs = 2): Promise<T[]> {
+  const results: T[] = []
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < tasks.length) {
+      const i = next++
+      results[i] = await (tasks[i] as () => Promise<T>)()
+    }
+  }
+  await Promise.all(Array.from({ length: jobs }, worker))
+  return results
+}

@@ -15,7 +15,7 @@ import { buildApp } from '../../../src/app.js'
 import { parseConfig } from '../../../src/config/load.js'
 import { createLogger } from '../../../src/logger.js'
 import { writeKeyFile, writeTextFile } from '../../helpers/assertion-keys.js'
-import { BIN, runCli } from '../../helpers/cli.js'
+import { BIN, pooled, runCli, type CliRun } from '../../helpers/cli.js'
 import { Fixtures } from '../../helpers/fixtures.js'
 import { freePort } from '../../helpers/net.js'
 import { send } from '../../helpers/raw-http.js'
@@ -146,12 +146,17 @@ t.test('an unfit key file stops serve and fails config check, naming the setting
     ['key_file in the file', configFile({}, { key_file: missing }), {}, /identity\.assertion\.key_file: cannot read .*: no such file/],
     ['a missing previous key', configFile({}, { previous_key_files: [good.publicFile, missing] }), { KEYGATE_ASSERTION_KEY_FILE: good.file }, /identity\.assertion\.previous_key_files\[1\]: cannot read .*: no such file/]
   ]
-  for (const [what, file, env, expected] of cases) {
-    const serve = await runCli(['serve'], { KEYGATE_CONFIG: file, KEYGATE_REDIS_URL: 'redis://127.0.0.1:1', ...env })
+  // each case's two runs are processes of their own: two at a time
+  const runs = await pooled(cases.flatMap(([, file, env]) => [
+    async () => await runCli(['serve'], { KEYGATE_CONFIG: file, KEYGATE_REDIS_URL: 'redis://127.0.0.1:1', ...env }),
+    async () => await runCli(['config', 'check', file], env)
+  ]))
+  for (const [i, [what, , , expected]] of cases.entries()) {
+    const serve = runs[2 * i] as CliRun
     t.equal(serve.code, 1, `serve, ${what}: exit 1`)
     t.match(serve.stderr, expected, `serve, ${what}: the message names the setting`)
     t.equal(serve.stdout, '', 'nothing was started')
-    const check = await runCli(['config', 'check', file], env)
+    const check = runs[2 * i + 1] as CliRun
     t.equal(check.code, 1, `config check, ${what}: exit 1`)
     t.match(check.stderr, expected, `config check, ${what}`)
   }

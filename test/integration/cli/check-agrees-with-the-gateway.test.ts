@@ -9,22 +9,8 @@
  * last request is compared).
  */
 import t from 'tap'
-import { cliEnv, runCli, type CliRun } from '../../helpers/cli.js'
+import { cliEnv, pooled, runCli, type CliRun } from '../../helpers/cli.js'
 import { startGateway } from '../../helpers/gateway.js'
-
-/** Runs `tasks` with at most `jobs` at a time; the results in order. */
-async function pooled<T> (tasks: Array<() => Promise<T>>, jobs: number): Promise<T[]> {
-  const results: T[] = []
-  let next = 0
-  const worker = async (): Promise<void> => {
-    while (next < tasks.length) {
-      const i = next++
-      results[i] = await (tasks[i] as () => Promise<T>)()
-    }
-  }
-  await Promise.all(Array.from({ length: jobs }, worker))
-  return results
-}
 
 t.test('keygate check agrees with what the gateway does', async (t) => {
   const gw = await startGateway(t)

@@ -2,6 +2,7 @@
  * The real `keygate` executable (dist/, built by `npm test` before tap runs)
  * against a real redis-server: exit codes 0 / 1 / 2, --json output, nothing written
  * on a failed or bad command, and a key created by the CLI working through the gateway.
+ * `config check` touches no Redis, so it runs beside the registry commands.
  */
 import t from 'tap'
 import { createHash } from 'node:crypto'
@@ -15,8 +16,9 @@ import { startGateway } from '../../helpers/gateway.js'
 import { refusedPort } from '../../helpers/upstream.js'
 
 const run = runCli
+t.jobs = 2
 
-t.test('registry commands', async (t) => {
+t.test('registry commands', { buffered: true }, async (t) => {
   const gw = await startGateway(t, { seed: false })
   const dir = mkdtempSync(join(tmpdir(), 'keygate-cli-'))
   const configFile = join(dir, 'keygate.yaml')
@@ -104,7 +106,7 @@ t.test('registry commands', async (t) => {
   })
 })
 
-t.test('config check', async (t) => {
+t.test('config check', { buffered: true }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'keygate-cli-'))
   const good = join(dir, 'good.yaml')
   const bad = join(dir, 'bad.yaml')
