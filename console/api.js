@@ -7,11 +7,13 @@ const BASE = new URL('../admin/v1/', document.baseURI)
 let credential = null
 
 export class ApiError extends Error {
-  constructor (status, code, message) {
+  /** `details`: a refused write's problems, each `{ field, reason }` (docs/admin-api.md#errors) */
+  constructor (status, code, message, details = []) {
     super(message)
     this.name = 'ApiError'
     this.status = status
     this.code = code
+    this.details = details
   }
 }
 
@@ -51,7 +53,8 @@ export async function request (method, path, body) {
   const data = await res.json().catch(() => null)
   if (!res.ok) {
     const e = data !== null && typeof data === 'object' ? data.error : undefined
-    throw new ApiError(res.status, e?.code ?? 'error', e?.message ?? `Request failed (${res.status})`)
+    const details = Array.isArray(e?.details) ? e.details.filter((d) => typeof d?.reason === 'string') : []
+    throw new ApiError(res.status, e?.code ?? 'error', e?.message ?? `Request failed (${res.status})`, details)
   }
   return data
 }

@@ -32,6 +32,17 @@ export function say (el, message) {
   el.hidden = !message
 }
 
+/**
+ * Shows an error under the form that failed: its message, and below it each of a
+ * refused write's details (the API's reasons, written as text).
+ */
+export function sayError (el, err) {
+  const details = Array.isArray(err?.details) ? err.details : []
+  el.replaceChildren(err?.message ?? String(err),
+    details.length === 0 ? '' : h('ul', { class: 'error-details' }, details.map((d) => h('li', { 'data-field': d.field }, d.reason))))
+  el.hidden = false
+}
+
 /** The date, and below it the time (UTC); the full ISO time in the tooltip; `fallback` when absent. */
 export function timeCell (iso, fallback) {
   if (!iso) return h('td', { class: 'muted' }, fallback)
@@ -90,7 +101,7 @@ export function confirmAction ({ title, message, confirm, action }) {
         await action()
         finish(true)
       } catch (err) {
-        say($('confirm-error'), err.message)
+        sayError($('confirm-error'), err)
       } finally {
         $('confirm-ok').disabled = false
       }

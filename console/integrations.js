@@ -1,7 +1,7 @@
 // Settings -> Integrations: the caller's keys, the Generate New Key dialog with the
 // one-time display of the new key, and revocation (after a confirmation).
 import { api } from './api.js'
-import { $, badge, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, show, timeCell } from './dom.js'
+import { $, badge, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, sayError, show, timeCell } from './dom.js'
 import { editLimit, limitCell } from './limits.js'
 
 export function integrationsPage (ctx) {
@@ -179,7 +179,7 @@ export function integrationsPage (ctx) {
       else if (err.status === 400 && input.type === 'bot' && ctx.scope !== 'admin' && input.expires_in !== undefined) {
         // the one 400 a well-formed request from this dialog can get: the self-service limit
         say($('generate-error'), 'Your BOT keys may not live that long: choose a shorter expiry, or "never" for the longest allowed.')
-      } else say($('generate-error'), err.message)
+      } else sayError($('generate-error'), err)
     } finally {
       $('generate-submit').disabled = false
     }
@@ -207,6 +207,10 @@ export function integrationsPage (ctx) {
     if (created.role !== undefined) facts.push(['Role', created.role])
     facts.push(['Expires', created.expires_at ?? 'never'])
     $('reveal-facts').replaceChildren(...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))
+    // what the API accepted but wants known (an org with no record)
+    const warnings = Array.isArray(created.warnings) ? created.warnings : []
+    $('reveal-warnings').replaceChildren(...warnings.map((w) => h('li', { 'data-field': w.field }, w.reason)))
+    show($('reveal-warnings'), warnings.length > 0)
     $('reveal-key').focus()
     $('reveal-key').select()
   }

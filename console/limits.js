@@ -1,6 +1,6 @@
 // Rate limits (admins): a limit's text and its use, and one dialog to set or remove
 // a key's, a role's or an org's limit. `<count>/<period>`: the API checks it again.
-import { $, h, say } from './dom.js'
+import { $, h, say, sayError } from './dom.js'
 
 /** A table cell: the limit, and (when the API reports it) the requests its window counts now. */
 export function limitCell (limit, used) {
@@ -31,7 +31,7 @@ export function editLimit ({ title, hint, current, org = false, save, fail }) {
       if (err.status === 401) {
         dialog.close()
         fail(err)
-      } else say($('limit-error'), err.message)
+      } else sayError($('limit-error'), err)
     }
   }
   $('limit-form').onsubmit = (event) => {

@@ -1,7 +1,7 @@
 // Settings -> Roles (admins): the roles, their permissions and rate limits, and an
 // editor that ticks permissions from the catalogue. Deleting a role in use needs a second, forced step.
 import { api } from './api.js'
-import { $, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, show } from './dom.js'
+import { $, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, sayError, show } from './dom.js'
 import { limitCell } from './limits.js'
 
 export function rolesPage (ctx) {
@@ -57,7 +57,7 @@ export function rolesPage (ctx) {
       await load()
     } catch (err) {
       if (err.status === 401) ctx.fail(err)
-      else say($('role-error'), err.message)
+      else sayError($('role-error'), err)
     } finally {
       $('role-submit').disabled = false
     }

@@ -6,11 +6,14 @@
  *
  *   1. receive        framing, as on every listener: 400 / 417 / 431     framing.ts
  *   2. the peer       only authz.trusted_peers may ask: 403
- *   3. the original   the proxy's headers or Envoy's own target: 400 / 404 original-request.ts
+ *   3. the original   authz.proxy's way of naming it: the proxy's headers or Envoy's
+ *                     own target; two ways at once with `auto`: 400 / 404  original-request.ts
  *   4. the decision   stages 1-8 of the data plane, the very same function with the
  *                     same cache and rate limits: 400 / 404 / 401 / 503 / 403 / 429
  *                                                                          decide-request.ts
- *   5. the answer     allowed: 200, empty, the identity headers (and the assertion);
+ *   5. the answer     allowed: 200, empty, the identity headers (and the assertion),
+ *                     and for Envoy the request headers to remove (the key, and the
+ *                     identity headers this answer does not set);
  *                     refused: the data plane's status, error object and challenge;
  *                     RateLimit-* (and Retry-After) when a rate limit applies
  *   6. log            one line (`mode: "authz"`) and the metrics          request-log.ts
@@ -41,7 +44,8 @@ import { PROXIED_METHODS } from '../pipeline/match-rule.js'
 import { createRequestLog } from '../pipeline/request-log.js'
 import { routePatterns } from '../pipeline/route-table.js'
 import { loggedTarget, requestState } from '../pipeline/request-state.js'
-import { clientAddress, namesOriginal, originalRequest } from './original-request.js'
+import { clientAddress } from './client-address.js'
+import { namesOriginal, originalRequest } from './original-request.js'
 
 export interface AuthorizerPlaneOptions {
   config: Config
@@ -80,9 +84,15 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   const framing = checkFraming(app.server, config.limits)
   const peerOf = connectionPeer(config.authz.trusted_peers)
   const pathPrefix = config.authz.path_prefix
+  const proxy = config.authz.proxy
   const headerPrefix = config.identity.header_prefix
   const identityHeaders = identityHeadersFor(headerPrefix)
   const assertionHeader = assertionHeaderName(headerPrefix)
+  // Envoy removes these from the request it forwards (other proxies ignore the header):
+  // the key, and a client's own copy of each identity header this answer does not set
+  const notSet = ['authorization', ...(assertions === undefined ? [assertionHeader.toLowerCase()] : [])]
+  const toRemove = notSet.join(',')
+  const toRemoveNoUser = [...notSet, `${headerPrefix.toLowerCase()}user-id`].join(',')
 
   // 6. one log line per decision, and its metrics
   const requestLog = createRequestLog(logger, o.metrics.decisions, config.keys.prefix, 'authz')
@@ -114,17 +124,21 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     if (!trusted) return deny(reply, 'forbidden', 'untrusted_peer', challenges.insufficientScope())
 
     // 3. the original request
-    const original = originalRequest(headers, request.method, own, pathPrefix)
-    if (!original.ok) return original.problem === 'bad_request' ? deny(reply, 'bad_request', 'bad_request') : deny(reply, 'not_found', 'no_route')
+    const original = originalRequest(headers, request.method, own, pathPrefix, proxy)
+    if (!original.ok) {
+      if (original.problem === 'ambiguous') request.kg.via = 'ambiguous'
+      return original.problem === 'outside_path_prefix' ? deny(reply, 'not_found', 'no_route') : deny(reply, 'bad_request', 'bad_request')
+    }
+    request.kg.via = original.via
     request.kg.method = original.method
     request.kg.path = loggedTarget(original.target)
 
     // 4. the decision, as the data plane takes it
     const now = Date.now()
     const verdict = decider.decideTarget(original.method, original.target, headers, clientAddress(headers, peer), now)
-    if (!(verdict instanceof Promise)) return answer(request, reply, verdict, now)
+    if (!(verdict instanceof Promise)) return answer(request, reply, verdict, now, original.target)
     verdict.then(
-      (v) => { answer(request, reply, v, Date.now()) },
+      (v) => { answer(request, reply, v, Date.now(), original.target) },
       (err: unknown) => { done(err instanceof Error ? err : new Error(String(err))) }
     )
   })
@@ -141,7 +155,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   })
 
   // 5. the answer
-  function answer (request: FastifyRequest, reply: FastifyReply, v: TargetVerdict, now: number): FastifyReply {
+  function answer (request: FastifyRequest, reply: FastifyReply, v: TargetVerdict, now: number, originalTarget: string): FastifyReply {
     const state = request.kg
     if (v.target !== undefined) {
       state.path = v.target.path
@@ -152,10 +166,17 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     state.reason = 'allowed'
     usage.record(identity.keyId, now)
     reply.code(200).headers(identityHeaders(identity, request.id))
+    reply.header('x-envoy-auth-headers-to-remove', identity.userId === undefined ? toRemoveNoUser : toRemove)
     // the trace context for the proxy to forward: the decision is the upstream call's parent
     reply.header('traceparent', tracing.forwarded(state.trace))
     if (state.trace.tracestate !== undefined) reply.header('tracestate', state.trace.tracestate)
-    if (assertions !== undefined) reply.header(assertionHeader, assertions.forRequest(identity, state.method ?? request.method, state.path, request.id, now))
+    if (assertions !== undefined) {
+      // htu: the path as the proxy named it, which is the path it forwards (it differs
+      // from the decided one only by percent-encoded unreserved characters)
+      const q = originalTarget.indexOf('?')
+      const forwardedPath = q === -1 ? originalTarget : originalTarget.slice(0, q)
+      reply.header(assertionHeader, assertions.forRequest(identity, state.method ?? request.method, forwardedPath, request.id, now))
+    }
     return reply.send()
   }
 

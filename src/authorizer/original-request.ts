@@ -1,27 +1,36 @@
 /**
- * Which request a decision request asks about. In the order of the contract:
+ * Which request a decision request asks about, by the proxy in front (`authz.proxy`):
  *
- *   Traefik ForwardAuth   X-Forwarded-Method + X-Forwarded-Uri
- *   nginx auth_request    X-Original-Method  + X-Original-URI
- *   Envoy ext_authz       the decision request's own method and target, with
- *                         authz.path_prefix removed
+ *   traefik   Traefik ForwardAuth   X-Forwarded-Method + X-Forwarded-Uri
+ *   nginx     nginx auth_request    X-Original-Method  + X-Original-URI
+ *   envoy     Envoy ext_authz       the decision request's own method and target,
+ *                                   with authz.path_prefix removed
+ *   auto      whichever of the three the request carries; a request carrying both
+ *             pairs (any one header of a pair counts as carrying it) is ambiguous: 400
+ *
+ * A named proxy's own way is the only one read: nginx and Caddy pass a client's
+ * headers on to the authorizer, so a client's own copy of another proxy's pair must
+ * never choose the path that is decided. Without a header pair the request's own
+ * target is the one named (Envoy's way), so `auto` reads it only when neither pair
+ * is there.
  *
  * A pair is all or nothing: one header of a pair without the other, any of the four
  * sent twice, or a method node's HTTP parser would not admit is a 400; nothing is
  * guessed. The target itself goes through the target policy with the rest of the
  * decision (decide-request.ts).
- *
- * The address the request came from, for the per-peer budget of unknown keys, is the
- * last `X-Forwarded-For` entry (what the proxy in front appended), else the proxy's own.
  */
 import { PROXIED_METHODS } from '../pipeline/match-rule.js'
 
+export type Proxy = 'auto' | 'nginx' | 'traefik' | 'envoy'
+export type Way = 'traefik' | 'nginx' | 'envoy'
+
 export type OriginalRequest =
-  | { ok: true, via: 'traefik' | 'nginx' | 'envoy', method: string, target: string }
-  | { ok: false, problem: 'bad_request' | 'outside_path_prefix' }
+  | { ok: true, via: Way, method: string, target: string }
+  | { ok: false, problem: 'bad_request' | 'ambiguous' | 'outside_path_prefix' }
 
 const METHODS: ReadonlySet<string> = new Set(PROXIED_METHODS)
 const BAD: OriginalRequest = { ok: false, problem: 'bad_request' }
+const AMBIGUOUS: OriginalRequest = { ok: false, problem: 'ambiguous' }
 const OUTSIDE: OriginalRequest = { ok: false, problem: 'outside_path_prefix' }
 
 // the four names, by length first (most headers are ruled out without lower-casing)
@@ -31,32 +40,37 @@ const ORIGINAL_METHOD = 'x-original-method'
 const ORIGINAL_URI = 'x-original-uri'
 const LENGTHS = new Set([FORWARDED_METHOD.length, FORWARDED_URI.length, ORIGINAL_METHOD.length, ORIGINAL_URI.length])
 
-export function originalRequest (rawHeaders: readonly string[], ownMethod: string, ownTarget: string, pathPrefix: string): OriginalRequest {
+export function originalRequest (rawHeaders: readonly string[], ownMethod: string, ownTarget: string, pathPrefix: string, proxy: Proxy = 'auto'): OriginalRequest {
   let fMethod: string | undefined
   let fUri: string | undefined
   let oMethod: string | undefined
   let oUri: string | undefined
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i] as string
-    if (!LENGTHS.has(name.length)) continue
-    const value = rawHeaders[i + 1] as string
-    switch (name.toLowerCase()) {
-      case FORWARDED_METHOD: if (fMethod !== undefined) return BAD; fMethod = value; break
-      case FORWARDED_URI: if (fUri !== undefined) return BAD; fUri = value; break
-      case ORIGINAL_METHOD: if (oMethod !== undefined) return BAD; oMethod = value; break
-      case ORIGINAL_URI: if (oUri !== undefined) return BAD; oUri = value; break
+  if (proxy !== 'envoy') {
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      const name = rawHeaders[i] as string
+      if (!LENGTHS.has(name.length)) continue
+      const value = rawHeaders[i + 1] as string
+      switch (name.toLowerCase()) {
+        case FORWARDED_METHOD: if (fMethod !== undefined) return BAD; fMethod = value; break
+        case FORWARDED_URI: if (fUri !== undefined) return BAD; fUri = value; break
+        case ORIGINAL_METHOD: if (oMethod !== undefined) return BAD; oMethod = value; break
+        case ORIGINAL_URI: if (oUri !== undefined) return BAD; oUri = value; break
+      }
     }
   }
+  const traefik = fMethod !== undefined || fUri !== undefined
+  const nginx = oMethod !== undefined || oUri !== undefined
 
-  if (fMethod !== undefined || fUri !== undefined) return pair('traefik', fMethod, fUri)
-  if (oMethod !== undefined || oUri !== undefined) return pair('nginx', oMethod, oUri)
-
-  // Envoy: the request's own, under the prefix
-  if (pathPrefix === '') return { ok: true, via: 'envoy', method: ownMethod, target: ownTarget }
-  if (!ownTarget.startsWith(pathPrefix)) return OUTSIDE
-  const rest = ownTarget.slice(pathPrefix.length)
-  if (rest.charCodeAt(0) !== 0x2F) return OUTSIDE
-  return { ok: true, via: 'envoy', method: ownMethod, target: rest }
+  switch (proxy) {
+    case 'traefik': return pair('traefik', fMethod, fUri)
+    case 'nginx': return pair('nginx', oMethod, oUri)
+    case 'envoy': return own(ownMethod, ownTarget, pathPrefix)
+    case 'auto':
+      if (traefik && nginx) return AMBIGUOUS
+      if (traefik) return pair('traefik', fMethod, fUri)
+      if (nginx) return pair('nginx', oMethod, oUri)
+      return own(ownMethod, ownTarget, pathPrefix)
+  }
 }
 
 /** Whether a decision request names an original request in headers (a proxy's, not Envoy's own target). */
@@ -75,15 +89,11 @@ function pair (via: 'traefik' | 'nginx', method: string | undefined, target: str
   return { ok: true, via, method, target }
 }
 
-/** The client's address as the proxy in front saw it: the last X-Forwarded-For entry, else the proxy's own address. */
-export function clientAddress (rawHeaders: readonly string[], peer: string | undefined): string | undefined {
-  let last: string | undefined
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i] as string
-    if (name.length === 15 && name.toLowerCase() === 'x-forwarded-for') last = rawHeaders[i + 1]
-  }
-  if (last === undefined) return peer
-  const comma = last.lastIndexOf(',')
-  const entry = (comma === -1 ? last : last.slice(comma + 1)).trim()
-  return entry === '' ? peer : entry
+/** Envoy: the request's own, under the prefix */
+function own (method: string, target: string, pathPrefix: string): OriginalRequest {
+  if (pathPrefix === '') return { ok: true, via: 'envoy', method, target }
+  if (!target.startsWith(pathPrefix)) return OUTSIDE
+  const rest = target.slice(pathPrefix.length)
+  if (rest.charCodeAt(0) !== 0x2F) return OUTSIDE
+  return { ok: true, via: 'envoy', method, target: rest }
 }

@@ -10,7 +10,8 @@ import { configFile, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../con
 import { parseDuration } from '../config/duration.js'
 import { parseRateLimit, RATE_LIMIT_HELP } from '../ratelimit/limit.js'
 import type { Config } from '../config/schema.js'
-import { AdminRules, FULL_ADMIN } from '../registry/admin/scope-rules.js'
+import { AdminActions } from '../admin/actions.js'
+import { AdminRules, FULL_ADMIN } from '../admin/policy/scope-rules.js'
 import { AdminStore, auditOptions } from '../registry/admin/index.js'
 import { createRedis, type RegistryClient } from '../registry/redis-client.js'
 import { redisKeys } from '../registry/redis-keys.js'
@@ -56,6 +57,8 @@ export interface RegistryContext {
   store: AdminStore
   /** the command line acts as `keygate:admin` */
   rules: AdminRules
+  /** every write, as the admin API makes it: rules, checks, store, audit (src/admin/actions.ts) */
+  actions: AdminActions
 }
 
 export async function withRegistry<T> (fn: (ctx: RegistryContext) => Promise<T>): Promise<T> {
@@ -65,7 +68,7 @@ export async function withRegistry<T> (fn: (ctx: RegistryContext) => Promise<T>)
   try {
     const store = new AdminStore(redis, redisKeys(config.redis.prefix), config.keys.prefix, `cli:${safeUser()}`, auditOptions(config.audit))
     const rules = new AdminRules(FULL_ADMIN, store, parseDuration(config.admin.self_service_max_ttl) as number)
-    return await fn({ config, redis, store, rules })
+    return await fn({ config, redis, store, rules, actions: new AdminActions(store, rules) })
   } finally {
     redis.disconnect()
   }

@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander'
 import { AdminError, DEFAULT_GRACE_MS, type CreatedKey, type KeyView } from '../registry/admin/index.js'
 import { checkKeyExclusions, checkKeyRequirements, type KeyOwnerFields } from '../registry/admin/rules.js'
 import { duration, limitOrNull, rateLimit, rateLimitOrNone, UsageError, withRegistry } from './context.js'
-import { printJson, printTable } from './output.js'
+import { printJson, printTable, printWarnings } from './output.js'
 
 const KEY_COLUMNS = ['id', 'type', 'owner', 'org', 'name', 'status', 'created_at', 'expires_at', 'last_used_at', 'rate_limit']
 
@@ -52,9 +52,10 @@ export function keysCommand (program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (opts: { type: 'personal' | 'bot', user?: string, role?: string, org?: string, name?: string, expiresIn?: number, createdBy?: string, rateLimit?: string, json?: boolean }) => {
       checkOwnerFlags(opts)
-      const created = await withRegistry(async ({ store, rules }) => await store.createKey(await rules.keyToCreate({
+      const { result: created, warnings } = await withRegistry(async ({ actions }) => await actions.createKey({
         type: opts.type, user: opts.user, role: opts.role, org: opts.org, name: opts.name, expiresInMs: opts.expiresIn, createdBy: opts.createdBy, rateLimit: opts.rateLimit
-      })))
+      }))
+      printWarnings(warnings)
       if (opts.json === true) printJson(created)
       else printCreated(created)
     })
@@ -89,7 +90,7 @@ export function keysCommand (program: Command): void {
     .argument('<keyId>', 'the key id')
     .option('--json', 'print the result as JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const { changed } = await withRegistry(({ store }) => store.revokeKey(id))
+      const { changed } = await withRegistry(({ actions }) => actions.revokeKey(id))
       if (opts.json === true) printJson({ id, status: 'revoked', changed })
       else process.stdout.write(changed ? `key ${id} revoked\n` : `key ${id} was already revoked\n`)
     })
@@ -101,7 +102,7 @@ export function keysCommand (program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (id: string, opts: { rateLimit: string, json?: boolean }) => {
       const limit = limitOrNull(opts.rateLimit) ?? null
-      const { changed } = await withRegistry(({ store }) => store.setKeyLimit(id, limit))
+      const { changed } = await withRegistry(({ actions }) => actions.setKeyLimit(id, limit))
       if (opts.json === true) printJson({ id, rate_limit: limit, changed })
       else process.stdout.write(limit === null ? `key ${id}: no rate limit of its own\n` : `key ${id}: rate limit ${limit}\n`)
     })
@@ -112,7 +113,7 @@ export function keysCommand (program: Command): void {
     .addOption(new Option('--grace <duration>', 'how long the old key keeps working, e.g. 1h').argParser(duration).default(DEFAULT_GRACE_MS, '24h'))
     .option('--json', 'print the result as JSON')
     .action(async (id: string, opts: { grace: number, json?: boolean }) => {
-      const rotated = await withRegistry(({ store }) => store.rotateKey(id, opts.grace))
+      const rotated = await withRegistry(({ actions }) => actions.rotateKey(id, opts.grace))
       if (opts.json === true) printJson(rotated)
       else printCreated(rotated, `It replaces ${rotated.replaces}, which stops working at ${rotated.replaces_expires_at}.\n`)
     })

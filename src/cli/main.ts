@@ -17,7 +17,7 @@ import { healthCommand } from './health.js'
 import { keysCommand } from './keys.js'
 import { migrateCommand } from './migrate.js'
 import { orgsCommand } from './orgs.js'
-import { printJson } from './output.js'
+import { printAdminError, printJson } from './output.js'
 import { rolesCommand } from './roles.js'
 import { usersCommand } from './users.js'
 
@@ -71,7 +71,11 @@ function exitCodeFor (err: unknown): number {
     process.stderr.write(`error: ${err.message}\n`)
     return 2
   }
-  if (err instanceof ConfigError || err instanceof AdminError) {
+  if (err instanceof AdminError) {
+    printAdminError(err, process.argv.includes('--json'))
+    return 1
+  }
+  if (err instanceof ConfigError) {
     process.stderr.write(`error: ${err.message}\n`)
     return 1
   }

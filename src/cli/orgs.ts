@@ -15,7 +15,7 @@ export function orgsCommand (program: Command): void {
     .option('--name <text>', 'a display name')
     .option('--json', 'print the result as JSON')
     .action(async (org: string, opts: { rateLimit?: string, name?: string, json?: boolean }) => {
-      const view = await withRegistry(({ store }) => store.putOrg(org, { rateLimit: limitOrNull(opts.rateLimit), name: opts.name }))
+      const view = await withRegistry(({ actions }) => actions.putOrg(org, { rateLimit: limitOrNull(opts.rateLimit), name: opts.name }))
       if (opts.json === true) printJson(view)
       else process.stdout.write(`org ${org}: ${view.rate_limit !== undefined ? `rate limit ${view.rate_limit}` : 'no rate limit'}${view.name !== undefined ? ` (${view.name})` : ''}\n`)
     })

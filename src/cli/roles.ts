@@ -15,8 +15,8 @@ export function rolesCommand (program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (role: string, opts: { permissions: string, description?: string, rateLimit?: string, json?: boolean }) => {
       const permissions = opts.permissions.split(/\s+/).filter((p) => p !== '')
-      const view = await withRegistry(async ({ store }) => {
-        await store.putRole(role, permissions, opts.description, limitOrNull(opts.rateLimit))
+      const view = await withRegistry(async ({ store, actions }) => {
+        await actions.putRole(role, permissions, opts.description, limitOrNull(opts.rateLimit))
         return await store.showRole(role)
       })
       if (opts.json === true) printJson(view)
@@ -38,7 +38,7 @@ export function rolesCommand (program: Command): void {
     .option('--force', 'delete even if used (users and BOT keys with it then have no permissions)')
     .option('--json', 'print the result as JSON')
     .action(async (role: string, opts: { force?: boolean, json?: boolean }) => {
-      const refs = await withRegistry(({ store }) => store.deleteRole(role, opts.force === true))
+      const refs = await withRegistry(({ actions }) => actions.deleteRole(role, opts.force === true))
       if (opts.json === true) printJson({ name: role, deleted: true, ...refs })
       else process.stdout.write(`role ${role} deleted${refs.users.length + refs.keys.length > 0 ? ` (it was used by ${[...refs.users, ...refs.keys].join(', ')})` : ''}\n`)
     })

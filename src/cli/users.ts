@@ -1,7 +1,7 @@
 /** `keygate users ...`: put, deactivate, activate, list. */
 import type { Command } from 'commander'
 import { withRegistry } from './context.js'
-import { printJson, printTable } from './output.js'
+import { printJson, printTable, printWarnings } from './output.js'
 
 export function usersCommand (program: Command): void {
   const users = program.command('users').description('manage users')
@@ -15,7 +15,8 @@ export function usersCommand (program: Command): void {
     .option('--email <email>', 'email address')
     .option('--json', 'print the result as JSON')
     .action(async (userId: string, opts: { org: string, role: string, name?: string, email?: string, json?: boolean }) => {
-      const { created } = await withRegistry(({ store }) => store.putUser(userId, opts))
+      const { result: { created }, warnings } = await withRegistry(({ actions }) => actions.putUser(userId, opts))
+      printWarnings(warnings)
       if (opts.json === true) printJson({ id: userId, org: opts.org, role: opts.role, created })
       else process.stdout.write(`user ${userId} ${created ? 'created' : 'updated'} (org ${opts.org}, role ${opts.role})\n`)
     })
@@ -26,7 +27,7 @@ export function usersCommand (program: Command): void {
     .option('--revoke-created-keys', 'also revoke the BOT keys the user created, in the same change')
     .option('--json', 'print the result as JSON')
     .action(async (userId: string, opts: { revokeCreatedKeys?: boolean, json?: boolean }) => {
-      const r = await withRegistry(({ store }) => store.setUserStatus(userId, 'deactivated', { revokeCreatedKeys: opts.revokeCreatedKeys === true }))
+      const r = await withRegistry(({ actions }) => actions.setUserStatus(userId, 'deactivated', { revokeCreatedKeys: opts.revokeCreatedKeys === true }))
       if (opts.json === true) {
         printJson({ id: userId, status: 'deactivated', changed: r.changed, created_keys: r.createdKeys, revoked_keys: r.revokedKeys })
         return
@@ -43,7 +44,7 @@ export function usersCommand (program: Command): void {
     .argument('<userId>', 'user id')
     .option('--json', 'print the result as JSON')
     .action(async (userId: string, opts: { json?: boolean }) => {
-      const { changed } = await withRegistry(({ store }) => store.setUserStatus(userId, 'active'))
+      const { changed } = await withRegistry(({ actions }) => actions.setUserStatus(userId, 'active'))
       if (opts.json === true) printJson({ id: userId, status: 'active', changed })
       else process.stdout.write(`user ${userId} ${changed ? 'is now' : 'was already'} active\n`)
     })

@@ -4,11 +4,12 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { RATE_LIMIT_PATTERN } from '../ratelimit/limit.js'
+import { PERMISSION_PATTERN } from '../registry/permission.js'
 
 const HostPort = Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$', description: 'host:port' })
 /** a duration above zero: `<n>s`, `<n>m`, `<n>h`, `<n>d` (parsed by duration.ts) */
 const PositiveDuration = (fallback: string) => Type.String({ pattern: '^[1-9][0-9]{0,8}[smhd]$', default: fallback, description: `a duration above zero, like ${fallback}` })
-const Permission = Type.String({ pattern: '^[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)+$', description: 'resource:action' })
+const Permission = Type.String({ pattern: PERMISSION_PATTERN, description: 'resource:action, in lower case' })
 
 export const UpstreamSchema = Type.Object({
   url: Type.String({ pattern: '^https?://[^/?#]+/?$', description: 'origin of the upstream, without a path' }),
@@ -35,6 +36,8 @@ export const ConfigSchema = Type.Object({
   /** the authorizer listener (forward auth for nginx, Traefik, Envoy); absent = off */
   authz_listen: Type.Optional(Type.String(HostPort)),
   authz: Type.Object({
+    /** the proxy in front: only its own way of naming the original request is read; auto refuses a request carrying two */
+    proxy: Type.Union([Type.Literal('auto'), Type.Literal('nginx'), Type.Literal('traefik'), Type.Literal('envoy')], { default: 'auto' }),
     /** Envoy's ext_authz path_prefix: removed from a decision request's own target */
     path_prefix: Type.String({ pattern: '^(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)*$', default: '', description: 'empty, or a path prefix like /ext-authz, without a trailing slash' }),
     /** peers whose decision requests are answered (addresses or CIDRs); any other gets 403 */

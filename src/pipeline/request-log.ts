@@ -87,7 +87,7 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
    * other goes through JSON.stringify.
    */
   function line (request: LoggedRequest, s: RequestState, status: number, reason: string, ms: number): string {
-    return `{"level":30,"time":${Date.now()},"pid":${pid},"req_id":"${request.id}","trace_id":"${s.trace.traceId}","mode":"${mode}","method":"${s.method ?? request.method}","path":${jsonString(redact.path(s.path))},"status":${status}` +
+    return `{"level":30,"time":${Date.now()},"pid":${pid},"req_id":"${request.id}","trace_id":"${s.trace.traceId}","mode":"${mode}"` + (s.via === undefined ? '' : `,"via":"${s.via}"`) + `,"method":"${s.method ?? request.method}","path":${jsonString(redact.path(s.path))},"status":${status}` +
       (s.keyId === undefined ? '' : `,"key_id":"${s.keyId}"`) +
       `,"reason":"${reason}"` +
       (s.rule === undefined ? '' : `,"rule":${s.rule}`) +

@@ -1,10 +1,14 @@
 /**
  * Parsing of the registry's Redis hashes into typed records, once, when they enter
  * the cache. Anything unexpected (unknown `type` or `status`, a missing field, an
- * unparsable date) parses to INVALID, which the decision turns into a denial. A
- * malformed `rate_limit` parses to a limit that allows nothing (src/ratelimit/limit.ts).
+ * unparsable date, an org, user or role name no admin front end would write) parses
+ * to INVALID, which the decision turns into a denial. The names become identity header
+ * values, so a hand-edited one of 20,000 characters or with a control character would
+ * otherwise make an upstream or a proxy refuse the request (a 502). A malformed
+ * `rate_limit` parses to a limit that allows nothing (src/ratelimit/limit.ts).
  */
 import { recordLimit, type RecordLimit } from '../ratelimit/limit.js'
+import { NAME } from './admin/rules.js'
 
 export const INVALID = 'invalid' as const
 export type Invalid = typeof INVALID
@@ -123,9 +127,9 @@ export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid 
 export function keyRecordOf (type: Field, hash: Field, org: Field, status: Field, user: Field, role: Field, expires: Field, rateLimit: Field): KeyRecord | Invalid {
   if (type !== 'personal' && type !== 'bot') return INVALID
   if (status !== 'active' && status !== 'revoked') return INVALID
-  if (hash == null || !SHA256_HEX.test(hash) || org == null || org === '') return INVALID
-  if (type === 'personal' && (user == null || user === '')) return INVALID
-  if (type === 'bot' && (role == null || role === '')) return INVALID
+  if (hash == null || !SHA256_HEX.test(hash) || !isName(org)) return INVALID
+  if (type === 'personal' && !isName(user)) return INVALID
+  if (type === 'bot' && !isName(role)) return INVALID
   let expiresAt: number | undefined
   if (expires != null && expires !== '') {
     expiresAt = parseTimestamp(expires)
@@ -152,8 +156,13 @@ export function parseUserRecord (f: Record<string, string>): UserRecord | Invali
 /** A user record from its USER_FIELDS, in order. */
 export function userRecordOf (org: Field, role: Field, status: Field): UserRecord | Invalid {
   if (status !== 'active' && status !== 'deactivated') return INVALID
-  if (org == null || org === '' || role == null || role === '') return INVALID
+  if (!isName(org) || !isName(role)) return INVALID
   return { org: shared(org), role: shared(role), status: status === 'active' ? 'active' : 'deactivated' }
+}
+
+/** An org, user or role name as every admin front end writes one (registry/admin/rules.ts). */
+function isName (value: Field): value is string {
+  return value != null && NAME.test(value)
 }
 
 /**

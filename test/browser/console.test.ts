@@ -185,6 +185,23 @@ t.test('the Integrations console, end to end in Chromium', async (t) => {
     await closeReveal(page)
     t.equal((await gw.get('/api/v1/users', forAlice.key)).status, 200, 'an admin issues a personal key for another user')
 
+    // a refused Generate New Key shows the API's details under the form (bob is deactivated while the dialog is open)
+    await page.click('#generate-open')
+    await page.check('input[name=type][value=personal]')
+    await page.locator('#generate-user option[value="bob"]').waitFor({ state: 'attached' })
+    await page.selectOption('#generate-user', 'bob')
+    await gw.client.hset(`${gw.prefix}user:bob`, 'status', 'deactivated')
+    try {
+      await page.click('#generate-submit')
+      const detail = page.locator('#generate-error li[data-field="user"]')
+      await detail.waitFor()
+      t.equal(await detail.textContent(), 'user "bob" is deactivated', 'the refusal\'s detail, under the form that failed')
+      t.ok(await page.isHidden('[data-testid=new-key]'), 'no key')
+    } finally {
+      await gw.client.hset(`${gw.prefix}user:bob`, 'status', 'active')
+    }
+    await page.click('#generate-cancel')
+
     if (process.env.KEYGATE_SCREENSHOT !== undefined && process.env.KEYGATE_SCREENSHOT !== '') {
       await page.locator(`tr[data-key-id="${forAlice.id}"]`).waitFor()
       await page.screenshot({ path: SCREENSHOT, fullPage: true })
@@ -263,6 +280,7 @@ t.test('the Integrations console, end to end in Chromium', async (t) => {
     t.equal(await page.textContent('[data-testid=principal]'), 'Admin token')
     t.equal(await page.textContent('[data-testid=scope]'), 'Admin (all orgs)')
     const bot = await generate(t, page, { type: 'bot', name: 'globex reports', org: 'globex', role: 'orgreader' })
+    t.equal(await page.textContent('#reveal-warnings li[data-field="org"]'), 'org "globex" has no record: it has no name and no org rate limit until one is put', 'the API\'s warning is shown with the new key')
     await closeReveal(page)
     t.equal((await gw.get('/api/v1/orgs/globex/reports', bot.key)).status, 200, 'the key works in its org')
     t.equal((await gw.get('/api/v1/orgs/acme/reports', bot.key)).status, 403, 'and only there')

@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
 
@@ -32,6 +33,22 @@ export function codeBlock (markdownFile: string, language: string): string {
   const match = new RegExp('```' + language + '\\n([\\s\\S]*?)\\n```').exec(text)
   if (match === null) throw new Error(`${markdownFile}: no \`\`\`${language} block`)
   return match[1] as string
+}
+
+const AUTHORIZER_DOC = fileURLToPath(new URL('../../docs/authorizer.md', import.meta.url))
+
+/** docs/authorizer.md's nginx configuration, pointed at a test's keygate authorizer, upstream and port. */
+export function nginxConfigFromDocs (authzPort: number, upstreamPort: number, port: number): string {
+  let conf = codeBlock(AUTHORIZER_DOC, 'nginx')
+  for (const [from, to] of [
+    ['server 127.0.0.1:8082;', `server 127.0.0.1:${authzPort};`],
+    ['server 127.0.0.1:3000;', `server 127.0.0.1:${upstreamPort};`],
+    ['listen 127.0.0.1:8000;', `listen 127.0.0.1:${port};`]
+  ] as const) {
+    if (!conf.includes(from)) throw new Error(`docs/authorizer.md's nginx block no longer has "${from}"`)
+    conf = conf.replace(from, to)
+  }
+  return conf
 }
 
 /** Starts nginx with `http` as its http block's contents; `port` is where `http` listens. */

@@ -1,6 +1,6 @@
 // The key redactor: what counts as key-shaped, and what is left of it.
 import t from 'tap'
-import { createRedactor } from '../../src/redact.js'
+import { createRedactor, MAX_ROUNDS, REDACTED } from '../../src/redact.js'
 import { generateKey } from '../../src/registry/key-material.js'
 
 const r = createRedactor('kg_')
@@ -34,4 +34,16 @@ t.test('another prefix', async (t) => {
   const key = generateKey('acme_').key
   t.notOk(other.text(`x ${key}`).includes(key.slice(-20)))
   t.equal(other.text(k.key), k.key, 'kg_ is not its shape')
+})
+
+t.test('any depth of percent-encoding, up to MAX_ROUNDS decodes; deeper is redacted whole', async (t) => {
+  const once = `kg%5F${k.key.slice(3)}`
+  const deeper = (n: number): string => { let s = once; for (let i = 1; i < n; i++) s = s.replace(/%/g, '%25'); return s }
+  for (let depth = 1; depth <= MAX_ROUNDS; depth++) {
+    t.equal(r.path(`/api/v1/${deeper(depth)}`), `/api/v1/kg_${k.id}_[redacted]`, `path, encoded ${depth} times`)
+    t.equal(r.text(`querystring/${deeper(depth)}: Unexpected property`), `querystring/kg_${k.id}_[redacted]: Unexpected property`, `text, encoded ${depth} times`)
+  }
+  t.equal(r.path(`/api/v1/${deeper(MAX_ROUNDS + 1)}`), REDACTED, 'still changing after the last round: fail closed')
+  t.equal(r.path('/api/v1/a%2525b'), '/api/v1/a%2525b', 'no key, however encoded: as received')
+  t.equal(r.text(`50%25 of ${k.key.replace('_', '%255F')}`), `50% of kg_${k.id}_[redacted]`, 'a text around a key is written decoded')
 })

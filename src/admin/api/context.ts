@@ -1,12 +1,14 @@
 /**
  * What every route of the admin API is given: the configuration, the registry store
  * acting as the caller (every change is audited with the caller as actor), the admin
- * rules for the caller's scope, and the route hook that refuses a scope outright.
+ * rules for the caller's scope, the admin actions (every write, as the CLI makes it
+ * too: src/admin/actions.ts), and the route hook that refuses a scope outright.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { parseDuration } from '../../config/duration.js'
 import type { Config } from '../../config/schema.js'
-import { AdminRules, ADMIN_PERMISSION, ORG_ADMIN_PERMISSION } from '../../registry/admin/scope-rules.js'
+import { AdminActions } from '../actions.js'
+import { AdminRules, ADMIN_PERMISSION, ORG_ADMIN_PERMISSION } from '../policy/scope-rules.js'
 import { AdminStore, auditOptions } from '../../registry/admin/index.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
@@ -41,11 +43,12 @@ export function principalOf (request: FastifyRequest): Principal {
   return p
 }
 
-/** The caller's store and rules, for one request. */
-export function callerOf (ctx: ApiContext, request: FastifyRequest): { p: Principal, store: AdminStore, rules: AdminRules } {
+/** The caller's store and rules, and the writes (rules, checks, store, audit) as the caller, for one request. */
+export function callerOf (ctx: ApiContext, request: FastifyRequest): { p: Principal, store: AdminStore, rules: AdminRules, actions: AdminActions } {
   const p = principalOf(request)
   const store = ctx.store(p)
-  return { p, store, rules: ctx.rules(p, store) }
+  const rules = ctx.rules(p, store)
+  return { p, store, rules, actions: new AdminActions(store, rules) }
 }
 
 /**

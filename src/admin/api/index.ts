@@ -2,7 +2,9 @@
  * The admin API, /admin/v1/*: the same AdminStore as the CLI (one implementation,
  * two front ends). Reference: docs/admin-api.md. In the order a request meets it:
  *
- *   1. sign-in           429 for a peer with too many failed sign-ins   sign-in-limit.ts
+ *   1. sign-in           429 for a peer with too many failed sign-ins of the
+ *                        credential's kind (admin token or key), counted
+ *                        before the lookup                              sign-in-limit.ts
  *                        then the admin token, or a keygate key checked by the
  *                        data plane's own stages: 401 / 403 / 503       sign-in.ts
  *   2. route access      a route outside the caller's scope: 403       context.ts
@@ -25,31 +27,45 @@ import './request-state.js'
 import { createErrorHandler, refuse } from './refusal.js'
 import { roleRoutes } from './role-routes.js'
 import { sessionRoutes } from './session-routes.js'
-import { createSignIn } from './sign-in.js'
+import { createSignIn, createSignInKind } from './sign-in.js'
 import { createSignInLimit, peerOf } from './sign-in-limit.js'
 import { userRoutes } from './user-routes.js'
 import { useJsonValidation } from './validation.js'
 
 export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) => {
   const signIn = createSignIn({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix, resolver: o.resolver, usage: o.usage })
-  const signInLimit = createSignInLimit({ perMinute: o.config.admin.sign_in_failures_per_minute })
+  const kindOf = createSignInKind({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix })
+  // the admin token's failures and key failures, counted apart
+  const limits = {
+    token: createSignInLimit({ perMinute: o.config.admin.sign_in_failures_per_minute }),
+    key: createSignInLimit({ perMinute: o.config.admin.sign_in_failures_per_minute })
+  }
   app.decorateRequest('adminApi', null as unknown as never)
 
   // 1. sign-in, before anything is parsed: no credential, no body read, no 404 either
   app.addHook('onRequest', async (request, reply) => {
     request.adminApi = { principal: undefined, keyId: undefined, reason: undefined, detail: undefined }
-    const peer = peerOf(request.socket.remoteAddress)
-    const retryAfter = signInLimit.retryAfter(peer)
-    if (retryAfter > 0) {
+    const kind = kindOf(request.raw.rawHeaders)
+    // counted now, before the lookup: attempts in flight count against the limit
+    const attempt = kind === 'none' ? undefined : limits[kind].attempt(peerOf(request.socket.remoteAddress))
+    if (typeof attempt === 'number') {
       o.metrics.adminSignIn.limited()
       request.adminApi.detail = 'too many failed sign-ins from this peer'
-      reply.header('retry-after', String(retryAfter))
+      reply.header('retry-after', String(attempt))
       return sendError(reply, 'rate_limited')
     }
-    const result = await signIn(request.raw.rawHeaders)
+    let result
+    try {
+      result = await signIn(request.raw.rawHeaders)
+    } catch (err: unknown) {
+      attempt?.passed()
+      throw err
+    }
     if (!result.ok && result.code === 'unauthorized' && result.reason !== 'missing_credential') {
-      signInLimit.failed(peer)
+      attempt?.failed()
       o.metrics.adminSignIn.failure()
+    } else {
+      attempt?.passed()
     }
     if (result.ok) {
       request.adminApi.principal = result.principal

@@ -1,17 +1,19 @@
 /**
  * /keys: list, create (the only response that ever holds a key), show, revoke,
- * rotate, and the key's own rate limit (admin only). Who may touch which key is decided by the admin rules
- * (registry/admin/scope-rules.ts): an admin every key; an org admin its org's keys; a
+ * rotate, and the key's own rate limit (admin only). Every write is one admin action
+ * (src/admin/actions.ts). Who may touch which key is decided by the admin rules
+ * (admin/policy/scope-rules.ts): an admin every key; an org admin its org's keys; a
  * self principal its own user's keys. A key outside the caller's scope is 404,
  * existing or not.
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { DEFAULT_GRACE_MS } from '../../registry/admin/index.js'
-import { callerOf, principalOf, requireAdmin, type ApiContext } from './context.js'
+import { callerOf, requireAdmin, type ApiContext } from './context.js'
+import { withWarnings } from './refusal.js'
 import { positive } from './validation.js'
 import {
-  Changed, CreatedKeySchema, CreateKeyBody, EmptyBody, KeyLimitBody, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RotatedKeySchema, RotateKeyBody
+  Changed, CreatedKeyResponse, CreateKeyBody, EmptyBody, KeyLimitBody, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RotatedKeySchema, RotateKeyBody
 } from './schemas.js'
 
 export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
@@ -28,11 +30,10 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   })
 
   app.post<{ Body: Static<typeof CreateKeyBody> }>('/keys', {
-    schema: { querystring: NoQuery, body: CreateKeyBody, response: { 201: CreatedKeySchema } }
+    schema: { querystring: NoQuery, body: CreateKeyBody, response: { 201: CreatedKeyResponse } }
   }, async (request, reply) => {
-    const { store, rules } = callerOf(ctx, request)
     const b = request.body
-    const input = await rules.keyToCreate({
+    const { result, warnings } = await callerOf(ctx, request).actions.createKey({
       type: b.type,
       user: b.user,
       role: b.role,
@@ -42,9 +43,8 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
       createdBy: b.created_by,
       rateLimit: b.rate_limit
     })
-    const created = await store.createKey(input)
     reply.code(201)
-    return created
+    return withWarnings(result, warnings)
   })
 
   app.get<{ Params: Static<typeof KeyParams> }>('/keys/:id', {
@@ -54,11 +54,8 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Params: Static<typeof KeyParams> }>('/keys/:id/revoke', {
     schema: { params: KeyParams, querystring: NoQuery, body: EmptyBody, response: { 200: Changed } }
   }, async (request) => {
-    const { store, rules } = callerOf(ctx, request)
     const { id } = request.params
-    // (an admin's attempt on a missing key is audited by the store, as from the CLI)
-    if (!rules.isAdmin) await rules.manageableKey(id, 'key.revoke')
-    const { changed } = await store.revokeKey(id)
+    const { changed } = await callerOf(ctx, request).actions.revokeKey(id)
     return { id, changed }
   })
 
@@ -67,18 +64,15 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     schema: { params: KeyParams, querystring: NoQuery, body: KeyLimitBody, response: { 200: Changed } }
   }, async (request) => {
     const { id } = request.params
-    const { changed } = await ctx.store(principalOf(request)).setKeyLimit(id, request.body.rate_limit)
+    const { changed } = await callerOf(ctx, request).actions.setKeyLimit(id, request.body.rate_limit)
     return { id, changed }
   })
 
   app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof RotateKeyBody> }>('/keys/:id/rotate', {
     schema: { params: KeyParams, querystring: NoQuery, body: RotateKeyBody, response: { 201: RotatedKeySchema } }
   }, async (request, reply) => {
-    const { store, rules } = callerOf(ctx, request)
-    const { id } = request.params
     const graceMs = request.body.grace === undefined ? DEFAULT_GRACE_MS : positive('grace', request.body.grace)
-    if (!rules.isAdmin) await rules.manageableKey(id, 'key.rotate')
-    const rotated = await store.rotateKey(id, graceMs, { botMaxTtlMs: rules.botMaxTtlMs })
+    const rotated = await callerOf(ctx, request).actions.rotateKey(request.params.id, graceMs)
     reply.code(201)
     return rotated
   })

@@ -6,7 +6,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { AdminError } from '../../registry/admin/index.js'
-import { callerOf, principalOf, requireAdmin, requireScope, type ApiContext } from './context.js'
+import { callerOf, requireAdmin, requireScope, type ApiContext } from './context.js'
 import { NoQuery, OrgList, OrgParams, OrgViewSchema, PutOrgBody } from './schemas.js'
 
 export function orgRoutes (app: FastifyInstance, ctx: ApiContext): void {
@@ -33,6 +33,6 @@ export function orgRoutes (app: FastifyInstance, ctx: ApiContext): void {
     onRequest: requireAdmin,
     schema: { params: OrgParams, querystring: NoQuery, body: PutOrgBody, response: { 200: OrgViewSchema } }
   }, async (request) => {
-    return await ctx.store(principalOf(request)).putOrg(request.params.org, { name: request.body.name, rateLimit: request.body.rate_limit })
+    return await callerOf(ctx, request).actions.putOrg(request.params.org, { name: request.body.name, rateLimit: request.body.rate_limit })
   })
 }

@@ -1,5 +1,5 @@
 /**
- * Who is calling the admin API, and in which scope (the rules: registry/admin/scope-rules.ts):
+ * Who is calling the admin API, and in which scope (the rules: admin/policy/scope-rules.ts):
  *
  *   admin   the admin token, or a key whose role grants `keygate:admin` by name:
  *           everything, in every org
@@ -11,7 +11,7 @@
  * key has no user, so `keygate:keys:self` gives it nothing. A key granting none of the
  * three is refused (403) on every route.
  */
-import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION, type AdminScope, type ScopeName } from '../../registry/admin/scope-rules.js'
+import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION, type AdminScope, type ScopeName } from '../policy/scope-rules.js'
 import type { Grants } from '../../registry/records.js'
 
 export { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION }

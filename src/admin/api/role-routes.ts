@@ -5,7 +5,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { callerOf, principalOf, requireAdmin, type ApiContext } from './context.js'
+import { callerOf, requireAdmin, type ApiContext } from './context.js'
 import { DeleteRoleQuery, NoQuery, PutRoleBody, RoleDeleted, RoleList, RoleParams, RoleViewSchema } from './schemas.js'
 
 export function roleRoutes (app: FastifyInstance, ctx: ApiContext): void {
@@ -18,9 +18,9 @@ export function roleRoutes (app: FastifyInstance, ctx: ApiContext): void {
     onRequest: requireAdmin,
     schema: { params: RoleParams, querystring: NoQuery, body: PutRoleBody, response: { 200: RoleViewSchema } }
   }, async (request) => {
-    const store = ctx.store(principalOf(request))
+    const { store, actions } = callerOf(ctx, request)
     const { name } = request.params
-    await store.putRole(name, request.body.permissions, request.body.description, request.body.rate_limit)
+    await actions.putRole(name, request.body.permissions, request.body.description, request.body.rate_limit)
     return await store.showRole(name)
   })
 
@@ -29,7 +29,7 @@ export function roleRoutes (app: FastifyInstance, ctx: ApiContext): void {
     schema: { params: RoleParams, querystring: DeleteRoleQuery, response: { 200: RoleDeleted } }
   }, async (request) => {
     const { name } = request.params
-    const { users, keys } = await ctx.store(principalOf(request)).deleteRole(name, request.query.force === 'true')
+    const { users, keys } = await callerOf(ctx, request).actions.deleteRole(name, request.query.force === 'true')
     return { name, users, keys }
   })
 }

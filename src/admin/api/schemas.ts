@@ -8,7 +8,7 @@
  */
 import { Type, type Static, type TString } from '@sinclair/typebox'
 import { DURATION } from '../../config/duration.js'
-import { CURSOR, KEY_NAME_MAX, NAME, ORG_NAME_MAX, PERMISSION } from '../../registry/admin/index.js'
+import { CURSOR, KEY_NAME_MAX, NAME, ORG_NAME_MAX } from '../../registry/admin/index.js'
 import { RATE_LIMIT_PATTERN } from '../../ratelimit/limit.js'
 import {
   AuditEntrySchema, CreatedKeySchema, KeyViewSchema, OrgViewSchema, RefusalAggregateSchema, RoleViewSchema, RotatedKeySchema, UserViewSchema
@@ -25,7 +25,8 @@ const KeyId = Type.String({ pattern: `^[0-9A-Za-z]{${ID_LENGTH}}$` })
 const Duration = Type.String({ pattern: DURATION.source })
 /** free text shown to people: bounded, no control characters */
 const Label = (maxLength: number): TString => Type.String({ maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' })
-const Permission = Type.String({ maxLength: 200, pattern: PERMISSION.source })
+/** the grammar is checked with the rest of the write, so that a refusal names each bad one (src/registry/permission.ts) */
+const Permission = Type.String({ maxLength: 200 })
 /** `<count>/<period>`, as every record holds it (src/ratelimit/limit.ts) */
 const RateLimit = Type.String({ pattern: RATE_LIMIT_PATTERN })
 /** a limit, or null: remove it */
@@ -101,7 +102,11 @@ const OptStr = Type.Optional(Str)
 
 export const KeyList = Type.Object({ keys: Type.Array(KeyViewSchema) }, closed)
 
-export { CreatedKeySchema, KeyViewSchema, RotatedKeySchema }
+/** what a write accepted but the caller should know (an org with no record): like an error's details */
+const Warnings = Type.Optional(Type.Array(Type.Object({ field: OptStr, reason: Str }, closed)))
+
+export const CreatedKeyResponse = Type.Object({ ...CreatedKeySchema.properties, warnings: Warnings }, closed)
+export { KeyViewSchema, RotatedKeySchema }
 export const Changed = Type.Object({ id: Str, changed: Type.Boolean() }, closed)
 export const UserStatusChanged = Type.Object({
   id: Str,
@@ -113,6 +118,7 @@ export const UserStatusChanged = Type.Object({
 }, closed)
 
 export { UserViewSchema }
+export const PutUserResponse = Type.Object({ ...UserViewSchema.properties, warnings: Warnings }, closed)
 export const UserList = Type.Object({ users: Type.Array(UserViewSchema) }, closed)
 
 export { RoleViewSchema }

@@ -7,8 +7,10 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { createAuthenticator, type AuthFailure } from '../../pipeline/authenticate-request.js'
+import { extractCredential } from '../../pipeline/extract-credential.js'
+import { parseKey } from '../../pipeline/key-format.js'
 import type { IdentityResolver } from '../../pipeline/resolve-identity.js'
-import { scopeOfGrants } from '../../registry/admin/scope-rules.js'
+import { scopeOfGrants } from '../policy/scope-rules.js'
 import type { UsageRecorder } from '../../registry/usage-recorder.js'
 import { TOKEN_PRINCIPAL, type Principal } from './principal.js'
 
@@ -28,13 +30,31 @@ export interface SignInOptions {
   usage?: UsageRecorder
 }
 
+/**
+ * Which limit of failed sign-ins an attempt counts against (sign-in-limit.ts), told
+ * without a lookup: `none` without a Bearer credential (no guess); `key` for a
+ * credential shaped like a key (prefix, id, secret) that is not the admin token;
+ * `token` for anything else (the admin token, a wrong token, a malformed credential).
+ * Key failures from an address never lock the right admin token out, and the admin
+ * token's own failures never lock keys out.
+ */
+export type SignInKind = 'none' | 'token' | 'key'
+
+export function createSignInKind (o: Pick<SignInOptions, 'adminToken' | 'keyPrefix'>): (rawHeaders: readonly string[]) => SignInKind {
+  const isAdminToken = adminTokenCheck(o.adminToken)
+  return (rawHeaders) => {
+    const credential = extractCredential(rawHeaders)
+    if (!credential.ok) return credential.reason === 'missing_credential' ? 'none' : 'token'
+    if (isAdminToken(credential.token)) return 'token'
+    return parseKey(credential.token, o.keyPrefix) === 'malformed_credential' ? 'token' : 'key'
+  }
+}
+
 export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[]) => Promise<SignIn> {
-  const tokenDigest = o.adminToken === undefined || o.adminToken === '' ? undefined : sha256(o.adminToken)
   const authenticate = createAuthenticator({
     keyPrefix: o.keyPrefix,
     resolver: o.resolver,
-    /** Constant time: both sides are hashed to 32 bytes first, so not even the length leaks. */
-    isAdminToken: (token) => tokenDigest !== undefined && timingSafeEqual(sha256(token), tokenDigest)
+    isAdminToken: adminTokenCheck(o.adminToken)
   })
 
   return async function signIn (rawHeaders) {
@@ -66,6 +86,12 @@ export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[])
       }
     }
   }
+}
+
+/** Constant time: both sides are hashed to 32 bytes first, so not even the length leaks. */
+function adminTokenCheck (adminToken: string | undefined): (token: string) => boolean {
+  const tokenDigest = adminToken === undefined || adminToken === '' ? undefined : sha256(adminToken)
+  return (token) => tokenDigest !== undefined && timingSafeEqual(sha256(token), tokenDigest)
 }
 
 function sha256 (text: string): Buffer {

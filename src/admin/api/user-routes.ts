@@ -1,6 +1,6 @@
 /**
  * /users: list, show, put (create or update), deactivate, activate. An admin manages
- * every user; an org admin its own org's users (registry/admin/scope-rules.ts), and any
+ * every user; an org admin its own org's users (admin/policy/scope-rules.ts), and any
  * user of another org is 404 to it; a self principal may read its own user only.
  * Deactivation reports the BOT keys the user created, and revokes them in the same
  * change when the body asks (`revoke_created_keys`).
@@ -8,8 +8,9 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { callerOf, requireScope, type ApiContext } from './context.js'
+import { withWarnings } from './refusal.js'
 import {
-  ActivateBody, DeactivateBody, ListUsersQuery, NoQuery, PutUserBody, UserList, UserParams, UserStatusChanged, UserViewSchema
+  ActivateBody, DeactivateBody, ListUsersQuery, NoQuery, PutUserBody, PutUserResponse, UserList, UserParams, UserStatusChanged, UserViewSchema
 } from './schemas.js'
 
 export function userRoutes (app: FastifyInstance, ctx: ApiContext): void {
@@ -28,28 +29,23 @@ export function userRoutes (app: FastifyInstance, ctx: ApiContext): void {
 
   app.put<{ Params: Static<typeof UserParams>, Body: Static<typeof PutUserBody> }>('/users/:id', {
     onRequest: requireScope('org'),
-    schema: { params: UserParams, querystring: NoQuery, body: PutUserBody, response: { 200: UserViewSchema, 201: UserViewSchema } }
+    schema: { params: UserParams, querystring: NoQuery, body: PutUserBody, response: { 200: PutUserResponse, 201: PutUserResponse } }
   }, async (request, reply) => {
-    const { store, rules } = callerOf(ctx, request)
+    const { store, actions } = callerOf(ctx, request)
     const { id } = request.params
-    await rules.checkPutUser(id, request.body)
-    const { created } = await store.putUser(id, request.body)
-    reply.code(created ? 201 : 200)
-    return await store.showUser(id)
+    const { result, warnings } = await actions.putUser(id, request.body)
+    reply.code(result.created ? 201 : 200)
+    return withWarnings(await store.showUser(id), warnings)
   })
 
   // deactivate, activate: the same change, to either status
   const statusRoute = (path: string, status: 'active' | 'deactivated', body: typeof DeactivateBody | typeof ActivateBody): void => {
-    const action = status === 'active' ? 'user.activate' : 'user.deactivate'
     app.post<{ Params: Static<typeof UserParams>, Body: Static<typeof DeactivateBody> }>(path, {
       onRequest: requireScope('org'),
       schema: { params: UserParams, querystring: NoQuery, body, response: { 200: UserStatusChanged } }
     }, async (request) => {
-      const { store, rules } = callerOf(ctx, request)
       const { id } = request.params
-      if (!rules.isAdmin) await rules.manageableUser(id, action)
-      const revoke = status === 'deactivated' ? { revokeCreatedKeys: request.body.revoke_created_keys } : {}
-      const r = await store.setUserStatus(id, status, { ...revoke, inOrg: rules.orgFilter(undefined) ?? undefined })
+      const r = await callerOf(ctx, request).actions.setUserStatus(id, status, { revokeCreatedKeys: request.body.revoke_created_keys })
       return { id, changed: r.changed, created_keys: r.createdKeys, revoked_keys: r.revokedKeys }
     })
   }

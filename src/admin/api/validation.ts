@@ -14,7 +14,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { parseDuration } from '../../config/duration.js'
 import { ID_LENGTH } from '../../registry/key-material.js'
 import { createRedactor } from '../../redact.js'
-import { badRequest } from './refusal.js'
+import { badField, badRequest } from './refusal.js'
 
 class ValidationFailure extends Error {
   override readonly name = 'ValidationFailure'
@@ -66,6 +66,6 @@ function holdsKey (value: unknown, keyShape: RegExp, depth = 0): boolean {
 /** A duration the schema admitted (`<n>s|m|h|d`) in ms; zero is refused, as on the command line. */
 export function positive (field: string, text: string): number {
   const ms = parseDuration(text)
-  if (ms === undefined || ms === 0) throw badRequest(`${field}: expected a duration above zero, like 30s, 24h or 90d`)
+  if (ms === undefined || ms === 0) throw badField(field, 'expected a duration above zero, like 30s, 24h or 90d')
   return ms
 }

@@ -1,13 +1,29 @@
 /**
  * A refused or failed admin operation, raised by the rules and the store alike. `kind`
  * says what went wrong, and each front end maps it: the CLI to exit status 1 (the
- * message on stderr), the admin API to 400, 403, 404 or 409. Messages name no front
- * end's syntax (no CLI flags, no JSON fields): every front end shows them.
+ * message on stderr), the admin API to 400, 403, 404 or 409 (CODE_OF_KIND). Messages
+ * name no front end's syntax (no CLI flags, no JSON fields): every front end shows them.
  */
+import type { ErrorCode } from '../../errors.js'
+
+/**
+ * One problem of a refused write, safe to show the caller: `field`, the input it is
+ * about (as the admin API names it), when there is one; `reason`, a sentence that holds
+ * no secret and nothing of an org the caller may not see.
+ */
+export interface ErrorDetail {
+  field?: string
+  reason: string
+}
+
 export class AdminError extends Error {
   override readonly name = 'AdminError'
-  /** `needs`: for `forbidden`, the permission that would allow it (a 403's challenge scope) */
-  constructor (message: string, readonly kind: AdminErrorKind = 'invalid', readonly needs?: string) {
+  /**
+   * `needs`: for `forbidden`, the permission that would allow it (a 403's challenge scope);
+   * `details`: each problem, safe to show (without them, the API shows the message for a
+   * refusal of the input or of the registry's state, and nothing more for a 404)
+   */
+  constructor (message: string, readonly kind: AdminErrorKind = 'invalid', readonly needs?: string, readonly details?: readonly ErrorDetail[]) {
     super(message)
   }
 }
@@ -18,6 +34,9 @@ export class AdminError extends Error {
  * refused in the registry's current state
  */
 export type AdminErrorKind = 'invalid' | 'forbidden' | 'not_found' | 'conflict'
+
+/** The error catalogue's code for each kind (the admin API's status; the CLI's `--json` error). */
+export const CODE_OF_KIND = { invalid: 'bad_request', forbidden: 'forbidden', not_found: 'not_found', conflict: 'conflict' } as const satisfies Record<AdminErrorKind, ErrorCode>
 
 /** `.catch()` for a lookup: a missing record is `value`, anything else is rethrown. */
 export function ifMissing<T> (value: T): (err: unknown) => T {

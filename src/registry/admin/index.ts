@@ -1,7 +1,7 @@
 /**
  * Writes to and admin reads of the registry, shared by every admin front end (the
  * CLI and the admin API): one implementation, several front ends. Who may do what
- * is decided before a call reaches the store, by the scope rules (scope-rules.ts);
+ * is decided before a call reaches the store, by the admin plane's scope rules (src/admin/policy/scope-rules.ts);
  * what any input must be, by the rules (rules.ts), which the store applies itself.
  *
  *   roles.ts      roles                    keys.ts       create, revoke, show, list, limit
@@ -27,8 +27,8 @@ import type { StoreContext } from './transactions.js'
 import { listUsers, putUser, setUserStatus, showUser, type UserStatusChange } from './users.js'
 import type { AuditEntry, CreatedKey, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
 
-export { AdminError, type AdminErrorKind } from './errors.js'
-export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, PERMISSION, ownsKey } from './rules.js'
+export { AdminError, CODE_OF_KIND, ifMissing, type AdminErrorKind, type ErrorDetail } from './errors.js'
+export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, nameProblem, ownsKey } from './rules.js'
 export { auditOptions, CURSOR, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 export type { CreateKeyInput } from './keys.js'
 export { ORG_NAME_MAX, type OrgInput } from './orgs.js'
@@ -76,6 +76,11 @@ export class AdminStore {
 
   async showOrg (org: string): Promise<OrgView> {
     return await showOrg(this.ctx, org)
+  }
+
+  /** Whether the org has a record (an org needs none: users and keys may name any org). */
+  async hasOrgRecord (org: string): Promise<boolean> {
+    return await this.ctx.redis.exists(this.ctx.keys.org(org)) === 1
   }
 
   // ---- users ---------------------------------------------------------------
@@ -156,5 +161,10 @@ export class AdminStore {
    */
   async recordDenied (action: string, target: string, why: string, org?: string): Promise<void> {
     await this.ctx.audit.refused(action, target, `denied: ${why}`, org)
+  }
+
+  /** The same for a write the front ends' checks refused (result `error: <why>`, as the store's own refusals). */
+  async recordRefused (action: string, target: string, why: string, org?: string): Promise<void> {
+    await this.ctx.audit.refused(action, target, `error: ${why}`, org)
   }
 }

@@ -1,30 +1,35 @@
 /**
  * What any admin input must be, whoever sends it and in whichever scope: names,
  * permissions, key ownership, and the shape of a key creation. The store applies
- * these to every write; the scope rules (scope-rules.ts) apply them before their own;
+ * these to every write; the admin plane's scope rules (src/admin/policy/) apply them before their own;
  * a front end may check its own syntax first, but never decides these again.
  */
 import { isTypedActor, ownerOf } from './actors.js'
 import { AdminError } from './errors.js'
 import { parseRateLimit, RATE_LIMIT_HELP } from '../../ratelimit/limit.js'
+import { grantProblems } from '../permission.js'
 
 /** user ids, org names, role names (also the admin API's schemas) */
 export const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/
-/** `resource:action`, `resource:*` or `*` (also the admin API's schemas) */
-export const PERMISSION = /^(\*|[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)*(:\*)?)$/
 /** the longest key name (also the admin API's schemas) */
 export const KEY_NAME_MAX = 200
 /** how long a rotated key keeps working by default (`keys rotate`, POST /keys/:id/rotate) */
 export const DEFAULT_GRACE_MS = 24 * 3_600_000
 
-export function checkName (what: string, value: string): void {
-  if (!NAME.test(value)) throw new AdminError(`invalid ${what} "${value}" (letters, digits and _.@:- ; up to 128 characters)`)
+/** Why a name is refused; undefined: it is fine. */
+export function nameProblem (what: string, value: string): string | undefined {
+  return NAME.test(value) ? undefined : `invalid ${what} "${value}" (letters, digits and _.@:- ; up to 128 characters)`
 }
 
+export function checkName (what: string, value: string): void {
+  const problem = nameProblem(what, value)
+  if (problem !== undefined) throw new AdminError(problem)
+}
+
+/** A role's permissions, in the one grammar (src/registry/permission.ts). */
 export function checkPermissions (permissions: readonly string[]): void {
-  for (const p of permissions) {
-    if (!PERMISSION.test(p)) throw new AdminError(`invalid permission "${p}" (expected resource:action, resource:* or *)`)
-  }
+  const problems = grantProblems(permissions)
+  if (problems.length > 0) throw new AdminError(problems.join('; '), 'invalid', undefined, problems.map((reason) => ({ field: 'permissions', reason })))
 }
 
 /** The keys a user owns: their personal keys, and the BOT keys they created (`created_by` = `user:<id>`). */

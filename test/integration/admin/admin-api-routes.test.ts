@@ -10,7 +10,8 @@
  * - every change is in the audit trail with the acting principal
  *   (`admin-token`, `key:<keyId>`); refused attempts are counted apart.
  * - refusals: unknown record 404, a change the registry refuses 409, a bad request
- *   400; all with the catalogue's error object and nothing of fastify's.
+ *   400; all with the catalogue's error object and nothing of fastify's; a refused
+ *   write adds `details` (test/integration/admin-write-validation.test.ts has them all).
  */
 import t from 'tap'
 import { adminCall as call, eventually, startGateway, type TestGateway } from '../../helpers/gateway.js'
@@ -67,7 +68,7 @@ t.test('every route, as an admin', async (t) => {
         await gw.fixtures.user(`uses-temp-${suffix}`, 'acme', `temp-${suffix}`)
         const refused = await call(gw, 'DELETE', `/admin/v1/roles/temp-${suffix}`, cred)
         t.equal(refused.status, 409, 'a role in use is not deleted without force')
-        t.same((refused.json() as { error: unknown }).error, ERROR.conflict)
+        t.same((refused.json() as { error: unknown }).error, { ...ERROR.conflict, details: [{ reason: `role "temp-${suffix}" is still used by users uses-temp-${suffix}; reassign them, or force the deletion (they will then have no permissions)` }] })
         t.equal((await call(gw, 'DELETE', `/admin/v1/roles/temp-${suffix}?force=false`, cred)).status, 409)
         const forced = await call(gw, 'DELETE', `/admin/v1/roles/temp-${suffix}?force=true`, cred)
         t.equal(forced.status, 200)
@@ -78,7 +79,8 @@ t.test('every route, as an admin', async (t) => {
       await t.test('users: put (201 created, 200 updated), show, list, deactivate and activate on the data plane', async (t) => {
         const created = await call(gw, 'PUT', `/admin/v1/users/${user}`, cred, { org: 'acme', role, name: 'Erin', email: 'erin@example.com' })
         t.equal(created.status, 201)
-        t.same(created.json(), { id: user, org: 'acme', role, status: 'active', name: 'Erin', email: 'erin@example.com' })
+        const warnings = [{ field: 'org', reason: 'org "acme" has no record: it has no name and no org rate limit until one is put' }]
+        t.same(created.json(), { id: user, org: 'acme', role, status: 'active', name: 'Erin', email: 'erin@example.com', warnings })
         const updated = await call(gw, 'PUT', `/admin/v1/users/${user}`, cred, { org: 'acme', role })
         t.equal(updated.status, 200)
         t.same((await call(gw, 'GET', `/admin/v1/users/${user}`, cred)).json(), { id: user, org: 'acme', role, status: 'active', name: 'Erin', email: 'erin@example.com' })
@@ -157,7 +159,7 @@ t.test('every route, as an admin', async (t) => {
         t.match((await call(gw, 'GET', `/admin/v1/keys/${p.id}`, cred)).json(), { status: 'revoked', revoked_at: ISO })
         const again = await call(gw, 'POST', `/admin/v1/keys/${p.id}/rotate`, cred, {})
         t.equal(again.status, 409, 'a revoked key cannot be rotated')
-        t.same((again.json() as { error: unknown }).error, ERROR.conflict)
+        t.same((again.json() as { error: unknown }).error, { ...ERROR.conflict, details: [{ reason: `key "${p.id}" is revoked; only an active key can be rotated` }] })
       })
 
       await t.test('the audit trail names the acting principal', async (t) => {
@@ -180,19 +182,19 @@ t.test('every route, as an admin', async (t) => {
   })
 
   await t.test('refusals: the catalogue\'s error object, nothing of fastify\'s', async (t) => {
-    const cases: Array<[string, string, string, unknown, keyof typeof ERROR, Record<string, string>?]> = [
+    const cases: Array<[string, string, string, unknown, keyof typeof ERROR, Record<string, string>?, Array<{ field?: string, reason: string }>?]> = [
       ['an unknown field', 'POST', '/admin/v1/keys', { type: 'personal', user: 'alice', admin: true }, 'bad_request'],
       ['a wrong type', 'POST', '/admin/v1/keys', { type: 'root', user: 'alice' }, 'bad_request'],
       ['a missing field', 'PUT', '/admin/v1/users/zoe', { org: 'acme' }, 'bad_request'],
       ['no body where one is needed', 'POST', '/admin/v1/keys', undefined, 'bad_request'],
       ['a bad duration', 'POST', '/admin/v1/keys', { type: 'personal', user: 'alice', expires_in: '3 weeks' }, 'bad_request'],
-      ['a zero duration', 'POST', '/admin/v1/keys/AAAAAAAAAAAAAAAA/rotate', { grace: '0s' }, 'bad_request'],
-      ['a personal key with a role', 'POST', '/admin/v1/keys', { type: 'personal', user: 'alice', role: 'admin' }, 'bad_request'],
-      ['a BOT key without an org', 'POST', '/admin/v1/keys', { type: 'bot', role: 'reader' }, 'bad_request'],
-      ['a BOT key with a user', 'POST', '/admin/v1/keys', { type: 'bot', role: 'reader', org: 'acme', user: 'alice' }, 'bad_request'],
+      ['a zero duration', 'POST', '/admin/v1/keys/AAAAAAAAAAAAAAAA/rotate', { grace: '0s' }, 'bad_request', undefined, [{ field: 'grace', reason: 'expected a duration above zero, like 30s, 24h or 90d' }]],
+      ['a personal key with a role', 'POST', '/admin/v1/keys', { type: 'personal', user: 'alice', role: 'admin' }, 'bad_request', undefined, [{ reason: 'a personal key takes its org and role from its user: no role or org' }]],
+      ['a BOT key without an org', 'POST', '/admin/v1/keys', { type: 'bot', role: 'reader' }, 'bad_request', undefined, [{ reason: 'a BOT key needs an org' }]],
+      ['a BOT key with a user', 'POST', '/admin/v1/keys', { type: 'bot', role: 'reader', org: 'acme', user: 'alice' }, 'bad_request', undefined, [{ reason: 'a BOT key has no user' }]],
       ['a malformed key id', 'GET', '/admin/v1/keys/not-an-id', undefined, 'bad_request'],
       ['a bad user id', 'PUT', '/admin/v1/users/-bad', { org: 'acme', role: 'reader' }, 'bad_request'],
-      ['a bad permission', 'PUT', '/admin/v1/roles/odd', { permissions: ['users read'] }, 'bad_request'],
+      ['a bad permission', 'PUT', '/admin/v1/roles/odd', { permissions: ['users read'] }, 'bad_request', undefined, [{ field: 'permissions', reason: 'invalid permission "users read" (expected resource:action, resource:* or *, in lower case)' }]],
       ['an unknown query parameter', 'GET', '/admin/v1/keys?owner=alice', undefined, 'bad_request'],
       ['a repeated query parameter', 'GET', '/admin/v1/users?org=a&org=b', undefined, 'bad_request'],
       ['a bad force value', 'DELETE', '/admin/v1/roles/reader?force=yes', undefined, 'bad_request'],
@@ -201,19 +203,19 @@ t.test('every route, as an admin', async (t) => {
       ['JSON that is not an object', 'POST', '/admin/v1/keys', '["personal"]', 'bad_request'],
       ['a prototype-poisoning body', 'POST', '/admin/v1/keys', '{"type":"personal","user":"alice","__proto__":{"x":1}}', 'bad_request'],
       ['another media type', 'POST', '/admin/v1/keys', 'type=personal', 'bad_request', { 'Content-Type': 'application/x-www-form-urlencoded' }],
-      ['an unknown user', 'POST', '/admin/v1/keys', { type: 'personal', user: 'nobody' }, 'not_found'],
-      ['an unknown role', 'POST', '/admin/v1/keys', { type: 'bot', role: 'ghost', org: 'acme' }, 'not_found'],
+      ['an unknown user', 'POST', '/admin/v1/keys', { type: 'personal', user: 'nobody' }, 'not_found', undefined, [{ field: 'user', reason: 'user "nobody" does not exist' }]],
+      ['an unknown role', 'POST', '/admin/v1/keys', { type: 'bot', role: 'ghost', org: 'acme' }, 'not_found', undefined, [{ field: 'role', reason: 'role "ghost" does not exist' }]],
       ['an unknown key', 'GET', '/admin/v1/keys/AAAAAAAAAAAAAAAA', undefined, 'not_found'],
       ['an unknown key to revoke', 'POST', '/admin/v1/keys/AAAAAAAAAAAAAAAA/revoke', undefined, 'not_found'],
       ['an unknown role to delete', 'DELETE', '/admin/v1/roles/ghost', undefined, 'not_found'],
       ['an unknown route', 'GET', '/admin/v1/nothing', undefined, 'not_found'],
       ['a method a route does not have', 'DELETE', '/admin/v1/keys', undefined, 'not_found']
     ]
-    for (const [label, method, path, body, code, headers] of cases) {
+    for (const [label, method, path, body, code, headers, details] of cases) {
       const res = await call(gw, method, path, TOKEN, body, headers)
       t.equal(res.status, ERROR[code].status, `${label}: ${ERROR[code].status}`)
       t.equal(res.headers['content-type'], 'application/json; charset=utf-8')
-      t.same(res.json(), { error: ERROR[code] }, `${label}: the catalogue's body, nothing more`)
+      t.same(res.json(), { error: details === undefined ? ERROR[code] : { ...ERROR[code], details } }, `${label}: the catalogue's body, and a refused write's details, nothing more`)
     }
     const invalid = await call(gw, 'POST', '/admin/v1/keys', TOKEN, { type: 'personal', user: 'alice', expires_in: 'soon' })
     const line = await gw.logOf(invalid) ?? gw.logs.find((l) => l.req_id === invalid.headers['x-request-id'])

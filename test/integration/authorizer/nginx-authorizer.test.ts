@@ -8,37 +8,20 @@
  */
 import t from 'tap'
 import type { Test } from 'tap'
-import { fileURLToPath } from 'node:url'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
 import { writeKeyFile } from '../../helpers/assertion-keys.js'
 import { startGateway, type TestGateway } from '../../helpers/gateway.js'
 import { freePort } from '../../helpers/net.js'
-import { codeBlock, startNginx, type Nginx } from '../../helpers/nginx.js'
+import { nginxConfigFromDocs, startNginx, type Nginx } from '../../helpers/nginx.js'
 import { send, type RawResponse } from '../../helpers/raw-http.js'
-
-const DOC = fileURLToPath(new URL('../../../docs/authorizer.md', import.meta.url))
 
 // the standard routes and rules of test/helpers/gateway.ts, and the authorizer listener
 const RULES = 'authz_listen: "127.0.0.1:0"\n'
 
-/** docs/authorizer.md's nginx configuration, pointed at this test's keygate, upstream and port. */
-function configFromDocs (authzPort: number, upstreamPort: number, port: number): string {
-  let conf = codeBlock(DOC, 'nginx')
-  for (const [from, to] of [
-    ['server 127.0.0.1:8082;', `server 127.0.0.1:${authzPort};`],
-    ['server 127.0.0.1:3000;', `server 127.0.0.1:${upstreamPort};`],
-    ['listen 127.0.0.1:8000;', `listen 127.0.0.1:${port};`]
-  ] as const) {
-    if (!conf.includes(from)) throw new Error(`docs/authorizer.md's nginx block no longer has "${from}"`)
-    conf = conf.replace(from, to)
-  }
-  return conf
-}
-
 async function setup (t: Test, yaml = '', env: Record<string, string> = {}): Promise<{ gw: TestGateway, nginx: Nginx, via: (method: string, target: string, headers?: Record<string, string>, body?: string) => Promise<RawResponse> }> {
   const gw = await startGateway(t, { yaml: RULES + yaml, env })
   const port = await freePort()
-  const nginx = await startNginx(t, configFromDocs(gw.authzPort, gw.upstream.port, port), port)
+  const nginx = await startNginx(t, nginxConfigFromDocs(gw.authzPort, gw.upstream.port, port), port)
   return { gw, nginx, via: async (method, target, headers = {}, body) => await send(port, method, target, { ...headers, Connection: 'close' }, body) }
 }
 

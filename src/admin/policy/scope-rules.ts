@@ -1,7 +1,8 @@
 /**
  * Who may administer what: the one place that decides it, for every front end (the
  * admin API for each signed-in principal; the CLI, which acts as `keygate:admin`).
- * What any input must be, in every scope, is rules.ts's; these rules add the scopes.
+ * What any input must be, in every scope, is the registry's (registry/admin/rules.ts),
+ * and what it may refer to is write-checks.ts's; these rules add the scopes.
  * A refusal is an AdminError: `forbidden` (the scope does not allow the action; the
  * permission that would is in `needs`), `not_found` (the object is outside the scope:
  * answered exactly as a missing one, so other orgs cannot be probed), or `invalid`.
@@ -18,13 +19,10 @@
  * could otherwise raise its own org's, and a key's own limit replaces the default.
  * Refused changes are audited (`denied: <why>`); refused reads are not.
  */
-import type { Grants } from '../records.js'
-import { userActor } from './actors.js'
-import { AdminError, ifMissing } from './errors.js'
-import type { AdminStore } from './index.js'
-import type { CreateKeyInput } from './keys.js'
-import { checkKeyExclusions, checkKeyRequirements, ownsKey } from './rules.js'
-import type { KeyView, UserView } from './views.js'
+import { userActor } from '../../registry/admin/actors.js'
+import { AdminError, ifMissing, type AdminStore, type CreateKeyInput, type KeyView, type UserView } from '../../registry/admin/index.js'
+import { checkKeyExclusions, checkKeyRequirements, ownsKey } from '../../registry/admin/rules.js'
+import type { Grants } from '../../registry/records.js'
 
 export const ADMIN_PERMISSION = 'keygate:admin'
 export const ORG_ADMIN_PERMISSION = 'keygate:org:admin'
@@ -194,7 +192,8 @@ export class AdminRules {
       if (s.scope === 'self' && user !== s.user) {
         return await this.deny('key.create', target, 'forbidden', `${SELF_PERMISSION} creates personal keys for its own user (${s.user}) only`, ORG_ADMIN_PERMISSION)
       }
-      if (s.scope === 'org') await this.manageableUser(user, 'key.create')
+      // (a user outside the org answers exactly as a missing one, here too)
+      if (s.scope === 'org') await this.manageableUser(user, 'key.create').catch(missingAs('user', `user "${user}" does not exist`))
       return { type: 'personal', user, name: r.name, expiresInMs: r.expiresInMs, createdBy }
     }
 
@@ -206,7 +205,8 @@ export class AdminRules {
     await this.withinGrants('key.create', target, role, `role "${r.role}" is not within the caller's own permissions (no escalation through a BOT key)`)
     const max = this.selfServiceMaxTtlMs
     if (r.expiresInMs !== undefined && r.expiresInMs > max) {
-      throw new AdminError(`a BOT key created without ${ADMIN_PERMISSION} expires within ${formatMs(max)} at most`)
+      const why = `a BOT key created without ${ADMIN_PERMISSION} expires within ${formatMs(max)} at most`
+      throw new AdminError(why, 'invalid', undefined, [{ field: 'expires_in', reason: why }])
     }
     return { type: 'bot', role, org, name: r.name, expiresInMs: r.expiresInMs ?? max, createdBy }
   }
@@ -243,6 +243,14 @@ export class AdminRules {
 
   private needed (): string {
     return this.s.scope === 'self' ? ORG_ADMIN_PERMISSION : ADMIN_PERMISSION
+  }
+}
+
+/** `.catch()`: a record missing, or outside the caller's scope, refused with one detail that says only that it does not exist. */
+function missingAs (field: string, reason: string): (err: unknown) => never {
+  return (err) => {
+    if (err instanceof AdminError && err.kind === 'not_found') throw new AdminError(err.message, 'not_found', undefined, [{ field, reason }])
+    throw err
   }
 }
 

@@ -1,0 +1,107 @@
+/**
+ * Every admin write, one call each, for every front end (the admin API's routes, the
+ * CLI's commands, and through the API the console). Each runs, in this order:
+ *
+ *   1. who may      the scope rules for the caller (policy/scope-rules.ts); the CLI acts
+ *                   as a full admin. A refusal is audited as `denied: <why>`.
+ *   2. what it is   the write's references and grammar (policy/write-checks.ts), every
+ *                   problem at once. A refusal is audited as `error: <why>`.
+ *   3. the write    the registry store, which checks its own input again, writes the
+ *                   record, its indexes and its audit entry in one transaction, and
+ *                   audits its own refusals.
+ *
+ * A write that names an org with no record is done, and returns a warning.
+ */
+import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
+import type { AdminRules, KeyRequest } from './policy/scope-rules.js'
+import { checkKeyReferences, checkRolePermissions, checkUserReferences } from './policy/write-checks.js'
+
+/** A write's result, with what the caller should know though nothing was refused. */
+export interface Warned<T> {
+  result: T
+  warnings: ErrorDetail[]
+}
+
+export interface UserInput {
+  org: string
+  role: string
+  name?: string | undefined
+  email?: string | undefined
+}
+
+export class AdminActions {
+  constructor (readonly store: AdminStore, readonly rules: AdminRules) {}
+
+  // ---- keys ----------------------------------------------------------------
+
+  async createKey (r: KeyRequest): Promise<Warned<CreatedKey>> {
+    const input = await this.rules.keyToCreate(r)
+    const target = input.type === 'personal' ? `user:${input.user ?? ''}` : `role:${input.role ?? ''}`
+    const warnings = await this.checked('key.create', target, async () => await checkKeyReferences(this.store, input))
+    return { result: await this.store.createKey(input), warnings }
+  }
+
+  async revokeKey (id: string): Promise<{ changed: boolean }> {
+    // (an admin's attempt on a missing key is audited by the store)
+    if (!this.rules.isAdmin) await this.rules.manageableKey(id, 'key.revoke')
+    return await this.store.revokeKey(id)
+  }
+
+  async rotateKey (id: string, graceMs: number): Promise<RotatedKey> {
+    if (!this.rules.isAdmin) await this.rules.manageableKey(id, 'key.rotate')
+    return await this.store.rotateKey(id, graceMs, { botMaxTtlMs: this.rules.botMaxTtlMs })
+  }
+
+  /** The key's own rate limit; `null` removes it. Admin only. */
+  async setKeyLimit (id: string, limit: string | null): Promise<{ changed: boolean }> {
+    this.rules.requireAdmin('a key\'s own rate limit')
+    return await this.store.setKeyLimit(id, limit)
+  }
+
+  // ---- users ---------------------------------------------------------------
+
+  async putUser (id: string, input: UserInput): Promise<Warned<{ created: boolean }>> {
+    await this.rules.checkPutUser(id, input)
+    const warnings = await this.checked('user.put', `user:${id}`, async () => await checkUserReferences(this.store, id, input))
+    const fields: { org: string, role: string, name?: string, email?: string } = { org: input.org, role: input.role }
+    if (input.name !== undefined) fields.name = input.name
+    if (input.email !== undefined) fields.email = input.email
+    return { result: await this.store.putUser(id, fields), warnings }
+  }
+
+  /** Deactivate or activate; `revokeCreatedKeys`: also revoke the BOT keys the user created (those the caller may see). */
+  async setUserStatus (id: string, status: 'active' | 'deactivated', o: { revokeCreatedKeys?: boolean | undefined } = {}): Promise<UserStatusChange> {
+    if (!this.rules.isAdmin) await this.rules.manageableUser(id, status === 'active' ? 'user.activate' : 'user.deactivate')
+    const revoke = status === 'deactivated' ? { revokeCreatedKeys: o.revokeCreatedKeys === true } : {}
+    return await this.store.setUserStatus(id, status, { ...revoke, inOrg: this.rules.orgFilter(undefined) ?? undefined })
+  }
+
+  // ---- roles and orgs (admin only) -----------------------------------------
+
+  /** A description or rate limit not given is kept; `rateLimit: null` removes the limit. */
+  async putRole (name: string, permissions: string[], description?: string, rateLimit?: string | null): Promise<void> {
+    this.rules.requireAdmin('putting a role')
+    await this.checked('role.put', `role:${name}`, async () => { checkRolePermissions(permissions) })
+    await this.store.putRole(name, permissions, description, rateLimit)
+  }
+
+  async deleteRole (name: string, force: boolean): Promise<{ users: string[], keys: string[] }> {
+    this.rules.requireAdmin('deleting a role')
+    return await this.store.deleteRole(name, force)
+  }
+
+  async putOrg (org: string, input: OrgInput): Promise<OrgView> {
+    this.rules.requireAdmin('an org\'s record')
+    return await this.store.putOrg(org, input)
+  }
+
+  /** Runs a write's checks; a refusal is counted in the audit trail's refusals (under the caller's own org), then rethrown. */
+  private async checked<T> (action: string, target: string, check: () => Promise<T>): Promise<T> {
+    try {
+      return await check()
+    } catch (err: unknown) {
+      if (err instanceof AdminError) await this.store.recordRefused(action, target, err.message, this.rules.s.scope === 'admin' ? undefined : this.rules.s.org).catch(() => {})
+      throw err
+    }
+  }
+}
