@@ -11,7 +11,7 @@
  *   (`admin-token`, `key:<keyId>`); refused attempts are counted apart.
  * - refusals: unknown record 404, a change the registry refuses 409, a bad request
  *   400; all with the catalogue's error object and nothing of fastify's; a refused
- *   write adds `details` (test/integration/admin-write-validation.test.ts has them all).
+ *   write adds `details` (test/integration/admin/admin-write-validation.test.ts has them all).
  */
 import t from 'tap'
 import { adminCall as call, eventually, startGateway, type TestGateway } from '../../helpers/gateway.js'

@@ -8,8 +8,8 @@
  */
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { assembleKey } from '../../src/registry/key-material.js'
-import { startGateway } from '../helpers/gateway.js'
+import { assembleKey } from '../../../src/registry/key-material.js'
+import { startGateway } from '../../helpers/gateway.js'
 
 const BURST = 5
 const YAML = `

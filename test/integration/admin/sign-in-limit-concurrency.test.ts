@@ -7,9 +7,9 @@
  * never lock keys out.
  */
 import t from 'tap'
-import { assembleKey } from '../../src/registry/key-material.js'
-import { adminCall as call, startGateway, type TestGateway } from '../helpers/gateway.js'
-import { parsePromText, valueOf } from '../helpers/prom-text.js'
+import { assembleKey } from '../../../src/registry/key-material.js'
+import { adminCall as call, startGateway, type TestGateway } from '../../helpers/gateway.js'
+import { parsePromText, valueOf } from '../../helpers/prom-text.js'
 
 const TOKEN = 'concurrency-admin-token-0123456789abcdef'
 const LIMIT = 10

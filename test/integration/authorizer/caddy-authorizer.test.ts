@@ -10,11 +10,11 @@
  */
 import t from 'tap'
 import type { Test } from 'tap'
-import { assembleKey } from '../../src/registry/key-material.js'
-import { caddyConfigFromDocs, startCaddy } from '../helpers/caddy.js'
-import { startGateway, type TestGateway } from '../helpers/gateway.js'
-import { freePort } from '../helpers/net.js'
-import { send, type RawResponse } from '../helpers/raw-http.js'
+import { assembleKey } from '../../../src/registry/key-material.js'
+import { caddyConfigFromDocs, startCaddy } from '../../helpers/caddy.js'
+import { startGateway, type TestGateway } from '../../helpers/gateway.js'
+import { freePort } from '../../helpers/net.js'
+import { send, type RawResponse } from '../../helpers/raw-http.js'
 
 // Caddy names the original request as Traefik does
 const RULES = 'authz_listen: "127.0.0.1:0"\n'

@@ -6,8 +6,8 @@
  * is accepted with a `warning:` line on stderr. Real Redis.
  */
 import t from 'tap'
-import { cliEnv, runCli } from '../helpers/cli.js'
-import { startGateway } from '../helpers/gateway.js'
+import { cliEnv, runCli } from '../../helpers/cli.js'
+import { startGateway } from '../../helpers/gateway.js'
 
 t.test('the CLI checks registry writes', async (t) => {
   const gw = await startGateway(t)

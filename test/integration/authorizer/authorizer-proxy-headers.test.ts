@@ -7,8 +7,8 @@
  * raw sockets, each header as written.
  */
 import t from 'tap'
-import { startGateway, type TestGateway } from '../helpers/gateway.js'
-import type { RawResponse } from '../helpers/raw-http.js'
+import { startGateway, type TestGateway } from '../../helpers/gateway.js'
+import type { RawResponse } from '../../helpers/raw-http.js'
 
 const RULES = `
 authz_listen: "127.0.0.1:0"

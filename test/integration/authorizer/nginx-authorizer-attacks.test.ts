@@ -12,12 +12,12 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
-import { assembleKey } from '../../src/registry/key-material.js'
-import { writeKeyFile } from '../helpers/assertion-keys.js'
-import { startGateway, type TestGateway } from '../helpers/gateway.js'
-import { freePort } from '../helpers/net.js'
-import { nginxConfigFromDocs, startNginx } from '../helpers/nginx.js'
-import { send, type RawResponse } from '../helpers/raw-http.js'
+import { assembleKey } from '../../../src/registry/key-material.js'
+import { writeKeyFile } from '../../helpers/assertion-keys.js'
+import { startGateway, type TestGateway } from '../../helpers/gateway.js'
+import { freePort } from '../../helpers/net.js'
+import { nginxConfigFromDocs, startNginx } from '../../helpers/nginx.js'
+import { send, type RawResponse } from '../../helpers/raw-http.js'
 
 const RULES = 'authz_listen: "127.0.0.1:0"\n'
 type Via = (method: string, target: string, headers?: Record<string, string>) => Promise<RawResponse>

@@ -8,7 +8,7 @@
  * Real Redis, real gateway.
  */
 import t from 'tap'
-import { adminCall as call, startGateway } from '../helpers/gateway.js'
+import { adminCall as call, startGateway } from '../../helpers/gateway.js'
 
 const TOKEN = 'write-validation-admin-token-0123456789'
 

@@ -6,9 +6,9 @@
  * most. Requests over raw sockets; spans at a real OTLP/HTTP receiver.
  */
 import t from 'tap'
-import { adminCall as call, startGateway } from '../helpers/gateway.js'
-import { startOtlpReceiver } from '../helpers/otlp-receiver.js'
-import { send } from '../helpers/raw-http.js'
+import { adminCall as call, startGateway } from '../../helpers/gateway.js'
+import { startOtlpReceiver } from '../../helpers/otlp-receiver.js'
+import { send } from '../../helpers/raw-http.js'
 
 const TOKEN = 'redaction-admin-token-0123456789abcdef'
 
