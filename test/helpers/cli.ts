@@ -29,13 +29,18 @@ export function runCli (args: string[], env: NodeJS.ProcessEnv, input?: string):
   })
 }
 
-/** A config file and environment that point the CLI at the gateway's Redis and namespace, with its rules. */
+/**
+ * A config file and environment that point the CLI at the gateway's Redis and namespace,
+ * with its rules. Redis timeouts are generous (5 s, not 0.5 s and 1 s): on a busy machine
+ * a CLI process can take longer than the defaults to connect and get its answer, and no
+ * test that runs the CLI through this environment is about Redis timing out.
+ */
 export function cliEnv (gw: TestGateway): NodeJS.ProcessEnv {
   const dir = mkdtempSync(join(tmpdir(), 'keygate-cli-'))
   const file = join(dir, 'keygate.yaml')
   const c = gw.config
   writeFileSync(file, JSON.stringify({
-    redis: { prefix: c.redis.prefix },
+    redis: { prefix: c.redis.prefix, command_timeout_ms: 5000, connect_timeout_ms: 5000 },
     keys: c.keys,
     identity: c.identity,
     upstreams: c.upstreams,
