@@ -1,6 +1,6 @@
 // CORS as the gateway applies it, driven through fastify's in-process injection (no
 // socket): the compiled policy, the config checks, preflight answers and the headers
-// every other response gets. The wiring into the gate is tested in test/integration/cors.test.ts.
+// every other response gets. The wiring into the gate is tested in test/integration/data-plane/cors.test.ts.
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { answerPreflight, compileCors, corsHeaders, corsProblems, isPreflight, type CorsPolicy } from '../../../src/data-plane/cors.js'

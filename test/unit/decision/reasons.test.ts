@@ -105,20 +105,20 @@ const decided: Row[] = [
 
 /** Reasons a front end gives, not the decision: the file that gives each, and a test of that front end. */
 const elsewhere: Partial<Record<Reason, [gives: string, test: string]>> = {
-  upstream_error: ['src/data-plane/proxy.ts', 'test/integration/upstream-failures.test.ts'],
-  upstream_timeout: ['src/data-plane/proxy.ts', 'test/integration/upstream-failures.test.ts'],
-  bad_request: ['src/http/listener.ts', 'test/integration/error-bodies.test.ts'],
+  upstream_error: ['src/data-plane/proxy.ts', 'test/integration/data-plane/upstream-failures.test.ts'],
+  upstream_timeout: ['src/data-plane/proxy.ts', 'test/integration/data-plane/upstream-failures.test.ts'],
+  bad_request: ['src/http/listener.ts', 'test/integration/data-plane/error-bodies.test.ts'],
   body_too_large: ['src/data-plane/body-limit.ts', 'test/unit/data-plane/body-limit.test.ts'],
-  header_too_large: ['src/http/framing.ts', 'test/integration/limits.test.ts'],
+  header_too_large: ['src/http/framing.ts', 'test/integration/data-plane/limits.test.ts'],
   expectation_failed: ['src/http/framing.ts', 'test/regressions/expect-continue-before-auth.test.ts'],
   request_timeout: ['src/http/framing.ts', 'test/regressions/slow-request-timeouts.test.ts'],
-  internal_error: ['src/http/listener.ts', 'test/integration/error-bodies.test.ts'],
-  cors_preflight: ['src/data-plane/cors.ts', 'test/integration/cors.test.ts'],
-  cors_refused: ['src/data-plane/cors.ts', 'test/integration/cors.test.ts'],
-  untrusted_peer: ['src/authorizer/authorizer-plane.ts', 'test/integration/authorizer.test.ts'],
-  bad_upgrade: ['src/websocket/upgrade.ts', 'test/integration/websocket.test.ts'],
-  websocket_limit: ['src/websocket/upgrade.ts', 'test/integration/websocket-limits.test.ts'],
-  websocket_key_limit: ['src/websocket/upgrade.ts', 'test/integration/websocket-limits.test.ts']
+  internal_error: ['src/http/listener.ts', 'test/integration/data-plane/error-bodies.test.ts'],
+  cors_preflight: ['src/data-plane/cors.ts', 'test/integration/data-plane/cors.test.ts'],
+  cors_refused: ['src/data-plane/cors.ts', 'test/integration/data-plane/cors.test.ts'],
+  untrusted_peer: ['src/authorizer/authorizer-plane.ts', 'test/integration/authorizer/authorizer.test.ts'],
+  bad_upgrade: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket.test.ts'],
+  websocket_limit: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket-limits.test.ts'],
+  websocket_key_limit: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket-limits.test.ts']
 }
 
 async function decide (row: Row): Promise<TargetVerdict> {
