@@ -79,7 +79,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const refill = new Refill({
     limiter: fills,
     read: (id) => resolver.refill(id),
-    active: () => tracking.up,
+    session: () => tracking.since,
     logger,
     warmUp: config.cache.warm_up ? async () => await recentlyUsedKeyIds(redis, keys.usage, config.cache.max_entries) : undefined
   })
