@@ -7,6 +7,24 @@ export default [
     rules: { '@typescript-eslint/no-explicit-any': 'error' }
   },
   {
+    // the decision core answers for every front end: it knows no listener and no HTTP server
+    files: ['src/decision/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: ['fastify', 'http', 'node:http', 'https', 'node:https', 'http2', 'node:http2', 'undici'].map((name) => ({
+          name, message: 'src/decision/ is protocol-neutral: a front end maps its verdict to HTTP (src/http/)'
+        })),
+        patterns: [
+          { group: ['@fastify/*'], message: 'src/decision/ is protocol-neutral: a front end maps its verdict to HTTP (src/http/)' },
+          {
+            group: ['../http/*', '../data-plane/*', '../authorizer/*', '../websocket/*', '../admin/*', '../cli/*', '../app.js', '../server.js'],
+            message: 'src/decision/ stands below the front ends that call it'
+          }
+        ]
+      }]
+    }
+  },
+  {
     // the console: API data is never parsed as HTML, the credential never stored
     files: ['console/**/*.js'],
     rules: {

@@ -9,7 +9,7 @@ import { CompactSign, importPKCS8 } from 'jose'
 import { createAssertions } from 'keygate/dist/assertion/assertions.js'
 import { identityClaims, issuerClaim, requestClaims } from 'keygate/dist/assertion/claims.js'
 import type { AssertionAlg } from 'keygate/dist/config/assertion-key-files.js'
-import type { Identity } from 'keygate/dist/pipeline/decide.js'
+import type { Identity } from 'keygate/dist/decision/identity.js'
 import { NO_GRANTS } from 'keygate/dist/registry/records.js'
 
 const N = Number(process.env.N ?? 20_000)

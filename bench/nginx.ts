@@ -1,6 +1,6 @@
 // nginx in front of the keygate authorizer, as a server under test: docs/authorizer.md's
 // nginx configuration (auth_request, keep-alive to keygate and to the backend), its
-// addresses replaced by the bench's, as test/integration/nginx-authorizer.test.ts runs
+// addresses replaced by the bench's, as test/integration/authorizer/nginx-authorizer.test.ts runs
 // it. One worker process, pinned with keygate to the server core: the pair gets the
 // one core keygate's own proxy gets (docs/benchmarks.md, Method). Also nginx alone,
 // the same proxying without auth_request: what the ingress costs before it asks.

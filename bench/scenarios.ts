@@ -39,7 +39,7 @@ export function controlScenario (ctx: ScenarioContext): Scenario {
 
 /**
  * The reference row: fastify + @fastify/reply-from, no auth. keygate proxies with
- * reply-from directly (src/pipeline/proxy.ts), so keygate's ratio divided by this row's
+ * reply-from directly (src/data-plane/proxy.ts), so keygate's ratio divided by this row's
  * is the cost of authentication, headers and the log alone, apart from what keygate
  * saves by not running @fastify/http-proxy's route handler.
  */

@@ -4,14 +4,16 @@
 // of keygate's cost is keygate's own code.
 import { randomUUID } from 'node:crypto'
 import { cacheName, RecordCache } from 'keygate/dist/cache/record-cache.js'
-import { authenticate, authorize, type Identity } from 'keygate/dist/pipeline/decide.js'
-import { extractCredential } from 'keygate/dist/pipeline/extract-credential.js'
-import { createHeaderRewriter } from 'keygate/dist/pipeline/identity-headers.js'
-import { compileRules } from 'keygate/dist/pipeline/match-rule.js'
+import { authenticate, authorize } from 'keygate/dist/decision/decide.js'
+import type { Identity } from 'keygate/dist/decision/identity.js'
+import { extractCredential } from 'keygate/dist/decision/extract-credential.js'
+import { createHeaderRewriter } from 'keygate/dist/http/identity-headers.js'
+import { compileRules } from 'keygate/dist/decision/match-rule.js'
+import { PROXIED_METHODS } from 'keygate/dist/http/methods.js'
 import { createMetrics } from 'keygate/dist/metrics/metrics.js'
-import { checkTarget } from 'keygate/dist/pipeline/target-policy.js'
+import { checkTarget } from 'keygate/dist/decision/target-policy.js'
 import { generateKey, secretMatches } from 'keygate/dist/registry/key-material.js'
-import { parseKey } from 'keygate/dist/pipeline/key-format.js'
+import { parseKey } from 'keygate/dist/decision/key-format.js'
 import { INVALID, parseKeyRecord, parseRoleRecord, parseUserRecord } from 'keygate/dist/registry/records.js'
 import type { FastifyRequest } from 'fastify'
 
@@ -30,7 +32,7 @@ const rawHeaders = ['Host', 'localhost:8080', 'Authorization', `Bearer ${k.key}`
 const match = compileRules([
   { method: 'GET', path: '/api/v1/users', permissions: ['users:read'] },
   { method: '*', path: '/api/v1/orgs/:org/*', permissions: ['orgs:read'], org_param: 'org' }
-])
+], PROXIED_METHODS)
 const cache = new RecordCache(100_000)
 cache.set(cacheName.key(parsed.id), key, Date.now(), true)
 cache.set(cacheName.user('alice'), user, Date.now(), true)

@@ -1,8 +1,8 @@
 /**
  * buildApp(config): the gateway's pieces wired together, ready to listen, never
  * listening: Redis and its health, the record cache and its push invalidation, the
- * resolver, the metrics, the decision (src/pipeline/decide-request.ts), then the
- * planes: src/pipeline/data-plane.ts, whose header lists the stages of a request,
+ * resolver, the metrics, the decision (src/decision/decide-request.ts), then the
+ * planes: src/data-plane/data-plane.ts, whose header lists the stages of a request,
  * src/admin/admin-plane.ts, and the authorizer when authz_listen is set
  * (src/authorizer/authorizer-plane.ts).
  */
@@ -19,17 +19,14 @@ import { trackingConnections } from './cache/tracking-connection.js'
 import type { Config } from './config/schema.js'
 import { createLogger, sinkOf } from './logger.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
-import { createAuthenticator } from './pipeline/authenticate-request.js'
-import { buildDataPlane } from './pipeline/data-plane.js'
-import { createDecider } from './pipeline/decide-request.js'
-import { compileRules } from './pipeline/match-rule.js'
-import { IdentityResolver } from './pipeline/resolve-identity.js'
-import { compileRouteTable } from './pipeline/route-table.js'
-import { UnknownKeyLimit, unknownKeyLimits } from './pipeline/unknown-key-limit.js'
+import { buildDataPlane } from './data-plane/data-plane.js'
+import { decisionFactory } from './decision/factory.js'
+import { PROXIED_METHODS } from './http/methods.js'
+import { createIdentityResolver } from './cache/resolve-identity.js'
+import { cacheTimings } from './cache/timings.js'
 import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-client.js'
 import { createTracing, type Tracing } from './tracing/tracing.js'
 import { redisKeys, type RedisKeys } from './registry/redis-keys.js'
-import { RegistryReader } from './registry/registry-reader.js'
 import { UsageRecorder } from './registry/usage-recorder.js'
 import { BlockedBuckets } from './ratelimit/blocked.js'
 import { parseRateLimit } from './ratelimit/limit.js'
@@ -79,24 +76,14 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   // The budget of registry reads, and the refill that reads ahead within it what the
   // cache will need: at start, and after a flush (src/cache/refill.ts).
   const fills = new FillLimiter({ perSecond: config.cache.fills_per_second, maxWaitMs: config.cache.fill_wait_ms })
-  const refill = new Refill({ limiter: fills, read: (id) => resolver.refill(id), active: () => tracking.up, logger })
-  const onEstablished = (held: string[], first: boolean): void => {
-    if (!first || !config.cache.warm_up) {
-      refill.add(held, 'revalidation')
-      return
-    }
-    warmUp(held, 1)
-  }
-  // The warm-up's read of the usage hash, tried again a second later when Redis did not
-  // answer (a gateway starting beside a busy Redis), WARM_UP_ATTEMPTS times at most.
-  const warmUp = (held: string[], attempt: number): void => {
-    recentlyUsedKeyIds(redis, keys.usage, config.cache.max_entries).then((ids) => { refill.add([...held, ...ids], 'warm-up') }, (err: unknown) => {
-      const again = attempt < WARM_UP_ATTEMPTS
-      logger.warn({ err: { message: (err as Error).message }, attempt }, again ? 'cache: the usage hash could not be read for the warm-up; trying again' : 'cache: no warm-up (the usage hash could not be read)')
-      if (again) setTimeout(() => { if (tracking.up) warmUp(held, attempt + 1) }, 1000).unref()
-      else refill.add(held, 'revalidation')
-    })
-  }
+  const refill = new Refill({
+    limiter: fills,
+    read: (id) => resolver.refill(id),
+    session: () => tracking.since,
+    logger,
+    warmUp: config.cache.warm_up ? async () => await recentlyUsedKeyIds(redis, keys.usage, config.cache.max_entries) : undefined
+  })
+  const onEstablished = (held: string[], first: boolean): void => { refill.established(held, first) }
   const tracker = config.cache.enabled && config.cache.tracking ? trackChanges(redis, keys, cache, config, logger, onEstablished) : undefined
   tracker?.start()
   const tracking = tracker ?? NO_TRACKING
@@ -112,18 +99,13 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     rateLimitBlocked: () => blocked.size(Date.now())
   })
   redis.on('error', () => { metrics.redis.connectionError() })
-  const resolver = new IdentityResolver({
-    reader: new RegistryReader(redis, keys, config.redis.prefix),
-    onLookupError: (err) => { metrics.redis.lookupError(err) },
-    unknownKeys: new UnknownKeyLimit(unknownKeyLimits(config)),
-    cache,
-    cacheEnabled: config.cache.enabled,
+  const resolver = createIdentityResolver(config, redis, {
+    records: cache,
     tracking,
     fills,
     health,
-    ttlMs: config.cache.ttl_ms,
-    negativeTtlMs: config.cache.negative_ttl_ms,
-    staleIfErrorMs: config.cache.stale_if_error_s * 1000
+    onLookupError: (err) => { metrics.redis.lookupError(err) },
+    limitUnknownKeys: true
   })
 
   const usage = new UsageRecorder(redis, keys.usage, { keys: config.cache.max_entries })
@@ -135,21 +117,15 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     defaultLimit: config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default),
     onError: config.rate_limits.on_error
   })
-  // Stages 1-8 of a request, one function for the data plane and the authorizer
-  const matchRule = compileRules(config.rules)
-  const routeOf = compileRouteTable(config.routes)
-  const decider = createDecider({
-    authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver, meter: metrics.auth }),
-    matchRule,
-    routeOf,
-    limiter
-  })
+  // The decision, receive to rate limits, one function for the data plane and the authorizer
+  const decisions = decisionFactory(config, resolver, PROXIED_METHODS)
+  const decider = decisions.decider({ limiter, meter: metrics.auth })
   // ...and without the rate limits (nor the decision metrics), for open WebSockets decided again on a change
-  const redecider = createDecider({ authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver }), matchRule, routeOf })
+  const redecider = decisions.decider()
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set
   const tracing = createTracing(config.tracing, config.keys.prefix)
   const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, metrics, assertions, tracing })
-  const admin = await buildAdminPlane({ config, logger, health, redis, resolver, metrics, usage, assertions })
+  const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
   const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, metrics, assertions, tracing }) : undefined
 
   return {
@@ -180,9 +156,6 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   }
 }
 
-/** How many times the warm-up tries to read the usage hash. */
-const WARM_UP_ATTEMPTS = 5
-
 /** Push invalidation of the cache: every write to a key, user, role or org record, by anyone. */
 function trackChanges (redis: RegistryClient, keys: RedisKeys, cache: RecordCache, config: Config, logger: Logger,
   onEstablished: (held: string[], first: boolean) => void): InvalidationTracker {
@@ -191,8 +164,7 @@ function trackChanges (redis: RegistryClient, keys: RedisKeys, cache: RecordCach
     connect: connections.connect,
     ...cacheNaming(keys),
     cache,
-    // a silent channel is only trusted for cache.ttl_ms: confirm it twice per TTL
-    verifyEveryMs: Math.min(1000, Math.max(50, Math.floor(config.cache.ttl_ms / 2))),
+    verifyEveryMs: cacheTimings(config.cache).verifyEveryMs,
     onEstablished,
     logger
   })

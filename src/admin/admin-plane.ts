@@ -9,47 +9,19 @@
  *   /admin/v1/*         the admin API (admin credential)            api/
  *   /console            the Integrations console (static files)     console.ts
  */
-import Fastify, { type FastifyInstance } from 'fastify'
-import { randomUUID } from 'node:crypto'
-import type { Logger } from 'pino'
-import type { Assertions } from '../assertion/assertions.js'
+import type { FastifyInstance } from 'fastify'
 import { registerJwksRoute } from '../assertion/jwks-route.js'
-import type { Config } from '../config/schema.js'
-import { codeForStatus, sendError } from '../errors.js'
-import { checkFraming, headLimits, onClientError } from '../pipeline/framing.js'
-import type { IdentityResolver } from '../pipeline/resolve-identity.js'
-import type { Metrics } from '../metrics/metrics.js'
-import type { RedisHealth, RegistryClient } from '../registry/redis-client.js'
+import { sendError } from '../errors.js'
+import { refuseFraming } from '../http/deny.js'
+import { createListener } from '../http/listener.js'
 import { adminApi } from './api/index.js'
 import { consolePlugin } from './console.js'
 import { metricsRoute } from './metrics-route.js'
-import type { UsageRecorder } from '../registry/usage-recorder.js'
-
-export interface AdminPlaneOptions {
-  config: Config
-  logger: Logger
-  health: RedisHealth
-  redis: RegistryClient
-  /** the data plane's resolver: admin keys are authenticated exactly as on the data plane */
-  resolver: IdentityResolver
-  /** the process's metrics registry, served at /metrics */
-  metrics: Metrics
-  /** notes a key's use (last_used_at) when it signs in */
-  usage?: UsageRecorder
-  /** the signed identity assertion, whose JWK Set is served here */
-  assertions?: Assertions
-}
+import type { AdminPlaneOptions } from './options.js'
 
 export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyInstance> {
-  const app = Fastify({
-    logger: false,
-    requestIdHeader: false,
-    genReqId: () => randomUUID(),
-    // the data plane's framing rules hold here too (src/pipeline/framing.ts)
-    http: headLimits(o.config.limits),
-    clientErrorHandler: onClientError(o.logger)
-  })
-  const framing = checkFraming(app.server, o.config.limits)
+  // the data plane's listener, framing rules and refusals (src/http/listener.ts)
+  const { app, framing } = createListener({ logger: o.logger, limits: o.config.limits })
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     reply.header('cache-control', 'no-store')
@@ -58,12 +30,8 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
       done()
       return
     }
-    const [code, , close] = problem
-    if (close) reply.header('connection', 'close')
-    sendError(reply, code)
+    refuseFraming(reply, problem)
   })
-  app.setNotFoundHandler((_request, reply) => sendError(reply, 'not_found'))
-  app.setErrorHandler((err: { statusCode?: number }, _request, reply) => sendError(reply, codeForStatus(err.statusCode ?? 500)))
 
   /** Liveness: the process answers. */
   app.get('/healthz', async () => ({ status: 'ok' }))

@@ -14,7 +14,7 @@ import { extname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyPluginAsync } from 'fastify'
 import { sendError } from '../errors.js'
-import type { AdminPlaneOptions } from './admin-plane.js'
+import type { AdminPlaneOptions } from './options.js'
 
 export const CONSOLE_CSP = [
   "default-src 'none'",

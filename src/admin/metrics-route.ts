@@ -6,7 +6,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import cluster from 'node:cluster'
 import { clusterMetrics, shareWithPrimary } from '../metrics/cluster-metrics.js'
-import type { AdminPlaneOptions } from './admin-plane.js'
+import type { AdminPlaneOptions } from './options.js'
 
 export const metricsRoute: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) => {
   const { registry } = o.metrics

@@ -1,5 +1,5 @@
 /**
- * The signed identity assertion (contract section 12, docs/assertion.md): a compact JWS
+ * The signed identity assertion (docs/assertion.md): a compact JWS
  * per allowed request, which the data plane and the authorizer both attach.
  *
  * Built once at start-up: the JWK Set (jose: JWK export, RFC 7638 thumbprints as kids),
@@ -15,7 +15,7 @@
 import { sign, type KeyObject } from 'node:crypto'
 import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose'
 import type { AssertionConfig } from '../config/schema.js'
-import type { Identity } from '../pipeline/decide.js'
+import type { Identity } from '../decision/identity.js'
 import { identityBoundClaims, identityClaims, issuerClaim, protectedHeader, requestClaims } from './claims.js'
 import type { AssertionAlg, AssertionKeys } from '../config/assertion-key-files.js'
 
@@ -57,7 +57,9 @@ export async function createAssertions (a: AssertionConfig, keys: AssertionKeys 
     }
   } else {
     // one token per identity, reused until half its lifetime has passed, so a reused
-    // token still has at least ttl/2 to live when an upstream receives it
+    // token still has at least ttl/2 to live when an upstream receives it. Bounded in
+    // the order tokens were issued, not by use: the oldest is the next to be renewed
+    // anyway, and a hit stays one Map lookup on the request path.
     const kept = new Map<string, { token: string, issuedAtMs: number, renewAtMs: number }>()
     forRequest = (identity, _method, _path, _requestId, nowMs) => {
       // the cache key names every claim of the identity, unambiguously (the fields a

@@ -5,7 +5,7 @@
  * role, method and path come from the registry or the client; whatever they hold, they
  * stay one JSON string). Pure; docs/assertion.md has the claim table.
  */
-import type { Identity } from '../pipeline/decide.js'
+import type { Identity } from '../decision/identity.js'
 
 /** The header that carries the assertion: the identity prefix + `Assertion`, lower-cased (`x-auth-assertion`). */
 export function assertionHeaderName (prefix: string): string {

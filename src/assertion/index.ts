@@ -1,5 +1,5 @@
 /**
- * The signed identity assertion (contract section 12, docs/assertion.md): the key files
+ * The signed identity assertion (docs/assertion.md): the key files
  * (src/config/assertion-key-files.ts, read with the configuration), the claims (claims.ts), the signer and the JWK Set (assertions.ts),
  * and the route that serves the JWK Set (jwks-route.ts).
  */

@@ -8,7 +8,7 @@
  *   2. the peer       only authz.trusted_peers may ask: 403
  *   3. the original   authz.proxy's way of naming it: the proxy's headers or Envoy's
  *                     own target; two ways at once with `auto`: 400 / 404  original-request.ts
- *   4. the decision   stages 1-8 of the data plane, the very same function with the
+ *   4. the decision   receive to rate limits, the data plane's very same function with the
  *                     same cache and rate limits: 400 / 404 / 401 / 503 / 403 / 429
  *                                                                          decide-request.ts
  *   5. the answer     allowed: 200, empty, the identity headers (and the assertion),
@@ -26,24 +26,24 @@
  * Everything is answered in the first hook: a decision request's body, if any, is
  * never read (the connection is closed after the answer instead).
  */
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
-import { randomUUID } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
 import { assertionHeaderName, JWKS_PATH, sendJwks, type Assertions } from '../assertion/index.js'
-import { codeForStatus, sendError } from '../errors.js'
+import { sendError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
 import type { Tracing } from '../tracing/tracing.js'
-import type { RequestDecider, TargetVerdict } from '../pipeline/decide-request.js'
-import { applyVerdict, challenges, deny, refuseFraming } from '../pipeline/deny.js'
-import { checkFraming, headLimits, onClientError } from '../pipeline/framing.js'
-import { clientAddressOf, connectionPeer, identityHeadersFor } from '../pipeline/identity-headers.js'
-import { PROXIED_METHODS } from '../pipeline/match-rule.js'
-import { createRequestLog } from '../pipeline/request-log.js'
-import { routePatterns } from '../pipeline/route-table.js'
-import { loggedTarget, requestState } from '../pipeline/request-state.js'
+import type { RequestDecider, TargetVerdict } from '../decision/decide-request.js'
+import { challenges } from '../decision/challenges.js'
+import { deny, refuseFraming } from '../http/deny.js'
+import { applyVerdict } from '../http/verdict.js'
+import { createListener } from '../http/listener.js'
+import { clientAddressOf, connectionPeer, identityHeadersFor } from '../http/identity-headers.js'
+import { PROXIED_METHODS } from '../http/methods.js'
+import { routePatterns } from '../decision/route-table.js'
+import { loggedTarget, requestState } from '../http/request-state.js'
 import { clientAddress } from './client-address.js'
 import { namesOriginal, originalRequest } from './original-request.js'
 
@@ -64,24 +64,23 @@ type Stashed = IncomingMessage & { [kTarget]?: string }
 
 export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<FastifyInstance> {
   const { config, logger, decider, usage, assertions, tracing } = o
-  const app = Fastify({
-    logger: false,
-    requestIdHeader: false,
-    genReqId: () => randomUUID(),
-    // every decision request is answered by one hook, whatever its own target
-    rewriteUrl (req: Stashed) {
-      req[kTarget] = req.url ?? ''
-      return '/'
+  const { app, framing } = createListener({
+    logger,
+    limits: config.limits,
+    refused: o.metrics.decisions.refused,
+    allMethods: true,
+    fastify: {
+      // every decision request is answered by one hook, whatever its own target
+      rewriteUrl (req: Stashed) {
+        req[kTarget] = req.url ?? ''
+        return '/'
+      },
+      return503OnClosing: false
     },
-    http: headLimits(config.limits),
-    return503OnClosing: false,
-    clientErrorHandler: onClientError(logger, o.metrics.decisions.refused)
+    // 6. one log line per decision, and its metrics
+    log: { meter: o.metrics.decisions, keyPrefix: config.keys.prefix, mode: 'authz' },
+    tracing: { tracing, mode: 'authz' }
   })
-  for (const method of PROXIED_METHODS) {
-    if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
-  }
-  app.decorateRequest('kg', null as unknown as never)
-  const framing = checkFraming(app.server, config.limits)
   const peerOf = connectionPeer(config.authz.trusted_peers)
   const clientOf = clientAddressOf(config.authz.trusted_peers)
   const pathPrefix = config.authz.path_prefix
@@ -94,13 +93,6 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   const notSet = ['authorization', ...(assertions === undefined ? [assertionHeader.toLowerCase()] : [])]
   const toRemove = notSet.join(',')
   const toRemoveNoUser = [...notSet, `${headerPrefix.toLowerCase()}user-id`].join(',')
-
-  // 6. one log line per decision, and its metrics
-  const requestLog = createRequestLog(logger, o.metrics.decisions, config.keys.prefix, 'authz')
-  app.addHook('onResponse', requestLog.hook)
-  const finishSpans = tracing.finisher('authz')
-  if (finishSpans !== undefined) app.addHook('onResponse', finishSpans)
-  app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
 
   app.addHook('onRequest', function decision (request, reply, done) {
     const raw = request.raw as Stashed
@@ -146,15 +138,6 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   })
   // never reached: the hook above answers every request
   app.route({ method: PROXIED_METHODS as string[], url: '/', handler: async (_request, reply) => sendError(reply, 'internal_error') })
-  app.setNotFoundHandler((request, reply) => {
-    if (request.kg !== null && request.kg !== undefined) request.kg.reason = 'no_route'
-    return sendError(reply, 'not_found')
-  })
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    const status = err.statusCode ?? 500
-    if (status >= 500) logger.error({ req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } }, 'internal error')
-    return deny(reply, codeForStatus(status), status >= 500 ? 'internal_error' : 'bad_request')
-  })
 
   // 5. the answer
   function answer (request: FastifyRequest, reply: FastifyReply, v: TargetVerdict, now: number, originalTarget: string): FastifyReply {

@@ -19,7 +19,7 @@
  * guessed. The target itself goes through the target policy with the rest of the
  * decision (decide-request.ts).
  */
-import { PROXIED_METHODS } from '../pipeline/match-rule.js'
+import { PROXIED_METHODS } from '../http/methods.js'
 
 export type Proxy = 'auto' | 'nginx' | 'traefik' | 'envoy'
 export type Way = 'traefik' | 'nginx' | 'envoy'

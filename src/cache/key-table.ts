@@ -15,7 +15,7 @@
  */
 import type { RecordLimit } from '../ratelimit/limit.js'
 import { INVALID, type Invalid, type KeyRecord } from '../registry/records.js'
-import type { Entry } from './record-cache.js'
+import type { Entry } from './entry.js'
 
 // flags, one byte a slot
 const USED = 1

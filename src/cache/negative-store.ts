@@ -9,7 +9,7 @@
  * the scan last passed it gets a second chance, so an unknown key a client keeps
  * retrying stays cached while a flood of one-off ids streams through.
  */
-import type { Entry } from './record-cache.js'
+import type { Entry } from './entry.js'
 
 export class NegativeStore {
   /** cache name (`k:<id>`, `u:<id>`, `r:<name>`) -> entry, oldest first */

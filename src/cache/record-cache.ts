@@ -22,21 +22,9 @@
  */
 import { flatCopy, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
+import type { Cached, Entry } from './entry.js'
 import { KeyTable } from './key-table.js'
 import { NegativeStore } from './negative-store.js'
-
-/** A record that does not exist in Redis is cached too (negative entry). */
-export type Cached<T> = T | null
-
-export interface Entry<T> {
-  value: Cached<T>
-  /** when the fetch that filled it was issued (epoch ms) */
-  at: number
-  /** filled while push invalidation was established: valid until invalidated */
-  tracked: boolean
-  /** looked up since the eviction scan last passed it (CLOCK) */
-  used: boolean
-}
 
 /** Counters read by the metrics (src/metrics) in collect callbacks: nothing per request but `++`. */
 export interface CacheCounters {

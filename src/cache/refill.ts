@@ -17,7 +17,8 @@
  * batches at a time. The ids of a batch that fails (a Redis timeout) are read again
  * after RETRY_MS. The loss of push invalidation (what would be read is a TTL entry,
  * soon stale; a Redis that stays unreachable loses it too) stops the refill; the ids
- * not read yet are kept for the next establishment.
+ * not read yet, and those of the batches in flight at the loss (whose installs the
+ * flush refused), are kept for the next establishment.
  */
 import type { Logger } from 'pino'
 import type { RegistryClient } from '../registry/redis-client.js'
@@ -35,10 +36,18 @@ export interface RefillOptions {
   limiter: FillLimiter
   /** reads one key id's records; undefined when it need not be read (cached, or being read) */
   read: (keyId: string) => Promise<unknown> | undefined
-  /** push invalidation is up: what is read now stays cached until it changes */
-  active: () => boolean
+  /**
+   * when push invalidation was last established (epoch ms; 0 while it is down): while
+   * it is up, what is read stays cached until it changes
+   */
+  session: () => number
   logger: Logger
+  /** `cache.warm_up`: the recently used key ids to read at start (`recentlyUsedKeyIds`) */
+  warmUp?: (() => Promise<string[]>) | undefined
 }
+
+/** How many times the warm-up tries to read the usage hash. */
+const WARM_UP_ATTEMPTS = 5
 
 export class Refill {
   /** key ids still to read, in order */
@@ -74,6 +83,33 @@ export class Refill {
     })
   }
 
+  /**
+   * Push invalidation is established (`first`: for the first time): the keys the cache
+   * holds are read again (revalidation); the first time, with the warm-up on, the
+   * recently used keys too.
+   */
+  established (held: string[], first: boolean): void {
+    if (!first || this.o.warmUp === undefined) {
+      this.add(held, 'revalidation')
+      return
+    }
+    this.warmUp(held, 1)
+  }
+
+  /**
+   * The warm-up's read of the usage hash, tried again a second later when Redis did not
+   * answer (a gateway starting beside a busy Redis), WARM_UP_ATTEMPTS times at most.
+   */
+  private warmUp (held: string[], attempt: number): void {
+    const read = this.o.warmUp as () => Promise<string[]>
+    read().then((ids) => { this.add([...held, ...ids], 'warm-up') }, (err: unknown) => {
+      const again = attempt < WARM_UP_ATTEMPTS
+      this.o.logger.warn({ err: { message: (err as Error).message }, attempt }, again ? 'cache: the usage hash could not be read for the warm-up; trying again' : 'cache: no warm-up (the usage hash could not be read)')
+      if (again) setTimeout(() => { if (this.o.session() !== 0) this.warmUp(held, attempt + 1) }, 1000).unref()
+      else this.add(held, 'revalidation')
+    })
+  }
+
   stop (): void {
     this.stopped = true
     this.pending.clear()
@@ -84,7 +120,8 @@ export class Refill {
     const { limiter } = this.o
     let ids = this.pending.values()
     while (!this.stopped && this.pending.size > 0) {
-      if (!this.o.active()) throw new Error('push invalidation lost')
+      const session = this.o.session()
+      if (session === 0) throw new Error('push invalidation lost')
       const budget = limiter.takeIdle(BATCH)
       if (budget === 0) {
         await sleep(IDLE_MS)
@@ -107,6 +144,12 @@ export class Refill {
       }
       const results = await Promise.allSettled(reads)
       this.done += reads.length
+      if (this.o.session() !== session) {
+        // push invalidation was lost while the batch was in flight: the flush refused its
+        // fill tickets, so none of it may be cached; the next establishment reads it again
+        for (const id of batch) this.pending.add(id)
+        continue
+      }
       let failed = 0
       results.forEach((r, i) => {
         if (r.status === 'fulfilled') return

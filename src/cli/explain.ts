@@ -5,21 +5,15 @@
  * rate limiter: the limits that apply are shown, never counted, so a check consumes nothing.
  * It reads Redis directly (no cache), so it shows what a fresh gateway would decide.
  */
-import { NO_TRACKING } from '../cache/invalidation.js'
-import { RecordCache } from '../cache/record-cache.js'
 import type { Config } from '../config/schema.js'
 import { ERRORS, type ErrorCode, type Reason } from '../errors.js'
-import { createAuthenticator } from '../pipeline/authenticate-request.js'
-import { createDecider } from '../pipeline/decide-request.js'
-import { identityHeaders } from '../pipeline/identity-headers.js'
+import { decisionFactory } from '../decision/factory.js'
+import { identityHeaders } from '../http/identity-headers.js'
 import { MALFORMED, parseRateLimit } from '../ratelimit/limit.js'
 import { applicableLimits, malformedLevel } from '../ratelimit/limiter.js'
-import { compileRules } from '../pipeline/match-rule.js'
-import { IdentityResolver } from '../pipeline/resolve-identity.js'
-import { compileRouteTable } from '../pipeline/route-table.js'
-import { RedisHealth, type RegistryClient } from '../registry/redis-client.js'
-import { redisKeys } from '../registry/redis-keys.js'
-import { RegistryReader } from '../registry/registry-reader.js'
+import { PROXIED_METHODS } from '../http/methods.js'
+import { createIdentityResolver } from '../cache/resolve-identity.js'
+import type { RegistryClient } from '../registry/redis-client.js'
 
 export interface Explanation {
   allowed: boolean
@@ -44,23 +38,9 @@ export interface Explanation {
 }
 
 export async function explain (config: Config, redis: RegistryClient, method: string, target: string, key: string): Promise<Explanation> {
-  // Redis itself, no cache
-  const resolver = new IdentityResolver({
-    reader: new RegistryReader(redis, redisKeys(config.redis.prefix), config.redis.prefix),
-    cache: new RecordCache(16),
-    cacheEnabled: false,
-    tracking: NO_TRACKING,
-    health: new RedisHealth(redis),
-    ttlMs: 0,
-    negativeTtlMs: 0,
-    staleIfErrorMs: 0
-  })
-  const decider = createDecider({
-    authenticate: createAuthenticator({ keyPrefix: config.keys.prefix, resolver }),
-    matchRule: compileRules(config.rules),
-    routeOf: compileRouteTable(config.routes)
-  })
-  // 1-7, as the gateway decides (8: shown below, never counted)
+  // Redis itself, no cache; the rate limits shown below, never counted
+  const decider = decisionFactory(config, createIdentityResolver(config, redis), PROXIED_METHODS).decider()
+  // receive to authorize, as the gateway decides
   const v = await decider.decideTarget(method, target, ['Authorization', `Bearer ${key}`], undefined, Date.now())
 
   const out: Explanation = { allowed: false, status: 400, reason: v.ok ? 'allowed' : v.reason, method }
@@ -77,7 +57,7 @@ export async function explain (config: Config, redis: RegistryClient, method: st
   }
   if (!v.ok) return { ...out, status: ERRORS[v.code].status, code: v.code, reason: v.reason }
 
-  // 8. the rate limits that apply, shown, never counted (a malformed one allows nothing)
+  // rate limits: those that apply, shown, never counted (a malformed one allows nothing)
   const applicable = applicableLimits(v.identity, config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default))
   const limits: NonNullable<Explanation['rate_limits']> = {}
   for (const level of ['key', 'role', 'org'] as const) {
@@ -89,6 +69,6 @@ export async function explain (config: Config, redis: RegistryClient, method: st
     return { ...out, status: ERRORS.rate_limited.status, code: 'rate_limited', reason: 'invalid_record' }
   }
 
-  // 10. what the upstream would receive
+  // headers: what the upstream would receive
   return { ...out, allowed: true, status: 'upstream', reason: 'allowed', headers: identityHeaders(config.identity.header_prefix, v.identity, '(generated per request)') }
 }

@@ -51,7 +51,7 @@ export function patternShape (path: string): { shape: string, params: string[] }
  * allowed values where there is a fixed set. A rule left out of the array (a hole: the
  * schema refused it) is skipped, and the others keep their indexes.
  */
-export function ruleProblems (rules: readonly RuleConfig[]): string[] {
+export function ruleProblems (rules: readonly RuleConfig[], methods: readonly string[] = PROXIED_METHODS): string[] {
   const problems: string[] = []
   // (method, shape) -> the first rule's index, per tier: explicit methods, and `*`
   const explicit = new Map<string, number>()
@@ -67,8 +67,8 @@ export function ruleProblems (rules: readonly RuleConfig[]): string[] {
       problems.push(`${field}.org_param: "${r.org_param}" is not a parameter of path ${r.path}`)
       return
     }
-    if (r.method !== '*' && !PROXIED_METHODS.includes(r.method)) {
-      problems.push(`${field}.method: unknown HTTP method "${r.method}" (one of ${PROXIED_METHODS.join(', ')}, or *)`)
+    if (r.method !== '*' && !methods.includes(r.method)) {
+      problems.push(`${field}.method: unknown HTTP method "${r.method}" (one of ${methods.join(', ')}, or *)`)
       return
     }
     const tier = r.method === '*' ? wildcard : explicit

@@ -7,7 +7,8 @@
  *
  * An entry names its bucket and the limit it was refused under: a changed limit
  * (an edited record) is not held to the old block. Bounded: when full, expired
- * entries are dropped, then the oldest.
+ * entries are dropped, then the oldest. (Not an LRU: a block that is still on must
+ * outlive the expired ones, whichever was used last.)
  */
 import type { RateLimit } from './limit.js'
 

@@ -1,5 +1,5 @@
 /**
- * Stage 8, rate limits (contract section 13): the limits that apply to an
+ * The rate limits stage (docs/rate-limits.md): the limits that apply to an
  * authorized identity, checked together; the strictest decides.
  *
  *   key    the key record's `rate_limit`, else `rate_limits.default`   a bucket per key
@@ -19,7 +19,7 @@ import { bucketNames } from './buckets.js'
 import { MALFORMED, type RateLimit, type RecordLimit } from './limit.js'
 import type { BucketResult, RateLimitScript, TakeResult } from './script.js'
 
-/** What the limiter reads of an authorized identity (pipeline/decide.ts's Identity). */
+/** What the limiter reads of an authorized identity (decision/decide.ts's Identity). */
 export interface LimitedIdentity {
   keyId: string
   org: string

@@ -1,19 +1,11 @@
 /**
- * A rate-limit verdict on a response, on the data plane and the authorizer alike:
+ * A rate-limit verdict's response headers, on every front end (src/http/verdict.ts):
  * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds) on every
  * response to a limited request, allowed or not (on a proxied response they replace any
  * the upstream sent: proxy.ts); over a limit, `Retry-After` (whole seconds, at least 1)
  * with the 429 the decision (decide-request.ts) refused with.
  */
-import type { FastifyReply } from 'fastify'
 import type { Verdict } from './limiter.js'
-
-export function setRateLimitHeaders (reply: FastifyReply, v: Verdict | undefined): void {
-  const headers = rateLimitHeaders(v)
-  if (headers === undefined) return
-  reply.request.kg.rateLimited = true
-  reply.headers(headers)
-}
 
 /** The headers of a verdict, as name -> value (undefined: none apply); also for a WebSocket upgrade (src/websocket/). */
 export function rateLimitHeaders (v: Verdict | undefined): Record<string, string> | undefined {

@@ -1,5 +1,5 @@
 /**
- * Keys are made here (parsed by src/pipeline/key-format.ts): `<prefix><id>_<secret><checksum>`
+ * Keys are made here (parsed by src/decision/key-format.ts): `<prefix><id>_<secret><checksum>`
  *
  *   prefix    configurable, default `kg_`, so scanners and humans recognise a key
  *   id        16 base62 chars: the public selector, shown in logs, headers, CLI
@@ -7,7 +7,7 @@
  *   checksum  6 base62 chars of CRC-32 over everything before it, so a mistyped key
  *             is refused without a registry lookup. A CRC is no MAC: anyone can
  *             compute it, so a key that was never issued can pass; such keys are
- *             limited per client address (src/pipeline/unknown-key-limit.ts).
+ *             limited per client address (src/cache/unknown-key-limit.ts).
  */
 import { createHash, hash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'

@@ -9,7 +9,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { ERRORS, errorBody, JSON_CONTENT_TYPE, type ErrorCode } from '../errors.js'
-import { HOP_BY_HOP } from '../pipeline/identity-headers.js'
+import { HOP_BY_HOP } from '../http/identity-headers.js'
 
 /** Writes the catalogue's error for `code`; returns its status. */
 export function refuseUpgrade (socket: Duplex, code: ErrorCode, requestId: string, headers: Record<string, string> = {}): number {

@@ -39,19 +39,21 @@ import type { Duplex } from 'node:stream'
 import type { Logger } from 'pino'
 import { WebSocketServer, type ServerOptions, type VerifyClientCallbackAsync, type WebSocket } from 'ws'
 import type { Tracking } from '../cache/invalidation.js'
+import { cacheTimings } from '../cache/timings.js'
 import type { Config, UpstreamConfig } from '../config/schema.js'
 import type { ErrorCode, Reason } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
-import type { RequestDecider, TargetVerdict } from '../pipeline/decide-request.js'
-import type { checkFraming } from '../pipeline/framing.js'
-import { clientAddressOf, type RequestHeaderRewriter } from '../pipeline/identity-headers.js'
-import { createRequestLog } from '../pipeline/request-log.js'
-import { loggedTarget, noteVerdict, requestState, type RequestState } from '../pipeline/request-state.js'
-import { routePatterns } from '../pipeline/route-table.js'
-import { rateLimitHeaders } from '../ratelimit/respond.js'
+import type { RequestDecider, TargetVerdict } from '../decision/decide-request.js'
+import type { Framing } from '../http/framing.js'
+import { clientAddressOf, type RequestHeaderRewriter } from '../http/identity-headers.js'
+import { createRequestLog } from '../http/request-log.js'
+import { loggedTarget, noteVerdict, requestState, type RequestState } from '../http/request-state.js'
+import { routePatterns } from '../decision/route-table.js'
+import { renderVerdict, type VerdictSink } from '../http/verdict.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
 import type { ToUpstream, Tracing } from '../tracing/tracing.js'
 import { Connections, type Slot } from './connections.js'
+import { credentialOf, isWebSocketUpgrade, offeredProtocols } from './handshake.js'
 import { relay } from './relay.js'
 import { passUpstreamAnswer, refuseUpgrade, responseHeaders } from './respond.js'
 import { openUpstream, type UpstreamHandshake } from './upstream.js'
@@ -59,13 +61,13 @@ import { openUpstream, type UpstreamHandshake } from './upstream.js'
 export interface WebSocketStageOptions {
   config: Config
   logger: Logger
-  /** stages 1-8, as for every request */
+  /** the decision, receive to rate limits, as for every request */
   decider: RequestDecider
   /** the same decision without the rate limits, for open connections (connections.ts) */
   redecider: RequestDecider
   /** push invalidation: what tells open connections that a record changed */
   tracking: Tracking
-  framing: ReturnType<typeof checkFraming>
+  framing: Framing
   rewriteRequestHeaders: RequestHeaderRewriter
   /** by upstream name: the trace context sent to it, and the handshake's CLIENT span (src/tracing/) */
   toUpstreams: ReadonlyMap<string, ToUpstream>
@@ -109,7 +111,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     maxPerKey: ws.max_connections_per_key,
     decider: o.redecider,
     tracking: o.tracking,
-    sweepEveryMs: Math.max(100, config.cache.ttl_ms),
+    sweepEveryMs: cacheTimings(config.cache).sweepEveryMs,
     meter: metrics.webSockets,
     logger: o.logger,
     closeTimeoutMs: ws.close_timeout_ms
@@ -201,15 +203,10 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   function admit (u: Upgrade, v: TargetVerdict, done: (ok: boolean) => void, failed: (err: unknown) => void): void {
     const { state } = u
     noteVerdict(state, v)
-    u.headers = rateLimitHeaders(v.rateLimit)
     if (v.target !== undefined) state.trace.route = routePatterns(v.target.route.prefix)[1]
-    if (!v.ok) {
-      state.path = v.target !== undefined ? v.target.path : v.path ?? state.path
-      const headers: Record<string, string> = { ...u.headers }
-      if (v.challenge !== undefined) headers['WWW-Authenticate'] = v.challenge
-      refuse(u, v.code, v.reason, headers)
-      return
-    }
+    if (!v.ok) state.path = v.target !== undefined ? v.target.path : v.path ?? state.path
+    // the response a GET would get, on the raw socket (src/http/verdict.ts)
+    if (renderVerdict(v, onSocket, u) === undefined || !v.ok) return
     state.path = v.target.path
     state.query = v.target.query
     const upstream = config.upstreams[v.target.route.upstream]
@@ -301,6 +298,16 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     connections.opened(slot, relay(client, upstream, ws.max_buffered_bytes))
   }
 
+  /** A verdict's response on the upgrade's socket: the rate limit's headers kept for the 101 as for a refusal. */
+  const onSocket: VerdictSink<Upgrade> = {
+    rateLimit (u, headers) { u.headers = headers },
+    refuse (u, code, reason, challenge) {
+      const headers: Record<string, string> = { ...u.headers }
+      if (challenge !== undefined) headers['WWW-Authenticate'] = challenge
+      refuse(u, code, reason, headers)
+    }
+  }
+
   function refuse (u: Upgrade, code: ErrorCode, reason: Reason, headers?: Record<string, string>): void {
     u.state.reason = reason
     log(u, refuseUpgrade(u.socket, code, u.id, headers))
@@ -318,29 +325,3 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
 }
 
 function noop (): void {}
-
-/** `Upgrade: websocket` on HTTP/1.1, without a body: the only upgrade the gateway makes (fail closed). */
-function isWebSocketUpgrade (req: IncomingMessage): boolean {
-  if (req.httpVersion !== '1.1') return false
-  const upgrade = req.headers.upgrade
-  if (upgrade === undefined || upgrade.trim().toLowerCase() !== 'websocket') return false
-  const length = req.headers['content-length']
-  return req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')
-}
-
-/** The client's subprotocol offers (ws already refused a malformed or repeated one). */
-function offeredProtocols (req: IncomingMessage): string[] {
-  const header = req.headers['sec-websocket-protocol']
-  if (header === undefined) return []
-  return header.split(',').map((p) => p.trim()).filter((p) => p !== '')
-}
-
-/** The `Authorization` header pairs: all a decision taken again reads of the request. */
-function credentialOf (rawHeaders: readonly string[]): string[] {
-  const out: string[] = []
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i] as string
-    if (name.length === 13 && name.toLowerCase() === 'authorization') out.push(name, rawHeaders[i + 1] as string)
-  }
-  return out
-}

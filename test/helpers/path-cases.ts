@@ -1,6 +1,6 @@
 /**
- * The request targets of the path policy (contract section 9), shared by the data
- * plane's suite (test/integration/path-policy.test.ts) and the authorizer's, which
+ * The request targets of the path policy (docs/security.md, "Requests"), shared by the data
+ * plane's suite (test/integration/data-plane/path-policy.test.ts) and the authorizer's, which
  * sends the same targets inside X-Forwarded-Uri / X-Original-URI and as Envoy's own.
  */
 

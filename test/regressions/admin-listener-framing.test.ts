@@ -4,7 +4,7 @@
  * with Transfer-Encoding reached the admin API, and node answered an `Expect` other
  * than 100-continue itself with a bare 417 (no error object, no request id), and
  * `Expect: 100-continue` with `100 Continue` before sign-in. Now both listeners run
- * the same stage (src/pipeline/framing.ts): 431, 400, 400 and 417 with the
+ * the same stage (src/http/framing.ts): 431, 400, 400 and 417 with the
  * catalogue's error object, and `100 Continue` only after a successful sign-in.
  */
 import t from 'tap'

@@ -86,7 +86,7 @@ const ROUTES: Route[] = [
  *   star      a personal key, role *  (no admin scope at all)
  *   starBot   a BOT key, role *       (no admin scope at all)
  * The audit routes address no object: an org admin reads its own org's entries there
- * (which entries it sees is tested in test/integration/admin-api-audit.test.ts).
+ * (which entries it sees is tested in test/integration/admin/admin-api-audit.test.ts).
  */
 const EXPECTED = `
 route                 token     adminKey  orgAdmin  self      star      starBot

@@ -1,5 +1,5 @@
 // The process log sink (src/logger.ts) and the request log's ASCII JSON
-// (src/pipeline/request-log.ts): lines reach a real file descriptor intact and in
+// (src/http/request-log.ts): lines reach a real file descriptor intact and in
 // order, UTF-8 where pino wrote them, byte for byte where the request log did; a
 // stdout nobody reads (a real FIFO) neither crashes the process nor grows its memory.
 import t from 'tap'
@@ -9,7 +9,7 @@ import { closeSync, constants, mkdtempSync, openSync, readFileSync } from 'node:
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createLogger, flushLogger, LogSink } from '../../src/logger.js'
-import { asciiJson } from '../../src/pipeline/request-log.js'
+import { asciiJson } from '../../src/http/request-log.js'
 import { until } from '../helpers/wait.js'
 
 function fifo (): string {

@@ -15,9 +15,9 @@
  */
 import type { FastifyPluginAsync } from 'fastify'
 import { sendError } from '../../errors.js'
-import { expectsContinue } from '../../pipeline/framing.js'
+import { expectsContinue } from '../../http/framing.js'
 import { redisKeys } from '../../registry/redis-keys.js'
-import type { AdminPlaneOptions } from '../admin-plane.js'
+import type { AdminPlaneOptions } from '../options.js'
 import { auditRoutes } from './audit-routes.js'
 import { createContext } from './context.js'
 import { keyRoutes } from './key-routes.js'
@@ -28,12 +28,13 @@ import { createErrorHandler, refuse } from './refusal.js'
 import { roleRoutes } from './role-routes.js'
 import { sessionRoutes } from './session-routes.js'
 import { createSignIn, createSignInKind } from './sign-in.js'
-import { createSignInLimit, peerOf } from './sign-in-limit.js'
+import { peerOf } from '../../peer.js'
+import { createSignInLimit } from './sign-in-limit.js'
 import { userRoutes } from './user-routes.js'
 import { useJsonValidation } from './validation.js'
 
 export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) => {
-  const signIn = createSignIn({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix, resolver: o.resolver, usage: o.usage })
+  const signIn = createSignIn({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix, decisions: o.decisions, usage: o.usage })
   const kindOf = createSignInKind({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix })
   // the admin token's failures and key failures, counted apart
   const limits = {

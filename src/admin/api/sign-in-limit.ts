@@ -12,7 +12,8 @@
  * token's failures and key failures are counted apart.
  *
  * In process, per instance. Memory is bounded: at most `maxPeers` peers are tracked;
- * when full, closed windows are dropped first, then the oldest.
+ * when full, closed windows are dropped first, then the oldest. (Not an LRU: a peer
+ * still failing must keep its open window while closed ones remain to be dropped.)
  */
 
 const WINDOW_MS = 60_000
@@ -121,20 +122,4 @@ export function createSignInLimit (o: SignInLimitOptions): SignInLimit {
     },
     size: () => windows.size
   }
-}
-
-/**
- * What a peer is counted as: its IPv4 address (also when IPv4-mapped), or its IPv6
- * /64, which one host usually holds whole.
- */
-export function peerOf (address: string | undefined): string {
-  if (address === undefined || address === '') return '(unknown)'
-  const ip = address.split('%')[0] as string
-  if (!ip.includes(':')) return ip
-  if (/^::ffff:[0-9.]+$/i.test(ip)) return ip.slice(7)
-  const [head = '', tail] = ip.split('::')
-  const h = head === '' ? [] : head.split(':')
-  const t = tail === undefined || tail === '' ? [] : tail.split(':')
-  const groups = [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t]
-  return groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':') + '::/64'
 }

@@ -6,10 +6,10 @@
  * access exactly when it loses data-plane access.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { createAuthenticator, type AuthFailure } from '../../pipeline/authenticate-request.js'
-import { extractCredential } from '../../pipeline/extract-credential.js'
-import { parseKey } from '../../pipeline/key-format.js'
-import type { IdentityResolver } from '../../pipeline/resolve-identity.js'
+import type { AuthFailure } from '../../decision/authenticate-request.js'
+import { extractCredential } from '../../decision/extract-credential.js'
+import type { DecisionFactory } from '../../decision/factory.js'
+import { parseKey } from '../../decision/key-format.js'
 import { scopeOfGrants } from '../policy/scope-rules.js'
 import type { UsageRecorder } from '../../registry/usage-recorder.js'
 import { TOKEN_PRINCIPAL, type Principal } from './principal.js'
@@ -25,7 +25,8 @@ export interface SignInOptions {
   /** the admin token; undefined: token sign-in is off */
   adminToken: string | undefined
   keyPrefix: string
-  resolver: IdentityResolver
+  /** the gateway's decision (src/decision/factory.ts) */
+  decisions: DecisionFactory
   /** a key that signs in is a key in use: its last_used_at is noted as on the data plane */
   usage?: UsageRecorder
 }
@@ -51,11 +52,7 @@ export function createSignInKind (o: Pick<SignInOptions, 'adminToken' | 'keyPref
 }
 
 export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[]) => Promise<SignIn> {
-  const authenticate = createAuthenticator({
-    keyPrefix: o.keyPrefix,
-    resolver: o.resolver,
-    isAdminToken: adminTokenCheck(o.adminToken)
-  })
+  const authenticate = o.decisions.signIn(adminTokenCheck(o.adminToken))
 
   return async function signIn (rawHeaders) {
     const now = Date.now()

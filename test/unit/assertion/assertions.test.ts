@@ -7,7 +7,7 @@ import { calculateJwkThumbprint, createLocalJWKSet, exportJWK, jwtVerify, type J
 import { createAssertions, IDENTITY_TOKENS_KEPT, type Assertions } from '../../../src/assertion/assertions.js'
 import type { AssertionKeys } from '../../../src/config/assertion-key-files.js'
 import type { AssertionConfig } from '../../../src/config/schema.js'
-import type { Identity } from '../../../src/pipeline/decide.js'
+import type { Identity } from '../../../src/decision/identity.js'
 import { NO_GRANTS } from '../../../src/registry/records.js'
 import { newPrivateKey, type Alg } from '../../helpers/assertion-keys.js'
 

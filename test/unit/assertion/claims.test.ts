@@ -3,7 +3,7 @@
 // meant, in the documented order, and no value can add or change another claim.
 import t from 'tap'
 import { assertionHeaderName, identityBoundClaims, identityClaims, issuerClaim, protectedHeader, requestClaims, subjectOf } from '../../../src/assertion/claims.js'
-import type { Identity } from '../../../src/pipeline/decide.js'
+import type { Identity } from '../../../src/decision/identity.js'
 import { NO_GRANTS } from '../../../src/registry/records.js'
 
 const personal: Identity = { keyId: 'AbCd1234EfGh5678', type: 'personal', userId: 'alice', org: 'acme', role: 'reader', grants: NO_GRANTS }

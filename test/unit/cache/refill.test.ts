@@ -12,7 +12,7 @@ t.test('reads every id once, in order, skipping those that need no read', async 
   const refill = new Refill({
     limiter: new FillLimiter({ perSecond: 100_000, maxWaitMs: 1000 }),
     read: (id) => id.endsWith('7') ? undefined : (read.push(id), Promise.resolve()),
-    active: () => true,
+    session: () => 1,
     logger
   })
   refill.add([...ids(1000), 'id5'], 'test')
@@ -26,7 +26,7 @@ t.test('the ids of a failed batch are read again', async (t) => {
   const refill = new Refill({
     limiter: new FillLimiter({ perSecond: 100_000, maxWaitMs: 1000 }),
     read: (id) => failing ? Promise.reject(new Error('down')) : (read.push(id), Promise.resolve()),
-    active: () => true,
+    session: () => 1,
     logger
   })
   t.teardown(() => { refill.stop() })
@@ -44,7 +44,7 @@ t.test('nothing is read while push invalidation is down', async (t) => {
   const refill = new Refill({
     limiter: new FillLimiter({ perSecond: 100_000, maxWaitMs: 1000 }),
     read: () => { reads++; return Promise.resolve() },
-    active: () => up,
+    session: () => up ? 1 : 0,
     logger
   })
   refill.add(ids(10), 'test')
@@ -61,7 +61,7 @@ t.test('the refill takes no more than the budget leaves it', async (t) => {
   let now = 0
   const limiter = new FillLimiter({ perSecond: 1000, maxWaitMs: 1000, now: () => now })
   let reads = 0
-  const refill = new Refill({ limiter, read: () => { reads++; return Promise.resolve() }, active: () => true, logger })
+  const refill = new Refill({ limiter, read: () => { reads++; return Promise.resolve() }, session: () => 1, logger })
   t.teardown(() => { refill.stop() })
   refill.add(ids(500), 'test')
   await new Promise((resolve) => setTimeout(resolve, 30))
@@ -70,4 +70,32 @@ t.test('the refill takes no more than the budget leaves it', async (t) => {
   await until(() => reads === 100, 5000, 'the budget of a tenth of a second more', 5)
   await new Promise((resolve) => setTimeout(resolve, 30))
   t.equal(reads, 100, 'and no more')
+})
+
+t.test('a batch in flight when push invalidation is lost is read again at the next establishment', async (t) => {
+  // `session` is when tracking was last established (0 while down): a read whose session
+  // ended while it was in flight may not have been installed (the flush refused its ticket)
+  let session = 1
+  const read: string[] = []
+  const held: Array<() => void> = []
+  const refill = new Refill({
+    limiter: new FillLimiter({ perSecond: 100_000, maxWaitMs: 1000 }),
+    read: (id) => { read.push(id); return new Promise<void>((resolve) => { held.push(resolve) }) },
+    session: () => session,
+    logger
+  })
+  t.teardown(() => { refill.stop() })
+  refill.add(ids(10), 'test')
+  await until(() => held.length === 10, 5000, 'the batch in flight', 5)
+  session = 0 // lost while the reads are in flight
+  for (const resolve of held.splice(0)) resolve()
+  await until(() => refill.done === 10, 5000, 'the batch settles', 5)
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  t.equal(refill.size, 10, 'its ids are kept for the next establishment')
+  session = 2
+  refill.add([], 'established')
+  await until(() => held.length === 10, 5000, 'read again', 5)
+  for (const resolve of held.splice(0)) resolve()
+  await until(() => refill.size === 0 && refill.done === 20, 5000, 'the refill', 5)
+  t.same(read.slice(10).sort(), ids(10).sort(), 'each id read again once')
 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { generateKey, hashSecret, secretMatches } from '../../../src/registry/key-material.js'
-import { parseKey } from '../../../src/pipeline/key-format.js'
+import { parseKey } from '../../../src/decision/key-format.js'
 
 t.test('a generated key parses back to its id, and only the secret\'s SHA-256 is kept', async (t) => {
   const k = generateKey('kg_')

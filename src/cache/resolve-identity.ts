@@ -1,0 +1,193 @@
+/**
+ * The records stage: key record -> user record (personal keys) -> role record, and
+ * the key's org record (its rate limit), from the read-through cache when every record
+ * there may be served (read-through.ts decides), else in one round trip to Redis that
+ * brings them all, as one load of the key id.
+ *
+ * A miss from a client peer for a key id the cache does not know is charged to
+ * that peer's budget of unknown-key lookups (unknown-key-limit.ts), and refunded
+ * unless the key came back unknown; a peer with no budget left gets
+ * `{ key: null, limited: true }` without a Redis command.
+ */
+import type { Config } from '../config/schema.js'
+import { registryErrorKind, RedisHealth, type RegistryClient } from '../registry/redis-client.js'
+import { redisKeys } from '../registry/redis-keys.js'
+import { RegistryReader } from '../registry/registry-reader.js'
+import { INVALID, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord } from '../registry/records.js'
+import type { FillLimiter } from './fill-limiter.js'
+import { NO_TRACKING, type Tracking } from './invalidation.js'
+import { ReadThroughCache, RegistryUnavailable, type Install, type Loader } from './read-through.js'
+import { cacheName, RecordCache } from './record-cache.js'
+import { cacheTimings, NO_CACHE_TIMINGS } from './timings.js'
+import { UnknownKeyLimit, unknownKeyLimits } from './unknown-key-limit.js'
+
+/** The records one decision needs; `null` where the record does not exist. */
+export interface Resolved {
+  key: KeyRecord | Invalid | null
+  /** personal keys only */
+  user?: UserRecord | Invalid | null
+  roleName?: string
+  role?: RoleRecord | null
+  /** the key's org record (`keygate:org:<org>`); NO_ORG_RECORD when there is none */
+  org?: OrgRecord | null
+  /** the key was not looked up: the peer's budget of unknown-key lookups is spent */
+  limited?: true
+}
+
+const LIMITED: Resolved = Object.freeze({ key: null, limited: true })
+
+export interface ResolverOptions {
+  cache: ReadThroughCache
+  reader: RegistryReader
+  health: RedisHealth
+  /** told of every failed registry read (metrics) */
+  onLookupError?: ((err: unknown) => void) | undefined
+  /** the per-peer budget of lookups that come back unknown (`limits.unknown_keys_per_peer`) */
+  unknownKeys?: UnknownKeyLimit | undefined
+  now?: () => number
+}
+
+export class IdentityResolver {
+  private readonly now: () => number
+
+  constructor (private readonly o: ResolverOptions) {
+    this.now = o.now ?? Date.now
+  }
+
+  /**
+   * Resolves from the cache synchronously when it can; otherwise one Redis round trip.
+   * `peer`: the client's socket address, whose misses are charged to its unknown-key
+   * budget (callers without one, such as the admin sign-in, are not limited here).
+   */
+  resolve (keyId: string, now: number = this.now(), peer?: string): Resolved | Promise<Resolved> {
+    const { cache, unknownKeys } = this.o
+    const { counters } = cache.records
+    // (Redis known to be down: what the stale window allows, without waiting for a timeout)
+    const cached = this.fromCache(keyId, now)
+    if (cached !== undefined) {
+      counters.hits++
+      return cached
+    }
+    // (a key whose record is held but not servable now, e.g. past its freshness while
+    // the invalidation channel is slow, or was dropped since, is known to exist: its
+    // refetch is not limited)
+    if (peer === undefined || unknownKeys === undefined || cache.records.knownKey(keyId)) {
+      counters.misses++
+      return cache.load(keyId, this.loader(keyId))
+    }
+    const bucket = unknownKeys.take(peer, now)
+    if (bucket === undefined) return LIMITED
+    counters.misses++
+    return cache.load(keyId, this.loader(keyId)).then((records) => {
+      if (records.key !== null) unknownKeys.refund(bucket)
+      return records
+    }, (err: unknown) => {
+      unknownKeys.refund(bucket)
+      throw err
+    })
+  }
+
+  /**
+   * Background refill (refill.ts): reads a key's records unless they are servable or
+   * already being read. The caller has taken the fill budget.
+   */
+  refill (keyId: string): Promise<Resolved> | undefined {
+    const { cache } = this.o
+    if (cache.loading(keyId) || this.fromCache(keyId, this.now()) !== undefined) return undefined
+    return cache.refill(keyId, this.loader(keyId))
+  }
+
+  /** The chain, from the cache: undefined unless every record of it may be served. */
+  private fromCache (keyId: string, now: number): Resolved | undefined {
+    const { cache } = this.o
+    const k = cache.entry('key', keyId, now)
+    if (k === undefined) return undefined
+    const key = k.value
+    if (key === null || key === INVALID) return { key }
+    let user: UserRecord | Invalid | null | undefined
+    let roleName = key.role as string
+    if (key.type === 'personal') {
+      const u = cache.entry('user', key.user as string, now)
+      if (u === undefined) return undefined
+      user = u.value
+      if (user === null || user === INVALID) return { key, user }
+      roleName = user.role
+    }
+    const r = cache.entry('role', roleName, now)
+    if (r === undefined) return undefined
+    const o = cache.entry('org', key.org, now)
+    if (o === undefined) return undefined
+    return { key, user, roleName, role: r.value, org: o.value }
+  }
+
+  /** The one round trip for a key id, as a load of the read-through cache. */
+  private loader (keyId: string): Loader<Resolved> {
+    return async (install) => await this.readChain(keyId, install)
+  }
+
+  private async readChain (keyId: string, install: Install): Promise<Resolved> {
+    const { reader, health } = this.o
+    let raw
+    try {
+      raw = await reader.fetchChain(keyId)
+    } catch (err: unknown) {
+      this.o.onLookupError?.(err)
+      // A record of the wrong Redis type is a bad record (deny), not an outage.
+      if (registryErrorKind(err) === 'bad_record') return { key: INVALID }
+      health.markDown()
+      // Redis is down now: inside the stale window, what the cache may still serve is served.
+      const stale = this.fromCache(keyId, this.now())
+      if (stale !== undefined) return stale
+      throw new RegistryUnavailable({ cause: err })
+    }
+    health.markUp()
+
+    const { key, user, roleName, role, org } = raw
+    install(cacheName.key(keyId), key)
+    if (key === null) return { key: null }
+    if (key === INVALID) return { key }
+    if (key.type === 'personal') {
+      install(cacheName.user(key.user as string), user)
+      if (user === null || user === INVALID) return { key, user }
+    }
+    if (roleName !== '') install(cacheName.role(roleName), role)
+    install(cacheName.org(key.org), org)
+    return { key, user, roleName, role, org }
+  }
+}
+
+export interface ResolverParts {
+  /** the record store (`cache.max_entries`); none: a small one that is never served (`enabled: false`) */
+  records?: RecordCache
+  tracking?: Tracking
+  fills?: FillLimiter
+  health?: RedisHealth
+  onLookupError?: (err: unknown) => void
+  /** the unknown-key budget applies (the gateway; not `keygate check`) */
+  limitUnknownKeys?: boolean
+}
+
+/**
+ * The one way a resolver is built: the gateway's (its cache, push invalidation, fill
+ * budget and unknown-key budget) or, with `cache.enabled` false or no `records`, one
+ * that reads Redis every time (`keygate check`).
+ */
+export function createIdentityResolver (config: Config, redis: RegistryClient, parts: ResolverParts = {}): IdentityResolver {
+  const enabled = config.cache.enabled && parts.records !== undefined
+  const health = parts.health ?? new RedisHealth(redis)
+  const cache = new ReadThroughCache({
+    records: parts.records ?? new RecordCache(16),
+    enabled,
+    tracking: parts.tracking ?? NO_TRACKING,
+    fills: parts.fills,
+    health,
+    timings: parts.records === undefined ? NO_CACHE_TIMINGS : cacheTimings(config.cache)
+  })
+  return new IdentityResolver({
+    cache,
+    reader: new RegistryReader(redis, redisKeys(config.redis.prefix), config.redis.prefix),
+    health,
+    onLookupError: parts.onLookupError,
+    unknownKeys: parts.limitUnknownKeys === true ? new UnknownKeyLimit(unknownKeyLimits(config)) : undefined
+  })
+}

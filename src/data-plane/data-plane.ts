@@ -1,0 +1,147 @@
+/**
+ * The data plane: everything clients call. Its hooks and routes are registered in the
+ * order a request meets the stages, the one list in src/decision/stages.ts (README's
+ * "How a request flows" draws it): receive and route prefix are fastify's URL rewrite,
+ * hooks and router here; credential to rate limits are the decision
+ * (src/decision/decide-request.ts), which the gate (gate.ts) calls before it checks the
+ * body; then the headers (src/http/identity-headers.ts), the proxy (proxy.ts) and the
+ * log line (src/http/request-log.ts).
+ *
+ * Every request carries a W3C trace context from receive on (the client's, continued,
+ * or a new one): its trace id is on the log line and forwarded upstream, and with
+ * tracing.otlp_endpoint set its spans are exported (src/tracing/).
+ *
+ * The gate is the route's first hook. Every refusal is sent by src/http/deny.ts; what
+ * the stages learn about a request is in src/http/request-state.ts.
+ *
+ * A WebSocket upgrade never reaches fastify's routes: node hands it to the server's
+ * 'upgrade' event, where src/websocket/ decides it as a GET (receive to rate limits,
+ * the same function), then relays it to the upstream with the identity headers.
+ */
+import type { FastifyInstance } from 'fastify'
+import type { IncomingMessage } from 'node:http'
+import type { Logger } from 'pino'
+import type { Assertions } from '../assertion/assertions.js'
+import type { Tracking } from '../cache/invalidation.js'
+import type { Config } from '../config/schema.js'
+import type { Metrics } from '../metrics/metrics.js'
+import type { UsageRecorder } from '../registry/usage-recorder.js'
+import type { ToUpstream, Tracing } from '../tracing/tracing.js'
+import { bodyRefusal, refuseBody } from './body-limit.js'
+import { compileCors, corsHeaders } from './cors.js'
+import type { RequestDecider } from '../decision/decide-request.js'
+import { deny, refuseFraming } from '../http/deny.js'
+import { createListener } from '../http/listener.js'
+import { createGate } from './gate.js'
+import { clientAddressOf, createHeaderRewriter } from '../http/identity-headers.js'
+import { protectedRoute } from './proxy.js'
+import { ROUTER_OPTIONS } from '../decision/route-table.js'
+import { loggedTarget, requestState } from '../http/request-state.js'
+import { checkTarget, type TargetCheck } from '../decision/target-policy.js'
+import { registerWebSockets } from '../websocket/upgrade.js'
+
+const kTarget = Symbol('keygate.target')
+type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
+
+export interface DataPlaneOptions {
+  config: Config
+  logger: Logger
+  /** the decision, receive to rate limits, as one function (decide-request.ts), shared with the authorizer */
+  decider: RequestDecider
+  /** the same decision without the rate limits, for open WebSockets (src/websocket/) */
+  redecider: RequestDecider
+  /** push invalidation, which tells open WebSockets of changes */
+  tracking: Tracking
+  usage: UsageRecorder
+  metrics: Metrics
+  /** the signed identity assertion, when identity.assertion is on */
+  assertions?: Assertions
+  /** the trace context and the spans (src/tracing/) */
+  tracing: Tracing
+}
+
+export async function buildDataPlane ({ config, logger, decider, redecider, tracking, usage, metrics, assertions, tracing }: DataPlaneOptions): Promise<FastifyInstance> {
+  // (the shared listener: src/http/listener.ts; a path under no route prefix is its 404)
+  const { app, framing } = createListener({
+    logger,
+    limits: config.limits,
+    refused: metrics.requests.refused,
+    allMethods: true,
+    fastify: {
+      // receive: the target policy runs before routing, so the router sees the decided path
+      rewriteUrl (req: CheckedMessage) {
+        const target = checkTarget(req.url ?? '')
+        req[kTarget] = target
+        return target.ok ? target.path + target.query : '/'
+      },
+      routerOptions: ROUTER_OPTIONS,
+      bodyLimit: config.limits.body_bytes,
+      // during a graceful close, requests on open keep-alive connections are still served
+      // (fastify's own 503 would not be the gateway's error object)
+      return503OnClosing: false
+    },
+    // log: one line per request, and its metrics
+    log: { meter: metrics.requests, keyPrefix: config.keys.prefix, mode: 'proxy' },
+    tracing: { tracing, mode: 'proxy' },
+    // body: a refusal of its own
+    ownRefusal (err, reply) {
+      const refused = bodyRefusal(err)
+      return refused === undefined ? undefined : refuseBody(reply, refused)
+    }
+  })
+
+  const clientAddress = clientAddressOf(config.trusted_proxies)
+
+  // receive: a refused request stops here, before routing matters. (Every response
+  // carries the request id: set by deny() on the gateway's own responses, by the proxy
+  // on upstream ones.)
+  app.addHook('onRequest', function receive (request, reply, done) {
+    const target = (request.raw as CheckedMessage)[kTarget] ?? { ok: false, detail: 'unchecked' }
+    const raw = (request.raw as CheckedMessage & { originalUrl?: string }).originalUrl ?? ''
+    // (a refused target is logged as received)
+    const trace = tracing.receive(request.raw.rawHeaders)
+    request.kg = target.ok ? requestState(target.path, target.query, trace) : requestState(loggedTarget(raw), '', trace)
+    request.kg.clientIp = clientAddress(request.raw.socket, request.raw.rawHeaders)
+    const overflow = framing.tooManyHeaders(request.raw)
+    if (overflow !== undefined) return refuseFraming(reply, overflow)
+    if (!target.ok) return deny(reply, 'bad_request', 'bad_path')
+    const problem = framing.problem(request.raw)
+    if (problem !== undefined) return refuseFraming(reply, problem)
+    done()
+  })
+  // CORS (off unless origins are configured): preflights in the gate, headers on every response
+  const cors = compileCors(config.cors)
+  if (cors !== undefined) app.addHook('onSend', corsHeaders(cors))
+
+  // each route prefix: the gate (credential to body), then the headers and the proxy to its upstream
+  const gate = createGate({
+    decider,
+    bodyLimit: config.limits.body_bytes,
+    usage,
+    cors
+  })
+  const rewriteRequestHeaders = createHeaderRewriter({
+    prefix: config.identity.header_prefix,
+    forwardAuthorization: config.identity.forward_authorization,
+    dropHeaders: config.identity.drop_headers,
+    trustedProxies: config.trusted_proxies,
+    assertions
+  })
+  const bodyLimits = { bytes: config.limits.body_bytes, idleMs: config.limits.body_idle_timeout_ms }
+  // the trace context sent to each upstream, and its CLIENT span: one per upstream, for
+  // the proxied requests and the WebSocket upgrades alike
+  const toUpstreams = new Map<string, ToUpstream>()
+  for (const [name, upstream] of Object.entries(config.upstreams)) toUpstreams.set(name, tracing.toUpstream(name, upstream.url))
+  for (const route of config.routes) {
+    const upstream = config.upstreams[route.upstream]
+    const toUpstream = toUpstreams.get(route.upstream)
+    if (upstream === undefined || toUpstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
+    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimits, dropCorsHeaders: cors !== undefined, meter: metrics.upstream(route.upstream), toUpstream })
+  }
+
+  // WebSocket upgrades, decided as a GET and relayed (src/websocket/)
+  registerWebSockets(app, { config, logger, decider, redecider, tracking, framing, rewriteRequestHeaders, toUpstreams, usage, metrics, tracing })
+
+  await app.ready()
+  return app
+}

@@ -1,0 +1,61 @@
+/**
+ * The authenticate and authorize stages as pure decisions over the resolved records: is the key good, and does
+ * its effective role satisfy the matched rule. Each denial names its reason.
+ */
+import type { Reason } from '../errors.js'
+import type { ParsedKey } from './key-format.js'
+import { secretMatches } from '../registry/key-material.js'
+import { INVALID, NO_GRANTS } from '../registry/records.js'
+import type { RuleMatch } from './match-rule.js'
+import type { Identity } from './identity.js'
+import type { Resolved } from '../cache/resolve-identity.js'
+
+export type Authenticated = { ok: true, identity: Identity } | { ok: false, reason: Reason }
+
+export function authenticate (credential: ParsedKey, r: Resolved, now: number): Authenticated {
+  const { key } = r
+  if (key === null) return { ok: false, reason: r.limited === true ? 'unknown_key_limited' : 'unknown_key' }
+  if (key === INVALID) return { ok: false, reason: 'invalid_record' }
+  if (!secretMatches(credential.secret, key.digest)) return { ok: false, reason: 'secret_mismatch' }
+  if (key.status !== 'active') return { ok: false, reason: 'key_revoked' }
+  if (key.expiresAt !== undefined && now >= key.expiresAt) return { ok: false, reason: 'key_expired' }
+
+  let role = key.role as string
+  if (key.type === 'personal') {
+    const { user } = r
+    if (user === null || user === undefined) return { ok: false, reason: 'user_missing' }
+    if (user === INVALID) return { ok: false, reason: 'invalid_record' }
+    if (user.status !== 'active') return { ok: false, reason: 'user_deactivated' }
+    if (user.org !== key.org) return { ok: false, reason: 'org_mismatch' }
+    role = user.role
+  }
+  return {
+    ok: true,
+    identity: {
+      keyId: credential.id,
+      type: key.type,
+      userId: key.user,
+      org: key.org,
+      role,
+      // A missing role grants nothing.
+      grants: r.role?.grants ?? NO_GRANTS,
+      expiresAt: key.expiresAt,
+      keyLimit: key.rateLimit,
+      roleLimit: r.role?.rateLimit,
+      orgLimit: r.org?.rateLimit
+    }
+  }
+}
+
+export type Authorized =
+  | { ok: true }
+  | { ok: false, reason: 'no_rule' | 'org_mismatch' }
+  | { ok: false, reason: 'missing_permission', scope: string }
+
+export function authorize (identity: Identity, match: RuleMatch | null): Authorized {
+  if (match === null) return { ok: false, reason: 'no_rule' }
+  const { rule, params } = match
+  if (rule.orgParam !== undefined && params[rule.orgParam] !== identity.org) return { ok: false, reason: 'org_mismatch' }
+  if (!identity.grants.hasAll(rule.permissions)) return { ok: false, reason: 'missing_permission', scope: rule.scope }
+  return { ok: true }
+}

@@ -1,0 +1,39 @@
+/**
+ * The one way the decision is built, for every front end: the gateway's data plane
+ * and authorizer (with the rate limits and the decision metrics), the WebSocket
+ * re-check of open connections (without either), `keygate check` (without the rate
+ * limiter: the limits are shown, never counted) and the admin sign-in (the
+ * authentication alone, with the admin token). The rules and the route table are
+ * compiled once per factory.
+ */
+import type { Config } from '../config/schema.js'
+import type { IdentityResolver } from '../cache/resolve-identity.js'
+import type { AuthMeter } from '../metrics/auth-metrics.js'
+import type { Limiter } from '../ratelimit/limiter.js'
+import { createAuthenticator, type AuthenticateSignIn } from './authenticate-request.js'
+import { createDecider, type RequestDecider } from './decide-request.js'
+import { compileRules } from './match-rule.js'
+import { compileRouteTable } from './route-table.js'
+
+export interface DecisionFactory {
+  /** the decision, receive to rate limits; without `limiter`, no rate limit applies */
+  decider: (o?: { limiter?: Limiter | undefined, meter?: AuthMeter | undefined }) => RequestDecider
+  /** the admin sign-in's authentication: the admin token, or a key as the data plane authenticates it */
+  signIn: (isAdminToken: (token: string) => boolean) => AuthenticateSignIn
+}
+
+/** `methods`: every method a request can have (src/http/methods.ts). */
+export function decisionFactory (config: Config, resolver: IdentityResolver, methods: readonly string[]): DecisionFactory {
+  const keyPrefix = config.keys.prefix
+  const matchRule = compileRules(config.rules, methods)
+  const routeOf = compileRouteTable(config.routes)
+  return {
+    decider: ({ limiter, meter } = {}) => createDecider({
+      authenticate: createAuthenticator({ keyPrefix, resolver, meter }),
+      matchRule,
+      routeOf,
+      limiter
+    }),
+    signIn: (isAdminToken) => createAuthenticator({ keyPrefix, resolver, isAdminToken })
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * The headers stage: the headers sent upstream. Strip, then set: every client header that
+ * could impersonate an identity or steer the upstream is dropped in every spelling
+ * (case-insensitive, `_` read as `-`), then the identity headers are set from the
+ * resolved identity. The sets of names are built once, at start-up.
+ *
+ * `Connection` and the names it lists were already removed by @fastify/reply-from
+ * before this runs, so a client cannot use them to drop what is set here.
+ */
+import type { FastifyRequest } from 'fastify'
+import type { IncomingHttpHeaders } from 'node:http'
+import { BlockList, isIP, type Socket } from 'node:net'
+import type { Assertions } from '../assertion/assertions.js'
+import { clientAddress } from '../authorizer/client-address.js'
+import { assertionHeaderName } from '../assertion/claims.js'
+import type { Identity } from '../decision/identity.js'
+import type { RequestState } from './request-state.js'
+
+export interface HeaderPolicy {
+  /** identity header prefix, e.g. `X-Auth-` */
+  prefix: string
+  forwardAuthorization: boolean
+  /** identity.drop_headers: never forwarded, from any peer */
+  dropHeaders?: readonly string[]
+  trustedProxies: readonly string[]
+  /** the signed identity assertion (`<prefix>Assertion`), when on */
+  assertions?: Assertions | undefined
+}
+
+/** Hop-by-hop headers (RFC 9110 section 7.6.1): they describe one connection, so neither direction forwards them. */
+export const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'])
+
+const ALWAYS_STRIPPED = [
+  ...HOP_BY_HOP,
+  'proxy-authorization',
+  'x-http-method-override', 'x-http-method', 'x-method-override',
+  'x-request-id',
+  // the trace context is the gateway's: the client's is continued by src/tracing/
+  'traceparent', 'tracestate',
+  // the gateway answers `100-continue` itself, after the gate; undici refuses to send it on
+  'expect'
+]
+/**
+ * Kept only from a trusted proxy: the forwarding headers, and those an upstream
+ * framework or proxy may read to re-route the request or to decide who the client is.
+ */
+const FORWARDING = [
+  'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port',
+  'x-original-url', 'x-rewrite-url', 'x-original-uri', 'x-original-method',
+  'x-forwarded-uri', 'x-forwarded-method', 'x-forwarded-prefix', 'x-forwarded-scheme', 'x-forwarded-ssl', 'front-end-https',
+  'x-real-ip', 'true-client-ip', 'x-client-ip', 'x-cluster-client-ip', 'cf-connecting-ip', 'fastly-client-ip'
+]
+
+/**
+ * A name made of digits is an integer-like property key, which a JS object lists
+ * before every other: it would come ahead of the identity headers upstream.
+ */
+const DIGITS = /^[0-9]+$/
+
+/** What the rewriter reads of a request: a fastify request, or a WebSocket's upgrade request (src/websocket/). */
+export type ForwardedRequest = Pick<FastifyRequest, 'id' | 'method' | 'raw' | 'protocol' | 'headers'> & { kg: RequestState }
+
+export type RequestHeaderRewriter = (request: ForwardedRequest, headers: IncomingHttpHeaders) => IncomingHttpHeaders
+
+/** What happens to a client's request header: kept, dropped, or kept only from a trusted proxy. */
+const KEEP = 0
+const DROP = 1
+const FORWARDING_HEADER = 2
+type Verdict = typeof KEEP | typeof DROP | typeof FORWARDING_HEADER
+
+/** Distinct header names whose verdict is remembered (a client can send any names). */
+const VERDICTS_REMEMBERED = 1024
+
+export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewriter {
+  const prefix = policy.prefix.toLowerCase()
+  const names = identityHeaderNames(prefix)
+  const stripped = new Set(ALWAYS_STRIPPED)
+  if (!policy.forwardAuthorization) stripped.add('authorization')
+  for (const name of policy.dropHeaders ?? []) stripped.add(name.toLowerCase().replace(/_/g, '-'))
+  const forwarding = new Set(FORWARDING)
+  const peerOf = connectionPeer(policy.trustedProxies)
+  const assertions = policy.assertions
+
+  // A name's verdict never changes, so it is worked out once per name.
+  const verdicts = new Map<string, Verdict>()
+  function verdictOf (name: string): Verdict {
+    let verdict = verdicts.get(name)
+    if (verdict !== undefined) return verdict
+    const canonical = name.includes('_') ? name.replace(/_/g, '-') : name
+    if (stripped.has(name) || stripped.has(canonical) || canonical.startsWith(prefix) || DIGITS.test(name)) verdict = DROP
+    else if (forwarding.has(name)) verdict = FORWARDING_HEADER
+    else if (forwarding.has(canonical)) verdict = DROP
+    else verdict = KEEP
+    if (verdicts.size < VERDICTS_REMEMBERED) verdicts.set(name, verdict)
+    return verdict
+  }
+
+  return function rewriteRequestHeaders (request, headers) {
+    const { peer, trusted } = peerOf(request.raw.socket)
+    // the gateway's own headers first: an upstream that keeps only the start of a long
+    // header block still has them (a client's copies are all dropped below)
+    const out: IncomingHttpHeaders = {}
+    const id = request.kg.identity
+    if (id !== undefined) {
+      setIdentity(out, names, id)
+      // bound to what is forwarded: the method, the decided path (no query), the request id
+      if (assertions !== undefined) out[names.assertion] = assertions.forRequest(id, request.method, request.kg.path, request.id, Date.now())
+    }
+    out['x-request-id'] = request.id
+    for (const name in headers) {
+      const verdict = verdictOf(name)
+      if (verdict === KEEP || (verdict === FORWARDING_HEADER && trusted)) out[name] = headers[name]
+    }
+
+    const priorFor = trusted ? headers['x-forwarded-for'] : undefined
+    out['x-forwarded-for'] = priorFor === undefined ? peer : `${String(priorFor)}, ${peer}`
+    if (!trusted || out['x-forwarded-proto'] === undefined) out['x-forwarded-proto'] = request.protocol
+    if (!trusted || out['x-forwarded-host'] === undefined) out['x-forwarded-host'] = request.headers.host ?? ''
+    return out
+  }
+}
+
+export interface ConnectionPeer {
+  /** the peer's address, IPv4-mapped IPv6 as IPv4 */
+  peer: string
+  /** whether it is in the list */
+  trusted: boolean
+}
+
+/**
+ * A connection's peer and whether it is in `cidrs` (trusted_proxies, authz.trusted_peers).
+ * A connection's peer never changes, so it is worked out once per connection (a
+ * `BlockList` lookup is ~1 us), remembered on the socket under a symbol of this list's.
+ */
+export function connectionPeer (cidrs: readonly string[]): (socket: Socket) => ConnectionPeer {
+  const isTrusted = trustedPeers(cidrs)
+  const kPeer = Symbol('keygate.peer')
+  type PeerSocket = Socket & { [kPeer]?: ConnectionPeer }
+  return (socket: PeerSocket) => {
+    let known = socket[kPeer]
+    if (known === undefined) {
+      const peer = normaliseAddress(socket.remoteAddress ?? '')
+      known = { peer, trusted: isTrusted(peer) }
+      socket[kPeer] = known
+    }
+    return known
+  }
+}
+
+/**
+ * The client's address, for the log line: the connection's peer, or, when the peer is
+ * a trusted proxy (`cidrs`), the client it reports (the authorizer's rule: the last
+ * `X-Forwarded-For` entry, which that proxy wrote, when it is an IP address).
+ */
+export function clientAddressOf (cidrs: readonly string[]): (socket: Socket, rawHeaders: readonly string[]) => string {
+  const peerOf = connectionPeer(cidrs)
+  return (socket, rawHeaders) => {
+    const { peer, trusted } = peerOf(socket)
+    return trusted ? clientAddress(rawHeaders, peer) ?? peer : peer
+  }
+}
+
+/** `::ffff:10.0.0.1` -> `10.0.0.1`, so IPv4 CIDRs match IPv4 peers on dual-stack sockets. */
+function normaliseAddress (address: string): string {
+  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address
+}
+
+/** trusted_proxies: addresses or CIDRs, IPv4 or IPv6. Entries were validated with the config. */
+function trustedPeers (cidrs: readonly string[]): (address: string) => boolean {
+  if (cidrs.length === 0) return () => false
+  const list = new BlockList()
+  for (const entry of cidrs) {
+    const [address, bits] = entry.split('/') as [string, string | undefined]
+    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4'
+    if (bits === undefined) list.addAddress(address, family)
+    else list.addSubnet(address, Number(bits), family)
+  }
+  return (address) => {
+    const family = isIP(address)
+    return family !== 0 && list.check(address, family === 6 ? 'ipv6' : 'ipv4')
+  }
+}
+
+interface IdentityHeaderNames { keyId: string, keyType: string, userId: string, orgId: string, role: string, assertion: string }
+
+/** The identity header names for a (lower-cased) prefix, built once. */
+function identityHeaderNames (prefix: string): IdentityHeaderNames {
+  return { keyId: prefix + 'key-id', keyType: prefix + 'key-type', userId: prefix + 'user-id', orgId: prefix + 'org-id', role: prefix + 'role', assertion: assertionHeaderName(prefix) }
+}
+
+/** The identity headers, set on a header object. */
+function setIdentity (out: Record<string, string | string[] | undefined>, names: IdentityHeaderNames, id: Identity): void {
+  out[names.keyId] = id.keyId
+  out[names.keyType] = id.type
+  if (id.userId !== undefined) out[names.userId] = id.userId
+  out[names.orgId] = id.org
+  out[names.role] = id.role
+}
+
+/** The identity headers for an identity, as the upstream receives them (for `keygate check`). */
+export function identityHeaders (prefix: string, id: Identity, requestId: string): Record<string, string> {
+  return identityHeadersFor(prefix)(id, requestId)
+}
+
+/** identityHeaders with the names built once (the authorizer's answer, per decision). */
+export function identityHeadersFor (prefix: string): (id: Identity, requestId: string) => Record<string, string> {
+  const names = identityHeaderNames(prefix.toLowerCase())
+  return (id, requestId) => {
+    const out: Record<string, string> = {}
+    setIdentity(out, names, id)
+    out['x-request-id'] = requestId
+    return out
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The one way keygate builds a listener (the data plane, the authorizer, the admin
+ * plane): fastify without its own logger (each listener writes its own log line, and
+ * fastify's would carry the query string), the gateway's own request ids, the head's
+ * limits and node's parser errors answered with the catalogue (framing.ts), the request
+ * state (request-state.ts), and the shared not-found and error answers. With `log`, one
+ * line per request and its metrics (request-log.ts); with `tracing`, the spans.
+ */
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
+import { randomUUID } from 'node:crypto'
+import type { Logger } from 'pino'
+import type { Config } from '../config/schema.js'
+import { codeForStatus, type Reason } from '../errors.js'
+import type { RequestMeter } from '../metrics/metrics.js'
+import type { Mode } from '../metrics/request-metrics.js'
+import type { Tracing } from '../tracing/tracing.js'
+import { deny } from './deny.js'
+import { checkFraming, headLimits, onClientError, type Framing } from './framing.js'
+import { PROXIED_METHODS } from './methods.js'
+import { createRequestLog } from './request-log.js'
+
+export interface ListenerOptions {
+  logger: Logger
+  limits: Config['limits']
+  /** told of each request node's parser refuses (metrics) */
+  refused?: (status: number, reason: Reason) => void
+  /** every method node's parser knows is routable (the data plane and the authorizer) */
+  allMethods?: boolean
+  /** this listener's own fastify options */
+  fastify?: Pick<FastifyServerOptions, 'rewriteUrl' | 'routerOptions' | 'bodyLimit' | 'return503OnClosing'>
+  /** one line per request and its metrics (request-log.ts) */
+  log?: { meter: RequestMeter, keyPrefix: string, mode: Mode }
+  /** the spans of each request (src/tracing/) */
+  tracing?: { tracing: Tracing, mode: Mode }
+  /** an error that has a refusal of its own (the data plane's body limit); undefined: the shared answer */
+  ownRefusal?: (err: FastifyError, reply: FastifyReply) => FastifyReply | undefined
+}
+
+export interface Listener {
+  app: FastifyInstance
+  /** the framing check of each request (framing.ts) */
+  framing: Framing
+}
+
+export function createListener (o: ListenerOptions): Listener {
+  const { logger } = o
+  const app = Fastify({
+    logger: false,
+    // request ids are the gateway's own; a client cannot choose what lands in the logs
+    requestIdHeader: false,
+    genReqId: () => randomUUID(),
+    http: headLimits(o.limits),
+    clientErrorHandler: onClientError(logger, o.refused),
+    ...o.fastify
+  })
+  if (o.allMethods === true) {
+    for (const method of PROXIED_METHODS) {
+      if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
+    }
+  }
+  app.decorateRequest('kg', null as unknown as never)
+  const framing = checkFraming(app.server, o.limits)
+
+  if (o.log !== undefined) {
+    const requestLog = createRequestLog(logger, o.log.meter, o.log.keyPrefix, o.log.mode)
+    app.addHook('onResponse', requestLog.hook)
+    if (o.tracing !== undefined) addSpans(app, o.tracing)
+    app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })
+  } else if (o.tracing !== undefined) {
+    addSpans(app, o.tracing)
+  }
+
+  app.setNotFoundHandler((_request, reply) => deny(reply, 'not_found', 'no_route'))
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const own = o.ownRefusal?.(err, reply)
+    if (own !== undefined) return own
+    const status = err.statusCode ?? 500
+    if (status >= 400 && status < 500) return deny(reply, codeForStatus(status), 'bad_request')
+    logger.error({ req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } }, 'internal error')
+    return deny(reply, codeForStatus(status), 'internal_error')
+  })
+  return { app, framing }
+}
+
+function addSpans (app: FastifyInstance, { tracing, mode }: { tracing: Tracing, mode: Mode }): void {
+  const finishSpans = tracing.finisher(mode)
+  if (finishSpans !== undefined) app.addHook('onResponse', finishSpans)
+}

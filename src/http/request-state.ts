@@ -1,0 +1,62 @@
+/** What the pipeline learns about one request, for the stages after it and the log line. */
+import type { Reason } from '../errors.js'
+import { NO_TRACE, type RequestTrace } from '../tracing/tracing.js'
+import type { Identity } from '../decision/identity.js'
+import type { Verdict } from '../decision/decide-request.js'
+
+export interface RequestState {
+  /** the authorizer: the method of the request decided on (the decision request's own otherwise) */
+  method?: string
+  /** the authorizer: the way the original request was named (authz.proxy), or `ambiguous` */
+  via?: 'traefik' | 'nginx' | 'envoy' | 'ambiguous'
+  /** the path decided on (and forwarded); the raw path, query cut off, when the target was refused */
+  path: string
+  /** the raw query string, `?` included, forwarded as received */
+  query: string
+  keyId: string | undefined
+  identity: Identity | undefined
+  reason: Reason | undefined
+  /** index of the matched rule, for logs and metrics */
+  rule: number | undefined
+  /** a rate limit applied: the gateway's `RateLimit-*` headers are on the reply (src/ratelimit/respond.ts) */
+  rateLimited: boolean
+  /** performance.now() when the proxy sent the request upstream (upstream latency); 0 before */
+  upstreamSentAt: number
+  /** the W3C trace context and the spans (src/tracing/) */
+  trace: RequestTrace
+  /** the client's address for the log line: the TCP peer, or the client a trusted proxy reports */
+  clientIp: string | undefined
+}
+
+/** A request's state before any stage ran: `path` decided on, `query` as received. */
+export function requestState (path: string, query: string, trace: RequestTrace = NO_TRACE): RequestState {
+  return { path, query, keyId: undefined, identity: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0, trace, clientIp: undefined }
+}
+
+/**
+ * What a verdict of the decision (decide-request.ts) tells the log line and the span:
+ * the rule, the key id, the identity of an allowed request, when it was decided and
+ * whether the records came from Redis. For every front end that applies a verdict.
+ */
+export function noteVerdict (state: RequestState, verdict: Verdict): void {
+  state.rule = verdict.rule?.index
+  const trace = state.trace
+  if (trace.span !== undefined) {
+    trace.decidedAt = performance.now()
+    trace.fromRedis = verdict.fromRedis
+  }
+  state.keyId = verdict.ok ? verdict.identity.keyId : verdict.keyId
+  if (verdict.ok) state.identity = verdict.identity
+}
+
+/** A target as the log line shows one that was not decided on: query cut off, bounded (the log JSON-escapes it). */
+export function loggedTarget (target: string): string {
+  const q = target.indexOf('?')
+  return (q === -1 ? target : target.slice(0, q)).slice(0, 1024)
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    kg: RequestState
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * A verdict of the decision (src/decision/decide-request.ts) as a response, one
+ * mapping for every front end that decides: the rate limit's headers (`RateLimit-*`,
+ * and `Retry-After` over a limit) on an allowed response and a refusal alike, and a
+ * refusal's catalogue error with its challenge. Each front end hands its own sink: a
+ * fastify reply (the data plane, the authorizer: `applyVerdict`) or the raw socket of
+ * a WebSocket upgrade (src/websocket/).
+ */
+import type { FastifyReply } from 'fastify'
+import type { Verdict } from '../decision/decide-request.js'
+import type { Identity } from '../decision/identity.js'
+import type { ErrorCode, Reason } from '../errors.js'
+import { rateLimitHeaders } from '../ratelimit/respond.js'
+import { deny } from './deny.js'
+import { noteVerdict } from './request-state.js'
+
+export interface VerdictSink<T> {
+  /** the rate limit's headers, lower case, on whatever the response is */
+  rateLimit: (to: T, headers: Record<string, string>) => void
+  /** a refusal: the catalogue's error for `code`, with the challenge when it has one */
+  refuse: (to: T, code: ErrorCode, reason: Reason, challenge: string | undefined) => void
+}
+
+/** Renders a verdict onto `to`; returns the identity of an allowed request (undefined: refused, the refusal is sent). */
+export function renderVerdict<T> (verdict: Verdict, sink: VerdictSink<T>, to: T): Identity | undefined {
+  const limited = rateLimitHeaders(verdict.rateLimit)
+  if (limited !== undefined) sink.rateLimit(to, limited)
+  if (verdict.ok) return verdict.identity
+  sink.refuse(to, verdict.code, verdict.reason, verdict.challenge)
+  return undefined
+}
+
+const REPLY: VerdictSink<FastifyReply> = {
+  rateLimit (reply, headers) {
+    reply.request.kg.rateLimited = true
+    reply.headers(headers)
+  },
+  refuse (reply, code, reason, challenge) { deny(reply, code, reason, challenge) }
+}
+
+/**
+ * A verdict on a fastify request and its reply (the data plane's gate, the authorizer):
+ * the rule and the key id on the request state (the log line), then the response.
+ */
+export function applyVerdict (reply: FastifyReply, verdict: Verdict): Identity | undefined {
+  noteVerdict(reply.request.kg, verdict)
+  return renderVerdict(verdict, REPLY, reply)
+}

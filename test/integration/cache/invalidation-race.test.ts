@@ -1,0 +1,153 @@
+/**
+ * The race push invalidation must survive: a cache fill reads a record, the record
+ * changes, the invalidation arrives, and only then does the fill's reply arrive.
+ * The fill must not install the older record. Real Redis, real tracking connection;
+ * only the moment the read's reply is handed back is held, so the order is certain.
+ *
+ * And the channel's loss: a write made while the tracking connection is gone gets
+ * no invalidation message, so the cache must not keep serving what it held.
+ */
+import t, { type Test } from 'tap'
+import { Redis } from 'ioredis'
+import pino from 'pino'
+import { InvalidationTracker, type FillTicket, type Tracking } from '../../../src/cache/invalidation.js'
+import { ReadThroughCache } from '../../../src/cache/read-through.js'
+import { cacheNaming, RecordCache } from '../../../src/cache/record-cache.js'
+import { IdentityResolver, type Resolved } from '../../../src/cache/resolve-identity.js'
+import { parseKey } from '../../../src/decision/key-format.js'
+import { RedisHealth } from '../../../src/registry/redis-client.js'
+import { RegistryReader, type Chain } from '../../../src/registry/registry-reader.js'
+import type { KeyRecord } from '../../../src/registry/records.js'
+import { Fixtures } from '../../helpers/fixtures.js'
+import { startRedis, uniquePrefix } from '../../helpers/redis.js'
+import { until } from '../../helpers/wait.js'
+
+/** A real Redis and registry, a real tracker, and a reader whose replies can be held back. */
+async function world (t: Test, tracking?: (real: InvalidationTracker) => Tracking) {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const prefix = uniquePrefix()
+  const client = new Redis(redis.url)
+  const gatewayConn = new Redis(redis.url)
+  for (const c of [client, gatewayConn]) c.on('error', () => {})
+  t.teardown(() => { client.disconnect(); gatewayConn.disconnect() })
+  const fixtures = new Fixtures(client, prefix)
+  await fixtures.standardWorld()
+  const { key, id } = await fixtures.personalKey('alice')
+
+  const cache = new RecordCache(100)
+  const tracker = new InvalidationTracker({
+    connect: async () => new Redis(redis.url, { connectionName: 'keygate-invalidation', autoResubscribe: false, maxRetriesPerRequest: 0, retryStrategy: () => null }),
+    ...cacheNaming(fixtures.keys),
+    cache,
+    verifyEveryMs: 50,
+    logger: pino({ level: 'silent' })
+  })
+  tracker.start()
+  t.teardown(() => tracker.stop())
+  await until(() => tracker.up, 3000, 'tracking', 5)
+
+  const real = new RegistryReader(gatewayConn, fixtures.keys, prefix)
+  const reader = {
+    /** set to hold the next reply back until the promise resolves */
+    hold: undefined as Promise<void> | undefined,
+    reads: 0,
+    async fetchChain (keyId: string): Promise<Chain> {
+      const reply = await real.fetchChain(keyId)
+      this.reads++
+      const hold = this.hold
+      this.hold = undefined
+      if (hold !== undefined) await hold
+      return reply
+    }
+  }
+  const health = new RedisHealth(gatewayConn)
+  health.start(50)
+  t.teardown(() => { health.stop() })
+  await until(() => health.up, 3000, 'health', 5)
+  const resolver = new IdentityResolver({
+    reader: reader as unknown as RegistryReader,
+    cache: new ReadThroughCache({
+      records: cache,
+      enabled: true,
+      tracking: tracking?.(tracker) ?? tracker,
+      health,
+      timings: { ttlMs: 60_000, negativeTtlMs: 60_000, staleIfErrorMs: 0, verifyEveryMs: 50, sweepEveryMs: 100 }
+    }),
+    health
+  })
+  const keyId = (parseKey(key, 'kg_') as { id: string }).id
+  t.equal(keyId, id)
+  return { client, fixtures, cache, tracker, reader, resolver, keyId, recordName: fixtures.keys.key(id) }
+}
+
+function statusOf (r: Resolved): string {
+  return (r.key as KeyRecord).status
+}
+
+/** Runs the race: returns what the racing fill answered and what is served afterwards. */
+async function race (w: Awaited<ReturnType<typeof world>>): Promise<{ raced: string, after: string, afterFromCache: boolean }> {
+  let release = (): void => {}
+  w.reader.hold = new Promise<void>((resolve) => { release = resolve })
+  const readsBefore = w.reader.reads
+  const pending = w.resolver.resolve(w.keyId) as Promise<Resolved>
+  await until(() => w.reader.reads > readsBefore, 3000, 'the fill has read the record', 5)
+  const seen = w.cache.counters.invalidations
+  await w.client.hset(w.recordName, 'status', 'revoked')
+  await until(() => w.cache.counters.invalidations > seen, 3000, 'the invalidation', 5)
+  release()
+  const raced = statusOf(await pending)
+  const next = w.resolver.resolve(w.keyId)
+  const afterFromCache = !(next instanceof Promise)
+  return { raced, after: statusOf(await next), afterFromCache }
+}
+
+t.test('an invalidation that overtakes a fill: the older record is never installed', async (t) => {
+  const w = await world(t)
+  const { raced, after, afterFromCache } = await race(w)
+  t.equal(raced, 'active', 'the racing request is answered with what Redis held when it read')
+  t.equal(after, 'revoked', 'the next request sees the revocation')
+  t.notOk(afterFromCache, '(the raced record was not installed: the next request read Redis)')
+})
+
+t.test('control: without the fill ticket check, the same race caches the older record', async (t) => {
+  // Proves the test above can fail: a tracker that ignores tickets serves the stale record.
+  const w = await world(t, (real) => ({
+    get up () { return real.up },
+    get verifiedAt () { return real.verifiedAt },
+    get since () { return real.since },
+    beginFill: (): FillTicket => ({ ...real.beginFill(), epoch: 0 }),
+    mayInstall: () => true,
+    endFill: () => { real.endFill() },
+    onChange: (listener) => { real.onChange(listener) }
+  }))
+  const { after, afterFromCache } = await race(w)
+  t.equal(after, 'active', 'the stale record was installed and served')
+  t.ok(afterFromCache, 'from the cache')
+})
+
+t.test('a write made while the tracking connection is down is not missed', async (t) => {
+  const w = await world(t)
+  t.equal(statusOf(await w.resolver.resolve(w.keyId)), 'active', 'cached')
+  t.notOk(w.resolver.resolve(w.keyId) instanceof Promise, 'served from the cache')
+
+  // Kill the tracking connection, and write before it can come back.
+  const list = await w.client.client('LIST') as string
+  const line = list.split('\n').find((l) => l.includes('name=keygate-invalidation'))
+  t.ok(line, 'the tracking connection is visible to Redis')
+  const clientId = /id=(\d+)/.exec(line ?? '')?.[1] as string
+  await w.client.client('KILL', 'ID', clientId)
+  await w.client.hset(w.recordName, 'status', 'revoked')
+  await until(() => !w.tracker.up, 3000, 'the loss to be noticed', 5)
+
+  t.equal(statusOf(await w.resolver.resolve(w.keyId)), 'revoked', 'while tracking is down, entries are unverified: Redis is read')
+  await until(() => w.tracker.up, 3000, 'tracking to come back', 5)
+  t.equal(w.cache.size, 0, 'the cache was flushed when tracking came back')
+  t.equal(statusOf(await w.resolver.resolve(w.keyId)), 'revoked', 'and the revocation stays seen')
+  await w.client.hset(w.recordName, 'status', 'active')
+  await until(() => {
+    const r = w.resolver.resolve(w.keyId)
+    return !(r instanceof Promise) && statusOf(r) === 'active'
+  }, 3000, 'the re-established channel delivers', 5)
+  t.pass('invalidations flow again after re-establishment')
+})
