@@ -6,10 +6,10 @@
  */
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { startGateway } from '../helpers/gateway.js'
-import { parsePromText, valueOf } from '../helpers/prom-text.js'
+import { startGateway } from '../../helpers/gateway.js'
+import { parsePromText, valueOf } from '../../helpers/prom-text.js'
 
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
 
 t.test('data plane: client_ip is the peer; a client\'s X-Forwarded-For is not believed', async (t) => {
   const gw = await startGateway(t)

@@ -6,11 +6,11 @@
  */
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { cliEnv, runCli } from '../helpers/cli.js'
-import { startGateway } from '../helpers/gateway.js'
-import { refusedPort } from '../helpers/upstream.js'
+import { cliEnv, runCli } from '../../helpers/cli.js'
+import { startGateway } from '../../helpers/gateway.js'
+import { refusedPort } from '../../helpers/upstream.js'
 
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
 
 t.test('--version prints the version from package.json', async (t) => {
   for (const flag of ['--version', '-V']) {

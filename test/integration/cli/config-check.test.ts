@@ -10,7 +10,7 @@ import t from 'tap'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCli } from '../helpers/cli.js'
+import { runCli } from '../../helpers/cli.js'
 
 const BROKEN = `
 listen: "0.0.0.0:80800"
