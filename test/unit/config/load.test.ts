@@ -1,4 +1,5 @@
 import t from 'tap'
+import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { loadConfig, parseConfig } from '../../../src/config/load.js'
 import { configProblems, MINIMAL_CONFIG } from '../../helpers/config.js'
@@ -108,4 +109,15 @@ t.test('tracing: off by default, its keys and their KEYGATE_TRACING_* overrides 
   t.match(configProblems(MINIMAL_CONFIG + 'tracing: { otlp_endpoint: "collector:4318" }\n'), [/^tracing\.otlp_endpoint: must be an http/])
   t.match(configProblems(MINIMAL_CONFIG + 'tracing: { otlp_endpoint: "http://user:pass@collector:4318/v1/traces" }\n'), [/^tracing\.otlp_endpoint: /], 'no credentials in the URL')
   t.match(configProblems(MINIMAL_CONFIG + 'tracing: { exporter: x }\n'), [/^tracing\.exporter: unknown field/])
+})
+
+// The configuration stands below the parts it configures.
+const CONFIG_DIR = new URL('../../../src/config/', import.meta.url)
+
+t.test('the configuration imports nothing above it: packages, node and src/config/ only', async (t) => {
+  for (const file of readdirSync(CONFIG_DIR).filter((f) => f.endsWith('.ts'))) {
+    const text = readFileSync(new URL(file, CONFIG_DIR), 'utf8')
+    const specifiers = [...text.matchAll(/^(?:import|export)\s[^'"]*?from\s+'([^']+)'/gm)].map((m) => m[1] as string)
+    t.same(specifiers.filter((s) => s.startsWith('.') && !s.startsWith('./')), [], `${file}: no import from outside src/config/`)
+  }
 })

@@ -1,5 +1,5 @@
 // The assertion's key files are checked with the rest of the configuration
-// (src/assertion/key-files.ts, src/config/load.ts): a missing, unreadable or unfit file
+// (src/config/assertion-key-files.ts, src/config/load.ts): a missing, unreadable or unfit file
 // is a problem naming its setting (KEYGATE_ASSERTION_KEY_FILE, identity.assertion.key_file,
 // identity.assertion.previous_key_files[i]), listed with every other problem, and never
 // quoting the file's content.

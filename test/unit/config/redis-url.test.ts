@@ -1,5 +1,5 @@
 /**
- * `redis.url` (src/registry/redis-url.ts) and what createRedis builds from it
+ * `redis.url` (src/config/redis-url.ts) and what createRedis builds from it
  * (connectionPlan in src/registry/redis-client.ts): the three topologies, the
  * fail-fast options on every one of them, the Cluster hash-tag rule, and the
  * classification of error replies.
