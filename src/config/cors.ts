@@ -1,4 +1,4 @@
-/** The checks of the `cors` section the schema cannot express (src/pipeline/cors.ts applies it). */
+/** The checks of the `cors` section the schema cannot express (src/data-plane/cors.ts applies it). */
 import type { Config } from './schema.js'
 
 /** What is wrong with the `cors` section, if anything. */

@@ -2,7 +2,7 @@
  * The rules' grammar, checked with the configuration: a pattern's segments, an
  * `org_param` that is one of its parameters, a method node can receive, and no two
  * rules for the same method and the same pattern (parameter names aside), which
- * would be ambiguous. src/pipeline/match-rule.ts compiles what passes.
+ * would be ambiguous. src/decision/match-rule.ts compiles what passes.
  */
 import { METHODS } from 'node:http'
 import type { RuleConfig } from './schema.js'
