@@ -44,7 +44,7 @@ import { clientAddressOf, connectionPeer, identityHeadersFor } from '../http/ide
 import { PROXIED_METHODS } from '../http/methods.js'
 import { routePatterns } from '../decision/route-table.js'
 import { loggedTarget, requestState } from '../http/request-state.js'
-import { clientAddress } from './client-address.js'
+import { clientAddress } from '../client-address.js'
 import { namesOriginal, originalRequest } from './original-request.js'
 
 export interface AuthorizerPlaneOptions {

@@ -5,7 +5,7 @@
  * reads its own way only.
  */
 import t from 'tap'
-import { clientAddress } from '../../../src/authorizer/client-address.js'
+import { clientAddress } from '../../../src/client-address.js'
 import { namesOriginal, originalRequest, type Proxy } from '../../../src/authorizer/original-request.js'
 
 type Case = [string, string[], string, string, string, ReturnType<typeof originalRequest>]
