@@ -7,7 +7,7 @@
  */
 import { Command, CommanderError } from 'commander'
 import { ConfigError, configFile, loadConfig } from '../config/load.js'
-import { AdminError } from '../registry/admin/index.js'
+import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../registry/admin/errors.js'
 import { redisDidNotAnswer } from '../registry/redis-client.js'
 import { serve } from '../server.js'
 import { VERSION } from '../version.js'
@@ -20,7 +20,7 @@ import { healthCommand } from './health.js'
 import { keysCommand } from './keys.js'
 import { migrateCommand } from './migrate.js'
 import { orgsCommand } from './orgs.js'
-import { printAdminError, printJson } from './output.js'
+import { printJson } from './output.js'
 import { rolesCommand } from './roles.js'
 import { usersCommand } from './users.js'
 
@@ -80,36 +80,39 @@ migrateCommand(program)
 healthCommand(program)
 assertionKeyCommand(program)
 
-/** The exit status of a failed command, and what is printed for it (nothing: commander printed it already). */
-function failure (err: unknown): { code: number, kind: string, message?: string, problems?: string[] } {
+/**
+ * The exit status of a failed command and its error: `code` (`usage`, `config`, `redis`,
+ * `failed`, or for a refused registry write the admin API's code), the message, and
+ * the problems, each as a detail. No message: commander printed it already.
+ */
+function failure (err: unknown): { exit: number, code: string, message?: string, details?: readonly ErrorDetail[] } {
   if (err instanceof CommanderError) {
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return { code: 0, kind: 'help' }
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return { exit: 0, code: 'help' }
     // a command group without its command: its help, as a usage error
-    if (err.code === 'commander.help') return { code: err.exitCode === 0 ? 0 : 2, kind: 'usage', message: 'a command is needed (see the help above)' }
-    return { code: 2, kind: 'usage', message: err.message.replace(/^error: /, '') }
+    if (err.code === 'commander.help') return { exit: err.exitCode === 0 ? 0 : 2, code: 'usage', message: 'a command is needed (see the help above)' }
+    return { exit: 2, code: 'usage', message: err.message.replace(/^error: /, '') }
   }
-  if (err instanceof UsageError) return { code: 2, kind: 'usage', message: err.message }
-  if (err instanceof ConfigError) return { code: 1, kind: 'config', message: err.message, problems: err.problems }
-  if (err instanceof RedisUnreachable || redisDidNotAnswer(err)) return { code: 1, kind: 'redis', message: 'cannot reach Redis (check KEYGATE_REDIS_URL or redis.url)' }
-  return { code: 1, kind: 'failed', message: err instanceof Error ? err.message : String(err) }
+  if (err instanceof UsageError) return { exit: 2, code: 'usage', message: err.message }
+  // a refused registry write: its reasons, as the admin API gives them
+  if (err instanceof AdminError) return { exit: 1, code: CODE_OF_KIND[err.kind], message: err.message, details: err.details ?? [{ reason: err.message }] }
+  if (err instanceof ConfigError) return { exit: 1, code: 'config', message: err.message, details: err.problems.map((reason) => ({ reason })) }
+  if (err instanceof RedisUnreachable || redisDidNotAnswer(err)) return { exit: 1, code: 'redis', message: 'cannot reach Redis (check KEYGATE_REDIS_URL or redis.url)' }
+  return { exit: 1, code: 'failed', message: err instanceof Error ? err.message : String(err) }
 }
 
+/** Prints a failed command's error on stderr (one JSON object with `--json`) and returns its exit status. */
 function exitCodeFor (err: unknown): number {
-  // a refused registry write: its reasons (details), as text or as the admin API's error object
-  if (err instanceof AdminError) {
-    printAdminError(err, json)
-    return 1
-  }
-  const f = failure(err)
-  if (f.message === undefined) return f.code
+  const { exit, code, message, details } = failure(err)
+  if (message === undefined) return exit
   if (json) {
-    const { code, kind, ...rest } = f
-    process.stderr.write(JSON.stringify({ error: { kind, ...rest, exit_code: code } }) + '\n')
+    process.stderr.write(JSON.stringify({ error: { code, message, ...(details === undefined ? {} : { details }), exit_code: exit } }) + '\n')
+  } else if (err instanceof AdminError) {
+    for (const d of details ?? []) process.stderr.write(`error: ${d.reason}\n`)
   } else if (!(err instanceof CommanderError)) {
     // (commander has printed its own message, or the help, already)
-    process.stderr.write(`error: ${f.message}\n`)
+    process.stderr.write(`error: ${message}\n`)
   }
-  return f.code
+  return exit
 }
 
 try {

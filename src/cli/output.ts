@@ -1,5 +1,5 @@
 /** Printing for humans (aligned tables) and for scripts (`--json`); warnings and errors on stderr. */
-import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../registry/admin/index.js'
+import type { ErrorDetail } from '../registry/admin/index.js'
 
 export function printJson (value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n')
@@ -23,14 +23,4 @@ export function printTable (rows: ReadonlyArray<object>, columns: string[]): voi
 /** What a write accepted but the operator should know (an org with no record): one `warning:` line each, on stderr. */
 export function printWarnings (warnings: readonly ErrorDetail[]): void {
   for (const w of warnings) process.stderr.write(`warning: ${w.reason}\n`)
-}
-
-/**
- * A refused admin write, on stderr: one `error:` line per problem; with `--json`, the
- * admin API's error object (`code`, `message`, `details`) as JSON instead.
- */
-export function printAdminError (err: AdminError, json: boolean): void {
-  const details = err.details ?? [{ reason: err.message }]
-  if (json) process.stderr.write(JSON.stringify({ error: { code: CODE_OF_KIND[err.kind], message: err.message, details } }, null, 2) + '\n')
-  else for (const d of details) process.stderr.write(`error: ${d.reason}\n`)
 }

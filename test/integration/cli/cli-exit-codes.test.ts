@@ -59,18 +59,19 @@ t.test('check: 0 allow, 3 deny, 1 Redis unreachable, 2 bad usage', async (t) => 
 t.test('--json: errors are JSON objects', async (t) => {
   const usage = await runCli(['keys', 'list', '--json', '--bogus'], {})
   t.equal(usage.code, 2)
-  t.same(JSON.parse(usage.stderr), { error: { kind: 'usage', message: "unknown option '--bogus'", exit_code: 2 } }, 'a usage error')
+  t.same(JSON.parse(usage.stderr), { error: { code: 'usage', message: "unknown option '--bogus'", exit_code: 2 } }, 'a usage error')
 
   const down = await runCli(['keys', 'list', '--json'], { KEYGATE_REDIS_URL: `redis://127.0.0.1:${await refusedPort()}` })
   t.equal(down.code, 1)
-  t.same(JSON.parse(down.stderr), { error: { kind: 'redis', message: 'cannot reach Redis (check KEYGATE_REDIS_URL or redis.url)', exit_code: 1 } }, 'Redis unreachable')
+  t.same(JSON.parse(down.stderr), { error: { code: 'redis', message: 'cannot reach Redis (check KEYGATE_REDIS_URL or redis.url)', exit_code: 1 } }, 'Redis unreachable')
   t.equal(down.stdout, '', 'nothing on stdout')
 
   const config = await runCli(['keys', 'list', '--json'], { KEYGATE_CONFIG: '/nonexistent/keygate.yaml' })
   t.equal(config.code, 1)
-  const err = (JSON.parse(config.stderr) as { error: { kind: string, problems: string[] } }).error
-  t.equal(err.kind, 'config')
-  t.match(err.problems, [/cannot read the file/], 'a configuration error lists its problems')
+  const err = (JSON.parse(config.stderr) as { error: { code: string, details: Array<{ reason: string }>, exit_code: number } }).error
+  t.equal(err.code, 'config')
+  t.equal(err.exit_code, 1)
+  t.match(err.details, [{ reason: /cannot read the file/ }], 'a configuration error lists its problems as details')
 
   const plain = await runCli(['keys', 'list', '--bogus'], {})
   t.match(plain.stderr, /^error: unknown option '--bogus'/, 'without --json: text')

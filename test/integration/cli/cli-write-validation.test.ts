@@ -42,6 +42,7 @@ t.test('the CLI checks registry writes', async (t) => {
       t.equal(asJson.stdout, '', '--json: nothing on stdout')
       const error = (JSON.parse(asJson.stderr) as { error: { code: string, message: string, details: Array<{ field: string, reason: string }> } }).error
       t.match(error.code, /^(not_found|bad_request)$/)
+      t.equal((error as unknown as { exit_code: number }).exit_code, 1, 'the exit status in the object too')
       t.equal(error.details.length, messages.length, 'one detail per problem')
       for (const [i, m] of messages.entries()) t.match(`error: ${error.details[i]?.reason ?? ''}`, m)
       t.equal(await count(), before)
@@ -53,7 +54,7 @@ t.test('the CLI checks registry writes', async (t) => {
     t.equal((await runCli(['users', 'deactivate', 'dave'], env)).code, 0)
     const r = await runCli(['keys', 'create', '--type', 'personal', '--user', 'dave', '--json'], env)
     t.equal(r.code, 1)
-    t.same(JSON.parse(r.stderr), { error: { code: 'conflict', message: 'user "dave" is deactivated', details: [{ field: 'user', reason: 'user "dave" is deactivated' }] } })
+    t.same(JSON.parse(r.stderr), { error: { code: 'conflict', message: 'user "dave" is deactivated', details: [{ field: 'user', reason: 'user "dave" is deactivated' }], exit_code: 1 } })
   })
 
   t.test('an org with no record: accepted, exit 0, a warning on stderr', async (t) => {
