@@ -9,7 +9,7 @@ import { splitHostPort } from './config/addresses.js'
 import type { Config } from './config/schema.js'
 import { createLogger, flushLogger } from './logger.js'
 import { boundHeapGrowth } from './heap-growth.js'
-import { isWorker, supervise } from './workers.js'
+import { isWorker, supervise, WORKER_CANNOT_LISTEN } from './workers.js'
 
 export { splitHostPort }
 
@@ -86,9 +86,10 @@ export async function serve (config: Config, opts: ServeOptions = {}): Promise<v
     app = await startGateway(config)
   } catch (err: unknown) {
     if (!(err instanceof ListenError)) throw err
-    // a supervisor restarts a process that exits; one left running without a listener it would not
+    // a supervisor restarts a process that exits; one left running without a listener it
+    // would not. A worker tells its primary, which stops every worker and exits 1 too.
     process.stderr.write(`error: ${err.message}\n`)
-    process.exit(1)
+    process.exit(isWorker() ? WORKER_CANNOT_LISTEN : 1)
   }
   let closing = false
   const shutdown = (signal: string): void => {

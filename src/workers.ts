@@ -4,12 +4,17 @@
  * push-invalidation connection, so each is kept current by Redis independently;
  * nothing is shared but the listening sockets. The primary only supervises: it
  * replaces a worker that dies (with a backoff, so a crash loop does not spin), and
- * on SIGINT/SIGTERM stops the workers gracefully and exits when they have.
+ * on SIGINT/SIGTERM stops the workers gracefully and exits when they have. A worker
+ * that cannot bind a listener is not replaced: no replacement could, so the primary
+ * stops the others and exits 1, as a single process would, for its supervisor to see.
  */
 import cluster, { type Worker } from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import type { Logger } from 'pino'
 import { serveClusterMetrics } from './metrics/cluster-metrics.js'
+
+/** a worker's exit status when a listener could not bind (EX_CONFIG, sysexits.h) */
+export const WORKER_CANNOT_LISTEN = 78
 
 export interface SuperviseOptions {
   workers: number
@@ -41,9 +46,17 @@ export function supervise (o: SuperviseOptions): void {
     worker.once('online', () => { logger.info({ worker_pid: worker.process.pid }, 'worker started') })
   }
 
+  let exitCode = 0
   cluster.on('exit', (worker: Worker, code: number | null, signal: string | null) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode)
+      return
+    }
+    if (code === WORKER_CANNOT_LISTEN) {
+      // the worker printed which setting; every other worker would fail the same way
+      logger.error({ worker_pid: worker.process.pid }, 'a worker could not listen; stopping')
+      exitCode = 1
+      stop('SIGTERM')
       return
     }
     const now = Date.now()
@@ -59,7 +72,7 @@ export function supervise (o: SuperviseOptions): void {
     stopping = true
     logger.info({ signal }, 'keygate shutting down workers')
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined)
-    if (workers.length === 0) process.exit(0)
+    if (workers.length === 0) process.exit(exitCode)
     for (const w of workers) w.process.kill('SIGTERM')
     setTimeout(() => {
       for (const w of workers) w.process.kill('SIGKILL')

@@ -34,8 +34,8 @@ function configFile (config: Record<string, unknown>): string {
 
 interface Serving { child: ChildProcess, stderr: () => string, exited: Promise<number | null> }
 
-function serve (file: string, env: Record<string, string> = {}): Serving {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { PATH, KEYGATE_CONFIG: file, ...env } })
+function serve (file: string, env: Record<string, string> = {}, args: string[] = []): Serving {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], { env: { PATH, KEYGATE_CONFIG: file, ...env } })
   let stderr = ''
   child.stderr?.on('data', (d: Buffer) => { stderr += d.toString() })
   child.stdout?.resume()
@@ -103,14 +103,16 @@ t.test('a listener that cannot bind stops serve with exit 1, naming the setting'
     routes: [{ prefix: '/api/v1', upstream: 'core' }],
     log: { level: 'silent' }
   }
-  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+  const cases: Array<[string, Record<string, unknown>, RegExp, string[]?]> = [
     ['listen in use', { listen: busy, admin_listen: await free() }, /listen: cannot listen on 127\.0\.0\.1:\d+: .*address already in use/i],
     ['admin_listen in use', { listen: await free(), admin_listen: busy }, /admin_listen: cannot listen on 127\.0\.0\.1:\d+: .*address already in use/i],
     ['authz_listen in use', { listen: await free(), admin_listen: await free(), authz_listen: busy }, /authz_listen: cannot listen on 127\.0\.0\.1:\d+: .*address already in use/i],
-    ['listen on an address not on this machine', { listen: '192.0.2.1:8080', admin_listen: await free() }, /listen: cannot listen on 192\.0\.2\.1:8080: .*address not available/i]
+    ['listen on an address not on this machine', { listen: '192.0.2.1:8080', admin_listen: await free() }, /listen: cannot listen on 192\.0\.2\.1:8080: .*address not available/i],
+    // every worker would fail the same way: the primary stops them all instead of replacing them
+    ['listen in use, two workers', { listen: busy, admin_listen: await free() }, /listen: cannot listen on 127\.0\.0\.1:\d+: .*address already in use/i, ['--workers', '2']]
   ]
-  await Promise.all(cases.map(async ([what, config, expected]) => {
-    const s = serve(configFile({ ...base, ...config }), { KEYGATE_REDIS_URL: redis.url })
+  await Promise.all(cases.map(async ([what, config, expected, args]) => {
+    const s = serve(configFile({ ...base, ...config }), { KEYGATE_REDIS_URL: redis.url }, args)
     const timer = setTimeout(() => s.child.kill('SIGKILL'), 15_000)
     const code = await s.exited
     clearTimeout(timer)
