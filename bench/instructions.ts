@@ -66,13 +66,16 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
     })
     // keygate's proxy core alone (fastify + @fastify/reply-from, no auth): keygate minus
     // this is what authentication, the identity headers and the log cost
-    const reference = await count({
-      name: 'reference',
-      start: async () => await startBaseline(ctx.distDir, ctx.originUrl, ctx.serverCpus, launcher('reference'), 'reply-from'),
-      host: '127.0.0.1',
-      headers: {},
-      dir
-    })
+    const compared = ctx.compareCli !== undefined
+    const reference = compared
+      ? undefined
+      : await count({
+        name: 'reference',
+        start: async () => await startBaseline(ctx.distDir, ctx.originUrl, ctx.serverCpus, launcher('reference'), 'reply-from'),
+        host: '127.0.0.1',
+        headers: {},
+        dir
+      })
     const keygate = await count({
       name: 'keygate',
       // A gateway under valgrind runs ~50x slower than its clock: with the default
@@ -83,6 +86,32 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       dir,
       reads: registryReads
     })
+    if (reference === undefined) {
+      // BENCH_COMPARE: keygate's headline against the other build's, instead of the
+      // reference and tracing rows (each row under valgrind takes minutes)
+      const other = await count({
+        name: 'keygate, compare build',
+        start: async () => await startKeygate({ ...ctx, keygateCli: ctx.compareCli }, 'keygate-compare-callgrind', { cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate-compare') }),
+        host: process.env['HOST'],
+        headers: { authorization: `Bearer ${benchKeys.personal.key}` },
+        dir,
+        file: 'keygate-compare'
+      })
+      const k = (n: number): string => `${(n / 1000).toFixed(1)}k`
+      const row = (c: Counted): string => `| ${c.name} | ${k(c.mainPerReq)} | ${(baseline.mainPerReq / c.mainPerReq).toFixed(2)}× | ${k(c.allPerReq)} | ${c.registryReads ?? '–'} |`
+      return {
+        markdown: [
+          `### Instructions per request (callgrind), this build against BENCH_COMPARE's: ${MEASURED_REQUESTS.toLocaleString('en')} requests after ${WARMUP_REQUESTS.toLocaleString('en')} of warm-up`,
+          '',
+          '| server | main thread, instructions/request | baseline ÷ this (main thread) | all threads | registry reads in the window |',
+          '|---|---:|---:|---:|---:|',
+          row(baseline), row(keygate), row(other),
+          `(this build ÷ the compare build, main thread: ${(other.mainPerReq / keygate.mainPerReq).toFixed(3)}×)`,
+          ''
+        ].join('\n'),
+        failures: [...baseline.failures, ...keygate.failures, ...other.failures]
+      }
+    }
     const tracing = await count({
       name: 'keygate, tracing on',
       start: async () => await startKeygate(ctx, 'keygate-tracing-callgrind', { cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate-tracing'), tracing: { sampleRatio: 1 } }),

@@ -158,7 +158,8 @@ async function main (): Promise<number> {
       originUrl: `http://127.0.0.1:${origin.port}`,
       serverCpus: pinning.serverCpus,
       auxCpus: pinning.auxCpus,
-      distDir
+      distDir,
+      compareCli: process.env.BENCH_COMPARE === undefined || process.env.BENCH_COMPARE === '' ? undefined : `${process.env.BENCH_COMPARE.replace(/\/$/, '')}/dist/cli/main.js`
     }
     const scenarios = selected(config.filter, [
       baselineScenario(ctx), controlScenario(ctx), referenceScenario(ctx), ...keygateScenarios(ctx),

@@ -78,4 +78,6 @@ export interface ScenarioContext {
   distDir: string
   /** the `dist/cli/main.js` keygate rows run; default: this repository's build (BENCH_COMPARE rows set another) */
   keygateCli?: string
+  /** BENCH_COMPARE's `dist/cli/main.js`, for the extras that compare builds (instructions) */
+  compareCli?: string
 }
