@@ -17,7 +17,7 @@
  * key's role, since managing a key includes rotating it, which hands out its authority.
  * A personal key is created and rotated only by its own user or an admin: an org admin
  * lists, shows and revokes its org's personal keys, but a key it minted for another
- * user would act as that user, with the user's later role and org.
+ * user would act as that user, with every later promotion of the user.
  * Rate limits (a key's own, a role's, an org's) are an admin's alone: an org admin
  * could otherwise raise its own org's, and a key's own limit replaces the default.
  * Refused changes are audited (`denied: <why>`); refused reads are not.
@@ -35,8 +35,8 @@ export type ScopeName = 'admin' | 'org' | 'self'
 
 /**
  * Why an org admin neither creates nor rotates a personal key of another user: the key
- * acts as its user (the user's role, in every org the user may later be in, with every
- * later promotion), so whoever mints it can act as that user.
+ * acts as its user (with the user's role as it is at each request, so with every later
+ * promotion), so whoever mints it can act as that user.
  */
 const PERSONAL_KEY_REFUSAL = 'a personal key acts as its user: only that user or an admin creates or rotates one'
 
