@@ -87,9 +87,10 @@ export function integrationsPage (ctx) {
     show($('reveal'), false)
     // (an org admin's user list and role list are its org's, and the roles it may give)
     ;[{ roles }, { users }] = await Promise.all([api.roles(), ctx.manages ? api.users() : { users: [] }])
-    // Personal: admins and org admins pick the user; everyone else makes keys for themselves
-    show($('generate-user-row'), ctx.manages)
-    if (ctx.manages) {
+    // Personal: admins pick the user; everyone else (org admins included: a personal key
+    // acts as its user, so only that user or an admin makes one) makes keys for themselves
+    show($('generate-user-row'), admin)
+    if (admin) {
       $('generate-user').replaceChildren(...users.filter((u) => u.status === 'active').map((u) =>
         h('option', { value: u.id, selected: u.id === principal.user }, u.name ? `${u.id} (${u.name}, ${u.org})` : `${u.id} (${u.org})`)))
     }
@@ -139,7 +140,7 @@ export function integrationsPage (ctx) {
   function personalRole () {
     const { principal } = ctx.session
     let role, permissions
-    if (ctx.manages) {
+    if (ctx.scope === 'admin') {
       const user = users.find((u) => u.id === $('generate-user').value)
       if (user === undefined) return h('span', { class: 'muted' }, 'Pick a user.')
       role = user.role
@@ -165,8 +166,8 @@ export function integrationsPage (ctx) {
     say($('generate-error'), '')
     try {
       if (input.type === 'personal') {
-        input.user = ctx.manages ? f.user.value : principal.user
-        if (!input.user) throw new Error('Pick the user the key belongs to.')
+        input.user = ctx.scope === 'admin' ? f.user.value : principal.user
+        if (!input.user) throw new Error(ctx.scope === 'admin' ? 'Pick the user the key belongs to.' : 'A personal key is made by its own user or an admin; sign in as that user.')
       } else {
         input.org = ctx.scope === 'admin' ? f.org.value.trim() : principal.org
         if (!input.org) throw new Error('Enter the org the BOT key acts in.')

@@ -10,7 +10,7 @@
  *   and deactivates and activates a user on the Users page;
  *   the admin token (which has no user and no org) issues a BOT key in another org;
  *   an org admin (keygate:org:admin) sees and manages its own org only: its keys and
- *   users, keys for its users and BOT keys in its org (which expire), no Roles page;
+ *   users, personal keys for itself only and BOT keys in its org (which expire), no Roles page;
  *   an admin sets a key's, a role's and an org's rate limit, and the gateway applies them.
  * A badge beside the principal names the scope.
  *
@@ -300,17 +300,17 @@ t.test('the Integrations console, end to end in Chromium', async (t) => {
     t.notOk(await page.isVisible(`tr[data-key-id="${exporter.id}"]`), 'no key of another org')
     t.match(await page.textContent('#integrations-scope'), /org acme/)
 
-    // Generate: a personal key for a user of its org; a BOT key in its org, which expires
+    // Generate: a personal key for itself only (a personal key acts as its user, so an org
+    // admin never makes one for another user); a BOT key in its org, which expires
     await page.click('#generate-open')
     await page.check('input[name=type][value=personal]')
     // (the form fills its lists once the API answered)
-    await page.locator('#generate-user option[value="alice"]').waitFor({ state: 'attached' })
-    const users = await page.locator('#generate-user option').evaluateAll((options) => options.map((o) => o.getAttribute('value') ?? ''))
-    t.ok(users.includes('alice') && users.includes('bob'), `its org's users are offered (${users.join(', ')})`)
-    t.notOk(users.includes('carol'), 'no user of another org')
-    const forAlice = await generate(t, page, { type: 'personal', name: 'issued by olga', user: 'alice' })
+    await page.locator('#generate-role option[value="writer"]').waitFor({ state: 'attached' })
+    t.ok(await page.isHidden('#generate-user-row'), 'no user to pick: its own personal keys only')
+    t.equal(await page.textContent('[data-testid=personal-role]'), 'acme-admin', 'the key acts with its own role')
+    const own = await generate(t, page, { type: 'personal', name: 'olga laptop' })
     await closeReveal(page)
-    t.equal((await gw.get('/api/v1/users', forAlice.key)).status, 200, 'the key works for alice')
+    t.match(await gw.client.hgetall(`${gw.prefix}key:${own.id}`), { type: 'personal', user: 'olga', org: 'acme' })
 
     await page.click('#generate-open')
     await page.check('input[name=type][value=bot]')

@@ -85,17 +85,20 @@ const ROUTES: Route[] = [
  *   self      a personal key, role users:read keygate:keys:self (sam; alice's and carol's keys are not its own)
  *   star      a personal key, role *  (no admin scope at all)
  *   starBot   a BOT key, role *       (no admin scope at all)
+ * The key objects are personal keys of alice (acme) and carol (globex): an org admin
+ * never creates or rotates a personal key of another user (403), and another org's
+ * user or key answers 404 first. Its BOT key powers are in the test below.
  * The audit routes address no object: an org admin reads its own org's entries there
  * (which entries it sees is tested in test/integration/admin/admin-api-audit.test.ts).
  */
 const EXPECTED = `
 route                 token     adminKey  orgAdmin  self      star      starBot
 keys list             200 200   200 200   200 200   200 200   403 403   403 403
-keys create personal  201 201   201 201   201 404   403 403   403 403   403 403
+keys create personal  201 201   201 201   403 404   403 403   403 403   403 403
 keys create bot       201 201   201 201   201 403   201 403   403 403   403 403
 keys show             200 200   200 200   200 404   404 404   403 403   403 403
 keys revoke           200 200   200 200   200 404   404 404   403 403   403 403
-keys rotate           201 201   201 201   201 404   403 403   403 403   403 403
+keys rotate           201 201   201 201   403 404   403 403   403 403   403 403
 users list            200 200   200 200   200 200   403 403   403 403   403 403
 users show            200 200   200 200   200 404   404 404   403 403   403 403
 users put             200 200   200 200   200 404   403 403   403 403   403 403
@@ -251,6 +254,9 @@ t.test('the cross-tenant matrix: every admin route, every principal, an acme and
     const allowed = await call(gw, 'POST', '/admin/v1/keys', o, { type: 'bot', role: 'orgadmin' })
     t.equal(allowed.status, 201, 'a BOT key with its own role (keygate:org:admin by name, which it holds): allowed')
     t.match(allowed.json(), { org: 'acme', role: 'orgadmin' })
+    const rotatedBot = await call(gw, 'POST', `/admin/v1/keys/${(allowed.json() as { id: string }).id}/rotate`, o, {})
+    t.equal(rotatedBot.status, 201, 'rotating a BOT key of its org: allowed')
+    t.match(rotatedBot.json(), { type: 'bot', org: 'acme', role: 'orgadmin' })
     const put = await call(gw, 'PUT', '/admin/v1/users/newcomer', o, { org: 'acme', role: 'reader' })
     t.equal(put.status, 201, 'a new user of its own org, with a role within its permissions')
     await restore(gw, world)

@@ -3,8 +3,9 @@
  * registry's (AdminError, by kind), mapped onto the one error catalogue. Clients get
  * the catalogue's body; a refused write adds `details`, each problem with the field it
  * is about and a reason safe to show (AdminError's `details`, or for a refusal of the
- * input or of the registry's state its message). A 403 and a 404 of the addressed
- * object add nothing (another org's object looks exactly like a missing one). The
+ * input or of the registry's state its message). A 404 of the addressed object adds
+ * nothing (another org's object looks exactly like a missing one), nor does a 403,
+ * unless it carries a rule's reason that holds for every object alike. The
  * precise reason goes to the log line.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
@@ -53,11 +54,11 @@ function sendRefusal (reply: FastifyReply, code: ErrorCode, details: readonly Er
  * outside its scope, a rule): the reason and detail to the log line, then 403 with its
  * RFC 6750 challenge, naming the permission that would allow it when there is one.
  */
-export function refuse (request: FastifyRequest, reply: FastifyReply, needs: string | undefined, detail: string): FastifyReply {
+export function refuse (request: FastifyRequest, reply: FastifyReply, needs: string | undefined, detail: string, details?: readonly ErrorDetail[]): FastifyReply {
   request.adminApi.reason = 'missing_permission'
   request.adminApi.detail = detail
   reply.header('www-authenticate', challenges.insufficientScope(needs))
-  return sendError(reply, 'forbidden')
+  return sendRefusal(reply, 'forbidden', details)
 }
 
 export function createErrorHandler (logger: Logger, health: RedisHealth) {
@@ -69,7 +70,7 @@ export function createErrorHandler (logger: Logger, health: RedisHealth) {
       return sendRefusal(reply, err.code, err.details)
     }
     if (err instanceof AdminError) {
-      if (err.kind === 'forbidden') return refuse(request, reply, err.needs, err.message)
+      if (err.kind === 'forbidden') return refuse(request, reply, err.needs, err.message, err.details)
       state.detail = err.message
       return sendRefusal(reply, CODE_OF_KIND[err.kind], detailsOf(err))
     }

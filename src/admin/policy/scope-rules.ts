@@ -15,12 +15,15 @@
  * role whose every permission its own role grants (so never `keygate:admin`, which it
  * lacks), and may manage a user or a key only while that holds for the user's or the
  * key's role, since managing a key includes rotating it, which hands out its authority.
+ * A personal key is created and rotated only by its own user or an admin: an org admin
+ * lists, shows and revokes its org's personal keys, but a key it minted for another
+ * user would act as that user, with every later promotion of the user.
  * Rate limits (a key's own, a role's, an org's) are an admin's alone: an org admin
  * could otherwise raise its own org's, and a key's own limit replaces the default.
  * Refused changes are audited (`denied: <why>`); refused reads are not.
  */
 import { userActor } from '../../registry/admin/actors.js'
-import { AdminError, ifMissing, type AdminStore, type CreateKeyInput, type KeyView, type UserView } from '../../registry/admin/index.js'
+import { AdminError, ifMissing, type AdminStore, type ErrorDetail, type CreateKeyInput, type KeyView, type UserView } from '../../registry/admin/index.js'
 import { checkKeyExclusions, checkKeyRequirements, ownsKey } from '../../registry/admin/rules.js'
 import type { Grants } from '../../registry/records.js'
 
@@ -29,6 +32,13 @@ export const ORG_ADMIN_PERMISSION = 'keygate:org:admin'
 export const SELF_PERMISSION = 'keygate:keys:self'
 
 export type ScopeName = 'admin' | 'org' | 'self'
+
+/**
+ * Why an org admin neither creates nor rotates a personal key of another user: the key
+ * acts as its user (with the user's role as it is at each request, so with every later
+ * promotion), so whoever mints it can act as that user.
+ */
+const PERSONAL_KEY_REFUSAL = 'a personal key acts as its user: only that user or an admin creates or rotates one'
 
 export type AdminScope =
   | { scope: 'admin', user?: undefined }
@@ -157,6 +167,9 @@ export class AdminRules {
       return await this.deny(action, `key:${id}`, 'forbidden', `rotating a key needs ${ORG_ADMIN_PERMISSION}`, ORG_ADMIN_PERMISSION)
     }
     const view = await this.denyingReads(action, `key:${id}`, async () => await this.visibleKey(id))
+    if (this.s.scope === 'org' && action === 'key.rotate' && view.type === 'personal' && view.user !== this.s.user) {
+      return await this.deny(action, `key:${id}`, 'forbidden', PERSONAL_KEY_REFUSAL, ADMIN_PERMISSION, [{ reason: PERSONAL_KEY_REFUSAL }])
+    }
     if (this.s.scope === 'org') {
       const role = view.type === 'personal' ? (await this.store.showUser(view.user ?? '').catch(ifMissing(undefined)))?.role : view.role
       await this.withinGrants(action, `key:${id}`, role, `key "${id}" acts with role "${role ?? ''}", beyond the caller's own permissions`)
@@ -192,8 +205,11 @@ export class AdminRules {
       if (s.scope === 'self' && user !== s.user) {
         return await this.deny('key.create', target, 'forbidden', `${SELF_PERMISSION} creates personal keys for its own user (${s.user}) only`, ORG_ADMIN_PERMISSION)
       }
-      // (a user outside the org answers exactly as a missing one, here too)
-      if (s.scope === 'org') await this.manageableUser(user, 'key.create').catch(missingAs('user', `user "${user}" does not exist`))
+      if (s.scope === 'org' && user !== s.user) {
+        // (a user outside the org answers exactly as a missing one, here too)
+        await this.denyingReads('key.create', target, async () => await this.visibleUser(user)).catch(missingAs('user', `user "${user}" does not exist`))
+        return await this.deny('key.create', target, 'forbidden', PERSONAL_KEY_REFUSAL, ADMIN_PERMISSION, [{ field: 'user', reason: PERSONAL_KEY_REFUSAL }])
+      }
       return { type: 'personal', user, name: r.name, expiresInMs: r.expiresInMs, createdBy }
     }
 
@@ -236,9 +252,9 @@ export class AdminRules {
    * org admin reads what its members attempted; another org learns nothing of them),
    * then refuses it.
    */
-  private async deny (action: string, target: string, kind: 'forbidden' | 'not_found', why: string, needs?: string): Promise<never> {
+  private async deny (action: string, target: string, kind: 'forbidden' | 'not_found', why: string, needs?: string, details?: ErrorDetail[]): Promise<never> {
     await this.store.recordDenied(action, target, why, this.s.scope === 'admin' ? undefined : this.s.org)
-    throw new AdminError(why, kind, kind === 'forbidden' ? needs ?? this.needed() : undefined)
+    throw new AdminError(why, kind, kind === 'forbidden' ? needs ?? this.needed() : undefined, details)
   }
 
   private needed (): string {

@@ -2,7 +2,8 @@
  * What a registry write may refer to, checked for every front end (the CLI, the admin
  * API, the console) once the scope rules have allowed it and before the store writes:
  *
- *   names       a user's id, and every org, role and user named, are names (rules.ts)
+ *   names       a user's id, and every org, role and user named, are names (rules.ts);
+ *               a user's id never starts with `bot:` (a BOT key's assertion `sub`)
  *   role        a user's or a BOT key's role exists
  *   user        a personal key's user exists and is active
  *   created_by  the user a key is recorded as created by exists
@@ -36,8 +37,16 @@ export async function checkKeyReferences (store: AdminStore, input: CreateKeyInp
 
 /** A user's id and references; returns the warnings. */
 export async function checkUserReferences (store: AdminStore, id: string, input: { org: string, role: string }): Promise<ErrorDetail[]> {
-  refuseAny([...nameProblems('id', 'user id', id), ...nameProblems('org', 'org', input.org), ...await existingRole(store, 'role', input.role)])
+  refuseAny([...nameProblems('id', 'user id', id), ...botIdProblems(id), ...nameProblems('org', 'org', input.org), ...await existingRole(store, 'role', input.role)])
   return await orgWarnings(store, input.org)
+}
+
+/**
+ * A user id never starts with `bot:` (in any case): that is the signed assertion's
+ * `sub` of a BOT key, so such a user's personal keys would be asserted as that BOT key.
+ */
+function botIdProblems (id: string): Problem[] {
+  return id.toLowerCase().startsWith('bot:') ? [{ field: 'id', reason: `invalid user id "${id}": an id starting with "bot:" names a BOT key in signed assertions`, kind: 'invalid' }] : []
 }
 
 /** A role's permissions, every bad one named. */

@@ -11,7 +11,8 @@ import { AdminError } from './errors.js'
 import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
 import { parseRateLimit } from '../../ratelimit/limit.js'
 import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements, checkName, checkRateLimit, ownsKey, type KeyOwnerFields } from './rules.js'
-import { audited, commit, type StoreContext } from './transactions.js'
+import { audited, commit, watching, type StoreContext } from './transactions.js'
+import type { RegistryClient } from '../redis-client.js'
 import type { CreatedKey, KeyView } from './views.js'
 
 export interface CreateKeyInput extends KeyOwnerFields {
@@ -29,15 +30,21 @@ export async function createKey (ctx: StoreContext, input: CreateKeyInput, now: 
   const target = input.type === 'personal' ? `user:${input.user ?? ''}` : `role:${input.role ?? ''}`
   return await audited(ctx, 'key.create', target, async () => {
     checkKeyExclusions(input)
-    const org = await resolveOwner(ctx, input)
+    checkKeyRequirements(input)
     checkKeyLabels(input)
     if (input.rateLimit !== undefined) checkRateLimit(input.rateLimit)
-    const { created, record } = newKey(ctx, input, org, now)
-    const tx = ctx.redis.multi()
-    addKey(ctx, tx, created.id, record)
-    tx.xadd(...ctx.audit.changeArgs('key.create', `key:${created.id}`, 'ok', withoutHash(record), org))
-    await commit(tx)
-    return created
+    // WATCHed: the key takes the org its user (or role) has when it is written; a user
+    // moved, deactivated or changed in between aborts the creation (409, nothing written)
+    const owner = input.type === 'personal' ? ctx.keys.user(input.user as string) : ctx.keys.role(input.role as string)
+    return await watching(ctx, 'create-key', [owner], async (conn) => {
+      const org = await resolveOwner(ctx, input, conn)
+      const { created, record } = newKey(ctx, input, org, now)
+      const tx = conn.multi()
+      addKey(ctx, tx, created.id, record)
+      tx.xadd(...ctx.audit.changeArgs('key.create', `key:${created.id}`, 'ok', withoutHash(record), org))
+      await commit(tx, `${input.type === 'personal' ? 'the key\'s user' : 'the key\'s role'} changed while the key was created; nothing was written, try again`)
+      return created
+    })
   })
 }
 
@@ -91,12 +98,15 @@ export async function listKeys (ctx: StoreContext, filter: { user?: string | und
   return views
 }
 
-/** The new key's org, once its owner is found: an active user with a complete record, or an existing role. */
-export async function resolveOwner (ctx: StoreContext, input: KeyOwnerFields): Promise<string> {
+/**
+ * The new key's org, once its owner is found: an active user with a complete record, or
+ * an existing role. `redis`: the connection that WATCHes the owner's record.
+ */
+export async function resolveOwner (ctx: StoreContext, input: KeyOwnerFields, redis: RegistryClient): Promise<string> {
   checkKeyRequirements(input)
   if (input.type === 'personal') {
     const id = input.user as string
-    const fields = await ctx.redis.hgetall(ctx.keys.user(id))
+    const fields = await redis.hgetall(ctx.keys.user(id))
     if (Object.keys(fields).length === 0) throw new AdminError(`user "${id}" does not exist`, 'not_found')
     const user = parseUserRecord(fields)
     if (user === INVALID) throw new AdminError(`user "${id}" has an incomplete record`, 'conflict')
@@ -104,7 +114,7 @@ export async function resolveOwner (ctx: StoreContext, input: KeyOwnerFields): P
     return user.org
   }
   checkName('org', input.org as string)
-  if (await ctx.redis.exists(ctx.keys.role(input.role as string)) === 0) throw new AdminError(`role "${input.role as string}" does not exist`, 'not_found')
+  if (await redis.exists(ctx.keys.role(input.role as string)) === 0) throw new AdminError(`role "${input.role as string}" does not exist`, 'not_found')
   return input.org as string
 }
 

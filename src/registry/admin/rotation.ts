@@ -1,35 +1,24 @@
 /**
  * Rotation: a new key with the same type, owner, role, org, name and rate limit; the old one keeps
- * working until now + grace (or its own earlier expiry), then only the new one does.
+ * working until now + grace (or its own earlier expiry), then only the new one does. A
+ * personal key whose user has left the key's org is not rotated (409): the new key
+ * keeps the key's org, never the user's current one.
  */
 import { parseRateLimit } from '../../ratelimit/limit.js'
 import { isoTimestamp, parseTimestamp } from '../records.js'
-import { duplicateClient, type RegistryClient } from '../redis-client.js'
+import type { RegistryClient } from '../redis-client.js'
 import { readCreatedBy } from './actors.js'
 import { AdminError } from './errors.js'
 import { addKey, newKey, resolveOwner, type CreateKeyInput } from './keys.js'
-import { audited, commit, type StoreContext } from './transactions.js'
+import { audited, commit, watching, type StoreContext } from './transactions.js'
 import type { RotatedKey } from './views.js'
 
 /** `botMaxTtlMs`: a new BOT key expires within this (a self-service rotation). */
 export async function rotateKey (ctx: StoreContext, id: string, graceMs: number, botMaxTtlMs: number | undefined, now: number): Promise<RotatedKey> {
-  return await audited(ctx, 'key.rotate', `key:${id}`, async () => {
-    // WATCH: a revoke (or any edit) of the old key between this read and the write
-    // aborts the rotation instead of minting a replacement for a revoked key. WATCH
-    // belongs to a connection, and the shared one carries other callers' MULTI/EXEC
-    // (an EXEC clears every WATCH, and would itself be aborted by ours), so the
-    // rotation runs on a connection of its own.
-    const conn = duplicateClient(ctx.redis, { connectionName: 'keygate-rotate', lazyConnect: true, enableReadyCheck: false, retryStrategy: () => null })
-    conn.on('error', () => {}) // reported through the failed command
-    try {
-      // (connected first: the gateway's clients queue nothing while disconnected)
-      await conn.connect()
-      await conn.watch(ctx.keys.key(id))
-      return await rotateWatched(ctx, conn, id, graceMs, botMaxTtlMs, now)
-    } finally {
-      conn.disconnect()
-    }
-  })
+  // WATCHed: a revoke (or any edit) of the old key, or a move of a personal key's user,
+  // between the reads and the write aborts the rotation instead of minting a
+  // replacement for a revoked key or a key in an org its user has left
+  return await audited(ctx, 'key.rotate', `key:${id}`, async () => await watching(ctx, 'rotate', [ctx.keys.key(id)], async (conn) => await rotateWatched(ctx, conn, id, graceMs, botMaxTtlMs, now)))
 }
 
 async function rotateWatched (ctx: StoreContext, conn: RegistryClient, id: string, graceMs: number, botMaxTtlMs: number | undefined, now: number): Promise<RotatedKey> {
@@ -39,11 +28,21 @@ async function rotateWatched (ctx: StoreContext, conn: RegistryClient, id: strin
   const oldExpiry = old.expires_at === undefined ? undefined : parseTimestamp(old.expires_at)
   if (oldExpiry !== undefined && oldExpiry <= now) throw new AdminError(`key "${id}" has expired; create a new key instead`, 'conflict')
   if (old.type !== 'personal' && old.type !== 'bot') throw new AdminError(`key "${id}" has an unknown type "${old.type}"`, 'conflict')
+  if (old.org === undefined) throw new AdminError(`key "${id}" has no org`, 'conflict')
+  // the new key is the old one's: its type, org, owner (the user, or the role), name, creator and rate limit
   const owner = old.type === 'personal' ? { user: old.user } : { role: old.role, org: old.org }
   const input: CreateKeyInput = { type: old.type, ...owner, name: old.name, createdBy: readCreatedBy(old.created_by) }
   // (a malformed limit is not carried over: the new key gets the default until an admin sets one)
   if (old.rate_limit !== undefined && parseRateLimit(old.rate_limit) !== undefined) input.rateLimit = old.rate_limit
-  const org = await resolveOwner(ctx, input)
+  if (old.type === 'personal' && old.user !== undefined) await conn.watch(ctx.keys.user(old.user))
+  const userOrg = await resolveOwner(ctx, input, conn)
+  // a personal key acts as its user in the key's org; once the user has left that org the
+  // key is dead, and a replacement would act in the user's new org for whoever holds it
+  if (userOrg !== old.org) {
+    const why = 'the user is no longer in the key\'s org'
+    throw new AdminError(`key "${id}": ${why} (${old.org}); create a new key for the user instead`, 'conflict', undefined, [{ field: 'user', reason: why }])
+  }
+  const org = old.org
   // the new key keeps the old one's expiry, if it had one
   if (oldExpiry !== undefined) input.expiresInMs = oldExpiry - now
   if (botMaxTtlMs !== undefined && old.type === 'bot') input.expiresInMs = Math.min(input.expiresInMs ?? botMaxTtlMs, botMaxTtlMs)

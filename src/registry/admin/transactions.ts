@@ -4,7 +4,7 @@
  * which counts a refused attempt in the audit trail's refusal aggregates.
  */
 import type { ChainableCommander } from 'ioredis'
-import type { RegistryClient } from '../redis-client.js'
+import { duplicateClient, type RegistryClient } from '../redis-client.js'
 import type { RedisKeys } from '../redis-keys.js'
 import type { AuditLog } from './audit-log.js'
 import { AdminError } from './errors.js'
@@ -28,6 +28,28 @@ export async function commit (tx: ChainableCommander, conflict = 'the registry c
   const replies = await tx.exec()
   if (replies === null) throw new AdminError(conflict, 'conflict')
   for (const [err] of replies) if (err !== null) throw err
+}
+
+/**
+ * Runs `fn` on a connection of its own that WATCHes `keys`, for a change that depends
+ * on what it reads (a key's owner, a user's org, role and status): `fn` reads through
+ * `conn` and writes with `conn.multi()`, and `commit` refuses with a conflict when a
+ * WATCHed record changed in between, so a concurrent change cannot slip between the
+ * check and the write. WATCH belongs to a connection, and the shared one carries other
+ * callers' MULTI/EXEC (an EXEC clears every WATCH, and would itself be aborted by ours),
+ * hence the connection of its own. `fn` may WATCH more keys before reading them.
+ */
+export async function watching<T> (ctx: StoreContext, name: string, keys: string[], fn: (conn: RegistryClient) => Promise<T>): Promise<T> {
+  const conn = duplicateClient(ctx.redis, { connectionName: `keygate-${name}`, lazyConnect: true, enableReadyCheck: false, retryStrategy: () => null })
+  conn.on('error', () => {}) // reported through the failed command
+  try {
+    // (connected first: the gateway's clients queue nothing while disconnected)
+    await conn.connect()
+    if (keys.length > 0) await conn.watch(...keys)
+    return await fn(conn)
+  } finally {
+    conn.disconnect()
+  }
 }
 
 /** Runs one admin operation; a refused one is counted in the refusal aggregates with its message, then rethrown. */
