@@ -40,11 +40,10 @@ import { challenges } from '../decision/challenges.js'
 import { deny, refuseFraming } from '../http/deny.js'
 import { applyVerdict } from '../http/verdict.js'
 import { createListener } from '../http/listener.js'
-import { clientAddressOf, connectionPeer, identityHeadersFor } from '../http/identity-headers.js'
+import { connectionPeer, identityHeadersFor, reportedClient } from '../http/identity-headers.js'
 import { PROXIED_METHODS } from '../http/methods.js'
 import { routePatterns } from '../decision/route-table.js'
 import { loggedTarget, requestState } from '../http/request-state.js'
-import { clientAddress } from '../client-address.js'
 import { namesOriginal, originalRequest } from './original-request.js'
 
 export interface AuthorizerPlaneOptions {
@@ -82,7 +81,6 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     tracing: { tracing, mode: 'authz' }
   })
   const peerOf = connectionPeer(config.authz.trusted_peers)
-  const clientOf = clientAddressOf(config.authz.trusted_peers)
   const pathPrefix = config.authz.path_prefix
   const proxy = config.authz.proxy
   const headerPrefix = config.identity.header_prefix
@@ -98,7 +96,11 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     const raw = request.raw as Stashed
     const own = raw[kTarget] ?? ''
     request.kg = requestState(loggedTarget(own), '', tracing.receive(raw.rawHeaders))
-    request.kg.clientIp = clientOf(raw.socket, raw.rawHeaders)
+    // the peer, and the client a trusted peer reports: worked out once, for the log line
+    // and the unknown-key budget alike
+    const connection = peerOf(raw.socket)
+    const client = reportedClient(connection, raw.rawHeaders)
+    request.kg.clientIp = client
     // a body is never read: the connection closes after the answer
     if (hasBody(raw)) reply.header('connection', 'close')
 
@@ -114,8 +116,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     }
 
     // 2. only a trusted proxy may ask
-    const { peer, trusted } = peerOf(raw.socket)
-    if (!trusted) return deny(reply, 'forbidden', 'untrusted_peer', challenges.insufficientScope())
+    if (!connection.trusted) return deny(reply, 'forbidden', 'untrusted_peer', challenges.insufficientScope())
 
     // 3. the original request
     const original = originalRequest(headers, request.method, own, pathPrefix, proxy)
@@ -129,7 +130,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
 
     // 4. the decision, as the data plane takes it
     const now = Date.now()
-    const verdict = decider.decideTarget(original.method, original.target, headers, clientAddress(headers, peer), now)
+    const verdict = decider.decideTarget(original.method, original.target, headers, client, now)
     if (!(verdict instanceof Promise)) return answer(request, reply, verdict, now, original.target)
     verdict.then(
       (v) => { answer(request, reply, v, Date.now(), original.target) },

@@ -154,10 +154,12 @@ export function connectionPeer (cidrs: readonly string[]): (socket: Socket) => C
  */
 export function clientAddressOf (cidrs: readonly string[]): (socket: Socket, rawHeaders: readonly string[]) => string {
   const peerOf = connectionPeer(cidrs)
-  return (socket, rawHeaders) => {
-    const { peer, trusted } = peerOf(socket)
-    return trusted ? clientAddress(rawHeaders, peer) ?? peer : peer
-  }
+  return (socket, rawHeaders) => reportedClient(peerOf(socket), rawHeaders)
+}
+
+/** The client behind a connection's peer: the peer itself, or the client a trusted peer reports. */
+export function reportedClient ({ peer, trusted }: ConnectionPeer, rawHeaders: readonly string[]): string {
+  return trusted ? clientAddress(rawHeaders, peer) ?? peer : peer
 }
 
 /** `::ffff:10.0.0.1` -> `10.0.0.1`, so IPv4 CIDRs match IPv4 peers on dual-stack sockets. */
