@@ -5,22 +5,19 @@
  * (exit 1) and fails `config check`, naming the setting; buildApp refuses it too.
  */
 import t from 'tap'
+import { standardWorld } from '../../helpers/world.js'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Redis } from 'ioredis'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import { buildApp } from '../../../src/app.js'
 import { parseConfig } from '../../../src/config/load.js'
 import { createLogger } from '../../../src/logger.js'
 import { writeKeyFile, writeTextFile } from '../../helpers/assertion-keys.js'
 import { BIN, pooled, runCli, type CliRun } from '../../helpers/cli.js'
-import { Fixtures } from '../../helpers/fixtures.js'
 import { freePort } from '../../helpers/net.js'
 import { send } from '../../helpers/raw-http.js'
-import { startRedis, uniquePrefix } from '../../helpers/redis.js'
-import { startUpstream } from '../../helpers/upstream.js'
 import { until } from '../../helpers/wait.js'
 
 const PATH = process.env.PATH
@@ -83,15 +80,7 @@ t.test('assertion-key generate', async (t) => {
 })
 
 t.test('serve signs with the generated key: the printed kid, the served JWK Set, a verifiable upstream assertion', async (t) => {
-  const redis = await startRedis()
-  t.teardown(() => redis.stop())
-  const upstream = await startUpstream()
-  t.teardown(() => upstream.close())
-  const prefix = uniquePrefix()
-  const client = new Redis(redis.url)
-  t.teardown(() => { client.disconnect() })
-  const fixtures = new Fixtures(client, prefix)
-  await fixtures.standardWorld()
+  const { redis, upstream, prefix, fixtures } = await standardWorld(t)
   const alice = await fixtures.personalKey('alice')
 
   const keyFile = join(tempDir(), 'assertion.pem')

@@ -9,6 +9,7 @@
  *   flight past `shutdown_grace_ms` does not hold the exit back for longer.
  */
 import t from 'tap'
+import { standardWorld } from '../../helpers/world.js'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer, type Server } from 'node:net'
 import { mkdtempSync, writeFileSync } from 'node:fs'
@@ -44,15 +45,7 @@ function serve (file: string, env: Record<string, string> = {}, args: string[] =
 }
 
 t.test('a request sent the moment the data port accepts gets its decision, not a 503', async (t) => {
-  const redis = await startRedis()
-  t.teardown(() => redis.stop())
-  const upstream = await startUpstream()
-  t.teardown(() => upstream.close())
-  const prefix = uniquePrefix()
-  const client = new Redis(redis.url)
-  t.teardown(() => { client.disconnect() })
-  const fixtures = new Fixtures(client, prefix)
-  await fixtures.standardWorld()
+  const { redis, upstream, prefix, fixtures } = await standardWorld(t)
   const alice = await fixtures.personalKey('alice')
 
   // 20 starts, four at a time (a loaded machine only widens the window being tested)

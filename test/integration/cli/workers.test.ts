@@ -4,17 +4,14 @@
  * replaced; SIGTERM stops them all.
  */
 import t from 'tap'
-import { Redis } from 'ioredis'
+import { standardWorld } from '../../helpers/world.js'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BIN } from '../../helpers/cli.js'
-import { Fixtures } from '../../helpers/fixtures.js'
 import { freePort } from '../../helpers/net.js'
 import { send } from '../../helpers/raw-http.js'
-import { startRedis, uniquePrefix } from '../../helpers/redis.js'
-import { startUpstream } from '../../helpers/upstream.js'
 import { until } from '../../helpers/wait.js'
 
 interface Line { msg?: string, pid?: number, worker_pid?: number, req_id?: string }
@@ -29,15 +26,7 @@ function alive (pid: number): boolean {
 }
 
 t.test('serve --workers 2', async (t) => {
-  const redis = await startRedis()
-  t.teardown(() => redis.stop())
-  const upstream = await startUpstream()
-  t.teardown(() => upstream.close())
-  const prefix = uniquePrefix()
-  const client = new Redis(redis.url)
-  t.teardown(() => { client.disconnect() })
-  const fixtures = new Fixtures(client, prefix)
-  await fixtures.standardWorld()
+  const { redis, upstream, client, prefix, fixtures } = await standardWorld(t)
   const alice = await fixtures.personalKey('alice')
   const other = await fixtures.personalKey('bob')
 
