@@ -33,8 +33,8 @@ export async function putUser (ctx: StoreContext, id: string, input: { org: stri
 }
 
 /**
- * Deactivating stops every personal key of the user at once; the key records are
- * untouched. The BOT keys the user created are independent of the user: they are
+ * Deactivating stops every personal key of the user at once (the key records are
+ * untouched) and ends the user's SSO sessions. The BOT keys the user created are independent of the user: they are
  * reported, and revoked in the same transaction only when `revokeCreatedKeys` asks
  * (`inOrg`: only those in that org, the ones an org admin may see).
  */
@@ -47,7 +47,12 @@ export async function setUserStatus (ctx: StoreContext, id: string, status: 'act
       .filter((k) => k.type === 'bot' && k.status === 'active')
       .map((k) => k.id)
     const revokedKeys = o.revokeCreatedKeys === true ? created : []
+    // deactivating also ends the user's SSO sessions (src/admin/sso/sessions.ts); one
+    // begun meanwhile is refused at its next request all the same (the user is inactive)
+    const sessions = status === 'deactivated' ? await ctx.redis.smembers(ctx.keys.userSessions(id)) : []
     const tx = ctx.redis.multi().hset(ctx.keys.user(id), 'status', status)
+    for (const digest of sessions) tx.del(ctx.keys.session(digest))
+    if (status === 'deactivated') tx.del(ctx.keys.userSessions(id))
     for (const keyId of revokedKeys) tx.hset(ctx.keys.key(keyId), { status: 'revoked', revoked_at: isoTimestamp(now) })
     const detail: Record<string, string> = { from: current, to: status }
     if (revokedKeys.length > 0) detail.revoked_keys = revokedKeys.join(' ')
