@@ -5,6 +5,8 @@
  * endpoint, its login form, and back to keygate's callback. The walk stops before the
  * callback, so a test can send the callback as it is, tampered with, or twice.
  */
+import { createServer } from 'node:http'
+import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import type { Test } from 'tap'
 import { startDemoProvider, type DemoAccount, type DemoProvider } from '../../src/demo/oidc-provider.js'
 import { freePort } from './net.js'
@@ -100,4 +102,95 @@ export function ssoError (location: string | null): string | undefined {
   if (location === null) return undefined
   const hash = new URL(location).hash
   return hash.startsWith('#sso_error=') ? decodeURIComponent(hash.slice('#sso_error='.length)) : undefined
+}
+
+export type HostileMode = 'honest' | 'other-key' | 'expired' | 'wrong-audience' | 'nonce-replayed'
+
+export interface HostileProvider {
+  issuer: string
+  mode: HostileMode
+}
+
+/**
+ * A provider that signs its own ID tokens with `jose`, honestly or not: signed by a
+ * key that is not in its JWK Set, expired, for another audience, or carrying the
+ * nonce of an earlier sign-in. Its authorization endpoint answers at once (no login),
+ * its token endpoint redeems any code it issued. `honest` shows the same provider is
+ * accepted when it does not lie.
+ */
+export async function startHostileProvider (t: Test, o: { clientId: string, sub: string }): Promise<HostileProvider> {
+  const port = await freePort()
+  const issuer = `http://127.0.0.1:${port}`
+  const published = await generateKeyPair('RS256')
+  const other = await generateKeyPair('RS256')
+  const jwk = { ...await exportJWK(published.publicKey), kid: 'k1', alg: 'RS256', use: 'sig' }
+  const codes = new Map<string, string>()
+  const nonces: string[] = []
+  const state: HostileProvider = { issuer, mode: 'honest' }
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', issuer)
+    const json = (body: unknown): void => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)) }
+    if (url.pathname === '/.well-known/openid-configuration') {
+      json({
+        issuer,
+        authorization_endpoint: `${issuer}/auth`,
+        token_endpoint: `${issuer}/token`,
+        jwks_uri: `${issuer}/jwks`,
+        response_types_supported: ['code'],
+        subject_types_supported: ['public'],
+        id_token_signing_alg_values_supported: ['RS256'],
+        code_challenge_methods_supported: ['S256']
+      })
+    } else if (url.pathname === '/jwks') {
+      json({ keys: [jwk] })
+    } else if (url.pathname === '/auth') {
+      const code = `code-${codes.size}-${Math.random().toString(36).slice(2)}`
+      const nonce = url.searchParams.get('nonce') ?? ''
+      nonces.push(nonce)
+      codes.set(code, nonce)
+      const back = new URL(url.searchParams.get('redirect_uri') ?? '')
+      back.searchParams.set('code', code)
+      back.searchParams.set('state', url.searchParams.get('state') ?? '')
+      res.writeHead(303, { location: back.href }).end()
+    } else if (url.pathname === '/token' && req.method === 'POST') {
+      let body = ''
+      req.on('data', (c: Buffer) => { body += c.toString() })
+      req.on('end', () => {
+        const code = new URLSearchParams(body).get('code') ?? ''
+        const nonce = codes.get(code)
+        if (nonce === undefined) {
+          res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_grant"}')
+          return
+        }
+        const now = Math.floor(Date.now() / 1000)
+        const mode = state.mode
+        const claims = { sub: o.sub, nonce: mode === 'nonce-replayed' ? nonces[0] : nonce, email: `${o.sub}@example.com`, email_verified: true }
+        const jwt = new SignJWT(claims)
+          .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+          .setIssuer(issuer)
+          .setAudience(mode === 'wrong-audience' ? 'someone-else' : o.clientId)
+          .setIssuedAt(mode === 'expired' ? now - 7200 : now)
+          .setExpirationTime(mode === 'expired' ? now - 3600 : now + 300)
+        jwt.sign(mode === 'other-key' ? other.privateKey : published.privateKey).then((idToken) => {
+          json({ access_token: 'at-' + code, token_type: 'Bearer', expires_in: 300, id_token: idToken })
+        }, (err: unknown) => { res.writeHead(500).end(String(err)) })
+      })
+    } else {
+      res.writeHead(404).end()
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
+  return state
+}
+
+/** A sign-in through a provider that answers at once (the hostile one): to, not into, keygate's callback. */
+export async function walkWithoutLogin (adminUrl: string): Promise<Walk> {
+  const first = await fetch(new URL('/console/sso/login', adminUrl), { redirect: 'manual' })
+  const loginLine = first.headers.getSetCookie().find((c) => c.startsWith('keygate_sso_login='))
+  if (first.status !== 303 || loginLine === undefined) throw new Error(`/console/sso/login answered ${first.status}`)
+  const authorization = new URL(first.headers.get('location') as string)
+  const res = await fetch(authorization, { redirect: 'manual' })
+  return { callback: new URL(res.headers.get('location') as string), loginCookie: loginLine.split(';')[0] as string, authorization }
 }

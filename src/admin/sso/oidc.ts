@@ -4,8 +4,9 @@
  * read on first use and again after a failure), the authorization code flow with PKCE
  * (`S256`), `state` and `nonce`; at the callback openid-client checks the response's
  * `state` (and `iss` when sent), redeems the code with the PKCE verifier, and verifies
- * the ID token: its signature with the provider's JWK Set, `iss`, `aud`, `exp`, `iat`
- * and `nonce`. A provider at an http:// issuer is allowed only on a loopback address
+ * the ID token: its signature with the provider's JWK Set (`enableNonRepudiationChecks`:
+ * by default openid-client trusts a token endpoint's TLS instead), `iss`, `aud`, `exp`,
+ * `iat` and `nonce`. A provider at an http:// issuer is allowed only on a loopback address
  * (the configuration check refuses any other: src/config/sso.ts), for the demo and tests.
  */
 import * as oidc from 'openid-client'
@@ -35,7 +36,9 @@ export function createOidcFlow (c: OidcConfig): OidcFlow {
       c.client_id,
       c.client_secret,
       c.client_secret === undefined ? oidc.None() : undefined,
-      new URL(c.issuer).protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined
+      // the ID token's signature is checked against the JWK Set even though it came
+      // straight from the token endpoint (openid-client would otherwise rely on TLS alone)
+      { execute: new URL(c.issuer).protocol === 'http:' ? [oidc.enableNonRepudiationChecks, oidc.allowInsecureRequests] : [oidc.enableNonRepudiationChecks] }
     )
     try {
       return await discovered

@@ -6,7 +6,8 @@
 import t, { type Test } from 'tap'
 import { adminCall, startGateway, type TestGateway } from '../../helpers/gateway.js'
 import { freePort } from '../../helpers/net.js'
-import { CLIENT_ID, CLIENT_SECRET, sendCallback, ssoError, startOidcProvider, walkToCallback } from '../../helpers/oidc-provider.js'
+import { createHash } from 'node:crypto'
+import { CLIENT_ID, CLIENT_SECRET, sendCallback, ssoError, startHostileProvider, startOidcProvider, walkToCallback, walkWithoutLogin, type HostileMode } from '../../helpers/oidc-provider.js'
 import type { DemoAccount } from '../../../src/demo/oidc-provider.js'
 
 export const ACCOUNTS: Record<string, DemoAccount> = {
@@ -23,11 +24,11 @@ export interface SsoWorld {
 }
 
 /** A gateway with sso.oidc pointing at a real provider; users dana (keygate:keys:self) and erin. */
-export async function ssoWorld (t: Test, o: { match?: 'sub' | 'email', createUsers?: string, extraYaml?: string, adminPort?: number, redirectUri?: string } = {}): Promise<SsoWorld> {
-  const adminPort = o.adminPort ?? await freePort()
+export async function ssoWorld (t: Test, o: { match?: 'sub' | 'email', createUsers?: string, issuer?: string } = {}): Promise<SsoWorld> {
+  const adminPort = await freePort()
   const adminUrl = `http://127.0.0.1:${adminPort}`
-  const redirectUri = o.redirectUri ?? `${adminUrl}/console/sso/callback`
-  const provider = await startOidcProvider(t, { redirectUris: [redirectUri], accounts: ACCOUNTS })
+  const redirectUri = `${adminUrl}/console/sso/callback`
+  const provider = o.issuer !== undefined ? { issuer: o.issuer } : await startOidcProvider(t, { redirectUris: [redirectUri], accounts: ACCOUNTS })
   const gw = await startGateway(t, {
     adminPort,
     env: { KEYGATE_OIDC_CLIENT_SECRET: CLIENT_SECRET },
@@ -40,8 +41,7 @@ sso:
     redirect_uri: "${redirectUri}"
     match: ${o.match ?? 'sub'}
     display_name: Test IdP
-${o.createUsers ?? ''}
-${o.extraYaml ?? ''}`
+${o.createUsers ?? ''}`
   })
   await gw.fixtures.role('self-service', ['users:read', 'keygate:keys:self'])
   await gw.fixtures.user('dana', 'acme', 'self-service')
@@ -93,4 +93,97 @@ t.test('the happy path: the provider\'s login page, a session, and what a person
   t.notOk(raw.includes(session), 'no session id in a log line')
   t.match(raw, /"sso sign-in"/)
   t.match(raw, /"user":"dana"/)
+})
+
+/** No session: no keygate_session cookie set, a message for the console, and no session record in Redis. */
+async function noSession (t: Test, w: SsoWorld, done: Awaited<ReturnType<typeof sendCallback>>, message: RegExp): Promise<void> {
+  t.equal(done.status, 303)
+  t.equal(done.session, undefined, 'no session cookie')
+  t.ok(done.location?.startsWith(`${w.adminUrl}/console/#sso_error=`), 'back to the console\'s sign-in page')
+  t.match(ssoError(done.location), message)
+  t.same(await w.gw.client.keys(`${w.gw.prefix}session:*`), [], 'no session in Redis')
+}
+
+t.test('the provider\'s answer, tampered with or replayed: no session', async (t) => {
+  const w = await ssoWorld(t)
+
+  await t.test('state tampered with', async (t) => {
+    const walk = await walkToCallback(w.adminUrl, 'dana', { redirectUri: w.redirectUri })
+    walk.callback.searchParams.set('state', 'forged-' + (walk.callback.searchParams.get('state') ?? ''))
+    await noSession(t, w, await sendCallback(walk.callback, walk.loginCookie), /did not succeed/)
+  })
+
+  await t.test('no login cookie (a callback sent from elsewhere)', async (t) => {
+    const walk = await walkToCallback(w.adminUrl, 'dana', { redirectUri: w.redirectUri })
+    await noSession(t, w, await sendCallback(walk.callback, undefined), /expired or was already used/)
+  })
+
+  await t.test('the same callback twice: the second (the code reused) begins no session', async (t) => {
+    const walk = await walkToCallback(w.adminUrl, 'dana', { redirectUri: w.redirectUri })
+    const first = await sendCallback(walk.callback, walk.loginCookie)
+    t.ok(first.session !== undefined, 'the first one signs in')
+    await w.gw.client.del(...await w.gw.client.keys(`${w.gw.prefix}session:*`))
+    await noSession(t, w, await sendCallback(walk.callback, walk.loginCookie), /expired or was already used/)
+  })
+
+  await t.test('the code redeemed with another PKCE verifier: the provider refuses it', async (t) => {
+    const walk = await walkToCallback(w.adminUrl, 'dana', { redirectUri: w.redirectUri })
+    const id = walk.loginCookie.slice('keygate_sso_login='.length)
+    const name = `${w.gw.prefix}sso-login:${createHash('sha256').update(id).digest('hex')}`
+    const pending = JSON.parse(await w.gw.client.get(name) as string) as { verifier: string }
+    pending.verifier = 'x'.repeat(43) + pending.verifier.slice(43)
+    await w.gw.client.set(name, JSON.stringify(pending), 'PX', 60_000)
+    await noSession(t, w, await sendCallback(walk.callback, walk.loginCookie), /did not succeed/)
+  })
+
+  t.notMatch(w.gw.rawLogs.join('\n'), /code=|"state"|nonce|keygate_session=/, 'no code, state or session id in a log line')
+})
+
+t.test('ID tokens that must not be believed: no session', async (t) => {
+  const hostile = await startHostileProvider(t, { clientId: CLIENT_ID, sub: 'dana' })
+  const w = await ssoWorld(t, { issuer: hostile.issuer })
+
+  hostile.mode = 'honest'
+  const honest = await walkWithoutLogin(w.adminUrl)
+  const ok = await sendCallback(honest.callback, honest.loginCookie)
+  t.ok(ok.session !== undefined, 'the same provider telling the truth: signed in (so each refusal below is the lie\'s)')
+  await w.gw.client.del(...await w.gw.client.keys(`${w.gw.prefix}session:*`))
+
+  const lies: HostileMode[] = ['other-key', 'expired', 'wrong-audience', 'nonce-replayed']
+  for (const mode of lies) {
+    await t.test(mode, async (t) => {
+      hostile.mode = mode
+      const walk = await walkWithoutLogin(w.adminUrl)
+      await noSession(t, w, await sendCallback(walk.callback, walk.loginCookie), /did not succeed/)
+    })
+  }
+})
+
+t.test('who that is: no user, a deactivated user, an unverified email: refused, nothing created', async (t) => {
+  const w = await ssoWorld(t)
+  await noSession(t, w, await signIn(w, 'mallory'), /no keygate user matches the subject mallory/)
+  t.equal(await w.gw.client.exists(`${w.gw.prefix}user:mallory`), 0, 'nothing created')
+
+  await w.gw.fixtures.hset(`${w.gw.prefix}user:erin`, 'status', 'deactivated')
+  await noSession(t, w, await signIn(w, 'erin'), /the keygate user matching the subject erin is deactivated/)
+})
+
+t.test('match: email: the verified email, in any case; an unverified one is refused', async (t) => {
+  const w = await ssoWorld(t, { match: 'email' })
+  const dana = await signIn(w, 'dana')
+  t.ok(dana.session !== undefined, 'Dana@Example.com, verified, matches the user dana (dana@example.com)')
+  const me = await adminCall(w.gw, 'GET', '/admin/v1/session', undefined, undefined, withSession(dana.session as string))
+  t.match(JSON.parse(me.body), { principal: { kind: 'session', user: 'dana' } })
+  await w.gw.client.del(...await w.gw.client.keys(`${w.gw.prefix}session:*`))
+  await noSession(t, w, await signIn(w, 'erin'), /does not report the email erin@example.com as verified/)
+})
+
+t.test('create_users: a person without a user gets one, audited as sso:<issuer>', async (t) => {
+  const w = await ssoWorld(t, { createUsers: '    create_users: { org: acme, role: self-service }' })
+  const done = await signIn(w, 'mallory')
+  t.ok(done.session !== undefined, 'signed in')
+  t.match(await w.gw.client.hgetall(`${w.gw.prefix}user:mallory`), { org: 'acme', role: 'self-service', status: 'active', email: 'mallory@example.com' })
+  const audit = await w.gw.client.xrange(`${w.gw.prefix}audit`, '-', '+')
+  const entry = audit.map(([, f]) => f.join(' ')).find((f) => f.includes('user:mallory'))
+  t.match(entry, new RegExp(`actor sso:${w.issuer.replace(/[.]/g, '\\.')} action user.put target user:mallory`))
 })
