@@ -4,7 +4,7 @@
  * begins on the admin API, and each way the sign-in is refused with no session.
  */
 import t, { type Test } from 'tap'
-import { adminCall, startGateway, type TestGateway } from '../../helpers/gateway.js'
+import { adminCall, eventually, startGateway, type TestGateway } from '../../helpers/gateway.js'
 import { freePort } from '../../helpers/net.js'
 import { createHash } from 'node:crypto'
 import { CLIENT_ID, CLIENT_SECRET, sendCallback, ssoError, startHostileProvider, startOidcProvider, walkToCallback, walkWithoutLogin, type HostileMode } from '../../helpers/oidc-provider.js'
@@ -31,7 +31,7 @@ export async function ssoWorld (t: Test, o: { match?: 'sub' | 'email', createUse
   const provider = o.issuer !== undefined ? { issuer: o.issuer } : await startOidcProvider(t, { redirectUris: [redirectUri], accounts: ACCOUNTS })
   const gw = await startGateway(t, {
     adminPort,
-    env: { KEYGATE_OIDC_CLIENT_SECRET: CLIENT_SECRET },
+    env: { KEYGATE_OIDC_CLIENT_SECRET: CLIENT_SECRET, KEYGATE_ADMIN_TOKEN: ADMIN_TOKEN },
     yaml: `
 sso:
   session_ttl: 1h
@@ -56,6 +56,8 @@ export async function signIn (w: SsoWorld, login: string): Promise<ReturnType<ty
   const walk = await walkToCallback(w.adminUrl, login, { redirectUri: w.redirectUri })
   return await sendCallback(walk.callback, walk.loginCookie)
 }
+
+export const ADMIN_TOKEN = 'sso-test-admin-token-0123456789'
 
 export const withSession = (session: string, extra: Record<string, string> = {}): Record<string, string> => ({ Cookie: `keygate_session=${session}`, ...extra })
 
@@ -186,4 +188,83 @@ t.test('create_users: a person without a user gets one, audited as sso:<issuer>'
   const audit = await w.gw.client.xrange(`${w.gw.prefix}audit`, '-', '+')
   const entry = audit.map(([, f]) => f.join(' ')).find((f) => f.includes('user:mallory'))
   t.match(entry, new RegExp(`actor sso:${w.issuer.replace(/[.]/g, '\\.')} action user.put target user:mallory`))
+})
+
+t.test('sessions: every instance honours one, sign-out on one ends it on the other, CSRF header required', async (t) => {
+  const w = await ssoWorld(t)
+  const other = await startGateway(t, { redis: w.gw.redis, prefix: w.gw.prefix, seed: false })
+  const session = (await signIn(w, 'dana')).session as string
+  const me = (gw: TestGateway): Promise<number> => adminCall(gw, 'GET', '/admin/v1/session', undefined, undefined, withSession(session)).then((r) => r.status)
+  t.equal(await me(w.gw), 200)
+  t.equal(await me(other), 200, 'the other instance (no sso.oidc of its own) honours it')
+
+  // CSRF: a state-changing call with a session needs X-Requested-With: keygate
+  const forged = await adminCall(other, 'POST', '/admin/v1/keys', undefined, { type: 'personal' }, withSession(session))
+  t.equal(forged.status, 403)
+  t.equal((await other.logOf(forged))?.reason, 'csrf_header_missing')
+  const wrong = await adminCall(other, 'POST', '/admin/v1/keys', undefined, { type: 'personal' }, withSession(session, { 'X-Requested-With': 'XMLHttpRequest' }))
+  t.equal(wrong.status, 403)
+  t.equal((await w.gw.client.smembers(`${w.gw.prefix}user-keys:dana`)).length, 0, 'nothing created by either')
+
+  // a Bearer credential wins over the cookie (the cookie is not even read)
+  const bearer = await adminCall(other, 'GET', '/admin/v1/session', 'kg_not-a-key', undefined, withSession(session))
+  t.equal(bearer.status, 401)
+
+  // sign-out on the other instance ends it on the first too
+  const out = await adminCall(other, 'DELETE', '/admin/v1/session', undefined, undefined, withSession(session, { 'X-Requested-With': 'keygate' }))
+  t.equal(out.status, 204)
+  t.match(out.headers['set-cookie'], /^keygate_session=; Max-Age=0; Path=\/; HttpOnly; SameSite=Strict/)
+  t.equal(await me(w.gw), 401)
+  t.equal((await w.gw.logOf(await adminCall(w.gw, 'GET', '/admin/v1/session', undefined, undefined, withSession(session))))?.reason, 'unknown_session')
+  t.equal(await me(other), 401)
+})
+
+t.test('the user deactivated or moved: the session is refused at once, and deactivation ends it', async (t) => {
+  const w = await ssoWorld(t)
+  const other = await startGateway(t, { redis: w.gw.redis, prefix: w.gw.prefix, seed: false })
+  const me = (gw: TestGateway, session: string): Promise<number> => adminCall(gw, 'GET', '/admin/v1/session', undefined, undefined, withSession(session)).then((r) => r.status)
+
+  // deactivated through the admin API: refused within 1 s on both instances, and the session deleted
+  const s1 = (await signIn(w, 'dana')).session as string
+  t.equal(await me(other, s1), 200, 'cached on the other instance')
+  const off = await adminCall(w.gw, 'POST', '/admin/v1/users/dana/deactivate', ADMIN_TOKEN, {})
+  t.equal(off.status, 200, off.body)
+  t.not(await eventually(async () => await me(other, s1) === 401 && await me(w.gw, s1) === 401, 1000), -1, 'refused within 1 s on every instance')
+  t.same(await w.gw.client.keys(`${w.gw.prefix}session:*`), [], 'the session is gone from Redis')
+  t.equal(await w.gw.client.exists(`${w.gw.prefix}user-sessions:dana`), 0)
+  await adminCall(w.gw, 'POST', '/admin/v1/users/dana/activate', ADMIN_TOKEN, {})
+  t.equal(await me(w.gw, s1), 401, 'activating again does not bring the session back')
+
+  // deactivated by hand (redis-cli): the per-request re-check through the cache refuses it
+  const s2 = (await signIn(w, 'dana')).session as string
+  t.equal(await me(other, s2), 200)
+  await w.gw.fixtures.hset(`${w.gw.prefix}user:dana`, 'status', 'deactivated')
+  t.not(await eventually(async () => await me(other, s2) === 401, 1000), -1, 'refused within 1 s')
+  t.equal((await other.logOf(await adminCall(other, 'GET', '/admin/v1/session', undefined, undefined, withSession(s2))))?.reason, 'user_deactivated')
+  await w.gw.fixtures.hset(`${w.gw.prefix}user:dana`, 'status', 'active')
+
+  // moved to another org: refused
+  const s3 = (await signIn(w, 'dana')).session as string
+  t.equal(await me(other, s3), 200)
+  await w.gw.fixtures.hset(`${w.gw.prefix}user:dana`, 'org', 'globex')
+  t.not(await eventually(async () => await me(other, s3) === 401, 1000), -1, 'moved to another org: refused within 1 s')
+  t.equal((await other.logOf(await adminCall(other, 'GET', '/admin/v1/session', undefined, undefined, withSession(s3))))?.reason, 'org_mismatch')
+})
+
+t.test('cookie attributes on the raw Set-Cookie with an https redirect_uri: Secure', async (t) => {
+  // (the provider needs no TLS here: the cookie's attributes follow the configured redirect_uri alone)
+  const gw = await startGateway(t, {
+    yaml: `
+sso:
+  oidc: { issuer: "http://127.0.0.1:9", client_id: k, redirect_uri: "https://keygate-admin.example.com/console/sso/callback" }`
+  })
+  const { createSso, sessionCookie, loginCookie } = await import('../../../src/admin/sso/index.js')
+  const sso = createSso(gw.config, gw.client as never)
+  t.match(sessionCookie(sso, 'x'.repeat(43)), /^keygate_session=x{43}; Max-Age=28800; Path=\/; HttpOnly; Secure; SameSite=Strict$/)
+  t.match(loginCookie(sso, 'y'.repeat(43)), /; Path=\/console\/sso\/; HttpOnly; Secure; SameSite=Lax$/)
+  // the provider unreachable: the console gets a message, no session
+  const res = await fetch(`http://127.0.0.1:${gw.adminPort}/console/sso/login`, { redirect: 'manual' })
+  t.equal(res.status, 303)
+  t.match(decodeURIComponent(res.headers.get('location') ?? ''), /#sso_error=single sign-on cannot be reached/)
+  t.same(res.headers.getSetCookie().filter((c) => c.startsWith('keygate_session=')), [])
 })
