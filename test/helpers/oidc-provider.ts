@@ -9,6 +9,7 @@ import { createServer } from 'node:http'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import type { Test } from 'tap'
 import { startDemoProvider, type DemoAccount, type DemoProvider } from '../../src/demo/oidc-provider.js'
+import { startGateway, type TestGateway } from './gateway.js'
 import { freePort } from './net.js'
 
 export const CLIENT_ID = 'keygate-test'
@@ -194,3 +195,56 @@ export async function walkWithoutLogin (adminUrl: string): Promise<Walk> {
   const res = await fetch(authorization, { redirect: 'manual' })
   return { callback: new URL(res.headers.get('location') as string), loginCookie: loginLine.split(';')[0] as string, authorization }
 }
+
+// ---- a gateway with SSO against the real provider ----------------------------
+
+export const ACCOUNTS: Record<string, DemoAccount> = {
+  dana: { email: 'Dana@Example.com', email_verified: true, name: 'Dana' },
+  erin: { email: 'erin@example.com', email_verified: false, name: 'Erin' },
+  mallory: { email: 'mallory@example.com', email_verified: true, name: 'Mallory' }
+}
+
+export interface SsoWorld {
+  gw: TestGateway
+  redirectUri: string
+  adminUrl: string
+  issuer: string
+}
+
+/** A gateway with sso.oidc pointing at a real provider; users dana (keygate:keys:self) and erin. */
+export async function ssoWorld (t: Test, o: { match?: 'sub' | 'email', createUsers?: string, issuer?: string } = {}): Promise<SsoWorld> {
+  const adminPort = await freePort()
+  const adminUrl = `http://127.0.0.1:${adminPort}`
+  const redirectUri = `${adminUrl}/console/sso/callback`
+  const provider = o.issuer !== undefined ? { issuer: o.issuer } : await startOidcProvider(t, { redirectUris: [redirectUri], accounts: ACCOUNTS })
+  const gw = await startGateway(t, {
+    adminPort,
+    env: { KEYGATE_OIDC_CLIENT_SECRET: CLIENT_SECRET, KEYGATE_ADMIN_TOKEN: ADMIN_TOKEN },
+    yaml: `
+sso:
+  session_ttl: 1h
+  oidc:
+    issuer: "${provider.issuer}"
+    client_id: ${CLIENT_ID}
+    redirect_uri: "${redirectUri}"
+    match: ${o.match ?? 'sub'}
+    display_name: Test IdP
+${o.createUsers ?? ''}`
+  })
+  await gw.fixtures.role('self-service', ['users:read', 'keygate:keys:self'])
+  await gw.fixtures.user('dana', 'acme', 'self-service')
+  await gw.fixtures.hset(`${gw.prefix}user:dana`, 'email', 'dana@example.com')
+  await gw.fixtures.user('erin', 'acme', 'self-service')
+  await gw.fixtures.hset(`${gw.prefix}user:erin`, 'email', 'erin@example.com')
+  return { gw, redirectUri, adminUrl, issuer: provider.issuer }
+}
+
+/** A whole sign-in as `login`; the callback's answer. */
+export async function signIn (w: SsoWorld, login: string): Promise<CallbackResult> {
+  const walk = await walkToCallback(w.adminUrl, login, { redirectUri: w.redirectUri })
+  return await sendCallback(walk.callback, walk.loginCookie)
+}
+
+export const ADMIN_TOKEN = 'sso-test-admin-token-0123456789'
+
+export const withSession = (session: string, extra: Record<string, string> = {}): Record<string, string> => ({ Cookie: `keygate_session=${session}`, ...extra })

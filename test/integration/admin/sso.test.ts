@@ -4,62 +4,12 @@
  * begins on the admin API, and each way the sign-in is refused with no session.
  */
 import t, { type Test } from 'tap'
-import { adminCall, eventually, startGateway, type TestGateway } from '../../helpers/gateway.js'
-import { freePort } from '../../helpers/net.js'
 import { createHash } from 'node:crypto'
-import { CLIENT_ID, CLIENT_SECRET, sendCallback, ssoError, startHostileProvider, startOidcProvider, walkToCallback, walkWithoutLogin, type HostileMode } from '../../helpers/oidc-provider.js'
-import type { DemoAccount } from '../../../src/demo/oidc-provider.js'
-
-export const ACCOUNTS: Record<string, DemoAccount> = {
-  dana: { email: 'Dana@Example.com', email_verified: true, name: 'Dana' },
-  erin: { email: 'erin@example.com', email_verified: false, name: 'Erin' },
-  mallory: { email: 'mallory@example.com', email_verified: true, name: 'Mallory' }
-}
-
-export interface SsoWorld {
-  gw: TestGateway
-  redirectUri: string
-  adminUrl: string
-  issuer: string
-}
-
-/** A gateway with sso.oidc pointing at a real provider; users dana (keygate:keys:self) and erin. */
-export async function ssoWorld (t: Test, o: { match?: 'sub' | 'email', createUsers?: string, issuer?: string } = {}): Promise<SsoWorld> {
-  const adminPort = await freePort()
-  const adminUrl = `http://127.0.0.1:${adminPort}`
-  const redirectUri = `${adminUrl}/console/sso/callback`
-  const provider = o.issuer !== undefined ? { issuer: o.issuer } : await startOidcProvider(t, { redirectUris: [redirectUri], accounts: ACCOUNTS })
-  const gw = await startGateway(t, {
-    adminPort,
-    env: { KEYGATE_OIDC_CLIENT_SECRET: CLIENT_SECRET, KEYGATE_ADMIN_TOKEN: ADMIN_TOKEN },
-    yaml: `
-sso:
-  session_ttl: 1h
-  oidc:
-    issuer: "${provider.issuer}"
-    client_id: ${CLIENT_ID}
-    redirect_uri: "${redirectUri}"
-    match: ${o.match ?? 'sub'}
-    display_name: Test IdP
-${o.createUsers ?? ''}`
-  })
-  await gw.fixtures.role('self-service', ['users:read', 'keygate:keys:self'])
-  await gw.fixtures.user('dana', 'acme', 'self-service')
-  await gw.fixtures.hset(`${gw.prefix}user:dana`, 'email', 'dana@example.com')
-  await gw.fixtures.user('erin', 'acme', 'self-service')
-  await gw.fixtures.hset(`${gw.prefix}user:erin`, 'email', 'erin@example.com')
-  return { gw, redirectUri, adminUrl, issuer: provider.issuer }
-}
-
-/** A whole sign-in as `login`; the callback's answer. */
-export async function signIn (w: SsoWorld, login: string): Promise<ReturnType<typeof sendCallback>> {
-  const walk = await walkToCallback(w.adminUrl, login, { redirectUri: w.redirectUri })
-  return await sendCallback(walk.callback, walk.loginCookie)
-}
-
-export const ADMIN_TOKEN = 'sso-test-admin-token-0123456789'
-
-export const withSession = (session: string, extra: Record<string, string> = {}): Record<string, string> => ({ Cookie: `keygate_session=${session}`, ...extra })
+import { adminCall, eventually, startGateway, type TestGateway } from '../../helpers/gateway.js'
+import {
+  ADMIN_TOKEN, CLIENT_ID, sendCallback, signIn, ssoError, ssoWorld, startHostileProvider, walkToCallback, walkWithoutLogin, withSession,
+  type HostileMode, type SsoWorld
+} from '../../helpers/oidc-provider.js'
 
 t.test('the happy path: the provider\'s login page, a session, and what a personal key of that user may do', async (t) => {
   const w = await ssoWorld(t)
