@@ -10,6 +10,10 @@
  *                              token, the person is matched to a user, a session is
  *                              begun, and the browser goes to the console
  *
+ * Each sign-in begun keeps a small record in Redis for 10 minutes, so a peer address
+ * begins at most LOGIN_STARTS_PER_MINUTE a minute (per instance); past that, the
+ * console's sign-in page says when to try again.
+ *
  * Any failure sends the browser to the console's sign-in page with a message in the
  * URL's fragment (never sent to a server, so never in a log) and no session. The log
  * line of a sign-in names its outcome and, when one matched, the user id: never a
@@ -18,7 +22,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import { SSO_LOGIN_PATH, SSO_PROVIDER_PATH } from '../../config/sso.js'
+import { peerOf } from '../../peer.js'
+import { createSignInLimit } from '../api/sign-in-limit.js'
 import { cookieValue, LOGIN_COOKIE, loginCookie, sessionCookie, type Sso } from './index.js'
+
+/** sign-ins begun per peer address and minute: far above a person's, far below a flood's */
+export const LOGIN_STARTS_PER_MINUTE = 120
 
 export function ssoRoutes (app: FastifyInstance, sso: Sso, redirectUri: string, logger: Logger): void {
   const oidc = sso.oidc
@@ -36,7 +45,12 @@ export function ssoRoutes (app: FastifyInstance, sso: Sso, redirectUri: string, 
   const provider = JSON.stringify({ display_name: oidc.displayName })
   app.get(SSO_PROVIDER_PATH, async (_request, reply) => await reply.type('application/json; charset=utf-8').send(provider))
 
+  const starts = createSignInLimit({ perMinute: LOGIN_STARTS_PER_MINUTE })
   app.get(SSO_LOGIN_PATH, async (request, reply) => {
+    const start = starts.attempt(peerOf(request.socket.remoteAddress))
+    if (typeof start === 'number') return fail(request, reply, 'too_many_sign_ins', `too many sign-ins from this address; try again in ${start} s`)
+    // (every start counts, whatever comes of it)
+    start.failed()
     let begun
     try {
       begun = await oidc.flow.begin()

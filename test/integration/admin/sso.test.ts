@@ -218,3 +218,15 @@ sso:
   t.match(decodeURIComponent(res.headers.get('location') ?? ''), /#sso_error=single sign-on cannot be reached/)
   t.same(res.headers.getSetCookie().filter((c) => c.startsWith('keygate_session=')), [])
 })
+
+t.test('sign-ins begun from one address are limited (each keeps a record in Redis for a while)', async (t) => {
+  const w = await ssoWorld(t)
+  const { LOGIN_STARTS_PER_MINUTE } = await import('../../../src/admin/sso/routes.js')
+  const start = async (): Promise<Response> => await fetch(`${w.adminUrl}/console/sso/login`, { redirect: 'manual' })
+  for (let i = 0; i < LOGIN_STARTS_PER_MINUTE; i++) await (await start()).arrayBuffer()
+  t.equal((await w.gw.client.keys(`${w.gw.prefix}sso-login:*`)).length, LOGIN_STARTS_PER_MINUTE, 'one record per sign-in begun')
+  const over = await start()
+  t.equal(over.status, 303)
+  t.match(ssoError(over.headers.get('location')), /too many sign-ins from this address; try again in \d+ s/)
+  t.equal((await w.gw.client.keys(`${w.gw.prefix}sso-login:*`)).length, LOGIN_STARTS_PER_MINUTE, 'no record for a refused start')
+})
