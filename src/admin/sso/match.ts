@@ -9,13 +9,14 @@
  *
  * No such user, or a deactivated one: refused, with a message naming the claim's
  * value, and nothing created; unless `create_users` asks for a new user with that
- * org and role, created through the admin actions as the actor `sso:<issuer>` (audited).
+ * org and role, created through the admin actions as the actor `sso:<issuer>` (audited
+ * as `user.create`).
  */
 import { parseDuration } from '../../config/duration.js'
 import type { Config, OidcConfig } from '../../config/schema.js'
 import { AdminActions } from '../actions.js'
 import { AdminRules, FULL_ADMIN } from '../policy/scope-rules.js'
-import { AdminStore, auditOptions } from '../../registry/admin/index.js'
+import { AdminError, AdminStore, auditOptions } from '../../registry/admin/index.js'
 import { NAME } from '../../registry/admin/rules.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
@@ -44,7 +45,13 @@ export function createMatcher (config: Config, redis: RegistryClient, keys: Redi
     if ((await redis.exists(keys.user(id))) === 1) return { ok: false, message: `no keygate user matches ${by}, and the user id ${id} is taken` }
     const store = new AdminStore(redis, keys, config.keys.prefix, actor, auditOptions(config.audit))
     const actions = new AdminActions(store, new AdminRules(FULL_ADMIN, store, parseDuration(config.admin.self_service_max_ttl) as number))
-    await actions.putUser(id, { org: make.org, role: make.role, email })
+    try {
+      await actions.putUser(id, { org: make.org, role: make.role, email }, { createOnly: true })
+    } catch (err: unknown) {
+      // (created meanwhile by someone else: not this person's to take)
+      if (err instanceof AdminError && err.kind === 'conflict') return { ok: false, message: `no keygate user matches ${by}, and the user id ${id} is taken` }
+      throw err
+    }
     return { ok: true, user: id, org: make.org, created: true }
   }
 

@@ -14,19 +14,22 @@ export interface UserStatusChange {
   revokedKeys: string[]
 }
 
-export async function putUser (ctx: StoreContext, id: string, input: { org: string, role: string, name?: string, email?: string }): Promise<{ created: boolean }> {
-  return await audited(ctx, 'user.put', `user:${id}`, async () => {
+/** `createOnly`: a new user only (an existing id is a conflict), audited as `user.create` (SSO's new users: src/admin/sso/match.ts). */
+export async function putUser (ctx: StoreContext, id: string, input: { org: string, role: string, name?: string, email?: string }, o: { createOnly?: boolean } = {}): Promise<{ created: boolean }> {
+  const action = o.createOnly === true ? 'user.create' : 'user.put'
+  return await audited(ctx, action, `user:${id}`, async () => {
     checkName('user id', id)
     checkName('org', input.org)
     checkName('role', input.role)
     const existing = await ctx.redis.hgetall(ctx.keys.user(id))
+    if (o.createOnly === true && Object.keys(existing).length > 0) throw new AdminError(`user "${id}" exists`, 'conflict')
     const fields: Record<string, string> = { org: input.org, role: input.role }
     if (existing.status === undefined) fields.status = 'active'
     if (input.name !== undefined) fields.name = input.name
     if (input.email !== undefined) fields.email = input.email
     const tx = ctx.redis.multi().hset(ctx.keys.user(id), fields).sadd(ctx.keys.users, id).sadd(ctx.keys.orgUsers(input.org), id)
     if (existing.org !== undefined && existing.org !== input.org) tx.srem(ctx.keys.orgUsers(existing.org), id)
-    tx.xadd(...ctx.audit.changeArgs('user.put', `user:${id}`, 'ok', fields, input.org))
+    tx.xadd(...ctx.audit.changeArgs(action, `user:${id}`, 'ok', fields, input.org))
     await commit(tx)
     return { created: existing.status === undefined }
   })

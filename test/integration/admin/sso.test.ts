@@ -137,7 +137,7 @@ t.test('create_users: a person without a user gets one, audited as sso:<issuer>'
   t.match(await w.gw.client.hgetall(`${w.gw.prefix}user:mallory`), { org: 'acme', role: 'self-service', status: 'active', email: 'mallory@example.com' })
   const audit = await w.gw.client.xrange(`${w.gw.prefix}audit`, '-', '+')
   const entry = audit.map(([, f]) => f.join(' ')).find((f) => f.includes('user:mallory'))
-  t.match(entry, new RegExp(`actor sso:${w.issuer.replace(/[.]/g, '\\.')} action user.put target user:mallory`))
+  t.match(entry, new RegExp(`actor sso:${w.issuer.replace(/[.]/g, '\\.')} action user.create target user:mallory`))
 })
 
 t.test('sessions: every instance honours one, sign-out on one ends it on the other, CSRF header required', async (t) => {
