@@ -24,7 +24,7 @@ t.test('the console with SSO, end to end in Chromium', async (t) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: w.adminUrl })
   t.teardown(async () => await context.close())
   const page = await context.newPage()
-  page.setDefaultTimeout(10_000)
+  page.setDefaultTimeout(20_000)
   const watching = watch(page)
   // what the console's own pages asked for (the provider's dev login page loads a web font of its own)
   const fromConsole: string[] = []
@@ -38,9 +38,9 @@ t.test('the console with SSO, end to end in Chromium', async (t) => {
   t.ok(await page.isVisible('#sign-in-key'), 'the key sign-in stays beside it')
   await page.screenshot({ path: `${SHOTS}sso-1-sign-in.png` })
 
-  // the provider's own login page
+  // the provider's own login page (its page asks for a web font: not waited for, the machine may be offline)
   await button.click()
-  await page.waitForURL((u) => u.href.startsWith(w.issuer))
+  await page.waitForURL((u) => u.href.startsWith(w.issuer), { waitUntil: 'domcontentloaded' })
   await page.fill('input[name=login]', 'dana')
   await page.fill('input[name=password]', 'any')
   await page.screenshot({ path: `${SHOTS}sso-2-provider-login.png` })
@@ -95,7 +95,7 @@ t.test('the console with SSO, end to end in Chromium', async (t) => {
   const fresh = await browser.newContext({ viewport: { width: 1280, height: 760 } })
   t.teardown(async () => await fresh.close())
   const other = await fresh.newPage()
-  other.setDefaultTimeout(10_000)
+  other.setDefaultTimeout(20_000)
   const watchingOther = watch(other)
   await other.goto(`${w.adminUrl}/console/`)
   await refusedAs(other, w.issuer, 'mallory')
@@ -113,7 +113,7 @@ t.test('the console with SSO, end to end in Chromium', async (t) => {
 
 async function refusedAs (page: Page, issuer: string, login: string): Promise<void> {
   await page.click('[data-testid=sso-sign-in]')
-  await page.waitForURL((u) => u.href.startsWith(issuer))
+  await page.waitForURL((u) => u.href.startsWith(issuer), { waitUntil: 'domcontentloaded' })
   await page.fill('input[name=login]', login)
   await page.fill('input[name=password]', 'any')
   await page.click('button[type=submit]')

@@ -32,7 +32,7 @@ t.test('npm run demo: the printed curl lines give 200, 401 and 403; Ctrl-C stops
   child.stdout.on('data', (d: Buffer) => { out += d.toString() })
   child.stderr.on('data', (d: Buffer) => { out += d.toString() })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  for (let i = 0; i < 200 && !out.includes('Request log lines follow'); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  for (let i = 0; i < 600 && !out.includes('Request log lines follow'); i++) await new Promise((resolve) => setTimeout(resolve, 50))
   t.match(out, /keygate demo is running/)
 
   const curls = [...out.matchAll(/# (\d{3}): .*\n\s+curl -i (?:-X (\w+) )?(\S+)(?: -H 'Authorization: Bearer (\S+)')?/g)]
