@@ -12,7 +12,7 @@
  *
  * A write that names an org with no record is done, and returns a warning.
  */
-import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
+import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type LeakOptions, type LeakOutcome, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
 import type { AdminRules, KeyRequest } from './policy/scope-rules.js'
 import { checkKeyReferences, checkRolePermissions, checkUserReferences } from './policy/write-checks.js'
 
@@ -50,6 +50,18 @@ export class AdminActions {
   async rotateKey (id: string, graceMs: number): Promise<RotatedKey> {
     if (!this.rules.isAdmin) await this.rules.manageableKey(id, 'key.rotate')
     return await this.store.rotateKey(id, graceMs, { botMaxTtlMs: this.rules.botMaxTtlMs })
+  }
+
+  /**
+   * Leaked keys reported by a scanner: each live one revoked (registry/admin/leaks.ts).
+   * An admin's report covers every org; an org admin's only its own org's keys (any
+   * of them: revoking hands out no authority), the others counted as false positives,
+   * exactly like tokens that are no key at all.
+   */
+  async reportLeaked (tokens: readonly string[], source: string, o: Pick<LeakOptions, 'lookupForeign'> = {}): Promise<LeakOutcome[]> {
+    const s = this.rules.s
+    this.rules.requireOrgAdmin('reporting leaked keys')
+    return await this.store.revokeLeaked(tokens.map((token) => ({ token, source })), { ...o, inOrg: s.scope === 'org' ? s.org : undefined })
   }
 
   /** The key's own rate limit; `null` removes it. Admin only. */

@@ -7,6 +7,7 @@
  *   roles.ts      roles                    keys.ts       create, revoke, show, list, limit
  *   users.ts      users and their status   rotation.ts   rotate (WATCHed)
  *   orgs.ts       org records (rate limit) views.ts      what admins see (TypeBox)
+ *   leaks.ts      leaked keys revoked
  *   audit-log.ts  the audit trail
  *
  * Each change that touches several Redis keys (a record, its index sets and the
@@ -19,6 +20,7 @@ import type { RegistryClient } from '../redis-client.js'
 import type { RedisKeys } from '../redis-keys.js'
 import { AuditLog, DEFAULT_AUDIT_OPTIONS, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 import { migrateCreatedBy } from './created-by-migration.js'
+import { revokeLeaked, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
 import { createKey, listKeys, revokeKey, setKeyLimit, showKey, type CreateKeyInput } from './keys.js'
 import { listOrgs, putOrg, showOrg, type OrgInput } from './orgs.js'
 import { deleteRole, listRoles, putRole, showRole } from './roles.js'
@@ -31,6 +33,7 @@ export { AdminError, CODE_OF_KIND, ifMissing, type AdminErrorKind, type ErrorDet
 export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, nameProblem, ownsKey } from './rules.js'
 export { auditOptions, CURSOR, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 export type { CreateKeyInput } from './keys.js'
+export { LEAK_SOURCE_MAX, type LeakLabel, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
 export { ORG_NAME_MAX, type OrgInput } from './orgs.js'
 export type { UserStatusChange } from './users.js'
 export type { AuditEntry, CreatedKey, KeyType, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
@@ -115,6 +118,14 @@ export class AdminStore {
 
   async revokeKey (id: string, now = Date.now()): Promise<{ changed: boolean }> {
     return await revokeKey(this.ctx, id, now)
+  }
+
+  /**
+   * Revokes each token that is a live key (`revoked_reason leaked`, `leak_source`), one
+   * change and one audit entry `key.leaked` each; a label per token, in order (leaks.ts).
+   */
+  async revokeLeaked (reports: readonly LeakReport[], o: LeakOptions = {}, now = Date.now()): Promise<LeakOutcome[]> {
+    return await revokeLeaked(this.ctx, reports, o, now)
   }
 
   /** The key's own rate limit; `null` removes it. */
