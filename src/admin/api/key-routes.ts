@@ -60,8 +60,8 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     return {
       results: keys.map((token, i) => {
         const o = outcomes[i]
-        const token_hash = createHash('sha256').update(token).digest('hex')
-        return o?.id === undefined ? { token_hash, label: 'false_positive' as const } : { token_hash, label: o.label, id: o.id }
+        const tokenHash = createHash('sha256').update(token).digest('hex')
+        return o?.id === undefined ? { token_hash: tokenHash, label: 'false_positive' as const } : { token_hash: tokenHash, label: o.label, id: o.id }
       }),
       revoked: outcomes.filter((o) => o.revoked === true).length
     }
