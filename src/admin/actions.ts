@@ -13,6 +13,8 @@
  * A write that names an org with no record is done, and returns a warning.
  */
 import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type LeakOptions, type LeakOutcome, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
+import type { ApplyOptions, ApplyResult } from '../registry/as-code/registry-apply.js'
+import type { RegistryFile } from '../registry/as-code/registry-file.js'
 import type { AdminRules, KeyRequest } from './policy/scope-rules.js'
 import { checkKeyReferences, checkRolePermissions, checkUserReferences } from './policy/write-checks.js'
 
@@ -86,6 +88,14 @@ export class AdminActions {
     if (!this.rules.isAdmin) await this.rules.manageableUser(id, status === 'active' ? 'user.activate' : 'user.deactivate')
     const revoke = status === 'deactivated' ? { revokeCreatedKeys: o.revokeCreatedKeys === true } : {}
     return await this.store.setUserStatus(id, status, { ...revoke, inOrg: this.rules.orgFilter(undefined) ?? undefined })
+  }
+
+  // ---- the registry as code (admin only) -----------------------------------
+
+  /** A registry file applied: its records' checks are write-checks.ts's, run by the file's parser (src/registry/as-code/). */
+  async applyRegistry (file: RegistryFile, o: ApplyOptions): Promise<ApplyResult> {
+    this.rules.requireAdmin('applying a registry file')
+    return await this.store.applyRegistry(file, o)
   }
 
   // ---- roles and orgs (admin only) -----------------------------------------

@@ -7,7 +7,7 @@
  *   roles.ts      roles                    keys.ts       create, revoke, show, list, limit
  *   users.ts      users and their status   rotation.ts   rotate (WATCHed)
  *   orgs.ts       org records (rate limit) views.ts      what admins see (TypeBox)
- *   leaks.ts      leaked keys revoked
+ *   leaks.ts      leaked keys revoked      ../as-code/   registry files: export, plan, apply
  *   audit-log.ts  the audit trail
  *
  * Each change that touches several Redis keys (a record, its index sets and the
@@ -26,6 +26,9 @@ import { listOrgs, putOrg, showOrg, type OrgInput } from './orgs.js'
 import { deleteRole, listRoles, putRole, showRole } from './roles.js'
 import { rotateKey } from './rotation.js'
 import type { StoreContext } from './transactions.js'
+import { applyFile, planFile, type ApplyOptions, type ApplyResult } from '../as-code/registry-apply.js'
+import { exportRegistry } from '../as-code/registry-export.js'
+import type { RegistryFile } from '../as-code/registry-file.js'
 import { listUsers, putUser, setUserStatus, showUser, type UserStatusChange } from './users.js'
 import type { AuditEntry, CreatedKey, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
 
@@ -145,6 +148,23 @@ export class AdminStore {
   /** Types every `created_by` and unindexes BOT keys from non-user "owners" (created-by-migration.ts). */
   async migrateCreatedBy (): Promise<{ rewritten: string[], unindexed: string[] }> {
     return await migrateCreatedBy(this.ctx)
+  }
+
+  // ---- the registry as code (src/registry/as-code/) ---------------------------
+
+  /** Roles, org records and users as a registry file (YAML); `org`: that org's. */
+  async exportRegistry (o: { org?: string | undefined } = {}): Promise<string> {
+    return await exportRegistry(this.ctx.redis, this.ctx.keys, o)
+  }
+
+  /** What applying `file` would change now, or its problems. */
+  async planRegistry (file: RegistryFile, prune: boolean): Promise<ApplyResult> {
+    return await planFile(this.ctx, file, prune)
+  }
+
+  /** Makes exactly the plan's changes, atomically, audited as `registry.apply`; nothing on any problem. */
+  async applyRegistry (file: RegistryFile, o: ApplyOptions): Promise<ApplyResult> {
+    return await applyFile(this.ctx, file, o)
   }
 
   // ---- audit ---------------------------------------------------------------
