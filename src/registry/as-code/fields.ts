@@ -63,7 +63,8 @@ export function fileFields (kind: Kind, record: Record<string, string>): Record<
   const out: Record<string, string> = {}
   for (const f of KINDS[kind].fields) {
     const v = record[f.name]
-    if (v === undefined || v === '') continue
+    // (a list may be empty: a role with no permission)
+    if (v === undefined || (v === '' && f.list !== true)) continue
     out[f.name] = f.list === true ? v.split(/\s+/).filter((p) => p !== '').join(' ') : v
   }
   return out

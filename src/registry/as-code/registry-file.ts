@@ -64,8 +64,7 @@ export function parseRegistryFile (text: string): RegistryFile {
   const problem = (node: Node | null | undefined, path: string, message: string): void => { problems.push({ place: placeOf(node), path, message }) }
 
   for (const err of [...doc.errors, ...doc.warnings]) {
-    const pos = err.linePos?.[0]
-    problems.push({ place: pos === undefined ? undefined : { line: pos.line, col: pos.col }, path: '', message: err.message.split('\n')[0] ?? err.message })
+    problems.push({ place: lines.linePos(err.pos[0]), path: '', message: err.message.split('\n')[0] ?? err.message })
   }
   if (doc.errors.length > 0) return { org: undefined, records, problems }
 
