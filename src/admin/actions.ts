@@ -12,7 +12,7 @@
  *
  * A write that names an org with no record is done, and returns a warning.
  */
-import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type LeakOptions, type LeakOutcome, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
+import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type LeakOutcome, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
 import type { ApplyOptions, ApplyResult } from '../registry/as-code/registry-apply.js'
 import type { RegistryFile } from '../registry/as-code/registry-file.js'
 import type { AdminRules, KeyRequest } from './policy/scope-rules.js'
@@ -60,10 +60,10 @@ export class AdminActions {
    * of them: revoking hands out no authority), the others counted as false positives,
    * exactly like tokens that are no key at all.
    */
-  async reportLeaked (tokens: readonly string[], source: string, o: Pick<LeakOptions, 'lookupForeign'> = {}): Promise<LeakOutcome[]> {
+  async reportLeaked (tokens: readonly string[], source: string): Promise<LeakOutcome[]> {
     const s = this.rules.s
     this.rules.requireOrgAdmin('reporting leaked keys')
-    return await this.store.revokeLeaked(tokens.map((token) => ({ token, source })), { ...o, inOrg: s.scope === 'org' ? s.org : undefined })
+    return await this.store.revokeLeaked(tokens.map((token) => ({ token, source })), { inOrg: s.scope === 'org' ? s.org : undefined })
   }
 
   /** The key's own rate limit; `null` removes it. Admin only. */

@@ -24,8 +24,6 @@ export interface ApiContext {
   store: (p: Principal) => AdminStore
   /** what `p` may do, checked against that store */
   rules: (p: Principal, store: AdminStore) => AdminRules
-  /** an imported key's id by its whole token (keys.accept_imported), for leak reports */
-  lookupForeign?: ((token: string) => Promise<string | undefined>) | undefined
 }
 
 export function createContext (config: Config, redis: RegistryClient, keys: RedisKeys): ApiContext {

@@ -56,7 +56,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     schema: { querystring: NoQuery, body: LeakedKeysBody, response: { 200: LeakedKeysResponse } }
   }, async (request) => {
     const { keys, source } = request.body
-    const outcomes = await callerOf(ctx, request).actions.reportLeaked(keys, source, { lookupForeign: ctx.lookupForeign })
+    const outcomes = await callerOf(ctx, request).actions.reportLeaked(keys, source)
     return {
       results: keys.map((token, i) => {
         const o = outcomes[i]

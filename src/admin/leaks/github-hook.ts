@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { sendError } from '../../errors.js'
-import type { AdminStore, LeakOptions } from '../../registry/admin/index.js'
+import type { AdminStore } from '../../registry/admin/index.js'
 import type { Logger } from 'pino'
 import type { GithubKeys } from './github-keys.js'
 
@@ -36,7 +36,6 @@ export interface GithubHookOptions {
   /** the registry, acting as `scanner:github` */
   store: AdminStore
   logger: Logger
-  lookupForeign?: LeakOptions['lookupForeign']
 }
 
 export async function githubHook (app: FastifyInstance, o: GithubHookOptions): Promise<void> {
@@ -76,7 +75,7 @@ async function handle (o: GithubHookOptions, request: FastifyRequest, reply: Fas
   }
   const reported = parseReport(body)
   if (reported === undefined) return sendError(reply, 'bad_request')
-  const outcomes = await o.store.revokeLeaked(reported.map((r) => ({ token: r.token, source: r.url ?? `github ${r.source ?? 'secret scanning'}` })), { lookupForeign: o.lookupForeign })
+  const outcomes = await o.store.revokeLeaked(reported.map((r) => ({ token: r.token, source: r.url ?? `github ${r.source ?? 'secret scanning'}` })))
   o.logger.info({
     req_id: request.id,
     tokens: reported.length,

@@ -38,8 +38,6 @@ export interface LeakReport {
 export interface LeakOptions {
   /** only keys of this org count (an org admin's report) */
   inOrg?: string | undefined
-  /** an imported key's id by its token (keys brought from elsewhere) */
-  lookupForeign?: ((token: string) => Promise<string | undefined>) | undefined
 }
 
 /** A label per report, in order. */
@@ -47,7 +45,7 @@ export async function revokeLeaked (ctx: StoreContext, reports: readonly LeakRep
   const out: LeakOutcome[] = []
   for (const { token, source } of reports) {
     const where = leakSource(source, ctx.keyPrefix)
-    const id = await liveKeyId(ctx, token, o.lookupForeign)
+    const id = await liveKeyId(ctx, token)
     if (id === undefined) {
       out.push({ label: 'false_positive' })
       continue
@@ -70,9 +68,9 @@ export async function revokeLeaked (ctx: StoreContext, reports: readonly LeakRep
 }
 
 /** The id of the key `token` is, when its record holds the token's secret hash; otherwise undefined. */
-async function liveKeyId (ctx: StoreContext, token: string, lookupForeign: ((token: string) => Promise<string | undefined>) | undefined): Promise<string | undefined> {
+async function liveKeyId (ctx: StoreContext, token: string): Promise<string | undefined> {
   const parsed = parseKey(token, ctx.keyPrefix)
-  if (typeof parsed === 'string') return parsed === 'malformed_credential' ? await lookupForeign?.(token) : undefined
+  if (typeof parsed === 'string') return undefined
   const stored = await ctx.redis.hget(ctx.keys.key(parsed.id), 'hash')
   if (stored === null || !/^[0-9a-f]{64}$/.test(stored)) return undefined
   return timingSafeEqual(Buffer.from(hashSecret(parsed.secret), 'hex'), Buffer.from(stored, 'hex')) ? parsed.id : undefined
