@@ -52,20 +52,19 @@ function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | unde
 
 /**
  * The client's request headers, as the header rewriter (identity-headers.ts) starts from
- * them: without `Connection` and the names it lists (so a client cannot make the
- * gateway drop a header it sets), `Host` the upstream's.
+ * them: without the names `Connection` lists (so a client cannot make the gateway drop
+ * a header it sets). The rewriter drops `Connection` itself, and copies what it keeps
+ * into a new object: when `Connection` lists no other header (none, `keep-alive`,
+ * `close`), the client's own object is read as it is, never written.
  */
-function clientHeaders (headers: IncomingHttpHeaders, host: string): IncomingHttpHeaders {
-  const out: IncomingHttpHeaders = { ...headers }
+function clientHeaders (headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const connection = headers.connection
-  if (connection !== undefined) {
-    out.connection = undefined
-    for (const name of connection.toLowerCase().split(',')) {
-      const trimmed = name.trim()
-      if (trimmed !== '') out[trimmed] = undefined
-    }
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return headers
+  const out: IncomingHttpHeaders = { ...headers }
+  for (const name of connection.toLowerCase().split(',')) {
+    const trimmed = name.trim()
+    if (trimmed !== '') out[trimmed] = undefined
   }
-  out.host = host
   return out
 }
 
@@ -154,7 +153,8 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     if (request.body !== undefined && request.headers.expect !== undefined && request.raw.httpVersionMinor === 1) reply.raw.writeContinue()
     const kg = request.kg
     kg.upstreamSentAt = performance.now()
-    const headers = o.rewriteRequestHeaders(request, clientHeaders(request.headers, host))
+    const headers = o.rewriteRequestHeaders(request, clientHeaders(request.headers))
+    headers.host = host
     o.toUpstream(kg.trace, headers, request.method)
     agent.request({
       origin,
