@@ -27,7 +27,7 @@ const cpuProf = process.env['COUNT_CPU_PROF']
 const dir = mkdtempSync(join(tmpdir(), 'keygate-count-'))
 const launcher = (name: string): Launcher | undefined => cpuProf !== undefined
   ? { prefix: ['env', `NODE_OPTIONS=--cpu-prof --cpu-prof-dir=${cpuProf} --cpu-prof-name=${name}.cpuprofile`], readyTimeoutMs: 30_000 }
-  : { prefix: ['valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no', `--callgrind-out-file=${join(dir, name)}.%p`], readyTimeoutMs: 180_000 }
+  : { prefix: ['valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no', `--callgrind-out-file=${join(dir, name)}.%p`], readyTimeoutMs: 600_000 }
 
 /** BENCH_COMPARE's build, for the `*-compare` targets */
 function compareCli (): string {
