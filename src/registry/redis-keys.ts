@@ -31,6 +31,12 @@ export interface RedisKeys {
   auditRefusedIndex: string
   /** set of every org with a record */
   orgs: string
+  /** an SSO session (src/admin/sso/), by the SHA-256 of its id (expires) */
+  session: (digest: string) => string
+  /** set of the session digests of a user (ended with the user's deactivation) */
+  userSessions: (userId: string) => string
+  /** an SSO sign-in under way (state, nonce, PKCE verifier), by the SHA-256 of its cookie (expires, used once) */
+  ssoLogin: (digest: string) => string
   /** rate-limit buckets (src/ratelimit/script.ts), under this prefix: `<level>:<id>:<period ms>` */
   rateLimit: string
 }
@@ -52,6 +58,9 @@ export function redisKeys (prefix: string): RedisKeys {
     auditRefused: (minuteMs) => `${prefix}audit:refused:${minuteMs}`,
     auditRefusedIndex: `${prefix}audit:refused`,
     orgs: `${prefix}orgs`,
+    session: (digest) => `${prefix}session:${digest}`,
+    userSessions: (id) => `${prefix}user-sessions:${id}`,
+    ssoLogin: (digest) => `${prefix}sso-login:${digest}`,
     rateLimit: `${prefix}ratelimit:`
   }
 }

@@ -155,6 +155,14 @@ export const Session = Type.Object({
       org: Str,
       role: Str,
       permissions: Type.Array(Str)
+    }, closed),
+    /** a person signed in through SSO (docs/sso.md) */
+    Type.Object({
+      kind: Type.Literal('session'),
+      user: Str,
+      org: Str,
+      role: Str,
+      permissions: Type.Array(Str)
     }, closed)
   ]),
   /** `admin` (every org), `org` (the key's org), `self` (the key's user's keys) */
