@@ -30,6 +30,7 @@ import { sessionRoutes } from './session-routes.js'
 import { createSignIn, createSignInKind } from './sign-in.js'
 import { peerOf } from '../../peer.js'
 import { createSignInLimit } from './sign-in-limit.js'
+import { usageRoutes } from './usage-routes.js'
 import { userRoutes } from './user-routes.js'
 import { useJsonValidation } from './validation.js'
 
@@ -98,4 +99,5 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   roleRoutes(app, ctx)
   orgRoutes(app, ctx)
   auditRoutes(app, ctx)
+  usageRoutes(app, ctx)
 }
