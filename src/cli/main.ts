@@ -14,6 +14,7 @@ import { VERSION } from '../version.js'
 import { parseWorkers } from '../workers.js'
 import { assertionKeyCommand } from './assertion-key.js'
 import { auditCommand } from './audit.js'
+import { usageCommand } from './usage.js'
 import { checkCommand } from './check.js'
 import { RedisUnreachable, UsageError } from './context.js'
 import { healthCommand } from './health.js'
@@ -75,6 +76,7 @@ usersCommand(program)
 rolesCommand(program)
 orgsCommand(program)
 auditCommand(program)
+usageCommand(program)
 checkCommand(program)
 migrateCommand(program)
 healthCommand(program)

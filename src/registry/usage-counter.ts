@@ -119,7 +119,7 @@ interface AddCommand {
 
 export class UsageCounter {
   private batch: Batch = { minute: 0, counts: new Map() }
-  /** batches handed to the writer, waiting (at most maxKeys keys in all) */
+  /** batches handed to the writer, waiting (at most twice maxKeys keys in all) */
   private full: Batch[] = []
   /** the writer, while it runs */
   private writing: Promise<void> | undefined
@@ -174,15 +174,15 @@ export class UsageCounter {
   }
 
   /**
-   * A batch to the writer. While a write is under way, batches wait; past maxKeys keys
-   * waiting (Redis takes the writes slower than new keys come), the oldest waiting
+   * A batch to the writer. While a write is under way, batches wait; past twice maxKeys
+   * keys waiting (Redis takes the writes slower than new keys come), the oldest waiting
    * batch is dropped, so memory stays bounded: the counts are advisory.
    */
   private hand (batch: Batch): void {
     this.full.push(batch)
     let waiting = 0
     for (const b of this.full) waiting += b.counts.size
-    while (waiting > this.maxKeys && this.full.length > 1) {
+    while (waiting > 2 * this.maxKeys && this.full.length > 1) {
       const lost = this.full.shift() as Batch
       waiting -= lost.counts.size
       this.dropped += lost.counts.size
@@ -201,18 +201,24 @@ export class UsageCounter {
 
   /** The writer: writes what waits, until nothing does. */
   private async drain (): Promise<void> {
-    this.writing ??= (async () => {
-      try {
-        while (this.full.length > 0) {
-          const batches = this.full
-          this.full = []
-          await this.write(batches).catch(this.onError)
-        }
-      } finally {
-        this.writing = undefined
-      }
-    })()
+    if (this.writing === undefined) {
+      if (this.full.length === 0) return
+      this.writing = this.run()
+    }
     await this.writing
+  }
+
+  private async run (): Promise<void> {
+    try {
+      // (something waits: the first write awaits before the writer is marked done)
+      while (this.full.length > 0) {
+        const batches = this.full
+        this.full = []
+        await this.write(batches).catch(this.onError)
+      }
+    } finally {
+      this.writing = undefined
+    }
   }
 
   private async write (batches: Batch[]): Promise<void> {

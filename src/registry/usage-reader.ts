@@ -39,6 +39,21 @@ export function bucketsOf (range: UsageRange): { from: number, to: number, count
   return { from, to, count: (to - from) / stepMs, stepMs }
 }
 
+/**
+ * A range as asked (epoch ms; each part optional), step 1h unless given: `to` the end of
+ * the current step and `from` 24 h before `to` unless given (24 points by the hour).
+ * One rule for the admin API and the CLI; a problem names its field.
+ */
+export function usageRange (q: { from?: number, to?: number, step?: Step }, now: number): UsageRange | { field: string, reason: string } {
+  const step = q.step ?? '1h'
+  const to = q.to ?? Math.ceil((now + 1) / STEPS[step]) * STEPS[step]
+  const from = q.from ?? to - DAY_MS
+  if (from > to) return { field: 'from', reason: 'after to' }
+  const range: UsageRange = { from, to, step }
+  if (bucketsOf(range).count > MAX_POINTS) return { field: 'step', reason: `the range holds more than ${MAX_POINTS} points at this step` }
+  return range
+}
+
 export type UsageSubject = { key: string } | { org: string }
 
 export async function readUsage (redis: RegistryClient, keys: RedisKeys, subject: UsageSubject, range: UsageRange): Promise<UsagePoint[]> {

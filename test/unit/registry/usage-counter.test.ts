@@ -29,6 +29,21 @@ t.test('the class of each outcome', async (t) => {
   for (const [status, reason, want, label] of cases) t.equal(outcomeOf(status, reason), want, label)
 })
 
+t.test('a write after an interval with nothing to write', async (t) => {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const client = new Redis(redis.url)
+  t.teardown(() => { client.disconnect() })
+  const keys = redisKeys(uniquePrefix())
+  const counter = new UsageCounter(client, keys, { flushMs: 5000, retentionMs: 86_400_000 })
+  await counter.flush()
+  const now = Date.now()
+  counter.count('key0000000000001', 'acme', 200, 'allowed', now)
+  await counter.flush()
+  t.same((await readUsage(client, keys, { key: 'key0000000000001' }, { from: now, to: now + 1, step: '1m' })).map((p) => p.allowed), [1], 'written by the next flush')
+  await counter.stop()
+})
+
 t.test('past maxKeys the batch is written early, and every count arrives', async (t) => {
   const redis = await startRedis()
   t.teardown(() => redis.stop())
@@ -38,7 +53,7 @@ t.test('past maxKeys the batch is written early, and every count arrives', async
   const counter = new UsageCounter(client, keys, { flushMs: 5000, retentionMs: 86_400_000, maxKeys: 10 })
   const now = Date.now()
   for (let i = 0; i < 25; i++) counter.count(`key${String(i).padStart(13, '0')}`, 'acme', 200, 'allowed', now)
-  t.equal(counter.held, 5, 'two full batches of 10 handed to the writer at once; 5 held')
+  t.equal(counter.held, 15, 'the first full batch of 10 is being written, the second waits; 5 in the current batch')
   await counter.stop()
   t.equal(counter.held, 0, 'nothing held after the final write')
   const range = { from: now, to: now + 1, step: '1m' as const }
@@ -46,4 +61,21 @@ t.test('past maxKeys the batch is written early, and every count arrives', async
   t.same(org.map((p) => p.allowed), [25], 'every count written, in the org too')
   const one = await readUsage(client, keys, { key: 'key0000000000024' }, range)
   t.same(one.map((p) => p.allowed), [1])
+  t.equal(counter.dropped, 0)
+})
+
+t.test('past twice maxKeys waiting for a slow write, the oldest waiting batch is dropped', async (t) => {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const client = new Redis(redis.url)
+  t.teardown(() => { client.disconnect() })
+  const errors: string[] = []
+  const counter = new UsageCounter(client, redisKeys(uniquePrefix()), { flushMs: 5000, retentionMs: 86_400_000, maxKeys: 10, onError: (e) => { errors.push((e as Error).message) } })
+  const now = Date.now()
+  // (no turn of the event loop: the first batch's write cannot finish meanwhile)
+  for (let i = 0; i < 45; i++) counter.count(`key${String(i).padStart(13, '0')}`, 'acme', 200, 'allowed', now)
+  t.equal(counter.dropped, 10, 'one batch of 10 dropped')
+  t.equal(counter.held, 25, 'two batches wait, 5 counted: memory bounded')
+  t.same(errors, ['the counts of 10 keys were dropped: the writes fall behind'])
+  await counter.stop()
 })
