@@ -94,7 +94,7 @@ export function integrationsPage (ctx) {
       timeCell(k.created_at, ''),
       usageCell(timeCell(k.last_used_at, 'never')),
       timeCell(k.expires_at, 'never'),
-      h('td', {}, badge(k.status, k.status === 'active' ? 'ok' : 'off')),
+      statusCell(k),
       limitCell(k.rate_limit, k.rate_limit_used),
       h('td', { class: 'actions' }, limit, ' ', actions))
   }
@@ -103,6 +103,14 @@ export function integrationsPage (ctx) {
   function usageCell (cell) {
     cell.append(h('div', { class: 'usage nowrap' }))
     return cell
+  }
+
+  /** The status; a key revoked because it leaked says so, and where it was found (as text, never a link). */
+  function statusCell (k) {
+    if (k.revoked_reason !== 'leaked') return h('td', {}, badge(k.status, k.status === 'active' ? 'ok' : 'off'))
+    return h('td', { 'data-revoked-reason': 'leaked' },
+      badge('revoked: leaked', 'off'),
+      h('div', { class: 'muted small', title: k.leak_source ?? '' }, `found at ${k.leak_source ?? 'an unknown place'}`))
   }
 
   function limitKey (k) {
