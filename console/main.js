@@ -10,6 +10,7 @@ import { $, say, show } from './dom.js'
 import { integrationsPage } from './integrations.js'
 import { orgsPage } from './orgs.js'
 import { rolesPage } from './roles.js'
+import { usagePanel } from './usage.js'
 import { usersPage } from './users.js'
 
 const ctx = {
@@ -38,6 +39,9 @@ const ctx = {
     say($('page-error'), err?.message ?? String(err))
   }
 }
+
+// the chart of a key's or an org's requests, opened from Integrations and Orgs
+ctx.usage = usagePanel(ctx)
 
 const pages = {
   integrations: integrationsPage(ctx),
@@ -121,6 +125,7 @@ function leave (message) {
   ctx.session = null
   ctx.catalogue = []
   for (const page of Object.values(pages)) page.clear()
+  ctx.usage.close()
   for (const dialog of document.querySelectorAll('dialog[open]')) dialog.close()
   say($('page-error'), '')
   show($('app-view'), false)
@@ -137,6 +142,7 @@ async function openPage (name) {
   if (name === 'users' && !ctx.manages) return
   if ((name === 'roles' || name === 'orgs') && ctx.scope !== 'admin') return
   current = name
+  ctx.usage.close()
   say($('page-error'), '')
   for (const link of document.querySelectorAll('[data-page]')) {
     if (link.dataset.page === name) link.setAttribute('aria-current', 'page')

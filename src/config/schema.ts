@@ -171,6 +171,15 @@ export const ConfigSchema = Type.Object({
     /** how long the per-minute aggregates of refused attempts stay */
     refusals_retention: PositiveDuration('30d')
   }, { additionalProperties: false, default: {} }),
+  /** per-key request counts (src/registry/usage-counter.ts, docs/usage.md) */
+  usage: Type.Object({
+    /** how long the hourly counts stay (the per-minute counts stay 48 h) */
+    retention: PositiveDuration('90d'),
+    /** how often each instance writes its counts; a crash loses at most this much */
+    flush_ms: Type.Integer({ minimum: 50, maximum: 5_000, default: 5_000 }),
+    /** distinct keys counted in memory before the counts are written early */
+    max_keys: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 100_000 })
+  }, { additionalProperties: false, default: {} }),
   /** leaked keys reported by secret scanners (docs/leaks.md) */
   leaks: Type.Object({
     github: Type.Object({

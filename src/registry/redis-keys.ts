@@ -37,6 +37,14 @@ export interface RedisKeys {
   userSessions: (userId: string) => string
   /** an SSO sign-in under way (state, nonce, PKCE verifier), by the SHA-256 of its cookie (expires, used once) */
   ssoLogin: (digest: string) => string
+  /** a key's request counts of one hour, per minute (src/registry/usage-counter.ts); `hour`, `day`: since the epoch */
+  usageMinutes: (keyId: string, hour: number) => string
+  /** a key's request counts of one day, per hour */
+  usageHours: (keyId: string, day: number) => string
+  /** an org's request counts of one hour, per minute */
+  orgUsageMinutes: (org: string, hour: number) => string
+  /** an org's request counts of one day, per hour */
+  orgUsageHours: (org: string, day: number) => string
   /** rate-limit buckets (src/ratelimit/script.ts), under this prefix: `<level>:<id>:<period ms>` */
   rateLimit: string
 }
@@ -61,6 +69,11 @@ export function redisKeys (prefix: string): RedisKeys {
     session: (digest) => `${prefix}session:${digest}`,
     userSessions: (id) => `${prefix}user-sessions:${id}`,
     ssoLogin: (digest) => `${prefix}sso-login:${digest}`,
+    // (the key id or org is the hash tag: one key's hashes share a Cluster slot)
+    usageMinutes: (id, hour) => `${prefix}usage:{${id}}:m:${hour}`,
+    usageHours: (id, day) => `${prefix}usage:{${id}}:h:${day}`,
+    orgUsageMinutes: (org, hour) => `${prefix}usage-org:{${org}}:m:${hour}`,
+    orgUsageHours: (org, day) => `${prefix}usage-org:{${org}}:h:${day}`,
     rateLimit: `${prefix}ratelimit:`
   }
 }

@@ -34,6 +34,7 @@ import { createSessionSignIn, createSignIn, createSignInKind } from './sign-in.j
 import { cookieValue, SESSION_COOKIE } from '../sso/index.js'
 import { peerOf } from '../../peer.js'
 import { createSignInLimit } from './sign-in-limit.js'
+import { usageRoutes } from './usage-routes.js'
 import { userRoutes } from './user-routes.js'
 import { useJsonValidation } from './validation.js'
 
@@ -124,4 +125,5 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   roleRoutes(app, ctx)
   orgRoutes(app, ctx)
   auditRoutes(app, ctx)
+  usageRoutes(app, ctx)
 }
