@@ -1,6 +1,6 @@
 /**
  * /keys: list, create (the only response that ever holds a key), show, revoke,
- * rotate, and the key's own rate limit (admin only). Every write is one admin action
+ * rotate, restrict (scope and addresses), and the key's own rate limit (admin only). Every write is one admin action
  * (src/admin/actions.ts). Who may touch which key is decided by the admin rules
  * (admin/policy/scope-rules.ts): an admin every key; an org admin its org's keys; a
  * self principal its own user's keys. A key outside the caller's scope is 404,
@@ -13,7 +13,7 @@ import { callerOf, requireAdmin, type ApiContext } from './context.js'
 import { withWarnings } from './refusal.js'
 import { positive } from './validation.js'
 import {
-  Changed, CreatedKeyResponse, CreateKeyBody, EmptyBody, KeyLimitBody, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RotatedKeySchema, RotateKeyBody
+  Changed, CreatedKeyResponse, CreateKeyBody, EmptyBody, KeyLimitBody, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RestrictKeyBody, RotatedKeySchema, RotateKeyBody
 } from './schemas.js'
 
 export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
@@ -41,7 +41,9 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
       name: b.name,
       expiresInMs: b.expires_in === undefined ? undefined : positive('expires_in', b.expires_in),
       createdBy: b.created_by,
-      rateLimit: b.rate_limit
+      rateLimit: b.rate_limit,
+      scope: b.scope,
+      allowedCidrs: b.allowed_cidrs
     })
     reply.code(201)
     return withWarnings(result, warnings)
@@ -65,6 +67,14 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   }, async (request) => {
     const { id } = request.params
     const { changed } = await callerOf(ctx, request).actions.setKeyLimit(id, request.body.rate_limit)
+    return { id, changed }
+  })
+
+  app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof RestrictKeyBody> }>('/keys/:id/restrict', {
+    schema: { params: KeyParams, querystring: NoQuery, body: RestrictKeyBody, response: { 200: Changed } }
+  }, async (request) => {
+    const { id } = request.params
+    const { changed } = await callerOf(ctx, request).actions.restrictKey(id, { scope: request.body.scope, allowedCidrs: request.body.allowed_cidrs })
     return { id, changed }
   })
 

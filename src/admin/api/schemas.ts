@@ -27,6 +27,9 @@ const Duration = Type.String({ pattern: DURATION.source })
 const Label = (maxLength: number): TString => Type.String({ maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' })
 /** the grammar is checked with the rest of the write, so that a refusal names each bad one (src/config/permission.ts) */
 const Permission = Type.String({ maxLength: 200 })
+/** a key's scope and allowed addresses: checked with the rest of the write, each bad entry named (registry/admin/rules.ts) */
+const Permissions = Type.Array(Permission, { maxItems: 256 })
+const Cidrs = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 })
 /** `<count>/<period>`, as every record holds it (src/ratelimit/limit.ts) */
 const RateLimit = Type.String({ pattern: RATE_LIMIT_PATTERN })
 /** a limit, or null: remove it */
@@ -67,7 +70,16 @@ export const CreateKeyBody = Type.Object({
   /** the user the key is recorded as created by (stored as `user:<id>`); admin only */
   created_by: Type.Optional(Name),
   /** the key's own rate limit; admin only */
-  rate_limit: Type.Optional(RateLimit)
+  rate_limit: Type.Optional(RateLimit),
+  /** the permissions the key is narrowed to: within its role's and the caller's own */
+  scope: Type.Optional(Permissions),
+  /** the client addresses (IPv4/IPv6 CIDRs) the key may be used from */
+  allowed_cidrs: Type.Optional(Cidrs)
+}, closed)
+/** not given: kept; null: removed */
+export const RestrictKeyBody = Type.Object({
+  scope: Type.Optional(Type.Union([Permissions, Type.Null()])),
+  allowed_cidrs: Type.Optional(Type.Union([Cidrs, Type.Null()]))
 }, closed)
 export const KeyLimitBody = Type.Object({ rate_limit: RateLimitOrNull }, closed)
 export const RotateKeyBody = Type.Object({ grace: Type.Optional(Duration) }, closed)

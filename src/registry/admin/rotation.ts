@@ -1,5 +1,5 @@
 /**
- * Rotation: a new key with the same type, owner, role, org, name and rate limit; the old one keeps
+ * Rotation: a new key with the same type, owner, role, org, name, rate limit, scope and addresses; the old one keeps
  * working until now + grace (or its own earlier expiry), then only the new one does. A
  * personal key whose user has left the key's org is not rotated (409): the new key
  * keeps the key's org, never the user's current one.
@@ -34,6 +34,9 @@ async function rotateWatched (ctx: StoreContext, conn: RegistryClient, id: strin
   const input: CreateKeyInput = { type: old.type, ...owner, name: old.name, createdBy: readCreatedBy(old.created_by) }
   // (a malformed limit is not carried over: the new key gets the default until an admin sets one)
   if (old.rate_limit !== undefined && parseRateLimit(old.rate_limit) !== undefined) input.rateLimit = old.rate_limit
+  // its scope and addresses, as they are: a replacement is never wider than the key it replaces
+  if (old.scope !== undefined && old.scope !== '') input.scope = old.scope.split(/\s+/).filter((p) => p !== '')
+  if (old.allowed_cidrs !== undefined && old.allowed_cidrs !== '') input.allowedCidrs = old.allowed_cidrs.split(/\s+/).filter((c) => c !== '')
   if (old.type === 'personal' && old.user !== undefined) await conn.watch(ctx.keys.user(old.user))
   const userOrg = await resolveOwner(ctx, input, conn)
   // a personal key acts as its user in the key's org; once the user has left that org the

@@ -32,7 +32,11 @@ export const KeyViewSchema = Type.Object({
   /** the key's own limit, `<count>/<period>` (without one, its role's, its org's and the default apply) */
   rate_limit: OptStr,
   /** requests the key's own limit counts in its window now */
-  rate_limit_used: Type.Optional(Type.Integer())
+  rate_limit_used: Type.Optional(Type.Integer()),
+  /** the permissions the key is narrowed to (within its role's); none: the role's whole */
+  scope: Type.Optional(Type.Array(Str)),
+  /** the client addresses (CIDRs) the key may be used from; none: any */
+  allowed_cidrs: Type.Optional(Type.Array(Str))
 }, closed)
 export type KeyView = Static<typeof KeyViewSchema>
 
@@ -47,7 +51,9 @@ const createdKeyFields = {
   name: Str,
   created_at: Str,
   expires_at: OptStr,
-  rate_limit: OptStr
+  rate_limit: OptStr,
+  scope: Type.Optional(Type.Array(Str)),
+  allowed_cidrs: Type.Optional(Type.Array(Str))
 }
 export const CreatedKeySchema = Type.Object(createdKeyFields, closed)
 export type CreatedKey = Static<typeof CreatedKeySchema>
