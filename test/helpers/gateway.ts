@@ -73,6 +73,8 @@ export interface GatewayOptions {
   seed?: boolean
   /** extra environment for config loading (e.g. KEYGATE_ADMIN_TOKEN) */
   env?: Record<string, string>
+  /** the data plane's listening address (default 127.0.0.1; `::` takes IPv6 and IPv4) */
+  host?: string
 }
 
 export async function startGateway (t: Test, opts: GatewayOptions = {}): Promise<TestGateway> {
@@ -113,7 +115,7 @@ rules:
   })
   const app = await buildApp(config, { logger: createLogger('info', sink) })
   t.teardown(() => app.close())
-  await app.data.listen({ host: '127.0.0.1', port: 0 })
+  await app.data.listen({ host: opts.host ?? '127.0.0.1', port: 0 })
   await app.admin.listen({ host: '127.0.0.1', port: 0 })
   const port = portOf(app.data)
   const adminPort = portOf(app.admin)
