@@ -7,19 +7,30 @@ import { printJson, printTable, printWarnings } from './output.js'
 
 const KEY_COLUMNS = ['id', 'type', 'owner', 'org', 'name', 'status', 'created_at', 'expires_at', 'last_used_at', 'rate_limit', 'scope', 'allowed_cidrs']
 
+/** what `none` parses to (commander keeps no null an option parser returns) */
+const NONE = 'none'
+
 /** `--scope "users:read orders:read"`: the permissions, space-separated; `none` (restrict only): remove it */
-function scopeList (value: string): string[] | null {
-  if (value.trim() === 'none') return null
+function scopeList (value: string): string[] | typeof NONE {
+  if (value.trim() === NONE) return NONE
   const list = value.split(/\s+/).filter((p) => p !== '')
   if (list.length === 0) throw new UsageError('--scope takes permissions, space-separated, e.g. "users:read orders:read" (or none)')
   return list
 }
 
 /** `--allow-cidr X` (repeatable; several space- or comma-separated in one also work); `none` (restrict only): remove them */
-function cidrList (value: string, previous: string[] | null | undefined): string[] | null {
-  if (value.trim() === 'none') return null
-  if (previous === null) throw new UsageError('--allow-cidr none removes the addresses: give it alone')
+function cidrList (value: string, previous: string[] | typeof NONE | undefined): string[] | typeof NONE {
+  if (value.trim() === NONE) {
+    if (previous !== undefined) throw new UsageError('--allow-cidr none removes the addresses: give it alone')
+    return NONE
+  }
+  if (previous === NONE) throw new UsageError('--allow-cidr none removes the addresses: give it alone')
   return [...previous ?? [], ...value.split(/[\s,]+/).filter((c) => c !== '')]
+}
+
+/** a flag's list, `none` as null (remove), absent as undefined (keep) */
+function listOrNull (value: string[] | typeof NONE | undefined): string[] | null | undefined {
+  return value === NONE ? null : value
 }
 
 function owner (k: KeyView): string {
@@ -67,11 +78,13 @@ export function keysCommand (program: Command): void {
     .option('--scope <permissions>', 'narrow the key to these permissions, space-separated, e.g. "users:read" (default: all of its role\'s)', scopeList)
     .option('--allow-cidr <cidr>', 'the key works only from this client address range, e.g. 10.0.0.0/8 or 2001:db8::/32 (repeatable)', cidrList)
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { type: 'personal' | 'bot', user?: string, role?: string, org?: string, name?: string, expiresIn?: number, createdBy?: string, rateLimit?: string, scope?: string[] | null, allowCidr?: string[] | null, json?: boolean }) => {
+    .action(async (opts: { type: 'personal' | 'bot', user?: string, role?: string, org?: string, name?: string, expiresIn?: number, createdBy?: string, rateLimit?: string, scope?: string[] | typeof NONE, allowCidr?: string[] | typeof NONE, json?: boolean }) => {
       checkOwnerFlags(opts)
-      if (opts.scope === null || opts.allowCidr === null) throw new UsageError('a new key has no scope or addresses to remove: leave out --scope / --allow-cidr')
+      const scope = listOrNull(opts.scope)
+      const allowedCidrs = listOrNull(opts.allowCidr)
+      if (scope === null || allowedCidrs === null) throw new UsageError('a new key has no scope or addresses to remove: leave out --scope / --allow-cidr')
       const { result: created, warnings } = await withRegistry(async ({ actions }) => await actions.createKey({
-        type: opts.type, user: opts.user, role: opts.role, org: opts.org, name: opts.name, expiresInMs: opts.expiresIn, createdBy: opts.createdBy, rateLimit: opts.rateLimit, scope: opts.scope ?? undefined, allowedCidrs: opts.allowCidr ?? undefined
+        type: opts.type, user: opts.user, role: opts.role, org: opts.org, name: opts.name, expiresInMs: opts.expiresIn, createdBy: opts.createdBy, rateLimit: opts.rateLimit, scope, allowedCidrs
       }))
       printWarnings(warnings)
       if (opts.json === true) printJson(created)
@@ -131,9 +144,9 @@ export function keysCommand (program: Command): void {
     .option('--scope <permissions>', 'the permissions, space-separated (within its role\'s); "none" removes the scope', scopeList)
     .option('--allow-cidr <cidr>', 'an address range the key works from (repeatable); "none" removes them', cidrList)
     .option('--json', 'print the result as JSON')
-    .action(async (id: string, opts: { scope?: string[] | null, allowCidr?: string[] | null, json?: boolean }) => {
+    .action(async (id: string, opts: { scope?: string[] | typeof NONE, allowCidr?: string[] | typeof NONE, json?: boolean }) => {
       if (opts.scope === undefined && opts.allowCidr === undefined) throw new UsageError('give --scope and/or --allow-cidr (or "none" to remove one)')
-      const { changed } = await withRegistry(({ actions }) => actions.restrictKey(id, { scope: opts.scope, allowedCidrs: opts.allowCidr }))
+      const { changed } = await withRegistry(({ actions }) => actions.restrictKey(id, { scope: listOrNull(opts.scope), allowedCidrs: listOrNull(opts.allowCidr) }))
       const k = await withRegistry(({ store }) => store.showKey(id))
       if (opts.json === true) printJson({ id, scope: k.scope ?? null, allowed_cidrs: k.allowed_cidrs ?? null, changed })
       else process.stdout.write(`key ${id}: scope ${k.scope?.join(' ') ?? '(all of its role)'}; addresses ${k.allowed_cidrs?.join(' ') ?? '(any)'}${changed ? '' : ' (unchanged)'}\n`)
