@@ -96,9 +96,11 @@ export function keysCommand (program: Command): void {
     .option('--user <userId>', 'keys of this user (personal keys, and BOT keys created by them)')
     .option('--org <org>', 'keys in this org')
     .option('--unused-for <duration>', 'only keys not used (nor created) within this long, e.g. 90d', duration)
+    .option('--over-policy', "with --org: only the active keys that outlive the org's key_max_ttl")
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { user?: string, org?: string, unusedFor?: number, json?: boolean }) => {
-      const list = await withRegistry(({ store }) => store.listKeys({ user: opts.user, org: opts.org, unusedForMs: opts.unusedFor }))
+    .action(async (opts: { user?: string, org?: string, unusedFor?: number, overPolicy?: boolean, json?: boolean }) => {
+      if (opts.overPolicy === true && opts.org === undefined) throw new UsageError('--over-policy needs --org <org>')
+      const list = await withRegistry(({ store }) => opts.overPolicy === true ? store.keysOverPolicy(opts.org as string) : store.listKeys({ user: opts.user, org: opts.org, unusedForMs: opts.unusedFor }))
       if (opts.json === true) printJson(list)
       else printTable(list.map((k) => ({ ...k, owner: owner(k) })), KEY_COLUMNS)
     })

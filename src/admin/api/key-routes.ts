@@ -8,7 +8,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { DEFAULT_GRACE_MS } from '../../registry/admin/index.js'
+import { AdminError, DEFAULT_GRACE_MS } from '../../registry/admin/index.js'
 import { callerOf, requireAdmin, type ApiContext } from './context.js'
 import { withWarnings } from './refusal.js'
 import { positive } from './validation.js'
@@ -26,6 +26,11 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     const org = rules.orgFilter(q.org)
     const user = rules.keyUserFilter(q.user)
     if (org === null || user === null) return { keys: [] }
+    if (q.over_policy === 'true') {
+      if (org === undefined) throw new AdminError('over_policy needs an org', 'invalid', undefined, [{ field: 'org', reason: 'over_policy lists one org\'s keys: give org' }])
+      const over = await store.keysOverPolicy(org)
+      return { keys: over.filter((k) => (user === undefined || k.user === user || k.created_by === `user:${user}`) && k.status === 'active') }
+    }
     return { keys: await store.listKeys({ user, org, unusedForMs }) }
   })
 

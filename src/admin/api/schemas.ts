@@ -45,7 +45,9 @@ export const OrgParams = Type.Object({ org: Name }, closed)
 export const ListKeysQuery = Type.Object({
   user: Type.Optional(Name),
   org: Type.Optional(Name),
-  unused_for: Type.Optional(Duration)
+  unused_for: Type.Optional(Duration),
+  /** with org: only the active keys that outlive the org's key_max_ttl */
+  over_policy: Type.Optional(Type.Literal('true'))
 }, closed)
 export const ListUsersQuery = Type.Object({ org: Type.Optional(Name) }, closed)
 export const DeleteRoleQuery = Type.Object({ force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, closed)
@@ -98,7 +100,9 @@ export const PutRoleBody = Type.Object({
 export const PutOrgBody = Type.Object({
   name: Type.Optional(Label(ORG_NAME_MAX)),
   /** not given: kept; null: removed */
-  rate_limit: Type.Optional(RateLimitOrNull)
+  rate_limit: Type.Optional(RateLimitOrNull),
+  /** the longest a key created or rotated in the org lives; not given: kept; null: removed */
+  key_max_ttl: Type.Optional(Type.Union([Duration, Type.Null()]))
 }, closed)
 export const EmptyBody = Type.Object({}, closed)
 export const DeactivateBody = Type.Object({

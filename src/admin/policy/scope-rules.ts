@@ -258,7 +258,7 @@ export class AdminRules {
       const why = `a BOT key created without ${ADMIN_PERMISSION} expires within ${formatMs(max)} at most`
       throw new AdminError(why, 'invalid', undefined, [{ field: 'expires_in', reason: why }])
     }
-    return { type: 'bot', role, org, name: r.name, expiresInMs: r.expiresInMs ?? max, createdBy, scope: r.scope, allowedCidrs: r.allowedCidrs }
+    return { type: 'bot', role, org, name: r.name, expiresInMs: r.expiresInMs, expiresWithinMs: max, createdBy, scope: r.scope, allowedCidrs: r.allowedCidrs }
   }
 
   // ---- internals -----------------------------------------------------------

@@ -19,7 +19,7 @@ import type { RegistryClient } from '../redis-client.js'
 import type { RedisKeys } from '../redis-keys.js'
 import { AuditLog, DEFAULT_AUDIT_OPTIONS, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 import { migrateCreatedBy } from './created-by-migration.js'
-import { createKey, listKeys, restrictKey, revokeKey, setKeyLimit, showKey, type CreateKeyInput, type KeyRestrictionChange } from './keys.js'
+import { createKey, keysOverPolicy, listKeys, restrictKey, revokeKey, setKeyLimit, showKey, type CreateKeyInput, type KeyRestrictionChange } from './keys.js'
 import { listOrgs, putOrg, showOrg, type OrgInput } from './orgs.js'
 import { deleteRole, listRoles, putRole, showRole } from './roles.js'
 import { rotateKey } from './rotation.js'
@@ -115,6 +115,11 @@ export class AdminStore {
 
   async revokeKey (id: string, now = Date.now()): Promise<{ changed: boolean }> {
     return await revokeKey(this.ctx, id, now)
+  }
+
+  /** The active keys of an org that outlive its key policy (`key_max_ttl`); none without one. */
+  async keysOverPolicy (org: string, now = Date.now()): Promise<KeyView[]> {
+    return await keysOverPolicy(this.ctx, org, now)
   }
 
   /** The key's scope and addresses: a list sets one, `null` removes it, undefined keeps it. */

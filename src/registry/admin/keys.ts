@@ -12,6 +12,7 @@ import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
 import { parseRateLimit } from '../../ratelimit/limit.js'
 import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements, checkKeyRestriction, checkName, checkRateLimit, ownsKey, type KeyOwnerFields, type KeyRestrictionInput } from './rules.js'
 import { audited, commit, watching, type StoreContext } from './transactions.js'
+import { orgKeyCap } from './orgs.js'
 import type { RegistryClient } from '../redis-client.js'
 import type { CreatedKey, KeyView } from './views.js'
 
@@ -22,6 +23,8 @@ export interface CreateKeyInput extends KeyOwnerFields, KeyRestrictionInput {
   createdBy?: string | undefined
   /** the key's own `rate_limit`, `<count>/<period>` */
   rateLimit?: string | undefined
+  /** the longest the creator may make it live (self service); no expiry asked means this, or the org's cap if shorter */
+  expiresWithinMs?: number | undefined
 }
 
 const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'replaces', 'replaced_by', 'rate_limit', 'scope', 'allowed_cidrs'] as const
@@ -41,7 +44,15 @@ export async function createKey (ctx: StoreContext, input: CreateKeyInput, now: 
     const owner = input.type === 'personal' ? ctx.keys.user(input.user as string) : ctx.keys.role(input.role as string)
     return await watching(ctx, 'create-key', [owner], async (conn) => {
       const org = await resolveOwner(ctx, input, conn)
-      const { created, record } = newKey(ctx, input, org, now)
+      // the org's key policy, WATCHed too: no expiry asked means its cap, a longer one is refused
+      await conn.watch(ctx.keys.org(org))
+      const cap = await orgKeyCap(ctx, conn, org)
+      if (cap !== undefined && input.expiresInMs !== undefined && input.expiresInMs > cap) {
+        const why = `org "${org}" lets its keys live ${formatTtl(cap)} at most (key_max_ttl)`
+        throw new AdminError(why, 'invalid', undefined, [{ field: 'expires_in', reason: why }])
+      }
+      const within = Math.min(cap ?? Infinity, input.expiresWithinMs ?? Infinity)
+      const { created, record } = newKey(ctx, { ...input, expiresInMs: input.expiresInMs ?? (within === Infinity ? undefined : within) }, org, now)
       const tx = conn.multi()
       addKey(ctx, tx, created.id, record)
       tx.xadd(...ctx.audit.changeArgs('key.create', `key:${created.id}`, 'ok', withoutHash(record), org))
@@ -61,6 +72,23 @@ export async function revokeKey (ctx: StoreContext, id: string, now: number): Pr
       .xadd(...ctx.audit.changeArgs('key.revoke', `key:${id}`, 'ok', { from: status }, org ?? undefined)))
     return { changed: true }
   })
+}
+
+/** Keys of an org that outlive its key policy (`key_max_ttl`): no expiry, or one beyond now + the cap. */
+export async function keysOverPolicy (ctx: StoreContext, org: string, now: number): Promise<KeyView[]> {
+  const cap = await orgKeyCap(ctx, ctx.redis, org)
+  if (cap === undefined) return []
+  const views = await listKeys(ctx, { org }, now)
+  return views.filter((k) => {
+    if (k.status !== 'active') return false
+    const expiry = parseTimestamp(k.expires_at ?? '')
+    return expiry === undefined || expiry > now + cap
+  })
+}
+
+function formatTtl (ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000]] as const) if (ms % size === 0) return `${ms / size}${unit}`
+  return `${Math.round(ms / 1000)}s`
 }
 
 /** A restriction change: a list sets the field, `null` removes it, undefined keeps it. */

@@ -10,6 +10,7 @@ import type { RegistryClient } from '../redis-client.js'
 import { readCreatedBy } from './actors.js'
 import { AdminError } from './errors.js'
 import { addKey, newKey, resolveOwner, type CreateKeyInput } from './keys.js'
+import { orgKeyCap } from './orgs.js'
 import { audited, commit, watching, type StoreContext } from './transactions.js'
 import type { RotatedKey } from './views.js'
 
@@ -49,6 +50,10 @@ async function rotateWatched (ctx: StoreContext, conn: RegistryClient, id: strin
   // the new key keeps the old one's expiry, if it had one
   if (oldExpiry !== undefined) input.expiresInMs = oldExpiry - now
   if (botMaxTtlMs !== undefined && old.type === 'bot') input.expiresInMs = Math.min(input.expiresInMs ?? botMaxTtlMs, botMaxTtlMs)
+  // the org's key policy as it is now: the new key expires within it
+  await conn.watch(ctx.keys.org(org))
+  const cap = await orgKeyCap(ctx, conn, org)
+  if (cap !== undefined) input.expiresInMs = Math.min(input.expiresInMs ?? cap, cap)
   const { created, record } = newKey(ctx, input, org, now)
   record.replaces = id
   const graceEnd = Math.min(now + graceMs, oldExpiry ?? Number.POSITIVE_INFINITY)

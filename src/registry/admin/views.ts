@@ -69,8 +69,8 @@ export type UserView = Static<typeof UserViewSchema>
 export const RoleViewSchema = Type.Object({ name: Str, permissions: Type.Array(Str), description: OptStr, rate_limit: OptStr }, closed)
 export type RoleView = Static<typeof RoleViewSchema>
 
-/** An org record (`keygate:org:<org>`): its limit is one bucket shared by every key of the org, `rate_limit_used` of it now. */
-export const OrgViewSchema = Type.Object({ org: Str, name: OptStr, rate_limit: OptStr, rate_limit_used: Type.Optional(Type.Integer()) }, closed)
+/** An org record (`keygate:org:<org>`): its limit is one bucket shared by every key of the org, `rate_limit_used` of it now; `key_max_ttl` the longest a key of the org lives. */
+export const OrgViewSchema = Type.Object({ org: Str, name: OptStr, rate_limit: OptStr, rate_limit_used: Type.Optional(Type.Integer()), key_max_ttl: OptStr }, closed)
 export type OrgView = Static<typeof OrgViewSchema>
 
 /** One change in the audit trail; `org`: the org of the object it concerns, when it has one. */
