@@ -168,7 +168,12 @@ export const Session = Type.Object({
   /** scope `self` */
   self: Type.Boolean(),
   /** scopes `org` and `self`: the longest a BOT key they create may live (admin.self_service_max_ttl), in seconds */
-  bot_key_max_ttl_s: Type.Optional(Type.Integer({ minimum: 1 }))
+  bot_key_max_ttl_s: Type.Optional(Type.Integer({ minimum: 1 })),
+  /**
+   * scopes `org` and `self`: the permissions the caller may put in a key's scope (its
+   * own effective grants: its role's, narrowed by its key's scope); an admin may give any
+   */
+  grantable: Type.Optional(Type.Array(Str))
 }, closed)
 export const PermissionList = Type.Object({ permissions: Type.Array(Str) }, closed)
 

@@ -1,5 +1,6 @@
 /**
- * GET /session: who signed in and what they may do (the console signs in with it).
+ * GET /session: who signed in and what they may do (the console signs in with it),
+ * with what a non-admin may give a key (`grantable`: the Generate New Key picker's).
  * GET /permissions: the permission catalogue, every permission the route rules
  * reference plus keygate's own three (admin only).
  */
@@ -19,8 +20,8 @@ export function sessionRoutes (app: FastifyInstance, config: Config): void {
     return {
       principal: { kind: 'key', key_id: p.keyId, key_type: p.keyType, user: p.user, org: p.org, role: p.role, permissions: [...p.permissions] },
       ...scope,
-      // (so a front end offers only the expiries the API accepts)
-      ...(p.scope === 'admin' ? {} : { bot_key_max_ttl_s: botKeyMaxTtlS })
+      // (so a front end offers only the expiries and the scopes the API accepts)
+      ...(p.scope === 'admin' ? {} : { bot_key_max_ttl_s: botKeyMaxTtlS, grantable: [...p.grants.permissions] })
     }
   })
 
