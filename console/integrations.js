@@ -48,7 +48,7 @@ export function integrationsPage (ctx) {
       timeCell(k.created_at, ''),
       timeCell(k.last_used_at, 'never'),
       timeCell(k.expires_at, 'never'),
-      h('td', {}, badge(k.status, k.status === 'active' ? 'ok' : 'off')),
+      statusCell(k),
       limitCell(k.rate_limit, k.rate_limit_used),
       h('td', { class: 'actions' }, limit, ' ', actions))
   }
@@ -59,6 +59,14 @@ export function integrationsPage (ctx) {
     if (k.scope !== undefined) parts.push(h('div', { class: 'key-restriction', 'data-testid': 'key-scope' }, h('span', { class: 'muted' }, 'scope '), permissionChips(k.scope)))
     if (k.allowed_cidrs !== undefined) parts.push(h('div', { class: 'key-restriction', 'data-testid': 'key-cidrs' }, h('span', { class: 'muted' }, 'from '), h('span', { class: 'mono' }, k.allowed_cidrs.join(' '))))
     return parts.length === 0 ? '' : h('div', {}, ...parts)
+  }
+
+  /** The status; a key revoked because it leaked says so, and where it was found (as text, never a link). */
+  function statusCell (k) {
+    if (k.revoked_reason !== 'leaked') return h('td', {}, badge(k.status, k.status === 'active' ? 'ok' : 'off'))
+    return h('td', { 'data-revoked-reason': 'leaked' },
+      badge('revoked: leaked', 'off'),
+      h('div', { class: 'muted small', title: k.leak_source ?? '' }, `found at ${k.leak_source ?? 'an unknown place'}`))
   }
 
   function limitKey (k) {

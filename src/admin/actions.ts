@@ -12,7 +12,9 @@
  *
  * A write that names an org with no record is done, and returns a warning.
  */
-import { AdminError, type AdminStore, type CreatedKey, type KeyRestrictionChange, type ErrorDetail, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
+import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type KeyRestrictionChange, type LeakOutcome, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
+import type { ApplyOptions, ApplyResult } from '../registry/as-code/registry-apply.js'
+import type { RegistryFile } from '../registry/as-code/registry-file.js'
 import type { AdminRules, KeyRequest } from './policy/scope-rules.js'
 import { checkKeyReferences, checkRolePermissions, checkUserReferences } from './policy/write-checks.js'
 
@@ -65,6 +67,18 @@ export class AdminActions {
     return await this.store.restrictKey(id, change)
   }
 
+  /**
+   * Leaked keys reported by a scanner: each live one revoked (registry/admin/leaks.ts).
+   * An admin's report covers every org; an org admin's only its own org's keys (any
+   * of them: revoking hands out no authority), the others counted as false positives,
+   * exactly like tokens that are no key at all.
+   */
+  async reportLeaked (tokens: readonly string[], source: string): Promise<LeakOutcome[]> {
+    const s = this.rules.s
+    this.rules.requireOrgAdmin('reporting leaked keys')
+    return await this.store.revokeLeaked(tokens.map((token) => ({ token, source })), { inOrg: s.scope === 'org' ? s.org : undefined })
+  }
+
   /** The key's own rate limit; `null` removes it. Admin only. */
   async setKeyLimit (id: string, limit: string | null): Promise<{ changed: boolean }> {
     this.rules.requireAdmin('a key\'s own rate limit')
@@ -87,6 +101,14 @@ export class AdminActions {
     if (!this.rules.isAdmin) await this.rules.manageableUser(id, status === 'active' ? 'user.activate' : 'user.deactivate')
     const revoke = status === 'deactivated' ? { revokeCreatedKeys: o.revokeCreatedKeys === true } : {}
     return await this.store.setUserStatus(id, status, { ...revoke, inOrg: this.rules.orgFilter(undefined) ?? undefined })
+  }
+
+  // ---- the registry as code (admin only) -----------------------------------
+
+  /** A registry file applied: its records' checks are write-checks.ts's, run by the file's parser (src/registry/as-code/). */
+  async applyRegistry (file: RegistryFile, o: ApplyOptions): Promise<ApplyResult> {
+    this.rules.requireAdmin('applying a registry file')
+    return await this.store.applyRegistry(file, o)
   }
 
   // ---- roles and orgs (admin only) -----------------------------------------

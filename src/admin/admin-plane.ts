@@ -6,6 +6,9 @@
  *   /.well-known/jwks.json
  *                       the assertion's public keys (no credential;
  *                       404 when assertions are off)                ../assertion/jwks-route.ts
+ *   /hooks/github/secret-scanning
+ *                       leaked keys reported by GitHub (GitHub's
+ *                       signature, no admin credential)             leaks/github-hook.ts
  *   /admin/v1/*         the admin API (admin credential)            api/
  *   /console            the Integrations console (static files)     console.ts
  */
@@ -14,7 +17,12 @@ import { registerJwksRoute } from '../assertion/jwks-route.js'
 import { sendError } from '../errors.js'
 import { refuseFraming } from '../http/deny.js'
 import { createListener } from '../http/listener.js'
+import { GITHUB_SCANNER } from '../registry/admin/actors.js'
+import { AdminStore, auditOptions } from '../registry/admin/index.js'
+import { redisKeys } from '../registry/redis-keys.js'
 import { adminApi } from './api/index.js'
+import { githubHook } from './leaks/github-hook.js'
+import { createGithubKeys } from './leaks/github-keys.js'
 import { consolePlugin } from './console.js'
 import { metricsRoute } from './metrics-route.js'
 import type { AdminPlaneOptions } from './options.js'
@@ -44,6 +52,12 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
 
   await app.register(metricsRoute, o)
   registerJwksRoute(app, o.assertions)
+  const github = o.config.leaks.github
+  await githubHook(app, {
+    keys: createGithubKeys({ url: github.keys_url, timeoutMs: github.fetch_timeout_ms }),
+    store: new AdminStore(o.redis, redisKeys(o.config.redis.prefix), o.config.keys.prefix, GITHUB_SCANNER, auditOptions(o.config.audit)),
+    logger: o.logger
+  })
   await app.register(adminApi, { ...o, prefix: '/admin/v1' })
   await app.register(consolePlugin, { ...o, prefix: '/console' })
 

@@ -1,4 +1,6 @@
-/** `keygate keys ...`: create (shown once), list, show, revoke, rotate, restrict, limit. Never a secret or a hash. */
+/** `keygate keys ...`: create (shown once), list, show, revoke, rotate, restrict, limit, leaked. Never a secret or a hash. */
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { Option, type Command } from 'commander'
 import { AdminError, DEFAULT_GRACE_MS, type CreatedKey, type KeyView } from '../registry/admin/index.js'
 import { checkKeyExclusions, checkKeyRequirements, type KeyOwnerFields } from '../registry/admin/rules.js'
@@ -128,6 +130,31 @@ export function keysCommand (program: Command): void {
       else process.stdout.write(changed ? `key ${id} revoked\n` : `key ${id} was already revoked\n`)
     })
 
+  keys.command('leaked')
+    .description('revoke the keys a secret scanner found (one key a line; - reads stdin): each live one is revoked as leaked')
+    .argument('<file>', 'the keys, one a line (blank lines and lines starting with # are skipped)')
+    .option('--source <text>', 'where they were found: a URL, or the scanner\'s name', 'keygate keys leaked')
+    .option('--json', 'print the result as JSON')
+    .action(async (file: string, opts: { source: string, json?: boolean }) => {
+      const tokens = readLines(file)
+      if (tokens.length === 0) throw new UsageError(`${file === '-' ? 'stdin' : file} holds no key`)
+      const outcomes = await withRegistry(({ actions }) => actions.reportLeaked(tokens, opts.source))
+      // never the key itself: its SHA-256, as the scanners' feedback has it, and its id
+      const results = tokens.map((token, i) => {
+        const o = outcomes[i]
+        const tokenHash = createHash('sha256').update(token).digest('hex')
+        return o?.id === undefined ? { token_hash: tokenHash, label: 'false_positive' } : { token_hash: tokenHash, label: o.label, id: o.id, revoked: o.revoked === true }
+      })
+      if (opts.json === true) {
+        printJson(results)
+        return
+      }
+      for (const r of results) {
+        const what = r.id === undefined ? 'not a keygate key' : r.revoked === true ? `key ${r.id} revoked as leaked` : `key ${r.id} was already revoked`
+        process.stdout.write(`${r.token_hash.slice(0, 16)}  ${r.label.padEnd(14)}  ${what}\n`)
+      }
+    })
+
   keys.command('limit')
     .description("set or remove a key's own rate limit; every gateway applies it within a second")
     .argument('<keyId>', 'the key id')
@@ -164,4 +191,10 @@ export function keysCommand (program: Command): void {
       if (opts.json === true) printJson(rotated)
       else printCreated(rotated, `It replaces ${rotated.replaces}, which stops working at ${rotated.replaces_expires_at}.\n`)
     })
+}
+
+/** A file's (or stdin's) non-blank lines, trimmed, `#` comments skipped. */
+function readLines (file: string): string[] {
+  const text = readFileSync(file === '-' ? 0 : file, 'utf8')
+  return text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'))
 }

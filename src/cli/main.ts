@@ -3,7 +3,7 @@
  * `keygate`: one executable for the gateway and its registry.
  * Exit status: 0 success, 1 failed operation (message on stderr), 2 bad usage (a
  * command group without its command prints the group's help), 3 a `check` that
- * denies. With `--json`, an error is a JSON object on stderr too.
+ * denies, or a `registry plan` with changes pending. With `--json`, an error is a JSON object on stderr too.
  */
 import { Command, CommanderError } from 'commander'
 import { ConfigError, configFile, loadConfig } from '../config/load.js'
@@ -21,6 +21,7 @@ import { keysCommand } from './keys.js'
 import { migrateCommand } from './migrate.js'
 import { orgsCommand } from './orgs.js'
 import { printJson } from './output.js'
+import { registryCommand } from './registry.js'
 import { rolesCommand } from './roles.js'
 import { usersCommand } from './users.js'
 
@@ -74,6 +75,7 @@ keysCommand(program)
 usersCommand(program)
 rolesCommand(program)
 orgsCommand(program)
+registryCommand(program)
 auditCommand(program)
 checkCommand(program)
 migrateCommand(program)

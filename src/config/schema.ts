@@ -148,6 +148,15 @@ export const ConfigSchema = Type.Object({
     /** how long the per-minute aggregates of refused attempts stay */
     refusals_retention: PositiveDuration('30d')
   }, { additionalProperties: false, default: {} }),
+  /** leaked keys reported by secret scanners (docs/leaks.md) */
+  leaks: Type.Object({
+    github: Type.Object({
+      /** GitHub's secret scanning public keys, as GitHub lists them (`{"public_keys":[...]}`) */
+      keys_url: Type.String({ pattern: '^https?://[^/?#@]+(/[^#]*)?$', default: 'https://api.github.com/meta/public_keys/secret_scanning', description: 'an http:// or https:// URL without credentials or fragment' }),
+      /** how long fetching the key list may take */
+      fetch_timeout_ms: Type.Integer({ minimum: 100, maximum: 60_000, default: 5_000 })
+    }, { additionalProperties: false, default: {} })
+  }, { additionalProperties: false, default: {} }),
   /** W3C Trace Context and OpenTelemetry export (src/tracing/, docs/tracing.md) */
   tracing: Type.Object({
     /** the OTLP/HTTP (JSON) traces endpoint, like http://collector:4318/v1/traces; absent = no spans exported */

@@ -40,6 +40,14 @@ export function checksum (body: string): string {
   return out
 }
 
+/**
+ * The regular expression secret scanners are given for the keys of `prefix` (docs/leaks.md
+ * states it for `kg_`): the prefix, the id, `_`, then the secret and the checksum.
+ */
+export function keyPattern (prefix: string): string {
+  return `${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[0-9A-Za-z]{${ID_LENGTH}}_[0-9A-Za-z]{${SECRET_LENGTH + CHECKSUM_LENGTH}}`
+}
+
 export interface NewKey {
   id: string
   key: string

@@ -1,6 +1,8 @@
 /**
  * /keys: list, create (the only response that ever holds a key), show, revoke,
- * rotate, restrict (scope and addresses), and the key's own rate limit (admin only). Every write is one admin action
+ * rotate, restrict (scope and addresses), the key's own rate limit (admin only), and
+ * leaked keys reported by a scanner (the only request body that holds keys; an org
+ * admin's report counts only its own org's keys). Every write is one admin action
  * (src/admin/actions.ts). Who may touch which key is decided by the admin rules
  * (admin/policy/scope-rules.ts): an admin every key; an org admin its org's keys; a
  * self principal its own user's keys. A key outside the caller's scope is 404,
@@ -8,12 +10,13 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
+import { createHash } from 'node:crypto'
 import { AdminError, DEFAULT_GRACE_MS } from '../../registry/admin/index.js'
-import { callerOf, requireAdmin, type ApiContext } from './context.js'
+import { callerOf, requireAdmin, requireScope, type ApiContext } from './context.js'
 import { withWarnings } from './refusal.js'
 import { positive } from './validation.js'
 import {
-  Changed, CreatedKeyResponse, CreateKeyBody, EmptyBody, KeyLimitBody, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RestrictKeyBody, RotatedKeySchema, RotateKeyBody
+  Changed, CreatedKeyResponse, CreateKeyBody, EmptyBody, KeyLimitBody, LeakedKeysBody, LeakedKeysResponse, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RestrictKeyBody, RotatedKeySchema, RotateKeyBody
 } from './schemas.js'
 
 export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
@@ -52,6 +55,23 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     })
     reply.code(201)
     return withWarnings(result, warnings)
+  })
+
+  app.post<{ Body: Static<typeof LeakedKeysBody> }>('/keys/leaked', {
+    onRequest: requireScope('org'),
+    config: { takesKeys: true },
+    schema: { querystring: NoQuery, body: LeakedKeysBody, response: { 200: LeakedKeysResponse } }
+  }, async (request) => {
+    const { keys, source } = request.body
+    const outcomes = await callerOf(ctx, request).actions.reportLeaked(keys, source)
+    return {
+      results: keys.map((token, i) => {
+        const o = outcomes[i]
+        const tokenHash = createHash('sha256').update(token).digest('hex')
+        return o?.id === undefined ? { token_hash: tokenHash, label: 'false_positive' as const } : { token_hash: tokenHash, label: o.label, id: o.id }
+      }),
+      revoked: outcomes.filter((o) => o.revoked === true).length
+    }
   })
 
   app.get<{ Params: Static<typeof KeyParams> }>('/keys/:id', {

@@ -105,6 +105,12 @@ export const PutOrgBody = Type.Object({
   key_max_ttl: Type.Optional(Type.Union([Duration, Type.Null()]))
 }, closed)
 export const EmptyBody = Type.Object({}, closed)
+/** leaked keys from a scanner (the one body that holds whole keys: docs/leaks.md) */
+export const LeakedKeysBody = Type.Object({
+  keys: Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: 1000 }),
+  /** where they were found: a URL, or the scanner's name */
+  source: Type.String({ minLength: 1, maxLength: 1024 })
+}, closed)
 export const DeactivateBody = Type.Object({
   /** revoke the BOT keys the user created, in the same change */
   revoke_created_keys: Type.Optional(Type.Boolean())
@@ -123,6 +129,12 @@ const Warnings = Type.Optional(Type.Array(Type.Object({ field: OptStr, reason: S
 
 export const CreatedKeyResponse = Type.Object({ ...CreatedKeySchema.properties, warnings: Warnings }, closed)
 export { KeyViewSchema, RotatedKeySchema }
+/** per reported key, in order: its SHA-256 (hex) and label; a true positive's key id */
+export const LeakedKeysResponse = Type.Object({
+  results: Type.Array(Type.Object({ token_hash: Str, label: Type.Union([Type.Literal('true_positive'), Type.Literal('false_positive')]), id: OptStr }, closed)),
+  /** how many keys this report revoked (the others were revoked already, or are none of the caller's keys) */
+  revoked: Type.Integer()
+}, closed)
 export const Changed = Type.Object({ id: Str, changed: Type.Boolean() }, closed)
 export const UserStatusChanged = Type.Object({
   id: Str,

@@ -5,7 +5,8 @@
  * `{}`, with or without `Content-Type: application/json` (a JSON `null` is refused).
  * A value or a property name (query or body, at any depth) that looks like a whole
  * keygate key (a secret pasted where an id or a name belongs) is refused before it
- * can reach the registry, the audit trail or a log; and a validation message, which
+ * can reach the registry, the audit trail or a log (except in the body of a route
+ * whose `config.takesKeys` says keys are what it takes: POST /keys/leaked); and a validation message, which
  * names the failing field, has anything key-shaped redacted (src/redact.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -49,7 +50,9 @@ export function useJsonValidation (app: FastifyInstance, keyPrefix: string): voi
 
   const keyShape = new RegExp(`${keyPrefix}[0-9A-Za-z]{${ID_LENGTH}}_[0-9A-Za-z]{20,}`, 'i')
   app.addHook('preValidation', async (request: FastifyRequest) => {
-    if (holdsKey(request.params, keyShape) || holdsKey(request.query, keyShape) || holdsKey(request.body, keyShape)) {
+    // a route whose body is keys by design (leaked keys) takes them there, and only there
+    const bodyTakesKeys = (request.routeOptions.config as { takesKeys?: boolean }).takesKeys === true
+    if (holdsKey(request.params, keyShape) || holdsKey(request.query, keyShape) || (!bodyTakesKeys && holdsKey(request.body, keyShape))) {
       throw badRequest('a value looks like a whole keygate key; refused unread (the API takes key ids, never keys)')
     }
   })

@@ -37,8 +37,26 @@ export async function checkKeyReferences (store: AdminStore, input: CreateKeyInp
 
 /** A user's id and references; returns the warnings. */
 export async function checkUserReferences (store: AdminStore, id: string, input: { org: string, role: string }): Promise<ErrorDetail[]> {
-  refuseAny([...nameProblems('id', 'user id', id), ...botIdProblems(id), ...nameProblems('org', 'org', input.org), ...await existingRole(store, 'role', input.role)])
+  refuseAny([...userShape(id, input.org), ...await existingRole(store, 'role', input.role)])
   return await orgWarnings(store, input.org)
+}
+
+/**
+ * A user's id and org, in themselves (no registry read); its role's existence is the
+ * caller's to check: against the registry (above), or against the registry as a
+ * registry file would leave it (src/registry/as-code/).
+ */
+export function userShapeProblems (id: string, org: string): ErrorDetail[] {
+  return userShape(id, org).map(({ field, reason }) => ({ field, reason }))
+}
+
+function userShape (id: string, org: string): Problem[] {
+  return [...nameProblems('id', 'user id', id), ...botIdProblems(id), ...nameProblems('org', 'org', org)]
+}
+
+/** A role's name and permissions, every bad one named (no registry read). */
+export function roleShapeProblems (name: string, permissions: readonly string[]): ErrorDetail[] {
+  return [...nameProblems('name', 'role', name), ...grantProblems(permissions).map((reason) => ({ field: 'permissions', reason }))]
 }
 
 /**

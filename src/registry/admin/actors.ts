@@ -6,11 +6,15 @@
  *   key:<keyId>     a key signed in to the admin API
  *   cli:<name>      the `keygate` command line, as the operating-system user <name>
  *   admin-token     the admin API's token
+ *   scanner:<name>  a secret scanner's signed report (`scanner:github`), in the audit trail
  *
  * Only `user:` values own anything. A stored value with none of these types predates
  * typing and names a user id (`keygate migrate created-by` rewrites such values).
  */
-const TYPED = /^(user|key|cli):./
+const TYPED = /^(user|key|cli|scanner):./
+
+/** GitHub's secret scanning, as the audit trail's actor of the keys it reports */
+export const GITHUB_SCANNER = 'scanner:github'
 
 export function userActor (userId: string): string {
   return `user:${userId}`

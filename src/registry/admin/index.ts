@@ -7,6 +7,7 @@
  *   roles.ts      roles                    keys.ts       create, revoke, show, list, limit, restrict
  *   users.ts      users and their status   rotation.ts   rotate (WATCHed)
  *   orgs.ts       org records (rate limit) views.ts      what admins see (TypeBox)
+ *   leaks.ts      leaked keys revoked      ../as-code/   registry files: export, plan, apply
  *   audit-log.ts  the audit trail
  *
  * Each change that touches several Redis keys (a record, its index sets and the
@@ -19,11 +20,15 @@ import type { RegistryClient } from '../redis-client.js'
 import type { RedisKeys } from '../redis-keys.js'
 import { AuditLog, DEFAULT_AUDIT_OPTIONS, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 import { migrateCreatedBy } from './created-by-migration.js'
+import { revokeLeaked, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
 import { createKey, keysOverPolicy, listKeys, restrictKey, revokeKey, setKeyLimit, showKey, type CreateKeyInput, type KeyRestrictionChange } from './keys.js'
 import { listOrgs, putOrg, showOrg, type OrgInput } from './orgs.js'
 import { deleteRole, listRoles, putRole, showRole } from './roles.js'
 import { rotateKey } from './rotation.js'
 import type { StoreContext } from './transactions.js'
+import { applyFile, planFile, type ApplyOptions, type ApplyResult } from '../as-code/registry-apply.js'
+import { exportRegistry } from '../as-code/registry-export.js'
+import type { RegistryFile } from '../as-code/registry-file.js'
 import { listUsers, putUser, setUserStatus, showUser, type UserStatusChange } from './users.js'
 import type { AuditEntry, CreatedKey, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
 
@@ -31,6 +36,7 @@ export { AdminError, CODE_OF_KIND, ifMissing, type AdminErrorKind, type ErrorDet
 export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, nameProblem, ownsKey } from './rules.js'
 export { auditOptions, CURSOR, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 export type { CreateKeyInput, KeyRestrictionChange } from './keys.js'
+export { LEAK_SOURCE_MAX, type LeakLabel, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
 export { ORG_NAME_MAX, type OrgInput } from './orgs.js'
 export type { UserStatusChange } from './users.js'
 export type { AuditEntry, CreatedKey, KeyType, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
@@ -127,6 +133,14 @@ export class AdminStore {
     return await restrictKey(this.ctx, id, change)
   }
 
+  /**
+   * Revokes each token that is a live key (`revoked_reason leaked`, `leak_source`), one
+   * change and one audit entry `key.leaked` each; a label per token, in order (leaks.ts).
+   */
+  async revokeLeaked (reports: readonly LeakReport[], o: LeakOptions = {}, now = Date.now()): Promise<LeakOutcome[]> {
+    return await revokeLeaked(this.ctx, reports, o, now)
+  }
+
   /** The key's own rate limit; `null` removes it. */
   async setKeyLimit (id: string, limit: string | null): Promise<{ changed: boolean }> {
     return await setKeyLimit(this.ctx, id, limit)
@@ -144,6 +158,23 @@ export class AdminStore {
   /** Types every `created_by` and unindexes BOT keys from non-user "owners" (created-by-migration.ts). */
   async migrateCreatedBy (): Promise<{ rewritten: string[], unindexed: string[] }> {
     return await migrateCreatedBy(this.ctx)
+  }
+
+  // ---- the registry as code (src/registry/as-code/) ---------------------------
+
+  /** Roles, org records and users as a registry file (YAML); `org`: that org's. */
+  async exportRegistry (o: { org?: string | undefined } = {}): Promise<string> {
+    return await exportRegistry(this.ctx.redis, this.ctx.keys, o)
+  }
+
+  /** What applying `file` would change now, or its problems. */
+  async planRegistry (file: RegistryFile, prune: boolean): Promise<ApplyResult> {
+    return await planFile(this.ctx, file, prune)
+  }
+
+  /** Makes exactly the plan's changes, atomically, audited as `registry.apply`; nothing on any problem. */
+  async applyRegistry (file: RegistryFile, o: ApplyOptions): Promise<ApplyResult> {
+    return await applyFile(this.ctx, file, o)
   }
 
   // ---- audit ---------------------------------------------------------------

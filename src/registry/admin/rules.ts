@@ -40,7 +40,13 @@ export function ownsKey (user: string, key: { type: string, user?: string | unde
 
 /** A `rate_limit` as every record holds it: `<count>/<period>` (src/ratelimit/limit.ts, the one parser). */
 export function checkRateLimit (text: string): void {
-  if (parseRateLimit(text) === undefined) throw new AdminError(`invalid rate limit "${text}": ${RATE_LIMIT_HELP}`)
+  const problem = rateLimitProblem(text)
+  if (problem !== undefined) throw new AdminError(problem)
+}
+
+/** Why a `rate_limit` is refused; undefined: it is fine. */
+export function rateLimitProblem (text: string): string | undefined {
+  return parseRateLimit(text) === undefined ? `invalid rate limit "${text}": ${RATE_LIMIT_HELP}` : undefined
 }
 
 /** The owner fields of a key creation. */

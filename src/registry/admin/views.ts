@@ -26,6 +26,9 @@ export const KeyViewSchema = Type.Object({
   created_by: OptStr,
   expires_at: OptStr,
   revoked_at: OptStr,
+  /** `leaked`: revoked on a scanner's report (section 18), found at `leak_source` */
+  revoked_reason: OptStr,
+  leak_source: OptStr,
   last_used_at: OptStr,
   replaces: OptStr,
   replaced_by: OptStr,

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { generateKey, hashSecret, secretMatches } from '../../../src/registry/key-material.js'
+import { readFileSync } from 'node:fs'
+import { generateKey, hashSecret, keyPattern, secretMatches } from '../../../src/registry/key-material.js'
 import { parseKey } from '../../../src/decision/key-format.js'
 
 t.test('a generated key parses back to its id, and only the secret\'s SHA-256 is kept', async (t) => {
@@ -59,4 +60,28 @@ t.test('a custom prefix', async (t) => {
   const k = generateKey('acme_')
   t.ok(k.key.startsWith('acme_'))
   t.not(typeof parseKey(k.key, 'acme_'), 'string')
+})
+
+t.test('the regular expression docs/leaks.md gives scanners matches every generated key and no near miss', async (t) => {
+  const doc = readFileSync(new URL('../../../docs/leaks.md', import.meta.url), 'utf8')
+  // the line right after "the regular expression for a whole key is, exactly:" and its code fence
+  const stated = /is, exactly:\n\n```\n(.+)\n```/.exec(doc)?.[1]
+  t.equal(stated, keyPattern('kg_'), 'the docs state the pattern the code derives from the key format')
+  const whole = new RegExp(`^(?:${stated ?? '(?!)'})$`)
+  for (let i = 0; i < 500; i++) {
+    const { key } = generateKey('kg_')
+    if (!whole.test(key)) t.fail(`a generated key does not match: ${key.slice(0, 19)}...`)
+  }
+  const { key } = generateKey('kg_')
+  const nearMisses = {
+    'one character short': key.slice(0, -1),
+    'one character long': key + 'a',
+    'another prefix': 'kx_' + key.slice(3),
+    'the prefix in capitals': 'KG_' + key.slice(3),
+    'no separator after the id': key.slice(0, 19) + 'a' + key.slice(20),
+    'a non-base62 character in the secret': key.slice(0, 25) + '-' + key.slice(26),
+    'an id one character short': key.slice(0, 18) + key.slice(19) + 'a'
+  }
+  for (const [what, miss] of Object.entries(nearMisses)) t.notOk(whole.test(miss), what)
+  t.equal(keyPattern('acme_'), 'acme_[0-9A-Za-z]{16}_[0-9A-Za-z]{38}', 'another prefix, the same shape')
 })
