@@ -406,8 +406,9 @@ function isCidr (text) {
     max = 32
   } else if (address.includes(':') && /^[0-9A-Fa-f:.]+$/.test(address)) {
     try {
-      // (the URL parser is the browser's own IPv6 grammar)
-      if (new URL(`http://[${address}]/`).hostname === '') return false
+      // (the URL parser is the browser's own IPv6 grammar; a bracketed host is parsed
+      // as IPv6 under any scheme, and this one names no place)
+      if (new URL(`cidr://[${address}]/`).hostname === '') return false
     } catch {
       return false
     }
