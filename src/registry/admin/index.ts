@@ -22,7 +22,7 @@ import { AuditLog, DEFAULT_AUDIT_OPTIONS, type AuditOptions, type AuditPage, typ
 import { migrateCreatedBy } from './created-by-migration.js'
 import { revokeLeaked, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
 import { createKey, keysOverPolicy, listKeys, restrictKey, revokeKey, setKeyLimit, showKey, type CreateKeyInput, type KeyRestrictionChange } from './keys.js'
-import { listOrgs, putOrg, showOrg, type OrgInput } from './orgs.js'
+import { listOrgs, orgKeyCap, putOrg, showOrg, type OrgInput } from './orgs.js'
 import { deleteRole, listRoles, putRole, showRole } from './roles.js'
 import { rotateKey } from './rotation.js'
 import type { StoreContext } from './transactions.js'
@@ -31,6 +31,7 @@ import { exportRegistry } from '../as-code/registry-export.js'
 import type { RegistryFile } from '../as-code/registry-file.js'
 import { listUsers, putUser, setUserStatus, showUser, type UserStatusChange } from './users.js'
 import type { AuditEntry, CreatedKey, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
+import { AdminError } from './errors.js'
 
 export { AdminError, CODE_OF_KIND, ifMissing, type AdminErrorKind, type ErrorDetail } from './errors.js'
 export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, nameProblem, ownsKey } from './rules.js'
@@ -82,6 +83,16 @@ export class AdminStore {
 
   async showOrg (org: string): Promise<OrgView> {
     return await showOrg(this.ctx, org)
+  }
+
+  /** The org's key policy (`key_max_ttl`), in ms; undefined: none, or malformed (keys in it are refused then). */
+  async orgKeyCap (org: string): Promise<number | undefined> {
+    try {
+      return await orgKeyCap(this.ctx, this.ctx.redis, org)
+    } catch (err) {
+      if (err instanceof AdminError) return undefined
+      throw err
+    }
   }
 
   /** Whether the org has a record (an org needs none: users and keys may name any org). */
