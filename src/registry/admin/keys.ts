@@ -24,7 +24,7 @@ export interface CreateKeyInput extends KeyOwnerFields {
   rateLimit?: string | undefined
 }
 
-const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'revoked_reason', 'leak_source', 'replaces', 'replaced_by', 'rate_limit'] as const
+const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'revoked_reason', 'leak_source', 'imported', 'replaces', 'replaced_by', 'rate_limit'] as const
 
 export async function createKey (ctx: StoreContext, input: CreateKeyInput, now: number): Promise<CreatedKey> {
   const target = input.type === 'personal' ? `user:${input.user ?? ''}` : `role:${input.role ?? ''}`
