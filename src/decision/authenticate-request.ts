@@ -5,6 +5,8 @@
  *
  *   credential     exactly one `Authorization: Bearer <token68>`   extract-credential.ts
  *   key format     prefix, id, secret, checksum, locally            key-format.ts
+ *                  (with `keys.accept_imported`, a token in no keygate format is an
+ *                  imported key's: its SHA-256 read in one round trip, docs/imports.md)
  *   records        key -> user -> role, cache else one round trip   src/cache/resolve-identity.ts
  *   authenticate   secret, status, expiry, user, org                decide.ts
  *
