@@ -2,9 +2,8 @@
 // with no authentication, forwarding /api/v1/* to the origin stub. Runs as its
 // own child process (pinned like keygate) so the comparison is like for like.
 //
-// With PROXY=reply-from it is the reference row instead: fastify + @fastify/reply-from,
-// the proxy core keygate uses (without http-proxy's route handler), still no auth.
-// keygate's ratio to this row is what authentication and the log cost on their own.
+// With PROXY=reply-from it is the reference row instead: fastify + @fastify/reply-from
+// (http-proxy's engine, without its route handler), still no auth.
 //
 // Env: ORIGIN_URL (required), PORT (default 0 = ephemeral), HOST (default 127.0.0.1), PROXY.
 // Prints "listening <port>" on stdout once bound.

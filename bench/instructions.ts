@@ -34,7 +34,7 @@ const READY_TIMEOUT_MS = 180_000
 
 const run = promisify(execFile)
 
-interface Counted {
+export interface Counted {
   name: string
   mainPerReq: number
   allPerReq: number
@@ -64,8 +64,7 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       headers: {},
       dir
     })
-    // keygate's proxy core alone (fastify + @fastify/reply-from, no auth): keygate minus
-    // this is what authentication, the identity headers and the log cost
+    // fastify + @fastify/reply-from, no auth: http-proxy's engine without its route handler
     const compared = ctx.compareCli !== undefined
     const reference = compared
       ? undefined
@@ -139,8 +138,7 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
         'Counted by valgrind (`--tool=callgrind`), not timed: the same on a quiet or a noisy machine. The ratio of main-thread counts is the ' +
         'throughput ratio the event loop\'s work alone would give; time also depends on cache misses and the kernel, which this does not see. ' +
         'The other threads are V8\'s compiler and GC helpers; under valgrind the compiler keeps working long after it would have settled at full speed, ' +
-        'so that column varies from run to run. The reference is fastify + @fastify/reply-from without auth, keygate\'s proxy core: ' +
-        'keygate\'s count minus the reference\'s is what authentication, the identity headers and the log cost.',
+        'so that column varies from run to run. The reference is fastify + @fastify/reply-from without auth (http-proxy\'s engine without its route handler).',
         ''
       ].join('\n'),
       failures
@@ -150,7 +148,7 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
   }
 }
 
-interface CountOptions {
+export interface CountOptions {
   name: string
   start: () => Promise<RunningServer>
   /** the HOST the server process sees */
@@ -160,19 +158,23 @@ interface CountOptions {
   reads?: () => Promise<number>
   /** the callgrind output's file name, when it is not `name` */
   file?: string
+  /** requests of warm-up and counted requests; default 20,000 and 5,000 */
+  amounts?: { warmUp: number, measured: number }
+  /** the request path; default BENCH_PATH */
+  path?: string
 }
 
-async function count (o: CountOptions): Promise<Counted> {
+export async function count (o: CountOptions): Promise<Counted> {
   const server = await o.start()
   const pid = server.pid
   if (pid === undefined) throw new Error(`instructions: ${o.name} has no pid`)
   const failures: string[] = []
   try {
-    const warm = await load(server.port, o.headers, WARMUP_REQUESTS)
+    const warm = await load(server.port, o.headers, o.amounts?.warmUp ?? WARMUP_REQUESTS, o.path)
     if (warm.bad > 0) process.stderr.write(`[bench] instructions: ${o.name} warm-up had ${warm.bad} failed requests (a server starting under valgrind can time out)\n`)
     const readsBefore = await o.reads?.()
     await control(pid, o.host, '--zero')
-    const measured = await load(server.port, o.headers, MEASURED_REQUESTS)
+    const measured = await load(server.port, o.headers, o.amounts?.measured ?? MEASURED_REQUESTS, o.path)
     await control(pid, o.host, '--dump')
     const readsAfter = await o.reads?.()
     if (measured.bad > 0) failures.push(`instructions: ${o.name} had ${measured.bad} failed requests in the measured window`)
@@ -190,8 +192,8 @@ async function count (o: CountOptions): Promise<Counted> {
   }
 }
 
-async function load (port: number, headers: Record<string, string>, amount: number): Promise<{ responses: number, bad: number }> {
-  const result = await autocannon({ url: `http://127.0.0.1:${port}${BENCH_PATH}`, headers, connections: CONNECTIONS, amount, timeout: 60 })
+async function load (port: number, headers: Record<string, string>, amount: number, path = BENCH_PATH): Promise<{ responses: number, bad: number }> {
+  const result = await autocannon({ url: `http://127.0.0.1:${port}${path}`, headers, connections: CONNECTIONS, amount, timeout: 60 })
   return { responses: result.requests.total, bad: result.non2xx + result.errors }
 }
 

@@ -68,7 +68,7 @@ export function keyRecord (key: NewKey, fields: Record<string, string>): Record<
   return { hash: key.hash, org: 'acme', name: 'bench', status: 'active', created_at: new Date().toISOString(), created_by: 'bench', ...fields }
 }
 
-async function seed (url: string): Promise<void> {
+export async function seed (url: string): Promise<void> {
   const client = new Redis(url)
   const k = redisKeys(PREFIX)
   await client.multi()

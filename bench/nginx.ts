@@ -59,17 +59,43 @@ server {
 /**
  * nginx, a master and one worker (all on `cpus`): with `authzPort`, the documented
  * configuration, ready once a request without a key comes back as keygate's 401
- * through it; without, the plain proxy, ready once a request comes back from the origin.
+ * through it (with `readyStatus`, another authorizer's answer); without, the plain
+ * proxy, ready once a request comes back from the origin.
  */
-export async function startNginx (authzPort: number | undefined, originUrl: string, cpus: string | undefined): Promise<ChildServer> {
-  const bin = nginxBinary()
+export async function startNginx (authzPort: number | undefined, originUrl: string, cpus: string | undefined, readyStatus?: number): Promise<ChildServer> {
   const port = await freePort()
   const backendPort = Number(new URL(originUrl).port)
+  return await startCustomNginx({
+    port,
+    http: authzPort === undefined ? plainProxy(backendPort, port) : configFromDocs(authzPort, backendPort, port),
+    readyUrl: `http://127.0.0.1:${port}${BENCH_PATH}`,
+    readyStatus: readyStatus ?? (authzPort === undefined ? 200 : 401),
+    cpus
+  })
+}
+
+export interface CustomNginx {
+  port: number
+  /** the http block's configuration, given the run's directory (for files written there) */
+  http: string | ((dir: string) => string)
+  /** main-context directives (load_module) */
+  main?: string
+  /** files written into the run's directory first, by name */
+  files?: Record<string, string>
+  readyUrl: string
+  readyStatus: number
+  cpus: string | undefined
+}
+
+/** nginx, a master and one worker (all on `cpus`), with the bench's common http settings and `o.http`. */
+export async function startCustomNginx (o: CustomNginx): Promise<ChildServer> {
+  const bin = nginxBinary()
   const dir = mkdtempSync(join(tmpdir(), 'keygate-bench-nginx-'))
   // run as root, the master starts its worker as `nobody`, which must reach the temp paths
   chmodSync(dir, 0o755)
+  for (const [name, text] of Object.entries(o.files ?? {})) writeFileSync(join(dir, name), text, { mode: 0o644 })
   const conf = join(dir, 'nginx.conf')
-  writeFileSync(conf, `
+  writeFileSync(conf, `${o.main ?? ''}
 worker_processes 1;
 daemon off;
 pid ${dir}/nginx.pid;
@@ -87,7 +113,7 @@ http {
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
-${authzPort === undefined ? plainProxy(backendPort, port) : configFromDocs(authzPort, backendPort, port)}
+${typeof o.http === 'string' ? o.http : o.http(dir)}
 }
 `)
   const check = spawnSync(bin, ['-t', '-p', dir, '-c', conf], { encoding: 'utf8' })
@@ -99,10 +125,10 @@ ${authzPort === undefined ? plainProxy(backendPort, port) : configFromDocs(authz
       name: 'nginx',
       command: bin,
       args: ['-p', dir, '-c', conf],
-      cpus,
-      port,
-      readyUrl: `http://127.0.0.1:${port}${BENCH_PATH}`,
-      isReady: (status) => status === (authzPort === undefined ? 200 : 401)
+      cpus: o.cpus,
+      port: o.port,
+      readyUrl: o.readyUrl,
+      isReady: (status) => status === o.readyStatus
     })
   } catch (err: unknown) {
     const log = errors()

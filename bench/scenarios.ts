@@ -5,8 +5,10 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { coldKeyCount, coldKeys, nextColdAuthorization } from './cold-keys.js'
 import { FORGED_IDS, nextForgedKey } from './forged-keys.js'
-import { BENCH_RATE_LIMIT, benchKeys, startKeygate, type KeygateOptions } from './keygate.js'
+import { BENCH_RATE_LIMIT, benchKeys, PREFIX, seed, startBenchRedis, startKeygate, type KeygateOptions } from './keygate.js'
 import { startNginx } from './nginx.js'
+import { startNginxLua } from './nginx-lua.js'
+import type { ChildServer } from './process.js'
 import { BENCH_PATH, startBaseline, startHello } from './servers.js'
 import type { RunningServer, Scenario, ScenarioContext } from './types.js'
 
@@ -45,7 +47,7 @@ export function controlScenario (ctx: ScenarioContext): Scenario {
  */
 export function referenceScenario (ctx: ScenarioContext): Scenario {
   return {
-    name: 'reference: fastify + @fastify/reply-from (no auth; keygate\'s proxy core)',
+    name: 'reference: fastify + @fastify/reply-from (no auth; http-proxy\'s engine)',
     start: async () => await startBaseline(ctx.distDir, ctx.originUrl, ctx.serverCpus, undefined, 'reply-from'),
     headers: {}
   }
@@ -136,7 +138,7 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
  * `X-Forwarded-Method`/`-Uri`, the client's address appended to `X-Forwarded-For`, and
  * the client's headers (its `Authorization`).
  */
-function traefikDecision (key: string): Record<string, string> {
+export function traefikDecision (key: string): Record<string, string> {
   return {
     'x-forwarded-method': 'GET',
     'x-forwarded-proto': 'http',
@@ -196,6 +198,48 @@ async function startNginxAuthorizer (ctx: ScenarioContext): Promise<RunningServe
   }
 }
 
+/** nginx with the Lua key check (bench/nginx-lua.ts), with a Redis of its own holding the bench's records. */
+async function startNginxLuaAuth (ctx: ScenarioContext): Promise<RunningServer> {
+  const redis = await startBenchRedis(ctx, 'redis-lua')
+  let nginx: ChildServer
+  try {
+    await seed(redis.url)
+    nginx = await startNginxLua(Number(new URL(redis.url).port), PREFIX, ctx.originUrl, ctx.serverCpus)
+  } catch (err: unknown) {
+    await redis.server.stop()
+    throw err
+  }
+  return {
+    port: nginx.port,
+    pid: nginx.pid,
+    async stop () {
+      await nginx.stop()
+      await redis.server.stop()
+    }
+  }
+}
+
+/** docs/authorizer.md's nginx asking node:http's hello world (bench/hello.ts), which allows everything: both on the server core. */
+async function startNginxHello (ctx: ScenarioContext): Promise<RunningServer> {
+  const hello = await startHello(ctx.distDir, ctx.serverCpus, undefined, 'node-http')
+  let nginx: ChildServer
+  try {
+    nginx = await startNginx(hello.port, ctx.originUrl, ctx.serverCpus, 200)
+  } catch (err: unknown) {
+    await hello.stop()
+    throw err
+  }
+  return {
+    port: nginx.port,
+    pid: hello.pid,
+    parts: [{ label: 'nginx', pid: nginx.pid }, { label: 'hello', pid: hello.pid }],
+    async stop () {
+      await nginx.stop()
+      await hello.stop()
+    }
+  }
+}
+
 /**
  * Authorizer rows (issue 16): cached decisions on the authorizer listener (personal key,
  * Traefik's request shape) and a refused one (a malformed key, 401), each compared with
@@ -245,6 +289,20 @@ export function authorizerScenarios (ctx: ScenarioContext): Scenario[] {
       start: async () => await startNginxAuthorizer(ctx),
       headers: { authorization: `Bearer ${benchKeys.personal.key}` },
       target: { cpuRatio: 1.5 }
+    },
+    {
+      // Kong's architecture: the key check in nginx's own Lua, cached in a shared dict in front of Redis
+      name: 'nginx + Lua auth: personal key, lua_shared_dict cache in front of Redis (Kong\'s architecture)',
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startNginxLuaAuth(ctx),
+      headers: { authorization: `Bearer ${benchKeys.personal.key}` }
+    },
+    {
+      // the floor of any Node authorizer behind nginx: node:http answering every decision 200
+      name: 'nginx + node:http hello world as the authorizer (auth_request; both on the server core)',
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startNginxHello(ctx),
+      headers: { authorization: `Bearer ${benchKeys.personal.key}` }
     },
     {
       // the ceiling of the row above: its distance from this one is what asking keygate costs

@@ -53,14 +53,13 @@ export async function startOtlpSink (distDir: string, cpus: string | undefined):
   })
 }
 
-/** The fastify hello-world (bench/hello.ts): 200, empty body, for any GET. */
-export async function startHello (distDir: string, cpus: string | undefined): Promise<ChildServer> {
+/** The hello-world (bench/hello.ts): 200, empty body, for any GET; fastify's, or node:http's alone. */
+export async function startHello (distDir: string, cpus: string | undefined, launcher?: Launcher, server: 'fastify' | 'node-http' = 'fastify'): Promise<ChildServer> {
   const port = await freePort()
   return await spawnServer({
-    name: 'hello',
-    command: process.execPath,
-    args: [join(distDir, 'hello.js')],
-    env: { PORT: String(port), HOST: '127.0.0.1' },
+    name: server === 'fastify' ? 'hello' : 'hello-node-http',
+    ...nodeCommand([join(distDir, 'hello.js')], launcher),
+    env: { PORT: String(port), HOST: '127.0.0.1', HELLO: server },
     cpus,
     port,
     readyUrl: `http://127.0.0.1:${port}/`,

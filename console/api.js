@@ -1,10 +1,15 @@
-// The admin API client. The credential lives in this module's closure only: never in
+// The admin API client. A key or token lives in this module's closure only: never in
 // localStorage, sessionStorage, a cookie, the URL or the DOM. Signing out (or a
-// reload) forgets it.
+// reload) forgets it. A person signed in through SSO has instead an HttpOnly session
+// cookie this script never sees; the browser sends it (same origin only), and every
+// call carries `X-Requested-With: keygate`, which the API requires of a state-changing
+// call made with a session (a cross-site page cannot set it).
 
 const BASE = new URL('../admin/v1/', document.baseURI)
 
 let credential = null
+/** signed in with the session cookie (SSO) rather than a credential */
+let withSession = false
 
 export class ApiError extends Error {
   /** `details`: a refused write's problems, each `{ field, reason }` (docs/admin-api.md#errors) */
@@ -20,6 +25,7 @@ export class ApiError extends Error {
 /** Remembers the credential for this tab, if the API accepts it; returns the session. */
 export async function signIn (value) {
   credential = value
+  withSession = false
   try {
     return await request('GET', 'session')
   } catch (err) {
@@ -28,13 +34,47 @@ export async function signIn (value) {
   }
 }
 
+/** The SSO session, if the browser holds one: the session, else null. */
+export async function resumeSession () {
+  credential = null
+  withSession = true
+  try {
+    return await request('GET', 'session')
+  } catch {
+    withSession = false
+    return null
+  }
+}
+
+/** The SSO provider's name, if SSO is configured: else null. */
+export async function ssoProvider () {
+  try {
+    const res = await fetch(new URL('sso/provider', document.baseURI), { cache: 'no-store', credentials: 'omit', redirect: 'error' })
+    if (!res.ok) return null
+    const data = await res.json()
+    return typeof data?.display_name === 'string' ? data.display_name : null
+  } catch {
+    return null
+  }
+}
+
 export function signOut () {
   credential = null
+  if (withSession) {
+    withSession = false
+    // ends the session on every instance; the API also clears the cookie
+    fetch(new URL('session', BASE), { method: 'DELETE', headers: { 'x-requested-with': 'keygate' }, credentials: 'same-origin', redirect: 'error' }).catch(() => {})
+  }
+}
+
+export function signedInWithSession () {
+  return withSession
 }
 
 export async function request (method, path, body) {
-  if (credential === null) throw new ApiError(401, 'unauthorized', 'Not signed in')
-  const headers = { authorization: `Bearer ${credential}`, accept: 'application/json' }
+  if (credential === null && !withSession) throw new ApiError(401, 'unauthorized', 'Not signed in')
+  const headers = { accept: 'application/json', 'x-requested-with': 'keygate' }
+  if (credential !== null) headers.authorization = `Bearer ${credential}`
   if (body !== undefined) headers['content-type'] = 'application/json'
   let res
   try {
@@ -43,7 +83,7 @@ export async function request (method, path, body) {
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
       cache: 'no-store',
-      credentials: 'omit',
+      credentials: 'same-origin',
       redirect: 'error',
       referrerPolicy: 'no-referrer'
     })
@@ -76,6 +116,8 @@ export const api = {
   }),
   setKeyLimit: (id, rateLimit) => request('POST', `keys/${enc(id)}/limit`, { rate_limit: rateLimit }),
   orgs: () => request('GET', 'orgs'),
+  keyUsage: (id, range = {}) => request('GET', `keys/${enc(id)}/usage` + query(range)),
+  orgUsage: (org, range = {}) => request('GET', `orgs/${enc(org)}/usage` + query(range)),
   putOrg: (org, input) => request('PUT', `orgs/${enc(org)}`, input),
   deleteRole: (name, force) => request('DELETE', `roles/${enc(name)}` + (force ? '?force=true' : ''))
 }

@@ -3,6 +3,10 @@
 import { api } from './api.js'
 import { $, badge, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, sayError, show, timeCell } from './dom.js'
 import { editLimit, limitCell } from './limits.js'
+import { sparkline, totalOf } from './usage.js'
+
+/** keys a page of the list shows (each with its last 24 h, one usage read a key) */
+const PAGE_SIZE = 50
 
 export function integrationsPage (ctx) {
   const dialog = $('generate-dialog')
@@ -19,16 +23,58 @@ export function integrationsPage (ctx) {
       : scope === 'org'
         ? `Every key of org ${principal.org}. A key is shown once, at creation; keygate keeps only a hash. Times are UTC.`
         : 'Your personal keys and the BOT keys you created. A key is shown once, at creation. Times are UTC.'
+    show($('org-usage-open'), scope === 'org')
     const filter = scope === 'self' ? { user: principal.user } : scope === 'org' ? { org: principal.org } : {}
     const { keys } = await api.keys(filter)
     render(keys)
   }
 
+  // the list, searched and paged here: an org of thousands of keys shows PAGE_SIZE at a time
+  let all = []
+  let page = 0
+
   function render (keys) {
-    const sorted = [...keys].sort((a, b) => (b.created_at ?? '').localeCompare(a.created_at ?? ''))
-    $('keys-body').replaceChildren(...sorted.map(row))
-    show($('keys-empty'), sorted.length === 0)
+    all = [...keys].sort((a, b) => (b.created_at ?? '').localeCompare(a.created_at ?? ''))
+    page = 0
+    renderPage()
   }
+
+  function matching () {
+    const q = $('keys-search').value.trim().toLowerCase()
+    if (q === '') return all
+    return all.filter((k) => [k.name, k.id, k.user, k.role, k.org].some((v) => typeof v === 'string' && v.toLowerCase().includes(q)))
+  }
+
+  function renderPage () {
+    const found = matching()
+    const pages = Math.max(1, Math.ceil(found.length / PAGE_SIZE))
+    page = Math.min(page, pages - 1)
+    const shown = found.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE)
+    $('keys-body').replaceChildren(...shown.map(row))
+    show($('keys-empty'), all.length === 0)
+    $('keys-page').textContent = found.length === 0 ? (all.length === 0 ? '' : 'No key matches.') : `${page * PAGE_SIZE + 1}-${page * PAGE_SIZE + shown.length} of ${found.length}`
+    $('keys-prev').disabled = page === 0
+    $('keys-next').disabled = page >= pages - 1
+    for (const k of shown) usageOf(k)
+  }
+
+  /** A row's last 24 h: the total and a sparkline (the cell stays empty when it cannot be read). */
+  function usageOf (k) {
+    api.keyUsage(k.id).then(({ points }) => {
+      const cell = $('keys-body').querySelector(`tr[data-key-id="${k.id}"] .usage`)
+      if (cell === null) return
+      const total = totalOf(points)
+      cell.replaceChildren(h('span', { class: 'usage-total', 'data-total': String(total) }, total.toLocaleString('en')), ' ', sparkline(points, `${total} requests in the last 24 hours`))
+    }).catch(() => {})
+  }
+
+  $('org-usage-open').addEventListener('click', () => {
+    const { org } = ctx.session.principal
+    ctx.usage.open({ org }, `Requests of org ${org}`).catch(ctx.fail)
+  })
+  $('keys-search').addEventListener('input', () => { page = 0; renderPage() })
+  $('keys-prev').addEventListener('click', () => { page--; renderPage() })
+  $('keys-next').addEventListener('click', () => { page++; renderPage() })
 
   function row (k) {
     const owner = k.type === 'personal'
@@ -42,15 +88,21 @@ export function integrationsPage (ctx) {
       ? h('button', { type: 'button', class: 'button button-small', 'data-action': 'limit', onclick: () => limitKey(k) }, 'Limit')
       : ''
     return h('tr', { 'data-key-id': k.id, 'data-status': k.status },
-      h('td', {}, h('div', {}, k.name !== '' ? k.name : h('span', { class: 'muted' }, 'unnamed')), h('div', { class: 'muted small nowrap' }, h('span', { class: 'mono' }, k.id), ` · ${k.org}`)),
+      h('td', {}, h('div', {}, h('button', { type: 'button', class: 'link', 'data-action': 'usage', onclick: () => ctx.usage.open({ key: k.id }, `Requests of ${k.name !== '' ? k.name : k.id}`).catch(ctx.fail) }, k.name !== '' ? k.name : 'unnamed')), h('div', { class: 'muted small nowrap' }, h('span', { class: 'mono' }, k.id), ` · ${k.org}`)),
       h('td', {}, badge(k.type === 'bot' ? 'BOT' : 'Personal', k.type === 'bot' ? 'bot' : 'personal')),
       owner,
       timeCell(k.created_at, ''),
-      timeCell(k.last_used_at, 'never'),
+      usageCell(timeCell(k.last_used_at, 'never')),
       timeCell(k.expires_at, 'never'),
       statusCell(k),
       limitCell(k.rate_limit, k.rate_limit_used),
       h('td', { class: 'actions' }, limit, ' ', actions))
+  }
+
+  /** the Last used cell, with a place for the last 24 h below it */
+  function usageCell (cell) {
+    cell.append(h('div', { class: 'usage nowrap' }))
+    return cell
   }
 
   /** The status; a key revoked because it leaked says so, and where it was found (as text, never a link). */

@@ -5,11 +5,12 @@
 // Scopes, as GET /session reports them: admin (every org), org (keygate:org:admin:
 // its own org's users and keys), self (keygate:keys:self: its own user's keys).
 // The API enforces them; the console only shows what the scope may use.
-import { api, signIn, signOut } from './api.js'
+import { api, resumeSession, signedInWithSession, signIn, signOut, ssoProvider } from './api.js'
 import { $, say, show } from './dom.js'
 import { integrationsPage } from './integrations.js'
 import { orgsPage } from './orgs.js'
 import { rolesPage } from './roles.js'
+import { usagePanel } from './usage.js'
 import { usersPage } from './users.js'
 
 const ctx = {
@@ -30,12 +31,17 @@ const ctx = {
   /** shows an error of a page action; a refused credential signs out */
   fail (err) {
     if (err?.status === 401) {
-      leave('Your credential was refused: it was revoked, expired, or its user was deactivated. Sign in again.')
+      leave(signedInWithSession()
+        ? 'Your session ended: you signed out elsewhere, it expired, or your user was deactivated. Sign in again.'
+        : 'Your credential was refused: it was revoked, expired, or its user was deactivated. Sign in again.')
       return
     }
     say($('page-error'), err?.message ?? String(err))
   }
 }
+
+// the chart of a key's or an org's requests, opened from Integrations and Orgs
+ctx.usage = usagePanel(ctx)
 
 const pages = {
   integrations: integrationsPage(ctx),
@@ -44,6 +50,36 @@ const pages = {
   orgs: orgsPage(ctx)
 }
 let current = 'integrations'
+
+start().catch((err) => say($('sign-in-error'), err?.message ?? String(err)))
+
+/** On load: a message from a failed SSO sign-in, the SSO button, and a session the browser already holds. */
+async function start () {
+  const hash = window.location.hash
+  if (hash.startsWith('#sso_error=')) {
+    let message
+    try {
+      message = decodeURIComponent(hash.slice('#sso_error='.length))
+    } catch {
+      message = 'The sign-in did not succeed.'
+    }
+    // (the message leaves the address bar: a reload does not show it again)
+    window.history.replaceState(null, '', window.location.pathname)
+    say($('sign-in-error'), `Sign-in refused: ${message.slice(0, 300)}`)
+  }
+  const [provider, session] = await Promise.all([ssoProvider(), resumeSession()])
+  if (provider !== null) {
+    $('sso-sign-in').textContent = `Sign in with ${provider}`
+    show($('sso'), true)
+  }
+  if (session !== null) await entered(session)
+}
+
+async function entered (session) {
+  ctx.session = session
+  ctx.catalogue = ctx.scope === 'admin' ? (await api.permissions()).permissions : []
+  enter()
+}
 
 $('sign-in-form').addEventListener('submit', async (event) => {
   event.preventDefault()
@@ -55,9 +91,7 @@ $('sign-in-form').addEventListener('submit', async (event) => {
   if (value === '') return
   $('sign-in-submit').disabled = true
   try {
-    ctx.session = await signIn(value)
-    ctx.catalogue = ctx.scope === 'admin' ? (await api.permissions()).permissions : []
-    enter()
+    await entered(await signIn(value))
   } catch (err) {
     signOut()
     say($('sign-in-error'), err.status === 401 || err.status === 403
@@ -91,6 +125,7 @@ function leave (message) {
   ctx.session = null
   ctx.catalogue = []
   for (const page of Object.values(pages)) page.clear()
+  ctx.usage.close()
   for (const dialog of document.querySelectorAll('dialog[open]')) dialog.close()
   say($('page-error'), '')
   show($('app-view'), false)
@@ -107,6 +142,7 @@ async function openPage (name) {
   if (name === 'users' && !ctx.manages) return
   if ((name === 'roles' || name === 'orgs') && ctx.scope !== 'admin') return
   current = name
+  ctx.usage.close()
   say($('page-error'), '')
   for (const link of document.querySelectorAll('[data-page]')) {
     if (link.dataset.page === name) link.setAttribute('aria-current', 'page')
@@ -129,6 +165,7 @@ function scopeLabel (scope, principal) {
 
 function describe (principal) {
   if (principal.kind === 'token') return 'Admin token'
+  if (principal.kind === 'session') return `${principal.user} (${principal.org}, role ${principal.role}), signed in with SSO`
   const who = principal.user !== undefined ? principal.user : `BOT key ${principal.key_id}`
   return `${who} (${principal.org}, role ${principal.role})`
 }

@@ -28,6 +28,8 @@ import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-
 import { createTracing, type Tracing } from './tracing/tracing.js'
 import { redisKeys, type RedisKeys } from './registry/redis-keys.js'
 import { UsageRecorder } from './registry/usage-recorder.js'
+import { UsageCounter } from './registry/usage-counter.js'
+import { parseDuration } from './config/duration.js'
 import { BlockedBuckets } from './ratelimit/blocked.js'
 import { parseRateLimit } from './ratelimit/limit.js'
 import { createLimiter } from './ratelimit/limiter.js'
@@ -50,6 +52,8 @@ export interface KeygateApp {
   /** every metric, served by the admin plane at /metrics */
   metrics: Metrics
   usage: UsageRecorder
+  /** each key's request counts, written every usage.flush_ms */
+  counter: UsageCounter
   /** the signed identity assertion; undefined when identity.assertion is off */
   assertions: Assertions | undefined
   /** the trace context and, with tracing.otlp_endpoint, the span export (src/tracing/) */
@@ -109,6 +113,12 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   })
 
   const usage = new UsageRecorder(redis, keys.usage, { keys: config.cache.max_entries })
+  const counter = new UsageCounter(redis, keys, {
+    flushMs: config.usage.flush_ms,
+    retentionMs: parseDuration(config.usage.retention) ?? 90 * 86_400_000,
+    maxKeys: config.usage.max_keys,
+    onError: (err) => { logger.warn({ err: { message: (err as Error).message } }, 'usage: counts could not be written; they are dropped') }
+  })
   const limiter = createLimiter({
     script: new RateLimitScript(redis),
     blocked,
@@ -124,9 +134,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const redecider = decisions.decider()
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set
   const tracing = createTracing(config.tracing, config.keys.prefix)
-  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, metrics, assertions, tracing })
+  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing })
   const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
-  const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, metrics, assertions, tracing }) : undefined
+  const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, counter, metrics, assertions, tracing }) : undefined
 
   return {
     data,
@@ -140,6 +150,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     refill,
     metrics,
     usage,
+    counter,
     assertions,
     tracing,
     logger,
@@ -148,6 +159,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
       // the spans of the last requests are exported before the gateway is gone
       await tracing.shutdown().catch(() => {})
       await usage.stop()
+      // the last counts: a graceful stop loses none
+      await counter.stop()
       refill.stop()
       await tracker?.stop()
       health.stop()

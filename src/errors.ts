@@ -44,7 +44,10 @@ export const REASONS = [
   // the authorizer listener: a decision request from a peer not in authz.trusted_peers
   'untrusted_peer',
   // WebSocket upgrades (src/websocket/): not a WebSocket handshake; over a connection cap
-  'bad_upgrade', 'websocket_limit', 'websocket_key_limit'
+  'bad_upgrade', 'websocket_limit', 'websocket_key_limit',
+  // the admin API with an SSO session (src/admin/sso/): the cookie names no session;
+  // a state-changing call without `X-Requested-With: keygate`
+  'unknown_session', 'csrf_header_missing'
 ] as const
 
 export type Reason = typeof REASONS[number]

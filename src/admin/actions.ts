@@ -95,13 +95,14 @@ export class AdminActions {
 
   // ---- users ---------------------------------------------------------------
 
-  async putUser (id: string, input: UserInput): Promise<Warned<{ created: boolean }>> {
+  /** `createOnly`: a new user only (an existing id: conflict), audited as `user.create` */
+  async putUser (id: string, input: UserInput, o: { createOnly?: boolean } = {}): Promise<Warned<{ created: boolean }>> {
     await this.rules.checkPutUser(id, input)
-    const warnings = await this.checked('user.put', `user:${id}`, async () => await checkUserReferences(this.store, id, input))
+    const warnings = await this.checked(o.createOnly === true ? 'user.create' : 'user.put', `user:${id}`, async () => await checkUserReferences(this.store, id, input))
     const fields: { org: string, role: string, name?: string, email?: string } = { org: input.org, role: input.role }
     if (input.name !== undefined) fields.name = input.name
     if (input.email !== undefined) fields.email = input.email
-    return { result: await this.store.putUser(id, fields), warnings }
+    return { result: await this.store.putUser(id, fields, o), warnings }
   }
 
   /** Deactivate or activate; `revokeCreatedKeys`: also revoke the BOT keys the user created (those the caller may see). */

@@ -11,6 +11,8 @@
  *                       signature, no admin credential)             leaks/github-hook.ts
  *   /admin/v1/*         the admin API (admin credential)            api/
  *   /console            the Integrations console (static files)     console.ts
+ *   /console/sso/login, the redirect_uri's path
+ *                       SSO sign-in (with sso.oidc)                 sso/routes.ts
  */
 import type { FastifyInstance } from 'fastify'
 import { registerJwksRoute } from '../assertion/jwks-route.js'
@@ -25,6 +27,8 @@ import { githubHook } from './leaks/github-hook.js'
 import { createGithubKeys } from './leaks/github-keys.js'
 import { consolePlugin } from './console.js'
 import { metricsRoute } from './metrics-route.js'
+import { createSso } from './sso/index.js'
+import { ssoRoutes } from './sso/routes.js'
 import type { AdminPlaneOptions } from './options.js'
 
 export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyInstance> {
@@ -58,8 +62,10 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
     store: new AdminStore(o.redis, redisKeys(o.config.redis.prefix), o.config.keys.prefix, GITHUB_SCANNER, auditOptions(o.config.audit)),
     logger: o.logger
   })
-  await app.register(adminApi, { ...o, prefix: '/admin/v1' })
-  await app.register(consolePlugin, { ...o, prefix: '/console' })
+  const sso = o.sso ?? createSso(o.config, o.redis)
+  await app.register(adminApi, { ...o, sso, prefix: '/admin/v1' })
+  await app.register(consolePlugin, { ...o, sso, prefix: '/console' })
+  if (o.config.sso.oidc !== undefined) ssoRoutes(app, sso, o.config.sso.oidc.redirect_uri, o.logger)
 
   await app.ready()
   return app

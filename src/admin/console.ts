@@ -8,9 +8,12 @@
  * traversal and no directory listing to defend, and anything else under /console is
  * the JSON 404. Every console response carries a strict Content-Security-Policy
  * (no inline script or style, nothing from another origin, Trusted Types on).
+ * The charts' library, uPlot (an npm dependency, pinned), is served from this origin
+ * too, as `uplot.js` and `uplot.css`, read from its package: no CDN.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { extname, join } from 'node:path'
+import { createRequire } from 'node:module'
+import { dirname, extname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyPluginAsync } from 'fastify'
 import { sendError } from '../errors.js'
@@ -54,6 +57,7 @@ interface Asset {
 
 export const consolePlugin: FastifyPluginAsync<AdminPlaneOptions> = async (app) => {
   const assets = loadAssets(consoleDir())
+  for (const [name, asset] of chartAssets()) assets.set(name, asset)
   const index = assets.get('index.html')
   if (index === undefined) throw new Error('console/index.html is missing from the package')
 
@@ -77,6 +81,15 @@ function consoleDir (): string {
   const dir = fileURLToPath(new URL('../../console', import.meta.url))
   if (existsSync(join(dir, 'index.html'))) return dir
   throw new Error('the console/ directory is missing from the package')
+}
+
+/** uPlot's ES module and style sheet, from its package (node_modules/uplot/dist). */
+function chartAssets (): Map<string, Asset> {
+  const dist = dirname(createRequire(import.meta.url).resolve('uplot'))
+  return new Map([
+    ['uplot.js', { body: readFileSync(join(dist, 'uPlot.esm.js')), contentType: CONTENT_TYPES['.js'] as string }],
+    ['uplot.css', { body: readFileSync(join(dist, 'uPlot.min.css')), contentType: CONTENT_TYPES['.css'] as string }]
+  ])
 }
 
 /** Every regular file of a known type directly in `dir`, by name (no subdirectories, no dotfiles). */

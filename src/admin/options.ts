@@ -6,6 +6,7 @@ import type { DecisionFactory } from '../decision/factory.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { RedisHealth, RegistryClient } from '../registry/redis-client.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
+import type { Sso } from './sso/index.js'
 
 export interface AdminPlaneOptions {
   config: Config
@@ -20,4 +21,6 @@ export interface AdminPlaneOptions {
   usage?: UsageRecorder
   /** the signed identity assertion, whose JWK Set is served here */
   assertions?: Assertions
+  /** SSO sessions and sign-in (src/admin/sso/); built by the admin plane */
+  sso?: Sso
 }

@@ -34,6 +34,7 @@ import { assertionHeaderName, JWKS_PATH, sendJwks, type Assertions } from '../as
 import { sendError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
+import type { UsageCounter } from '../registry/usage-counter.js'
 import type { Tracing } from '../tracing/tracing.js'
 import type { RequestDecider, TargetVerdict } from '../decision/decide-request.js'
 import { challenges } from '../decision/challenges.js'
@@ -51,6 +52,8 @@ export interface AuthorizerPlaneOptions {
   logger: Logger
   decider: RequestDecider
   usage: UsageRecorder
+  /** each key's request counts (src/registry/usage-counter.ts) */
+  counter?: UsageCounter
   metrics: Metrics
   /** the signed identity assertion, when identity.assertion is on (src/assertion/) */
   assertions?: Assertions | undefined
@@ -77,7 +80,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
       return503OnClosing: false
     },
     // 6. one log line per decision, and its metrics
-    log: { meter: o.metrics.decisions, keyPrefix: config.keys.prefix, mode: 'authz' },
+    log: { meter: o.metrics.decisions, keyPrefix: config.keys.prefix, mode: 'authz', usage: o.counter },
     tracing: { tracing, mode: 'authz' }
   })
   const peerOf = connectionPeer(config.authz.trusted_peers)

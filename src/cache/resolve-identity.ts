@@ -34,6 +34,12 @@ export interface Resolved {
   limited?: true
 }
 
+/** A user and its role (null where the record does not exist). */
+export interface ResolvedUser {
+  user: UserRecord | Invalid | null
+  role: RoleRecord | null
+}
+
 const LIMITED: Resolved = Object.freeze({ key: null, limited: true })
 
 export interface ResolverOptions {
@@ -115,6 +121,53 @@ export class IdentityResolver {
     if (key === null || key === INVALID) return { keyId, records: { key } }
     if (key.type === 'personal' && (user === null || user === INVALID || user === undefined)) return { keyId, records: { key, user } }
     return { keyId, records: { key, user, roleName, role, org } }
+  }
+
+  /**
+   * A user and its role, as a key's chain reads them, from the same cache (and so the
+   * same push invalidation): a session's sign-in (src/admin/sso/) sees a deactivation,
+   * a move to another org or a changed role exactly when a personal key of that user would.
+   */
+  resolveUser (userId: string, now: number = this.now()): ResolvedUser | Promise<ResolvedUser> {
+    const { cache } = this.o
+    const cached = this.userFromCache(userId, now)
+    if (cached !== undefined) {
+      cache.records.counters.hits++
+      return cached
+    }
+    cache.records.counters.misses++
+    // (the load's id is the cache name: it can never be a key id, which has no `:`)
+    return cache.load(cacheName.user(userId), async (install) => await this.readUser(userId, install))
+  }
+
+  private userFromCache (userId: string, now: number): ResolvedUser | undefined {
+    const { cache } = this.o
+    const u = cache.entry('user', userId, now)
+    if (u === undefined) return undefined
+    const user = u.value
+    if (user === null || user === INVALID) return { user, role: null }
+    const r = cache.entry('role', user.role, now)
+    if (r === undefined) return undefined
+    return { user, role: r.value }
+  }
+
+  private async readUser (userId: string, install: Install): Promise<ResolvedUser> {
+    const { reader, health } = this.o
+    let raw
+    try {
+      raw = await reader.fetchUser(userId)
+    } catch (err: unknown) {
+      this.o.onLookupError?.(err)
+      if (registryErrorKind(err) === 'bad_record') return { user: INVALID, role: null }
+      health.markDown()
+      const stale = this.userFromCache(userId, this.now())
+      if (stale !== undefined) return stale
+      throw new RegistryUnavailable({ cause: err })
+    }
+    health.markUp()
+    install(cacheName.user(userId), raw.user)
+    if (raw.user !== null && raw.user !== INVALID && raw.user.role !== '') install(cacheName.role(raw.user.role), raw.role)
+    return raw
   }
 
   /**

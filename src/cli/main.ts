@@ -14,6 +14,7 @@ import { VERSION } from '../version.js'
 import { parseWorkers } from '../workers.js'
 import { assertionKeyCommand } from './assertion-key.js'
 import { auditCommand } from './audit.js'
+import { usageCommand } from './usage.js'
 import { checkCommand } from './check.js'
 import { RedisUnreachable, UsageError } from './context.js'
 import { healthCommand } from './health.js'
@@ -77,6 +78,7 @@ rolesCommand(program)
 orgsCommand(program)
 registryCommand(program)
 auditCommand(program)
+usageCommand(program)
 checkCommand(program)
 migrateCommand(program)
 healthCommand(program)

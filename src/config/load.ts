@@ -12,6 +12,7 @@ import { corsProblems } from './cors.js'
 import { redisConfigProblems, urlHoldsSecret } from './redis-url.js'
 import { isUnderPrefix, ruleProblems } from './rule-patterns.js'
 import { ConfigSchema, UpstreamSchema, type Config } from './schema.js'
+import { ssoProblems } from './sso.js'
 
 export const DEFAULT_CONFIG_FILE = 'config/keygate.yaml'
 
@@ -124,6 +125,13 @@ function applyEnv (raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record
   delete raw.admin_token
   const token = env.KEYGATE_ADMIN_TOKEN
   if (token !== undefined && token !== '' && ADMIN_TOKEN.test(token)) raw.admin_token = token
+  // The OIDC client secret: likewise, and only where there is an `sso.oidc` to use it.
+  const sso = raw.sso
+  const oidc = typeof sso === 'object' && sso !== null ? (sso as Record<string, unknown>).oidc : undefined
+  if (typeof oidc === 'object' && oidc !== null && !Array.isArray(oidc)) {
+    delete (oidc as Record<string, unknown>).client_secret
+    if (hasValue(env[OIDC_SECRET_ENV])) (oidc as Record<string, unknown>).client_secret = env[OIDC_SECRET_ENV]
+  }
   return raw
 }
 
@@ -145,6 +153,8 @@ function subsection (parent: Record<string, unknown>, name: string): Record<stri
   return fresh
 }
 
+export const OIDC_SECRET_ENV = 'KEYGATE_OIDC_CLIENT_SECRET'
+
 /** A Bearer token68 (RFC 6750) of at least 16 characters, e.g. `openssl rand -hex 32`. */
 const ADMIN_TOKEN = /^[A-Za-z0-9\-._~+/]{16,}=*$/
 
@@ -164,6 +174,10 @@ function fileOnlyProblems (raw: Record<string, unknown>): string[] {
     problems.push('redis.url: must not hold a password; put the whole URL in KEYGATE_REDIS_URL instead')
   }
   if (Object.hasOwn(raw, 'admin_token')) problems.push('admin_token: secrets never come from the file; set KEYGATE_ADMIN_TOKEN instead')
+  const oidc = (raw.sso as { oidc?: unknown } | undefined)?.oidc
+  if (typeof oidc === 'object' && oidc !== null && Object.hasOwn(oidc, 'client_secret')) {
+    problems.push(`sso.oidc.client_secret: secrets never come from the file; set ${OIDC_SECRET_ENV} instead`)
+  }
   return problems
 }
 
@@ -208,6 +222,7 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
     }
   })
   check(() => { problems.push(...corsProblems(c.cors)) })
+  check(() => { problems.push(...ssoProblems(c.sso)) })
   if (forServing && Array.isArray(c.routes) && c.routes.length === 0) problems.push('routes: at least one route prefix is needed, or nothing is served')
   return problems
 }

@@ -144,11 +144,43 @@ export const ConfigSchema = Type.Object({
     /** the longest a BOT key created by a keygate:org:admin or keygate:keys:self principal lives; also its expiry when none is asked for */
     self_service_max_ttl: PositiveDuration('90d')
   }, { additionalProperties: false, default: {} }),
+  /** signing in as yourself through an OpenID Connect provider (src/admin/sso/, docs/sso.md); checks across fields: sso.ts */
+  sso: Type.Object({
+    /** absent: SSO is off */
+    oidc: Type.Optional(Type.Object({
+      issuer: Type.String({ pattern: '^https?://[^?#@\\s]+$', description: 'the provider\'s issuer URL, like https://login.example.com/realms/acme (no query, fragment or credentials)' }),
+      client_id: Type.String({ minLength: 1, maxLength: 512 }),
+      /** the client secret: from KEYGATE_OIDC_CLIENT_SECRET only, refused in the file (load.ts); absent = a public client (PKCE alone) */
+      client_secret: Type.Optional(Type.String({ minLength: 1 })),
+      redirect_uri: Type.String({ pattern: '^https?://[^/?#@\\s]+/[^?#\\s]*$', description: 'the console\'s callback URL as the browser reaches the admin listener, like https://keygate-admin.example.com/console/sso/callback' }),
+      scopes: Type.String({ pattern: '^[!#-\\[\\]-~]+( [!#-\\[\\]-~]+)*$', default: 'openid email profile', description: 'scope names separated by single spaces, like "openid email profile"' }),
+      /** sub: the claim is a keygate user id; email: the verified `email` claim equals a user record's `email` */
+      match: Type.Union([Type.Literal('sub'), Type.Literal('email')], { default: 'sub' }),
+      /** the button's "Sign in with <display_name>" */
+      display_name: Type.String({ minLength: 1, maxLength: 64, default: 'single sign-on' }),
+      /** absent: a person without a keygate user is refused; present: one is created with this org and role */
+      create_users: Type.Optional(Type.Object({
+        org: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$', description: 'an org name' }),
+        role: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$', description: 'a role name' })
+      }, { additionalProperties: false }))
+    }, { additionalProperties: false })),
+    /** how long a session lasts after sign-in */
+    session_ttl: PositiveDuration('8h')
+  }, { additionalProperties: false, default: {} }),
   audit: Type.Object({
     /** how long changes stay in the audit trail */
     retention: PositiveDuration('365d'),
     /** how long the per-minute aggregates of refused attempts stay */
     refusals_retention: PositiveDuration('30d')
+  }, { additionalProperties: false, default: {} }),
+  /** per-key request counts (src/registry/usage-counter.ts, docs/usage.md) */
+  usage: Type.Object({
+    /** how long the hourly counts stay (the per-minute counts stay 48 h) */
+    retention: PositiveDuration('90d'),
+    /** how often each instance writes its counts; a crash loses at most this much */
+    flush_ms: Type.Integer({ minimum: 50, maximum: 5_000, default: 5_000 }),
+    /** distinct keys counted in memory before the counts are written early */
+    max_keys: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 100_000 })
   }, { additionalProperties: false, default: {} }),
   /** leaked keys reported by secret scanners (docs/leaks.md) */
   leaks: Type.Object({
@@ -184,3 +216,4 @@ export type UpstreamConfig = Static<typeof UpstreamSchema>
 export type AssertionConfig = Config['identity']['assertion']
 export type WebSocketConfig = Config['websocket']
 export type TracingConfig = Config['tracing']
+export type OidcConfig = NonNullable<Config['sso']['oidc']>

@@ -26,6 +26,7 @@ import type { Tracking } from '../cache/invalidation.js'
 import type { Config } from '../config/schema.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
+import type { UsageCounter } from '../registry/usage-counter.js'
 import type { ToUpstream, Tracing } from '../tracing/tracing.js'
 import { bodyRefusal, refuseBody } from './body-limit.js'
 import { compileCors, corsHeaders } from './cors.js'
@@ -53,6 +54,8 @@ export interface DataPlaneOptions {
   /** push invalidation, which tells open WebSockets of changes */
   tracking: Tracking
   usage: UsageRecorder
+  /** each key's request counts (src/registry/usage-counter.ts) */
+  counter?: UsageCounter
   metrics: Metrics
   /** the signed identity assertion, when identity.assertion is on */
   assertions?: Assertions
@@ -60,7 +63,7 @@ export interface DataPlaneOptions {
   tracing: Tracing
 }
 
-export async function buildDataPlane ({ config, logger, decider, redecider, tracking, usage, metrics, assertions, tracing }: DataPlaneOptions): Promise<FastifyInstance> {
+export async function buildDataPlane ({ config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing }: DataPlaneOptions): Promise<FastifyInstance> {
   // (the shared listener: src/http/listener.ts; a path under no route prefix is its 404)
   const { app, framing } = createListener({
     logger,
@@ -81,7 +84,7 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
       return503OnClosing: false
     },
     // log: one line per request, and its metrics
-    log: { meter: metrics.requests, keyPrefix: config.keys.prefix, mode: 'proxy' },
+    log: { meter: metrics.requests, keyPrefix: config.keys.prefix, mode: 'proxy', usage: counter },
     tracing: { tracing, mode: 'proxy' },
     // body: a refusal of its own
     ownRefusal (err, reply) {
@@ -140,7 +143,7 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
   }
 
   // WebSocket upgrades, decided as a GET and relayed (src/websocket/)
-  registerWebSockets(app, { config, logger, decider, redecider, tracking, framing, rewriteRequestHeaders, toUpstreams, usage, metrics, tracing })
+  registerWebSockets(app, { config, logger, decider, redecider, tracking, framing, rewriteRequestHeaders, toUpstreams, usage, counter, metrics, tracing })
 
   await app.ready()
   return app

@@ -1,21 +1,21 @@
 /**
  * The proxy stage: one protected route prefix -> one upstream, as its own encapsulated
- * fastify context: the gate hook, the body limit, and @fastify/reply-from with its
- * own undici agent. Upstream failures become the catalogue's 502/504 (never an
- * internal address or library code); upstream responses pass through unchanged.
+ * fastify context: the gate hook, the body limit, and the upstream request on undici's
+ * dispatcher (its own agent). Upstream failures become the catalogue's 502/504 (never
+ * an internal address or library code); upstream responses pass through unchanged.
  *
- * reply-from is the engine of @fastify/http-proxy, used here without http-proxy's
- * route handler, which parses the path with WHATWG URL three times a request to
- * re-check what the target policy (receive) already guarantees (~50k instructions a
- * request; docs/benchmarks.md). reply-from still checks the URL it builds: no `..`
- * segment, and the upstream's origin.
+ * The request goes straight to undici: the path forwarded is the one the target policy
+ * (receive) decided, which holds only RFC 3986 pchars, no dot and no empty segment, so
+ * it names a path on the upstream's origin as it is (no URL is parsed per request); the
+ * query is the client's raw one. Each request is sent once, never retried. Bodies
+ * stream both ways: the client's through the body limit (body-limit.ts), the
+ * upstream's to the client as it arrives.
  */
-import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Gate } from './gate.js'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
-import { Agent } from 'undici'
+import { Agent, type Dispatcher } from 'undici'
 import type { RouteConfig, UpstreamConfig } from '../config/schema.js'
 import type { UpstreamMeter } from '../metrics/metrics.js'
 import type { ToUpstream } from '../tracing/tracing.js'
@@ -47,6 +47,24 @@ function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | unde
     out[name] = headers[name]
   }
   if (requestId !== undefined) out['x-request-id'] = requestId
+  return out
+}
+
+/**
+ * The client's request headers, as the header rewriter (identity-headers.ts) starts from
+ * them: without the names `Connection` lists (so a client cannot make the gateway drop
+ * a header it sets). The rewriter drops `Connection` itself, and copies what it keeps
+ * into a new object: when `Connection` lists no other header (none, `keep-alive`,
+ * `close`), the client's own object is read as it is, never written.
+ */
+function clientHeaders (headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const connection = headers.connection
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return headers
+  const out: IncomingHttpHeaders = { ...headers }
+  for (const name of connection.toLowerCase().split(',')) {
+    const trimmed = name.trim()
+    if (trimmed !== '') out[trimmed] = undefined
+  }
   return out
 }
 
@@ -83,54 +101,74 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
   ctx.addContentTypeParser(['application/json', 'text/plain'], passBody)
   ctx.addContentTypeParser('*', passBody)
 
-  // The upstream request: the path forwarded is the one the target policy decided and
-  // the rules matched, with the client's raw query.
-  await ctx.register(replyFrom, {
-    base: o.upstream.url,
-    undici: agent,
-    disableRequestLogging: true
-  })
-  const replyOptions: FastifyReplyFromHooks & { timeout: number } = {
-    timeout: o.upstream.timeout_ms,
-    // the raw query, exactly as the client sent it
-    queryString: (_search, _url, request) => request.kg.query.slice(1),
-    // (the casts: the gateway serves HTTP/1 only; reply-from's types also allow HTTP/2)
-    // (reply-from calls this just before it sends the request, and rewriteHeaders when the response headers arrive)
-    rewriteRequestHeaders: (request, headers) => {
-      const kg = (request as FastifyRequest).kg
-      kg.upstreamSentAt = performance.now()
-      const out = o.rewriteRequestHeaders(request as FastifyRequest, headers as IncomingHttpHeaders)
-      o.toUpstream(kg.trace, out, request.method)
-      return out
-    },
-    rewriteHeaders: (headers, request) => {
-      if (request !== undefined) {
-        const kg = (request as FastifyRequest).kg
-        const now = performance.now()
-        o.meter.response(now - kg.upstreamSentAt)
-        if (kg.trace.client !== undefined) kg.trace.answeredAt = now
-      }
-      return withoutHopByHop(headers as IncomingHttpHeaders, request?.id, o.dropCorsHeaders, (request as FastifyRequest | undefined)?.kg.rateLimited === true)
-    },
-    // never replay a request: what the upstream answered is what the client gets
-    retryDelay: () => null,
-    onError: (r, { error }) => {
-      const reply = r as FastifyReply
-      const refused = bodyRefusal(error)
-      if (refused !== undefined) {
-        refuseBody(reply, refused)
-        return
-      }
-      o.meter.error(error)
-      if ((error as { statusCode?: number }).statusCode === 504) deny(reply, 'gateway_timeout', 'upstream_timeout')
-      else deny(reply, 'bad_gateway', 'upstream_error')
+  // the upstream's origin, and its Host header (an upstream url is an origin: config/schema.ts)
+  const upstreamUrl = new URL(o.upstream.url)
+  const origin = upstreamUrl.origin
+  const host = upstreamUrl.host
+  const timeout = o.upstream.timeout_ms
+
+  /** The upstream answered (its headers): the client gets its status, headers and body. */
+  function answer (request: FastifyRequest, reply: FastifyReply, res: Dispatcher.ResponseData): void {
+    const kg = request.kg
+    const now = performance.now()
+    o.meter.response(now - kg.upstreamSentAt)
+    if (kg.trace.client !== undefined) kg.trace.answeredAt = now
+    const body = res.body
+    if (request.raw.aborted) {
+      // the client went away while the upstream was answering: nothing to send
+      body.destroy()
+      return
     }
+    reply.headers(withoutHopByHop(res.headers, request.id, o.dropCorsHeaders, kg.rateLimited))
+    // an HTTP/1 connection cannot be reused before its request body was read: the
+    // upstream answered first, so the client's connection closes after the answer
+    if (!request.raw.complete) reply.header('connection', 'close')
+    try {
+      reply.code(res.statusCode)
+    } catch {
+      body.destroy()
+      failed(reply, new Error('upstream answered an invalid status'))
+      return
+    }
+    reply.send(body)
   }
+
+  /** The upstream request failed before its response headers. */
+  function failed (reply: FastifyReply, error: Error): void {
+    if (reply.sent) return
+    const refused = bodyRefusal(error)
+    if (refused !== undefined) {
+      refuseBody(reply, refused)
+      return
+    }
+    o.meter.error(error)
+    const code = (error as { code?: unknown }).code
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') deny(reply, 'gateway_timeout', 'upstream_timeout')
+    else deny(reply, 'bad_gateway', 'upstream_error')
+  }
+
   const forward = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     // `Expect: 100-continue` (the only expectation the gateway admits): the client
     // is invited to send its body only now, after the gate allowed the request
     if (request.body !== undefined && request.headers.expect !== undefined && request.raw.httpVersionMinor === 1) reply.raw.writeContinue()
-    return reply.from(request.kg.path, replyOptions)
+    const kg = request.kg
+    kg.upstreamSentAt = performance.now()
+    const headers = o.rewriteRequestHeaders(request, clientHeaders(request.headers))
+    headers.host = host
+    o.toUpstream(kg.trace, headers, request.method)
+    agent.request({
+      origin,
+      path: kg.query.length > 1 ? kg.path + kg.query : kg.path,
+      method: request.method as Dispatcher.HttpMethod,
+      headers,
+      body: request.body as Readable | undefined,
+      headersTimeout: timeout,
+      bodyTimeout: timeout
+    }, (err, res) => {
+      if (err !== null) failed(reply, err)
+      else answer(request, reply, res)
+    })
+    return reply
   }
   // the prefix itself, and everything under it (`<prefix>/*` also matches `<prefix>/`)
   for (const url of routePatterns(o.route.prefix)) {

@@ -3,11 +3,12 @@
  * and authorizer (with the rate limits and the decision metrics), the WebSocket
  * re-check of open connections (without either), `keygate check` (without the rate
  * limiter: the limits are shown, never counted) and the admin sign-in (the
- * authentication alone, with the admin token). The rules and the route table are
+ * authentication alone, with the admin token; and a session's user, re-read through
+ * the same cache). The rules and the route table are
  * compiled once per factory.
  */
 import type { Config } from '../config/schema.js'
-import type { IdentityResolver } from '../cache/resolve-identity.js'
+import type { IdentityResolver, ResolvedUser } from '../cache/resolve-identity.js'
 import type { AuthMeter } from '../metrics/auth-metrics.js'
 import type { Limiter } from '../ratelimit/limiter.js'
 import { createAuthenticator, type AuthenticateSignIn } from './authenticate-request.js'
@@ -20,6 +21,8 @@ export interface DecisionFactory {
   decider: (o?: { limiter?: Limiter | undefined, meter?: AuthMeter | undefined }) => RequestDecider
   /** the admin sign-in's authentication: the admin token, or a key as the data plane authenticates it */
   signIn: (isAdminToken: (token: string) => boolean) => AuthenticateSignIn
+  /** a signed-in person's user and role (an SSO session), from the same cache as keys */
+  user: (userId: string, now: number) => ResolvedUser | Promise<ResolvedUser>
 }
 
 /** `methods`: every method a request can have (src/http/methods.ts). */
@@ -35,6 +38,7 @@ export function decisionFactory (config: Config, resolver: IdentityResolver, met
       routeOf,
       limiter
     }),
-    signIn: (isAdminToken) => createAuthenticator({ keyPrefix, acceptImported, resolver, isAdminToken })
+    signIn: (isAdminToken) => createAuthenticator({ keyPrefix, acceptImported, resolver, isAdminToken }),
+    user: (userId, now) => resolver.resolveUser(userId, now)
   }
 }

@@ -8,8 +8,9 @@
  * spelling (also double-encoded), empty segments, encoded `/` or `\`, raw `\`, `;`,
  * NUL and every control character, raw or encoded.
  *
- * With these guarantees, WHATWG URL parsing (which @fastify/reply-from applies to the
- * path before forwarding) leaves the path unchanged, byte for byte.
+ * With these guarantees the path names a path on the upstream's origin as it is: the
+ * proxy (data-plane/proxy.ts) forwards it without parsing it again, and WHATWG URL
+ * parsing would leave it unchanged, byte for byte.
  */
 export type TargetCheck =
   | { ok: true, path: string, query: string }
@@ -32,7 +33,7 @@ export function checkTarget (target: string): TargetCheck {
   if (query.length > 1 && !QUERY.test(query.slice(1))) return { ok: false, detail: 'invalid query characters' }
   const checked = FAST_PATH.test(path) ? { ok: true as const, path, query } : slowPath(path, query)
   // Segments that merely start or end with `..` (`..foo`, `foo..`) are not dot segments, but
-  // @fastify/reply-from refuses to forward them; refusing them here keeps that a clean 400
+  // proxies (reply-from, and so @fastify/http-proxy) refuse to forward them; refusing them here keeps that a clean 400
   // before any Redis lookup, rather than a surprise after authentication.
   if (checked.ok && (checked.path.includes('/..') || checked.path.includes('../'))) return { ok: false, detail: 'segment starting or ending with ..' }
   return checked

@@ -3,10 +3,13 @@
  *
  * Starts a private redis-server on a free port (unless KEYGATE_REDIS_URL is set),
  * seeds an org with roles, a user with a personal key and a BOT key, and an admin
- * with a key for the console, starts the demo upstream and the gateway, and prints
- * the console URL and curl lines to paste. Ctrl-C stops everything it started.
+ * with a key for the console, starts the demo upstream, a local OpenID provider
+ * (oidc-provider.ts: sign in to the console as alice or ops with no account anywhere)
+ * and the gateway, and prints the console URL and curl lines to paste. Ctrl-C stops
+ * everything it started.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -73,6 +76,37 @@ async function main (): Promise<void> {
   let listen = process.env.KEYGATE_LISTEN ?? '127.0.0.1:8080'
   if (!await portFree(splitHostPort(listen).port)) listen = `127.0.0.1:${await freePort()}`
   const adminListen = process.env.KEYGATE_ADMIN_LISTEN ?? `127.0.0.1:${await portFree(8081) ? 8081 : await freePort()}`
+  const { host: adminHost, port: adminPort } = splitHostPort(adminListen)
+  const adminOrigin = `http://${adminHost === '0.0.0.0' || adminHost === '' ? '127.0.0.1' : adminHost}:${adminPort}`
+
+  // the local OpenID provider: a dev dependency, so a production install runs the demo without it
+  const clientSecret = randomBytes(24).toString('base64url')
+  const redirectUri = `${adminOrigin}/console/sso/callback`
+  let provider: { issuer: string, close: () => Promise<void> } | undefined
+  try {
+    const { startDemoProvider } = await import('./oidc-provider.js')
+    provider = await startDemoProvider({
+      port: await freePort(),
+      clients: [{ client_id: 'keygate-demo', client_secret: clientSecret, redirect_uris: [redirectUri] }],
+      accounts: {
+        alice: { email: 'alice@example.com', email_verified: true, name: 'Alice' },
+        ops: { email: 'ops@example.com', email_verified: true, name: 'Ops' }
+      }
+    })
+  } catch (err: unknown) {
+    process.stderr.write(`(no SSO in this demo: the local OpenID provider did not start: ${(err as Error).message}; \`npm install\` brings the dev dependency oidc-provider)\n`)
+  }
+  const sso = provider === undefined
+    ? ''
+    : `
+sso:
+  oidc:
+    issuer: "${provider.issuer}"
+    client_id: keygate-demo
+    redirect_uri: "${redirectUri}"
+    match: sub
+    display_name: the demo provider
+`
 
   const config = parseConfig(`
 listen: "${listen}"
@@ -86,7 +120,7 @@ rules:
   - { method: GET,  path: /api/v1/users,       permissions: [users:read] }
   - { method: POST, path: /api/v1/users,       permissions: [users:write] }
   - { method: "*",  path: /api/v1/orgs/:org/*, permissions: [orgs:read], org_param: org }
-`, { KEYGATE_REDIS_URL: redis.url }, 'demo')
+${sso}`, { KEYGATE_REDIS_URL: redis.url, KEYGATE_OIDC_CLIENT_SECRET: clientSecret }, 'demo')
 
   // Seed: the same store the CLI uses, through the same client (any topology the URL names).
   const client = createRedis(config.redis, { queueWhileConnecting: true })
@@ -94,8 +128,8 @@ rules:
   await store.putRole('viewer', ['users:read', 'orgs:read', 'keygate:keys:self'], 'reads users and its org; manages its own keys')
   await store.putRole('editor', ['users:*', 'orgs:read'], 'manages users')
   await store.putRole('keygate-admin', ['keygate:admin'], 'full control of keygate: admin API and console')
-  await store.putUser('alice', { org: 'acme', role: 'viewer', name: 'Alice' })
-  await store.putUser('ops', { org: 'acme', role: 'keygate-admin', name: 'Ops' })
+  await store.putUser('alice', { org: 'acme', role: 'viewer', name: 'Alice', email: 'alice@example.com' })
+  await store.putUser('ops', { org: 'acme', role: 'keygate-admin', name: 'Ops', email: 'ops@example.com' })
   const personal = await store.createKey({ type: 'personal', user: 'alice', name: 'alice laptop' })
   const bot = await store.createKey({ type: 'bot', role: 'editor', org: 'acme', name: 'ci deploy bot', createdBy: 'user:alice' })
   const admin = await store.createKey({ type: 'personal', user: 'ops', name: 'ops console sign-in' })
@@ -103,11 +137,14 @@ rules:
 
   const app = await startGateway(config)
   const base = `http://${listen}`
-  const { host: adminHost, port: adminPort } = splitHostPort(adminListen)
+  const signInLine = provider === undefined
+    ? '(sign in with a key below)'
+    : `(Sign in with the demo provider: login alice or ops, any password; or with a key below)
+  provider    ${provider.issuer}  (a local OpenID provider: no account anywhere)`
   process.stdout.write(`
 keygate demo is running
   gateway     ${base}  (admin: http://${adminHost}:${adminPort}/readyz)
-  console     http://${adminHost}:${adminPort}/console/  (sign in with a key below)
+  console     ${adminOrigin}/console/  ${signInLine}
   redis       ${redis.child === undefined ? redis.url + ' (yours, namespace ' + prefix + ')' : 'private redis-server on ' + redis.url}
   cli         point the keygate CLI at this registry (keys, users, roles, check) with:
                 export KEYGATE_REDIS_URL=${redis.url}${redis.child === undefined ? `   (and redis.prefix: "${prefix}")` : ''}
@@ -150,6 +187,7 @@ Request log lines follow below. Ctrl-C stops the gateway, the upstream and the p
     if (stopping) return
     stopping = true
     app.close().finally(() => {
+      provider?.close().catch(() => {})
       upstream.close()
       upstream.closeAllConnections()
       redis.child?.kill()

@@ -4,8 +4,8 @@
  * (case-insensitive, `_` read as `-`), then the identity headers are set from the
  * resolved identity. The sets of names are built once, at start-up.
  *
- * `Connection` and the names it lists were already removed by @fastify/reply-from
- * before this runs, so a client cannot use them to drop what is set here.
+ * `Connection` and the names it lists were already removed by the proxy
+ * (data-plane/proxy.ts) before this runs, so a client cannot use them to drop what is set here.
  */
 import type { FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'

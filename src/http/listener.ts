@@ -14,6 +14,7 @@ import { codeForStatus, type Reason } from '../errors.js'
 import type { RequestMeter } from '../metrics/metrics.js'
 import type { Mode } from '../metrics/request-metrics.js'
 import type { Tracing } from '../tracing/tracing.js'
+import type { UsageCounter } from '../registry/usage-counter.js'
 import { deny } from './deny.js'
 import { checkFraming, headLimits, onClientError, type Framing } from './framing.js'
 import { PROXIED_METHODS } from './methods.js'
@@ -28,8 +29,8 @@ export interface ListenerOptions {
   allMethods?: boolean
   /** this listener's own fastify options */
   fastify?: Pick<FastifyServerOptions, 'rewriteUrl' | 'routerOptions' | 'bodyLimit' | 'return503OnClosing'>
-  /** one line per request and its metrics (request-log.ts) */
-  log?: { meter: RequestMeter, keyPrefix: string, mode: Mode }
+  /** one line per request, its metrics and its key's usage count (request-log.ts) */
+  log?: { meter: RequestMeter, keyPrefix: string, mode: Mode, usage?: UsageCounter }
   /** the spans of each request (src/tracing/) */
   tracing?: { tracing: Tracing, mode: Mode }
   /** an error that has a refusal of its own (the data plane's body limit); undefined: the shared answer */
@@ -62,7 +63,7 @@ export function createListener (o: ListenerOptions): Listener {
   const framing = checkFraming(app.server, o.limits)
 
   if (o.log !== undefined) {
-    const requestLog = createRequestLog(logger, o.log.meter, o.log.keyPrefix, o.log.mode)
+    const requestLog = createRequestLog(logger, o.log.meter, o.log.keyPrefix, o.log.mode, o.log.usage)
     app.addHook('onResponse', requestLog.hook)
     if (o.tracing !== undefined) addSpans(app, o.tracing)
     app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })

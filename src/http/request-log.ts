@@ -1,7 +1,8 @@
 /**
  * The log stage, the last: one JSON line per request, with the decision's precise reason and
  * the request's W3C trace id (src/tracing/), and
- * the request's metrics (rule, status, reason, duration; src/metrics/metrics.ts).
+ * the request's metrics (rule, status, reason, duration; src/metrics/metrics.ts), and its
+ * key's usage count (an in-memory increment; src/registry/usage-counter.ts).
  * The path is the one decided on, without its query string; no header is logged.
  * Anything key-shaped in the path is logged as its key id at most (src/redact.ts;
  * tested cheaply first: a path without `_` or `%` is written as it is).
@@ -26,6 +27,7 @@ import { destinationOf, sinkOf } from '../logger.js'
 import { createRedactor } from '../redact.js'
 import type { RequestMeter } from '../metrics/metrics.js'
 import type { Mode } from '../metrics/request-metrics.js'
+import type { UsageCounter } from '../registry/usage-counter.js'
 import { newTraceId } from '../tracing/trace-context.js'
 import type { RequestState } from './request-state.js'
 
@@ -42,7 +44,7 @@ export interface RequestLog {
 /** the bytes of a batch */
 const BATCH = 64 * 1024
 
-export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix = 'kg_', mode: Mode = 'proxy'): RequestLog {
+export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix = 'kg_', mode: Mode = 'proxy', usage?: UsageCounter): RequestLog {
   const redact = createRedactor(keyPrefix)
   const sink = sinkOf(logger)
   const stream = destinationOf(logger)
@@ -83,6 +85,7 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
     // (the response has finished: fastify's end time is set, so this reads no clock)
     const ms = reply.elapsedTime
     meter.response(s?.rule, status, reason, ms)
+    if (usage !== undefined && s?.keyId !== undefined) usage.count(s.keyId, s.identity?.org, status, s.reason, Date.now())
     if (logger.isLevelEnabled('info')) append(s === undefined ? genericLine(request, status, reason, ms) : line(request, s, status, reason, ms))
     done()
   }

@@ -1,6 +1,6 @@
 /**
  * Error kinds for metric labels: a few fixed words, never an error message or an
- * address. Pure functions over the errors undici, @fastify/reply-from and ioredis raise.
+ * address. Pure functions over the errors undici and ioredis raise.
  */
 
 export const UPSTREAM_ERROR_KINDS = ['refused', 'reset', 'timeout', 'other'] as const
@@ -14,7 +14,7 @@ const RESET_CODES = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE', 'ECONNABOR
 
 interface Coded { code?: unknown, statusCode?: unknown, cause?: unknown, errors?: unknown }
 
-/** The error codes along an error's `cause` chain (reply-from wraps undici's error) and inside an AggregateError. */
+/** The error codes along an error's `cause` chain and inside an AggregateError. */
 function codesOf (err: unknown, into: string[] = [], depth = 0): string[] {
   if (typeof err !== 'object' || err === null || depth > 4) return into
   const e = err as Coded

@@ -33,6 +33,20 @@ export interface RedisKeys {
   auditRefusedIndex: string
   /** set of every org with a record */
   orgs: string
+  /** an SSO session (src/admin/sso/), by the SHA-256 of its id (expires) */
+  session: (digest: string) => string
+  /** set of the session digests of a user (ended with the user's deactivation) */
+  userSessions: (userId: string) => string
+  /** an SSO sign-in under way (state, nonce, PKCE verifier), by the SHA-256 of its cookie (expires, used once) */
+  ssoLogin: (digest: string) => string
+  /** a key's request counts of one hour, per minute (src/registry/usage-counter.ts); `hour`, `day`: since the epoch */
+  usageMinutes: (keyId: string, hour: number) => string
+  /** a key's request counts of one day, per hour */
+  usageHours: (keyId: string, day: number) => string
+  /** an org's request counts of one hour, per minute */
+  orgUsageMinutes: (org: string, hour: number) => string
+  /** an org's request counts of one day, per hour */
+  orgUsageHours: (org: string, day: number) => string
   /** rate-limit buckets (src/ratelimit/script.ts), under this prefix: `<level>:<id>:<period ms>` */
   rateLimit: string
 }
@@ -55,6 +69,14 @@ export function redisKeys (prefix: string): RedisKeys {
     auditRefused: (minuteMs) => `${prefix}audit:refused:${minuteMs}`,
     auditRefusedIndex: `${prefix}audit:refused`,
     orgs: `${prefix}orgs`,
+    session: (digest) => `${prefix}session:${digest}`,
+    userSessions: (id) => `${prefix}user-sessions:${id}`,
+    ssoLogin: (digest) => `${prefix}sso-login:${digest}`,
+    // (the key id or org is the hash tag: one key's hashes share a Cluster slot)
+    usageMinutes: (id, hour) => `${prefix}usage:{${id}}:m:${hour}`,
+    usageHours: (id, day) => `${prefix}usage:{${id}}:h:${day}`,
+    orgUsageMinutes: (org, hour) => `${prefix}usage-org:{${org}}:m:${hour}`,
+    orgUsageHours: (org, day) => `${prefix}usage-org:{${org}}:h:${day}`,
     rateLimit: `${prefix}ratelimit:`
   }
 }

@@ -73,7 +73,41 @@ const CHAIN_LUA = chainLua('local kname = KEYS[1]', '')
  */
 const IMPORTED_LUA = chainLua("local id = redis.call('GET', KEYS[1])\nif not id then return {} end\nlocal kname = ARGV[1] .. 'key:' .. id", ', id')
 
+/**
+ * A signed-in person's user record and its role (src/admin/sso/): USER_FIELDS (3) and
+ * the user record's existence, then the role's existence and ROLE_FIELDS (2).
+ */
+const USER_LUA = `
+local function found (values, name)
+  for i = 1, #values do if values[i] then return 1 end end
+  return redis.call('EXISTS', name)
+end
+local u = redis.call('HMGET', KEYS[1], ${fields(USER_FIELDS)})
+local ufound = found(u, KEYS[1])
+local r, rfound = {false, false}, 0
+if ufound == 1 and u[2] and u[2] ~= '' then
+  local name = ARGV[1] .. 'role:' .. u[2]
+  r = redis.call('HMGET', name, ${fields(ROLE_FIELDS)})
+  rfound = found(r, name)
+end
+return {ufound, u[1], u[2], u[3], rfound, r[1], r[2]}
+`
+
 type Reply = Array<string | number | null>
+
+/** What one read of a user found, parsed. */
+export interface UserChain {
+  user: UserRecord | Invalid | null
+  /** null: the role record does not exist (or the user has none) */
+  role: RoleRecord | null
+}
+
+export function userChainOf (r: Reply): UserChain {
+  const s = r as Array<string | null>
+  if (r[0] !== 1) return { user: null, role: null }
+  const user = userRecordOf(s[1], s[2], s[3])
+  return { user, role: r[4] === 1 ? roleRecordOf(s[5], s[6]) : null }
+}
 
 /** What one read found, parsed. */
 export interface Chain {
@@ -106,6 +140,7 @@ export function chainOf (r: Reply): Chain {
 interface ChainCommand {
   keygateChain: (key: string, prefix: string) => Promise<Reply>
   keygateImported: (lookup: string, prefix: string) => Promise<Reply>
+  keygateUser: (key: string, prefix: string) => Promise<Reply>
 }
 
 /** An imported key's read: its key id (null when the token is not an imported key) and its chain. */
@@ -128,7 +163,14 @@ export class RegistryReader {
   constructor (private readonly redis: RegistryClient, private readonly keys: RedisKeys, private readonly prefix: string) {
     redis.defineCommand('keygateChain', { numberOfKeys: 1, lua: CHAIN_LUA })
     redis.defineCommand('keygateImported', { numberOfKeys: 1, lua: IMPORTED_LUA })
+
+    redis.defineCommand('keygateUser', { numberOfKeys: 1, lua: USER_LUA })
     this.batches = !isCluster(redis)
+  }
+
+  /** A user record and its role, in one round trip (a session's sign-in: src/admin/sso/). */
+  async fetchUser (userId: string): Promise<UserChain> {
+    return userChainOf(await (this.redis as unknown as ChainCommand).keygateUser(this.keys.user(userId), this.prefix))
   }
 
   async fetchChain (keyId: string): Promise<Chain> {

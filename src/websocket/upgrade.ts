@@ -51,6 +51,7 @@ import { loggedTarget, noteVerdict, requestState, type RequestState } from '../h
 import { routePatterns } from '../decision/route-table.js'
 import { renderVerdict, type VerdictSink } from '../http/verdict.js'
 import type { UsageRecorder } from '../registry/usage-recorder.js'
+import type { UsageCounter } from '../registry/usage-counter.js'
 import type { ToUpstream, Tracing } from '../tracing/tracing.js'
 import { Connections, type Slot } from './connections.js'
 import { credentialOf, isWebSocketUpgrade, offeredProtocols } from './handshake.js'
@@ -72,6 +73,8 @@ export interface WebSocketStageOptions {
   /** by upstream name: the trace context sent to it, and the handshake's CLIENT span (src/tracing/) */
   toUpstreams: ReadonlyMap<string, ToUpstream>
   usage: UsageRecorder
+  /** each key's request counts (src/registry/usage-counter.ts) */
+  counter?: UsageCounter
   metrics: Metrics
   /** the W3C trace context, continued or started, and the spans (src/tracing/) */
   tracing: Tracing
@@ -104,7 +107,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   // Connection headers, hop-by-hop, are never forwarded
   if (!ws.enabled) return undefined
 
-  const requestLog = createRequestLog(o.logger, metrics.upgrades, config.keys.prefix, 'websocket')
+  const requestLog = createRequestLog(o.logger, metrics.upgrades, config.keys.prefix, 'websocket', o.counter)
   const clientAddress = clientAddressOf(config.trusted_proxies)
   const connections = new Connections({
     maxTotal: ws.max_connections,

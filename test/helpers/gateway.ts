@@ -73,6 +73,8 @@ export interface GatewayOptions {
   seed?: boolean
   /** extra environment for config loading (e.g. KEYGATE_ADMIN_TOKEN) */
   env?: Record<string, string>
+  /** the admin listener's port (0: any free one), for a URL known before the start (an SSO redirect_uri) */
+  adminPort?: number
 }
 
 export async function startGateway (t: Test, opts: GatewayOptions = {}): Promise<TestGateway> {
@@ -114,7 +116,7 @@ rules:
   const app = await buildApp(config, { logger: createLogger('info', sink) })
   t.teardown(() => app.close())
   await app.data.listen({ host: '127.0.0.1', port: 0 })
-  await app.admin.listen({ host: '127.0.0.1', port: 0 })
+  await app.admin.listen({ host: '127.0.0.1', port: opts.adminPort ?? 0 })
   const port = portOf(app.data)
   const adminPort = portOf(app.admin)
   if (app.authz !== undefined) await app.authz.listen({ host: '127.0.0.1', port: 0 })

@@ -16,7 +16,7 @@ export const REFUSED_TARGETS: ReadonlyArray<[string, string, string | Buffer]> =
   ['encoded single dot', 'GET', '/api/v1/%2e/x'],
   ['trailing dot-dot segment', 'GET', '/api/v1/x/..'],
   // not dot segments, but segments starting or ending with `..` are refused too, up front:
-  // @fastify/reply-from will not forward them (docs/security.md)
+  // common proxies will not forward them (docs/security.md)
   ['three dots', 'GET', '/api/v1/.../x'],
   ['a segment starting with two dots', 'GET', '/api/v1/..foo'],
   ['a segment ending with two dots', 'GET', '/api/v1/foo../x'],

@@ -7,6 +7,9 @@
  *                        before the lookup                              sign-in-limit.ts
  *                        then the admin token, or a keygate key checked by the
  *                        data plane's own stages: 401 / 403 / 503       sign-in.ts
+ *                        without a Bearer credential, an SSO session's cookie
+ *                        (its user re-checked through the cache); a state-changing
+ *                        call with one needs `X-Requested-With: keygate`: 403
  *   2. route access      a route outside the caller's scope: 403       context.ts
  *   3. JSON in           closed TypeBox schemas, pasted keys refused: 400  validation.ts
  *   4. the route         keys, users, roles, orgs, audit, session      *-routes.ts
@@ -27,11 +30,15 @@ import './request-state.js'
 import { createErrorHandler, refuse } from './refusal.js'
 import { roleRoutes } from './role-routes.js'
 import { sessionRoutes } from './session-routes.js'
-import { createSignIn, createSignInKind } from './sign-in.js'
+import { createSessionSignIn, createSignIn, createSignInKind } from './sign-in.js'
+import { cookieValue, SESSION_COOKIE } from '../sso/index.js'
 import { peerOf } from '../../peer.js'
 import { createSignInLimit } from './sign-in-limit.js'
+import { usageRoutes } from './usage-routes.js'
 import { userRoutes } from './user-routes.js'
 import { useJsonValidation } from './validation.js'
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) => {
   const signIn = createSignIn({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix, decisions: o.decisions, usage: o.usage })
@@ -41,12 +48,32 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
     token: createSignInLimit({ perMinute: o.config.admin.sign_in_failures_per_minute }),
     key: createSignInLimit({ perMinute: o.config.admin.sign_in_failures_per_minute })
   }
+  const sessionSignIn = o.sso === undefined ? undefined : createSessionSignIn({ sessions: o.sso.sessions, decisions: o.decisions })
   app.decorateRequest('adminApi', null as unknown as never)
 
   // 1. sign-in, before anything is parsed: no credential, no body read, no 404 either
   app.addHook('onRequest', async (request, reply) => {
     request.adminApi = { principal: undefined, keyId: undefined, reason: undefined, detail: undefined }
     const kind = kindOf(request.raw.rawHeaders)
+    // no Bearer credential: an SSO session's cookie, if any (a guess at 256 bits is no sign-in to limit)
+    const sessionId = kind === 'none' && sessionSignIn !== undefined ? cookieValue(request.headers.cookie, SESSION_COOKIE) : undefined
+    if (sessionId !== undefined && sessionSignIn !== undefined) {
+      const result = await sessionSignIn(sessionId)
+      if (result.ok) {
+        request.adminApi.principal = result.principal
+        // CSRF: a browser sends the cookie by itself; a custom header only from a script of the same origin
+        if (!SAFE_METHODS.has(request.method) && request.headers['x-requested-with'] !== 'keygate') {
+          request.adminApi.reason = 'csrf_header_missing'
+          request.adminApi.detail = 'a state-changing call with a session needs X-Requested-With: keygate'
+          return sendError(reply, 'forbidden')
+        }
+        if (expectsContinue(request.raw)) reply.raw.writeContinue()
+        return
+      }
+      if (result.code === 'forbidden') return refuse(request, reply, undefined, 'the user\'s role grants no admin scope')
+      request.adminApi.reason = result.reason
+      return sendError(reply, result.code)
+    }
     // counted now, before the lookup: attempts in flight count against the limit
     const attempt = kind === 'none' ? undefined : limits[kind].attempt(peerOf(request.socket.remoteAddress))
     if (typeof attempt === 'number') {
@@ -92,10 +119,11 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
 
   // 4. the routes (2: each route outside some scope has `onRequest: requireScope(...)`)
   const ctx = createContext(o.config, o.redis, redisKeys(o.config.redis.prefix))
-  sessionRoutes(app, o.config)
+  sessionRoutes(app, o.config, o.sso)
   keyRoutes(app, ctx)
   userRoutes(app, ctx)
   roleRoutes(app, ctx)
   orgRoutes(app, ctx)
   auditRoutes(app, ctx)
+  usageRoutes(app, ctx)
 }

@@ -7,6 +7,9 @@
  *           and keys, within its own permissions; no roles
  *   self    a personal key whose role grants `keygate:keys:self`: its own user's keys
  *
+ * A person signed in through SSO (src/admin/sso/) is a session principal: their
+ * user's role gives it its scope exactly as it would a personal key of that user.
+ *
  * No wildcard grants a `keygate:` permission: a role of `*` is no administrator. A BOT
  * key has no user, so `keygate:keys:self` gives it nothing. A key granting none of the
  * three is refused (403) on every route.
@@ -38,7 +41,21 @@ export interface KeyPrincipal {
   actor: string
 }
 
-export type Principal = TokenPrincipal | KeyPrincipal
+/** A person signed in through SSO: what a personal key of their user would be, without a key. */
+export interface SessionPrincipal {
+  kind: 'session'
+  user: string
+  org: string
+  /** the user's role, as it is now */
+  role: string
+  permissions: readonly string[]
+  grants: Grants
+  scope: ScopeName
+  /** `user:<id>`: what the session does (and the keys it creates) is the user's */
+  actor: string
+}
+
+export type Principal = TokenPrincipal | KeyPrincipal | SessionPrincipal
 
 export const TOKEN_PRINCIPAL: TokenPrincipal = { kind: 'token', scope: 'admin', actor: 'admin-token' }
 

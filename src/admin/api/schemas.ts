@@ -55,6 +55,18 @@ export const AuditQuery = Type.Object({
 }, closed)
 export const NoQuery = Type.Object({}, closed)
 
+/** a usage read: `from` and `to` ISO 8601 times (default: the last 24 h), `step` a bucket */
+export const UsageQuery = Type.Object({
+  from: Type.Optional(Type.String({ maxLength: 40 })),
+  to: Type.Optional(Type.String({ maxLength: 40 })),
+  step: Type.Optional(Type.Union([Type.Literal('1m'), Type.Literal('1h'), Type.Literal('1d')]))
+}, closed)
+
+const Count = Type.Integer({ minimum: 0 })
+export const UsageSeries = Type.Object({
+  points: Type.Array(Type.Object({ t: Type.String(), allowed: Count, refused: Count, limited: Count, errors: Count }, closed))
+}, closed)
+
 // ---- bodies (an absent body is read as {}) ----------------------------------
 
 export const CreateKeyBody = Type.Object({
@@ -152,6 +164,14 @@ export const Session = Type.Object({
       key_id: Str,
       key_type: Str,
       user: OptStr,
+      org: Str,
+      role: Str,
+      permissions: Type.Array(Str)
+    }, closed),
+    /** a person signed in through SSO (docs/sso.md) */
+    Type.Object({
+      kind: Type.Literal('session'),
+      user: Str,
       org: Str,
       role: Str,
       permissions: Type.Array(Str)

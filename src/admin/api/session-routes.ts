@@ -1,5 +1,7 @@
 /**
- * GET /session: who signed in and what they may do (the console signs in with it).
+ * GET /session: who signed in and what they may do (the console signs in with it):
+ * the admin token, a key, or a person signed in through SSO (kind `session`).
+ * DELETE /session: sign-out of an SSO session, everywhere.
  * GET /permissions: the permission catalogue, every permission the route rules
  * reference plus keygate's own three (admin only).
  */
@@ -9,19 +11,32 @@ import type { Config } from '../../config/schema.js'
 import { principalOf, requireAdmin } from './context.js'
 import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION } from './principal.js'
 import { NoQuery, PermissionList, Session, type SessionView } from './schemas.js'
+import { badRequest } from './refusal.js'
+import { cookieValue, SESSION_COOKIE, sessionCookie, type Sso } from '../sso/index.js'
 
-export function sessionRoutes (app: FastifyInstance, config: Config): void {
+export function sessionRoutes (app: FastifyInstance, config: Config, sso: Sso | undefined): void {
   const botKeyMaxTtlS = Math.floor((parseDuration(config.admin.self_service_max_ttl) as number) / 1000)
   app.get('/session', { schema: { querystring: NoQuery, response: { 200: Session } } }, async (request): Promise<SessionView> => {
     const p = principalOf(request)
     const scope = { scope: p.scope, admin: p.scope === 'admin', self: p.scope === 'self' }
     if (p.kind === 'token') return { principal: { kind: 'token' }, ...scope }
     return {
-      principal: { kind: 'key', key_id: p.keyId, key_type: p.keyType, user: p.user, org: p.org, role: p.role, permissions: [...p.permissions] },
+      principal: p.kind === 'session'
+        ? { kind: 'session', user: p.user, org: p.org, role: p.role, permissions: [...p.permissions] }
+        : { kind: 'key', key_id: p.keyId, key_type: p.keyType, user: p.user, org: p.org, role: p.role, permissions: [...p.permissions] },
       ...scope,
       // (so a front end offers only the expiries the API accepts)
       ...(p.scope === 'admin' ? {} : { bot_key_max_ttl_s: botKeyMaxTtlS })
     }
+  })
+
+  // sign-out: the session ends on every instance, and the browser forgets its cookie
+  app.delete('/session', { schema: { querystring: NoQuery } }, async (request, reply) => {
+    const p = principalOf(request)
+    const id = cookieValue(request.headers.cookie, SESSION_COOKIE)
+    if (p.kind !== 'session' || id === undefined || sso === undefined) throw badRequest('signed in with a credential, not a session: nothing to sign out of')
+    await sso.sessions.end(id)
+    return await reply.code(204).header('set-cookie', sessionCookie(sso, undefined)).send()
   })
 
   // precomputed: the rules do not change while the process runs

@@ -3,7 +3,8 @@
  * on the data plane. The credential is the admin token (KEYGATE_ADMIN_TOKEN, compared
  * in constant time), or a keygate key, checked by the data plane's own stages
  * (format, resolve, authenticate): a revoked key or a deactivated user loses admin
- * access exactly when it loses data-plane access.
+ * access exactly when it loses data-plane access. Without a Bearer credential, an SSO
+ * session's cookie signs in instead (createSessionSignIn).
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { AuthFailure } from '../../decision/authenticate-request.js'
@@ -11,7 +12,11 @@ import { extractCredential } from '../../decision/extract-credential.js'
 import type { DecisionFactory } from '../../decision/factory.js'
 import { parseKey } from '../../decision/key-format.js'
 import { scopeOfGrants } from '../policy/scope-rules.js'
+import { userActor } from '../../registry/admin/actors.js'
 import type { UsageRecorder } from '../../registry/usage-recorder.js'
+import { RegistryBusy } from '../../cache/read-through.js'
+import { INVALID, NO_GRANTS } from '../../registry/records.js'
+import type { SessionStore } from '../sso/sessions.js'
 import { TOKEN_PRINCIPAL, type Principal } from './principal.js'
 
 export type SignIn =
@@ -19,7 +24,7 @@ export type SignIn =
   /** 401 or 503, as on the data plane */
   | AuthFailure
   /** a valid key granting no admin scope (keygate:admin, keygate:org:admin, keygate:keys:self) */
-  | { ok: false, code: 'forbidden', reason: 'missing_permission', challenge: undefined, keyId: string }
+  | { ok: false, code: 'forbidden', reason: 'missing_permission', challenge: undefined, keyId: string | undefined }
 
 export interface SignInOptions {
   /** the admin token; undefined: token sign-in is off */
@@ -81,6 +86,43 @@ export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[])
         scope,
         actor: `key:${identity.keyId}`
       }
+    }
+  }
+}
+
+/**
+ * Sign-in with an SSO session (the `keygate_session` cookie: src/admin/sso/): the
+ * session from Redis (so every instance honours it, and sign-out ends it everywhere),
+ * then its user and role through the same cache and push invalidation as a key's: a
+ * user deactivated, or moved to another org than the session began in, is refused at
+ * once (401), and the role as it is now gives the scope, exactly as it would to a
+ * personal key of that user.
+ */
+export function createSessionSignIn (o: { sessions: SessionStore, decisions: DecisionFactory }): (sessionId: string) => Promise<SignIn> {
+  const refused = (code: 'unauthorized' | 'service_unavailable', reason: AuthFailure['reason']): AuthFailure =>
+    ({ ok: false, code, reason, challenge: undefined, keyId: undefined })
+
+  return async function sessionSignIn (sessionId) {
+    let session, resolved
+    try {
+      session = await o.sessions.get(sessionId)
+      if (session === undefined) return refused('unauthorized', 'unknown_session')
+      resolved = await o.decisions.user(session.user, Date.now())
+    } catch (err: unknown) {
+      if (err instanceof RegistryBusy) return refused('service_unavailable', 'registry_busy')
+      return refused('service_unavailable', 'registry_unavailable')
+    }
+    const { user, role } = resolved
+    if (user === null) return refused('unauthorized', 'user_missing')
+    if (user === INVALID) return refused('unauthorized', 'invalid_record')
+    if (user.status !== 'active') return refused('unauthorized', 'user_deactivated')
+    if (user.org !== session.org) return refused('unauthorized', 'org_mismatch')
+    const grants = role?.grants ?? NO_GRANTS
+    const scope = scopeOfGrants(grants, 'personal')
+    if (scope === undefined) return { ok: false, code: 'forbidden', reason: 'missing_permission', challenge: undefined, keyId: undefined }
+    return {
+      ok: true,
+      principal: { kind: 'session', user: session.user, org: user.org, role: user.role, permissions: grants.permissions, grants, scope, actor: userActor(session.user) }
     }
   }
 }

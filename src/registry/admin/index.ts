@@ -93,8 +93,9 @@ export class AdminStore {
 
   // ---- users ---------------------------------------------------------------
 
-  async putUser (id: string, input: { org: string, role: string, name?: string, email?: string }): Promise<{ created: boolean }> {
-    return await putUser(this.ctx, id, input)
+  /** `createOnly`: a new user only, audited as `user.create` */
+  async putUser (id: string, input: { org: string, role: string, name?: string, email?: string }, o: { createOnly?: boolean } = {}): Promise<{ created: boolean }> {
+    return await putUser(this.ctx, id, input, o)
   }
 
   /** Deactivating stops the user's personal keys; its BOT keys are reported, and revoked only on request (users.ts). */

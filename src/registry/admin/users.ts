@@ -14,27 +14,30 @@ export interface UserStatusChange {
   revokedKeys: string[]
 }
 
-export async function putUser (ctx: StoreContext, id: string, input: { org: string, role: string, name?: string, email?: string }): Promise<{ created: boolean }> {
-  return await audited(ctx, 'user.put', `user:${id}`, async () => {
+/** `createOnly`: a new user only (an existing id is a conflict), audited as `user.create` (SSO's new users: src/admin/sso/match.ts). */
+export async function putUser (ctx: StoreContext, id: string, input: { org: string, role: string, name?: string, email?: string }, o: { createOnly?: boolean } = {}): Promise<{ created: boolean }> {
+  const action = o.createOnly === true ? 'user.create' : 'user.put'
+  return await audited(ctx, action, `user:${id}`, async () => {
     checkName('user id', id)
     checkName('org', input.org)
     checkName('role', input.role)
     const existing = await ctx.redis.hgetall(ctx.keys.user(id))
+    if (o.createOnly === true && Object.keys(existing).length > 0) throw new AdminError(`user "${id}" exists`, 'conflict')
     const fields: Record<string, string> = { org: input.org, role: input.role }
     if (existing.status === undefined) fields.status = 'active'
     if (input.name !== undefined) fields.name = input.name
     if (input.email !== undefined) fields.email = input.email
     const tx = ctx.redis.multi().hset(ctx.keys.user(id), fields).sadd(ctx.keys.users, id).sadd(ctx.keys.orgUsers(input.org), id)
     if (existing.org !== undefined && existing.org !== input.org) tx.srem(ctx.keys.orgUsers(existing.org), id)
-    tx.xadd(...ctx.audit.changeArgs('user.put', `user:${id}`, 'ok', fields, input.org))
+    tx.xadd(...ctx.audit.changeArgs(action, `user:${id}`, 'ok', fields, input.org))
     await commit(tx)
     return { created: existing.status === undefined }
   })
 }
 
 /**
- * Deactivating stops every personal key of the user at once; the key records are
- * untouched. The BOT keys the user created are independent of the user: they are
+ * Deactivating stops every personal key of the user at once (the key records are
+ * untouched) and ends the user's SSO sessions. The BOT keys the user created are independent of the user: they are
  * reported, and revoked in the same transaction only when `revokeCreatedKeys` asks
  * (`inOrg`: only those in that org, the ones an org admin may see).
  */
@@ -47,7 +50,12 @@ export async function setUserStatus (ctx: StoreContext, id: string, status: 'act
       .filter((k) => k.type === 'bot' && k.status === 'active')
       .map((k) => k.id)
     const revokedKeys = o.revokeCreatedKeys === true ? created : []
+    // deactivating also ends the user's SSO sessions (src/admin/sso/sessions.ts); one
+    // begun meanwhile is refused at its next request all the same (the user is inactive)
+    const sessions = status === 'deactivated' ? await ctx.redis.smembers(ctx.keys.userSessions(id)) : []
     const tx = ctx.redis.multi().hset(ctx.keys.user(id), 'status', status)
+    for (const digest of sessions) tx.del(ctx.keys.session(digest))
+    if (status === 'deactivated') tx.del(ctx.keys.userSessions(id))
     for (const keyId of revokedKeys) tx.hset(ctx.keys.key(keyId), { status: 'revoked', revoked_at: isoTimestamp(now) })
     const detail: Record<string, string> = { from: current, to: status }
     if (revokedKeys.length > 0) detail.revoked_keys = revokedKeys.join(' ')

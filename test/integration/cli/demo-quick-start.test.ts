@@ -1,6 +1,7 @@
 /**
  * The README's front door: the demo starts its own Redis, upstream and gateway,
- * prints curl lines that give what they promise, and Ctrl-C stops everything.
+ * prints curl lines that give what they promise, its OpenID provider signs a person in
+ * to the console, and Ctrl-C stops everything.
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
@@ -8,6 +9,7 @@ import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { runCli } from '../../helpers/cli.js'
 import { freePort } from '../../helpers/net.js'
+import { sendCallback, walkToCallback } from '../../helpers/oidc-provider.js'
 
 const DEMO = fileURLToPath(new URL('../../../dist/demo/main.js', import.meta.url))
 
@@ -30,7 +32,7 @@ t.test('npm run demo: the printed curl lines give 200, 401 and 403; Ctrl-C stops
   child.stdout.on('data', (d: Buffer) => { out += d.toString() })
   child.stderr.on('data', (d: Buffer) => { out += d.toString() })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  for (let i = 0; i < 200 && !out.includes('Request log lines follow'); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  for (let i = 0; i < 600 && !out.includes('Request log lines follow'); i++) await new Promise((resolve) => setTimeout(resolve, 50))
   t.match(out, /keygate demo is running/)
 
   const curls = [...out.matchAll(/# (\d{3}): .*\n\s+curl -i (?:-X (\w+) )?(\S+)(?: -H 'Authorization: Bearer (\S+)')?/g)]
@@ -52,6 +54,15 @@ t.test('npm run demo: the printed curl lines give 200, 401 and 403; Ctrl-C stops
   const session = await fetch(new URL('../admin/v1/session', consoleUrl), { headers: { authorization: `Bearer ${adminKey}` } })
   t.equal(session.status, 200, 'the printed admin key signs in')
   t.equal(((await session.json()) as { admin?: boolean }).admin, true, 'as an admin')
+
+  // the demo's own OpenID provider: alice signs in through its login page, no account anywhere
+  t.match(out, /Sign in with the demo provider: login alice or ops/)
+  const adminOrigin = new URL(consoleUrl).origin
+  const walk = await walkToCallback(adminOrigin, 'alice', { redirectUri: `${adminOrigin}/console/sso/callback` })
+  const signedIn = await sendCallback(walk.callback, walk.loginCookie)
+  t.ok(signedIn.session !== undefined, 'alice signed in through the demo provider')
+  const hers = await fetch(new URL('../admin/v1/session', consoleUrl), { headers: { cookie: `keygate_session=${signedIn.session ?? ''}` } })
+  t.match(await hers.json(), { principal: { kind: 'session', user: 'alice' }, scope: 'self' })
 
   const redisPort = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1])
   t.ok(await portOpen(redisPort), 'the private redis-server is up')

@@ -89,6 +89,7 @@ t.test('default prefix X-Auth-', async (t) => {
     t.same(rawValues(req, 'x-forwarded-for'), ['127.0.0.1'], 'X-Forwarded-For: the client address')
     t.same(rawValues(req, 'x-forwarded-proto'), ['http'], 'X-Forwarded-Proto: the scheme the client used')
     t.same(rawValues(req, 'x-forwarded-host'), ['api.example.test:8443'], 'X-Forwarded-Host: the Host the client asked for')
+    t.same(rawValues(req, 'host'), [new URL(gw.upstream.url).host], 'Host: the upstream\'s own, once')
   })
   t.end()
 })

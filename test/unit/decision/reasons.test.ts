@@ -118,7 +118,9 @@ const elsewhere: Partial<Record<Reason, [gives: string, test: string]>> = {
   untrusted_peer: ['src/authorizer/authorizer-plane.ts', 'test/integration/authorizer/authorizer.test.ts'],
   bad_upgrade: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket.test.ts'],
   websocket_limit: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket-limits.test.ts'],
-  websocket_key_limit: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket-limits.test.ts']
+  websocket_key_limit: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket-limits.test.ts'],
+  unknown_session: ['src/admin/api/sign-in.ts', 'test/integration/admin/sso.test.ts'],
+  csrf_header_missing: ['src/admin/api/index.ts', 'test/integration/admin/sso.test.ts']
 }
 
 async function decide (row: Row): Promise<TargetVerdict> {

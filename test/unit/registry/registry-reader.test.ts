@@ -2,7 +2,7 @@
 // records by the same rules as the object form (records.ts); a missing key, a key
 // that is not valid and a missing user or role each keep their meaning.
 import t from 'tap'
-import { chainOf } from '../../../src/registry/registry-reader.js'
+import { chainOf, userChainOf } from '../../../src/registry/registry-reader.js'
 import {
   INVALID, KEY_FIELDS, keyRecordOf, NO_ORG_RECORD, orgRecordOf, parseKeyRecord, parseRoleRecord, parseUserRecord, roleRecordOf, userRecordOf
 } from '../../../src/registry/records.js'
@@ -80,4 +80,13 @@ t.test('role records are shared by their fields, never across different fields',
   t.same(records[0]?.permissions, ['users:read', '1/1s'])
   t.equal(records[0]?.rateLimit, undefined)
   t.same(records[1]?.rateLimit, { count: 1, periodMs: 1000, text: '1/1s' })
+})
+
+t.test('a user\'s read (an SSO session): the user and its role, each missing or not', async (t) => {
+  const c = userChainOf([1, 'acme', 'reader', 'active', 1, 'users:read keygate:keys:self', null])
+  t.same(c.user, { org: 'acme', role: 'reader', status: 'active' })
+  t.same(c.role?.permissions, ['users:read', 'keygate:keys:self'])
+  t.same(userChainOf([0, null, null, null, 0, null, null]), { user: null, role: null }, 'no such user')
+  t.same(userChainOf([1, 'acme', 'gone', 'active', 0, null, null]).role, null, 'a user whose role does not exist: no role (no grants)')
+  t.equal(userChainOf([1, 'acme', 'reader', 'retired', 1, 'users:read', null]).user, INVALID, 'an unknown status is not valid')
 })

@@ -1,0 +1,94 @@
+// Instruction counts of one server at a time, for work on a single change: the
+// `instructions` extra's method (bench/instructions.ts) with fewer requests and any of
+// the rows, unpinned (a count does not depend on the machine's load).
+//
+//   node bench/dist/count.js <target>...    targets: baseline, reference, keygate, keygate-nolog,
+//                                           keygate-tracing, authz, hello, hello-node-http,
+//                                           keygate-compare, authz-compare (BENCH_COMPARE's build)
+// Env: COUNT_WARMUP (default 10000), COUNT_MEASURED (default 3000), COUNT_KEEP=1 keeps the
+// callgrind files (their directory is printed), COUNT_CPU_PROF=<dir>: instead of
+// valgrind, run the server under `node --cpu-prof` into <dir> (JS-level attribution).
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+import { count, type Counted } from './instructions.js'
+import { benchKeys, startKeygate } from './keygate.js'
+import { stopAll, type Launcher } from './process.js'
+import { BENCH_PATH, startBaseline, startHello, startOrigin } from './servers.js'
+import type { RunningServer, ScenarioContext } from './types.js'
+import { traefikDecision } from './scenarios.js'
+
+const distDir = dirname(fileURLToPath(import.meta.url))
+const warmUp = Number(process.env['COUNT_WARMUP'] ?? '10000')
+const measured = Number(process.env['COUNT_MEASURED'] ?? '3000')
+const cpuProf = process.env['COUNT_CPU_PROF']
+const dir = mkdtempSync(join(tmpdir(), 'keygate-count-'))
+const launcher = (name: string): Launcher | undefined => cpuProf !== undefined
+  ? { prefix: ['env', `NODE_OPTIONS=--cpu-prof --cpu-prof-dir=${cpuProf} --cpu-prof-name=${name}.cpuprofile`], readyTimeoutMs: 30_000 }
+  : { prefix: ['valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no', `--callgrind-out-file=${join(dir, name)}.%p`], readyTimeoutMs: 600_000 }
+
+/** BENCH_COMPARE's build, for the `*-compare` targets */
+function compareCli (): string {
+  const dir = process.env['BENCH_COMPARE']
+  if (dir === undefined || dir === '') throw new Error('the -compare targets need BENCH_COMPARE=<a built keygate checkout>')
+  return join(resolve(dir), 'dist/cli/main.js')
+}
+
+const origin = await startOrigin(distDir, undefined)
+const ctx: ScenarioContext = { originUrl: `http://127.0.0.1:${origin.port}`, serverCpus: undefined, auxCpus: undefined, distDir }
+const personal = { authorization: `Bearer ${benchKeys.personal.key}` }
+const kg = { cache: '{ ttl_ms: 60000 }' }
+
+interface Target { start: () => Promise<RunningServer & { authzPort?: number | undefined }>, headers: Record<string, string>, host?: string, authz?: boolean }
+const targets: Record<string, Target> = {
+  baseline: { start: async () => await startBaseline(distDir, ctx.originUrl, undefined, launcher('baseline')), headers: {}, host: '127.0.0.1' },
+  reference: { start: async () => await startBaseline(distDir, ctx.originUrl, undefined, launcher('reference'), 'reply-from'), headers: {}, host: '127.0.0.1' },
+  keygate: { start: async () => await startKeygate(ctx, 'keygate', { ...kg, launcher: launcher('keygate') }), headers: personal },
+  'keygate-compare': { start: async () => await startKeygate({ ...ctx, keygateCli: compareCli() }, 'keygate-compare', { ...kg, launcher: launcher('keygate-compare') }), headers: personal },
+  'authz-compare': {
+    start: async () => {
+      const s = await startKeygate({ ...ctx, keygateCli: compareCli() }, 'authz-compare', { ...kg, authz: true, launcher: launcher('authz-compare') })
+      return { ...s, port: s.authzPort ?? 0 }
+    },
+    headers: traefikDecision(benchKeys.personal.key),
+    authz: true
+  },
+  'keygate-nolog': { start: async () => await startKeygate(ctx, 'keygate-nolog', { ...kg, logLevel: 'warn', launcher: launcher('keygate-nolog') }), headers: personal },
+  'keygate-tracing': { start: async () => await startKeygate(ctx, 'keygate-tracing', { ...kg, tracing: { sampleRatio: 1 }, launcher: launcher('keygate-tracing') }), headers: personal },
+  authz: {
+    start: async () => {
+      const s = await startKeygate(ctx, 'authz', { ...kg, authz: true, launcher: launcher('authz') })
+      return { ...s, port: s.authzPort ?? 0 }
+    },
+    headers: traefikDecision(benchKeys.personal.key),
+    authz: true
+  },
+  hello: { start: async () => await startHello(distDir, undefined, launcher('hello')), headers: traefikDecision(benchKeys.personal.key), host: '127.0.0.1', authz: true },
+  'hello-node-http': { start: async () => await startHello(distDir, undefined, launcher('hello-node-http'), 'node-http'), headers: traefikDecision(benchKeys.personal.key), host: '127.0.0.1', authz: true }
+}
+
+try {
+  const rows: Array<Counted & { target: string }> = []
+  for (const name of process.argv.slice(2)) {
+    const t = targets[name]
+    if (t === undefined) throw new Error(`unknown target ${name}: ${Object.keys(targets).join(', ')}`)
+    if (cpuProf !== undefined) {
+      const server = await t.start()
+      const url = `http://127.0.0.1:${server.port}${t.authz === true ? '/' : BENCH_PATH}`
+      await autocannon({ url, headers: t.headers, connections: 50, amount: warmUp + measured })
+      await server.stop()
+      process.stdout.write(`${name}: profile in ${cpuProf}\n`)
+      continue
+    }
+    const c = await count({ name, start: t.start, host: t.host ?? process.env['HOST'], headers: t.headers, dir, amounts: { warmUp, measured }, path: t.authz === true ? '/' : BENCH_PATH })
+    rows.push({ ...c, target: name })
+    process.stdout.write(`${name}: main thread ${(c.mainPerReq / 1000).toFixed(1)}k instructions/request, all threads ${(c.allPerReq / 1000).toFixed(1)}k${c.failures.length > 0 ? ` (${c.failures.join('; ')})` : ''}\n`)
+  }
+} finally {
+  await origin.stop()
+  await stopAll()
+  if (process.env['COUNT_KEEP'] === '1') process.stdout.write(`callgrind files: ${dir}\n`)
+  else rmSync(dir, { recursive: true, force: true })
+}

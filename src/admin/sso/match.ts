@@ -1,0 +1,87 @@
+/**
+ * Who a person signed in at the provider is in keygate: the active user the claim
+ * matches (`sso.oidc.match`):
+ *
+ *   sub     the ID token's `sub` is a keygate user id
+ *   email   the ID token's `email` equals a user record's `email` (compared without
+ *           regard to case), and the provider reports it verified (`email_verified: true`);
+ *           two users with that email: refused, as neither is the person for sure
+ *
+ * No such user, or a deactivated one: refused, with a message naming the claim's
+ * value, and nothing created; unless `create_users` asks for a new user with that
+ * org and role, created through the admin actions as the actor `sso:<issuer>` (audited
+ * as `user.create`).
+ */
+import { parseDuration } from '../../config/duration.js'
+import type { Config, OidcConfig } from '../../config/schema.js'
+import { AdminActions } from '../actions.js'
+import { AdminRules, FULL_ADMIN } from '../policy/scope-rules.js'
+import { AdminError, AdminStore, auditOptions } from '../../registry/admin/index.js'
+import { NAME } from '../../registry/admin/rules.js'
+import type { RegistryClient } from '../../registry/redis-client.js'
+import type { RedisKeys } from '../../registry/redis-keys.js'
+import type { Claims } from './oidc.js'
+
+export type Match =
+  | { ok: true, user: string, org: string, created: boolean }
+  /** `message`: for the person, on the console's sign-in page (never for a log line) */
+  | { ok: false, message: string }
+
+export function createMatcher (config: Config, redis: RegistryClient, keys: RedisKeys): (claims: Claims) => Promise<Match> {
+  const c = config.sso.oidc as OidcConfig
+  const actor = `sso:${c.issuer}`
+
+  async function found (id: string, by: string): Promise<Match> {
+    const [status, org] = await redis.hmget(keys.user(id), 'status', 'org')
+    if (status === null || status === undefined || org === null || org === undefined) return { ok: false, message: `no keygate user matches ${by}` }
+    if (status !== 'active') return { ok: false, message: `the keygate user matching ${by} is deactivated` }
+    return { ok: true, user: id, org, created: false }
+  }
+
+  async function create (id: string, by: string, email: string | undefined): Promise<Match> {
+    const make = c.create_users
+    if (make === undefined) return { ok: false, message: `no keygate user matches ${by}` }
+    if (!NAME.test(id)) return { ok: false, message: `no keygate user matches ${by}, and it is no valid user id to create one with` }
+    if ((await redis.exists(keys.user(id))) === 1) return { ok: false, message: `no keygate user matches ${by}, and the user id ${id} is taken` }
+    const store = new AdminStore(redis, keys, config.keys.prefix, actor, auditOptions(config.audit))
+    const actions = new AdminActions(store, new AdminRules(FULL_ADMIN, store, parseDuration(config.admin.self_service_max_ttl) as number))
+    try {
+      await actions.putUser(id, { org: make.org, role: make.role, email }, { createOnly: true })
+    } catch (err: unknown) {
+      // (created meanwhile by someone else: not this person's to take)
+      if (err instanceof AdminError && err.kind === 'conflict') return { ok: false, message: `no keygate user matches ${by}, and the user id ${id} is taken` }
+      throw err
+    }
+    return { ok: true, user: id, org: make.org, created: true }
+  }
+
+  async function byEmail (claims: Claims): Promise<Match> {
+    const email = claims.email
+    if (typeof email !== 'string' || email === '') return { ok: false, message: 'the provider sent no email claim' }
+    const by = `the email ${email}`
+    if (claims.email_verified !== true) return { ok: false, message: `the provider does not report ${by} as verified` }
+    const wanted = email.toLowerCase()
+    const ids = await redis.smembers(keys.users)
+    const pipeline = redis.pipeline()
+    for (const id of ids) pipeline.hget(keys.user(id), 'email')
+    const replies = ids.length === 0 ? [] : (await pipeline.exec()) ?? []
+    const matches = ids.filter((_id, i) => {
+      const value = replies[i]?.[1]
+      return typeof value === 'string' && value.toLowerCase() === wanted
+    })
+    if (matches.length > 1) return { ok: false, message: `more than one keygate user has ${by}` }
+    if (matches.length === 1) return await found(matches[0] as string, by)
+    return await create(email, by, email)
+  }
+
+  async function bySub (claims: Claims): Promise<Match> {
+    const sub = claims.sub
+    const by = `the subject ${sub}`
+    if (!NAME.test(sub)) return await create(sub, by, undefined)
+    const m = await found(sub, by)
+    if (m.ok || (await redis.exists(keys.user(sub))) === 1) return m
+    return await create(sub, by, claims.email_verified === true && typeof claims.email === 'string' ? claims.email : undefined)
+  }
+
+  return async (claims) => c.match === 'email' ? await byEmail(claims) : await bySub(claims)
+}

@@ -1,0 +1,102 @@
+/**
+ * The SSO routes of the admin listener (docs/sso.md):
+ *
+ *   GET /console/sso/provider  the provider's display name, for the console's button
+ *   GET /console/sso/login     records a sign-in under way (state, nonce, PKCE
+ *                              verifier: sessions.ts) bound to a cookie, and sends
+ *                              the browser to the provider
+ *   GET <redirect_uri's path>  the provider's answer: the sign-in under way is taken
+ *                              (once), openid-client checks the answer and the ID
+ *                              token, the person is matched to a user, a session is
+ *                              begun, and the browser goes to the console
+ *
+ * Each sign-in begun keeps a small record in Redis for 10 minutes, so a peer address
+ * begins at most LOGIN_STARTS_PER_MINUTE a minute (per instance); past that, the
+ * console's sign-in page says when to try again.
+ *
+ * Any failure sends the browser to the console's sign-in page with a message in the
+ * URL's fragment (never sent to a server, so never in a log) and no session. The log
+ * line of a sign-in names its outcome and, when one matched, the user id: never a
+ * code, token, state, session id or any other claim.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Logger } from 'pino'
+import { SSO_LOGIN_PATH, SSO_PROVIDER_PATH } from '../../config/sso.js'
+import { peerOf } from '../../peer.js'
+import { createSignInLimit } from '../api/sign-in-limit.js'
+import { cookieValue, LOGIN_COOKIE, loginCookie, sessionCookie, type Sso } from './index.js'
+
+/** sign-ins begun per peer address and minute: far above a person's, far below a flood's */
+export const LOGIN_STARTS_PER_MINUTE = 120
+
+export function ssoRoutes (app: FastifyInstance, sso: Sso, redirectUri: string, logger: Logger): void {
+  const oidc = sso.oidc
+  if (oidc === undefined) return
+  const consoleUrl = new URL('/console/', redirectUri).href
+  const callbackPath = new URL(redirectUri).pathname
+
+  const fail = (request: FastifyRequest, reply: FastifyReply, outcome: string, message: string, err?: unknown): FastifyReply => {
+    logger.warn({ req_id: request.id, outcome, error: errorCode(err) }, 'sso sign-in refused')
+    reply.header('set-cookie', loginCookie(sso, undefined))
+    return reply.code(303).header('location', `${consoleUrl}#sso_error=${encodeURIComponent(message)}`).send()
+  }
+
+  // what the console's sign-in page shows: the button's name (no credential needed)
+  const provider = JSON.stringify({ display_name: oidc.displayName })
+  app.get(SSO_PROVIDER_PATH, async (_request, reply) => await reply.type('application/json; charset=utf-8').send(provider))
+
+  const starts = createSignInLimit({ perMinute: LOGIN_STARTS_PER_MINUTE })
+  app.get(SSO_LOGIN_PATH, async (request, reply) => {
+    const start = starts.attempt(peerOf(request.socket.remoteAddress))
+    if (typeof start === 'number') return fail(request, reply, 'too_many_sign_ins', `too many sign-ins from this address; try again in ${start} s`)
+    // (every start counts, whatever comes of it)
+    start.failed()
+    let begun
+    try {
+      begun = await oidc.flow.begin()
+    } catch (err: unknown) {
+      return fail(request, reply, 'provider_unreachable', `${oidc.displayName} cannot be reached; try again later`, err)
+    }
+    const id = await sso.sessions.beginLogin(begun.pending)
+    reply.header('set-cookie', loginCookie(sso, id))
+    return reply.code(303).header('location', begun.url.href).send()
+  })
+
+  app.get(callbackPath, async (request, reply) => {
+    const loginId = cookieValue(request.headers.cookie, LOGIN_COOKIE)
+    const pending = loginId === undefined ? undefined : await sso.sessions.takeLogin(loginId)
+    if (pending === undefined) return fail(request, reply, 'no_login', 'the sign-in expired or was already used; sign in again')
+    const q = request.raw.url?.indexOf('?') ?? -1
+    const query = q === -1 ? '' : (request.raw.url as string).slice(q + 1)
+    let claims
+    try {
+      claims = await oidc.flow.finish(query, pending)
+    } catch (err: unknown) {
+      return fail(request, reply, 'provider_answer_refused', `the sign-in with ${oidc.displayName} did not succeed; sign in again`, err)
+    }
+    let match
+    try {
+      match = await oidc.match(claims)
+    } catch (err: unknown) {
+      return fail(request, reply, 'match_failed', 'the sign-in could not be completed; try again later', err)
+    }
+    if (!match.ok) return fail(request, reply, 'no_user', match.message)
+    const id = await sso.sessions.begin(match.user, match.org, Date.now())
+    logger.info({ req_id: request.id, outcome: 'signed_in', user: match.user, created: match.created }, 'sso sign-in')
+    reply.header('set-cookie', [loginCookie(sso, undefined), sessionCookie(sso, id)])
+    return reply.code(303).header('location', consoleUrl).send()
+  })
+}
+
+/** What a log line may say of a failure: openid-client's error code or the error's class, never its message (it may quote a claim). */
+function errorCode (err: unknown): string | undefined {
+  if (err === undefined) return undefined
+  if (typeof err === 'object' && err !== null) {
+    const code = (err as { code?: unknown }).code
+    if (typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code)) return code
+    const error = (err as { error?: unknown }).error
+    if (typeof error === 'string' && /^[a-z0-9_]{1,64}$/.test(error)) return `provider:${error}`
+    if (err instanceof Error) return err.name
+  }
+  return 'unknown'
+}

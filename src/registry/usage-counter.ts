@@ -1,0 +1,335 @@
+/**
+ * How many requests each key had, per minute, counted off the request path: a request
+ * adds one to an in-memory count (`count`, a Map lookup and an increment), and a timer
+ * writes the counts to Redis every `flushMs` (at most 5 s) in one pipelined write. A process that crashes loses the counts of its last interval at most.
+ *
+ * Four classes, from the response's status and the decision's reason (`outcomeOf`):
+ * allowed (the gateway let it through, whatever the upstream answered), refused (401 or
+ * 403), limited (429) and errors (a 5xx the gateway produced: upstream unreachable or
+ * timed out, registry unavailable). Only known keys are counted: a refusal whose key does
+ * not exist (unknown id, bad format, bad checksum) names no key, so a client cannot fill
+ * the map or Redis with ids of its choosing.
+ *
+ * Layout (src/registry/redis-keys.ts; Cluster: the key id or org is the hash tag, so
+ * every hash of one key lives in one slot and a key's write is one script call):
+ *   <prefix>usage:{<keyId>}:m:<hour>   fields `<minute of hour><class>`   kept 48 h
+ *   <prefix>usage:{<keyId>}:h:<day>    fields `<hour of day><class>`      kept usage.retention
+ *   <prefix>usage-org:{<org>}:m:<hour> / :h:<day>                          the same, per org
+ * with class one of `a` `r` `l` `e`, `hour` and `day` counted from the epoch (UTC). The
+ * flush writes the minute and the hour at once (the roll-up is exact, and needs no
+ * background step): per key and per org a few HINCRBYs and two EXPIREATs, inside one
+ * EVALSHA per 500 keys (a Cluster: per key).
+ *
+ * Memory: counts of up to `maxKeys` distinct keys are held; past it the batch is written
+ * at once and counting starts a new one (docs/usage.md gives the bytes an entry costs).
+ */
+import type { ChainableCommander } from 'ioredis'
+import type { Reason } from '../errors.js'
+import { isCluster, type RegistryClient } from './redis-client.js'
+import { flatCopy } from './records.js'
+import type { RedisKeys } from './redis-keys.js'
+
+export const CLASSES = ['allowed', 'refused', 'limited', 'errors'] as const
+export type UsageClass = typeof CLASSES[number]
+/** the class of each field in the hashes: `<minute or hour><letter>` */
+export const CLASS_LETTERS = ['a', 'r', 'l', 'e'] as const
+
+export const MINUTE_MS = 60_000
+export const HOUR_MS = 3_600_000
+export const DAY_MS = 86_400_000
+/** how long the minutes are kept */
+export const MINUTES_KEPT_MS = 48 * HOUR_MS
+
+/** A refusal that names no existing key: not counted. */
+const NO_KEY: ReadonlySet<Reason> = new Set<Reason>(['missing_credential', 'malformed_credential', 'bad_checksum', 'unknown_key', 'unknown_key_limited'])
+
+/**
+ * The class a response counts in (index into CLASSES), or -1: not counted (a 4xx other
+ * than 401/403/429, a refusal that names no existing key).
+ */
+export function outcomeOf (status: number, reason: Reason | undefined): number {
+  if (reason === 'allowed') return 0
+  if (reason === undefined || NO_KEY.has(reason)) return -1
+  if (status === 429) return 2
+  if (status === 401 || status === 403) return 1
+  if (status >= 500) return 3
+  return -1
+}
+
+/** One key's counts in one minute. */
+class Counts {
+  a = 0
+  r = 0
+  l = 0
+  e = 0
+  constructor (public org: string | undefined) {}
+  add (outcome: number, n = 1): void {
+    if (outcome === 0) this.a += n
+    else if (outcome === 1) this.r += n
+    else if (outcome === 2) this.l += n
+    else this.e += n
+  }
+}
+
+interface Batch {
+  minute: number
+  counts: Map<string, Counts>
+}
+
+export interface UsageCounterOptions {
+  /** how often the counts are written (default and most 5,000 ms) */
+  flushMs?: number
+  /** how long the hours are kept (usage.retention) */
+  retentionMs: number
+  /** distinct keys held before the batch is written early (default 100,000) */
+  maxKeys?: number
+  /** told of a write that failed (its counts are lost: usage is advisory) */
+  onError?: (err: unknown) => void
+}
+
+/**
+ * The flush's script: the counts of one minute of one or more keys (or orgs), each into
+ * its minute hash and its hour hash. KEYS: minute hash, hour hash, per key; ARGV: the
+ * minute of the hour, the hour of the day, the two expiries (epoch s), then four counts
+ * per key.
+ */
+const ADD_LUA = `
+local letters = {'a', 'r', 'l', 'e'}
+for k = 1, #KEYS, 2 do
+  local base = 4 + (k - 1) * 2
+  for i = 1, 4 do
+    local n = tonumber(ARGV[base + i])
+    if n > 0 then
+      redis.call('HINCRBY', KEYS[k], ARGV[1] .. letters[i], n)
+      redis.call('HINCRBY', KEYS[k + 1], ARGV[2] .. letters[i], n)
+    end
+  end
+  redis.call('EXPIREAT', KEYS[k], ARGV[3])
+  redis.call('EXPIREAT', KEYS[k + 1], ARGV[4])
+end
+return 1
+`
+
+/** keys (or orgs) per script call on a standalone Redis (a Cluster: one, every key of a call shares its slot) */
+const PER_CALL = 500
+
+interface AddCommand {
+  keygateUsageAdd: (numKeys: number, ...args: Array<string | number>) => unknown
+}
+
+export class UsageCounter {
+  private batch: Batch = { minute: 0, counts: new Map() }
+  /** batches handed to the writer, waiting (at most twice maxKeys keys in all) */
+  private full: Batch[] = []
+  /** the writer, while it runs */
+  private writing: Promise<void> | undefined
+  /** keys whose counts were dropped because the writes fell behind (tests, measurements) */
+  dropped = 0
+  private readonly timer: NodeJS.Timeout
+  private readonly maxKeys: number
+  private readonly retentionMs: number
+  private readonly onError: (err: unknown) => void
+  private stopped = false
+
+  constructor (private readonly redis: RegistryClient, private readonly keys: RedisKeys, o: UsageCounterOptions) {
+    this.maxKeys = o.maxKeys ?? 100_000
+    this.retentionMs = o.retentionMs
+    this.onError = o.onError ?? (() => {})
+    redis.defineCommand('keygateUsageAdd', { lua: ADD_LUA })
+    this.timer = setInterval(() => { this.flush().catch(() => {}) }, Math.min(o.flushMs ?? 5_000, 5_000))
+    this.timer.unref()
+  }
+
+  /**
+   * Hot path: one response of `keyId` (undefined: no key) with `status` and the
+   * decision's `reason`; `org` when the decision knows it.
+   */
+  count (keyId: string | undefined, org: string | undefined, status: number, reason: Reason | undefined, now: number): void {
+    if (keyId === undefined) return
+    const outcome = outcomeOf(status, reason)
+    if (outcome < 0) return
+    const minute = Math.floor(now / MINUTE_MS)
+    let batch = this.batch
+    if (minute !== batch.minute) batch = this.next(minute)
+    let c = batch.counts.get(keyId)
+    if (c === undefined) {
+      if (batch.counts.size >= this.maxKeys) batch = this.next(minute)
+      // (the key id is a view into the request's Authorization header: a flat copy is held)
+      batch.counts.set(flatCopy(keyId), c = new Counts(org))
+    } else if (c.org === undefined) {
+      c.org = org
+    }
+    c.add(outcome)
+  }
+
+  /** Starts a new batch for `minute`; the current one is written now when it is full, at the next flush otherwise. */
+  private next (minute: number): Batch {
+    const old = this.batch
+    this.batch = { minute, counts: new Map() }
+    if (old.counts.size > 0) {
+      this.hand(old)
+      if (old.counts.size >= this.maxKeys) this.drain().catch(() => {})
+    }
+    return this.batch
+  }
+
+  /**
+   * A batch to the writer. While a write is under way, batches wait; past twice maxKeys
+   * keys waiting (Redis takes the writes slower than new keys come), the oldest waiting
+   * batch is dropped, so memory stays bounded: the counts are advisory.
+   */
+  private hand (batch: Batch): void {
+    this.full.push(batch)
+    let waiting = 0
+    for (const b of this.full) waiting += b.counts.size
+    while (waiting > 2 * this.maxKeys && this.full.length > 1) {
+      const lost = this.full.shift() as Batch
+      waiting -= lost.counts.size
+      this.dropped += lost.counts.size
+      this.onError(new Error(`the counts of ${lost.counts.size} keys were dropped: the writes fall behind`))
+    }
+  }
+
+  /** Writes every count held so far: one write at a time, in order. */
+  async flush (): Promise<void> {
+    if (this.batch.counts.size > 0) {
+      this.hand(this.batch)
+      this.batch = { minute: this.batch.minute, counts: new Map() }
+    }
+    await this.drain()
+  }
+
+  /** The writer: writes what waits, until nothing does. */
+  private async drain (): Promise<void> {
+    if (this.writing === undefined) {
+      if (this.full.length === 0) return
+      this.writing = this.run()
+    }
+    await this.writing
+  }
+
+  private async run (): Promise<void> {
+    try {
+      // (something waits: the first write awaits before the writer is marked done)
+      while (this.full.length > 0) {
+        const batches = this.full
+        this.full = []
+        await this.write(batches).catch(this.onError)
+      }
+    } finally {
+      this.writing = undefined
+    }
+  }
+
+  private async write (batches: Batch[]): Promise<void> {
+    await this.fillOrgs(batches)
+    const k = this.keys
+    const writes = new Writes(this.redis)
+    for (const { minute, counts } of batches) {
+      const at = minute * MINUTE_MS
+      const hour = Math.floor(at / HOUR_MS)
+      const day = Math.floor(at / DAY_MS)
+      const minuteArgs = [String(minute - hour * 60), String(hour - day * 24), Math.ceil(((hour + 1) * HOUR_MS + MINUTES_KEPT_MS) / 1000), Math.ceil(((day + 1) * DAY_MS + this.retentionMs) / 1000)]
+      const orgs = new Map<string, Counts>()
+      for (const [keyId, c] of counts) {
+        writes.add(k.usageMinutes(keyId, hour), k.usageHours(keyId, day), minuteArgs, c)
+        if (c.org === undefined) continue
+        let o = orgs.get(c.org)
+        if (o === undefined) orgs.set(c.org, o = new Counts(c.org))
+        o.a += c.a; o.r += c.r; o.l += c.l; o.e += c.e
+      }
+      for (const [org, c] of orgs) writes.add(k.orgUsageMinutes(org, hour), k.orgUsageHours(org, day), minuteArgs, c)
+    }
+    await writes.exec()
+  }
+
+  /** The org of each counted key whose decision did not name it (a refusal of a revoked key...), read in one round trip. */
+  private async fillOrgs (batches: Batch[]): Promise<void> {
+    const missing: Counts[] = []
+    const names: string[] = []
+    for (const { counts } of batches) {
+      for (const [keyId, c] of counts) {
+        if (c.org === undefined) { missing.push(c); names.push(this.keys.key(keyId)) }
+      }
+    }
+    if (missing.length === 0) return
+    const reads = new Writes(this.redis)
+    for (const name of names) reads.hget(name, 'org')
+    const replies = await reads.exec()
+    for (let i = 0; i < missing.length; i++) {
+      const org = replies[i]
+      if (typeof org === 'string' && org !== '') (missing[i] as Counts).org = org
+    }
+  }
+
+  /** Final write (graceful shutdown). */
+  async stop (): Promise<void> {
+    if (this.stopped) return
+    this.stopped = true
+    clearInterval(this.timer)
+    await this.flush()
+  }
+
+  /** distinct keys counted and not yet written (tests, measurements) */
+  get held (): number {
+    let n = this.batch.counts.size
+    for (const b of this.full) n += b.counts.size
+    return n
+  }
+}
+
+/**
+ * The commands of one write, pipelined: a standalone Redis gets one ioredis pipeline (one
+ * socket write), its script calls each adding the counts of up to PER_CALL keys; a Cluster
+ * gets one script call per key (its two hashes share a slot), each sent at once without
+ * waiting for the one before (ioredis routes each to its node and writes it to that
+ * node's connection, so each node's commands are pipelined on the wire; an ioredis
+ * pipeline serves one node only).
+ */
+class Writes {
+  private readonly line: ChainableCommander | undefined
+  private readonly sent: Array<Promise<unknown>> = []
+  private readonly perCall: number
+  /** the script call being built: its keys, its minute's arguments, the counts */
+  private keys: string[] = []
+  private counts: number[] = []
+  private args: Array<string | number> = []
+
+  constructor (private readonly redis: RegistryClient) {
+    this.line = isCluster(redis) ? undefined : redis.pipeline()
+    this.perCall = this.line === undefined ? 1 : PER_CALL
+  }
+
+  hget (key: string, field: string): void {
+    if (this.line !== undefined) this.line.hget(key, field)
+    else this.sent.push(this.redis.hget(key, field))
+  }
+
+  /** the counts `c` of the minute `args` describes, into `minutes` and `hours` */
+  add (minutes: string, hours: string, args: Array<string | number>, c: Counts): void {
+    if (args !== this.args || this.keys.length === 2 * this.perCall) this.call()
+    this.args = args
+    this.keys.push(minutes, hours)
+    this.counts.push(c.a, c.r, c.l, c.e)
+  }
+
+  private call (): void {
+    if (this.keys.length === 0) return
+    const to = (this.line ?? this.redis) as unknown as AddCommand
+    const sent = to.keygateUsageAdd(this.keys.length, ...this.keys, ...this.args, ...this.counts)
+    if (this.line === undefined) this.sent.push(sent as Promise<unknown>)
+    this.keys = []
+    this.counts = []
+  }
+
+  /** Runs the commands; their replies in the order they were added (an error rejects). */
+  async exec (): Promise<unknown[]> {
+    this.call()
+    if (this.line === undefined) return await Promise.all(this.sent)
+    const replies = (await this.line.exec()) ?? []
+    return replies.map(([err, value]) => {
+      if (err !== null) throw err
+      return value
+    })
+  }
+}
