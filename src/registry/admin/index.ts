@@ -25,6 +25,7 @@ import { createKey, keysOverPolicy, listKeys, restrictKey, revokeKey, setKeyLimi
 import { listOrgs, orgKeyCap, putOrg, showOrg, type OrgInput } from './orgs.js'
 import { deleteRole, listRoles, putRole, showRole } from './roles.js'
 import { rotateKey } from './rotation.js'
+import { importKeys, type ImportedKey, type ImportInput } from './imports.js'
 import type { StoreContext } from './transactions.js'
 import { applyFile, planFile, type ApplyOptions, type ApplyResult } from '../as-code/registry-apply.js'
 import { exportRegistry } from '../as-code/registry-export.js'
@@ -37,6 +38,7 @@ export { AdminError, CODE_OF_KIND, ifMissing, type AdminErrorKind, type ErrorDet
 export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, nameProblem, ownsKey } from './rules.js'
 export { auditOptions, CURSOR, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 export type { CreateKeyInput, KeyRestrictionChange } from './keys.js'
+export { IMPORTED_KEY_MAX, lineProblem, parseImportLines, type ImportedKey, type ImportInput } from './imports.js'
 export { LEAK_SOURCE_MAX, type LeakLabel, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
 export { ORG_NAME_MAX, type OrgInput } from './orgs.js'
 export type { UserStatusChange } from './users.js'
@@ -124,6 +126,11 @@ export class AdminStore {
 
   async createKey (input: CreateKeyInput, now = Date.now()): Promise<CreatedKey> {
     return await createKey(this.ctx, input, now)
+  }
+
+  /** Imported keys (imports.ts): every line written, or none. */
+  async importKeys (inputs: readonly ImportInput[], now = Date.now()): Promise<ImportedKey[]> {
+    return await importKeys(this.ctx, inputs, now)
   }
 
   /** `botMaxTtlMs`: a new BOT key expires within this (a self-service rotation). */
