@@ -1,7 +1,7 @@
 /**
  * SSO in a real headless Chromium: the console's "Sign in with <provider>", the
  * provider's own login page (oidc-provider, over real HTTP), back in the console as
- * that person; a personal key generated, copied, working at the gateway (200),
+ * that person; a personal key generated (narrowed by the scope picker), copied, working at the gateway (200),
  * revoked (401); sign-out ends the session. A refused person sees why on the sign-in
  * page. The strict CSP is never violated and the page never sees the session id.
  *
@@ -56,9 +56,13 @@ t.test('the console with SSO, end to end in Chromium', async (t) => {
   const session = cookies.find((c) => c.name === 'keygate_session')
   t.match(session, { httpOnly: true, sameSite: 'Strict', path: '/' })
 
-  // Generate New Key -> Personal
+  // Generate New Key -> Personal, narrowed to part of dana's role (the picker offers her grants)
   await page.click('#generate-open')
   await page.check('input[name=type][value=personal]')
+  await page.uncheck('#generate-scope-all')
+  const offered = await page.locator('#generate-scope input[type=checkbox]').evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value))
+  t.same(offered.sort(), ['keygate:keys:self', 'users:read'], 'the picker offers what the session may give')
+  await page.uncheck('#generate-scope input[value="keygate:keys:self"]')
   await page.fill('#generate-name', 'sso laptop')
   await page.click('#generate-submit')
   const display = page.locator('[data-testid=new-key]')
@@ -74,6 +78,8 @@ t.test('the console with SSO, end to end in Chromium', async (t) => {
   await page.click('#reveal-done')
   t.equal((await w.gw.get('/api/v1/users', copied)).status, 200, 'the key made from the session calls the gateway')
   t.equal(await w.gw.client.hget(`${w.gw.prefix}key:${id}`, 'created_by'), 'user:dana', 'created_by user:dana')
+  t.equal(await w.gw.client.hget(`${w.gw.prefix}key:${id}`, 'scope'), 'users:read', 'scoped to users:read')
+  t.equal((await w.gw.admin('GET', '/admin/v1/session', { Authorization: `Bearer ${copied}` })).status, 403, 'keygate:keys:self left out: the key signs in to nothing')
 
   // revoke it in the console
   const row = page.locator(`tr[data-key-id="${id}"]`)
