@@ -88,7 +88,7 @@ export function integrationsPage (ctx) {
       ? h('button', { type: 'button', class: 'button button-small', 'data-action': 'limit', onclick: () => limitKey(k) }, 'Limit')
       : ''
     return h('tr', { 'data-key-id': k.id, 'data-status': k.status },
-      h('td', {}, h('div', {}, h('button', { type: 'button', class: 'link', 'data-action': 'usage', onclick: () => ctx.usage.open({ key: k.id }, `Requests of ${k.name !== '' ? k.name : k.id}`).catch(ctx.fail) }, k.name !== '' ? k.name : 'unnamed')), h('div', { class: 'muted small nowrap' }, h('span', { class: 'mono' }, k.id), ` · ${k.org}`)),
+      h('td', {}, h('div', {}, h('button', { type: 'button', class: 'link', 'data-action': 'usage', onclick: () => ctx.usage.open({ key: k.id }, `Requests of ${k.name !== '' ? k.name : k.id}`).catch(ctx.fail) }, k.name !== '' ? k.name : 'unnamed')), h('div', { class: 'muted small nowrap' }, h('span', { class: 'mono' }, k.id), ` · ${k.org}`), restriction(k)),
       h('td', {}, badge(k.type === 'bot' ? 'BOT' : 'Personal', k.type === 'bot' ? 'bot' : 'personal')),
       owner,
       timeCell(k.created_at, ''),
@@ -103,6 +103,14 @@ export function integrationsPage (ctx) {
   function usageCell (cell) {
     cell.append(h('div', { class: 'usage nowrap' }))
     return cell
+  }
+
+  /** A key's scope and addresses, when it has them. */
+  function restriction (k) {
+    const parts = []
+    if (k.scope !== undefined) parts.push(h('div', { class: 'key-restriction', 'data-testid': 'key-scope' }, h('span', { class: 'muted' }, 'scope '), permissionChips(k.scope)))
+    if (k.allowed_cidrs !== undefined) parts.push(h('div', { class: 'key-restriction', 'data-testid': 'key-cidrs' }, h('span', { class: 'muted' }, 'from '), h('span', { class: 'mono' }, k.allowed_cidrs.join(' '))))
+    return parts.length === 0 ? '' : h('div', {}, ...parts)
   }
 
   /** The status; a key revoked because it leaked says so, and where it was found (as text, never a link). */
@@ -160,6 +168,8 @@ export function integrationsPage (ctx) {
     show($('generate-role-mode'), admin)
     $('generate-role').replaceChildren(...roles.map((r) => h('option', { value: r.name }, r.name)))
     permissionCheckboxes($('generate-new-role-permissions'), ctx.catalogue)
+    offered = ''
+    $('generate-cidrs').setAttribute('aria-invalid', 'false')
     sync()
     dialog.showModal()
   }
@@ -194,6 +204,57 @@ export function integrationsPage (ctx) {
     $('generate-role-permissions').replaceChildren(role === undefined
       ? h('span', { class: 'muted' }, 'No role you may assign.')
       : permissionChips(role.permissions))
+    scopePicker(type, newRole ? undefined : role)
+  }
+
+  // the permissions the picker offers now, as text: it is drawn again only when they change
+  let offered = ''
+
+  /**
+   * The scope picker: the permissions the key may be narrowed to, only those the caller
+   * may give, grouped by resource; "all of the role" (no scope) by default. A personal
+   * key: its user's role's (for a non-admin, its own effective permissions: `grantable`
+   * of GET /session); a BOT key: the chosen role's (the roles offered are within the
+   * caller's grants already). A role defined here is the key's whole scope.
+   */
+  function scopePicker (type, role) {
+    const { principal } = ctx.session
+    let permissions
+    if (type === 'bot') permissions = role?.permissions ?? []
+    else if (ctx.scope === 'admin') {
+      const user = users.find((u) => u.id === $('generate-user').value)
+      permissions = roles.find((r) => r.name === user?.role)?.permissions ?? principal?.permissions ?? []
+    } else permissions = ctx.session.grantable ?? principal.permissions ?? []
+    const all = $('generate-scope-all').checked
+    $('generate-scope-all').disabled = type === 'bot' && form.elements['role-mode'].value === 'new'
+    show($('generate-scope'), !all && !$('generate-scope-all').disabled)
+    const text = permissions.join(' ')
+    if (text === offered) return
+    offered = text
+    const groups = new Map()
+    for (const p of [...permissions].sort()) {
+      const resource = p === '*' ? 'everything' : p.split(':')[0]
+      groups.set(resource, [...groups.get(resource) ?? [], p])
+    }
+    $('generate-scope').replaceChildren(...[...groups].map(([resource, list]) =>
+      h('fieldset', { 'data-resource': resource },
+        h('legend', {}, resource),
+        h('div', { class: 'permission-grid' }, ...list.map((p) =>
+          h('label', { class: 'permission' }, h('input', { type: 'checkbox', value: p, checked: true }), h('code', {}, p)))))))
+    if (permissions.length === 0) $('generate-scope').replaceChildren(h('span', { class: 'muted' }, 'no permissions'))
+  }
+
+  /** The addresses typed, checked as typed: each entry an IPv4 or IPv6 CIDR (the API checks them again). */
+  function typedCidrs () {
+    const entries = $('generate-cidrs').value.split(/[\s,]+/).filter((c) => c !== '')
+    const bad = entries.filter((c) => !isCidr(c))
+    const input = $('generate-cidrs')
+    input.setAttribute('aria-invalid', String(bad.length > 0))
+    input.setCustomValidity(bad.length > 0 ? `Not an address range: ${bad.join(', ')}` : '')
+    $('generate-cidrs-hint').textContent = bad.length > 0
+      ? `Not an IPv4 or IPv6 CIDR: ${bad.join(', ')}`
+      : 'IPv4 or IPv6 CIDRs, space-separated. Empty: any address.'
+    return { entries, bad }
   }
 
   /** The role a personal key would act with: the user's own, read-only. */
@@ -225,6 +286,13 @@ export function integrationsPage (ctx) {
     $('generate-submit').disabled = true
     say($('generate-error'), '')
     try {
+      if (!$('generate-scope-all').checked && !$('generate-scope-all').disabled) {
+        input.scope = checkedValues($('generate-scope'))
+        if (input.scope.length === 0) throw new Error('Tick at least one permission, or keep all of the role\'s.')
+      }
+      const cidrs = typedCidrs()
+      if (cidrs.bad.length > 0) throw new Error(`Not an address range: ${cidrs.bad.join(', ')}`)
+      if (cidrs.entries.length > 0) input.allowed_cidrs = cidrs.entries
       if (input.type === 'personal') {
         input.user = ctx.scope === 'admin' ? f.user.value : principal.user
         if (!input.user) throw new Error(ctx.scope === 'admin' ? 'Pick the user the key belongs to.' : 'A personal key is made by its own user or an admin; sign in as that user.')
@@ -267,6 +335,8 @@ export function integrationsPage (ctx) {
     if (created.user !== undefined) facts.push(['User', created.user])
     if (created.role !== undefined) facts.push(['Role', created.role])
     facts.push(['Expires', created.expires_at ?? 'never'])
+    facts.push(['Scope', created.scope?.join(' ') ?? 'all of the role'])
+    facts.push(['Addresses', created.allowed_cidrs?.join(' ') ?? 'any'])
     $('reveal-facts').replaceChildren(...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))
     // what the API accepted but wants known (an org with no record)
     const warnings = Array.isArray(created.warnings) ? created.warnings : []
@@ -296,6 +366,7 @@ export function integrationsPage (ctx) {
   $('generate-open').addEventListener('click', () => { openDialog().catch(ctx.fail) })
   $('generate-cancel').addEventListener('click', () => dialog.close())
   form.addEventListener('change', sync)
+  $('generate-cidrs').addEventListener('input', typedCidrs)
   form.addEventListener('submit', submit)
   $('reveal-copy').addEventListener('click', copy)
   $('reveal-done').addEventListener('click', () => {
@@ -322,6 +393,28 @@ export function integrationsPage (ctx) {
       $('keys-body').replaceChildren()
     }
   }
+}
+
+/** An IPv4 or IPv6 CIDR, or a bare address (one host); IPv6 parsed by the URL parser. */
+function isCidr (text) {
+  const slash = text.indexOf('/')
+  const address = slash === -1 ? text : text.slice(0, slash)
+  const bits = slash === -1 ? undefined : text.slice(slash + 1)
+  let max
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) {
+    if (address.split('.').some((o) => Number(o) > 255 || (o.length > 1 && o.startsWith('0')))) return false
+    max = 32
+  } else if (address.includes(':') && /^[0-9A-Fa-f:.]+$/.test(address)) {
+    try {
+      // (the URL parser is the browser's own IPv6 grammar; a bracketed host is parsed
+      // as IPv6 under any scheme, and this one names no place)
+      if (new URL(`cidr://[${address}]/`).hostname === '') return false
+    } catch {
+      return false
+    }
+    max = 128
+  } else return false
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max)
 }
 
 /** seconds -> `90 days`, `1 day`, or `12 hours` under a day */

@@ -33,7 +33,7 @@ export const REASONS = [
   'missing_credential', 'malformed_credential', 'bad_checksum',
   'unknown_key', 'secret_mismatch', 'key_revoked', 'key_expired',
   'user_missing', 'user_deactivated', 'org_mismatch',
-  'no_rule', 'missing_permission',
+  'address_not_allowed', 'no_rule', 'missing_permission',
   'registry_unavailable', 'registry_busy', 'bad_path', 'no_route',
   'upstream_error', 'upstream_timeout', 'rate_limited',
   // the gateway's own edge cases

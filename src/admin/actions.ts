@@ -12,7 +12,7 @@
  *
  * A write that names an org with no record is done, and returns a warning.
  */
-import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type LeakOutcome, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
+import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type KeyRestrictionChange, type LeakOutcome, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
 import type { ApplyOptions, ApplyResult } from '../registry/as-code/registry-apply.js'
 import type { RegistryFile } from '../registry/as-code/registry-file.js'
 import type { AdminRules, KeyRequest } from './policy/scope-rules.js'
@@ -52,6 +52,19 @@ export class AdminActions {
   async rotateKey (id: string, graceMs: number): Promise<RotatedKey> {
     if (!this.rules.isAdmin) await this.rules.manageableKey(id, 'key.rotate')
     return await this.store.rotateKey(id, graceMs, { botMaxTtlMs: this.rules.botMaxTtlMs })
+  }
+
+  /**
+   * The key's scope and addresses (a list sets one, `null` removes it, undefined keeps
+   * it): an admin any key; an org admin its org's keys acting within its grants; a self
+   * principal its own user's keys. A scope is within the caller's own grants.
+   */
+  async restrictKey (id: string, change: KeyRestrictionChange): Promise<{ changed: boolean }> {
+    if (!this.rules.isAdmin) {
+      const view = await this.rules.manageableKey(id, 'key.restrict')
+      await this.rules.checkScope('key.restrict', `key:${id}`, change.scope, view)
+    }
+    return await this.store.restrictKey(id, change)
   }
 
   /**

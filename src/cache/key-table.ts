@@ -8,13 +8,14 @@
  * a key costs its map slot and id string on the heap (about 70 bytes) and 53 bytes in
  * typed arrays outside it (digest, two times, flags, the number of its (org, owner)
  * pair), which the collector never scans. The names are held once per pair, and a
- * key's own rate limit (rare) in a map by slot.
+ * key's own rate limit and its restriction (scope, allowed_cidrs; shared parsed
+ * objects, records.ts) in maps by slot, read only for the keys that have one.
  *
  * `get(id)` builds the entry and record a decision reads, short-lived objects. Keys
  * that do not exist are not held here but in the negative store (negative-store.ts).
  */
 import type { RecordLimit } from '../ratelimit/limit.js'
-import { INVALID, type Invalid, type KeyRecord } from '../registry/records.js'
+import { INVALID, type Invalid, type KeyRecord, type KeyRestriction } from '../registry/records.js'
 import type { Entry } from './entry.js'
 
 // flags, one byte a slot
@@ -25,6 +26,8 @@ const KIND = 0b11000
 const INVALID_RECORD = 0b01000
 const PERSONAL = 0b10000
 const BOT = 0b11000
+/** the key has a scope or allowed_cidrs (in `restrictions`): a key without one reads no map */
+const RESTRICTED = 32
 
 const DIGEST_BYTES = 32
 /** `pairOf` of a slot without a record (INVALID, or free) */
@@ -46,6 +49,8 @@ export class KeyTable {
   private readonly pairs = new Pairs()
   /** slot -> the key's own `rate_limit` (shared parsed objects, limit.ts), for the few keys that have one */
   private readonly rateLimit = new Map<number, RecordLimit>()
+  /** slot -> the key's scope and allowed_cidrs, for the keys flagged RESTRICTED */
+  private readonly restrictions = new Map<number, KeyRestriction>()
   private readonly free: number[] = []
   private next = 0
 
@@ -90,6 +95,11 @@ export class KeyTable {
     if (old !== NO_PAIR) this.pairs.drop(old)
     if (record?.rateLimit === undefined) this.rateLimit.delete(slot)
     else this.rateLimit.set(slot, record.rateLimit)
+    if (record?.restriction === undefined) this.restrictions.delete(slot)
+    else {
+      this.restrictions.set(slot, record.restriction)
+      flags |= RESTRICTED
+    }
     this.flags[slot] = flags
   }
 
@@ -113,6 +123,7 @@ export class KeyTable {
     this.pairOf.fill(NO_PAIR)
     this.pairs.clear()
     this.rateLimit.clear()
+    this.restrictions.clear()
   }
 
   /**
@@ -150,7 +161,8 @@ export class KeyTable {
       role: personal ? undefined : owner,
       status: (flags & REVOKED) === 0 ? 'active' : 'revoked',
       expiresAt: Number.isNaN(expiresAt) ? undefined : expiresAt,
-      rateLimit: this.rateLimit.get(slot)
+      rateLimit: this.rateLimit.get(slot),
+      restriction: (flags & RESTRICTED) === 0 ? undefined : this.restrictions.get(slot)
     }
   }
 
@@ -167,6 +179,7 @@ export class KeyTable {
     this.pairOf[slot] = NO_PAIR
     this.flags[slot] = 0
     this.rateLimit.delete(slot)
+    this.restrictions.delete(slot)
     this.free.push(slot)
   }
 

@@ -3,6 +3,7 @@
  * The key comes from KEYGATE_KEY or stdin, never from argv (which lands in shell
  * history and process listings). Exit status 0 on allow, 3 on deny.
  */
+import { isIP } from 'node:net'
 import type { Command } from 'commander'
 import { explain, type Explanation } from './explain.js'
 import { RedisUnreachable, UsageError, withRegistry } from './context.js'
@@ -19,12 +20,21 @@ async function readKey (): Promise<string> {
   return key
 }
 
+function clientIp (value: string): string {
+  if (isIP(value) === 0) throw new UsageError(`--from takes an IPv4 or IPv6 address, not "${value.slice(0, 64)}"`)
+  return value
+}
+
 function printHuman (e: Explanation): void {
   const verdict = e.allowed ? 'ALLOW -> forwarded upstream' : `DENY ${String(e.status)} ${e.code ?? ''}`
   const lines = [`${verdict}  (reason: ${e.reason})`, `  request   ${e.method} ${e.path ?? '(refused target)'}`]
   if (e.route !== undefined) lines.push(`  route     ${e.route.prefix} -> upstream ${e.route.upstream}`)
   if (e.key_id !== undefined) lines.push(`  key       ${e.key_id}${e.key_type !== undefined ? ` (${e.key_type}${e.user_id !== undefined ? `, user ${e.user_id}` : ''}, org ${e.org ?? '?'})` : ''}`)
-  if (e.role !== undefined) lines.push(`  role      ${e.role}: ${e.permissions?.join(' ') ?? ''}`.trimEnd())
+  if (e.role !== undefined) lines.push(`  role      ${e.role}: ${(e.role_permissions ?? e.permissions)?.join(' ') ?? ''}`.trimEnd())
+  if (e.scope !== undefined) lines.push(`  scope     ${e.scope.join(' ')}`)
+  if (e.role !== undefined) lines.push(`  effective ${e.permissions?.join(' ') || '(nothing)'}`)
+  if (e.allowed_cidrs !== undefined) lines.push(`  addresses ${e.allowed_cidrs.join(' ')} (from ${e.from ?? 'no address: give --from <ip>'})`)
+  if (e.refused_by !== undefined) lines.push(`  refused   by the ${e.refused_by.join(' and the ')}`)
   if (e.rule !== undefined) lines.push(`  rule      #${e.rule.index} ${e.rule.method} ${e.rule.path} requires ${e.rule.permissions.join(' ') || '(nothing)'}${e.rule.org_param !== undefined ? `, org_param ${e.rule.org_param}` : ''}`)
   else if (e.reason === 'no_rule') lines.push('  rule      none matches (default deny)')
   if (e.rate_limits !== undefined) lines.push(`  limits    ${Object.entries(e.rate_limits).map(([level, limit]) => `${level} ${limit}`).join(', ')} (the strictest decides; not counted by a check)`)
@@ -40,10 +50,11 @@ export function checkCommand (program: Command): void {
     .description('explain the decision the gateway would take for a request (key from KEYGATE_KEY or stdin)')
     .argument('<method>', 'HTTP method, e.g. GET')
     .argument('<path>', 'request path, e.g. /api/v1/users')
+    .option('--from <ip>', 'the client address to decide for (a key bound to addresses needs one)', clientIp)
     .option('--json', 'print the result as JSON')
-    .action(async (method: string, path: string, opts: { json?: boolean }) => {
+    .action(async (method: string, path: string, opts: { json?: boolean, from?: string }) => {
       const key = await readKey()
-      const explanation = await withRegistry(async ({ config, redis }) => await explain(config, redis, method.toUpperCase(), path, key))
+      const explanation = await withRegistry(async ({ config, redis }) => await explain(config, redis, method.toUpperCase(), path, key, opts.from))
       // the gateway would answer 503; the check itself could not decide
       if (explanation.reason === 'registry_unavailable' || explanation.reason === 'registry_busy') throw new RedisUnreachable(explanation.reason)
       if (opts.json === true) printJson(explanation)

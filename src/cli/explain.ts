@@ -29,7 +29,17 @@ export interface Explanation {
   user_id?: string
   org?: string
   role?: string
+  /** the effective permissions: the role's, narrowed by the key's scope when it has one */
   permissions?: string[]
+  /** the effective role's own permissions (shown when a scope narrows them) */
+  role_permissions?: string[]
+  /** the key's scope and allowed addresses, when it has them */
+  scope?: string[]
+  allowed_cidrs?: string[]
+  /** the client address the check decided for (`--from`) */
+  from?: string
+  /** a refusal for want of a permission or an address: which of role, scope and address refused */
+  refused_by?: Array<'role' | 'scope' | 'address'>
   rule?: { index: number, method: string, path: string, permissions: string[], org_param?: string }
   /** the rate limits that apply (docs/rate-limits.md): `<count>/<period>`, or `malformed` */
   rate_limits?: { key?: string, role?: string, org?: string }
@@ -37,11 +47,12 @@ export interface Explanation {
   headers?: Record<string, string>
 }
 
-export async function explain (config: Config, redis: RegistryClient, method: string, target: string, key: string): Promise<Explanation> {
+/** `from`: the client address to decide for (a key bound to addresses is refused without one) */
+export async function explain (config: Config, redis: RegistryClient, method: string, target: string, key: string, from?: string): Promise<Explanation> {
   // Redis itself, no cache; the rate limits shown below, never counted
   const decider = decisionFactory(config, createIdentityResolver(config, redis), PROXIED_METHODS).decider()
   // receive to authorize, as the gateway decides
-  const v = await decider.decideTarget(method, target, ['Authorization', `Bearer ${key}`], undefined, Date.now())
+  const v = await decider.decideTarget(method, target, ['Authorization', `Bearer ${key}`], from, Date.now())
 
   const out: Explanation = { allowed: false, status: 400, reason: v.ok ? 'allowed' : v.reason, method }
   const path = v.target !== undefined ? v.target.path : v.path
@@ -49,11 +60,24 @@ export async function explain (config: Config, redis: RegistryClient, method: st
   if (v.target !== undefined) out.route = { prefix: v.target.route.prefix, upstream: v.target.route.upstream }
   const id = v.identity
   if (!v.ok && v.keyId !== undefined) out.key_id = v.keyId
-  if (id !== undefined) Object.assign(out, { key_id: id.keyId, key_type: id.type, user_id: id.userId, org: id.org, role: id.role, permissions: [...id.grants.permissions] })
+  if (from !== undefined) out.from = from
+  if (id !== undefined) {
+    Object.assign(out, { key_id: id.keyId, key_type: id.type, user_id: id.userId, org: id.org, role: id.role, permissions: [...id.grants.permissions] })
+    if (id.scope !== undefined) Object.assign(out, { scope: [...id.scope.permissions], role_permissions: [...id.roleGrants?.permissions ?? []] })
+    if (id.addresses !== undefined) out.allowed_cidrs = [...id.addresses.cidrs]
+  }
   if (v.rule !== undefined) {
     const r = v.rule
     out.rule = { index: r.index, method: r.method, path: r.path, permissions: [...r.permissions] }
     if (r.orgParam !== undefined) out.rule.org_param = r.orgParam
+  }
+  if (!v.ok && v.reason === 'address_not_allowed') out.refused_by = ['address']
+  if (!v.ok && v.reason === 'missing_permission' && id !== undefined && v.rule !== undefined) {
+    const needed = v.rule.permissions
+    const by: Array<'role' | 'scope'> = []
+    if (!(id.roleGrants ?? id.grants).hasAll(needed)) by.push('role')
+    if (id.scope !== undefined && !id.scope.hasAll(needed)) by.push('scope')
+    out.refused_by = by
   }
   if (!v.ok) return { ...out, status: ERRORS[v.code].status, code: v.code, reason: v.reason }
 

@@ -1,4 +1,4 @@
-/** `keygate keys ...`: create (shown once), list, show, revoke, rotate, limit, leaked. Never a secret or a hash. */
+/** `keygate keys ...`: create (shown once), list, show, revoke, rotate, restrict, limit, leaked. Never a secret or a hash. */
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { Option, type Command } from 'commander'
@@ -7,7 +7,33 @@ import { checkKeyExclusions, checkKeyRequirements, type KeyOwnerFields } from '.
 import { duration, limitOrNull, rateLimit, rateLimitOrNone, UsageError, withRegistry } from './context.js'
 import { printJson, printTable, printWarnings } from './output.js'
 
-const KEY_COLUMNS = ['id', 'type', 'owner', 'org', 'name', 'status', 'created_at', 'expires_at', 'last_used_at', 'rate_limit']
+const KEY_COLUMNS = ['id', 'type', 'owner', 'org', 'name', 'status', 'created_at', 'expires_at', 'last_used_at', 'rate_limit', 'scope', 'allowed_cidrs']
+
+/** what `none` parses to (commander keeps no null an option parser returns) */
+const NONE = 'none'
+
+/** `--scope "users:read orders:read"`: the permissions, space-separated; `none` (restrict only): remove it */
+function scopeList (value: string): string[] | typeof NONE {
+  if (value.trim() === NONE) return NONE
+  const list = value.split(/\s+/).filter((p) => p !== '')
+  if (list.length === 0) throw new UsageError('--scope takes permissions, space-separated, e.g. "users:read orders:read" (or none)')
+  return list
+}
+
+/** `--allow-cidr X` (repeatable; several space- or comma-separated in one also work); `none` (restrict only): remove them */
+function cidrList (value: string, previous: string[] | typeof NONE | undefined): string[] | typeof NONE {
+  if (value.trim() === NONE) {
+    if (previous !== undefined) throw new UsageError('--allow-cidr none removes the addresses: give it alone')
+    return NONE
+  }
+  if (previous === NONE) throw new UsageError('--allow-cidr none removes the addresses: give it alone')
+  return [...previous ?? [], ...value.split(/[\s,]+/).filter((c) => c !== '')]
+}
+
+/** a flag's list, `none` as null (remove), absent as undefined (keep) */
+function listOrNull (value: string[] | typeof NONE | undefined): string[] | null | undefined {
+  return value === NONE ? null : value
+}
 
 function owner (k: KeyView): string {
   return k.type === 'personal' ? `user:${k.user ?? '?'}` : `role:${k.role ?? '?'}`
@@ -51,11 +77,16 @@ export function keysCommand (program: Command): void {
     .option('--expires-in <duration>', 'e.g. 30s, 24h, 90d (default: never)', duration)
     .option('--created-by <userId>', 'the user the key is recorded as created by (user:<userId>; their BOT keys are listed under them)')
     .option('--rate-limit <limit>', "the key's own rate limit, e.g. 100/1s or 5000/1h (default: rate_limits.default; its role's and org's limits apply too)", rateLimit)
+    .option('--scope <permissions>', 'narrow the key to these permissions, space-separated, e.g. "users:read" (default: all of its role\'s)', scopeList)
+    .option('--allow-cidr <cidr>', 'the key works only from this client address range, e.g. 10.0.0.0/8 or 2001:db8::/32 (repeatable)', cidrList)
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { type: 'personal' | 'bot', user?: string, role?: string, org?: string, name?: string, expiresIn?: number, createdBy?: string, rateLimit?: string, json?: boolean }) => {
+    .action(async (opts: { type: 'personal' | 'bot', user?: string, role?: string, org?: string, name?: string, expiresIn?: number, createdBy?: string, rateLimit?: string, scope?: string[] | typeof NONE, allowCidr?: string[] | typeof NONE, json?: boolean }) => {
       checkOwnerFlags(opts)
+      const scope = listOrNull(opts.scope)
+      const allowedCidrs = listOrNull(opts.allowCidr)
+      if (scope === null || allowedCidrs === null) throw new UsageError('a new key has no scope or addresses to remove: leave out --scope / --allow-cidr')
       const { result: created, warnings } = await withRegistry(async ({ actions }) => await actions.createKey({
-        type: opts.type, user: opts.user, role: opts.role, org: opts.org, name: opts.name, expiresInMs: opts.expiresIn, createdBy: opts.createdBy, rateLimit: opts.rateLimit
+        type: opts.type, user: opts.user, role: opts.role, org: opts.org, name: opts.name, expiresInMs: opts.expiresIn, createdBy: opts.createdBy, rateLimit: opts.rateLimit, scope, allowedCidrs
       }))
       printWarnings(warnings)
       if (opts.json === true) printJson(created)
@@ -67,9 +98,11 @@ export function keysCommand (program: Command): void {
     .option('--user <userId>', 'keys of this user (personal keys, and BOT keys created by them)')
     .option('--org <org>', 'keys in this org')
     .option('--unused-for <duration>', 'only keys not used (nor created) within this long, e.g. 90d', duration)
+    .option('--over-policy', "with --org: only the active keys that outlive the org's key_max_ttl")
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { user?: string, org?: string, unusedFor?: number, json?: boolean }) => {
-      const list = await withRegistry(({ store }) => store.listKeys({ user: opts.user, org: opts.org, unusedForMs: opts.unusedFor }))
+    .action(async (opts: { user?: string, org?: string, unusedFor?: number, overPolicy?: boolean, json?: boolean }) => {
+      if (opts.overPolicy === true && opts.org === undefined) throw new UsageError('--over-policy needs --org <org>')
+      const list = await withRegistry(({ store }) => opts.overPolicy === true ? store.keysOverPolicy(opts.org as string) : store.listKeys({ user: opts.user, org: opts.org, unusedForMs: opts.unusedFor }))
       if (opts.json === true) printJson(list)
       else printTable(list.map((k) => ({ ...k, owner: owner(k) })), KEY_COLUMNS)
     })
@@ -84,7 +117,7 @@ export function keysCommand (program: Command): void {
         printJson(k)
         return
       }
-      for (const [field, value] of Object.entries({ ...k, owner: owner(k) })) process.stdout.write(`${field.padEnd(13)} ${String(value === '' ? '-' : value)}\n`)
+      for (const [field, value] of Object.entries({ ...k, owner: owner(k) })) process.stdout.write(`${field.padEnd(13)} ${value === '' ? '-' : Array.isArray(value) ? value.join(' ') : String(value)}\n`)
     })
 
   keys.command('revoke')
@@ -134,8 +167,22 @@ export function keysCommand (program: Command): void {
       else process.stdout.write(limit === null ? `key ${id}: no rate limit of its own\n` : `key ${id}: rate limit ${limit}\n`)
     })
 
+  keys.command('restrict')
+    .description("set or remove a key's scope and the addresses it may be used from; every gateway applies it within a second")
+    .argument('<keyId>', 'the key id')
+    .option('--scope <permissions>', 'the permissions, space-separated (within its role\'s); "none" removes the scope', scopeList)
+    .option('--allow-cidr <cidr>', 'an address range the key works from (repeatable); "none" removes them', cidrList)
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, opts: { scope?: string[] | typeof NONE, allowCidr?: string[] | typeof NONE, json?: boolean }) => {
+      if (opts.scope === undefined && opts.allowCidr === undefined) throw new UsageError('give --scope and/or --allow-cidr (or "none" to remove one)')
+      const { changed } = await withRegistry(({ actions }) => actions.restrictKey(id, { scope: listOrNull(opts.scope), allowedCidrs: listOrNull(opts.allowCidr) }))
+      const k = await withRegistry(({ store }) => store.showKey(id))
+      if (opts.json === true) printJson({ id, scope: k.scope ?? null, allowed_cidrs: k.allowed_cidrs ?? null, changed })
+      else process.stdout.write(`key ${id}: scope ${k.scope?.join(' ') ?? '(all of its role)'}; addresses ${k.allowed_cidrs?.join(' ') ?? '(any)'}${changed ? '' : ' (unchanged)'}\n`)
+    })
+
   keys.command('rotate')
-    .description('create a replacement key (same type, owner, role, org, name); the old key works until the grace period ends')
+    .description('create a replacement key (same type, owner, role, org, name, rate limit, scope, addresses); the old key works until the grace period ends')
     .argument('<keyId>', 'the key to replace')
     .addOption(new Option('--grace <duration>', 'how long the old key keeps working, e.g. 1h').argParser(duration).default(DEFAULT_GRACE_MS, '24h'))
     .option('--json', 'print the result as JSON')

@@ -39,7 +39,7 @@ export function createGate (o: GateOptions): Gate {
 
     // credential to rate limits: who is calling, may they, how often
     const now = Date.now()
-    const verdict = decider.decide(request.method, request.kg.path, request.raw.rawHeaders, request.raw.socket.remoteAddress, now)
+    const verdict = decider.decide(request.method, request.kg.path, request.raw.rawHeaders, request.kg.clientIp, now)
     if (!(verdict instanceof Promise)) {
       admit(request, reply, verdict, now, done)
       return

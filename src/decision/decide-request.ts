@@ -8,6 +8,7 @@
  *   route prefix     a path under no configured prefix: 404                 route-table.ts
  *   credential to    who is calling: credential, key format, records,
  *   authenticate     key state: 401 / 503                                   authenticate-request.ts
+ *   address          a key bound to addresses, from another client: 403    decide.ts
  *   authorize        the route rule: default deny, org, permissions: 403    match-rule.ts, decide.ts
  *   rate limits      the rate limits that apply: 429 (503 when Redis is
  *                    down and rate_limits.on_error is deny)                 src/ratelimit/
@@ -24,7 +25,7 @@
 import type { RouteConfig } from '../config/schema.js'
 import type { ErrorCode, Reason } from '../errors.js'
 import type { AuthenticateRequest, Authentication } from './authenticate-request.js'
-import { authorize } from './decide.js'
+import { authorize, fromAllowedAddress } from './decide.js'
 import type { Identity } from './identity.js'
 import { challenges } from './challenges.js'
 import type { CompiledRule, RuleMatcher } from './match-rule.js'
@@ -74,7 +75,12 @@ export type TargetVerdict =
   | (Refused & { target: undefined, path: string | undefined })
 
 export interface RequestDecider {
-  /** credential to rate limits, for a path that passed receive and route prefix */
+  /**
+   * credential to rate limits, for a path that passed receive and route prefix.
+   * `client`: the client's address as the trusted proxies allow (the TCP peer, or the
+   * client a trusted proxy reports): the key's allowed addresses and the unknown-key
+   * budget are its.
+   */
   decide: (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number) => Verdict | Promise<Verdict>
   /** receive to rate limits, for a raw request target */
   decideTarget: (method: string, target: string, rawHeaders: readonly string[], peer: string | undefined, now: number) => TargetVerdict | Promise<TargetVerdict>
@@ -93,8 +99,8 @@ export function createDecider ({ authenticate, matchRule, routeOf, limiter }: De
   function decide (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number): Verdict | Promise<Verdict> {
     // credential to authenticate: who is calling
     const auth = authenticate(rawHeaders, peer, now)
-    if (!(auth instanceof Promise)) return howOften(mayThey(auth, method, path, false), now)
-    return auth.then((result) => howOften(mayThey(result, method, path, true), Date.now()))
+    if (!(auth instanceof Promise)) return howOften(mayThey(auth, method, path, peer, false), now)
+    return auth.then((result) => howOften(mayThey(result, method, path, peer, true), Date.now()))
   }
 
   // rate limits: those that apply: every one is checked, the strictest decides
@@ -106,10 +112,14 @@ export function createDecider ({ authenticate, matchRule, routeOf, limiter }: De
     return limited.then((v) => v === undefined ? verdict : limitedVerdict(verdict, v))
   }
 
-  // authorize: the route rule: default deny, org constraint, permissions
-  function mayThey (auth: Authentication, method: string, path: string, fromRedis: boolean): Verdict {
+  // address, then authorize: the route rule: default deny, org constraint, permissions
+  function mayThey (auth: Authentication, method: string, path: string, peer: string | undefined, fromRedis: boolean): Verdict {
     if (!auth.ok) return { ok: false, code: auth.code, reason: auth.reason, challenge: auth.challenge, keyId: auth.keyId, fromRedis: auth.keyId === undefined ? undefined : fromRedis }
     const { identity } = auth
+    // address: before the rule, so a key used from elsewhere learns nothing of it
+    if (!fromAllowedAddress(identity, peer)) {
+      return { ok: false, code: 'forbidden', reason: 'address_not_allowed', challenge: challenges.insufficientScope(undefined), keyId: identity.keyId, identity, fromRedis }
+    }
     const match = matchRule(method, path)
     const may = authorize(identity, match)
     if (!may.ok) {

@@ -5,7 +5,7 @@
 import type { Reason } from '../errors.js'
 import type { ParsedKey } from './key-format.js'
 import { secretMatches } from '../registry/key-material.js'
-import { INVALID, NO_GRANTS } from '../registry/records.js'
+import { INVALID, NO_GRANTS, scopedGrants } from '../registry/records.js'
 import type { RuleMatch } from './match-rule.js'
 import type { Identity } from './identity.js'
 import type { Resolved } from '../cache/resolve-identity.js'
@@ -29,6 +29,10 @@ export function authenticate (credential: ParsedKey, r: Resolved, now: number): 
     if (user.org !== key.org) return { ok: false, reason: 'org_mismatch' }
     role = user.role
   }
+  // A missing role grants nothing; a scope narrows what the role grants (worked out
+  // once per scope and role, records.ts), so a key without one costs nothing here.
+  const roleGrants = r.role?.grants ?? NO_GRANTS
+  const restriction = key.restriction
   return {
     ok: true,
     identity: {
@@ -37,14 +41,25 @@ export function authenticate (credential: ParsedKey, r: Resolved, now: number): 
       userId: key.user,
       org: key.org,
       role,
-      // A missing role grants nothing.
-      grants: r.role?.grants ?? NO_GRANTS,
+      grants: restriction === undefined ? roleGrants : scopedGrants(roleGrants, restriction.scope),
+      scope: restriction?.scope,
+      roleGrants,
+      addresses: restriction?.addresses,
       expiresAt: key.expiresAt,
       keyLimit: key.rateLimit,
       roleLimit: r.role?.rateLimit,
       orgLimit: r.org?.rateLimit
     }
   }
+}
+
+/**
+ * address: a key bound to `allowed_cidrs` is used only from them. `client`: the client
+ * address as `trusted_proxies` (or, in authorizer mode, the trusted peers) allow it;
+ * none known is refused.
+ */
+export function fromAllowedAddress (identity: Identity, client: string | undefined): boolean {
+  return identity.addresses === undefined || identity.addresses.allows(client)
 }
 
 export type Authorized =

@@ -3,7 +3,7 @@
  * (identity headers, the signed assertion), logs, rate-limits and re-checks.
  */
 import type { RecordLimit } from '../ratelimit/limit.js'
-import type { Grants } from '../registry/records.js'
+import type { AddressList, Grants } from '../registry/records.js'
 
 export interface Identity {
   keyId: string
@@ -12,7 +12,14 @@ export interface Identity {
   org: string
   /** the effective role's name: the key's (BOT) or its user's (personal) */
   role: string
+  /** what the key may do: its effective role's grants, narrowed by its scope when it has one (scopedGrants) */
   grants: Grants
+  /** the key's `scope`; undefined: none (then `grants` are the role's) */
+  scope?: Grants | undefined
+  /** the effective role's own grants, before the scope (`keygate check` names which refused) */
+  roleGrants?: Grants | undefined
+  /** the key's `allowed_cidrs`; undefined: any client address */
+  addresses?: AddressList | undefined
   /** when the key expires (epoch ms); undefined: never (an open WebSocket is closed then: src/websocket/) */
   expiresAt?: number | undefined
   /** the rate limits of the key, its role and its org, as their records hold them (src/ratelimit/) */

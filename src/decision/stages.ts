@@ -26,6 +26,7 @@ export const STAGES: readonly Stage[] = Object.freeze([
   stage('key format', '401 (local)', ['src/decision/key-format.ts'], 'authentication'),
   stage('records', '503', ['src/cache/resolve-identity.ts'], 'authentication'),
   stage('authenticate', '401', ['src/decision/decide.ts'], 'authentication'),
+  stage('address', '403', ['src/decision/decide.ts'], 'decision'),
   stage('authorize', '403', ['src/decision/match-rule.ts', 'src/decision/decide.ts'], 'decision'),
   stage('rate limits', '429', ['src/ratelimit/'], 'decision'),
   stage('body', '413/408', ['src/data-plane/body-limit.ts'], 'front end'),

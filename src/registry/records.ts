@@ -7,7 +7,9 @@
  * otherwise make an upstream or a proxy refuse the request (a 502). A malformed
  * `rate_limit` parses to a limit that allows nothing (src/ratelimit/limit.ts).
  */
+import { BlockList, isIP } from 'node:net'
 import { recordLimit, type RecordLimit } from '../ratelimit/limit.js'
+import { GRANT } from '../config/permission.js'
 import { NAME } from './admin/rules.js'
 
 export const INVALID = 'invalid' as const
@@ -32,6 +34,20 @@ export interface KeyRecord {
   expiresAt: number | undefined
   /** the key's own `rate_limit` */
   rateLimit: RecordLimit
+  /** the key's `scope` and `allowed_cidrs`; undefined (most keys): neither */
+  restriction: KeyRestriction | undefined
+}
+
+/**
+ * What a key's owner narrowed it to (section 15): `scope`, the permissions it may use
+ * at most, and `allowed_cidrs`, the client addresses it may be used from. Parsed once
+ * per text and shared by every key record that holds the same fields.
+ */
+export interface KeyRestriction {
+  /** undefined: the key uses its role's grants whole */
+  readonly scope: Grants | undefined
+  /** undefined: any client address */
+  readonly addresses: AddressList | undefined
 }
 
 export interface UserRecord {
@@ -77,6 +93,27 @@ export class Grants {
     this.prefixes = permissions.filter((p) => p.endsWith(':*')).map((p) => p.slice(0, -1))
   }
 
+  private lastRole: Grants | undefined
+  private lastWithin: Grants | undefined
+  private within: WeakMap<Grants, Grants> | undefined
+
+  /**
+   * These grants as a key's scope over its role's: what both grant (scopedGrants).
+   * Worked out once per (scope, role) pair, the last pair at hand.
+   */
+  narrow (role: Grants): Grants {
+    if (role === this.lastRole) return this.lastWithin as Grants
+    this.within ??= new WeakMap()
+    let narrowed = this.within.get(role)
+    if (narrowed === undefined) {
+      narrowed = new Grants(bothGrant(role, this))
+      this.within.set(role, narrowed)
+    }
+    this.lastRole = role
+    this.lastWithin = narrowed
+    return narrowed
+  }
+
   has (permission: string): boolean {
     if (this.exact.has(permission)) return true
     if (permission.startsWith(RESERVED_NAMESPACE)) return false
@@ -89,6 +126,29 @@ export class Grants {
     for (const p of permissions) if (!this.has(p)) return false
     return true
   }
+}
+
+/**
+ * The one intersection of a role's grants and a key's scope, for the gateway's
+ * decision and the admin scopes alike: a permission is granted when both grant it,
+ * each by section 4's rules (`*`, `resource:*`, `keygate:` by name only). No scope:
+ * the role's grants themselves.
+ */
+export function scopedGrants (role: Grants, scope: Grants | undefined): Grants {
+  return scope === undefined ? role : scope.narrow(role)
+}
+
+/**
+ * The permissions both grant, as one list: each side's permissions the other grants.
+ * A permission granted by both is granted through one of these: when neither grants
+ * it by name, each grants it through a wildcard, and the narrower of the two wildcards
+ * (`users:*` under `*`) is granted by the other.
+ */
+function bothGrant (a: Grants, b: Grants): string[] {
+  const out = new Set<string>()
+  for (const p of a.permissions) if (b.has(p)) out.add(p)
+  for (const p of b.permissions) if (a.has(p)) out.add(p)
+  return [...out]
 }
 
 /** permissions starting with this are granted only by name */
@@ -113,18 +173,18 @@ type Field = string | null | undefined
  * returns them (registry-reader.ts reads exactly these, with HMGET): every other field
  * (name, created_at, ...) is the CLI's and the admin API's, never sent to the gateway.
  */
-export const KEY_FIELDS = ['type', 'hash', 'org', 'status', 'user', 'role', 'expires_at', 'rate_limit'] as const
+export const KEY_FIELDS = ['type', 'hash', 'org', 'status', 'user', 'role', 'expires_at', 'rate_limit', 'scope', 'allowed_cidrs'] as const
 export const USER_FIELDS = ['org', 'role', 'status'] as const
 export const ROLE_FIELDS = ['permissions', 'rate_limit'] as const
 export const ORG_FIELDS = ['rate_limit'] as const
 
 /** A key record from its fields (HGETALL's object form). */
 export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid {
-  return keyRecordOf(f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit)
+  return keyRecordOf(f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit, f.scope, f.allowed_cidrs)
 }
 
 /** A key record from its KEY_FIELDS, in order: the one set of rules for key records. */
-export function keyRecordOf (type: Field, hash: Field, org: Field, status: Field, user: Field, role: Field, expires: Field, rateLimit: Field): KeyRecord | Invalid {
+export function keyRecordOf (type: Field, hash: Field, org: Field, status: Field, user: Field, role: Field, expires: Field, rateLimit: Field, scope?: Field, cidrs?: Field): KeyRecord | Invalid {
   if (type !== 'personal' && type !== 'bot') return INVALID
   if (status !== 'active' && status !== 'revoked') return INVALID
   if (hash == null || !SHA256_HEX.test(hash) || !isName(org)) return INVALID
@@ -135,6 +195,8 @@ export function keyRecordOf (type: Field, hash: Field, org: Field, status: Field
     expiresAt = parseTimestamp(expires)
     if (expiresAt === undefined) return INVALID
   }
+  const restriction = restrictionOf(scope, cidrs)
+  if (restriction === INVALID) return INVALID
   return {
     // the literals, not the reply's copies
     type: type === 'personal' ? 'personal' : 'bot',
@@ -144,8 +206,84 @@ export function keyRecordOf (type: Field, hash: Field, org: Field, status: Field
     role: type === 'bot' ? shared(role as string) : undefined,
     status: status === 'active' ? 'active' : 'revoked',
     expiresAt,
-    rateLimit: recordLimit(rateLimit ?? undefined)
+    rateLimit: recordLimit(rateLimit ?? undefined),
+    restriction
   }
+}
+
+/**
+ * A key's `scope` and `allowed_cidrs` -> its restriction; undefined when it has
+ * neither (an empty field is none). A permission outside the grammar or an address
+ * that is not one makes the whole record INVALID: a key its owner narrowed is never
+ * served wider than that. Shared by the fields' text: keys restricted alike share one.
+ */
+export function restrictionOf (scope: Field, cidrs: Field): KeyRestriction | Invalid | undefined {
+  if ((scope == null || scope === '') && (cidrs == null || cidrs === '')) return undefined
+  const text = `${(scope ?? '').length}:${scope ?? ''}${cidrs ?? ''}`
+  const known = restrictions.get(text)
+  if (known !== undefined) return known
+  const permissions = splitList(scope)
+  if (permissions.some((p) => !GRANT.test(p))) return INVALID
+  const addresses = cidrs == null || cidrs === '' ? undefined : AddressList.parse(splitList(cidrs))
+  if (addresses === INVALID) return INVALID
+  const restriction: KeyRestriction = Object.freeze({ scope: scope == null || scope === '' ? undefined : new Grants(permissions), addresses })
+  if (restrictions.size >= RESTRICTIONS_SHARED) restrictions.clear()
+  restrictions.set(text, restriction)
+  return restriction
+}
+
+const restrictions = new Map<string, KeyRestriction>()
+const RESTRICTIONS_SHARED = 1000
+
+function splitList (text: Field): string[] {
+  return (text ?? '').split(/\s+/).filter((p) => p !== '')
+}
+
+/**
+ * `allowed_cidrs`: IPv4 and IPv6 CIDRs (a bare address is one host), matched with
+ * node:net's BlockList. A client address in IPv4-mapped IPv6 form (`::ffff:10.0.0.1`)
+ * is matched as its IPv4 address; a zone id is ignored; no address is never allowed.
+ */
+export class AddressList {
+  private constructor (readonly cidrs: readonly string[], private readonly list: BlockList) {}
+
+  /** The list, or INVALID when an entry is not a CIDR (cidrProblems names why). */
+  static parse (cidrs: readonly string[]): AddressList | Invalid {
+    if (cidrs.length === 0 || cidrProblems(cidrs).length > 0) return INVALID
+    const list = new BlockList()
+    for (const c of cidrs) {
+      const { address, prefix, family } = cidrParts(c) as CidrParts
+      list.addSubnet(address, prefix, family)
+    }
+    return new AddressList(Object.freeze([...cidrs]), list)
+  }
+
+  allows (address: string | undefined): boolean {
+    if (address === undefined) return false
+    let a = address.includes('%') ? address.slice(0, address.indexOf('%')) : address
+    if (a.startsWith('::ffff:') && isIP(a.slice(7)) === 4) a = a.slice(7)
+    const family = isIP(a)
+    if (family === 0) return false
+    return this.list.check(a, family === 4 ? 'ipv4' : 'ipv6')
+  }
+}
+
+interface CidrParts { address: string, prefix: number, family: 'ipv4' | 'ipv6' }
+
+function cidrParts (cidr: string): CidrParts | undefined {
+  const slash = cidr.indexOf('/')
+  const address = slash === -1 ? cidr : cidr.slice(0, slash)
+  const family = isIP(address)
+  if (family === 0 || address.includes('%')) return undefined
+  const max = family === 4 ? 32 : 128
+  const bits = slash === -1 ? String(max) : cidr.slice(slash + 1)
+  if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return undefined
+  return { address, prefix: Number(bits), family: family === 4 ? 'ipv4' : 'ipv6' }
+}
+
+/** Why each entry of an address list is not an IPv4 or IPv6 CIDR (empty: all are fine). */
+export function cidrProblems (cidrs: readonly string[]): string[] {
+  return cidrs.filter((c) => cidrParts(c) === undefined).map((c) => `invalid address "${c.slice(0, 64)}" (expected an IPv4 or IPv6 CIDR such as 10.0.0.0/8 or 2001:db8::/32)`)
 }
 
 /** A user record from its fields (HGETALL's object form). */

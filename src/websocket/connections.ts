@@ -58,6 +58,8 @@ export interface Slot {
   readonly path: string
   /** the credential's header pairs (`Authorization`), for the decisions taken again */
   readonly credential: readonly string[]
+  /** the client's address the upgrade was decided for (a key's allowed addresses are checked again against it) */
+  readonly client: string | undefined
   /** what the upstream was told; replaced only by an equal one (a change closes the connection), so its key id is the slot's for good */
   identity: Identity
   /** the rule's index, for the log line */
@@ -109,7 +111,7 @@ export class Connections {
   }
 
   /** A slot for an allowed upgrade, or the cap it is over. */
-  admit (requestId: string, path: string, credential: readonly string[], identity: Identity, rule: number | undefined): Admission {
+  admit (requestId: string, path: string, credential: readonly string[], identity: Identity, rule: number | undefined, client?: string): Admission {
     if (this.shuttingDown || this.slots.size >= this.o.maxTotal) return 'over_total'
     const ofKey = this.perKey.get(identity.keyId) ?? 0
     if (ofKey >= this.o.maxPerKey) return 'over_key'
@@ -117,6 +119,7 @@ export class Connections {
       requestId,
       path,
       credential,
+      client,
       identity,
       rule,
       openedAt: Date.now(),
@@ -206,7 +209,7 @@ export class Connections {
     slot.decideAgain = false
     let verdict: Verdict | Promise<Verdict>
     try {
-      verdict = this.o.decider.decide('GET', slot.path, slot.credential, undefined, Date.now())
+      verdict = this.o.decider.decide('GET', slot.path, slot.credential, slot.client, Date.now())
     } catch (err: unknown) {
       this.failed(slot, err)
       return

@@ -195,7 +195,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
       refuse(u, 'internal_error', 'internal_error')
     }
     try {
-      const verdict = o.decider.decideTarget('GET', u.req.url ?? '', u.req.rawHeaders, u.req.socket.remoteAddress, Date.now())
+      const verdict = o.decider.decideTarget('GET', u.req.url ?? '', u.req.rawHeaders, u.state.clientIp, Date.now())
       if (!(verdict instanceof Promise)) admit(u, verdict, done, failed)
       else verdict.then((v) => { admit(u, v, done, failed) }).catch(failed)
     } catch (err: unknown) {
@@ -216,7 +216,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     if (upstream === undefined) throw new Error(`routes: unknown upstream ${v.target.route.upstream}`)
 
     // 3. the caps
-    const slot = connections.admit(u.id, v.target.path, credentialOf(u.req.rawHeaders), v.identity, v.rule.index)
+    const slot = connections.admit(u.id, v.target.path, credentialOf(u.req.rawHeaders), v.identity, v.rule.index, u.state.clientIp)
     if (slot === 'over_key') {
       refuse(u, 'rate_limited', 'websocket_key_limit', { ...u.headers, 'Retry-After': CAP_RETRY_AFTER_S })
       return

@@ -75,6 +75,8 @@ export interface GatewayOptions {
   env?: Record<string, string>
   /** the admin listener's port (0: any free one), for a URL known before the start (an SSO redirect_uri) */
   adminPort?: number
+  /** the data plane's listening address (default 127.0.0.1; `::` takes IPv6 and IPv4) */
+  host?: string
 }
 
 export async function startGateway (t: Test, opts: GatewayOptions = {}): Promise<TestGateway> {
@@ -115,7 +117,7 @@ rules:
   })
   const app = await buildApp(config, { logger: createLogger('info', sink) })
   t.teardown(() => app.close())
-  await app.data.listen({ host: '127.0.0.1', port: 0 })
+  await app.data.listen({ host: opts.host ?? '127.0.0.1', port: 0 })
   await app.admin.listen({ host: '127.0.0.1', port: opts.adminPort ?? 0 })
   const port = portOf(app.data)
   const adminPort = portOf(app.admin)

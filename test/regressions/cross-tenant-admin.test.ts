@@ -63,6 +63,7 @@ const ROUTES: Route[] = [
   { name: 'keys show', method: 'GET', path: (o) => `/admin/v1/keys/${o.keyId}` },
   { name: 'keys revoke', method: 'POST', path: (o) => `/admin/v1/keys/${o.keyId}/revoke` },
   { name: 'keys rotate', method: 'POST', path: (o) => `/admin/v1/keys/${o.keyId}/rotate`, body: () => ({}) },
+  { name: 'keys restrict', method: 'POST', path: (o) => `/admin/v1/keys/${o.keyId}/restrict`, body: () => ({ scope: ['users:read'], allowed_cidrs: ['10.0.0.0/8'] }) },
   { name: 'users list', method: 'GET', path: (o) => `/admin/v1/users?org=${o.org}` },
   { name: 'users show', method: 'GET', path: (o) => `/admin/v1/users/${o.user}` },
   { name: 'users put', method: 'PUT', path: (o) => `/admin/v1/users/${o.user}`, body: (o) => ({ org: o.org, role: 'reader', name: 'renamed' }) },
@@ -86,8 +87,9 @@ const ROUTES: Route[] = [
  *   star      a personal key, role *  (no admin scope at all)
  *   starBot   a BOT key, role *       (no admin scope at all)
  * The key objects are personal keys of alice (acme) and carol (globex): an org admin
- * never creates or rotates a personal key of another user (403), and another org's
- * user or key answers 404 first. Its BOT key powers are in the test below.
+ * never creates or rotates a personal key of another user (403), but restricts its
+ * org's (200), and another org's user or key answers 404 first; a self principal does
+ * not see another user's keys (404). Its BOT key powers are in the test below.
  * The audit routes address no object: an org admin reads its own org's entries there
  * (which entries it sees is tested in test/integration/admin/admin-api-audit.test.ts).
  */
@@ -98,7 +100,8 @@ keys create personal  201 201   201 201   403 404   403 403   403 403   403 403
 keys create bot       201 201   201 201   201 403   201 403   403 403   403 403
 keys show             200 200   200 200   200 404   404 404   403 403   403 403
 keys revoke           200 200   200 200   200 404   404 404   403 403   403 403
-keys rotate           201 201   201 201   403 404   403 403   403 403   403 403
+keys rotate           201 201   201 201   403 404   404 404   403 403   403 403
+keys restrict         200 200   200 200   200 404   404 404   403 403   403 403
 users list            200 200   200 200   200 200   403 403   403 403   403 403
 users show            200 200   200 200   200 404   404 404   403 403   403 403
 users put             200 200   200 200   200 404   403 403   403 403   403 403

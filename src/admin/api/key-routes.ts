@@ -1,8 +1,8 @@
 /**
  * /keys: list, create (the only response that ever holds a key), show, revoke,
- * rotate, the key's own rate limit (admin only), and leaked keys reported by a
- * scanner (the only request body that holds keys; an org admin's report counts only
- * its own org's keys). Every write is one admin action
+ * rotate, restrict (scope and addresses), the key's own rate limit (admin only), and
+ * leaked keys reported by a scanner (the only request body that holds keys; an org
+ * admin's report counts only its own org's keys). Every write is one admin action
  * (src/admin/actions.ts). Who may touch which key is decided by the admin rules
  * (admin/policy/scope-rules.ts): an admin every key; an org admin its org's keys; a
  * self principal its own user's keys. A key outside the caller's scope is 404,
@@ -11,12 +11,12 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { createHash } from 'node:crypto'
-import { DEFAULT_GRACE_MS } from '../../registry/admin/index.js'
+import { AdminError, DEFAULT_GRACE_MS } from '../../registry/admin/index.js'
 import { callerOf, requireAdmin, requireScope, type ApiContext } from './context.js'
 import { withWarnings } from './refusal.js'
 import { positive } from './validation.js'
 import {
-  Changed, CreatedKeyResponse, CreateKeyBody, EmptyBody, KeyLimitBody, LeakedKeysBody, LeakedKeysResponse, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RotatedKeySchema, RotateKeyBody
+  Changed, CreatedKeyResponse, CreateKeyBody, EmptyBody, KeyLimitBody, LeakedKeysBody, LeakedKeysResponse, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RestrictKeyBody, RotatedKeySchema, RotateKeyBody
 } from './schemas.js'
 
 export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
@@ -29,6 +29,11 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     const org = rules.orgFilter(q.org)
     const user = rules.keyUserFilter(q.user)
     if (org === null || user === null) return { keys: [] }
+    if (q.over_policy === 'true') {
+      if (org === undefined) throw new AdminError('over_policy needs an org', 'invalid', undefined, [{ field: 'org', reason: 'over_policy lists one org\'s keys: give org' }])
+      const over = await store.keysOverPolicy(org)
+      return { keys: over.filter((k) => (user === undefined || k.user === user || k.created_by === `user:${user}`) && k.status === 'active') }
+    }
     return { keys: await store.listKeys({ user, org, unusedForMs }) }
   })
 
@@ -44,7 +49,9 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
       name: b.name,
       expiresInMs: b.expires_in === undefined ? undefined : positive('expires_in', b.expires_in),
       createdBy: b.created_by,
-      rateLimit: b.rate_limit
+      rateLimit: b.rate_limit,
+      scope: b.scope,
+      allowedCidrs: b.allowed_cidrs
     })
     reply.code(201)
     return withWarnings(result, warnings)
@@ -85,6 +92,14 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   }, async (request) => {
     const { id } = request.params
     const { changed } = await callerOf(ctx, request).actions.setKeyLimit(id, request.body.rate_limit)
+    return { id, changed }
+  })
+
+  app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof RestrictKeyBody> }>('/keys/:id/restrict', {
+    schema: { params: KeyParams, querystring: NoQuery, body: RestrictKeyBody, response: { 200: Changed } }
+  }, async (request) => {
+    const { id } = request.params
+    const { changed } = await callerOf(ctx, request).actions.restrictKey(id, { scope: request.body.scope, allowedCidrs: request.body.allowed_cidrs })
     return { id, changed }
   })
 

@@ -33,6 +33,6 @@ export function orgRoutes (app: FastifyInstance, ctx: ApiContext): void {
     onRequest: requireAdmin,
     schema: { params: OrgParams, querystring: NoQuery, body: PutOrgBody, response: { 200: OrgViewSchema } }
   }, async (request) => {
-    return await callerOf(ctx, request).actions.putOrg(request.params.org, { name: request.body.name, rateLimit: request.body.rate_limit })
+    return await callerOf(ctx, request).actions.putOrg(request.params.org, { name: request.body.name, rateLimit: request.body.rate_limit, keyMaxTtl: request.body.key_max_ttl })
   })
 }

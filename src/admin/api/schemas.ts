@@ -27,6 +27,9 @@ const Duration = Type.String({ pattern: DURATION.source })
 const Label = (maxLength: number): TString => Type.String({ maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' })
 /** the grammar is checked with the rest of the write, so that a refusal names each bad one (src/config/permission.ts) */
 const Permission = Type.String({ maxLength: 200 })
+/** a key's scope and allowed addresses: checked with the rest of the write, each bad entry named (registry/admin/rules.ts) */
+const Permissions = Type.Array(Permission, { maxItems: 256 })
+const Cidrs = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 })
 /** `<count>/<period>`, as every record holds it (src/ratelimit/limit.ts) */
 const RateLimit = Type.String({ pattern: RATE_LIMIT_PATTERN })
 /** a limit, or null: remove it */
@@ -42,7 +45,9 @@ export const OrgParams = Type.Object({ org: Name }, closed)
 export const ListKeysQuery = Type.Object({
   user: Type.Optional(Name),
   org: Type.Optional(Name),
-  unused_for: Type.Optional(Duration)
+  unused_for: Type.Optional(Duration),
+  /** with org: only the active keys that outlive the org's key_max_ttl */
+  over_policy: Type.Optional(Type.Literal('true'))
 }, closed)
 export const ListUsersQuery = Type.Object({ org: Type.Optional(Name) }, closed)
 export const DeleteRoleQuery = Type.Object({ force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, closed)
@@ -79,7 +84,16 @@ export const CreateKeyBody = Type.Object({
   /** the user the key is recorded as created by (stored as `user:<id>`); admin only */
   created_by: Type.Optional(Name),
   /** the key's own rate limit; admin only */
-  rate_limit: Type.Optional(RateLimit)
+  rate_limit: Type.Optional(RateLimit),
+  /** the permissions the key is narrowed to: within its role's and the caller's own */
+  scope: Type.Optional(Permissions),
+  /** the client addresses (IPv4/IPv6 CIDRs) the key may be used from */
+  allowed_cidrs: Type.Optional(Cidrs)
+}, closed)
+/** not given: kept; null: removed */
+export const RestrictKeyBody = Type.Object({
+  scope: Type.Optional(Type.Union([Permissions, Type.Null()])),
+  allowed_cidrs: Type.Optional(Type.Union([Cidrs, Type.Null()]))
 }, closed)
 export const KeyLimitBody = Type.Object({ rate_limit: RateLimitOrNull }, closed)
 export const RotateKeyBody = Type.Object({ grace: Type.Optional(Duration) }, closed)
@@ -98,7 +112,9 @@ export const PutRoleBody = Type.Object({
 export const PutOrgBody = Type.Object({
   name: Type.Optional(Label(ORG_NAME_MAX)),
   /** not given: kept; null: removed */
-  rate_limit: Type.Optional(RateLimitOrNull)
+  rate_limit: Type.Optional(RateLimitOrNull),
+  /** the longest a key created or rotated in the org lives; not given: kept; null: removed */
+  key_max_ttl: Type.Optional(Type.Union([Duration, Type.Null()]))
 }, closed)
 export const EmptyBody = Type.Object({}, closed)
 /** leaked keys from a scanner (the one body that holds whole keys: docs/leaks.md) */
@@ -184,7 +200,12 @@ export const Session = Type.Object({
   /** scope `self` */
   self: Type.Boolean(),
   /** scopes `org` and `self`: the longest a BOT key they create may live (admin.self_service_max_ttl), in seconds */
-  bot_key_max_ttl_s: Type.Optional(Type.Integer({ minimum: 1 }))
+  bot_key_max_ttl_s: Type.Optional(Type.Integer({ minimum: 1 })),
+  /**
+   * scopes `org` and `self`: the permissions the caller may put in a key's scope (its
+   * own effective grants: its role's, narrowed by its key's scope); an admin may give any
+   */
+  grantable: Type.Optional(Type.Array(Str))
 }, closed)
 export const PermissionList = Type.Object({ permissions: Type.Array(Str) }, closed)
 

@@ -1,6 +1,7 @@
 /**
  * GET /session: who signed in and what they may do (the console signs in with it):
- * the admin token, a key, or a person signed in through SSO (kind `session`).
+ * the admin token, a key, or a person signed in through SSO (kind `session`), with
+ * what a non-admin may give a key (`grantable`: the Generate New Key picker's).
  * DELETE /session: sign-out of an SSO session, everywhere.
  * GET /permissions: the permission catalogue, every permission the route rules
  * reference plus keygate's own three (admin only).
@@ -25,8 +26,8 @@ export function sessionRoutes (app: FastifyInstance, config: Config, sso: Sso | 
         ? { kind: 'session', user: p.user, org: p.org, role: p.role, permissions: [...p.permissions] }
         : { kind: 'key', key_id: p.keyId, key_type: p.keyType, user: p.user, org: p.org, role: p.role, permissions: [...p.permissions] },
       ...scope,
-      // (so a front end offers only the expiries the API accepts)
-      ...(p.scope === 'admin' ? {} : { bot_key_max_ttl_s: botKeyMaxTtlS })
+      // (so a front end offers only the expiries and the scopes the API accepts)
+      ...(p.scope === 'admin' ? {} : { bot_key_max_ttl_s: botKeyMaxTtlS, grantable: [...p.grants.permissions] })
     }
   })
 

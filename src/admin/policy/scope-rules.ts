@@ -16,8 +16,10 @@
  * lacks), and may manage a user or a key only while that holds for the user's or the
  * key's role, since managing a key includes rotating it, which hands out its authority.
  * A personal key is created and rotated only by its own user or an admin: an org admin
- * lists, shows and revokes its org's personal keys, but a key it minted for another
- * user would act as that user, with every later promotion of the user.
+ * lists, shows, restricts and revokes its org's personal keys, but a key it minted for
+ * another user would act as that user, with every later promotion of the user.
+ * A key's scope is within the caller's own grants, as a role is; a principal whose own
+ * key is scoped makes personal keys no wider than that scope.
  * Rate limits (a key's own, a role's, an org's) are an admin's alone: an org admin
  * could otherwise raise its own org's, and a key's own limit replaces the default.
  * Refused changes are audited (`denied: <why>`); refused reads are not.
@@ -25,7 +27,7 @@
 import { userActor } from '../../registry/admin/actors.js'
 import { AdminError, ifMissing, type AdminStore, type ErrorDetail, type CreateKeyInput, type KeyView, type UserView } from '../../registry/admin/index.js'
 import { checkKeyExclusions, checkKeyRequirements, ownsKey } from '../../registry/admin/rules.js'
-import type { Grants } from '../../registry/records.js'
+import { Grants, scopedGrants } from '../../registry/records.js'
 
 export const ADMIN_PERMISSION = 'keygate:admin'
 export const ORG_ADMIN_PERMISSION = 'keygate:org:admin'
@@ -68,6 +70,10 @@ export interface KeyRequest {
   createdBy?: string | undefined
   /** the key's own rate limit (admin only: a key's own limit replaces the default) */
   rateLimit?: string | undefined
+  /** the permissions the key is narrowed to (within the caller's own grants) */
+  scope?: readonly string[] | undefined
+  /** the client addresses the key may be used from */
+  allowedCidrs?: readonly string[] | undefined
 }
 
 export class AdminRules {
@@ -161,20 +167,45 @@ export class AdminRules {
     return view
   }
 
-  /** A key the caller may revoke or rotate: visible, and (org admin) acting with a role within its grants. */
-  async manageableKey (id: string, action: 'key.revoke' | 'key.rotate'): Promise<KeyView> {
-    if (action === 'key.rotate' && this.s.scope === 'self') {
-      return await this.deny(action, `key:${id}`, 'forbidden', `rotating a key needs ${ORG_ADMIN_PERMISSION}`, ORG_ADMIN_PERMISSION)
-    }
+  /**
+   * A key the caller may revoke, rotate or restrict: visible, and (org admin) acting with
+   * a role within its grants. A self principal rotates its own user's personal keys
+   * only; an org admin never rotates another user's personal key. A rotation by an org
+   * or self principal hands out the key's authority again, so what the key may do (its
+   * role narrowed by its scope) must be within the caller's own grants.
+   */
+  async manageableKey (id: string, action: 'key.revoke' | 'key.rotate' | 'key.restrict'): Promise<KeyView> {
     const view = await this.denyingReads(action, `key:${id}`, async () => await this.visibleKey(id))
+    if (this.s.scope === 'self' && action === 'key.rotate' && view.type !== 'personal') {
+      return await this.deny(action, `key:${id}`, 'forbidden', `rotating a BOT key needs ${ORG_ADMIN_PERMISSION}`, ORG_ADMIN_PERMISSION)
+    }
     if (this.s.scope === 'org' && action === 'key.rotate' && view.type === 'personal' && view.user !== this.s.user) {
       return await this.deny(action, `key:${id}`, 'forbidden', PERSONAL_KEY_REFUSAL, ADMIN_PERMISSION, [{ reason: PERSONAL_KEY_REFUSAL }])
     }
-    if (this.s.scope === 'org') {
+    if (this.s.scope === 'org' || (this.s.scope === 'self' && action === 'key.rotate')) {
       const role = view.type === 'personal' ? (await this.store.showUser(view.user ?? '').catch(ifMissing(undefined)))?.role : view.role
-      await this.withinGrants(action, `key:${id}`, role, `key "${id}" acts with role "${role ?? ''}", beyond the caller's own permissions`)
+      await this.withinGrants(action, `key:${id}`, role, `key "${id}" acts with role "${role ?? ''}", beyond the caller's own permissions`, view.scope)
     }
     return view
+  }
+
+  /**
+   * A scope the caller may give a key: every permission of it within the caller's own
+   * grants (an admin: any). Removing a key's scope (`null`) gives it its whole role: then
+   * that role must be within the caller's grants.
+   */
+  async checkScope (action: string, target: string, scope: readonly string[] | undefined | null, key?: KeyView): Promise<void> {
+    const s = this.s
+    if (s.scope === 'admin' || scope === undefined) return
+    if (scope === null) {
+      if (key === undefined) return
+      const role = key.type === 'personal' ? (await this.store.showUser(key.user ?? '').catch(ifMissing(undefined)))?.role : key.role
+      return await this.withinGrants(action, target, role, `without a scope, key "${key.id}" would act with role "${role ?? ''}", beyond the caller's own permissions`)
+    }
+    const beyond = scope.filter((p) => !s.grants.has(p))
+    if (beyond.length === 0) return
+    const why = `a key's scope is within the caller's own permissions; beyond them: ${beyond.join(' ')}`
+    await this.deny(action, target, 'forbidden', why, undefined, [{ field: 'scope', reason: why }])
   }
 
   /** What a key creation may create: the request checked for shape and for scope, with its defaults filled in. */
@@ -187,8 +218,9 @@ export class AdminRules {
       checkKeyRequirements(r)
       // (no creator given: the store records the actor)
       const createdBy = r.createdBy === undefined ? undefined : userActor(r.createdBy)
-      return { type: r.type, user: r.user, role: r.role, org: r.org, name: r.name, expiresInMs: r.expiresInMs, createdBy, rateLimit: r.rateLimit }
+      return { type: r.type, user: r.user, role: r.role, org: r.org, name: r.name, expiresInMs: r.expiresInMs, createdBy, rateLimit: r.rateLimit, scope: r.scope, allowedCidrs: r.allowedCidrs }
     }
+    await this.checkScope('key.create', target, r.scope)
 
     if (r.rateLimit !== undefined) {
       return await this.deny('key.create', target, 'forbidden', 'only an admin sets a key\'s rate limit', ADMIN_PERMISSION)
@@ -210,7 +242,9 @@ export class AdminRules {
         await this.denyingReads('key.create', target, async () => await this.visibleUser(user)).catch(missingAs('user', `user "${user}" does not exist`))
         return await this.deny('key.create', target, 'forbidden', PERSONAL_KEY_REFUSAL, ADMIN_PERMISSION, [{ field: 'user', reason: PERSONAL_KEY_REFUSAL }])
       }
-      return { type: 'personal', user, name: r.name, expiresInMs: r.expiresInMs, createdBy }
+      // a key made by a principal narrower than its user's role (a scoped key) is no wider than that principal
+      const scope = r.scope ?? (await this.roleWithinGrants(s.grants, (await this.store.showUser(user).catch(ifMissing(undefined)))?.role) ? undefined : [...s.grants.permissions])
+      return { type: 'personal', user, name: r.name, expiresInMs: r.expiresInMs, createdBy, scope, allowedCidrs: r.allowedCidrs }
     }
 
     const org = r.org ?? s.org
@@ -224,17 +258,27 @@ export class AdminRules {
       const why = `a BOT key created without ${ADMIN_PERMISSION} expires within ${formatMs(max)} at most`
       throw new AdminError(why, 'invalid', undefined, [{ field: 'expires_in', reason: why }])
     }
-    return { type: 'bot', role, org, name: r.name, expiresInMs: r.expiresInMs ?? max, createdBy }
+    return { type: 'bot', role, org, name: r.name, expiresInMs: r.expiresInMs, expiresWithinMs: max, createdBy, scope: r.scope, allowedCidrs: r.allowedCidrs }
   }
 
   // ---- internals -----------------------------------------------------------
 
-  /** Refuses unless every permission of the role is within the caller's grants (a missing role is refused alike). */
-  private async withinGrants (action: string, target: string, role: string | undefined, why: string): Promise<void> {
+  /**
+   * Refuses unless every permission of the role (narrowed by `keyScope`, a key's scope,
+   * by the one intersection: scopedGrants) is within the caller's grants; a missing
+   * role is refused alike.
+   */
+  private async withinGrants (action: string, target: string, role: string | undefined, why: string, keyScope?: readonly string[]): Promise<void> {
     const s = this.s
     if (s.scope === 'admin') return
+    if (!await this.roleWithinGrants(s.grants, role, keyScope)) await this.deny(action, target, 'forbidden', why)
+  }
+
+  private async roleWithinGrants (grants: Grants, role: string | undefined, keyScope?: readonly string[]): Promise<boolean> {
     const found = role === undefined ? undefined : await this.store.showRole(role).catch(ifMissing(undefined))
-    if (found === undefined || !s.grants.hasAll(found.permissions)) await this.deny(action, target, 'forbidden', why)
+    if (found === undefined) return false
+    const effective = scopedGrants(new Grants(found.permissions), keyScope === undefined ? undefined : new Grants(keyScope))
+    return grants.hasAll(effective.permissions)
   }
 
   /** A visibility check inside a change: its 404 is audited as a refused attempt too. */

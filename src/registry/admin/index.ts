@@ -4,7 +4,7 @@
  * is decided before a call reaches the store, by the admin plane's scope rules (src/admin/policy/scope-rules.ts);
  * what any input must be, by the rules (rules.ts), which the store applies itself.
  *
- *   roles.ts      roles                    keys.ts       create, revoke, show, list, limit
+ *   roles.ts      roles                    keys.ts       create, revoke, show, list, limit, restrict
  *   users.ts      users and their status   rotation.ts   rotate (WATCHed)
  *   orgs.ts       org records (rate limit) views.ts      what admins see (TypeBox)
  *   leaks.ts      leaked keys revoked      ../as-code/   registry files: export, plan, apply
@@ -21,7 +21,7 @@ import type { RedisKeys } from '../redis-keys.js'
 import { AuditLog, DEFAULT_AUDIT_OPTIONS, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 import { migrateCreatedBy } from './created-by-migration.js'
 import { revokeLeaked, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
-import { createKey, listKeys, revokeKey, setKeyLimit, showKey, type CreateKeyInput } from './keys.js'
+import { createKey, keysOverPolicy, listKeys, restrictKey, revokeKey, setKeyLimit, showKey, type CreateKeyInput, type KeyRestrictionChange } from './keys.js'
 import { listOrgs, putOrg, showOrg, type OrgInput } from './orgs.js'
 import { deleteRole, listRoles, putRole, showRole } from './roles.js'
 import { rotateKey } from './rotation.js'
@@ -35,7 +35,7 @@ import type { AuditEntry, CreatedKey, KeyView, OrgView, RefusalAggregate, RoleVi
 export { AdminError, CODE_OF_KIND, ifMissing, type AdminErrorKind, type ErrorDetail } from './errors.js'
 export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, nameProblem, ownsKey } from './rules.js'
 export { auditOptions, CURSOR, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
-export type { CreateKeyInput } from './keys.js'
+export type { CreateKeyInput, KeyRestrictionChange } from './keys.js'
 export { LEAK_SOURCE_MAX, type LeakLabel, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
 export { ORG_NAME_MAX, type OrgInput } from './orgs.js'
 export type { UserStatusChange } from './users.js'
@@ -122,6 +122,16 @@ export class AdminStore {
 
   async revokeKey (id: string, now = Date.now()): Promise<{ changed: boolean }> {
     return await revokeKey(this.ctx, id, now)
+  }
+
+  /** The active keys of an org that outlive its key policy (`key_max_ttl`); none without one. */
+  async keysOverPolicy (org: string, now = Date.now()): Promise<KeyView[]> {
+    return await keysOverPolicy(this.ctx, org, now)
+  }
+
+  /** The key's scope and addresses: a list sets one, `null` removes it, undefined keeps it. */
+  async restrictKey (id: string, change: KeyRestrictionChange): Promise<{ changed: boolean }> {
+    return await restrictKey(this.ctx, id, change)
   }
 
   /**

@@ -10,21 +10,26 @@ import { ownerOf, readCreatedBy } from './actors.js'
 import { AdminError } from './errors.js'
 import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
 import { parseRateLimit } from '../../ratelimit/limit.js'
-import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements, checkName, checkRateLimit, ownsKey, type KeyOwnerFields } from './rules.js'
+import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements, checkKeyRestriction, checkName, checkRateLimit, ownsKey, type KeyOwnerFields, type KeyRestrictionInput } from './rules.js'
 import { audited, commit, watching, type StoreContext } from './transactions.js'
+import { orgKeyCap } from './orgs.js'
 import type { RegistryClient } from '../redis-client.js'
 import type { CreatedKey, KeyView } from './views.js'
 
-export interface CreateKeyInput extends KeyOwnerFields {
+export interface CreateKeyInput extends KeyOwnerFields, KeyRestrictionInput {
   name?: string | undefined
   expiresInMs?: number | undefined
   /** a typed actor (actors.ts); default: the store's actor */
   createdBy?: string | undefined
   /** the key's own `rate_limit`, `<count>/<period>` */
   rateLimit?: string | undefined
+  /** the longest the creator may make it live (self service); no expiry asked means this, or the org's cap if shorter */
+  expiresWithinMs?: number | undefined
 }
 
-const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'revoked_reason', 'leak_source', 'replaces', 'replaced_by', 'rate_limit'] as const
+const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'revoked_reason', 'leak_source', 'replaces', 'replaced_by', 'rate_limit', 'scope', 'allowed_cidrs'] as const
+/** fields shown as lists (space-separated in the record) */
+const LIST_FIELDS = new Set<string>(['scope', 'allowed_cidrs'])
 
 export async function createKey (ctx: StoreContext, input: CreateKeyInput, now: number): Promise<CreatedKey> {
   const target = input.type === 'personal' ? `user:${input.user ?? ''}` : `role:${input.role ?? ''}`
@@ -33,12 +38,21 @@ export async function createKey (ctx: StoreContext, input: CreateKeyInput, now: 
     checkKeyRequirements(input)
     checkKeyLabels(input)
     if (input.rateLimit !== undefined) checkRateLimit(input.rateLimit)
+    checkKeyRestriction(input)
     // WATCHed: the key takes the org its user (or role) has when it is written; a user
     // moved, deactivated or changed in between aborts the creation (409, nothing written)
     const owner = input.type === 'personal' ? ctx.keys.user(input.user as string) : ctx.keys.role(input.role as string)
     return await watching(ctx, 'create-key', [owner], async (conn) => {
       const org = await resolveOwner(ctx, input, conn)
-      const { created, record } = newKey(ctx, input, org, now)
+      // the org's key policy, WATCHed too: no expiry asked means its cap, a longer one is refused
+      await conn.watch(ctx.keys.org(org))
+      const cap = await orgKeyCap(ctx, conn, org)
+      if (cap !== undefined && input.expiresInMs !== undefined && input.expiresInMs > cap) {
+        const why = `org "${org}" lets its keys live ${formatTtl(cap)} at most (key_max_ttl)`
+        throw new AdminError(why, 'invalid', undefined, [{ field: 'expires_in', reason: why }])
+      }
+      const within = Math.min(cap ?? Infinity, input.expiresWithinMs ?? Infinity)
+      const { created, record } = newKey(ctx, { ...input, expiresInMs: input.expiresInMs ?? (within === Infinity ? undefined : within) }, org, now)
       const tx = conn.multi()
       addKey(ctx, tx, created.id, record)
       tx.xadd(...ctx.audit.changeArgs('key.create', `key:${created.id}`, 'ok', withoutHash(record), org))
@@ -56,6 +70,54 @@ export async function revokeKey (ctx: StoreContext, id: string, now: number): Pr
     await commit(ctx.redis.multi()
       .hset(ctx.keys.key(id), { status: 'revoked', revoked_at: isoTimestamp(now) })
       .xadd(...ctx.audit.changeArgs('key.revoke', `key:${id}`, 'ok', { from: status }, org ?? undefined)))
+    return { changed: true }
+  })
+}
+
+/** Keys of an org that outlive its key policy (`key_max_ttl`): no expiry, or one beyond now + the cap. */
+export async function keysOverPolicy (ctx: StoreContext, org: string, now: number): Promise<KeyView[]> {
+  const cap = await orgKeyCap(ctx, ctx.redis, org)
+  if (cap === undefined) return []
+  const views = await listKeys(ctx, { org }, now)
+  return views.filter((k) => {
+    if (k.status !== 'active') return false
+    const expiry = parseTimestamp(k.expires_at ?? '')
+    return expiry === undefined || expiry > now + cap
+  })
+}
+
+function formatTtl (ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000]] as const) if (ms % size === 0) return `${ms / size}${unit}`
+  return `${Math.round(ms / 1000)}s`
+}
+
+/** A restriction change: a list sets the field, `null` removes it, undefined keeps it. */
+export interface KeyRestrictionChange {
+  scope?: readonly string[] | null | undefined
+  allowedCidrs?: readonly string[] | null | undefined
+}
+
+/**
+ * Sets or removes a key's `scope` and `allowed_cidrs`; every gateway applies the
+ * change as it applies any edit of the record (push invalidation).
+ */
+export async function restrictKey (ctx: StoreContext, id: string, change: KeyRestrictionChange): Promise<{ changed: boolean }> {
+  return await audited(ctx, 'key.restrict', `key:${id}`, async () => {
+    checkKeyRestriction({ scope: change.scope ?? undefined, allowedCidrs: change.allowedCidrs ?? undefined })
+    const [type, org, scope, cidrs] = await ctx.redis.hmget(ctx.keys.key(id), 'type', 'org', 'scope', 'allowed_cidrs')
+    if (type === null || type === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
+    const next = {
+      scope: change.scope === undefined ? scope ?? null : change.scope === null ? null : change.scope.join(' '),
+      allowed_cidrs: change.allowedCidrs === undefined ? cidrs ?? null : change.allowedCidrs === null ? null : change.allowedCidrs.join(' ')
+    }
+    if (next.scope === (scope ?? null) && next.allowed_cidrs === (cidrs ?? null)) return { changed: false }
+    const tx = ctx.redis.multi()
+    for (const [field, value] of Object.entries(next)) {
+      if (value === null) tx.hdel(ctx.keys.key(id), field)
+      else tx.hset(ctx.keys.key(id), field, value)
+    }
+    tx.xadd(...ctx.audit.changeArgs('key.restrict', `key:${id}`, 'ok', { scope: next.scope ?? '', allowed_cidrs: next.allowed_cidrs ?? '', from_scope: scope ?? '', from_allowed_cidrs: cidrs ?? '' }, org ?? undefined))
+    await commit(tx)
     return { changed: true }
   })
 }
@@ -135,11 +197,15 @@ export function newKey (ctx: StoreContext, input: CreateKeyInput, org: string, n
   else record.role = input.role as string
   if (input.expiresInMs !== undefined) record.expires_at = isoTimestamp(now + input.expiresInMs)
   if (input.rateLimit !== undefined) record.rate_limit = input.rateLimit
+  if (input.scope !== undefined) record.scope = input.scope.join(' ')
+  if (input.allowedCidrs !== undefined) record.allowed_cidrs = input.allowedCidrs.join(' ')
   const created: CreatedKey = { id: generated.id, key: generated.key, type: input.type, org, name: record.name as string, created_at: createdAt }
   if (record.user !== undefined) created.user = record.user
   if (record.role !== undefined) created.role = record.role
   if (record.expires_at !== undefined) created.expires_at = record.expires_at
   if (record.rate_limit !== undefined) created.rate_limit = record.rate_limit
+  if (input.scope !== undefined) created.scope = [...input.scope]
+  if (input.allowedCidrs !== undefined) created.allowed_cidrs = [...input.allowedCidrs]
   return { created, record }
 }
 
@@ -160,15 +226,15 @@ async function keyViews (ctx: StoreContext, ids: string[], now: number): Promise
   const views = ids.flatMap((id, i) => {
     const values = (replies[i]?.[1] ?? []) as Array<string | null>
     if (values[0] === null || values[0] === undefined) return []
-    const view: Record<string, string> = { id }
+    const view: Record<string, string | string[]> = { id }
     KEY_FIELDS_SHOWN.forEach((field, j) => {
       const v = values[j]
-      if (v !== null && v !== undefined && v !== '') view[field] = v
+      if (v !== null && v !== undefined && v !== '') view[field] = LIST_FIELDS.has(field) ? v.split(/\s+/).filter((e) => e !== '') : v
     })
     if (view.name === undefined) view.name = ''
-    const createdBy = readCreatedBy(view.created_by)
+    const createdBy = readCreatedBy(view.created_by as string | undefined)
     if (createdBy !== undefined) view.created_by = createdBy
-    const expiry = parseTimestamp(view.expires_at ?? '')
+    const expiry = parseTimestamp(view.expires_at as string | undefined ?? '')
     if (view.status === 'active' && expiry !== undefined && expiry <= now) view.status = 'expired'
     const lastUsed = usage[i]
     if (lastUsed !== null && lastUsed !== undefined) view.last_used_at = lastUsed

@@ -1,5 +1,5 @@
 /**
- * Rotation: a new key with the same type, owner, role, org, name and rate limit; the old one keeps
+ * Rotation: a new key with the same type, owner, role, org, name, rate limit, scope and addresses; the old one keeps
  * working until now + grace (or its own earlier expiry), then only the new one does. A
  * personal key whose user has left the key's org is not rotated (409): the new key
  * keeps the key's org, never the user's current one.
@@ -10,6 +10,7 @@ import type { RegistryClient } from '../redis-client.js'
 import { readCreatedBy } from './actors.js'
 import { AdminError } from './errors.js'
 import { addKey, newKey, resolveOwner, type CreateKeyInput } from './keys.js'
+import { orgKeyCap } from './orgs.js'
 import { audited, commit, watching, type StoreContext } from './transactions.js'
 import type { RotatedKey } from './views.js'
 
@@ -34,6 +35,9 @@ async function rotateWatched (ctx: StoreContext, conn: RegistryClient, id: strin
   const input: CreateKeyInput = { type: old.type, ...owner, name: old.name, createdBy: readCreatedBy(old.created_by) }
   // (a malformed limit is not carried over: the new key gets the default until an admin sets one)
   if (old.rate_limit !== undefined && parseRateLimit(old.rate_limit) !== undefined) input.rateLimit = old.rate_limit
+  // its scope and addresses, as they are: a replacement is never wider than the key it replaces
+  if (old.scope !== undefined && old.scope !== '') input.scope = old.scope.split(/\s+/).filter((p) => p !== '')
+  if (old.allowed_cidrs !== undefined && old.allowed_cidrs !== '') input.allowedCidrs = old.allowed_cidrs.split(/\s+/).filter((c) => c !== '')
   if (old.type === 'personal' && old.user !== undefined) await conn.watch(ctx.keys.user(old.user))
   const userOrg = await resolveOwner(ctx, input, conn)
   // a personal key acts as its user in the key's org; once the user has left that org the
@@ -46,6 +50,10 @@ async function rotateWatched (ctx: StoreContext, conn: RegistryClient, id: strin
   // the new key keeps the old one's expiry, if it had one
   if (oldExpiry !== undefined) input.expiresInMs = oldExpiry - now
   if (botMaxTtlMs !== undefined && old.type === 'bot') input.expiresInMs = Math.min(input.expiresInMs ?? botMaxTtlMs, botMaxTtlMs)
+  // the org's key policy as it is now: the new key expires within it
+  await conn.watch(ctx.keys.org(org))
+  const cap = await orgKeyCap(ctx, conn, org)
+  if (cap !== undefined) input.expiresInMs = Math.min(input.expiresInMs ?? cap, cap)
   const { created, record } = newKey(ctx, input, org, now)
   record.replaces = id
   const graceEnd = Math.min(now + graceMs, oldExpiry ?? Number.POSITIVE_INFINITY)

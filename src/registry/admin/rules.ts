@@ -8,6 +8,7 @@ import { isTypedActor, ownerOf } from './actors.js'
 import { AdminError } from './errors.js'
 import { parseRateLimit, RATE_LIMIT_HELP } from '../../ratelimit/limit.js'
 import { grantProblems } from '../../config/permission.js'
+import { cidrProblems } from '../records.js'
 
 /** user ids, org names, role names (also the admin API's schemas) */
 export const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/
@@ -75,4 +76,29 @@ export function checkKeyRequirements (r: KeyOwnerFields): void {
 export function checkKeyLabels (r: { name?: string | undefined, createdBy?: string | undefined }): void {
   if (r.name !== undefined && r.name.length > KEY_NAME_MAX) throw new AdminError(`the key name is longer than ${KEY_NAME_MAX} characters`)
   if (r.createdBy !== undefined && !isTypedActor(r.createdBy)) throw new AdminError(`invalid creator "${r.createdBy}" (expected user:<id>, key:<id>, cli:<name> or admin-token)`)
+}
+
+/** the most permissions in a key's scope, and addresses in its allowed_cidrs */
+export const KEY_RESTRICTION_MAX = 256
+
+/** What a key may be narrowed to: `scope` (permissions) and `allowed_cidrs`; undefined: not given. */
+export interface KeyRestrictionInput {
+  scope?: readonly string[] | undefined
+  allowedCidrs?: readonly string[] | undefined
+}
+
+/**
+ * A key's scope in the permission grammar and its addresses as IPv4/IPv6 CIDRs (the
+ * gateway's own parsers, records.ts), every bad entry named. An empty list is refused:
+ * `none` (null) removes a restriction, and an empty scope would be a key that does nothing.
+ */
+export function checkKeyRestriction (r: KeyRestrictionInput): void {
+  const details: Array<{ field: string, reason: string }> = []
+  for (const [field, list, problems] of [['scope', r.scope, grantProblems], ['allowed_cidrs', r.allowedCidrs, cidrProblems]] as const) {
+    if (list === undefined) continue
+    if (list.length === 0) details.push({ field, reason: `an empty ${field}: give at least one entry, or none to remove it` })
+    if (list.length > KEY_RESTRICTION_MAX) details.push({ field, reason: `more than ${KEY_RESTRICTION_MAX} entries in ${field}` })
+    for (const reason of problems(list)) details.push({ field, reason })
+  }
+  if (details.length > 0) throw new AdminError(details.map((d) => d.reason).join('; '), 'invalid', undefined, details)
 }

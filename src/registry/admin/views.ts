@@ -35,7 +35,11 @@ export const KeyViewSchema = Type.Object({
   /** the key's own limit, `<count>/<period>` (without one, its role's, its org's and the default apply) */
   rate_limit: OptStr,
   /** requests the key's own limit counts in its window now */
-  rate_limit_used: Type.Optional(Type.Integer())
+  rate_limit_used: Type.Optional(Type.Integer()),
+  /** the permissions the key is narrowed to (within its role's); none: the role's whole */
+  scope: Type.Optional(Type.Array(Str)),
+  /** the client addresses (CIDRs) the key may be used from; none: any */
+  allowed_cidrs: Type.Optional(Type.Array(Str))
 }, closed)
 export type KeyView = Static<typeof KeyViewSchema>
 
@@ -50,7 +54,9 @@ const createdKeyFields = {
   name: Str,
   created_at: Str,
   expires_at: OptStr,
-  rate_limit: OptStr
+  rate_limit: OptStr,
+  scope: Type.Optional(Type.Array(Str)),
+  allowed_cidrs: Type.Optional(Type.Array(Str))
 }
 export const CreatedKeySchema = Type.Object(createdKeyFields, closed)
 export type CreatedKey = Static<typeof CreatedKeySchema>
@@ -66,8 +72,8 @@ export type UserView = Static<typeof UserViewSchema>
 export const RoleViewSchema = Type.Object({ name: Str, permissions: Type.Array(Str), description: OptStr, rate_limit: OptStr }, closed)
 export type RoleView = Static<typeof RoleViewSchema>
 
-/** An org record (`keygate:org:<org>`): its limit is one bucket shared by every key of the org, `rate_limit_used` of it now. */
-export const OrgViewSchema = Type.Object({ org: Str, name: OptStr, rate_limit: OptStr, rate_limit_used: Type.Optional(Type.Integer()) }, closed)
+/** An org record (`keygate:org:<org>`): its limit is one bucket shared by every key of the org, `rate_limit_used` of it now; `key_max_ttl` the longest a key of the org lives. */
+export const OrgViewSchema = Type.Object({ org: Str, name: OptStr, rate_limit: OptStr, rate_limit_used: Type.Optional(Type.Integer()), key_max_ttl: OptStr }, closed)
 export type OrgView = Static<typeof OrgViewSchema>
 
 /** One change in the audit trail; `org`: the org of the object it concerns, when it has one. */

@@ -50,7 +50,8 @@ const ROUTES: Array<{ method: string, path: string, body?: unknown, needs?: stri
   { method: 'POST', path: '/admin/v1/keys', body: { type: 'personal' } },
   { method: 'GET', path: '/admin/v1/keys/AAAAAAAAAAAAAAAA' },
   { method: 'POST', path: '/admin/v1/keys/AAAAAAAAAAAAAAAA/revoke' },
-  { method: 'POST', path: '/admin/v1/keys/AAAAAAAAAAAAAAAA/rotate', body: { grace: '1h' }, needs: ORG_ADMIN },
+  { method: 'POST', path: '/admin/v1/keys/AAAAAAAAAAAAAAAA/rotate', body: { grace: '1h' } },
+  { method: 'POST', path: '/admin/v1/keys/AAAAAAAAAAAAAAAA/restrict', body: { scope: ['users:read'] } },
   { method: 'GET', path: '/admin/v1/users', needs: ORG_ADMIN },
   { method: 'GET', path: '/admin/v1/users/alice' },
   { method: 'PUT', path: '/admin/v1/users/zed', body: { org: 'acme', role: 'reader' }, needs: ORG_ADMIN },
@@ -166,7 +167,8 @@ t.test('who may do what: the access matrix over every route', async (t) => {
       scope: 'self',
       admin: false,
       self: true,
-      bot_key_max_ttl_s: 90 * 86400
+      bot_key_max_ttl_s: 90 * 86400,
+      grantable: ['users:read', 'keygate:keys:self']
     })
     t.same((await call(gw, 'GET', '/admin/v1/session', k.adminBot?.key)).json(), {
       principal: { kind: 'key', key_id: k.adminBot?.id, key_type: 'bot', org: 'acme', role: 'keyadmin', permissions: ['keygate:admin'] },

@@ -154,10 +154,17 @@ t.test('a keygate:keys:self key manages its own keys, and only those', async (t)
     t.same(roles.roles.map((r) => r.name).sort(), ['empty-role', 'none', 'reader', 'selfreader'], 'only roles within users:read keygate:keys:self (its own included)')
   })
 
-  await t.test('routes beyond its scope: 403 naming the permission needed; rotation included', async (t) => {
+  await t.test('rotates its own personal keys, not the BOT keys it made; routes beyond its scope: 403 naming the permission needed', async (t) => {
     const own = (await call(gw, 'GET', '/admin/v1/keys', sam.key)).json() as { keys: KeyView[] }
-    const rotate = await call(gw, 'POST', `/admin/v1/keys/${own.keys[0]?.id ?? ''}/rotate`, sam.key, {})
-    t.equal(rotate.status, 403)
+    const personal = own.keys.find((k) => k.type === 'personal' && k.status === 'active')
+    const rotated = await call(gw, 'POST', `/admin/v1/keys/${personal?.id ?? ''}/rotate`, sam.key, {})
+    t.equal(rotated.status, 201, 'its own personal key: rotated')
+    t.match(rotated.json(), { type: 'personal', user: 'sam', org: 'acme', replaces: personal?.id })
+    secrets.push((rotated.json() as Created).key)
+    const bot = (await call(gw, 'POST', '/admin/v1/keys', sam.key, { type: 'bot', role: 'reader' })).json() as Created
+    secrets.push(bot.key)
+    const rotate = await call(gw, 'POST', `/admin/v1/keys/${bot.id}/rotate`, sam.key, {})
+    t.equal(rotate.status, 403, 'a BOT key it made: 403')
     t.equal(rotate.headers['www-authenticate'], 'Bearer realm="keygate", error="insufficient_scope", scope="keygate:org:admin"')
     t.equal((await call(gw, 'PUT', '/admin/v1/users/sam', sam.key, { org: 'acme', role: 'admin' })).status, 403, 'cannot change its own role')
     t.equal((await call(gw, 'PUT', '/admin/v1/roles/selfreader', sam.key, { permissions: ['*'] })).status, 403, 'cannot widen its role')

@@ -2,13 +2,13 @@
 // as it was stored, slots are reused, CLOCK eviction gives used entries a second chance.
 import t from 'tap'
 import { KeyTable } from '../../../src/cache/key-table.js'
-import { INVALID, type KeyRecord } from '../../../src/registry/records.js'
+import { INVALID, restrictionOf, type KeyRecord, type KeyRestriction } from '../../../src/registry/records.js'
 
 const digest = (n: number): string => Buffer.alloc(32, n).toString('latin1')
 const personal = (n: number, over: Partial<KeyRecord> = {}): KeyRecord =>
-  ({ type: 'personal', digest: digest(n), org: `org${n}`, user: `user${n}`, role: undefined, status: 'active', expiresAt: undefined, rateLimit: undefined, ...over })
+  ({ type: 'personal', digest: digest(n), org: `org${n}`, user: `user${n}`, role: undefined, status: 'active', expiresAt: undefined, rateLimit: undefined, restriction: undefined, ...over })
 const bot = (n: number, over: Partial<KeyRecord> = {}): KeyRecord =>
-  ({ type: 'bot', digest: digest(n), org: `org${n}`, user: undefined, role: `role${n}`, status: 'active', expiresAt: undefined, rateLimit: undefined, ...over })
+  ({ type: 'bot', digest: digest(n), org: `org${n}`, user: undefined, role: `role${n}`, status: 'active', expiresAt: undefined, rateLimit: undefined, restriction: undefined, ...over })
 
 t.test('every kind of record reads back as stored', async (t) => {
   const rows: Array<[string, KeyRecord | typeof INVALID, number, boolean]> = [
@@ -18,6 +18,8 @@ t.test('every kind of record reads back as stored', async (t) => {
     ['BOT, active', bot(4), 13, true],
     ['BOT, revoked, expired at 0', bot(5, { status: 'revoked', expiresAt: 0 }), 14, false],
     ['a digest with every byte value', personal(6, { digest: Buffer.from(Array.from({ length: 32 }, (_, i) => i * 8 + 7)).toString('latin1') }), 15, true],
+    ['a scoped, address-bound personal key', personal(7, { restriction: restrictionOf('users:read', '10.0.0.0/8') as KeyRestriction }), 17, true],
+    ['a BOT key bound to addresses only', bot(8, { restriction: restrictionOf(null, '::1') as KeyRestriction }), 18, true],
     ['an invalid record', INVALID, 16, true]
   ]
   const table = new KeyTable(100)
@@ -36,6 +38,9 @@ t.test('set replaces every column of an entry, in place', async (t) => {
   table.set('k', bot(1, { status: 'revoked', expiresAt: 5 }), 1, true)
   table.set('k', personal(2), 2, false)
   t.same(table.get('k'), { value: personal(2), at: 2, tracked: false, used: true }, 'nothing of the BOT record is left')
+  table.set('k', personal(3, { restriction: restrictionOf('users:read', null) as KeyRestriction }), 2, false)
+  table.set('k', personal(3), 2, false)
+  t.equal((table.get('k')?.value as KeyRecord).restriction, undefined, 'a restriction removed is gone')
   table.set('k', INVALID, 3, true)
   t.same(table.get('k'), { value: INVALID, at: 3, tracked: true, used: true })
   table.set('k', bot(3), 4, true)

@@ -90,6 +90,17 @@ const decided: Row[] = [
   { what: 'a registry record of the wrong Redis type', world: { failure: wrongType }, reason: 'invalid_record', code: 'unauthorized' },
   { what: 'no rule for the path', world: { chain: chain() }, target: '/api/v1/nothing', reason: 'no_rule', code: 'forbidden' },
   { what: 'a role without the permission', world: { chain: chain({ role: parseRoleRecord({ permissions: 'orgs:read' }) }) }, reason: 'missing_permission', code: 'forbidden' },
+  { what: 'a scope without the permission its role grants', world: { chain: chain({ key: keyRecord({ scope: 'orgs:read' }) }) }, reason: 'missing_permission', code: 'forbidden' },
+  { what: 'a scope naming the permission its role lacks', world: { chain: chain({ key: keyRecord({ scope: 'users:read orgs:read' }), role: parseRoleRecord({ permissions: 'orgs:read' }) }) }, reason: 'missing_permission', code: 'forbidden' },
+  { what: 'a scope of `*` over a role that grants it', world: { chain: chain({ key: keyRecord({ scope: '*' }) }) }, reason: 'allowed' },
+  { what: 'a key bound to the client\'s network', world: { chain: chain({ key: keyRecord({ allowed_cidrs: '10.0.0.0/8 192.0.2.0/24' }) }) }, reason: 'allowed' },
+  {
+    what: 'a key bound to other addresses, over its rate limit too: refused before the limits',
+    world: { chain: chain({ key: keyRecord({ allowed_cidrs: '198.51.100.0/24 2001:db8::/32' }) }), limit: { allowed: false, reason: 'rate_limited', limit: 1, remaining: 0, resetS: 1, retryAfterS: 1 } },
+    reason: 'address_not_allowed',
+    code: 'forbidden'
+  },
+  { what: 'a key bound to other addresses, on a path without a rule', world: { chain: chain({ key: keyRecord({ allowed_cidrs: '198.51.100.7' }) }) }, target: '/api/v1/nothing', reason: 'address_not_allowed', code: 'forbidden' },
   { what: 'Redis unreachable, nothing cached', world: { failure: new Error('connect ECONNREFUSED') }, reason: 'registry_unavailable', code: 'service_unavailable' },
   { what: 'the fill budget spent', world: { busy: true }, reason: 'registry_busy', code: 'service_unavailable' },
   { what: 'a dot segment', target: '/api/v1/../admin', reason: 'bad_path', code: 'bad_request' },

@@ -2,7 +2,8 @@
 // A wildcard grant never reaches the reserved `keygate:` namespace.
 import t from 'tap'
 import {
-  fieldsOf, flatCopy, Grants, INVALID, isoTimestamp, NO_GRANTS, parseKeyRecord, parseRoleRecord, parseTimestamp, parseUserRecord
+  AddressList, cidrProblems, fieldsOf, flatCopy, Grants, INVALID, isoTimestamp, NO_GRANTS, parseKeyRecord, parseRoleRecord, parseTimestamp, parseUserRecord,
+  scopedGrants, type KeyRecord
 } from '../../../src/registry/records.js'
 
 const HASH = 'ab'.repeat(32)
@@ -159,4 +160,52 @@ t.test('fieldsOf, timestamps and flat copies', async (t) => {
   t.equal(flatCopy(long), long)
   t.equal(flatCopy('short'), 'short')
   t.equal(flatCopy('\ud800'.repeat(13)), '\ud800'.repeat(13), 'a lone surrogate: the same string')
+})
+
+t.test('a key\'s scope narrows its role: granted only when both grant, by the same rules', async (t) => {
+  const lists = [[], ['*'], ['users:*'], ['users:read'], ['users:read', 'orders:write'], ['keygate:admin'], ['keygate:*'], ['*', 'keygate:org:admin'], ['billing.v2:*'], ['billing.v2:invoices:*'], ['users:read', 'users:*']]
+  const asked = ['users:read', 'users:write', 'orders:write', 'orders:read', 'keygate:admin', 'keygate:org:admin', 'billing.v2:invoices:read', 'billing.v2:x', 'other:thing']
+  for (const role of lists) {
+    for (const scope of lists) {
+      const r = new Grants(role)
+      const s = new Grants(scope)
+      const both = scopedGrants(r, s)
+      for (const p of asked) t.equal(both.has(p), r.has(p) && s.has(p), `role ${role.join(' ')} / scope ${scope.join(' ')}: ${p}`)
+    }
+  }
+  const role = new Grants(['users:*', 'keygate:org:admin'])
+  t.equal(scopedGrants(role, undefined), role, 'no scope: the role\'s own grants, nothing built')
+  const scope = new Grants(['users:read'])
+  t.equal(scopedGrants(role, scope), scopedGrants(role, scope), 'worked out once per (scope, role)')
+  t.same(scopedGrants(role, scope).permissions, ['users:read'], 'the effective permissions, listed')
+  t.equal(scopedGrants(role, new Grants(['*'])).has('keygate:org:admin'), false, 'a wildcard scope never keeps a keygate: permission')
+  t.equal(scopedGrants(role, new Grants(['keygate:org:admin'])).has('keygate:org:admin'), true, 'named in both: kept')
+})
+
+t.test('scope and allowed_cidrs parse once into a shared restriction; anything malformed makes the record INVALID', async (t) => {
+  const base = { type: 'personal', hash: 'ab'.repeat(32), org: 'acme', user: 'alice', status: 'active' }
+  const plain = parseKeyRecord(base)
+  t.equal(plain !== INVALID && plain.restriction, undefined, 'neither field: no restriction')
+  t.equal((parseKeyRecord({ ...base, scope: '', allowed_cidrs: '' }) as KeyRecord).restriction, undefined, 'empty fields are none')
+  const a = parseKeyRecord({ ...base, scope: 'users:read', allowed_cidrs: '10.0.0.0/8 2001:db8::/32' }) as KeyRecord
+  const b = parseKeyRecord({ ...base, scope: 'users:read', allowed_cidrs: '10.0.0.0/8 2001:db8::/32' }) as KeyRecord
+  t.equal(a.restriction, b.restriction, 'the same fields: one restriction')
+  t.same(a.restriction?.scope?.permissions, ['users:read'])
+  t.equal(parseKeyRecord({ ...base, scope: 'USERS:READ' }), INVALID, 'a permission outside the grammar')
+  t.equal(parseKeyRecord({ ...base, allowed_cidrs: '10.0.0.0/33' }), INVALID, 'a prefix too long')
+  t.equal(parseKeyRecord({ ...base, allowed_cidrs: 'example.com' }), INVALID, 'a name')
+  t.equal(parseKeyRecord({ ...base, allowed_cidrs: 'fe80::1%eth0/64' }), INVALID, 'a zone id')
+  const onlyCidrs = parseKeyRecord({ ...base, allowed_cidrs: '127.0.0.1' }) as KeyRecord
+  t.equal(onlyCidrs.restriction?.scope, undefined, 'addresses alone: the role\'s grants whole')
+  const list = a.restriction?.addresses as AddressList
+  t.equal(list.allows('10.1.2.3'), true)
+  t.equal(list.allows('::ffff:10.1.2.3'), true, 'IPv4-mapped IPv6 is its IPv4 address')
+  t.equal(list.allows('11.0.0.1'), false)
+  t.equal(list.allows('2001:db8:1::5'), true)
+  t.equal(list.allows('2001:db9::5'), false)
+  t.equal(list.allows(undefined), false, 'no address: refused')
+  t.equal(list.allows('junk'), false)
+  t.equal((onlyCidrs.restriction?.addresses as AddressList).allows('127.0.0.1'), true, 'a bare address is one host')
+  t.equal((onlyCidrs.restriction?.addresses as AddressList).allows('127.0.0.2'), false)
+  t.same(cidrProblems(['10.0.0.0/8', '::1/128', '1.2.3.4/x', '::1/129']).length, 2)
 })

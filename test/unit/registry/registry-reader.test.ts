@@ -4,13 +4,13 @@
 import t from 'tap'
 import { chainOf, userChainOf } from '../../../src/registry/registry-reader.js'
 import {
-  INVALID, KEY_FIELDS, keyRecordOf, NO_ORG_RECORD, orgRecordOf, parseKeyRecord, parseRoleRecord, parseUserRecord, roleRecordOf, userRecordOf
+  INVALID, KEY_FIELDS, keyRecordOf, NO_ORG_RECORD, orgRecordOf, parseKeyRecord, parseRoleRecord, parseUserRecord, roleRecordOf, userRecordOf, type KeyRecord
 } from '../../../src/registry/records.js'
 import { MALFORMED } from '../../../src/ratelimit/limit.js'
 
 const HASH = 'ab'.repeat(32)
 type V = string | null
-/** a reply: the key's 8 fields, user found + 3, role name, role found + 2, org's 1 */
+/** a reply: the key's 10 fields, user found + 3, role name, role found + 2, org's 1 */
 function reply (o: { key?: Partial<Record<typeof KEY_FIELDS[number], V>>, user?: [V, V, V] | null, roleName?: string, role?: [V, V] | null, org?: V } = {}): Array<string | number | null> {
   const key = { type: 'personal', hash: HASH, org: 'acme', status: 'active', user: 'alice', role: null, expires_at: null, rate_limit: null, ...o.key }
   const user = o.user === undefined ? ['acme', 'reader', 'active'] : o.user
@@ -52,6 +52,8 @@ t.test('each shape of reply keeps its meaning', async (t) => {
   t.equal(chainOf(reply({ key: { rate_limit: 'lots' } })).key !== INVALID && (chainOf(reply({ key: { rate_limit: 'lots' } })).key as { rateLimit: unknown }).rateLimit, MALFORMED, 'a malformed key limit')
   t.equal(chainOf(reply({ key: { expires_at: '2027-01-31T00:00:00Z' } })).key !== INVALID, true)
   t.equal(chainOf(reply({ key: { expires_at: 'soon' } })).key, INVALID, 'a garbage expires_at')
+  t.same((chainOf(reply({ key: { scope: 'users:read', allowed_cidrs: '::1' } })).key as KeyRecord).restriction?.scope?.permissions, ['users:read'], 'the scope, read')
+  t.equal(chainOf(reply({ key: { scope: 'Users' } })).key, INVALID, 'a scope outside the grammar')
 })
 
 t.test('the positional parsers are the object parsers', async (t) => {
@@ -60,11 +62,13 @@ t.test('the positional parsers are the object parsers', async (t) => {
     { type: 'bot', hash: HASH, org: 'acme', status: 'revoked', role: 'reader', rate_limit: '5/1m' },
     { type: 'bot', hash: HASH, org: 'acme', status: 'active' },
     { type: 'personal', hash: HASH.toUpperCase(), org: 'acme', status: 'active', user: 'alice' },
-    { type: 'personal', hash: HASH, org: 'acme', status: 'active', user: 'alice', expires_at: '2027-01-31T00:00:00+02:00' }
+    { type: 'personal', hash: HASH, org: 'acme', status: 'active', user: 'alice', expires_at: '2027-01-31T00:00:00+02:00' },
+    { type: 'personal', hash: HASH, org: 'acme', status: 'active', user: 'alice', scope: 'users:read', allowed_cidrs: '::1 10.0.0.0/8' },
+    { type: 'bot', hash: HASH, org: 'acme', status: 'active', role: 'reader', allowed_cidrs: '10.0.0.0/33' }
   ]
   for (const f of rows) {
-    t.same(keyRecordOf(f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit), parseKeyRecord(f), JSON.stringify(f))
-    t.same(keyRecordOf(f.type ?? null, f.hash ?? null, f.org ?? null, f.status ?? null, f.user ?? null, f.role ?? null, f.expires_at ?? null, f.rate_limit ?? null), parseKeyRecord(f), 'nulls read as absent')
+    t.same(keyRecordOf(f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit, f.scope, f.allowed_cidrs), parseKeyRecord(f), JSON.stringify(f))
+    t.same(keyRecordOf(f.type ?? null, f.hash ?? null, f.org ?? null, f.status ?? null, f.user ?? null, f.role ?? null, f.expires_at ?? null, f.rate_limit ?? null, f.scope ?? null, f.allowed_cidrs ?? null), parseKeyRecord(f), 'nulls read as absent')
   }
   t.same(userRecordOf('acme', 'reader', 'active'), parseUserRecord({ org: 'acme', role: 'reader', status: 'active' }))
   t.equal(userRecordOf(null, 'reader', 'active'), INVALID)
