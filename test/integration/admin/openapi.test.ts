@@ -23,11 +23,11 @@ function routesOf (tree: string): Array<{ method: string, path: string }> {
   for (const line of tree.split('\n')) {
     const m = /^((?:[│ ] {3})*)[├└]── (\S+)(?: \(([A-Z, ]+)\))?$/.exec(line)
     if (m === null) continue
-    const depth = m[1].length / 4
-    stack.length = depth
-    stack.push(m[2])
+    const [, indent = '', segment = '', methods = ''] = m
+    stack.length = indent.length / 4
+    stack.push(segment)
     const path = stack.join('')
-    for (const method of (m[3] ?? '').split(', ').filter((x) => x !== '')) routes.push({ method, path })
+    for (const method of methods.split(', ').filter((x) => x !== '')) routes.push({ method, path })
   }
   return routes
 }
@@ -45,7 +45,7 @@ t.test('the admin API describes every route it has', async (t) => {
   t.match(doc.openapi, /^3\./)
 
   const validator = new Validator()
-  const result = await validator.validate(doc as unknown as object)
+  const result = await validator.validate(doc as unknown as Parameters<Validator['validate']>[0])
   t.same(result.errors ?? [], [], 'no validation errors')
   t.equal(result.valid, true, 'a valid OpenAPI document')
 

@@ -32,9 +32,10 @@ export function metricNames (expr: string): string[] {
     .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ') // label lists (an aggregation then reads as a call)
   const names = new Set<string>()
   for (const m of bare.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)(\s*\()?/g)) {
-    if (m[2] !== undefined) continue // a function call
-    if (KEYWORDS.has(m[1].toLowerCase()) || /^\d/.test(m[1])) continue
-    names.add(m[1])
+    const [, name = '', call] = m
+    if (call !== undefined) continue // a function call
+    if (KEYWORDS.has(name.toLowerCase()) || /^\d/.test(name)) continue
+    names.add(name)
   }
   return [...names]
 }
@@ -49,7 +50,7 @@ t.test('the dashboard imports with a Prometheus data source as an input', async 
   t.same(dashboard.__inputs.map((i) => [i.name, i.type, i.pluginId]), [['DS_PROMETHEUS', 'datasource', 'prometheus']])
   t.ok(dashboard.panels.length >= 8)
   for (const panel of dashboard.panels) {
-    t.equal(panel.datasource.uid, '${DS_PROMETHEUS}', `${panel.title}: the input data source`)
+    t.equal(panel.datasource.uid, '$' + '{DS_PROMETHEUS}', `${panel.title}: the input data source`)
     t.ok((panel.targets ?? []).length > 0, `${panel.title}: queries something`)
   }
 })
