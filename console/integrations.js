@@ -14,6 +14,8 @@ export function integrationsPage (ctx) {
   // the dialog's view of the registry, fetched when it opens
   let roles = []
   let users = []
+  // org -> its key policy (key_max_ttl) in seconds, for the orgs that have one
+  let orgCaps = new Map()
 
   async function load () {
     const { principal } = ctx.session
@@ -155,6 +157,10 @@ export function integrationsPage (ctx) {
     show($('reveal'), false)
     // (an org admin's user list and role list are its org's, and the roles it may give)
     ;[{ roles }, { users }] = await Promise.all([api.roles(), ctx.manages ? api.users() : { users: [] }])
+    // (an admin makes keys in any org and reads every org's policy; anyone else's is their own org's)
+    orgCaps = admin
+      ? new Map((await api.orgs()).orgs.filter((o) => o.key_max_ttl !== undefined).map((o) => [o.org, durationSeconds(o.key_max_ttl)]))
+      : new Map(ctx.session.org_key_max_ttl_s === undefined ? [] : [[principal.org, ctx.session.org_key_max_ttl_s]])
     // Personal: admins pick the user; everyone else (org admins included: a personal key
     // acts as its user, so only that user or an admin makes one) makes keys for themselves
     show($('generate-user-row'), admin)
@@ -175,12 +181,13 @@ export function integrationsPage (ctx) {
   }
 
   /**
-   * The expiries offered: a BOT key made without keygate:admin lives at most
-   * bot_key_max_ttl_s (GET /session), so longer choices are disabled and "never"
-   * reads as that limit.
+   * The expiries offered: a key lives at most its org's key policy (key_max_ttl), and a
+   * BOT key made without keygate:admin at most bot_key_max_ttl_s (GET /session), so
+   * longer choices are disabled and "never" reads as the shorter limit.
    */
   function offerExpiries (type) {
-    const max = type === 'bot' ? ctx.session.bot_key_max_ttl_s : undefined
+    const caps = [type === 'bot' ? ctx.session.bot_key_max_ttl_s : undefined, orgCaps.get(keyOrg(type))].filter((c) => c !== undefined)
+    const max = caps.length === 0 ? undefined : Math.min(...caps)
     const select = $('generate-expiry')
     for (const option of select.options) {
       const days = Number.parseInt(option.value, 10)
@@ -188,6 +195,13 @@ export function integrationsPage (ctx) {
       if (option.value === '') option.textContent = max === undefined ? 'never' : `at the longest allowed (${formatDays(max)})`
     }
     if (select.selectedOptions[0]?.disabled === true) select.value = ''
+  }
+
+  /** The org the key being made will be in: the user's (personal) or the chosen one (BOT). */
+  function keyOrg (type) {
+    if (ctx.scope !== 'admin') return ctx.session.principal.org
+    if (type === 'bot') return form.elements.org.value.trim()
+    return users.find((u) => u.id === $('generate-user').value)?.org
   }
 
   /** Shows the parts of the form that fit the chosen type and role mode. */
@@ -415,6 +429,12 @@ function isCidr (text) {
     max = 128
   } else return false
   return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max)
+}
+
+/** a duration as the API writes it (`90d`, `12h`, `30m`, `45s`) -> seconds */
+function durationSeconds (text) {
+  const m = /^(\d+)([smhd])$/.exec(text)
+  return m === null ? undefined : Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2]]
 }
 
 /** seconds -> `90 days`, `1 day`, or `12 hours` under a day */

@@ -12,7 +12,7 @@
  *
  * A write that names an org with no record is done, and returns a warning.
  */
-import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type KeyRestrictionChange, type LeakOutcome, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
+import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type ImportedKey, type ImportInput, type KeyRestrictionChange, lineProblem, type LeakOutcome, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
 import type { ApplyOptions, ApplyResult } from '../registry/as-code/registry-apply.js'
 import type { RegistryFile } from '../registry/as-code/registry-file.js'
 import type { AdminRules, KeyRequest } from './policy/scope-rules.js'
@@ -41,6 +41,27 @@ export class AdminActions {
     const target = input.type === 'personal' ? `user:${input.user ?? ''}` : `role:${input.role ?? ''}`
     const warnings = await this.checked('key.create', target, async () => await checkKeyReferences(this.store, input))
     return { result: await this.store.createKey(input), warnings }
+  }
+
+  /**
+   * Keys brought from another system (registry/admin/imports.ts), admin only: every line's
+   * references checked as a created key's are, every problem named with its line, and
+   * nothing written unless all are good.
+   */
+  async importKeys (inputs: readonly ImportInput[]): Promise<Warned<ImportedKey[]>> {
+    this.rules.requireAdmin('importing keys')
+    const problems: ErrorDetail[] = []
+    const warnings: ErrorDetail[] = []
+    for (const input of inputs) {
+      try {
+        warnings.push(...(await checkKeyReferences(this.store, input)).map((w) => lineProblem(input.line, w.field ?? 'key', w.reason)))
+      } catch (err: unknown) {
+        if (!(err instanceof AdminError)) throw err
+        for (const d of err.details ?? [{ reason: err.message }]) problems.push(lineProblem(input.line, d.field ?? 'key', d.reason))
+      }
+    }
+    if (problems.length > 0) throw new AdminError(`the import file has ${problems.length} problem(s); nothing was imported`, 'invalid', undefined, problems)
+    return { result: await this.store.importKeys(inputs), warnings }
   }
 
   async revokeKey (id: string): Promise<{ changed: boolean }> {

@@ -94,6 +94,36 @@ export class IdentityResolver {
   }
 
   /**
+   * An imported key (docs/imports.md), by the SHA-256 (hex) of the whole token: one Redis
+   * read, never the cache (a foreign token has no key id to cache it under until it is
+   * read, and revocation then needs no invalidation). From a client peer it is charged to
+   * the unknown-key budget like a native miss, and refunded when the token is a key.
+   */
+  async resolveImported (tokenSha256: string, now: number = this.now(), peer?: string): Promise<{ keyId: string | null, records: Resolved }> {
+    const { unknownKeys } = this.o
+    const bucket = peer === undefined || unknownKeys === undefined ? undefined : unknownKeys.take(peer, now)
+    if (peer !== undefined && unknownKeys !== undefined && bucket === undefined) return { keyId: null, records: LIMITED }
+    const { reader, health } = this.o
+    let read
+    try {
+      read = await reader.fetchImported(tokenSha256)
+    } catch (err: unknown) {
+      if (bucket !== undefined) unknownKeys?.refund(bucket)
+      this.o.onLookupError?.(err)
+      if (registryErrorKind(err) === 'bad_record') return { keyId: null, records: { key: INVALID } }
+      health.markDown()
+      throw new RegistryUnavailable({ cause: err })
+    }
+    health.markUp()
+    const { keyId, chain } = read
+    if (keyId !== null && bucket !== undefined) unknownKeys?.refund(bucket)
+    const { key, user, roleName, role, org } = chain
+    if (key === null || key === INVALID) return { keyId, records: { key } }
+    if (key.type === 'personal' && (user === null || user === INVALID || user === undefined)) return { keyId, records: { key, user } }
+    return { keyId, records: { key, user, roleName, role, org } }
+  }
+
+  /**
    * A user and its role, as a key's chain reads them, from the same cache (and so the
    * same push invalidation): a session's sign-in (src/admin/sso/) sees a deactivation,
    * a move to another org or a changed role exactly when a personal key of that user would.

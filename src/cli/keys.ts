@@ -1,8 +1,9 @@
-/** `keygate keys ...`: create (shown once), list, show, revoke, rotate, restrict, limit, leaked. Never a secret or a hash. */
+/** `keygate keys ...`: create (shown once), list, show, revoke, rotate, restrict, limit, leaked, import. Never a secret or a hash. */
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { Option, type Command } from 'commander'
-import { AdminError, DEFAULT_GRACE_MS, type CreatedKey, type KeyView } from '../registry/admin/index.js'
+import { AdminError, DEFAULT_GRACE_MS, parseImportLines, type CreatedKey, type KeyView } from '../registry/admin/index.js'
+import { parseKey } from '../decision/key-format.js'
 import { checkKeyExclusions, checkKeyRequirements, type KeyOwnerFields } from '../registry/admin/rules.js'
 import { duration, limitOrNull, rateLimit, rateLimitOrNone, UsageError, withRegistry } from './context.js'
 import { printJson, printTable, printWarnings } from './output.js'
@@ -153,6 +154,23 @@ export function keysCommand (program: Command): void {
         const what = r.id === undefined ? 'not a keygate key' : r.revoked === true ? `key ${r.id} revoked as leaked` : `key ${r.id} was already revoked`
         process.stdout.write(`${r.token_hash.slice(0, 16)}  ${r.label.padEnd(14)}  ${what}\n`)
       }
+    })
+
+  keys.command('import')
+    .description('bring keys from another system (docs/imports.md): one JSON object a line (- reads stdin); every line is imported, or none')
+    .argument('<file>', 'JSON lines: type, user or role, org, name, optional expires_at, and key (the plaintext) or sha256')
+    .option('--json', 'print the result as JSON')
+    .action(async (file: string, opts: { json?: boolean }) => {
+      const text = readFileSync(file === '-' ? 0 : file, 'utf8')
+      const { result: imported, warnings } = await withRegistry(async ({ config, actions }) => {
+        const { inputs, problems } = parseImportLines(text, (token) => parseKey(token, config.keys.prefix) !== 'malformed_credential')
+        if (problems.length > 0) throw new AdminError(`the import file has ${problems.length} problem(s); nothing was imported`, 'invalid', undefined, problems)
+        if (inputs.length === 0) throw new UsageError(`${file === '-' ? 'stdin' : file} holds no key`)
+        return await actions.importKeys(inputs)
+      })
+      printWarnings(warnings)
+      if (opts.json === true) printJson(imported)
+      else for (const k of imported) process.stdout.write(`line ${k.line}: imported ${k.type} key ${k.id} (org ${k.org})\n`)
     })
 
   keys.command('limit')

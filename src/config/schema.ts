@@ -56,7 +56,9 @@ export const ConfigSchema = Type.Object({
     connect_timeout_ms: Type.Integer({ minimum: 10, maximum: 60_000, default: 1_000 })
   }, { additionalProperties: false, default: {} }),
   keys: Type.Object({
-    prefix: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9]{0,15}_$', default: 'kg_', description: 'letters and digits ending in _, like kg_' })
+    prefix: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9]{0,15}_$', default: 'kg_', description: 'letters and digits ending in _, like kg_' }),
+    /** Bearer tokens not in keygate's format are looked up as imported keys (docs/imports.md) */
+    accept_imported: Type.Boolean({ default: false })
   }, { additionalProperties: false, default: {} }),
   upstreams: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]+$' }), UpstreamSchema, { default: {} }),
   routes: Type.Array(Route, { default: [] }),

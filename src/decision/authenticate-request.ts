@@ -5,6 +5,8 @@
  *
  *   credential     exactly one `Authorization: Bearer <token68>`   extract-credential.ts
  *   key format     prefix, id, secret, checksum, locally            key-format.ts
+ *                  (with `keys.accept_imported`, a token in no keygate format is an
+ *                  imported key's: its SHA-256 read in one round trip, docs/imports.md)
  *   records        key -> user -> role, cache else one round trip   src/cache/resolve-identity.ts
  *   authenticate   secret, status, expiry, user, org                decide.ts
  *
@@ -20,6 +22,7 @@ import type { Identity } from './identity.js'
 import { challenges } from './challenges.js'
 import { extractCredential } from './extract-credential.js'
 import { parseKey } from './key-format.js'
+import { hash } from 'node:crypto'
 import { RegistryBusy, RegistryUnavailable } from '../cache/read-through.js'
 import type { IdentityResolver, Resolved } from '../cache/resolve-identity.js'
 
@@ -45,6 +48,8 @@ export interface AuthenticatorOptions {
   resolver: IdentityResolver
   /** decisions from the cache are counted; those that wait for Redis are timed too */
   meter?: AuthMeter | undefined
+  /** `keys.accept_imported`: a token not in keygate's format is looked up as an imported key */
+  acceptImported?: boolean | undefined
   /** admin sign-in: whether a Bearer token is the admin token (checked before the key format) */
   isAdminToken?: ((token: string) => boolean) | undefined
 }
@@ -65,6 +70,28 @@ export function createAuthenticator (o: AuthenticatorOptions): AuthenticateReque
 export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignIn {
   const { resolver, meter } = o
 
+  /**
+   * An imported key (docs/imports.md): the SHA-256 of the whole token names it, and the
+   * whole token is its secret (the record's `hash` is that same SHA-256, compared in
+   * constant time as a native key's secret is). One Redis read at most, charged to the
+   * unknown-key budget; the key id is known (for the log) only once the token was found.
+   */
+  async function imported (token: string, peer: string | undefined, now: number): Promise<Authentication> {
+    const lookupAt = performance.now()
+    let found
+    try {
+      found = await resolver.resolveImported(hash('sha256', token, 'hex'), now, peer)
+    } catch (err: unknown) {
+      meter?.fromRedis(performance.now() - lookupAt)
+      if (err instanceof RegistryUnavailable) return failure('service_unavailable', 'registry_unavailable', undefined, undefined)
+      throw err
+    }
+    if (found.records.limited !== true) meter?.fromRedis(performance.now() - lookupAt)
+    const keyId = found.keyId ?? undefined
+    const who = authenticate({ id: keyId ?? '', secret: token }, found.records, Date.now())
+    return who.ok ? who : failure('unauthorized', who.reason, challenges.invalidToken, keyId)
+  }
+
   return function authenticateRequest (rawHeaders, peer, now) {
     // credential: exactly one Bearer credential
     const credential = extractCredential(rawHeaders)
@@ -73,7 +100,10 @@ export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignI
 
     // key format: format and checksum, locally: a malformed key never reaches the cache or Redis
     const key = parseKey(credential.token, o.keyPrefix)
-    if (key === 'malformed_credential') return MALFORMED
+    if (key === 'malformed_credential') {
+      if (o.acceptImported !== true || credential.token.length > IMPORTED_MAX_LENGTH) return MALFORMED
+      return imported(credential.token, peer, now)
+    }
     if (key === 'bad_checksum') return BAD_CHECKSUM
 
     // records: key record -> user -> role, from the cache or in one Redis round trip
@@ -97,6 +127,12 @@ export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignI
     )
   }
 }
+
+/**
+ * The longest token looked up as an imported key: longer ones are refused without Redis
+ * (Kong's and Unkey's keys are far shorter).
+ */
+export const IMPORTED_MAX_LENGTH = 512
 
 /** authenticate: who is calling, the identity, or a 401 naming its reason. */
 function decided (who: ReturnType<typeof authenticate>, keyId: string): Authentication {

@@ -28,16 +28,17 @@ export interface DecisionFactory {
 /** `methods`: every method a request can have (src/http/methods.ts). */
 export function decisionFactory (config: Config, resolver: IdentityResolver, methods: readonly string[]): DecisionFactory {
   const keyPrefix = config.keys.prefix
+  const acceptImported = config.keys.accept_imported
   const matchRule = compileRules(config.rules, methods)
   const routeOf = compileRouteTable(config.routes)
   return {
     decider: ({ limiter, meter } = {}) => createDecider({
-      authenticate: createAuthenticator({ keyPrefix, resolver, meter }),
+      authenticate: createAuthenticator({ keyPrefix, acceptImported, resolver, meter }),
       matchRule,
       routeOf,
       limiter
     }),
-    signIn: (isAdminToken) => createAuthenticator({ keyPrefix, resolver, isAdminToken }),
+    signIn: (isAdminToken) => createAuthenticator({ keyPrefix, acceptImported, resolver, isAdminToken }),
     user: (userId, now) => resolver.resolveUser(userId, now)
   }
 }

@@ -54,6 +54,11 @@ export interface NewKey {
   hash: string
 }
 
+/** A fresh key id alone: an imported key's (docs/imports.md), random like every key id. */
+export function newKeyId (): string {
+  return randomBase62(ID_LENGTH)
+}
+
 export function generateKey (prefix: string): NewKey {
   const id = randomBase62(ID_LENGTH)
   const secret = randomBase62(SECRET_LENGTH)

@@ -30,13 +30,14 @@ const fields = (names: readonly string[]): string => names.map((n) => `'${n}'`).
  * record's existence (1/0) and USER_FIELDS (3), the role's name ('' when none), the
  * role's existence and ROLE_FIELDS (2), ORG_FIELDS (1). A missing field is nil (null).
  */
-const CHAIN_LUA = `
+const chainLua = (start: string, extra: string): string => `
+${start}
 local function found (values, name)
   for i = 1, #values do if values[i] then return 1 end end
   return redis.call('EXISTS', name)
 end
-local k = redis.call('HMGET', KEYS[1], ${fields(KEY_FIELDS)})
-if found(k, KEYS[1]) == 0 then return {} end
+local k = redis.call('HMGET', kname, ${fields(KEY_FIELDS)})
+if found(k, kname) == 0 then return {} end
 local ktype, org, user, role = k[1], k[3], k[5], k[6]
 local u, ufound = {false, false, false}, 0
 if ktype == 'personal' then
@@ -60,8 +61,17 @@ else
 end
 local o = {false}
 if org and org ~= '' then o = redis.call('HMGET', ARGV[1] .. 'org:' .. org, ${fields(ORG_FIELDS)}) end
-return {k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], ufound, u[1], u[2], u[3], role, rfound, r[1], r[2], o[1]}
+return {k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], ufound, u[1], u[2], u[3], role, rfound, r[1], r[2], o[1]${extra}}
 `
+
+const CHAIN_LUA = chainLua('local kname = KEYS[1]', '')
+
+/**
+ * An imported key's read (docs/imports.md): KEYS[1] is `<prefix>imported:<sha256 hex>`, whose
+ * value is the key id; then the chain as above, the key id appended to the reply. Still
+ * one round trip: a token that is not in keygate's format costs one Redis read at most.
+ */
+const IMPORTED_LUA = chainLua("local id = redis.call('GET', KEYS[1])\nif not id then return {} end\nlocal kname = ARGV[1] .. 'key:' .. id", ', id')
 
 /**
  * A signed-in person's user record and its role (src/admin/sso/): USER_FIELDS (3) and
@@ -129,7 +139,14 @@ export function chainOf (r: Reply): Chain {
 
 interface ChainCommand {
   keygateChain: (key: string, prefix: string) => Promise<Reply>
+  keygateImported: (lookup: string, prefix: string) => Promise<Reply>
   keygateUser: (key: string, prefix: string) => Promise<Reply>
+}
+
+/** An imported key's read: its key id (null when the token is not an imported key) and its chain. */
+export interface ImportedChain {
+  keyId: string | null
+  chain: Chain
 }
 
 interface Waiting {
@@ -145,6 +162,8 @@ export class RegistryReader {
 
   constructor (private readonly redis: RegistryClient, private readonly keys: RedisKeys, private readonly prefix: string) {
     redis.defineCommand('keygateChain', { numberOfKeys: 1, lua: CHAIN_LUA })
+    redis.defineCommand('keygateImported', { numberOfKeys: 1, lua: IMPORTED_LUA })
+
     redis.defineCommand('keygateUser', { numberOfKeys: 1, lua: USER_LUA })
     this.batches = !isCluster(redis)
   }
@@ -161,6 +180,15 @@ export class RegistryReader {
       if (this.waiting.length === 0) setImmediate(this.send)
       this.waiting.push({ key, resolve, reject })
     })
+  }
+
+  /** An imported key by the SHA-256 (hex) of the whole token: one EVALSHA, sent alone. */
+  async fetchImported (tokenSha256: string): Promise<ImportedChain> {
+    const reply = await (this.redis as unknown as ChainCommand).keygateImported(this.keys.imported(tokenSha256), this.prefix)
+    if (reply.length === 0) return { keyId: null, chain: NO_KEY }
+    const keyId = reply[reply.length - 1]
+    if (typeof keyId !== 'string') throw new Error('registry read: an imported key\'s reply without its id')
+    return { keyId, chain: chainOf(reply.slice(0, -1)) }
   }
 
   private readonly send = (): void => {

@@ -127,7 +127,7 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
 
   // 4. the routes (2: each route outside some scope has `onRequest: requireScope(...)`)
   const ctx = createContext(o.config, o.redis, redisKeys(o.config.redis.prefix))
-  sessionRoutes(app, o.config, o.sso)
+  sessionRoutes(app, ctx, o.config, o.sso)
   keyRoutes(app, ctx)
   userRoutes(app, ctx)
   roleRoutes(app, ctx)

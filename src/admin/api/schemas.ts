@@ -201,6 +201,8 @@ export const Session = Type.Object({
   self: Type.Boolean(),
   /** scopes `org` and `self`: the longest a BOT key they create may live (admin.self_service_max_ttl), in seconds */
   bot_key_max_ttl_s: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** scopes `org` and `self`: the caller's org's key policy (`key_max_ttl`), in seconds, when it has one */
+  org_key_max_ttl_s: Type.Optional(Type.Integer({ minimum: 0 })),
   /**
    * scopes `org` and `self`: the permissions the caller may put in a key's scope (its
    * own effective grants: its role's, narrowed by its key's scope); an admin may give any

@@ -9,25 +9,29 @@
 import type { FastifyInstance } from 'fastify'
 import { parseDuration } from '../../config/duration.js'
 import type { Config } from '../../config/schema.js'
-import { principalOf, requireAdmin } from './context.js'
+import { callerOf, principalOf, requireAdmin, type ApiContext } from './context.js'
 import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION } from './principal.js'
 import { NoQuery, PermissionList, Session, type SessionView } from './schemas.js'
 import { badRequest } from './refusal.js'
 import { cookieValue, SESSION_COOKIE, sessionCookie, type Sso } from '../sso/index.js'
 
-export function sessionRoutes (app: FastifyInstance, config: Config, sso: Sso | undefined): void {
+export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Config, sso: Sso | undefined): void {
   const botKeyMaxTtlS = Math.floor((parseDuration(config.admin.self_service_max_ttl) as number) / 1000)
   app.get('/session', { schema: { querystring: NoQuery, response: { 200: Session } } }, async (request): Promise<SessionView> => {
     const p = principalOf(request)
     const scope = { scope: p.scope, admin: p.scope === 'admin', self: p.scope === 'self' }
     if (p.kind === 'token') return { principal: { kind: 'token' }, ...scope }
+    // the caller's org's key policy, so a front end offers only the expiries it allows
+    // (an admin, who makes keys in any org, reads each org's from GET /orgs)
+    const orgCap = p.scope === 'admin' ? undefined : await callerOf(ctx, request).store.orgKeyCap(p.org)
     return {
       principal: p.kind === 'session'
         ? { kind: 'session', user: p.user, org: p.org, role: p.role, permissions: [...p.permissions] }
         : { kind: 'key', key_id: p.keyId, key_type: p.keyType, user: p.user, org: p.org, role: p.role, permissions: [...p.permissions] },
       ...scope,
       // (so a front end offers only the expiries and the scopes the API accepts)
-      ...(p.scope === 'admin' ? {} : { bot_key_max_ttl_s: botKeyMaxTtlS, grantable: [...p.grants.permissions] })
+      ...(p.scope === 'admin' ? {} : { bot_key_max_ttl_s: botKeyMaxTtlS, grantable: [...p.grants.permissions] }),
+      ...(orgCap === undefined ? {} : { org_key_max_ttl_s: Math.floor(orgCap / 1000) })
     }
   })
 

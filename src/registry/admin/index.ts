@@ -22,20 +22,23 @@ import { AuditLog, DEFAULT_AUDIT_OPTIONS, type AuditOptions, type AuditPage, typ
 import { migrateCreatedBy } from './created-by-migration.js'
 import { revokeLeaked, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
 import { createKey, keysOverPolicy, listKeys, restrictKey, revokeKey, setKeyLimit, showKey, type CreateKeyInput, type KeyRestrictionChange } from './keys.js'
-import { listOrgs, putOrg, showOrg, type OrgInput } from './orgs.js'
+import { listOrgs, orgKeyCap, putOrg, showOrg, type OrgInput } from './orgs.js'
 import { deleteRole, listRoles, putRole, showRole } from './roles.js'
 import { rotateKey } from './rotation.js'
+import { importKeys, type ImportedKey, type ImportInput } from './imports.js'
 import type { StoreContext } from './transactions.js'
 import { applyFile, planFile, type ApplyOptions, type ApplyResult } from '../as-code/registry-apply.js'
 import { exportRegistry } from '../as-code/registry-export.js'
 import type { RegistryFile } from '../as-code/registry-file.js'
 import { listUsers, putUser, setUserStatus, showUser, type UserStatusChange } from './users.js'
 import type { AuditEntry, CreatedKey, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
+import { AdminError } from './errors.js'
 
 export { AdminError, CODE_OF_KIND, ifMissing, type AdminErrorKind, type ErrorDetail } from './errors.js'
 export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, nameProblem, ownsKey } from './rules.js'
 export { auditOptions, CURSOR, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 export type { CreateKeyInput, KeyRestrictionChange } from './keys.js'
+export { IMPORTED_KEY_MAX, lineProblem, parseImportLines, type ImportedKey, type ImportInput } from './imports.js'
 export { LEAK_SOURCE_MAX, type LeakLabel, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
 export { ORG_NAME_MAX, type OrgInput } from './orgs.js'
 export type { UserStatusChange } from './users.js'
@@ -84,6 +87,16 @@ export class AdminStore {
     return await showOrg(this.ctx, org)
   }
 
+  /** The org's key policy (`key_max_ttl`), in ms; undefined: none, or malformed (keys in it are refused then). */
+  async orgKeyCap (org: string): Promise<number | undefined> {
+    try {
+      return await orgKeyCap(this.ctx, this.ctx.redis, org)
+    } catch (err) {
+      if (err instanceof AdminError) return undefined
+      throw err
+    }
+  }
+
   /** Whether the org has a record (an org needs none: users and keys may name any org). */
   async hasOrgRecord (org: string): Promise<boolean> {
     return await this.ctx.redis.exists(this.ctx.keys.org(org)) === 1
@@ -113,6 +126,11 @@ export class AdminStore {
 
   async createKey (input: CreateKeyInput, now = Date.now()): Promise<CreatedKey> {
     return await createKey(this.ctx, input, now)
+  }
+
+  /** Imported keys (imports.ts): every line written, or none. */
+  async importKeys (inputs: readonly ImportInput[], now = Date.now()): Promise<ImportedKey[]> {
+    return await importKeys(this.ctx, inputs, now)
   }
 
   /** `botMaxTtlMs`: a new BOT key expires within this (a self-service rotation). */

@@ -27,7 +27,7 @@ export interface CreateKeyInput extends KeyOwnerFields, KeyRestrictionInput {
   expiresWithinMs?: number | undefined
 }
 
-const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'revoked_reason', 'leak_source', 'replaces', 'replaced_by', 'rate_limit', 'scope', 'allowed_cidrs'] as const
+const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'revoked_reason', 'leak_source', 'imported', 'replaces', 'replaced_by', 'rate_limit', 'scope', 'allowed_cidrs'] as const
 /** fields shown as lists (space-separated in the record) */
 const LIST_FIELDS = new Set<string>(['scope', 'allowed_cidrs'])
 

@@ -29,6 +29,8 @@ export const KeyViewSchema = Type.Object({
   /** `leaked`: revoked on a scanner's report (section 18), found at `leak_source` */
   revoked_reason: OptStr,
   leak_source: OptStr,
+  /** an imported key (docs/imports.md): `key` (from the plaintext) or `sha256` */
+  imported: OptStr,
   last_used_at: OptStr,
   replaces: OptStr,
   replaced_by: OptStr,

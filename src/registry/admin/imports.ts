@@ -1,0 +1,171 @@
+/**
+ * Keys brought from another system (docs/imports.md): one JSON object a line, each a key
+ * record like any other with a fresh random key id (never derived from the token: the id
+ * is shown in logs), `hash` the SHA-256 (hex) of the whole token as a client sends it,
+ * `imported` set, and the lookup `<prefix>imported:<sha256>` -> key id that the gateway
+ * reads for a token not in keygate's format (src/cache/resolve-identity.ts). A plaintext
+ * `key` is hashed as its line is read and never kept. All lines are written in one
+ * transaction or none.
+ */
+import { createHash } from 'node:crypto'
+import { newKeyId } from '../key-material.js'
+import { isoTimestamp, parseTimestamp } from '../records.js'
+import { AdminError, type ErrorDetail } from './errors.js'
+import { addKey, resolveOwner, type CreateKeyInput } from './keys.js'
+import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements } from './rules.js'
+import { audited, commit, watching, type StoreContext } from './transactions.js'
+
+/** One line of an import file, checked in itself: the token only as its SHA-256. */
+export interface ImportInput extends CreateKeyInput {
+  /** 1-based line in the file */
+  line: number
+  sha256: string
+  /** `key` (hashed here) or `sha256` */
+  from: 'key' | 'sha256'
+  expiresAt?: string | undefined
+}
+
+export interface ImportedKey {
+  line: number
+  id: string
+  type: 'personal' | 'bot'
+  org: string
+  name: string
+}
+
+/** A problem of one line: its place in the field, and in the reason too (the CLI prints reasons). */
+export function lineProblem (line: number, field: string, reason: string): ErrorDetail {
+  return { field: `line ${line}: ${field}`, reason: `line ${line}: ${field}: ${reason}` }
+}
+
+/** Longest plaintext accepted: the gateway looks up no longer token (authenticate-request.ts). */
+export const IMPORTED_KEY_MAX = 512
+const FIELDS = new Set(['type', 'user', 'role', 'org', 'name', 'expires_at', 'key', 'sha256'])
+const SHA256_HEX = /^[0-9a-f]{64}$/
+// what the gateway's credential stage accepts: one token68 (extract-credential.ts)
+const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/
+
+/**
+ * The lines of an import file, each checked in itself; every problem named with its
+ * line (`field` is `line <n>: <field>`). Blank lines and lines starting with `#` are skipped.
+ * `isNativeKey`: a token in keygate's own format is refused (it is never looked up as imported).
+ */
+export function parseImportLines (text: string, isNativeKey: (token: string) => boolean): { inputs: ImportInput[], problems: ErrorDetail[] } {
+  const inputs: ImportInput[] = []
+  const problems: ErrorDetail[] = []
+  const lines = text.split('\n')
+  for (const [i, raw] of lines.entries()) {
+    const line = i + 1
+    const trimmed = raw.trim()
+    if (trimmed === '' || trimmed.startsWith('#')) continue
+    const bad = (field: string, reason: string): void => { problems.push(lineProblem(line, field, reason)) }
+    let o: unknown
+    try {
+      o = JSON.parse(trimmed)
+    } catch {
+      bad('line', 'not a JSON object')
+      continue
+    }
+    if (typeof o !== 'object' || o === null || Array.isArray(o)) {
+      bad('line', 'not a JSON object')
+      continue
+    }
+    const r = o as Record<string, unknown>
+    const before = problems.length
+    for (const f of Object.keys(r)) if (!FIELDS.has(f)) bad(f, 'unknown field')
+    for (const f of FIELDS) if (r[f] !== undefined && typeof r[f] !== 'string') bad(f, 'must be a string')
+    if (problems.length > before) continue
+    const s = r as Record<string, string | undefined>
+    if (s.type !== 'personal' && s.type !== 'bot') {
+      bad('type', 'must be personal or bot')
+      continue
+    }
+    const input: ImportInput = { line, type: s.type, user: s.user, role: s.role, org: s.org, name: s.name, sha256: '', from: 'key' }
+    for (const check of [checkKeyExclusions, checkKeyRequirements, checkKeyLabels]) {
+      try {
+        check(input)
+      } catch (err: unknown) {
+        if (!(err instanceof AdminError)) throw err
+        bad('type', err.message)
+      }
+    }
+    if ((s.key === undefined) === (s.sha256 === undefined)) bad('key', 'exactly one of key (the plaintext) and sha256 is needed')
+    else if (s.key !== undefined) {
+      if (s.key.length > IMPORTED_KEY_MAX || !TOKEN68.test(s.key)) bad('key', `not a Bearer token the gateway accepts (token68 characters, at most ${IMPORTED_KEY_MAX})`)
+      else if (isNativeKey(s.key)) bad('key', 'a keygate key: it needs no import')
+      else input.sha256 = createHash('sha256').update(s.key).digest('hex')
+    } else if (!SHA256_HEX.test(s.sha256 as string)) bad('sha256', 'must be 64 lowercase hex digits')
+    else {
+      input.sha256 = s.sha256 as string
+      input.from = 'sha256'
+    }
+    if (s.expires_at !== undefined) {
+      const at = parseTimestamp(s.expires_at)
+      if (at === undefined) bad('expires_at', 'not an ISO 8601 UTC timestamp')
+      else input.expiresAt = isoTimestamp(at)
+    }
+    if (problems.length === before) inputs.push(input)
+  }
+  // the same token twice
+  const seen = new Map<string, number>()
+  for (const input of inputs) {
+    const first = seen.get(input.sha256)
+    if (first !== undefined) problems.push(lineProblem(input.line, 'key', `the same key as line ${first}`))
+    else seen.set(input.sha256, input.line)
+  }
+  return { inputs, problems }
+}
+
+/**
+ * Writes every line, or nothing: each owner WATCHed and resolved (an active user, an
+ * existing role), each token refused when already imported; one audit entry
+ * `key.import` per key. The caller has checked the lines and their references.
+ */
+export async function importKeys (ctx: StoreContext, inputs: readonly ImportInput[], now: number): Promise<ImportedKey[]> {
+  return await audited(ctx, 'key.import', `keys:${inputs.length}`, async () => {
+    const lookups = inputs.map((i) => ctx.keys.imported(i.sha256))
+    const owners = [...new Set(inputs.map((i) => i.type === 'personal' ? ctx.keys.user(i.user as string) : ctx.keys.role(i.role as string)))]
+    return await watching(ctx, 'import-keys', [...lookups, ...owners], async (conn) => {
+      const problems: ErrorDetail[] = []
+      const orgs: string[] = []
+      const existing = lookups.length === 0 ? [] : await conn.mget(...lookups)
+      for (const [n, input] of inputs.entries()) {
+        if (existing[n] !== null && existing[n] !== undefined) problems.push(lineProblem(input.line, 'key', `already imported as key ${existing[n]}`))
+        try {
+          orgs.push(await resolveOwner(ctx, input, conn))
+        } catch (err: unknown) {
+          if (!(err instanceof AdminError)) throw err
+          orgs.push('')
+          problems.push(lineProblem(input.line, input.type === 'personal' ? 'user' : 'role', err.message))
+        }
+      }
+      if (problems.length > 0) throw new AdminError(`the import file has ${problems.length} problem(s); nothing was imported`, 'invalid', undefined, problems)
+      const tx = conn.multi()
+      const out: ImportedKey[] = []
+      for (const [n, input] of inputs.entries()) {
+        const id = newKeyId()
+        const org = orgs[n] as string
+        const record: Record<string, string> = {
+          type: input.type,
+          hash: input.sha256,
+          imported: input.from,
+          org,
+          name: input.name ?? '',
+          status: 'active',
+          created_at: isoTimestamp(now),
+          created_by: input.createdBy ?? ctx.actor
+        }
+        if (input.type === 'personal') record.user = input.user as string
+        else record.role = input.role as string
+        if (input.expiresAt !== undefined) record.expires_at = input.expiresAt
+        addKey(ctx, tx, id, record)
+        tx.set(ctx.keys.imported(input.sha256), id)
+        const { hash: _hash, ...shown } = record
+        tx.xadd(...ctx.audit.changeArgs('key.import', `key:${id}`, 'ok', shown, org))
+        out.push({ line: input.line, id, type: input.type, org, name: record.name as string })
+      }
+      await commit(tx, 'a key\'s user or role changed, or a key was imported, during the import; nothing was written, try again')
+      return out
+    })
+  })
+}

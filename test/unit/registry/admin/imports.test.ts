@@ -1,0 +1,44 @@
+// The lines of an import file, each checked in itself: every problem named with its
+// line, the plaintext kept only as its SHA-256.
+import t from 'tap'
+import { createHash } from 'node:crypto'
+import { parseImportLines } from '../../../../src/registry/admin/imports.js'
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
+const notNative = (): boolean => false
+
+t.test('good lines: the plaintext becomes its SHA-256', async (t) => {
+  const { inputs, problems } = parseImportLines([
+    '# comment',
+    JSON.stringify({ type: 'personal', user: 'alice', name: 'a', key: 'abc123' }),
+    '',
+    JSON.stringify({ type: 'bot', role: 'ci', org: 'acme', sha256: sha256('x'), expires_at: '2030-01-01T00:00:00Z' })
+  ].join('\n'), notNative)
+  t.same(problems, [])
+  t.same(inputs.map((i) => [i.line, i.type, i.sha256, i.from, i.expiresAt]), [
+    [2, 'personal', sha256('abc123'), 'key', undefined],
+    [4, 'bot', sha256('x'), 'sha256', '2030-01-01T00:00:00Z']
+  ])
+  t.notOk(JSON.stringify(inputs).includes('abc123'), 'the plaintext is not kept')
+})
+
+t.test('every bad line, with its line number', async (t) => {
+  const { inputs, problems } = parseImportLines([
+    '{',
+    JSON.stringify({ type: 'personal', user: 'alice', key: 'k1', extra: 1 }),
+    JSON.stringify({ type: 'personal', user: 'alice', role: 'r', key: 'k2' }),
+    JSON.stringify({ type: 'bot', role: 'ci', org: 'acme' }),
+    JSON.stringify({ type: 'bot', role: 'ci', org: 'acme', sha256: 'A'.repeat(64) }),
+    JSON.stringify({ type: 'bot', role: 'ci', org: 'acme', key: 'x'.repeat(513) }),
+    JSON.stringify({ type: 'bot', role: 'ci', org: 'acme', key: 'kg_native' }),
+    JSON.stringify({ type: 'bot', role: 'ci', org: 'acme', key: 'k8', expires_at: 'tomorrow' }),
+    JSON.stringify({ type: 'bot', role: 'ci', org: 'acme', key: 'dup' }),
+    JSON.stringify({ type: 'personal', user: 'bob', sha256: sha256('dup') })
+  ].join('\n'), (token) => token.startsWith('kg_'))
+  t.same(problems.map((p) => p.field), [
+    'line 1: line', 'line 2: extra', 'line 3: type', 'line 4: key', 'line 5: sha256',
+    'line 6: key', 'line 7: key', 'line 8: expires_at', 'line 10: key'
+  ])
+  t.ok(problems.every((p) => p.reason.startsWith(p.field + ': ')), 'each reason names its line too')
+  t.same(inputs.map((i) => i.line), [9, 10])
+})
