@@ -15,6 +15,11 @@
  *   4. the route         keys, users, roles, orgs, audit, session      *-routes.ts
  *   5. errors            one catalogue; the precise reason to the log   refusal.ts
  *   6. the log line      one per request                               request-log.ts
+ *
+ * GET /admin/v1/openapi.json describes every route of this plugin (and only those:
+ * the console, the hooks and the health routes live outside it) in OpenAPI 3.0, built by
+ * @fastify/swagger from the TypeBox schemas the routes are validated with; it needs a
+ * credential like any other admin route, but no scope.                 openapi.ts
  */
 import type { FastifyPluginAsync } from 'fastify'
 import { sendError } from '../../errors.js'
@@ -34,6 +39,7 @@ import { createSessionSignIn, createSignIn, createSignInKind } from './sign-in.j
 import { cookieValue, SESSION_COOKIE } from '../sso/index.js'
 import { peerOf } from '../../peer.js'
 import { createSignInLimit } from './sign-in-limit.js'
+import { openApiRoute, useOpenApi } from './openapi.js'
 import { usageRoutes } from './usage-routes.js'
 import { userRoutes } from './user-routes.js'
 import { useJsonValidation } from './validation.js'
@@ -50,6 +56,8 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   }
   const sessionSignIn = o.sso === undefined ? undefined : createSessionSignIn({ sessions: o.sso.sessions, decisions: o.decisions })
   app.decorateRequest('adminApi', null as unknown as never)
+  // before any route, so that its onRoute hook sees them all
+  await useOpenApi(app)
 
   // 1. sign-in, before anything is parsed: no credential, no body read, no 404 either
   app.addHook('onRequest', async (request, reply) => {
@@ -126,4 +134,5 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   orgRoutes(app, ctx)
   auditRoutes(app, ctx)
   usageRoutes(app, ctx)
+  openApiRoute(app)
 }

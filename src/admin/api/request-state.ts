@@ -17,4 +17,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     adminApi: AdminRequestState
   }
+  interface FastifyContextConfig {
+    /** this route's body is keys by design (POST /keys/leaked): validation.ts lets them through there */
+    takesKeys?: boolean
+  }
 }

@@ -1,0 +1,37 @@
+/**
+ * The admin API's own description: @fastify/swagger collects every route registered
+ * in this plugin after it (onRoute) and turns their TypeBox schemas, the same objects
+ * that validate the requests (validation.ts), into an OpenAPI 3.0 document, so the
+ * document cannot drift from what the API accepts. It changes no validation: it only
+ * reads the route options. HEAD routes (fastify answers HEAD for every GET) are listed too.
+ */
+import swagger from '@fastify/swagger'
+import type { FastifyInstance } from 'fastify'
+import { VERSION } from '../../version.js'
+import { SESSION_COOKIE } from '../sso/index.js'
+
+export async function useOpenApi (app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'keygate admin API',
+        version: VERSION,
+        description: 'Keys, users, roles, orgs, the audit trail and usage. Reference: docs/admin-api.md.'
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'the admin token, or a keygate key whose role grants an admin scope' },
+          session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'an SSO session of the console' }
+        }
+      },
+      security: [{ bearer: [] }, { session: [] }]
+    },
+    exposeHeadRoutes: true
+  })
+}
+
+/** GET /openapi.json: the document, built once on first use (the routes are fixed by then). */
+export function openApiRoute (app: FastifyInstance): void {
+  app.get('/openapi.json', async () => app.swagger())
+}

@@ -1,0 +1,81 @@
+/**
+ * docs/grafana/keygate-dashboard.json queries only metrics that exist: every panel's
+ * PromQL `expr` (and the template variable's query) is read for its metric names, and
+ * each is looked up in /metrics of a real gateway that has served a few requests (so
+ * that labelled series exist). A histogram's `_bucket`, `_sum` and `_count` are samples
+ * of their own name in the text format, and are looked up as such.
+ */
+import { readFileSync } from 'node:fs'
+import t from 'tap'
+import { startGateway } from '../../helpers/gateway.js'
+import { parsePromText } from '../../helpers/prom-text.js'
+
+interface Target { expr: string }
+interface Panel { title: string, datasource: { uid: string }, targets?: Target[] }
+interface Dashboard {
+  __inputs: Array<{ name: string, type: string, pluginId: string }>
+  panels: Panel[]
+  templating: { list: Array<{ query: { query: string } }> }
+}
+
+const dashboard = JSON.parse(readFileSync(new URL('../../../docs/grafana/keygate-dashboard.json', import.meta.url), 'utf8')) as Dashboard
+
+// PromQL words that are not metric names (aggregation modifiers, operators, set operators)
+const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset', 'inf', 'nan'])
+
+/** The metric names a PromQL expression selects (functions, labels, strings and ranges removed). */
+export function metricNames (expr: string): string[] {
+  const bare = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""') // label values
+    .replace(/\{[^}]*\}/g, '') // label matchers
+    .replace(/\[[^\]]*\]/g, '') // ranges
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ') // label lists (an aggregation then reads as a call)
+  const names = new Set<string>()
+  for (const m of bare.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)(\s*\()?/g)) {
+    const [, name = '', call] = m
+    if (call !== undefined) continue // a function call
+    if (KEYWORDS.has(name.toLowerCase()) || /^\d/.test(name)) continue
+    names.add(name)
+  }
+  return [...names]
+}
+
+t.test('the expression reader', async (t) => {
+  t.same(metricNames('histogram_quantile(0.99, sum by (le, mode) (rate(x_bucket{a="b", c=~"d|e"}[$__rate_interval])))'), ['x_bucket'])
+  t.same(metricNames('sum(rate(a_total[5m])) / (sum(rate(a_total[5m])) + sum(rate(b_total{x!="allowed"}[5m])))'), ['a_total', 'b_total'])
+  t.same(metricNames('label_values(keygate_build_info, instance)'), ['keygate_build_info', 'instance'], 'label_values names a label as its second argument')
+})
+
+t.test('the dashboard imports with a Prometheus data source as an input', async (t) => {
+  t.same(dashboard.__inputs.map((i) => [i.name, i.type, i.pluginId]), [['DS_PROMETHEUS', 'datasource', 'prometheus']])
+  t.ok(dashboard.panels.length >= 8)
+  for (const panel of dashboard.panels) {
+    t.equal(panel.datasource.uid, '$' + '{DS_PROMETHEUS}', `${panel.title}: the input data source`)
+    t.ok((panel.targets ?? []).length > 0, `${panel.title}: queries something`)
+  }
+})
+
+t.test('every metric the dashboard queries is in /metrics', async (t) => {
+  const gw = await startGateway(t)
+  const alice = await gw.fixtures.personalKey('alice')
+  // allowed (a miss, then a hit), refused without a key, refused for an unknown one: labelled series exist
+  for (const key of [alice.key, alice.key, undefined, 'kg_not_a_real_key']) await gw.get('/api/v1/users', key)
+  const res = await gw.admin('GET', '/metrics')
+  t.equal(res.status, 200)
+  const families = parsePromText(res.body)
+  const samples = new Set([...families.values()].flatMap((f) => f.samples.map((s) => s.name)))
+  const families_ = new Set(families.keys())
+
+  const exprs = [
+    ...dashboard.panels.flatMap((p) => (p.targets ?? []).map((x) => x.expr)),
+    // label_values(<metric>, <label>): only its first argument is a metric
+    ...dashboard.templating.list.map((v) => /^label_values\(([^,]+),/.exec(v.query.query)?.[1] ?? v.query.query)
+  ]
+  const names = new Set(exprs.flatMap(metricNames))
+  t.ok(names.size >= 15, `the names were read (${[...names].join(', ')})`)
+  for (const name of names) {
+    t.ok(name.startsWith('keygate_'), `${name}: one of keygate's own`)
+    // a sample of that name, or a family whose samples are all labelled and none moved yet
+    t.ok(samples.has(name) || families_.has(name), `${name}: in /metrics`)
+  }
+})
