@@ -113,7 +113,12 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   })
 
   const usage = new UsageRecorder(redis, keys.usage, { keys: config.cache.max_entries })
-  const counter = new UsageCounter(redis, keys, {
+  // (its own connection: a flush, up to a few hundred script calls, never queues ahead
+  // of a request's lookup on the registry's connection)
+  const usageRedis = createRedis(config.redis)
+  usageRedis.on('error', () => { metrics.redis.connectionError() })
+  const counter = new UsageCounter(usageRedis, keys, {
+    enabled: config.usage.enabled,
     flushMs: config.usage.flush_ms,
     retentionMs: parseDuration(config.usage.retention) ?? 90 * 86_400_000,
     maxKeys: config.usage.max_keys,
@@ -161,6 +166,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
       await usage.stop()
       // the last counts: a graceful stop loses none
       await counter.stop()
+      usageRedis.disconnect()
       refill.stop()
       await tracker?.stop()
       health.stop()

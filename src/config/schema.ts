@@ -175,6 +175,8 @@ export const ConfigSchema = Type.Object({
   }, { additionalProperties: false, default: {} }),
   /** per-key request counts (src/registry/usage-counter.ts, docs/usage.md) */
   usage: Type.Object({
+    /** count at all (off: no counts kept, none written; the usage endpoints answer zeros) */
+    enabled: Type.Boolean({ default: true }),
     /** how long the hourly counts stay (the per-minute counts stay 48 h) */
     retention: PositiveDuration('90d'),
     /** how often each instance writes its counts; a crash loses at most this much */

@@ -77,6 +77,8 @@ interface Batch {
 }
 
 export interface UsageCounterOptions {
+  /** false: nothing is counted or written (usage.enabled) */
+  enabled?: boolean
   /** how often the counts are written (default and most 5,000 ms) */
   flushMs?: number
   /** how long the hours are kept (usage.retention) */
@@ -130,11 +132,13 @@ export class UsageCounter {
   private readonly retentionMs: number
   private readonly onError: (err: unknown) => void
   private stopped = false
+  private readonly enabled: boolean
 
   constructor (private readonly redis: RegistryClient, private readonly keys: RedisKeys, o: UsageCounterOptions) {
     this.maxKeys = o.maxKeys ?? 100_000
     this.retentionMs = o.retentionMs
     this.onError = o.onError ?? (() => {})
+    this.enabled = o.enabled ?? true
     redis.defineCommand('keygateUsageAdd', { lua: ADD_LUA })
     this.timer = setInterval(() => { this.flush().catch(() => {}) }, Math.min(o.flushMs ?? 5_000, 5_000))
     this.timer.unref()
@@ -145,7 +149,7 @@ export class UsageCounter {
    * decision's `reason`; `org` when the decision knows it.
    */
   count (keyId: string | undefined, org: string | undefined, status: number, reason: Reason | undefined, now: number): void {
-    if (keyId === undefined) return
+    if (keyId === undefined || !this.enabled) return
     const outcome = outcomeOf(status, reason)
     if (outcome < 0) return
     const minute = Math.floor(now / MINUTE_MS)
