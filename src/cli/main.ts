@@ -9,7 +9,6 @@ import { Command, CommanderError } from 'commander'
 import { ConfigError, configFile, loadConfig } from '../config/load.js'
 import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../registry/admin/errors.js'
 import { redisDidNotAnswer } from '../registry/redis-client.js'
-import { serve } from '../server.js'
 import { VERSION } from '../version.js'
 import { parseWorkers } from '../workers.js'
 import { assertionKeyCommand } from './assertion-key.js'
@@ -48,6 +47,8 @@ program.command('serve')
     } catch (err: unknown) {
       throw new UsageError((err as Error).message)
     }
+    // (loaded only here: the gateway's modules would slow every other command's start)
+    const { serve } = await import('../server.js')
     await serve(loadConfig(), { workers })
   })
 
