@@ -170,7 +170,7 @@ Try it (paste into another terminal):
   curl -i ${base}/api/v1/users
 
   # 401: a mistyped key is refused locally (checksum), without asking Redis
-  curl -i ${base}/api/v1/users -H 'Authorization: Bearer ${personal.key.slice(0, -1)}x'
+  curl -i ${base}/api/v1/users -H 'Authorization: Bearer ${mistyped(personal.key)}'
 
   # 403: alice's role lacks users:write
   curl -i -X POST ${base}/api/v1/users -H 'Authorization: Bearer ${personal.key}'
@@ -196,6 +196,11 @@ Request log lines follow below. Ctrl-C stops the gateway, the upstream and the p
   }
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)
+}
+
+/** The key with its last character changed (never to itself: a key ending in x gets y). */
+function mistyped (key: string): string {
+  return key.slice(0, -1) + (key.endsWith('x') ? 'y' : 'x')
 }
 
 await main()

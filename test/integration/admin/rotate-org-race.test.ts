@@ -37,8 +37,10 @@ t.test('keys created and rotated while their user moves between orgs take the or
       const org = moves % 2 === 0 ? 'globex' : 'acme'
       await mover.multi().hset(f.keys.user('alice'), 'org', org).xadd(f.keys.audit, '*', 'action', 'test.move', 'org', org).exec()
       moves++
-      // (held for 0-2 ms: long enough for some writes to get through, short enough to land inside others)
-      if (moves % 3 !== 0) await new Promise((resolve) => setTimeout(resolve, moves % 3 === 1 ? 1 : 2))
+      // (held for 0-2 ms, to land inside writes, and every tenth move for 25 ms, so that
+      // writes get through even when a loaded machine makes each one slower than 2 ms)
+      const hold = moves % 10 === 0 ? 25 : moves % 3
+      if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold))
     }
   })()
 
