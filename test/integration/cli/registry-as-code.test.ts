@@ -4,32 +4,16 @@
  * an apply racing a CLI edit: registry-apply-race.test.ts.
  */
 import t from 'tap'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { parse } from 'yaml'
 import { cliEnv, runCli } from '../../helpers/cli.js'
-import { startGateway, type TestGateway } from '../../helpers/gateway.js'
+import { startGateway } from '../../helpers/gateway.js'
+import { dumpRegistry, registryFile } from '../../helpers/registry-files.js'
 import { AdminStore } from '../../../src/registry/admin/index.js'
 import { parseRegistryFile } from '../../../src/registry/as-code/registry-file.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'keygate-registry-'))
-let files = 0
-function file (text: string): string {
-  const path = join(dir, `registry-${files++}.yaml`)
-  writeFileSync(path, text)
-  return path
-}
-
-/** Every key under the gateway's prefix and its value: what "nothing written" compares. */
-async function dump (gw: TestGateway): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = {}
-  for (const key of (await gw.client.keys(`${gw.prefix}*`)).sort()) {
-    const type = await gw.client.type(key)
-    out[key] = type === 'hash' ? await gw.client.hgetall(key) : type === 'set' ? (await gw.client.smembers(key)).sort() : type === 'stream' ? await gw.client.xlen(key) : await gw.client.dump(key)
-  }
-  return out
-}
+const file = registryFile
+const dump = dumpRegistry
 
 t.test('export, plan, apply, prune', async (t) => {
   const gw = await startGateway(t)

@@ -4,29 +4,12 @@
  * document), in the order of the file, exit 1, and nothing is written.
  */
 import t from 'tap'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { cliEnv, runCli } from '../../helpers/cli.js'
-import { startGateway, type TestGateway } from '../../helpers/gateway.js'
+import { startGateway } from '../../helpers/gateway.js'
+import { dumpRegistry, registryFile } from '../../helpers/registry-files.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'keygate-registry-'))
-let files = 0
-function file (text: string): string {
-  const path = join(dir, `registry-${files++}.yaml`)
-  writeFileSync(path, text)
-  return path
-}
-
-/** Every key under the gateway's prefix and its value: what "nothing written" compares. */
-async function dump (gw: TestGateway): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = {}
-  for (const key of (await gw.client.keys(`${gw.prefix}*`)).sort()) {
-    const type = await gw.client.type(key)
-    out[key] = type === 'hash' ? await gw.client.hgetall(key) : type === 'set' ? (await gw.client.smembers(key)).sort() : type === 'stream' ? await gw.client.xlen(key) : await gw.client.dump(key)
-  }
-  return out
-}
+const file = registryFile
+const dump = dumpRegistry
 
 t.test('a file with several problems lists them all, with their places, and writes nothing', async (t) => {
   const gw = await startGateway(t)
