@@ -15,7 +15,7 @@ export function clientAddress (rawHeaders: readonly string[], peer: string | und
   let last: string | undefined
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string
-    if (name.length === XFF.length && name.toLowerCase() === XFF) last = rawHeaders[i + 1]
+    if (name.length === XFF.length && (name === XFF || name.toLowerCase() === XFF)) last = rawHeaders[i + 1]
   }
   if (last === undefined) return peer
   const comma = last.lastIndexOf(',')

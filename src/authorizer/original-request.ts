@@ -38,6 +38,7 @@ const FORWARDED_METHOD = 'x-forwarded-method'
 const FORWARDED_URI = 'x-forwarded-uri'
 const ORIGINAL_METHOD = 'x-original-method'
 const ORIGINAL_URI = 'x-original-uri'
+const NAMES: ReadonlySet<string> = new Set([FORWARDED_METHOD, FORWARDED_URI, ORIGINAL_METHOD, ORIGINAL_URI])
 const LENGTHS = new Set([FORWARDED_METHOD.length, FORWARDED_URI.length, ORIGINAL_METHOD.length, ORIGINAL_URI.length])
 
 export function originalRequest (rawHeaders: readonly string[], ownMethod: string, ownTarget: string, pathPrefix: string, proxy: Proxy = 'auto'): OriginalRequest {
@@ -50,7 +51,8 @@ export function originalRequest (rawHeaders: readonly string[], ownMethod: strin
       const name = rawHeaders[i] as string
       if (!LENGTHS.has(name.length)) continue
       const value = rawHeaders[i + 1] as string
-      switch (name.toLowerCase()) {
+      // (a name already in lower case, as most proxies send it, is not copied)
+      switch (NAMES.has(name) ? name : name.toLowerCase()) {
         case FORWARDED_METHOD: if (fMethod !== undefined) return BAD; fMethod = value; break
         case FORWARDED_URI: if (fUri !== undefined) return BAD; fUri = value; break
         case ORIGINAL_METHOD: if (oMethod !== undefined) return BAD; oMethod = value; break

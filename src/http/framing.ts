@@ -77,7 +77,7 @@ function countHeader (rawHeaders: readonly string[], lowerName: string): number 
   let n = 0
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string
-    if (name.length === lowerName.length && name.toLowerCase() === lowerName) n++
+    if (name.length === lowerName.length && (name === lowerName || name.toLowerCase() === lowerName)) n++
   }
   return n
 }

@@ -95,6 +95,35 @@ t.test('allowed, in each shape: 200, empty body, the identity headers; nothing r
   }
 })
 
+t.test('an allowed decision reads the same whether its key came from Redis or from the cache: headers, their order, the log line', async (t) => {
+  const volatile = new Set(['date', 'x-request-id', 'traceparent'])
+  const shapeOf = (res: RawResponse): Array<[string, string]> => res.rawHeaders.map(([n, v]) => [n, volatile.has(n.toLowerCase()) ? '(varies)' : v])
+  const lineOf = (line: Record<string, unknown> | undefined): Record<string, unknown> => {
+    const { time: _time, req_id: _id, trace_id: _trace, latency_ms: latency, ...rest } = line ?? {}
+    return { ...rest, latency: typeof latency }
+  }
+  for (const shape of SHAPES) {
+    await t.test(shape, async (t) => {
+      const alice = await gw.fixtures.personalKey('alice')
+      const bot = await gw.fixtures.botKey('orgreader', 'globex')
+      for (const [key, method, target] of [[alice.key, 'GET', '/api/v1/users?page=2'], [bot.key, 'DELETE', '/api/v1/orgs/globex/projects/1']] as const) {
+        const fromRedis = await decide(gw, shape, method, target, key)
+        const cached = await decide(gw, shape, method, target, key)
+        t.equal(fromRedis.status, 200)
+        t.same(shapeOf(cached), shapeOf(fromRedis), `${method}: the same headers, in the same order`)
+        t.equal(cached.headers['content-length'], '0', 'Content-Length: 0')
+        t.equal(cached.body, '', 'empty body')
+        t.not(cached.headers['x-request-id'], fromRedis.headers['x-request-id'], 'a request id of its own')
+        t.match(cached.headers['traceparent'], /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/)
+        const [a, b] = [await gw.logOf(fromRedis), await gw.logOf(cached)]
+        t.ok(b !== undefined, 'the cached decision is logged under its X-Request-Id')
+        t.same(lineOf(b), lineOf(a), `${method}: the same log line`)
+        t.equal(b?.trace_id, cached.headers['traceparent']?.split('-')[1], 'its trace id is the one forwarded')
+      }
+    })
+  }
+})
+
 t.test('refused: the data plane\'s status, error object and challenge, in each shape', async (t) => {
   const alice = await gw.fixtures.personalKey('alice')
   const carol = await gw.fixtures.personalKey('carol')
