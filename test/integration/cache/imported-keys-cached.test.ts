@@ -1,0 +1,167 @@
+/**
+ * Imported keys (docs/imports.md) are cached like keygate's own (docs/cache.md), against
+ * real Redis and the real gateway:
+ *
+ * - a cached imported key: many requests, exactly one Redis read (MONITOR on the
+ *   gateway's connection);
+ * - two instances share one Redis; revoke, rotate (the old token refused once its grace
+ *   is over), restrict (scope: 403 outside it; allowed_cidrs: 403 address_not_allowed),
+ *   a user's deactivation and a role's change reach both within the bound the native
+ *   propagation test uses (revocation-propagates.test.ts);
+ * - an unknown foreign token is cached as unknown (retrying it costs nothing), those
+ *   entries stay within `cache.negative_max_entries`, and importing the token is seen
+ *   at once all the same.
+ */
+import t from 'tap'
+import { createHash, randomBytes } from 'node:crypto'
+import { startGateway, type TestGateway } from '../../helpers/gateway.js'
+import { send } from '../../helpers/raw-http.js'
+import { watchGatewayRedis } from '../../helpers/redis-monitor.js'
+import { startRedis, uniquePrefix } from '../../helpers/redis.js'
+
+const ON = 'keys: { accept_imported: true }\n'
+/** the native propagation test's bound (revocation-propagates.test.ts): a change not seen by then is lost */
+const ARRIVAL_LIMIT_MS = 3000
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
+/** a Kong key-auth style key: 32 hex characters */
+const foreignToken = (): string => randomBytes(16).toString('hex')
+
+/** Imports `token` through the same store the CLI uses; returns its key id. */
+async function importKey (gw: TestGateway, token: string, owner: { user: string } | { role: string, org: string }): Promise<string> {
+  const input = 'user' in owner ? { type: 'personal' as const, user: owner.user } : { type: 'bot' as const, ...owner }
+  const [imported] = await gw.fixtures.store.importKeys([{ line: 1, ...input, sha256: sha256(token), from: 'key' }])
+  return (imported as { id: string }).id
+}
+
+async function call (gw: TestGateway, method: string, token: string, host?: string): Promise<Awaited<ReturnType<typeof send>>> {
+  return await send(gw.port, method, '/api/v1/users', { Authorization: `Bearer ${token}`, ...method === 'POST' ? { 'Content-Type': 'application/json' } : {} }, method === 'POST' ? '{}' : undefined, host === undefined ? {} : { host })
+}
+
+/** Polls until `method` with `token` gets `status`: ms from `since`, or -1 past the bound. */
+async function untilStatus (gw: TestGateway, method: string, token: string, status: number, since: number): Promise<number> {
+  while (Date.now() - since < ARRIVAL_LIMIT_MS) {
+    if ((await call(gw, method, token)).status === status) return Date.now() - since
+  }
+  return -1
+}
+
+t.test('a cached imported key: many requests, one Redis read', async (t) => {
+  const gw = await startGateway(t, { yaml: ON })
+  const token = foreignToken()
+  const id = await importKey(gw, token, { user: 'alice' })
+  const N = 50
+  const { result, commands } = await watchGatewayRedis(gw, async () => {
+    const statuses: number[] = []
+    for (let i = 0; i < N; i++) statuses.push((await call(gw, 'GET', token)).status)
+    return statuses
+  })
+  t.same(new Set(result), new Set([200]), `all ${N} requests allowed`)
+  t.equal(gw.upstream.last()?.headers['x-auth-key-id'], id)
+  t.equal(commands.length, 1, `${N} requests, exactly one Redis command (${commands.map((c) => c.split(' ')[0]).join(', ')})`)
+  t.match(commands[0], /^eval(sha)? /i, 'the one read: the lookup and the chain in one script')
+  t.ok(commands[0]?.includes(`imported:${sha256(token)}`), 'named by the token\'s SHA-256')
+  t.notOk(commands.some((c) => c.includes(token)), 'the token itself never goes to Redis')
+
+  const again = await watchGatewayRedis(gw, async () => await call(gw, 'GET', token))
+  t.equal(again.result.status, 200)
+  t.same(again.commands, [], 'once cached, no command at all')
+})
+
+t.test('two instances: every change to an imported key arrives within the bound', async (t) => {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const prefix = uniquePrefix()
+  const gws: TestGateway[] = []
+  for (let i = 0; i < 2; i++) gws.push(await startGateway(t, { redis, prefix, seed: i === 0, yaml: ON }))
+  const [first] = gws as [TestGateway]
+  const { store } = first.fixtures
+
+  /** warms each instance with `token` (expecting `status`) and checks the next request is served from its cache */
+  const warm = async (token: string, method = 'GET', status = 200): Promise<void> => {
+    for (const gw of gws) {
+      t.equal((await call(gw, method, token)).status, status, 'warm')
+      const { commands } = await watchGatewayRedis(gw, async () => await call(gw, method, token))
+      t.same(commands, [], `instance ${gw.port}: served from its cache`)
+    }
+  }
+  const arrives = async (what: string, method: string, token: string, status: number, since: number): Promise<void> => {
+    const ms = await Promise.all(gws.map(async (gw) => await untilStatus(gw, method, token, status, since)))
+    t.ok(ms.every((m) => m >= 0), `${what}: both instances within ${ARRIVAL_LIMIT_MS} ms (${ms.join(', ')} ms)`)
+  }
+
+  // revoke
+  const revoked = foreignToken()
+  const revokedId = await importKey(first, revoked, { role: 'reader', org: 'acme' })
+  await warm(revoked)
+  await store.revokeKey(revokedId)
+  await arrives('revoke', 'GET', revoked, 401, Date.now())
+  t.equal((await first.logOf(await call(first, 'GET', revoked)))?.reason, 'key_revoked')
+
+  // rotate: a native key, and the imported token refused once its grace is over
+  const rotated = foreignToken()
+  const rotatedId = await importKey(first, rotated, { user: 'alice' })
+  await warm(rotated)
+  const graceMs = 1000
+  const native = await store.rotateKey(rotatedId, graceMs)
+  for (const gw of gws) t.equal((await call(gw, 'GET', native.key)).status, 200, 'the native key works')
+  await arrives('rotate (a grace of 1 s)', 'GET', rotated, 401, Date.now())
+  t.equal((await first.logOf(await call(first, 'GET', rotated)))?.reason, 'key_expired', 'refused as past its grace')
+
+  // restrict: scope, then addresses
+  const bob = foreignToken()
+  const bobId = await importKey(first, bob, { user: 'bob' }) // writer: users:*
+  await warm(bob, 'POST')
+  await store.restrictKey(bobId, { scope: ['users:read'] })
+  await arrives('scope', 'POST', bob, 403, Date.now())
+  const outside = await call(first, 'POST', bob)
+  t.equal((await first.logOf(outside))?.reason, 'missing_permission', 'outside its scope: 403')
+  for (const gw of gws) t.equal((await call(gw, 'GET', bob)).status, 200, 'inside its scope: allowed')
+  await store.restrictKey(bobId, { allowedCidrs: ['10.0.0.0/8'] })
+  await arrives('allowed_cidrs', 'GET', bob, 403, Date.now())
+  const elsewhere = await call(first, 'GET', bob)
+  t.match(elsewhere.json(), { error: { code: 'forbidden' } })
+  t.equal((await first.logOf(elsewhere))?.reason, 'address_not_allowed')
+  await store.restrictKey(bobId, { allowedCidrs: ['127.0.0.0/8'] })
+  await arrives('allowed_cidrs widened', 'GET', bob, 200, Date.now())
+
+  // a user's deactivation, and a role's change
+  const dave = foreignToken()
+  await first.fixtures.user('dave', 'acme', 'reader')
+  await importKey(first, dave, { user: 'dave' })
+  await warm(dave)
+  await store.setUserStatus('dave', 'deactivated')
+  await arrives('user deactivated', 'GET', dave, 401, Date.now())
+  t.equal((await first.logOf(await call(first, 'GET', dave)))?.reason, 'user_deactivated')
+
+  await first.fixtures.role('flip', ['users:read'])
+  const bot = foreignToken()
+  await importKey(first, bot, { role: 'flip', org: 'acme' })
+  await warm(bot)
+  await first.fixtures.role('flip', ['orgs:read'])
+  await arrives('role changed', 'GET', bot, 403, Date.now())
+  await first.fixtures.role('flip', ['users:read'])
+  await arrives('role changed back', 'GET', bot, 200, Date.now())
+})
+
+t.test('unknown foreign tokens: cached as unknown, bounded, and an import is seen at once', async (t) => {
+  const MAX_NEGATIVE = 50
+  const gw = await startGateway(t, { yaml: ON + `cache: { negative_max_entries: ${MAX_NEGATIVE}, negative_ttl_ms: 60000 }\n` })
+  const token = foreignToken()
+  t.equal((await call(gw, 'GET', token)).status, 401, 'unknown')
+  const retried = await watchGatewayRedis(gw, async () => {
+    for (let i = 0; i < 10; i++) t.equal((await call(gw, 'GET', token)).status, 401)
+  })
+  t.same(retried.commands, [], 'the same unknown token again: from the cache, no command')
+
+  for (let i = 0; i < MAX_NEGATIVE * 3; i++) t.equal((await call(gw, 'GET', foreignToken())).status, 401)
+  t.ok(gw.app.cache.negativeSize <= MAX_NEGATIVE, `unknown tokens held within cache.negative_max_entries (${gw.app.cache.negativeSize})`)
+  t.ok(gw.app.cache.negativeSize > 0, '(and they are held)')
+
+  // importing a token that was looked up as unknown: push invalidation drops the negative entry
+  const late = foreignToken()
+  t.equal((await call(gw, 'GET', late)).status, 401, 'not imported yet')
+  const id = await importKey(gw, late, { user: 'alice' })
+  t.ok(await untilStatus(gw, 'GET', late, 200, Date.now()) >= 0, 'imported: allowed without waiting for the negative TTL')
+  t.equal(gw.upstream.last()?.headers['x-auth-key-id'], id)
+})
