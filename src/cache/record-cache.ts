@@ -60,7 +60,10 @@ export class RecordCache {
   private readonly orgs = new Map<string, Entry<unknown>>()
   private readonly imports = new Map<string, Entry<unknown>>()
   private readonly negatives: NegativeStore
-  /** key ids whose record was evicted, invalidated or flushed, oldest first, at most maxEntries (see `knownKey`) */
+  /**
+   * key ids whose record was evicted, invalidated or flushed, and the names (`i:<sha256>`)
+   * of imported-key lookups that were, oldest first, at most maxEntries (see `knownKey`)
+   */
   private readonly droppedIds = new Set<string>()
 
   /** `maxEntries`: records (`cache.max_entries`); `maxNegative`: negative entries (`cache.negative_max_entries`) */
@@ -91,6 +94,11 @@ export class RecordCache {
    */
   knownKey (id: string): boolean {
     return this.keys.has(id) || this.droppedIds.has(id)
+  }
+
+  /** The same for an imported key's lookup: held (servable or not), or dropped since. */
+  knownImport (tokenSha256: string): boolean {
+    return this.imports.has(tokenSha256) || this.droppedIds.has(KIND.imported + tokenSha256)
   }
 
   /** The ids of the key records held (the refill after a flush, src/cache/refill.ts). */
@@ -160,6 +168,7 @@ export class RecordCache {
 
   clear (): void {
     for (const id of this.keys.ids()) this.rememberDropped(id)
+    for (const sha of this.imports.keys()) this.rememberDropped(KIND.imported + sha)
     this.keys.clear()
     this.users.clear()
     this.roles.clear()
@@ -170,7 +179,8 @@ export class RecordCache {
 
   private dropRecord (name: string): void {
     if (!name.startsWith(KIND.key)) {
-      this.mapOf(name).delete(name.slice(2))
+      const map = this.mapOf(name)
+      if (map.delete(name.slice(2)) && map === this.imports) this.rememberDropped(flatCopy(name))
       return
     }
     const id = name.slice(2)
@@ -219,6 +229,7 @@ export class RecordCache {
         continue
       }
       this.counters.evictions++
+      if (map === this.imports) this.rememberDropped(KIND.imported + id)
       return
     }
   }

@@ -128,9 +128,8 @@ export class IdentityResolver {
       counters.misses++
       return cache.load(cacheName.imported(tokenSha256), async (install) => await this.readImported(tokenSha256, install))
     }
-    // (a lookup held but not servable now names a key known to exist: not limited)
-    const held = cache.records.imported(tokenSha256)
-    if (peer === undefined || unknownKeys === undefined || (held !== undefined && held.value !== null)) return load()
+    // (a lookup held but not servable now, or dropped since, names a key known to exist: not limited)
+    if (peer === undefined || unknownKeys === undefined || cache.records.knownImport(tokenSha256)) return load()
     const bucket = unknownKeys.take(peer, now)
     if (bucket === undefined) return LIMITED_IMPORT
     return load().then((found) => {

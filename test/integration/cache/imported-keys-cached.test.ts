@@ -14,6 +14,7 @@
  */
 import t from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { startGateway, type TestGateway } from '../../helpers/gateway.js'
 import { send } from '../../helpers/raw-http.js'
 import { watchGatewayRedis } from '../../helpers/redis-monitor.js'
@@ -164,4 +165,32 @@ t.test('unknown foreign tokens: cached as unknown, bounded, and an import is see
   const id = await importKey(gw, late, { user: 'alice' })
   t.ok(await untilStatus(gw, 'GET', late, 200, Date.now()) >= 0, 'imported: allowed without waiting for the negative TTL')
   t.equal(gw.upstream.last()?.headers['x-auth-key-id'], id)
+})
+
+t.test('an address whose unknown-key budget forged foreign tokens spent still uses its imported key', async (t) => {
+  const gw = await startGateway(t, { yaml: ON + 'limits: { unknown_keys_per_peer: { per_second: 0.01, burst: 20 } }\n' })
+  const token = foreignToken()
+  const id = await importKey(gw, token, { user: 'alice' })
+  t.equal((await call(gw, 'GET', token)).status, 200, 'cached')
+  const { result: forged, commands } = await watchGatewayRedis(gw, async () => {
+    const out: number[] = []
+    for (let i = 0; i < 40; i++) out.push((await call(gw, 'GET', foreignToken())).status)
+    return out
+  })
+  t.same(new Set(forged), new Set([401]))
+  t.equal(commands.length, 20, 'the budget let 20 forged tokens reach Redis, one read each')
+  const limited = await call(gw, 'GET', foreignToken())
+  t.equal((await gw.logOf(limited))?.reason, 'unknown_key_limited', 'the budget is spent')
+
+  const again = await watchGatewayRedis(gw, async () => await call(gw, 'GET', token))
+  t.equal(again.result.status, 200, 'the imported key: still allowed')
+  t.same(again.commands, [], 'from the cache')
+  // its lookup dropped (an edit of the lookup, as redis-cli would): read again, not limited
+  const before = gw.app.cache.counters.invalidations
+  await gw.client.set(`${gw.prefix}imported:${sha256(token)}`, id)
+  for (let i = 0; i < 300 && gw.app.cache.counters.invalidations === before; i++) await sleep(10)
+  t.ok(gw.app.cache.counters.invalidations > before, 'the lookup was invalidated')
+  const reread = await watchGatewayRedis(gw, async () => await call(gw, 'GET', token))
+  t.equal(reread.result.status, 200, 'a lookup the cache held before is not charged to the spent budget')
+  t.equal(reread.commands.length, 1, 'read again: one command')
 })
