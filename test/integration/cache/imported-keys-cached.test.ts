@@ -8,6 +8,8 @@
  *   is over), restrict (scope: 403 outside it; allowed_cidrs: 403 address_not_allowed),
  *   a user's deactivation and a role's change reach both within the bound the native
  *   propagation test uses (revocation-propagates.test.ts);
+ * - Redis unreachable: the cached key is served inside the stale window, an uncached
+ *   one gets 503 within 1 s (fail closed), as for native keys;
  * - an unknown foreign token is cached as unknown (retrying it costs nothing), those
  *   entries stay within `cache.negative_max_entries`, and importing the token is seen
  *   at once all the same.
@@ -18,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { startGateway, type TestGateway } from '../../helpers/gateway.js'
 import { send } from '../../helpers/raw-http.js'
 import { watchGatewayRedis } from '../../helpers/redis-monitor.js'
-import { startRedis, uniquePrefix } from '../../helpers/redis.js'
+import { startPrivateRedis, startRedis, uniquePrefix } from '../../helpers/redis.js'
 
 /** (usage counting off: its flush, a script call on the same connection, must not land in a counted window) */
 const ON = 'keys: { accept_imported: true }\nusage: { enabled: false }\n'
@@ -194,4 +196,24 @@ t.test('an address whose unknown-key budget forged foreign tokens spent still us
   const reread = await watchGatewayRedis(gw, async () => await call(gw, 'GET', token))
   t.equal(reread.result.status, 200, 'a lookup the cache held before is not charged to the spent budget')
   t.equal(reread.commands.length, 1, 'read again: one command')
+})
+
+t.test('Redis unreachable: a cached imported key inside the stale window, an uncached token 503 within 1 s', async (t) => {
+  const redis = await startPrivateRedis()
+  t.teardown(async () => { await redis.stop() })
+  const gw = await startGateway(t, { redis, yaml: ON + 'cache: { ttl_ms: 100, negative_ttl_ms: 100, stale_if_error_s: 30 }\n' })
+  const cached = foreignToken()
+  const uncached = foreignToken()
+  await importKey(gw, cached, { user: 'alice' })
+  await importKey(gw, uncached, { user: 'alice' })
+  t.equal((await call(gw, 'GET', cached)).status, 200, 'cached')
+
+  redis.kill('SIGKILL')
+  await sleep(300) // past ttl_ms: nothing is fresh any more
+  const start = Date.now()
+  const refused = await call(gw, 'GET', uncached)
+  const ms = Date.now() - start
+  t.equal(refused.status, 503, 'an imported key that is not cached: 503, fail closed')
+  t.ok(ms < 1200, `answered in ${ms} ms (bound 1000 ms + margin)`)
+  for (let i = 0; i < 3; i++) t.equal((await call(gw, 'GET', cached)).status, 200, 'the cached one: served inside the stale window')
 })
