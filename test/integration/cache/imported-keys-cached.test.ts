@@ -12,7 +12,9 @@
  *   one gets 503 within 1 s (fail closed), as for native keys;
  * - an unknown foreign token is cached as unknown (retrying it costs nothing), those
  *   entries stay within `cache.negative_max_entries`, and importing the token is seen
- *   at once all the same.
+ *   at once all the same;
+ * - an address whose unknown-key budget forged tokens spent keeps using its imported
+ *   key, from the cache, and when its lookup must be read again.
  */
 import t from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
