@@ -71,7 +71,7 @@ export interface FillTicket {
 export interface TrackerTarget {
   delete: (name: string) => void
   clear: () => void
-  /** the key ids of the key records held */
+  /** the key ids of the key records held, and the imported-key lookups' names (record-cache.ts) */
   keyIds: () => string[]
   counters: CacheCounters
 }

@@ -101,9 +101,21 @@ export class RecordCache {
     return this.imports.has(tokenSha256) || this.droppedIds.has(KIND.imported + tokenSha256)
   }
 
-  /** The ids of the key records held (the refill after a flush, src/cache/refill.ts). */
+  /**
+   * What the refill after a flush reads again (src/cache/refill.ts): the ids of the key
+   * records held, and the names (`i:<sha256>`) of the imported-key lookups held, whose
+   * one read brings their key's records too (so those key ids are not listed twice).
+   */
   keyIds (): string[] {
-    return [...this.keys.ids()]
+    if (this.imports.size === 0) return [...this.keys.ids()]
+    const out: string[] = []
+    const viaLookup = new Set<unknown>()
+    for (const [sha, entry] of this.imports) {
+      out.push(KIND.imported + sha)
+      viaLookup.add(entry.value)
+    }
+    for (const id of this.keys.ids()) if (!viaLookup.has(id)) out.push(id)
+    return out
   }
 
   /** (a new entry object each call, built from the key table) */

@@ -41,6 +41,8 @@ export interface ResolvedUser {
 }
 
 const LIMITED: Resolved = Object.freeze({ key: null, limited: true })
+/** the start of an imported-key lookup's cache name (a key id never has a `:`) */
+const IMPORTED_NAME = cacheName.imported('')
 
 /** An imported key's records, and its key id once the token was found. */
 export interface ResolvedImport {
@@ -220,13 +222,20 @@ export class IdentityResolver {
   }
 
   /**
-   * Background refill (refill.ts): reads a key's records unless they are servable or
-   * already being read. The caller has taken the fill budget.
+   * Background refill (refill.ts): reads a key's records, or an imported key's lookup
+   * and records (`id` its cache name, `i:<sha256>`), unless they are servable or already
+   * being read. The caller has taken the fill budget.
    */
-  refill (keyId: string): Promise<Resolved> | undefined {
+  refill (id: string): Promise<unknown> | undefined {
     const { cache } = this.o
-    if (cache.loading(keyId) || this.fromCache(keyId, this.now()) !== undefined) return undefined
-    return cache.refill(keyId, this.loader(keyId))
+    if (cache.loading(id)) return undefined
+    if (id.startsWith(IMPORTED_NAME)) {
+      const sha = id.slice(IMPORTED_NAME.length)
+      if (this.importedFromCache(sha, this.now()) !== undefined) return undefined
+      return cache.refill(id, async (install) => await this.readImported(sha, install))
+    }
+    if (this.fromCache(id, this.now()) !== undefined) return undefined
+    return cache.refill(id, this.loader(id))
   }
 
   /** The chain, from the cache: undefined unless every record of it may be served. */

@@ -219,3 +219,22 @@ t.test('Redis unreachable: a cached imported key inside the stale window, an unc
   t.ok(ms < 1200, `answered in ${ms} ms (bound 1000 ms + margin)`)
   for (let i = 0; i < 3; i++) t.equal((await call(gw, 'GET', cached)).status, 200, 'the cached one: served inside the stale window')
 })
+
+t.test('push invalidation lost and back: the cache is flushed and the imported key read again ahead of its requests', async (t) => {
+  const gw = await startGateway(t, { yaml: ON })
+  const token = foreignToken()
+  await importKey(gw, token, { user: 'alice' })
+  t.equal((await call(gw, 'GET', token)).status, 200, 'cached')
+  const list = await gw.client.client('LIST') as string
+  const trackingId = /id=(\d+)/.exec(list.split('\n').find((l) => l.includes('name=keygate-invalidation')) ?? '')?.[1]
+  t.ok(trackingId, 'the tracking connection is visible to Redis')
+  const { since } = gw.app.tracking
+  const refilled = gw.app.refill.done
+  await gw.client.client('KILL', 'ID', trackingId as string)
+  for (let i = 0; i < 500 && !(gw.app.tracking.up && gw.app.tracking.since > since && gw.app.refill.done > refilled && gw.app.refill.size === 0); i++) await sleep(10)
+  t.ok(gw.app.tracking.since > since, 'tracking came back (and the cache was flushed)')
+  t.ok(gw.app.refill.done > refilled, 'the refill read the imported key again')
+  const after = await watchGatewayRedis(gw, async () => await call(gw, 'GET', token))
+  t.equal(after.result.status, 200)
+  t.same(after.commands, [], 'its first request after the flush is served from the cache')
+})

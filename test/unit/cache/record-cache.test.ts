@@ -232,3 +232,14 @@ t.test('knownImport: a lookup held, or one an invalidation, an eviction or a flu
   t.ok(cache.knownImport(b), 'still known after a flush')
   t.notOk(cache.knownImport('d'.repeat(64)))
 })
+
+t.test('keyIds, for the refill after a flush: the key ids, and each imported lookup in place of its key id', async (t) => {
+  const sha = 'e'.repeat(64)
+  const cache = new RecordCache(10)
+  cache.set(cacheName.key('native'), keyRecord(1), 0, true)
+  cache.set(cacheName.key('viaImport'), keyRecord(2), 0, true)
+  cache.set(cacheName.imported(sha), 'viaImport', 0, true)
+  t.same(cache.keyIds().sort(), [cacheName.imported(sha), 'native'].sort(), 'the lookup\'s one read brings its key: not read twice')
+  cache.delete(cacheName.imported(sha))
+  t.same(cache.keyIds().sort(), ['native', 'viaImport'])
+})
