@@ -1,13 +1,13 @@
 // keygate as a server under test: one shared redis-server (on the load
 // generator's CPU), seeded with a role, a user and the scenario keys, and one
 // `keygate serve` child per scenario, pinned like the baseline.
-import { generateKeyPairSync } from 'node:crypto'
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
-import { generateKey, type NewKey } from 'keygate/dist/registry/key-material.js'
+import { generateKey, newKeyId, type NewKey } from 'keygate/dist/registry/key-material.js'
 import { waitForRedis } from 'keygate/dist/registry/redis-client.js'
 import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
 import { seedColdKeys } from './cold-keys.js'
@@ -33,6 +33,12 @@ export const benchKeys = {
   /** well-formed, valid checksum, never stored */
   unknown: generateKey('kg_')
 }
+
+/**
+ * An imported key (docs/imports.md): a Kong-style token (32 hex characters) under a
+ * keygate key id, its record's hash the SHA-256 of the whole token, for bench-user.
+ */
+export const benchImported = { id: newKeyId(), token: randomBytes(16).toString('hex') }
 
 let redis: Promise<{ url: string, server: ChildServer }> | undefined
 /** the shared Redis the cold keys were written into, and when */
@@ -71,12 +77,15 @@ export function keyRecord (key: NewKey, fields: Record<string, string>): Record<
 export async function seed (url: string): Promise<void> {
   const client = new Redis(url)
   const k = redisKeys(PREFIX)
+  const importedSha = createHash('sha256').update(benchImported.token).digest('hex')
   await client.multi()
     .hset(k.role('reader'), { permissions: 'users:read' })
     .hset(k.user('bench-user'), { org: 'acme', role: 'reader', status: 'active' })
     .hset(k.key(benchKeys.personal.id), keyRecord(benchKeys.personal, { type: 'personal', user: 'bench-user' }))
     .hset(k.key(benchKeys.bot.id), keyRecord(benchKeys.bot, { type: 'bot', role: 'reader' }))
     .hset(k.key(benchKeys.limited.id), keyRecord(benchKeys.limited, { type: 'personal', user: 'bench-user', rate_limit: BENCH_RATE_LIMIT }))
+    .hset(k.key(benchImported.id), { org: 'acme', name: 'bench', status: 'active', created_at: new Date().toISOString(), created_by: 'bench', type: 'personal', user: 'bench-user', hash: importedSha, imported: 'key' })
+    .set(k.imported(importedSha), benchImported.id)
     .exec()
   client.disconnect()
 }
@@ -84,6 +93,8 @@ export async function seed (url: string): Promise<void> {
 export interface KeygateOptions {
   /** YAML flow mapping for the `cache` section */
   cache?: string
+  /** YAML flow mapping for the `keys` section (`{ accept_imported: true }`) */
+  keys?: string
   /** more of the `redis` section, YAML flow mapping entries (`command_timeout_ms: 60000`) */
   redis?: string
   logLevel?: string
@@ -196,7 +207,7 @@ routes:
 rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
 cache: ${benchCache(o.cache)}
-log: { level: ${o.logLevel ?? 'info'} }
+${o.keys === undefined ? '' : `keys: ${o.keys}\n`}log: { level: ${o.logLevel ?? 'info'} }
 ${assertion.yaml}${tracing}`)
   const port = await freePort()
   const adminPort = await freePort()

@@ -4,8 +4,8 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { coldKeyCount, coldKeys, nextColdAuthorization } from './cold-keys.js'
-import { FORGED_IDS, nextForgedKey } from './forged-keys.js'
-import { BENCH_RATE_LIMIT, benchKeys, PREFIX, seed, startBenchRedis, startKeygate, type KeygateOptions } from './keygate.js'
+import { FORGED_IDS, nextForgedForeignToken, nextForgedKey } from './forged-keys.js'
+import { BENCH_RATE_LIMIT, benchImported, benchKeys, PREFIX, seed, startBenchRedis, startKeygate, type KeygateOptions } from './keygate.js'
 import { startNginx } from './nginx.js'
 import { startNginxLua } from './nginx-lua.js'
 import type { ChildServer } from './process.js'
@@ -57,7 +57,9 @@ export function referenceScenario (ctx: ScenarioContext): Scenario {
  * keygate rows: valid keys with the cache warm (the headline), the same with the
  * cache disabled (one Redis round trip per request), a flood of malformed keys
  * (refused locally, no Redis), a flood of forged well-formed keys (a new id every
- * request, valid checksums: the per-peer unknown-key limit keeps Redis out), a key
+ * request, valid checksums: the per-peer unknown-key limit keeps Redis out), the same
+ * with forged foreign-format tokens and `keys.accept_imported` on, an imported key with
+ * the cache warm (against the headline: decided like a native key, no Redis), a key
  * under a rate limit (the limiter's one Lua call per request; the cache-warm rows are
  * keys under no limit, which cost no Redis command), and the headline again with two
  * worker processes (unpinned: it needs both cores).
@@ -127,6 +129,24 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       headersFor: () => bearer(nextForgedKey()),
       expectedStatus: 401,
       maxReadsPer1k: 1
+    },
+    // imported keys (docs/imports.md): a foreign token has no checksum to refuse it
+    // locally, so the unknown-key budget and the negative cache are all that keep Redis out
+    {
+      name: `keygate: unknown foreign-format tokens, accept_imported on, ${FORGED_IDS.toLocaleString('en')} distinct forged tokens (401, per-peer limit)`,
+      start: async () => await startKeygate(ctx, 'keygate-unknown-foreign', { keys: '{ accept_imported: true }' }),
+      headers: {},
+      headersFor: () => bearer(nextForgedForeignToken()),
+      expectedStatus: 401,
+      maxReadsPer1k: 1
+    },
+    {
+      name: 'keygate: imported key (Kong-style token), accept_imported on, cache warm',
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startKeygate(ctx, 'keygate-imported', { keys: '{ accept_imported: true }' }),
+      headers: bearer(benchImported.token),
+      maxReadsPer1k: 1,
+      target: { cpuRatio: 0.9 }
     },
     { name: 'keygate: personal key, --workers 2, unpinned', start: async () => await startKeygate(ctx, 'keygate-workers', { workers: 2 }), headers: bearer(benchKeys.personal.key) }
   ]

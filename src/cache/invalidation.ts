@@ -5,7 +5,7 @@
  *
  * Mechanism: Redis server-assisted client-side caching in broadcasting mode. One
  * dedicated connection runs
- *   CLIENT TRACKING on REDIRECT <its own id> BCAST PREFIX <p>key: PREFIX <p>user: PREFIX <p>role: PREFIX <p>org:
+ *   CLIENT TRACKING on REDIRECT <its own id> BCAST PREFIX <p>key: PREFIX <p>user: PREFIX <p>role: PREFIX <p>org: PREFIX <p>imported:
  *   SUBSCRIBE __redis__:invalidate
  * and from then on receives, on that channel, the name of every key under those
  * prefixes that any client modifies (null for FLUSHDB/FLUSHALL). Index sets, usage,
@@ -71,7 +71,7 @@ export interface FillTicket {
 export interface TrackerTarget {
   delete: (name: string) => void
   clear: () => void
-  /** the key ids of the key records held */
+  /** the key ids of the key records held, and the imported-key lookups' names (record-cache.ts) */
   keyIds: () => string[]
   counters: CacheCounters
 }

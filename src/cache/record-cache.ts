@@ -5,13 +5,16 @@
  * filled under push invalidation (`tracked`); whether an entry may still be served
  * is the resolver's decision (resolve-identity.ts).
  *
- * Names: `k:<keyId>`, `u:<userId>`, `r:<roleName>`, `o:<org>`; `nameOf` maps a Redis key from
- * an invalidation message to that name. Each kind has its own store, keyed by the bare
- * id, so a lookup on the request path builds no string: users, roles and orgs (few,
- * shared by many keys) as entry objects in a Map, keys column by column in a KeyTable
- * (key-table.ts), since they are most of the cache's memory.
+ * Names: `k:<keyId>`, `u:<userId>`, `r:<roleName>`, `o:<org>`, and `i:<sha256 hex>` for an
+ * imported key's lookup (docs/imports.md: the SHA-256 of the whole token -> its key id);
+ * `nameOf` maps a Redis key from an invalidation message to that name. Each kind has its
+ * own store, keyed by the bare id, so a lookup on the request path builds no string:
+ * users, roles, orgs and imported-key lookups as entry objects in a Map, keys column by
+ * column in a KeyTable (key-table.ts), since they are most of the cache's memory. An
+ * imported key's lookup is keyed by the token's SHA-256, never by the token: the
+ * process holds no imported key in the clear, and every entry is 64 characters.
  *
- * The bound (`cache.max_entries`, over the records of all four kinds) is kept by
+ * The bound (`cache.max_entries`, over the records of all five kinds) is kept by
  * CLOCK, the second-chance approximation of LRU: a hit only marks its entry used; when
  * an entry must go, the oldest entry of the largest kind goes, unless it was used
  * since it was last looked at, in which case it is unmarked and moved to the back.
@@ -34,14 +37,16 @@ export interface CacheCounters {
   invalidations: number
 }
 
-const KIND = { key: 'k:', user: 'u:', role: 'r:', org: 'o:' } as const
+const KIND = { key: 'k:', user: 'u:', role: 'r:', org: 'o:', imported: 'i:' } as const
 
 /** The cache's name of each record. */
 export const cacheName = {
   key: (id: string) => KIND.key + id,
   user: (id: string) => KIND.user + id,
   role: (name: string) => KIND.role + name,
-  org: (name: string) => KIND.org + name
+  org: (name: string) => KIND.org + name,
+  /** an imported key's lookup, by the SHA-256 (hex) of the whole token; its value is the key id */
+  imported: (tokenSha256: string) => KIND.imported + tokenSha256
 }
 
 /** Entries an eviction may pass over (used ones get their second chance) before it evicts anyway. */
@@ -53,8 +58,12 @@ export class RecordCache {
   private readonly users = new Map<string, Entry<unknown>>()
   private readonly roles = new Map<string, Entry<unknown>>()
   private readonly orgs = new Map<string, Entry<unknown>>()
+  private readonly imports = new Map<string, Entry<unknown>>()
   private readonly negatives: NegativeStore
-  /** key ids whose record was evicted, invalidated or flushed, oldest first, at most maxEntries (see `knownKey`) */
+  /**
+   * key ids whose record was evicted, invalidated or flushed, and the names (`i:<sha256>`)
+   * of imported-key lookups that were, oldest first, at most maxEntries (see `knownKey`)
+   */
   private readonly droppedIds = new Set<string>()
 
   /** `maxEntries`: records (`cache.max_entries`); `maxNegative`: negative entries (`cache.negative_max_entries`) */
@@ -74,7 +83,7 @@ export class RecordCache {
   }
 
   private get records (): number {
-    return this.keys.size + this.users.size + this.roles.size + this.orgs.size
+    return this.keys.size + this.users.size + this.roles.size + this.orgs.size + this.imports.size
   }
 
   /**
@@ -87,9 +96,26 @@ export class RecordCache {
     return this.keys.has(id) || this.droppedIds.has(id)
   }
 
-  /** The ids of the key records held (the refill after a flush, src/cache/refill.ts). */
+  /** The same for an imported key's lookup: held (servable or not), or dropped since. */
+  knownImport (tokenSha256: string): boolean {
+    return this.imports.has(tokenSha256) || this.droppedIds.has(KIND.imported + tokenSha256)
+  }
+
+  /**
+   * What the refill after a flush reads again (src/cache/refill.ts): the ids of the key
+   * records held, and the names (`i:<sha256>`) of the imported-key lookups held, whose
+   * one read brings their key's records too (so those key ids are not listed twice).
+   */
   keyIds (): string[] {
-    return [...this.keys.ids()]
+    if (this.imports.size === 0) return [...this.keys.ids()]
+    const out: string[] = []
+    const viaLookup = new Set<unknown>()
+    for (const [sha, entry] of this.imports) {
+      out.push(KIND.imported + sha)
+      viaLookup.add(entry.value)
+    }
+    for (const id of this.keys.ids()) if (!viaLookup.has(id)) out.push(id)
+    return out
   }
 
   /** (a new entry object each call, built from the key table) */
@@ -107,6 +133,11 @@ export class RecordCache {
 
   org (name: string): Entry<OrgRecord> | undefined {
     return (used(this.orgs.get(name)) ?? this.negatives.get(KIND.org + name)) as Entry<OrgRecord> | undefined
+  }
+
+  /** An imported key's lookup: the key id the token's SHA-256 names (null: no imported key has it). */
+  imported (tokenSha256: string): Entry<string> | undefined {
+    return (used(this.imports.get(tokenSha256)) ?? this.negatives.get(KIND.imported + tokenSha256)) as Entry<string> | undefined
   }
 
   set (name: string, value: Cached<unknown>, at: number, tracked: boolean): void {
@@ -149,16 +180,19 @@ export class RecordCache {
 
   clear (): void {
     for (const id of this.keys.ids()) this.rememberDropped(id)
+    for (const sha of this.imports.keys()) this.rememberDropped(KIND.imported + sha)
     this.keys.clear()
     this.users.clear()
     this.roles.clear()
     this.orgs.clear()
+    this.imports.clear()
     this.negatives.clear()
   }
 
   private dropRecord (name: string): void {
     if (!name.startsWith(KIND.key)) {
-      this.mapOf(name).delete(name.slice(2))
+      const map = this.mapOf(name)
+      if (map.delete(name.slice(2)) && map === this.imports) this.rememberDropped(flatCopy(name))
       return
     }
     const id = name.slice(2)
@@ -182,12 +216,14 @@ export class RecordCache {
     if (name.startsWith(KIND.user)) return this.users
     if (name.startsWith(KIND.role)) return this.roles
     if (name.startsWith(KIND.org)) return this.orgs
+    if (name.startsWith(KIND.imported)) return this.imports
     throw new Error(`not a cache name: ${name}`)
   }
 
   private evictOne (): void {
     let map = this.roles.size > this.users.size ? this.roles : this.users
     if (this.orgs.size > map.size) map = this.orgs
+    if (this.imports.size > map.size) map = this.imports
     if (this.keys.size >= map.size) {
       const id = this.keys.evictOne(MAX_SECOND_CHANCES)
       if (id !== undefined) {
@@ -205,6 +241,7 @@ export class RecordCache {
         continue
       }
       this.counters.evictions++
+      if (map === this.imports) this.rememberDropped(KIND.imported + id)
       return
     }
   }
@@ -222,7 +259,8 @@ function used<T> (entry: Entry<T> | undefined): Entry<T> | undefined {
  */
 export function cacheNaming (keys: RedisKeys): { prefixes: string[], nameOf: (redisKey: string) => string | undefined } {
   const kinds: Array<[string, (id: string) => string]> = [
-    [keys.key(''), cacheName.key], [keys.user(''), cacheName.user], [keys.role(''), cacheName.role], [keys.org(''), cacheName.org]
+    [keys.key(''), cacheName.key], [keys.user(''), cacheName.user], [keys.role(''), cacheName.role], [keys.org(''), cacheName.org],
+    [keys.imported(''), cacheName.imported]
   ]
   return {
     prefixes: kinds.map(([redisPrefix]) => redisPrefix),

@@ -34,7 +34,10 @@ const RETRY_MS = 1000
 
 export interface RefillOptions {
   limiter: FillLimiter
-  /** reads one key id's records; undefined when it need not be read (cached, or being read) */
+  /**
+   * reads one key id's records (or an imported key's lookup and records, by its cache
+   * name `i:<sha256>`); undefined when it need not be read (cached, or being read)
+   */
   read: (keyId: string) => Promise<unknown> | undefined
   /**
    * when push invalidation was last established (epoch ms; 0 while it is down): while

@@ -12,7 +12,7 @@
 import type { Config } from '../config/schema.js'
 import { registryErrorKind, RedisHealth, type RegistryClient } from '../registry/redis-client.js'
 import { redisKeys } from '../registry/redis-keys.js'
-import { RegistryReader } from '../registry/registry-reader.js'
+import { RegistryReader, type Chain } from '../registry/registry-reader.js'
 import { INVALID, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord } from '../registry/records.js'
 import type { FillLimiter } from './fill-limiter.js'
 import { NO_TRACKING, type Tracking } from './invalidation.js'
@@ -41,6 +41,17 @@ export interface ResolvedUser {
 }
 
 const LIMITED: Resolved = Object.freeze({ key: null, limited: true })
+/** the start of an imported-key lookup's cache name (a key id never has a `:`) */
+const IMPORTED_NAME = cacheName.imported('')
+
+/** An imported key's records, and its key id once the token was found. */
+export interface ResolvedImport {
+  keyId: string | null
+  records: Resolved
+}
+
+const UNKNOWN_IMPORT: ResolvedImport = Object.freeze({ keyId: null, records: Object.freeze({ key: null }) })
+const LIMITED_IMPORT: ResolvedImport = Object.freeze({ keyId: null, records: LIMITED })
 
 export interface ResolverOptions {
   cache: ReadThroughCache
@@ -94,33 +105,73 @@ export class IdentityResolver {
   }
 
   /**
-   * An imported key (docs/imports.md), by the SHA-256 (hex) of the whole token: one Redis
-   * read, never the cache (a foreign token has no key id to cache it under until it is
-   * read, and revocation then needs no invalidation). From a client peer it is charged to
-   * the unknown-key budget like a native miss, and refunded when the token is a key.
+   * An imported key (docs/imports.md), by the SHA-256 (hex) of the whole token, from the
+   * cache exactly as a native key: its lookup (`i:<sha256>` -> key id, or unknown) is a
+   * cached record of its own, invalidated by push like the others, and the key's
+   * records are the key id's. A token whose lookup is not cached costs one round trip
+   * (the lookup and the chain in one script), from a client peer charged to its
+   * unknown-key budget and refunded when the token is a key; a token whose lookup is
+   * cached but whose key records are not is read as its key id (`resolve`).
    */
-  async resolveImported (tokenSha256: string, now: number = this.now(), peer?: string): Promise<{ keyId: string | null, records: Resolved }> {
-    const { unknownKeys } = this.o
-    const bucket = peer === undefined || unknownKeys === undefined ? undefined : unknownKeys.take(peer, now)
-    if (peer !== undefined && unknownKeys !== undefined && bucket === undefined) return { keyId: null, records: LIMITED }
+  resolveImported (tokenSha256: string, now: number = this.now(), peer?: string): ResolvedImport | Promise<ResolvedImport> {
+    const { cache, unknownKeys } = this.o
+    const { counters } = cache.records
+    const lookup = cache.entry('imported', tokenSha256, now)
+    if (lookup !== undefined) {
+      const keyId = lookup.value
+      if (keyId === null) {
+        counters.hits++
+        return UNKNOWN_IMPORT
+      }
+      const records = this.resolve(keyId, now, peer)
+      return records instanceof Promise ? records.then((r) => ({ keyId, records: r })) : { keyId, records }
+    }
+    const load = (): Promise<ResolvedImport> => {
+      counters.misses++
+      return cache.load(cacheName.imported(tokenSha256), async (install) => await this.readImported(tokenSha256, install))
+    }
+    // (a lookup held but not servable now, or dropped since, names a key known to exist: not limited)
+    if (peer === undefined || unknownKeys === undefined || cache.records.knownImport(tokenSha256)) return load()
+    const bucket = unknownKeys.take(peer, now)
+    if (bucket === undefined) return LIMITED_IMPORT
+    return load().then((found) => {
+      if (found.keyId !== null) unknownKeys.refund(bucket)
+      return found
+    }, (err: unknown) => {
+      unknownKeys.refund(bucket)
+      throw err
+    })
+  }
+
+  /** The cached lookup and chain of an imported key, while Redis is unreachable (stale window). */
+  private importedFromCache (tokenSha256: string, now: number): ResolvedImport | undefined {
+    const lookup = this.o.cache.entry('imported', tokenSha256, now)
+    if (lookup === undefined) return undefined
+    const keyId = lookup.value
+    if (keyId === null) return UNKNOWN_IMPORT
+    const records = this.fromCache(keyId, now)
+    return records === undefined ? undefined : { keyId, records }
+  }
+
+  /** An imported key's one round trip: its lookup and chain, installed as a native key's. */
+  private async readImported (tokenSha256: string, install: Install): Promise<ResolvedImport> {
     const { reader, health } = this.o
     let read
     try {
       read = await reader.fetchImported(tokenSha256)
     } catch (err: unknown) {
-      if (bucket !== undefined) unknownKeys?.refund(bucket)
       this.o.onLookupError?.(err)
       if (registryErrorKind(err) === 'bad_record') return { keyId: null, records: { key: INVALID } }
       health.markDown()
+      const stale = this.importedFromCache(tokenSha256, this.now())
+      if (stale !== undefined) return stale
       throw new RegistryUnavailable({ cause: err })
     }
     health.markUp()
     const { keyId, chain } = read
-    if (keyId !== null && bucket !== undefined) unknownKeys?.refund(bucket)
-    const { key, user, roleName, role, org } = chain
-    if (key === null || key === INVALID) return { keyId, records: { key } }
-    if (key.type === 'personal' && (user === null || user === INVALID || user === undefined)) return { keyId, records: { key, user } }
-    return { keyId, records: { key, user, roleName, role, org } }
+    install(cacheName.imported(tokenSha256), keyId)
+    if (keyId === null) return UNKNOWN_IMPORT
+    return { keyId, records: this.installChain(keyId, chain, install) }
   }
 
   /**
@@ -171,13 +222,20 @@ export class IdentityResolver {
   }
 
   /**
-   * Background refill (refill.ts): reads a key's records unless they are servable or
-   * already being read. The caller has taken the fill budget.
+   * Background refill (refill.ts): reads a key's records, or an imported key's lookup
+   * and records (`id` its cache name, `i:<sha256>`), unless they are servable or already
+   * being read. The caller has taken the fill budget.
    */
-  refill (keyId: string): Promise<Resolved> | undefined {
+  refill (id: string): Promise<unknown> | undefined {
     const { cache } = this.o
-    if (cache.loading(keyId) || this.fromCache(keyId, this.now()) !== undefined) return undefined
-    return cache.refill(keyId, this.loader(keyId))
+    if (cache.loading(id)) return undefined
+    if (id.startsWith(IMPORTED_NAME)) {
+      const sha = id.slice(IMPORTED_NAME.length)
+      if (this.importedFromCache(sha, this.now()) !== undefined) return undefined
+      return cache.refill(id, async (install) => await this.readImported(sha, install))
+    }
+    if (this.fromCache(id, this.now()) !== undefined) return undefined
+    return cache.refill(id, this.loader(id))
   }
 
   /** The chain, from the cache: undefined unless every record of it may be served. */
@@ -224,7 +282,11 @@ export class IdentityResolver {
       throw new RegistryUnavailable({ cause: err })
     }
     health.markUp()
+    return this.installChain(keyId, raw, install)
+  }
 
+  /** A key's chain as one read brought it: each record installed, the decision's records returned. */
+  private installChain (keyId: string, raw: Chain, install: Install): Resolved {
     const { key, user, roleName, role, org } = raw
     install(cacheName.key(keyId), key)
     if (key === null) return { key: null }

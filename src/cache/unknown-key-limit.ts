@@ -7,7 +7,8 @@
  * a cache miss takes a token before Redis is asked, and gets it back unless the key
  * turned out unknown. With no token left, a miss is answered without Redis
  * (401, reason `unknown_key_limited`). Cache hits never touch the budget, nor do
- * lookups of keys the cache knows exist (RecordCache.knownKey).
+ * lookups of keys the cache knows exist (RecordCache.knownKey, and knownImport for
+ * an imported key's token).
  *
  * Peers are the socket's remote address, counted as src/peer.ts says (an IPv6
  * address as its /64, as for failed admin sign-ins). At most `max_peers` buckets are kept;

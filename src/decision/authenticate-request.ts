@@ -6,7 +6,8 @@
  *   credential     exactly one `Authorization: Bearer <token68>`   extract-credential.ts
  *   key format     prefix, id, secret, checksum, locally            key-format.ts
  *                  (with `keys.accept_imported`, a token in no keygate format is an
- *                  imported key's: its SHA-256 read in one round trip, docs/imports.md)
+ *                  imported key's: named by its SHA-256, cached like a native key,
+ *                  else read in one round trip, docs/imports.md)
  *   records        key -> user -> role, cache else one round trip   src/cache/resolve-identity.ts
  *   authenticate   secret, status, expiry, user, org                decide.ts
  *
@@ -24,7 +25,7 @@ import { extractCredential } from './extract-credential.js'
 import { parseKey } from './key-format.js'
 import { hash } from 'node:crypto'
 import { RegistryBusy, RegistryUnavailable } from '../cache/read-through.js'
-import type { IdentityResolver, Resolved } from '../cache/resolve-identity.js'
+import type { IdentityResolver, Resolved, ResolvedImport } from '../cache/resolve-identity.js'
 
 export type Authentication =
   | { ok: true, identity: Identity }
@@ -73,23 +74,29 @@ export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignI
   /**
    * An imported key (docs/imports.md): the SHA-256 of the whole token names it, and the
    * whole token is its secret (the record's `hash` is that same SHA-256, compared in
-   * constant time as a native key's secret is). One Redis read at most, charged to the
-   * unknown-key budget; the key id is known (for the log) only once the token was found.
+   * constant time as a native key's secret is). Cached like a native key (a cached one
+   * is decided synchronously, without Redis); otherwise one Redis read at most, charged
+   * to the unknown-key budget. The key id is known (for the log) once the token was found.
    */
-  async function imported (token: string, peer: string | undefined, now: number): Promise<Authentication> {
-    const lookupAt = performance.now()
-    let found
-    try {
-      found = await resolver.resolveImported(hash('sha256', token, 'hex'), now, peer)
-    } catch (err: unknown) {
-      meter?.fromRedis(performance.now() - lookupAt)
-      if (err instanceof RegistryUnavailable) return failure('service_unavailable', 'registry_unavailable', undefined, undefined)
-      throw err
+  function imported (token: string, peer: string | undefined, now: number): Authentication | Promise<Authentication> {
+    const found = resolver.resolveImported(hash('sha256', token, 'hex'), now, peer)
+    if (!(found instanceof Promise)) {
+      if (found.records.limited !== true) meter?.fromCache()
+      return decided(authenticate({ id: found.keyId ?? '', secret: token }, found.records, now), found.keyId ?? undefined)
     }
-    if (found.records.limited !== true) meter?.fromRedis(performance.now() - lookupAt)
-    const keyId = found.keyId ?? undefined
-    const who = authenticate({ id: keyId ?? '', secret: token }, found.records, Date.now())
-    return who.ok ? who : failure('unauthorized', who.reason, challenges.invalidToken, keyId)
+    const lookupAt = performance.now()
+    return found.then(
+      ({ keyId, records }: ResolvedImport) => {
+        if (records.limited !== true) meter?.fromRedis(performance.now() - lookupAt)
+        return decided(authenticate({ id: keyId ?? '', secret: token }, records, Date.now()), keyId ?? undefined)
+      },
+      (err: unknown) => {
+        meter?.fromRedis(performance.now() - lookupAt)
+        if (err instanceof RegistryBusy) return failure('service_unavailable', 'registry_busy', undefined, undefined)
+        if (err instanceof RegistryUnavailable) return failure('service_unavailable', 'registry_unavailable', undefined, undefined)
+        throw err
+      }
+    )
   }
 
   return function authenticateRequest (rawHeaders, peer, now) {
@@ -135,7 +142,7 @@ export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignI
 export const IMPORTED_MAX_LENGTH = 512
 
 /** authenticate: who is calling, the identity, or a 401 naming its reason. */
-function decided (who: ReturnType<typeof authenticate>, keyId: string): Authentication {
+function decided (who: ReturnType<typeof authenticate>, keyId: string | undefined): Authentication {
   return who.ok ? who : failure('unauthorized', who.reason, challenges.invalidToken, keyId)
 }
 

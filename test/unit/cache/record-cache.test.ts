@@ -1,5 +1,6 @@
 import t from 'tap'
-import { cacheName, RecordCache } from '../../../src/cache/record-cache.js'
+import { cacheName, cacheNaming, RecordCache } from '../../../src/cache/record-cache.js'
+import { redisKeys } from '../../../src/registry/redis-keys.js'
 import { INVALID, type KeyRecord } from '../../../src/registry/records.js'
 
 /** A key record whose fields all tell `n` apart. */
@@ -194,4 +195,51 @@ t.test('knownKey: an evicted key id is still known', async (t) => {
   t.equal(cache.counters.evictions, 1)
   t.equal(cache.key('a'), undefined, 'a was evicted')
   t.ok(cache.knownKey('a'))
+})
+
+t.test('imported-key lookups: by the SHA-256, bounded with the records, invalidated by their Redis name', async (t) => {
+  const sha = 'a'.repeat(64)
+  const cache = new RecordCache(3)
+  cache.set(cacheName.imported(sha), 'KeyIdOfTheImport', 1, true)
+  t.same(cache.imported(sha), { value: 'KeyIdOfTheImport', at: 1, tracked: true, used: true })
+  t.equal(cache.key(sha), undefined, 'kinds do not mix')
+  cache.set(cacheName.imported('b'.repeat(64)), null, 2, true)
+  t.equal(cache.imported('b'.repeat(64))?.value, null, 'an unknown token is a negative entry')
+  t.equal(cache.negativeSize, 1)
+  for (let i = 0; i < 10; i++) {
+    cache.set(cacheName.imported(String(i).repeat(64)), 'id' + i, 0, true)
+    t.ok(cache.size - cache.negativeSize <= 3, 'lookups count toward max_entries')
+  }
+  t.ok(cache.counters.evictions > 0)
+
+  const { prefixes, nameOf } = cacheNaming(redisKeys('keygate:'))
+  t.ok(prefixes.includes('keygate:imported:'), 'push invalidation tracks the lookups')
+  t.equal(nameOf(`keygate:imported:${sha}`), cacheName.imported(sha))
+})
+
+t.test('knownImport: a lookup held, or one an invalidation, an eviction or a flush dropped', async (t) => {
+  const [a, b, c] = ['a', 'b', 'c'].map((ch) => ch.repeat(64)) as [string, string, string]
+  const cache = new RecordCache(2)
+  cache.set(cacheName.imported(a), 'idA', 0, true)
+  cache.set(cacheName.imported(c), null, 0, true)
+  t.ok(cache.knownImport(a))
+  t.notOk(cache.knownImport(c), 'an unknown token is not known')
+  cache.delete(cacheName.imported(a))
+  t.equal(cache.imported(a), undefined)
+  t.ok(cache.knownImport(a), 'still known after an invalidation')
+  cache.set(cacheName.imported(b), 'idB', 0, true)
+  cache.clear()
+  t.ok(cache.knownImport(b), 'still known after a flush')
+  t.notOk(cache.knownImport('d'.repeat(64)))
+})
+
+t.test('keyIds, for the refill after a flush: the key ids, and each imported lookup in place of its key id', async (t) => {
+  const sha = 'e'.repeat(64)
+  const cache = new RecordCache(10)
+  cache.set(cacheName.key('native'), keyRecord(1), 0, true)
+  cache.set(cacheName.key('viaImport'), keyRecord(2), 0, true)
+  cache.set(cacheName.imported(sha), 'viaImport', 0, true)
+  t.same(cache.keyIds().sort(), [cacheName.imported(sha), 'native'].sort(), 'the lookup\'s one read brings its key: not read twice')
+  cache.delete(cacheName.imported(sha))
+  t.same(cache.keyIds().sort(), ['native', 'viaImport'])
 })
