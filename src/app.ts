@@ -100,7 +100,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     redis: health,
     cacheStats: () => ({ ...cache.counters, entries: cache.size, trackingUp: tracking.up, trackingSince: tracking.since }),
     logStats: sinkOf(logger)?.stats,
-    rateLimitBlocked: () => blocked.size(Date.now())
+    rateLimitBlocked: () => blocked.size(Date.now()),
+    // (read at scrape time, once the counter below exists)
+    usageHeld: () => counter.held
   })
   redis.on('error', () => { metrics.redis.connectionError() })
   const resolver = createIdentityResolver(config, redis, {
@@ -122,7 +124,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     flushMs: config.usage.flush_ms,
     retentionMs: parseDuration(config.usage.retention) ?? 90 * 86_400_000,
     maxKeys: config.usage.max_keys,
-    onError: (err) => { logger.warn({ err: { message: (err as Error).message } }, 'usage: counts could not be written; they are dropped') }
+    // the message only: the error's command (ioredis keeps its arguments, key ids among them) is not logged
+    onError: (err) => { logger.warn({ err: { message: (err as Error).message } }, 'usage: counts could not be written; they are dropped') },
+    meter: metrics.usage
   })
   const limiter = createLimiter({
     script: new RateLimitScript(redis),
