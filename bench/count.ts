@@ -3,7 +3,8 @@
 // the rows, unpinned (a count does not depend on the machine's load).
 //
 //   node bench/dist/count.js <target>...    targets: baseline, reference, keygate, keygate-nolog,
-//                                           keygate-tracing, authz, hello, hello-node-http,
+//                                           keygate-nousage (usage counting off), keygate-tracing,
+//                                           authz, hello, hello-node-http,
 //                                           keygate-compare, authz-compare (BENCH_COMPARE's build)
 // Env: COUNT_WARMUP (default 10000), COUNT_MEASURED (default 3000), COUNT_KEEP=1 keeps the
 // callgrind files (their directory is printed), COUNT_CPU_PROF=<dir>: instead of
@@ -56,6 +57,7 @@ const targets: Record<string, Target> = {
     authz: true
   },
   'keygate-nolog': { start: async () => await startKeygate(ctx, 'keygate-nolog', { ...kg, logLevel: 'warn', launcher: launcher('keygate-nolog') }), headers: personal },
+  'keygate-nousage': { start: async () => await startKeygate(ctx, 'keygate-nousage', { ...kg, usage: { enabled: false }, launcher: launcher('keygate-nousage') }), headers: personal },
   'keygate-tracing': { start: async () => await startKeygate(ctx, 'keygate-tracing', { ...kg, tracing: { sampleRatio: 1 }, launcher: launcher('keygate-tracing') }), headers: personal },
   authz: {
     start: async () => {
