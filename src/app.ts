@@ -143,9 +143,11 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const redecider = decisions.decider()
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set
   const tracing = createTracing(config.tracing, config.keys.prefix)
-  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing })
+  // (counting off: the request's last stage is not handed the counter, and costs nothing for it)
+  const counting = config.usage.enabled ? counter : undefined
+  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing })
   const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
-  const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, counter, metrics, assertions, tracing }) : undefined
+  const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing }) : undefined
 
   return {
     data,

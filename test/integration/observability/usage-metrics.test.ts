@@ -126,3 +126,18 @@ t.test('a write that fails (Redis stopped) is counted, and its warning names no 
     t.notOk(line.includes(gw.prefix), 'nor a Redis key name')
   }
 })
+
+t.test('usage.enabled: false: nothing counted, nothing written', async (t) => {
+  const gw = await startGateway(t, { env: { KEYGATE_ADMIN_TOKEN: TOKEN }, yaml: 'usage: { enabled: false, flush_ms: 100 }' })
+  const alice = await gw.fixtures.personalKey('alice')
+  const start = Date.now()
+  for (let i = 0; i < 3; i++) t.equal((await gw.get('/api/v1/users', alice.key)).status, 200)
+  // three intervals
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  await gw.app.counter.flush()
+  const m = await usageMetrics(gw)
+  t.equal(m.get('keygate_usage_flushes_total'), 0, 'no write')
+  t.equal(m.get('keygate_usage_keys_held'), 0, 'nothing held')
+  t.same(await gw.client.keys(`${gw.prefix}usage:{*`), [], 'no usage hash in Redis')
+  t.equal(await allowedOf(gw, alice.id, start), 0, 'the usage endpoint answers zeros')
+})
