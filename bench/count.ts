@@ -3,7 +3,8 @@
 // the rows, unpinned (a count does not depend on the machine's load).
 //
 //   node bench/dist/count.js <target>...    targets: baseline, reference, keygate, keygate-nolog,
-//                                           keygate-tracing, authz, hello, hello-node-http,
+//                                           keygate-nousage (usage counting off), keygate-tracing,
+//                                           authz, hello, hello-node-http,
 //                                           keygate-compare, authz-compare (BENCH_COMPARE's build)
 // Env: COUNT_WARMUP (default 10000), COUNT_MEASURED (default 3000), COUNT_KEEP=1 keeps the
 // callgrind files (their directory is printed), COUNT_CPU_PROF=<dir>: instead of
@@ -41,11 +42,26 @@ const ctx: ScenarioContext = { originUrl: `http://127.0.0.1:${origin.port}`, ser
 const personal = { authorization: `Bearer ${benchKeys.personal.key}` }
 const kg = { cache: '{ ttl_ms: 60000 }' }
 
-interface Target { start: () => Promise<RunningServer & { authzPort?: number | undefined }>, headers: Record<string, string>, host?: string, authz?: boolean }
+interface Target { start: () => Promise<RunningServer & { authzPort?: number | undefined }>, headers: Record<string, string>, host?: string, authz?: boolean, usageWrites?: () => Promise<number> }
+
+/** the keygate target's admin port, for its usage writes (`keygate_usage_flushes_total`) */
+let usageAdminPort: number | undefined
+async function usageWrites (): Promise<number> {
+  const scrape = await (await fetch(`http://127.0.0.1:${usageAdminPort ?? 0}/metrics`)).text()
+  return Number(/^keygate_usage_flushes_total ([0-9.e+]+)/m.exec(scrape)?.[1])
+}
 const targets: Record<string, Target> = {
   baseline: { start: async () => await startBaseline(distDir, ctx.originUrl, undefined, launcher('baseline')), headers: {}, host: '127.0.0.1' },
   reference: { start: async () => await startBaseline(distDir, ctx.originUrl, undefined, launcher('reference'), 'reply-from'), headers: {}, host: '127.0.0.1' },
-  keygate: { start: async () => await startKeygate(ctx, 'keygate', { ...kg, launcher: launcher('keygate') }), headers: personal },
+  keygate: {
+    start: async () => {
+      const s = await startKeygate(ctx, 'keygate', { ...kg, launcher: launcher('keygate') })
+      usageAdminPort = s.adminPort
+      return s
+    },
+    headers: personal,
+    usageWrites
+  },
   'keygate-compare': { start: async () => await startKeygate({ ...ctx, keygateCli: compareCli() }, 'keygate-compare', { ...kg, launcher: launcher('keygate-compare') }), headers: personal },
   'authz-compare': {
     start: async () => {
@@ -56,6 +72,7 @@ const targets: Record<string, Target> = {
     authz: true
   },
   'keygate-nolog': { start: async () => await startKeygate(ctx, 'keygate-nolog', { ...kg, logLevel: 'warn', launcher: launcher('keygate-nolog') }), headers: personal },
+  'keygate-nousage': { start: async () => await startKeygate(ctx, 'keygate-nousage', { ...kg, usage: { enabled: false }, launcher: launcher('keygate-nousage') }), headers: personal },
   'keygate-tracing': { start: async () => await startKeygate(ctx, 'keygate-tracing', { ...kg, tracing: { sampleRatio: 1 }, launcher: launcher('keygate-tracing') }), headers: personal },
   authz: {
     start: async () => {
@@ -82,9 +99,12 @@ try {
       process.stdout.write(`${name}: profile in ${cpuProf}\n`)
       continue
     }
-    const c = await count({ name, start: t.start, host: t.host ?? process.env['HOST'], headers: t.headers, dir, amounts: { warmUp, measured }, path: t.authz === true ? '/' : BENCH_PATH })
+    const started = Date.now()
+    const c = await count({ name, start: t.start, host: t.host ?? process.env['HOST'], headers: t.headers, dir, amounts: { warmUp, measured }, path: t.authz === true ? '/' : BENCH_PATH, reads: t.usageWrites })
     rows.push({ ...c, target: name })
-    process.stdout.write(`${name}: main thread ${(c.mainPerReq / 1000).toFixed(1)}k instructions/request, all threads ${(c.allPerReq / 1000).toFixed(1)}k${c.failures.length > 0 ? ` (${c.failures.join('; ')})` : ''}\n`)
+    // (keygate: the usage counter's timed writes that fell in the counted window, each counted in with the requests)
+    const writes = t.usageWrites === undefined || c.registryReads === undefined ? '' : `, ${c.registryReads} usage writes in the counted window`
+    process.stdout.write(`${name}: main thread ${(c.mainPerReq / 1000).toFixed(1)}k instructions/request, all threads ${(c.allPerReq / 1000).toFixed(1)}k${writes} (${((Date.now() - started) / 1000).toFixed(0)} s)${c.failures.length > 0 ? ` (${c.failures.join('; ')})` : ''}\n`)
   }
 } finally {
   await origin.stop()

@@ -114,6 +114,19 @@ export interface KeygateOptions {
   tracing?: { sampleRatio: number }
   /** the cold keys (bench/cold-keys.ts) written into the shared Redis first */
   coldKeys?: boolean
+  /** the `usage` section (docs/usage.md): per-key counting, on by default as in the product */
+  usage?: { enabled?: boolean, flushMs?: number, maxKeys?: number }
+}
+
+/** The `usage` section for the config file ('' when the row leaves the defaults). */
+function usageSection (o: KeygateOptions['usage']): string {
+  if (o === undefined) return ''
+  const fields = [
+    o.enabled === undefined ? '' : `enabled: ${String(o.enabled)}`,
+    o.flushMs === undefined ? '' : `flush_ms: ${o.flushMs}`,
+    o.maxKeys === undefined ? '' : `max_keys: ${o.maxKeys}`
+  ].filter((f) => f !== '')
+  return `usage: { ${fields.join(', ')} }\n`
 }
 
 /**
@@ -208,7 +221,7 @@ rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
 cache: ${benchCache(o.cache)}
 ${o.keys === undefined ? '' : `keys: ${o.keys}\n`}log: { level: ${o.logLevel ?? 'info'} }
-${assertion.yaml}${tracing}`)
+${assertion.yaml}${tracing}${usageSection(o.usage)}`)
   const port = await freePort()
   const adminPort = await freePort()
   const authzPort = o.authz === true ? await freePort() : undefined

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
 import { KNOBS, readConfig, type BenchConfig } from './config.js'
 import { memory, propagation, sharedCore } from './extras.js'
+import { usageFlush } from './usage-flush.js'
 import { flood } from './flood.js'
 import { warmUp } from './warm-up.js'
 import { instructions } from './instructions.js'
@@ -192,7 +193,7 @@ async function main (): Promise<number> {
     process.stdout.write(markdown(info, summaries, problems))
     // The throughput servers are done; the extras start their own Redis and gateways.
     await Promise.all(started.splice(0).map(async (s) => await s.server.stop()))
-    for (const extra of [sharedCore, propagation, memory, warmUp, flood, instructions]) {
+    for (const extra of [sharedCore, propagation, memory, warmUp, flood, instructions, usageFlush]) {
       if (config.extras(extra.name)) {
         log(`running ${extra.name}`)
         const result = await extra(ctx)

@@ -14,6 +14,8 @@ import type { RunningServer, Scenario, ScenarioContext } from './types.js'
 
 /** keygate's own proxy, the headline row: what nginx + the authorizer is compared with */
 export const KEYGATE_PROXY = 'keygate: personal key, cache warm'
+/** the headline row with per-key usage counting off: what the same row with counting on is compared with */
+export const KEYGATE_NO_USAGE = 'keygate: personal key, cache warm, usage counting off'
 /** the cached decision, what the assertion's decision rows are compared with */
 export const AUTHZ_CACHED = 'authz: personal key, cache warm (Traefik shape, 200 decision)'
 /** the reference of the decision rows */
@@ -61,7 +63,9 @@ export function referenceScenario (ctx: ScenarioContext): Scenario {
  * with forged foreign-format tokens and `keys.accept_imported` on, an imported key with
  * the cache warm (against the headline: decided like a native key, no Redis), a key
  * under a rate limit (the limiter's one Lua call per request; the cache-warm rows are
- * keys under no limit, which cost no Redis command), and the headline again with two
+ * keys under no limit, which cost no Redis command), the headline with per-key usage
+ * counting off and again with it on, compared with the former (counting on / counting
+ * off: what counting costs a request; target >= 0.98), and the headline again with two
  * worker processes (unpinned: it needs both cores).
  */
 export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
@@ -98,6 +102,21 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       start: async () => await startKeygate(ctx, 'keygate-assert-request-eddsa', { assertion: { bind: 'request', alg: 'EdDSA' } }),
       headers: bearer(benchKeys.personal.key),
       target: { cpuRatio: 0.75 }
+    },
+    // per-key usage counting (docs/usage.md): on in the headline row and by default; here
+    // off, and on again in the same rounds, compared with off (the ratio is on / off)
+    {
+      name: KEYGATE_NO_USAGE,
+      label: 'counting off',
+      start: async () => await startKeygate(ctx, 'keygate-nousage', { usage: { enabled: false } }),
+      headers: bearer(benchKeys.personal.key)
+    },
+    {
+      name: 'keygate: personal key, cache warm, usage counting on (the headline\'s settings; ratio: counting on / counting off)',
+      compareWith: KEYGATE_NO_USAGE,
+      start: async () => await startKeygate(ctx, 'keygate-usage'),
+      headers: bearer(benchKeys.personal.key),
+      target: { cpuRatio: 0.98 }
     },
     // tracing (docs/tracing.md): every request a SERVER and a CLIENT span, exported in
     // batches over OTLP/HTTP to a stand-in collector; the headline row is tracing off

@@ -100,7 +100,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     redis: health,
     cacheStats: () => ({ ...cache.counters, entries: cache.size, trackingUp: tracking.up, trackingSince: tracking.since }),
     logStats: sinkOf(logger)?.stats,
-    rateLimitBlocked: () => blocked.size(Date.now())
+    rateLimitBlocked: () => blocked.size(Date.now()),
+    // (read at scrape time, once the counter below exists)
+    usageHeld: () => counter.held
   })
   redis.on('error', () => { metrics.redis.connectionError() })
   const resolver = createIdentityResolver(config, redis, {
@@ -122,7 +124,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     flushMs: config.usage.flush_ms,
     retentionMs: parseDuration(config.usage.retention) ?? 90 * 86_400_000,
     maxKeys: config.usage.max_keys,
-    onError: (err) => { logger.warn({ err: { message: (err as Error).message } }, 'usage: counts could not be written; they are dropped') }
+    // the message only: the error's command (ioredis keeps its arguments, key ids among them) is not logged
+    onError: (err) => { logger.warn({ err: { message: (err as Error).message } }, 'usage: counts could not be written; they are dropped') },
+    meter: metrics.usage
   })
   const limiter = createLimiter({
     script: new RateLimitScript(redis),
@@ -139,9 +143,11 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const redecider = decisions.decider()
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set
   const tracing = createTracing(config.tracing, config.keys.prefix)
-  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing })
+  // (counting off: the request's last stage is not handed the counter, and costs nothing for it)
+  const counting = config.usage.enabled ? counter : undefined
+  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing })
   const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
-  const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, counter, metrics, assertions, tracing }) : undefined
+  const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing }) : undefined
 
   return {
     data,

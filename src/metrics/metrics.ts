@@ -10,7 +10,7 @@
  *
  * The request path only adds to plain numbers (series.ts); everything is copied into
  * the registry in `collect` callbacks when /metrics is scraped. One module per group:
- * requests, the auth decision, upstreams, Redis, admin sign-in, the cache. Label values come from
+ * requests, the auth decision, upstreams, Redis, admin sign-in, the cache, usage counting. Label values come from
  * fixed vocabularies or from the configuration (rule patterns, upstream names), never
  * from a request: no path, no key id, no query string.
  */
@@ -24,10 +24,11 @@ import { redisMetrics, type RedisMeter, type RedisState } from './redis-metrics.
 import { registrar } from './registrar.js'
 import { requestMetrics, type RequestMeter } from './request-metrics.js'
 import { upstreamMetrics, type UpstreamMeter } from './upstream-metrics.js'
+import { usageMetrics, type UsageMeter } from './usage-metrics.js'
 import { webSocketMetrics, type WebSocketMeter } from './websocket-metrics.js'
 import { VERSION } from '../version.js'
 
-export type { AdminSignInMeter, AuthMeter, CacheStats, RateLimitMeter, RedisMeter, RedisState, RequestMeter, UpstreamMeter, WebSocketMeter }
+export type { AdminSignInMeter, AuthMeter, CacheStats, RateLimitMeter, RedisMeter, RedisState, RequestMeter, UpstreamMeter, UsageMeter, WebSocketMeter }
 
 export interface MetricsOptions {
   /** the configured rules, in order: `rule` label `<METHOD> <path pattern>` */
@@ -41,6 +42,8 @@ export interface MetricsOptions {
   logStats?: Readonly<LogSinkStats> | undefined
   /** rate-limit buckets this process holds blocked (src/ratelimit/blocked.ts), read at scrape time */
   rateLimitBlocked?: () => number
+  /** distinct keys the usage counter holds, not yet written (src/registry/usage-counter.ts), read at scrape time */
+  usageHeld?: () => number
   /** prom-client's default process and Node.js metrics, unprefixed (default true) */
   defaultMetrics?: boolean
   now?: () => number
@@ -60,6 +63,8 @@ export interface Metrics {
   readonly auth: AuthMeter
   readonly redis: RedisMeter
   readonly rateLimit: RateLimitMeter
+  /** the per-key usage counter's writes and losses */
+  readonly usage: UsageMeter
   upstream: (name: string) => UpstreamMeter
   /** label sets allocated so far; each once, the first time it is seen */
   labelSets: () => number
@@ -76,6 +81,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
   const adminSignIn = adminSignInMetrics(r)
   const rateLimit = rateLimitMetrics(r, o.rateLimitBlocked ?? (() => 0))
   const webSockets = webSocketMetrics(r)
+  const usage = usageMetrics(r, o.usageHeld ?? (() => 0))
   if (o.cacheStats !== undefined) cacheMetrics(r, o.cacheStats, o.now ?? Date.now)
   r.gauge({
     name: 'keygate_build_info',
@@ -106,6 +112,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
     auth: auth.meter,
     redis: redis.meter,
     rateLimit,
+    usage,
     upstream (name) {
       const meter = upstreams.meters.get(name)
       if (meter === undefined) throw new Error(`metrics: unknown upstream ${name}`)

@@ -61,7 +61,8 @@ interface Sample {
 
 /**
  * A histogram family in seconds, observed in milliseconds (what `performance.now()`
- * and fastify's `elapsedTime` give), so no division happens per observation.
+ * and fastify's `elapsedTime` give), so no division happens per observation; or, with
+ * `perUnit` 1, of a plain quantity (keys written per flush) observed as it is.
  * Registered with the Registry as a metric object of its own: `get()` returns the
  * same shape as prom-client's Histogram, so text exposition and cluster aggregation
  * (AggregatorRegistry sums histograms by default) treat it alike.
@@ -77,12 +78,14 @@ export class HistogramTable {
     readonly help: string,
     /** upper bounds in seconds, ascending */
     private readonly bounds: readonly number[],
-    private readonly labelsOf: (slot: number) => Labels
+    private readonly labelsOf: (slot: number) => Labels,
+    /** observations per unit of the family: 1000 (ms observed, seconds exported), or 1 */
+    private readonly perUnit = 1000
   ) {
     for (let i = 1; i < bounds.length; i++) {
       if (!((bounds[i] as number) > (bounds[i - 1] as number))) throw new Error(`${name}: buckets must ascend`)
     }
-    this.boundsMs = Float64Array.from(bounds, (b) => b * 1000)
+    this.boundsMs = Float64Array.from(bounds, (b) => b * perUnit)
   }
 
   observe (slot: number, ms: number): void {
@@ -124,7 +127,7 @@ export class HistogramTable {
         values.push({ metricName: bucket, labels: { ...s.labels, le: this.bounds[i] as number }, value: cumulative })
       }
       values.push({ metricName: bucket, labels: { ...s.labels, le: '+Inf' }, value: s.count })
-      values.push({ metricName: this.name + '_sum', labels: s.labels, value: s.sum / 1000 })
+      values.push({ metricName: this.name + '_sum', labels: s.labels, value: s.sum / this.perUnit })
       values.push({ metricName: this.name + '_count', labels: s.labels, value: s.count })
     }
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values }

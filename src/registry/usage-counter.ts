@@ -10,21 +10,27 @@
  * not exist (unknown id, bad format, bad checksum) names no key, so a client cannot fill
  * the map or Redis with ids of its choosing.
  *
- * Layout (src/registry/redis-keys.ts; Cluster: the key id or org is the hash tag, so
- * every hash of one key lives in one slot and a key's write is one script call):
+ * Layout (src/registry/redis-keys.ts; the key id or org is the hash tag, so every hash
+ * of one key lives in one Cluster slot; on a Cluster the prefix's own tag, which keygate
+ * requires there, comes first and puts them all in the registry's slot):
  *   <prefix>usage:{<keyId>}:m:<hour>   fields `<minute of hour><class>`   kept 48 h
  *   <prefix>usage:{<keyId>}:h:<day>    fields `<hour of day><class>`      kept usage.retention
  *   <prefix>usage-org:{<org>}:m:<hour> / :h:<day>                          the same, per org
  * with class one of `a` `r` `l` `e`, `hour` and `day` counted from the epoch (UTC). The
  * flush writes the minute and the hour at once (the roll-up is exact, and needs no
  * background step): per key and per org a few HINCRBYs and two EXPIREATs, inside one
- * EVALSHA per 500 keys (a Cluster: per key).
+ * EVALSHA per 500 keys whose hashes share a slot.
  *
  * Memory: counts of up to `maxKeys` distinct keys are held; past it the batch is written
  * at once and counting starts a new one (docs/usage.md gives the bytes an entry costs).
+ *
+ * Metrics (src/metrics/usage-metrics.ts): each write's duration and keys, failed writes,
+ * and the requests whose counts were lost, by reason.
  */
 import type { ChainableCommander } from 'ioredis'
+import { hashTag } from '../config/redis-url.js'
 import type { Reason } from '../errors.js'
+import type { UsageMeter } from '../metrics/usage-metrics.js'
 import { isCluster, type RegistryClient } from './redis-client.js'
 import { flatCopy } from './records.js'
 import type { RedisKeys } from './redis-keys.js'
@@ -87,6 +93,25 @@ export interface UsageCounterOptions {
   maxKeys?: number
   /** told of a write that failed (its counts are lost: usage is advisory) */
   onError?: (err: unknown) => void
+  /** the metrics of the writes and of what was lost (src/metrics/usage-metrics.ts) */
+  meter?: UsageMeter
+}
+
+/** What a meter is told when there is none. */
+const NO_METER: UsageMeter = { flushed () {}, dropped () {}, full () {} }
+
+/** requests counted in a batch */
+function requestsIn (batches: readonly Batch[]): number {
+  let n = 0
+  for (const { counts } of batches) for (const c of counts.values()) n += c.a + c.r + c.l + c.e
+  return n
+}
+
+/** keys in a batch */
+function keysIn (batches: readonly Batch[]): number {
+  let n = 0
+  for (const { counts } of batches) n += counts.size
+  return n
 }
 
 /**
@@ -112,7 +137,7 @@ end
 return 1
 `
 
-/** keys (or orgs) per script call on a standalone Redis (a Cluster: one, every key of a call shares its slot) */
+/** keys (or orgs) per script call, at most (on a Cluster, every key of a call shares its slot) */
 const PER_CALL = 500
 
 interface AddCommand {
@@ -131,6 +156,7 @@ export class UsageCounter {
   private readonly maxKeys: number
   private readonly retentionMs: number
   private readonly onError: (err: unknown) => void
+  private readonly meter: UsageMeter
   private stopped = false
   private readonly enabled: boolean
 
@@ -138,6 +164,7 @@ export class UsageCounter {
     this.maxKeys = o.maxKeys ?? 100_000
     this.retentionMs = o.retentionMs
     this.onError = o.onError ?? (() => {})
+    this.meter = o.meter ?? NO_METER
     this.enabled = o.enabled ?? true
     redis.defineCommand('keygateUsageAdd', { lua: ADD_LUA })
     this.timer = setInterval(() => { this.flush().catch(() => {}) }, Math.min(o.flushMs ?? 5_000, 5_000))
@@ -172,7 +199,10 @@ export class UsageCounter {
     this.batch = { minute, counts: new Map() }
     if (old.counts.size > 0) {
       this.hand(old)
-      if (old.counts.size >= this.maxKeys) this.drain().catch(() => {})
+      if (old.counts.size >= this.maxKeys) {
+        this.meter.full()
+        this.drain().catch(() => {})
+      }
     }
     return this.batch
   }
@@ -190,6 +220,7 @@ export class UsageCounter {
       const lost = this.full.shift() as Batch
       waiting -= lost.counts.size
       this.dropped += lost.counts.size
+      this.meter.dropped(requestsIn([lost]), 'behind')
       this.onError(new Error(`the counts of ${lost.counts.size} keys were dropped: the writes fall behind`))
     }
   }
@@ -218,7 +249,15 @@ export class UsageCounter {
       while (this.full.length > 0) {
         const batches = this.full
         this.full = []
-        await this.write(batches).catch(this.onError)
+        const started = performance.now()
+        try {
+          await this.write(batches)
+          this.meter.flushed(performance.now() - started, keysIn(batches), true)
+        } catch (err: unknown) {
+          this.meter.flushed(performance.now() - started, keysIn(batches), false)
+          this.meter.dropped(requestsIn(batches), 'failed')
+          this.onError(err)
+        }
       }
     } finally {
       this.writing = undefined
@@ -282,26 +321,40 @@ export class UsageCounter {
   }
 }
 
+/** A script call being built: its keys (two a key), its minute's arguments, four counts a key. */
+interface Call {
+  keys: string[]
+  args: Array<string | number>
+  counts: number[]
+}
+
+/**
+ * What Redis Cluster hashes to pick a key's slot: its hash tag (the text between the
+ * first `{` and the first `}` after it, when not empty), else the whole name. Two names
+ * with the same one are in the same slot.
+ */
+function slotName (name: string): string {
+  return hashTag(name) ?? name
+}
+
 /**
  * The commands of one write, pipelined: a standalone Redis gets one ioredis pipeline (one
- * socket write), its script calls each adding the counts of up to PER_CALL keys; a Cluster
- * gets one script call per key (its two hashes share a slot), each sent at once without
- * waiting for the one before (ioredis routes each to its node and writes it to that
- * node's connection, so each node's commands are pipelined on the wire; an ioredis
- * pipeline serves one node only).
+ * socket write), its script calls each adding the counts of up to PER_CALL keys. A
+ * Cluster gets the same calls built per slot (the keys of one call share its hash tag:
+ * with keygate's hash-tagged prefix, every usage hash is in the registry's slot, so
+ * PER_CALL keys a call as on one Redis), each sent at once without waiting for the one
+ * before (ioredis routes each to its node and writes it to that node's connection, so
+ * each node's commands are pipelined on the wire; an ioredis pipeline serves one node
+ * only).
  */
 class Writes {
   private readonly line: ChainableCommander | undefined
   private readonly sent: Array<Promise<unknown>> = []
-  private readonly perCall: number
-  /** the script call being built: its keys, its minute's arguments, the counts */
-  private keys: string[] = []
-  private counts: number[] = []
-  private args: Array<string | number> = []
+  /** the calls being built, by the slot name of their keys ('' on a standalone Redis) */
+  private readonly calls = new Map<string, Call>()
 
   constructor (private readonly redis: RegistryClient) {
     this.line = isCluster(redis) ? undefined : redis.pipeline()
-    this.perCall = this.line === undefined ? 1 : PER_CALL
   }
 
   hget (key: string, field: string): void {
@@ -309,26 +362,29 @@ class Writes {
     else this.sent.push(this.redis.hget(key, field))
   }
 
-  /** the counts `c` of the minute `args` describes, into `minutes` and `hours` */
+  /** the counts `c` of the minute `args` describes, into `minutes` and `hours` (one slot: the names differ after the tag) */
   add (minutes: string, hours: string, args: Array<string | number>, c: Counts): void {
-    if (args !== this.args || this.keys.length === 2 * this.perCall) this.call()
-    this.args = args
-    this.keys.push(minutes, hours)
-    this.counts.push(c.a, c.r, c.l, c.e)
+    const slot = this.line === undefined ? slotName(minutes) : ''
+    let call = this.calls.get(slot)
+    if (call !== undefined && (call.args !== args || call.keys.length === 2 * PER_CALL)) {
+      this.call(call)
+      call = undefined
+    }
+    if (call === undefined) this.calls.set(slot, call = { keys: [], args, counts: [] })
+    call.keys.push(minutes, hours)
+    call.counts.push(c.a, c.r, c.l, c.e)
   }
 
-  private call (): void {
-    if (this.keys.length === 0) return
+  private call ({ keys, args, counts }: Call): void {
     const to = (this.line ?? this.redis) as unknown as AddCommand
-    const sent = to.keygateUsageAdd(this.keys.length, ...this.keys, ...this.args, ...this.counts)
+    const sent = to.keygateUsageAdd(keys.length, ...keys, ...args, ...counts)
     if (this.line === undefined) this.sent.push(sent as Promise<unknown>)
-    this.keys = []
-    this.counts = []
   }
 
   /** Runs the commands; their replies in the order they were added (an error rejects). */
   async exec (): Promise<unknown[]> {
-    this.call()
+    for (const call of this.calls.values()) this.call(call)
+    this.calls.clear()
     if (this.line === undefined) return await Promise.all(this.sent)
     const replies = (await this.line.exec()) ?? []
     return replies.map(([err, value]) => {

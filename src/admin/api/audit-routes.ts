@@ -23,18 +23,18 @@ type Query = Static<typeof AuditQuery>
 
 export function auditRoutes (app: FastifyInstance, ctx: ApiContext): void {
   // the two listings differ only in what they read
-  const listing = (path: string, response: typeof AuditList | typeof RefusalList, read: (store: AdminStore, q: StoreQuery) => Promise<unknown>): void => {
+  const listing = (path: string, summary: string, response: typeof AuditList | typeof RefusalList, read: (store: AdminStore, q: StoreQuery) => Promise<unknown>): void => {
     // (a self principal is refused before the query is read)
     app.get<{ Querystring: Query }>(path, {
       onRequest: requireScope('org'),
-      schema: { querystring: AuditQuery, response: { 200: response } }
+      schema: { summary, tags: ['audit'], querystring: AuditQuery, response: { 200: response } }
     }, async (request) => {
       const p = principalOf(request)
       return await read(ctx.store(p), storeQuery(request, p))
     })
   }
-  listing('/audit', AuditList, async (store, q) => await store.pageAudit(q))
-  listing('/audit/refusals', RefusalList, async (store, q) => await store.readRefusals(q))
+  listing('/audit', 'Page through the audit trail of changes, newest first', AuditList, async (store, q) => await store.pageAudit(q))
+  listing('/audit/refusals', 'Page through the refusals, aggregated, newest first', RefusalList, async (store, q) => await store.readRefusals(q))
 }
 
 function storeQuery (request: FastifyRequest<{ Querystring: Query }>, p: Principal): StoreQuery {

@@ -21,7 +21,7 @@ import {
 
 export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Querystring: Static<typeof ListKeysQuery> }>('/keys', {
-    schema: { querystring: ListKeysQuery, response: { 200: KeyList } }
+    schema: { summary: 'List keys (by org, user, unused for, over the org\'s key policy)', tags: ['keys'], querystring: ListKeysQuery, response: { 200: KeyList } }
   }, async (request) => {
     const { store, rules } = callerOf(ctx, request)
     const q = request.query
@@ -38,7 +38,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   })
 
   app.post<{ Body: Static<typeof CreateKeyBody> }>('/keys', {
-    schema: { querystring: NoQuery, body: CreateKeyBody, response: { 201: CreatedKeyResponse } }
+    schema: { summary: 'Create a key (the plaintext is in this answer only)', tags: ['keys'], querystring: NoQuery, body: CreateKeyBody, response: { 201: CreatedKeyResponse } }
   }, async (request, reply) => {
     const b = request.body
     const { result, warnings } = await callerOf(ctx, request).actions.createKey({
@@ -60,7 +60,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Body: Static<typeof LeakedKeysBody> }>('/keys/leaked', {
     onRequest: requireScope('org'),
     config: { takesKeys: true },
-    schema: { querystring: NoQuery, body: LeakedKeysBody, response: { 200: LeakedKeysResponse } }
+    schema: { summary: 'Revoke keys reported as leaked', tags: ['keys'], querystring: NoQuery, body: LeakedKeysBody, response: { 200: LeakedKeysResponse } }
   }, async (request) => {
     const { keys, source } = request.body
     const outcomes = await callerOf(ctx, request).actions.reportLeaked(keys, source)
@@ -75,11 +75,11 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   })
 
   app.get<{ Params: Static<typeof KeyParams> }>('/keys/:id', {
-    schema: { params: KeyParams, querystring: NoQuery, response: { 200: KeyViewSchema } }
+    schema: { summary: 'Show a key', tags: ['keys'], params: KeyParams, querystring: NoQuery, response: { 200: KeyViewSchema } }
   }, async (request) => await callerOf(ctx, request).rules.visibleKey(request.params.id))
 
   app.post<{ Params: Static<typeof KeyParams> }>('/keys/:id/revoke', {
-    schema: { params: KeyParams, querystring: NoQuery, body: EmptyBody, response: { 200: Changed } }
+    schema: { summary: 'Revoke a key', tags: ['keys'], params: KeyParams, querystring: NoQuery, body: EmptyBody, response: { 200: Changed } }
   }, async (request) => {
     const { id } = request.params
     const { changed } = await callerOf(ctx, request).actions.revokeKey(id)
@@ -88,7 +88,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
 
   app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof KeyLimitBody> }>('/keys/:id/limit', {
     onRequest: requireAdmin,
-    schema: { params: KeyParams, querystring: NoQuery, body: KeyLimitBody, response: { 200: Changed } }
+    schema: { summary: 'Set or clear a key\'s rate limit', tags: ['keys'], params: KeyParams, querystring: NoQuery, body: KeyLimitBody, response: { 200: Changed } }
   }, async (request) => {
     const { id } = request.params
     const { changed } = await callerOf(ctx, request).actions.setKeyLimit(id, request.body.rate_limit)
@@ -96,7 +96,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   })
 
   app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof RestrictKeyBody> }>('/keys/:id/restrict', {
-    schema: { params: KeyParams, querystring: NoQuery, body: RestrictKeyBody, response: { 200: Changed } }
+    schema: { summary: 'Restrict a key (permissions, client networks)', tags: ['keys'], params: KeyParams, querystring: NoQuery, body: RestrictKeyBody, response: { 200: Changed } }
   }, async (request) => {
     const { id } = request.params
     const { changed } = await callerOf(ctx, request).actions.restrictKey(id, { scope: request.body.scope, allowedCidrs: request.body.allowed_cidrs })
@@ -104,7 +104,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   })
 
   app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof RotateKeyBody> }>('/keys/:id/rotate', {
-    schema: { params: KeyParams, querystring: NoQuery, body: RotateKeyBody, response: { 201: RotatedKeySchema } }
+    schema: { summary: 'Rotate a key (the old one works for a grace period)', tags: ['keys'], params: KeyParams, querystring: NoQuery, body: RotateKeyBody, response: { 201: RotatedKeySchema } }
   }, async (request, reply) => {
     const graceMs = request.body.grace === undefined ? DEFAULT_GRACE_MS : positive('grace', request.body.grace)
     const rotated = await callerOf(ctx, request).actions.rotateKey(request.params.id, graceMs)

@@ -10,6 +10,18 @@ import type { FastifyInstance } from 'fastify'
 import { VERSION } from '../../version.js'
 import { SESSION_COOKIE } from '../sso/index.js'
 
+/** The groups of operations; every operation names one (test/integration/admin/openapi.test.ts). */
+export const TAGS = [
+  { name: 'keys', description: 'API keys: create, list, show, revoke, rotate, restrict, limit; leaked keys' },
+  { name: 'users', description: 'The users personal keys belong to' },
+  { name: 'roles', description: 'Roles and the permissions they grant' },
+  { name: 'orgs', description: 'Orgs, their rate limits and key policy' },
+  { name: 'usage', description: 'Request counts per key and per org, by the minute, hour or day' },
+  { name: 'audit', description: 'The audit trail of changes, and the refusals' },
+  { name: 'session', description: 'The signed-in principal, and the console\'s SSO session' },
+  { name: 'api', description: 'The API\'s own description' }
+] as const
+
 export async function useOpenApi (app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -19,6 +31,7 @@ export async function useOpenApi (app: FastifyInstance): Promise<void> {
         version: VERSION,
         description: 'Keys, users, roles, orgs, the audit trail and usage. Reference: docs/admin-api.md.'
       },
+      tags: [...TAGS],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'the admin token, or a keygate key whose role grants an admin scope' },
@@ -33,5 +46,5 @@ export async function useOpenApi (app: FastifyInstance): Promise<void> {
 
 /** GET /openapi.json: the document, built once on first use (the routes are fixed by then). */
 export function openApiRoute (app: FastifyInstance): void {
-  app.get('/openapi.json', async () => app.swagger())
+  app.get('/openapi.json', { schema: { summary: 'This document: the admin API in OpenAPI 3.0', tags: ['api'] } }, async () => app.swagger())
 }

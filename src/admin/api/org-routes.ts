@@ -12,7 +12,7 @@ import { NoQuery, OrgList, OrgParams, OrgViewSchema, PutOrgBody } from './schema
 export function orgRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get('/orgs', {
     onRequest: requireScope('org'),
-    schema: { querystring: NoQuery, response: { 200: OrgList } }
+    schema: { summary: 'List orgs', tags: ['orgs'], querystring: NoQuery, response: { 200: OrgList } }
   }, async (request) => {
     const { store, rules } = callerOf(ctx, request)
     const only = rules.orgFilter(undefined)
@@ -21,7 +21,7 @@ export function orgRoutes (app: FastifyInstance, ctx: ApiContext): void {
 
   app.get<{ Params: Static<typeof OrgParams> }>('/orgs/:org', {
     onRequest: requireScope('org'),
-    schema: { params: OrgParams, querystring: NoQuery, response: { 200: OrgViewSchema } }
+    schema: { summary: 'Show an org (limits, key policy)', tags: ['orgs'], params: OrgParams, querystring: NoQuery, response: { 200: OrgViewSchema } }
   }, async (request) => {
     const { store, rules } = callerOf(ctx, request)
     const { org } = request.params
@@ -31,7 +31,7 @@ export function orgRoutes (app: FastifyInstance, ctx: ApiContext): void {
 
   app.put<{ Params: Static<typeof OrgParams>, Body: Static<typeof PutOrgBody> }>('/orgs/:org', {
     onRequest: requireAdmin,
-    schema: { params: OrgParams, querystring: NoQuery, body: PutOrgBody, response: { 200: OrgViewSchema } }
+    schema: { summary: 'Create or change an org', tags: ['orgs'], params: OrgParams, querystring: NoQuery, body: PutOrgBody, response: { 200: OrgViewSchema } }
   }, async (request) => {
     return await callerOf(ctx, request).actions.putOrg(request.params.org, { name: request.body.name, rateLimit: request.body.rate_limit, keyMaxTtl: request.body.key_max_ttl })
   })

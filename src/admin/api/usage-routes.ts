@@ -14,7 +14,7 @@ import { KeyParams, OrgParams, UsageQuery, UsageSeries } from './schemas.js'
 
 export function usageRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: Static<typeof KeyParams>, Querystring: Static<typeof UsageQuery> }>('/keys/:id/usage', {
-    schema: { params: KeyParams, querystring: UsageQuery, response: { 200: UsageSeries } }
+    schema: { summary: 'A key\'s request counts over a range (allowed, refused, limited, errors)', tags: ['usage'], params: KeyParams, querystring: UsageQuery, response: { 200: UsageSeries } }
   }, async (request) => {
     const range = rangeOf(request.query, Date.now())
     const { id } = request.params
@@ -24,7 +24,7 @@ export function usageRoutes (app: FastifyInstance, ctx: ApiContext): void {
 
   app.get<{ Params: Static<typeof OrgParams>, Querystring: Static<typeof UsageQuery> }>('/orgs/:org/usage', {
     onRequest: requireScope('org'),
-    schema: { params: OrgParams, querystring: UsageQuery, response: { 200: UsageSeries } }
+    schema: { summary: 'An org\'s request counts over a range, the sum of its keys', tags: ['usage'], params: OrgParams, querystring: UsageQuery, response: { 200: UsageSeries } }
   }, async (request) => {
     const range = rangeOf(request.query, Date.now())
     const { org } = request.params

@@ -5,7 +5,9 @@
  * - every route registered under /admin/v1 (fastify's own route table, HEAD included)
  *   is in its paths with its method, and nothing outside /admin/v1 is;
  * - it is built from the schemas that validate: the usage query's `step` enum and a
- *   closed body are in it, as the validator enforces them.
+ *   closed body are in it, as the validator enforces them;
+ * - every operation has a summary and a tag, one of the document's tags (each described);
+ *   the groups are the expected ones.
  */
 import t from 'tap'
 import { Validator } from '@seriousme/openapi-schema-validator'
@@ -13,8 +15,8 @@ import { startGateway } from '../../helpers/gateway.js'
 
 const TOKEN = 'openapi-admin-token-0123456789abcdef'
 
-interface Operation { parameters?: Array<{ name: string, in: string, schema?: { enum?: string[], anyOf?: Array<{ enum?: string[] }> } }>, requestBody?: { content: Record<string, { schema: { additionalProperties?: boolean } }> } }
-interface Document { openapi: string, paths: Record<string, Record<string, Operation>> }
+interface Operation { summary?: string, tags?: string[], parameters?: Array<{ name: string, in: string, schema?: { enum?: string[], anyOf?: Array<{ enum?: string[] }> } }>, requestBody?: { content: Record<string, { schema: { additionalProperties?: boolean } }> } }
+interface Document { openapi: string, tags?: Array<{ name: string, description?: string }>, paths: Record<string, Record<string, Operation>> }
 
 /** `printRoutes({ commonPrefix: false })`: a tree of path segments, each with its methods. */
 function routesOf (tree: string): Array<{ method: string, path: string }> {
@@ -60,6 +62,23 @@ t.test('the admin API describes every route it has', async (t) => {
   t.same(Object.keys(doc.paths).filter((p) => !p.startsWith('/admin/v1/')), [], 'nothing outside the admin API')
   const listed = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`))
   t.equal(listed.length, admin.length, 'and nothing more than them')
+
+  // every operation: a summary and a tag the document describes
+  const tags = new Map((doc.tags ?? []).map((x) => [x.name, x.description ?? '']))
+  t.same([...tags.keys()].sort(), ['api', 'audit', 'keys', 'orgs', 'roles', 'session', 'usage', 'users'], 'the groups of operations')
+  t.same([...tags].filter(([, description]) => description === '').map(([name]) => name), [], 'each described')
+  const undescribed = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops)
+    .filter(([, op]) => typeof op.summary !== 'string' || op.summary.trim() === '' || (op.tags ?? []).length === 0 || (op.tags ?? []).some((x) => !tags.has(x)))
+    .map(([method]) => `${method} ${path}`))
+  t.same(undescribed, [], 'every operation has a summary and a tag of the document\'s')
+  const tagOf = (method: string, path: string): string | undefined => doc.paths[path]?.[method]?.tags?.[0]
+  t.same([
+    tagOf('post', '/admin/v1/keys/{id}/rotate'), tagOf('put', '/admin/v1/users/{id}'), tagOf('delete', '/admin/v1/roles/{name}'),
+    tagOf('get', '/admin/v1/orgs/{org}'), tagOf('get', '/admin/v1/orgs/{org}/usage'), tagOf('head', '/admin/v1/keys/{id}/usage'),
+    tagOf('get', '/admin/v1/audit/refusals'), tagOf('delete', '/admin/v1/session'), tagOf('get', '/admin/v1/openapi.json')
+  ], ['keys', 'users', 'roles', 'orgs', 'usage', 'usage', 'audit', 'session', 'api'], 'each route in its group (HEAD as its GET)')
+  const summaries = Object.values(doc.paths).flatMap((ops) => Object.entries(ops).filter(([method]) => method !== 'head').map(([, op]) => op.summary))
+  t.equal(new Set(summaries).size, summaries.length, 'no two operations (HEAD aside) share a summary')
 
   const usage = doc.paths['/admin/v1/keys/{id}/usage']?.get
   const step = usage?.parameters?.find((p) => p.in === 'query' && p.name === 'step')

@@ -64,18 +64,61 @@ t.test('past maxKeys the batch is written early, and every count arrives', async
   t.equal(counter.dropped, 0)
 })
 
+t.test('a write that fails: its keys and requests told to the meter, the error to onError', async (t) => {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const client = new Redis(redis.url)
+  t.teardown(() => { client.disconnect() })
+  const keys = redisKeys(uniquePrefix())
+  // a hash the script cannot HINCRBY: its call fails with WRONGTYPE
+  const now = Date.now()
+  const hour = Math.floor(now / 3_600_000)
+  await client.set(keys.usageMinutes('key0000000000001', hour), 'not a hash')
+  const told: string[] = []
+  const errors: string[] = []
+  const counter = new UsageCounter(client, keys, {
+    flushMs: 5000,
+    retentionMs: 86_400_000,
+    onError: (e) => { errors.push((e as Error).message) },
+    meter: {
+      flushed: (ms, n, ok) => { told.push(`flushed ${n} ${ok ? 'ok' : 'failed'}`); t.ok(ms >= 0) },
+      dropped: (requests, reason) => { told.push(`dropped ${requests} ${reason}`) },
+      full: () => { told.push('full') }
+    }
+  })
+  for (let i = 0; i < 3; i++) counter.count('key0000000000001', 'acme', 200, 'allowed', now)
+  counter.count('key0000000000002', 'acme', 429, 'rate_limited', now)
+  await counter.stop()
+  t.same(told, ['flushed 2 failed', 'dropped 4 failed'], 'one failed write of 2 keys, 4 requests lost')
+  t.equal(errors.length, 1)
+  t.match(errors[0], /WRONGTYPE/)
+  t.notMatch(errors[0], /key000000000000/, 'the error names no key id')
+})
+
 t.test('past twice maxKeys waiting for a slow write, the oldest waiting batch is dropped', async (t) => {
   const redis = await startRedis()
   t.teardown(() => redis.stop())
   const client = new Redis(redis.url)
   t.teardown(() => { client.disconnect() })
   const errors: string[] = []
-  const counter = new UsageCounter(client, redisKeys(uniquePrefix()), { flushMs: 5000, retentionMs: 86_400_000, maxKeys: 10, onError: (e) => { errors.push((e as Error).message) } })
+  const told: string[] = []
+  const meter = {
+    flushed: (_ms: number, keys: number, ok: boolean) => { told.push(`flushed ${keys} ${ok ? 'ok' : 'failed'}`) },
+    dropped: (requests: number, reason: string) => { told.push(`dropped ${requests} ${reason}`) },
+    full: () => { told.push('full') }
+  }
+  const counter = new UsageCounter(client, redisKeys(uniquePrefix()), { flushMs: 5000, retentionMs: 86_400_000, maxKeys: 10, onError: (e) => { errors.push((e as Error).message) }, meter })
   const now = Date.now()
   // (no turn of the event loop: the first batch's write cannot finish meanwhile)
   for (let i = 0; i < 45; i++) counter.count(`key${String(i).padStart(13, '0')}`, 'acme', 200, 'allowed', now)
+  // (a second request of key 44: 2 requests in the current batch's last key)
+  counter.count('key0000000000044', 'acme', 200, 'allowed', now)
   t.equal(counter.dropped, 10, 'one batch of 10 dropped')
   t.equal(counter.held, 25, 'two batches wait, 5 counted: memory bounded')
   t.same(errors, ['the counts of 10 keys were dropped: the writes fall behind'])
+  t.same(told, ['full', 'full', 'full', 'dropped 10 behind', 'full'], 'the meter: four full batches, the fourth pushing one out, its 10 requests dropped')
   await counter.stop()
+  // (the stop hands the current batch to the writer while the first write is still under
+  // way: 25 keys wait, past twice maxKeys again, so the oldest waiting batch goes too)
+  t.same(told.slice(5), ['dropped 10 behind', 'flushed 10 ok', 'flushed 15 ok'], 'then the first batch\'s write, and one of the 15 keys left')
 })
