@@ -25,9 +25,9 @@
  * Refused changes are audited (`denied: <why>`); refused reads are not.
  */
 import { userActor } from '../../registry/admin/actors.js'
-import { AdminError, ifMissing, type AdminStore, type ErrorDetail, type CreateKeyInput, type KeyView, type UserView } from '../../registry/admin/index.js'
+import { AdminError, ifMissing, type AdminStore, type ErrorDetail, type CreateKeyInput, type ImportInput, type KeyView, type UserView } from '../../registry/admin/index.js'
 import { checkKeyExclusions, checkKeyRequirements, ownsKey } from '../../registry/admin/rules.js'
-import { Grants, scopedGrants } from '../../registry/records.js'
+import { Grants, parseTimestamp, scopedGrants } from '../../registry/records.js'
 
 export const ADMIN_PERMISSION = 'keygate:admin'
 export const ORG_ADMIN_PERMISSION = 'keygate:org:admin'
@@ -259,6 +259,18 @@ export class AdminRules {
       throw new AdminError(why, 'invalid', undefined, [{ field: 'expires_in', reason: why }])
     }
     return { type: 'bot', role, org, name: r.name, expiresInMs: r.expiresInMs, expiresWithinMs: max, createdBy, scope: r.scope, allowedCidrs: r.allowedCidrs }
+  }
+
+  /**
+   * What a key import may create, a record at a time: exactly what creating that key
+   * would (keyToCreate) for the caller, its expiry (`expires_at`) taken as the
+   * equivalent `expires_in`. An admin imports any key as it is.
+   */
+  async keyToImport (input: ImportInput, now = Date.now()): Promise<ImportInput> {
+    if (this.s.scope === 'admin') return input
+    const at = input.expiresAt === undefined ? undefined : parseTimestamp(input.expiresAt)
+    const created = await this.keyToCreate({ type: input.type, user: input.user, role: input.role, org: input.org, name: input.name, expiresInMs: at === undefined ? undefined : Math.max(0, at - now) })
+    return { ...input, user: created.user, role: created.role, org: created.org, createdBy: created.createdBy, scope: created.scope, expiresWithinMs: created.expiresWithinMs }
   }
 
   // ---- internals -----------------------------------------------------------
