@@ -103,14 +103,15 @@ export class AdminActions {
 
   /**
    * Leaked keys reported by a scanner: each live one revoked (registry/admin/leaks.ts).
-   * An admin's report covers every org; an org admin's only its own org's keys (any
-   * of them: revoking hands out no authority), the others counted as false positives,
-   * exactly like tokens that are no key at all.
+   * Which of them the caller may revoke is exactly the rule of revoking a key by id
+   * (scope-rules.ts leakRevocable): an admin every key; an org admin its org's keys
+   * acting with a role within its grants (a key beyond them is named, not revoked);
+   * a key of another org is a false positive, exactly like a token that is no key.
    */
   async reportLeaked (tokens: readonly string[], source: string): Promise<LeakOutcome[]> {
-    const s = this.rules.s
     this.rules.requireOrgAdmin('reporting leaked keys')
-    return await this.store.revokeLeaked(tokens.map((token) => ({ token, source })), { inOrg: s.scope === 'org' ? s.org : undefined })
+    const mayRevoke = this.rules.isAdmin ? undefined : async (id: string) => await this.rules.leakRevocable(id)
+    return await this.store.revokeLeaked(tokens.map((token) => ({ token, source })), { mayRevoke })
   }
 
   /** The key's own rate limit; `null` removes it. Admin only. */

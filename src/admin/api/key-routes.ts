@@ -2,7 +2,7 @@
  * /keys: list, create (the only response that ever holds a key), show, revoke,
  * rotate, restrict (scope and addresses), the key's own rate limit (admin only),
  * leaked keys reported by a scanner (the only request body that holds keygate keys;
- * an org admin's report counts only its own org's keys), and keys imported
+ * an org admin's report revokes only the keys it may revoke by id), and keys imported
  * from another system (a body of foreign keys, hashed as read: docs/imports.md). Every write is one admin action
  * (src/admin/actions.ts). Who may touch which key is decided by the admin rules
  * (admin/policy/scope-rules.ts): an admin every key; an org admin its org's keys; a
@@ -74,7 +74,8 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
       results: keys.map((token, i) => {
         const o = outcomes[i]
         const tokenHash = createHash('sha256').update(token).digest('hex')
-        return o?.id === undefined ? { token_hash: tokenHash, label: 'false_positive' as const } : { token_hash: tokenHash, label: o.label, id: o.id }
+        if (o?.id === undefined) return { token_hash: tokenHash, label: 'false_positive' as const }
+        return o.refused === undefined ? { token_hash: tokenHash, label: o.label, id: o.id } : { token_hash: tokenHash, label: o.label, id: o.id, refused: o.refused }
       }),
       revoked: outcomes.filter((o) => o.revoked === true).length
     }

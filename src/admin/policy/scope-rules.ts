@@ -168,13 +168,13 @@ export class AdminRules {
   }
 
   /**
-   * A key the caller may revoke, rotate or restrict: visible, and (org admin) acting with
-   * a role within its grants. A self principal rotates its own user's personal keys
+   * A key the caller may revoke (by hand, or as leaked), rotate or restrict: visible, and
+   * (org admin) acting with a role within its grants. A self principal rotates its own user's personal keys
    * only; an org admin never rotates another user's personal key. A rotation by an org
    * or self principal hands out the key's authority again, so what the key may do (its
    * role narrowed by its scope) must be within the caller's own grants.
    */
-  async manageableKey (id: string, action: 'key.revoke' | 'key.rotate' | 'key.restrict'): Promise<KeyView> {
+  async manageableKey (id: string, action: 'key.revoke' | 'key.leaked' | 'key.rotate' | 'key.restrict'): Promise<KeyView> {
     const view = await this.denyingReads(action, `key:${id}`, async () => await this.visibleKey(id))
     if (this.s.scope === 'self' && action === 'key.rotate' && view.type !== 'personal') {
       return await this.deny(action, `key:${id}`, 'forbidden', `rotating a BOT key needs ${ORG_ADMIN_PERMISSION}`, ORG_ADMIN_PERMISSION)
@@ -259,6 +259,32 @@ export class AdminRules {
       throw new AdminError(why, 'invalid', undefined, [{ field: 'expires_in', reason: why }])
     }
     return { type: 'bot', role, org, name: r.name, expiresInMs: r.expiresInMs, expiresWithinMs: max, createdBy, scope: r.scope, allowedCidrs: r.allowedCidrs }
+  }
+
+  /**
+   * Whether the caller may revoke a key a leak report names: exactly the rule of
+   * revoking it by id (manageableKey, `key.revoke`'s), answered without an error.
+   * `hidden`: the key is outside what the caller sees (another org's), told as if no
+   * key, and not audited (the caller sent a token, not this id: an imported key's id is
+   * not in its token); a string: visible but refused (a role beyond the caller's
+   * grants), the reason, audited as a refused `key.leaked`.
+   */
+  async leakRevocable (id: string): Promise<true | 'hidden' | string> {
+    if (this.s.scope === 'admin') return true
+    try {
+      await this.visibleKey(id)
+    } catch (err: unknown) {
+      if (err instanceof AdminError && err.kind === 'not_found') return 'hidden'
+      throw err
+    }
+    try {
+      await this.manageableKey(id, 'key.leaked')
+      return true
+    } catch (err: unknown) {
+      if (err instanceof AdminError && err.kind === 'forbidden') return err.message
+      if (err instanceof AdminError && err.kind === 'not_found') return 'hidden'
+      throw err
+    }
   }
 
   /**
