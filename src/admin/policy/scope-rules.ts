@@ -22,6 +22,9 @@
  * key is scoped makes personal keys no wider than that scope.
  * Rate limits (a key's own, a role's, an org's) are an admin's alone: an org admin
  * could otherwise raise its own org's, and a key's own limit replaces the default.
+ * Importing a key is creating it (its importer knows its token): keyToImport is
+ * keyToCreate. Revoking a key a leak report names is revoking it: leakRevocable is
+ * manageableKey, which also keeps an org admin from locking out a broader principal.
  * Refused changes are audited (`denied: <why>`); refused reads are not.
  */
 import { userActor } from '../../registry/admin/actors.js'
@@ -168,9 +171,9 @@ export class AdminRules {
   }
 
   /**
-   * A key the caller may revoke (by hand, or as leaked), rotate or restrict: visible, and
-   * (org admin) acting with a role within its grants. A self principal rotates its own user's personal keys
-   * only; an org admin never rotates another user's personal key. A rotation by an org
+   * A key the caller may revoke (by id, or as leaked), rotate or restrict: visible, and
+   * (org admin) acting with a role within its grants. A self principal rotates its own
+   * user's personal keys only; an org admin never rotates another user's personal key. A rotation by an org
    * or self principal hands out the key's authority again, so what the key may do (its
    * role narrowed by its scope) must be within the caller's own grants.
    */
