@@ -6,6 +6,7 @@
  * - the admin API: the imported key is revoked (reason, source, one `key.leaked`), the
  *   gateway refuses it, and its open WebSocket closes with 1008;
  * - the CLI: `keygate keys leaked` revokes an imported key from a file;
+ * - with keys.accept_imported off, a reported imported key is revoked all the same;
  * - an org admin's report: exactly the rule of revoking by id; another org's imported
  *   key is a false positive, not revoked, and its id (which its token does not hold)
  *   is told nowhere: not in the answer, not in the audit trail.
@@ -136,4 +137,14 @@ t.test("an org admin's report: another org's imported key is a false positive, t
   t.ok(trail[1]?.body.includes(`key:${broaderId}`), '(the refused broader key is there: its refusals are read)')
   const all = await call(gw, 'GET', '/admin/v1/audit/refusals?since=1h&limit=1000', TOKEN)
   t.notOk(all.body.includes(theirsId), 'no refusal was recorded against the other org\'s key at all')
+})
+
+t.test('keys.accept_imported off: a reported imported key is revoked all the same', async (t) => {
+  const gw = await startGateway(t, { env: { KEYGATE_ADMIN_TOKEN: TOKEN } })
+  const kong = foreignKey()
+  const [id] = await importKeys(gw, [{ type: 'personal', user: 'alice', key: kong }]) as [string]
+  t.equal((await gw.get('/api/v1/users', kong)).status, 401, 'the gateway does not accept it now')
+  const res = await call(gw, 'POST', '/admin/v1/keys/leaked', TOKEN, { keys: [kong], source: 'x' })
+  t.same(res.json(), { results: [{ token_hash: sha256(kong), label: 'true_positive', id }], revoked: 1 })
+  t.equal(await gw.client.hget(gw.fixtures.keys.key(id), 'revoked_reason'), 'leaked', 'revoked before it can ever be accepted')
 })
