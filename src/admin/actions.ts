@@ -12,7 +12,7 @@
  *
  * A write that names an org with no record is done, and returns a warning.
  */
-import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type ImportedKey, type ImportInput, type KeyRestrictionChange, lineProblem, type LeakOutcome, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
+import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type ImportedKey, type ImportInput, importRefused, type KeyRestrictionChange, lineProblem, type LeakOutcome, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
 import type { ApplyOptions, ApplyResult } from '../registry/as-code/registry-apply.js'
 import type { RegistryFile } from '../registry/as-code/registry-file.js'
 import type { AdminRules, KeyRequest } from './policy/scope-rules.js'
@@ -44,24 +44,37 @@ export class AdminActions {
   }
 
   /**
-   * Keys brought from another system (registry/admin/imports.ts), admin only: every line's
-   * references checked as a created key's are, every problem named with its line, and
-   * nothing written unless all are good.
+   * Keys brought from another system (registry/admin/imports.ts), from a file (the CLI)
+   * or the admin API. Who may: an admin imports any key; an org admin a record at a time
+   * exactly the keys it could create (scope-rules.ts keyToImport: BOT keys of its own
+   * org with a role within its grants, its own personal keys; a user of another org is
+   * answered as a missing one). Then every record's references are checked as a created
+   * key's are. Every problem is named with its record, and nothing is written unless
+   * every record is good: a record refused by the scope rules makes it a 403.
    */
   async importKeys (inputs: readonly ImportInput[]): Promise<Warned<ImportedKey[]>> {
-    this.rules.requireAdmin('importing keys')
+    this.rules.requireOrgAdmin('importing keys')
     const problems: ErrorDetail[] = []
     const warnings: ErrorDetail[] = []
+    const allowed: ImportInput[] = []
+    let forbidden: AdminError | undefined
     for (const input of inputs) {
       try {
-        warnings.push(...(await checkKeyReferences(this.store, input)).map((w) => lineProblem(input.line, w.field ?? 'key', w.reason)))
+        const checked = await this.rules.keyToImport(input)
+        warnings.push(...(await checkKeyReferences(this.store, checked)).map((w) => lineProblem(input.place, w.field ?? 'key', w.reason)))
+        allowed.push(checked)
       } catch (err: unknown) {
         if (!(err instanceof AdminError)) throw err
-        for (const d of err.details ?? [{ reason: err.message }]) problems.push(lineProblem(input.line, d.field ?? 'key', d.reason))
+        if (err.kind === 'forbidden') forbidden ??= err
+        for (const d of err.details ?? [{ reason: err.message }]) problems.push(lineProblem(input.place, d.field === 'expires_in' ? 'expires_at' : d.field ?? 'record', d.reason))
       }
     }
-    if (problems.length > 0) throw new AdminError(`the import file has ${problems.length} problem(s); nothing was imported`, 'invalid', undefined, problems)
-    return { result: await this.store.importKeys(inputs), warnings }
+    if (forbidden !== undefined) throw importRefused(problems, 'forbidden', forbidden.needs)
+    if (problems.length > 0) {
+      await this.store.recordRefused('key.import', `keys:${inputs.length}`, `${problems.length} problem(s)`, this.rules.s.scope === 'admin' ? undefined : this.rules.s.org).catch(() => {})
+      throw importRefused(problems)
+    }
+    return { result: await this.store.importKeys(allowed), warnings }
   }
 
   async revokeKey (id: string): Promise<{ changed: boolean }> {
@@ -90,14 +103,15 @@ export class AdminActions {
 
   /**
    * Leaked keys reported by a scanner: each live one revoked (registry/admin/leaks.ts).
-   * An admin's report covers every org; an org admin's only its own org's keys (any
-   * of them: revoking hands out no authority), the others counted as false positives,
-   * exactly like tokens that are no key at all.
+   * Which of them the caller may revoke is exactly the rule of revoking a key by id
+   * (scope-rules.ts leakRevocable): an admin every key; an org admin its org's keys
+   * acting with a role within its grants (a key beyond them is named, not revoked);
+   * a key of another org is a false positive, exactly like a token that is no key.
    */
   async reportLeaked (tokens: readonly string[], source: string): Promise<LeakOutcome[]> {
-    const s = this.rules.s
     this.rules.requireOrgAdmin('reporting leaked keys')
-    return await this.store.revokeLeaked(tokens.map((token) => ({ token, source })), { inOrg: s.scope === 'org' ? s.org : undefined })
+    const mayRevoke = this.rules.isAdmin ? undefined : async (id: string) => await this.rules.leakRevocable(id)
+    return await this.store.revokeLeaked(tokens.map((token) => ({ token, source })), { mayRevoke })
   }
 
   /** The key's own rate limit; `null` removes it. Admin only. */

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { Option, type Command } from 'commander'
-import { AdminError, DEFAULT_GRACE_MS, parseImportLines, type CreatedKey, type KeyView } from '../registry/admin/index.js'
+import { AdminError, DEFAULT_GRACE_MS, importRefused, parseImportLines, type CreatedKey, type KeyView } from '../registry/admin/index.js'
 import { parseKey } from '../decision/key-format.js'
 import { checkKeyExclusions, checkKeyRequirements, type KeyOwnerFields } from '../registry/admin/rules.js'
 import { duration, limitOrNull, rateLimit, rateLimitOrNone, UsageError, withRegistry } from './context.js'
@@ -164,7 +164,7 @@ export function keysCommand (program: Command): void {
       const text = readFileSync(file === '-' ? 0 : file, 'utf8')
       const { result: imported, warnings } = await withRegistry(async ({ config, actions }) => {
         const { inputs, problems } = parseImportLines(text, (token) => parseKey(token, config.keys.prefix) !== 'malformed_credential')
-        if (problems.length > 0) throw new AdminError(`the import file has ${problems.length} problem(s); nothing was imported`, 'invalid', undefined, problems)
+        if (problems.length > 0) throw importRefused(problems)
         if (inputs.length === 0) throw new UsageError(`${file === '-' ? 'stdin' : file} holds no key`)
         return await actions.importKeys(inputs)
       })

@@ -1,8 +1,9 @@
 /**
  * /keys: list, create (the only response that ever holds a key), show, revoke,
- * rotate, restrict (scope and addresses), the key's own rate limit (admin only), and
- * leaked keys reported by a scanner (the only request body that holds keys; an org
- * admin's report counts only its own org's keys). Every write is one admin action
+ * rotate, restrict (scope and addresses), the key's own rate limit (admin only),
+ * leaked keys reported by a scanner (the only request body that holds keygate keys;
+ * an org admin's report revokes only the keys it may revoke by id), and keys imported
+ * from another system (a body of foreign keys, hashed as read: docs/imports.md). Every write is one admin action
  * (src/admin/actions.ts). Who may touch which key is decided by the admin rules
  * (admin/policy/scope-rules.ts): an admin every key; an org admin its org's keys; a
  * self principal its own user's keys. A key outside the caller's scope is 404,
@@ -11,15 +12,20 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { createHash } from 'node:crypto'
-import { AdminError, DEFAULT_GRACE_MS } from '../../registry/admin/index.js'
+import { parseKey } from '../../decision/key-format.js'
+import { AdminError, DEFAULT_GRACE_MS, importRefused, parseImportRecords } from '../../registry/admin/index.js'
 import { callerOf, requireAdmin, requireScope, type ApiContext } from './context.js'
 import { withWarnings } from './refusal.js'
-import { positive } from './validation.js'
+import { positive, recordsBodyValidator } from './validation.js'
 import {
-  Changed, CreatedKeyResponse, CreateKeyBody, EmptyBody, KeyLimitBody, LeakedKeysBody, LeakedKeysResponse, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RestrictKeyBody, RotatedKeySchema, RotateKeyBody
+  Changed, CreatedKeyResponse, CreateKeyBody, EmptyBody, ImportedKeysResponse, ImportKeysBody, ImportKeysBodyOuter, KeyLimitBody, LeakedKeysBody, LeakedKeysResponse, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RestrictKeyBody, RotatedKeySchema, RotateKeyBody
 } from './schemas.js'
 
+/** an import's body, at most (1,000 records of the longest key and names fit) */
+export const IMPORT_BODY_MAX = 1024 * 1024
+
 export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
+  const keyPrefix = ctx.config.keys.prefix
   app.get<{ Querystring: Static<typeof ListKeysQuery> }>('/keys', {
     schema: { summary: 'List keys (by org, user, unused for, over the org\'s key policy)', tags: ['keys'], querystring: ListKeysQuery, response: { 200: KeyList } }
   }, async (request) => {
@@ -68,10 +74,25 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
       results: keys.map((token, i) => {
         const o = outcomes[i]
         const tokenHash = createHash('sha256').update(token).digest('hex')
-        return o?.id === undefined ? { token_hash: tokenHash, label: 'false_positive' as const } : { token_hash: tokenHash, label: o.label, id: o.id }
+        if (o?.id === undefined) return { token_hash: tokenHash, label: 'false_positive' as const }
+        return o.refused === undefined ? { token_hash: tokenHash, label: o.label, id: o.id } : { token_hash: tokenHash, label: o.label, id: o.id, refused: o.refused }
       }),
       revoked: outcomes.filter((o) => o.revoked === true).length
     }
+  })
+
+  // the one request body that holds foreign keys in the clear: hashed as they are read, never kept or logged
+  app.post<{ Body: unknown[] }>('/keys/import', {
+    onRequest: requireScope('org'),
+    bodyLimit: IMPORT_BODY_MAX,
+    validatorCompiler: recordsBodyValidator(keyPrefix, ImportKeysBodyOuter),
+    schema: { querystring: NoQuery, body: ImportKeysBody, response: { 201: ImportedKeysResponse } }
+  }, async (request, reply) => {
+    const { inputs, problems } = parseImportRecords(request.body, (token) => parseKey(token, keyPrefix) !== 'malformed_credential')
+    if (problems.length > 0) throw importRefused(problems)
+    const { result, warnings } = await callerOf(ctx, request).actions.importKeys(inputs)
+    reply.code(201)
+    return withWarnings({ keys: result.map((k) => ({ index: k.line, id: k.id, type: k.type, org: k.org, name: k.name })) }, warnings)
   })
 
   app.get<{ Params: Static<typeof KeyParams> }>('/keys/:id', {

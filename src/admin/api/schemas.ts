@@ -8,7 +8,7 @@
  */
 import { Type, type Static, type TString } from '@sinclair/typebox'
 import { DURATION } from '../../config/duration.js'
-import { CURSOR, KEY_NAME_MAX, NAME, ORG_NAME_MAX } from '../../registry/admin/index.js'
+import { CURSOR, IMPORTED_KEY_MAX, KEY_NAME_MAX, NAME, ORG_NAME_MAX } from '../../registry/admin/index.js'
 import { RATE_LIMIT_PATTERN } from '../../ratelimit/limit.js'
 import {
   AuditEntrySchema, CreatedKeySchema, KeyViewSchema, OrgViewSchema, RefusalAggregateSchema, RoleViewSchema, RotatedKeySchema, UserViewSchema
@@ -123,6 +123,28 @@ export const LeakedKeysBody = Type.Object({
   /** where they were found: a URL, or the scanner's name */
   source: Type.String({ minLength: 1, maxLength: 1024 })
 }, closed)
+/** one key brought from another system: the object an import file has a line each (docs/imports.md) */
+export const ImportRecord = Type.Object({
+  type: Type.Union([Type.Literal('personal'), Type.Literal('bot')]),
+  /** personal keys: the user the key acts as */
+  user: Type.Optional(Name),
+  /** BOT keys: the role the key acts with, and its org */
+  role: Type.Optional(Name),
+  org: Type.Optional(Name),
+  name: Type.Optional(Label(KEY_NAME_MAX)),
+  /** ISO 8601 UTC */
+  expires_at: Type.Optional(Type.String({ maxLength: 40 })),
+  /** the key as a client sends it after `Bearer ` (never stored: hashed as it is read) */
+  key: Type.Optional(Type.String({ minLength: 1, maxLength: IMPORTED_KEY_MAX, pattern: '^[A-Za-z0-9\\-._~+/]+=*$' })),
+  /** instead of key: the SHA-256 of the whole key */
+  sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' }))
+}, closed)
+/** records in one import, at most */
+export const IMPORT_RECORDS_MAX = 1000
+/** an import's body: a JSON array of records, every one good or nothing imported */
+export const ImportKeysBody = Type.Array(ImportRecord, { minItems: 1, maxItems: IMPORT_RECORDS_MAX })
+/** what the validator holds the body to: its records are checked one by one, every bad one named (key-routes.ts) */
+export const ImportKeysBodyOuter = Type.Array(Type.Unknown(), { minItems: 1, maxItems: IMPORT_RECORDS_MAX })
 export const DeactivateBody = Type.Object({
   /** revoke the BOT keys the user created, in the same change */
   revoke_created_keys: Type.Optional(Type.Boolean())
@@ -143,9 +165,20 @@ export const CreatedKeyResponse = Type.Object({ ...CreatedKeySchema.properties, 
 export { KeyViewSchema, RotatedKeySchema }
 /** per reported key, in order: its SHA-256 (hex) and label; a true positive's key id */
 export const LeakedKeysResponse = Type.Object({
-  results: Type.Array(Type.Object({ token_hash: Str, label: Type.Union([Type.Literal('true_positive'), Type.Literal('false_positive')]), id: OptStr }, closed)),
+  results: Type.Array(Type.Object({
+    token_hash: Str,
+    label: Type.Union([Type.Literal('true_positive'), Type.Literal('false_positive')]),
+    id: OptStr,
+    /** a key the caller sees but may not revoke (its role is beyond the caller's grants): why; it is left active */
+    refused: OptStr
+  }, closed)),
   /** how many keys this report revoked (the others were revoked already, or are none of the caller's keys) */
   revoked: Type.Integer()
+}, closed)
+/** per record, in order: its index in the request and the key id it got (never the key, never its hash) */
+export const ImportedKeysResponse = Type.Object({
+  keys: Type.Array(Type.Object({ index: Type.Integer({ minimum: 0 }), id: Str, type: Str, org: Str, name: Str }, closed)),
+  warnings: Warnings
 }, closed)
 export const Changed = Type.Object({ id: Str, changed: Type.Boolean() }, closed)
 export const UserStatusChanged = Type.Object({

@@ -9,12 +9,12 @@
  * whose `config.takesKeys` says keys are what it takes: POST /keys/leaked); and a validation message, which
  * names the failing field, has anything key-shaped redacted (src/redact.ts).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { parseDuration } from '../../config/duration.js'
 import { ID_LENGTH } from '../../registry/key-material.js'
-import { createRedactor } from '../../redact.js'
+import { createRedactor, type Redactor } from '../../redact.js'
 import { badField, badRequest } from './refusal.js'
 
 class ValidationFailure extends Error {
@@ -23,17 +23,7 @@ class ValidationFailure extends Error {
 
 export function useJsonValidation (app: FastifyInstance, keyPrefix: string): void {
   const redact = createRedactor(keyPrefix)
-  app.setValidatorCompiler(({ schema, httpPart }) => {
-    const check = TypeCompiler.Compile(schema as TSchema)
-    return (data: unknown) => {
-      // fastify gives a request without a body `null` (a JSON `null` is refused by the parser below)
-      const value = httpPart === 'body' && (data === undefined || data === null) ? {} : data
-      if (check.Check(value)) return { value }
-      // the failing field and rule, for the log line; never the value
-      const first = check.Errors(value).First()
-      return { error: new ValidationFailure(redact.text(`${httpPart ?? 'request'}${first?.path ?? ''}: ${first?.message ?? 'invalid'}`)) }
-    }
-  })
+  app.setValidatorCompiler(({ schema, httpPart }) => compile(schema as TSchema, httpPart, redact))
 
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
@@ -56,6 +46,29 @@ export function useJsonValidation (app: FastifyInstance, keyPrefix: string): voi
       throw badRequest('a value looks like a whole keygate key; refused unread (the API takes key ids, never keys)')
     }
   })
+}
+
+function compile (schema: TSchema, httpPart: string | undefined, redact: Redactor): (data: unknown) => { value?: unknown, error?: Error } {
+  const check = TypeCompiler.Compile(schema)
+  return (data: unknown) => {
+    // fastify gives a request without a body `null` (a JSON `null` is refused by the parser below)
+    const value = httpPart === 'body' && (data === undefined || data === null) ? {} : data
+    if (check.Check(value)) return { value }
+    // the failing field and rule, for the log line; never the value
+    const first = check.Errors(value).First()
+    return { error: new ValidationFailure(redact.text(`${httpPart ?? 'request'}${first?.path ?? ''}: ${first?.message ?? 'invalid'}`)) }
+  }
+}
+
+/**
+ * A route's own validator compiler for a body of records that the route checks one by
+ * one, naming every bad record at once (POST /keys/import): the body is held to `outer`
+ * (its shape and bounds) only; its params and query, as everywhere. The route's schema
+ * (what the OpenAPI document shows) still describes exactly what the route accepts.
+ */
+export function recordsBodyValidator (keyPrefix: string, outer: TSchema): FastifySchemaCompiler<unknown> {
+  const redact = createRedactor(keyPrefix)
+  return ({ schema, httpPart }) => compile(httpPart === 'body' ? outer : schema as TSchema, httpPart, redact)
 }
 
 /** A key in a string, or in a property name or value, down to depth 8 (the schemas are shallower). */

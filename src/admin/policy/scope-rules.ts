@@ -22,12 +22,15 @@
  * key is scoped makes personal keys no wider than that scope.
  * Rate limits (a key's own, a role's, an org's) are an admin's alone: an org admin
  * could otherwise raise its own org's, and a key's own limit replaces the default.
+ * Importing a key is creating it (its importer knows its token): keyToImport is
+ * keyToCreate. Revoking a key a leak report names is revoking it: leakRevocable is
+ * manageableKey, which also keeps an org admin from locking out a broader principal.
  * Refused changes are audited (`denied: <why>`); refused reads are not.
  */
 import { userActor } from '../../registry/admin/actors.js'
-import { AdminError, ifMissing, type AdminStore, type ErrorDetail, type CreateKeyInput, type KeyView, type UserView } from '../../registry/admin/index.js'
+import { AdminError, ifMissing, type AdminStore, type ErrorDetail, type CreateKeyInput, type ImportInput, type KeyView, type UserView } from '../../registry/admin/index.js'
 import { checkKeyExclusions, checkKeyRequirements, ownsKey } from '../../registry/admin/rules.js'
-import { Grants, scopedGrants } from '../../registry/records.js'
+import { Grants, parseTimestamp, scopedGrants } from '../../registry/records.js'
 
 export const ADMIN_PERMISSION = 'keygate:admin'
 export const ORG_ADMIN_PERMISSION = 'keygate:org:admin'
@@ -168,13 +171,13 @@ export class AdminRules {
   }
 
   /**
-   * A key the caller may revoke, rotate or restrict: visible, and (org admin) acting with
-   * a role within its grants. A self principal rotates its own user's personal keys
-   * only; an org admin never rotates another user's personal key. A rotation by an org
+   * A key the caller may revoke (by id, or as leaked), rotate or restrict: visible, and
+   * (org admin) acting with a role within its grants. A self principal rotates its own
+   * user's personal keys only; an org admin never rotates another user's personal key. A rotation by an org
    * or self principal hands out the key's authority again, so what the key may do (its
    * role narrowed by its scope) must be within the caller's own grants.
    */
-  async manageableKey (id: string, action: 'key.revoke' | 'key.rotate' | 'key.restrict'): Promise<KeyView> {
+  async manageableKey (id: string, action: 'key.revoke' | 'key.leaked' | 'key.rotate' | 'key.restrict'): Promise<KeyView> {
     const view = await this.denyingReads(action, `key:${id}`, async () => await this.visibleKey(id))
     if (this.s.scope === 'self' && action === 'key.rotate' && view.type !== 'personal') {
       return await this.deny(action, `key:${id}`, 'forbidden', `rotating a BOT key needs ${ORG_ADMIN_PERMISSION}`, ORG_ADMIN_PERMISSION)
@@ -259,6 +262,44 @@ export class AdminRules {
       throw new AdminError(why, 'invalid', undefined, [{ field: 'expires_in', reason: why }])
     }
     return { type: 'bot', role, org, name: r.name, expiresInMs: r.expiresInMs, expiresWithinMs: max, createdBy, scope: r.scope, allowedCidrs: r.allowedCidrs }
+  }
+
+  /**
+   * Whether the caller may revoke a key a leak report names: exactly the rule of
+   * revoking it by id (manageableKey, `key.revoke`'s), answered without an error.
+   * `hidden`: the key is outside what the caller sees (another org's), told as if no
+   * key, and not audited (the caller sent a token, not this id: an imported key's id is
+   * not in its token); a string: visible but refused (a role beyond the caller's
+   * grants), the reason, audited as a refused `key.leaked`.
+   */
+  async leakRevocable (id: string): Promise<true | 'hidden' | string> {
+    if (this.s.scope === 'admin') return true
+    try {
+      await this.visibleKey(id)
+    } catch (err: unknown) {
+      if (err instanceof AdminError && err.kind === 'not_found') return 'hidden'
+      throw err
+    }
+    try {
+      await this.manageableKey(id, 'key.leaked')
+      return true
+    } catch (err: unknown) {
+      if (err instanceof AdminError && err.kind === 'forbidden') return err.message
+      if (err instanceof AdminError && err.kind === 'not_found') return 'hidden'
+      throw err
+    }
+  }
+
+  /**
+   * What a key import may create, a record at a time: exactly what creating that key
+   * would (keyToCreate) for the caller, its expiry (`expires_at`) taken as the
+   * equivalent `expires_in`. An admin imports any key as it is.
+   */
+  async keyToImport (input: ImportInput, now = Date.now()): Promise<ImportInput> {
+    if (this.s.scope === 'admin') return input
+    const at = input.expiresAt === undefined ? undefined : parseTimestamp(input.expiresAt)
+    const created = await this.keyToCreate({ type: input.type, user: input.user, role: input.role, org: input.org, name: input.name, expiresInMs: at === undefined ? undefined : Math.max(0, at - now) })
+    return { ...input, user: created.user, role: created.role, org: created.org, createdBy: created.createdBy, scope: created.scope, expiresWithinMs: created.expiresWithinMs }
   }
 
   // ---- internals -----------------------------------------------------------

@@ -11,14 +11,17 @@ import { createHash } from 'node:crypto'
 import { newKeyId } from '../key-material.js'
 import { isoTimestamp, parseTimestamp } from '../records.js'
 import { AdminError, type ErrorDetail } from './errors.js'
-import { addKey, resolveOwner, type CreateKeyInput } from './keys.js'
+import { addKey, formatTtl, resolveOwner, type CreateKeyInput } from './keys.js'
+import { orgKeyCap } from './orgs.js'
 import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements } from './rules.js'
 import { audited, commit, watching, type StoreContext } from './transactions.js'
 
 /** One line of an import file, checked in itself: the token only as its SHA-256. */
 export interface ImportInput extends CreateKeyInput {
-  /** 1-based line in the file */
+  /** 1-based line in the file, or 0-based index of an admin API import's array */
   line: number
+  /** where the record is, as problems name it: `line <n>` or `record <i>` */
+  place: string
   sha256: string
   /** `key` (hashed here) or `sha256` */
   from: 'key' | 'sha256'
@@ -33,9 +36,14 @@ export interface ImportedKey {
   name: string
 }
 
-/** A problem of one line: its place in the field, and in the reason too (the CLI prints reasons). */
-export function lineProblem (line: number, field: string, reason: string): ErrorDetail {
-  return { field: `line ${line}: ${field}`, reason: `line ${line}: ${field}: ${reason}` }
+/** The refusal of an import with problems: each one listed, nothing written. */
+export function importRefused (problems: ErrorDetail[], kind: 'invalid' | 'forbidden' = 'invalid', needs?: string): AdminError {
+  return new AdminError(`the import has ${problems.length} problem(s); nothing was imported`, kind, needs, problems)
+}
+
+/** A problem of one record: its place (`line <n>`, `record <i>`) in the field, and in the reason too (the CLI prints reasons). */
+export function lineProblem (place: string, field: string, reason: string): ErrorDetail {
+  return { field: `${place}: ${field}`, reason: `${place}: ${field}: ${reason}` }
 }
 
 /** Longest plaintext accepted: the gateway looks up no longer token (authenticate-request.ts). */
@@ -51,23 +59,35 @@ const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/
  * `isNativeKey`: a token in keygate's own format is refused (it is never looked up as imported).
  */
 export function parseImportLines (text: string, isNativeKey: (token: string) => boolean): { inputs: ImportInput[], problems: ErrorDetail[] } {
-  const inputs: ImportInput[] = []
-  const problems: ErrorDetail[] = []
-  const lines = text.split('\n')
-  for (const [i, raw] of lines.entries()) {
-    const line = i + 1
+  const records: Array<{ line: number, place: string, value: unknown }> = []
+  for (const [i, raw] of text.split('\n').entries()) {
     const trimmed = raw.trim()
     if (trimmed === '' || trimmed.startsWith('#')) continue
-    const bad = (field: string, reason: string): void => { problems.push(lineProblem(line, field, reason)) }
-    let o: unknown
+    let value: unknown
     try {
-      o = JSON.parse(trimmed)
-    } catch {
-      bad('line', 'not a JSON object')
-      continue
-    }
+      value = JSON.parse(trimmed)
+    } catch {}
+    records.push({ line: i + 1, place: `line ${i + 1}`, value })
+  }
+  return checkImportRecords(records, isNativeKey)
+}
+
+/**
+ * The records of an admin API import (`POST /admin/v1/keys/import`: a JSON array of the
+ * objects an import file has a line each), checked exactly as the file's lines; every
+ * problem named with its index (`field` is `record <i>: <field>`, 0-based).
+ */
+export function parseImportRecords (values: readonly unknown[], isNativeKey: (token: string) => boolean): { inputs: ImportInput[], problems: ErrorDetail[] } {
+  return checkImportRecords(values.map((value, i) => ({ line: i, place: `record ${i}`, value })), isNativeKey)
+}
+
+function checkImportRecords (records: ReadonlyArray<{ line: number, place: string, value: unknown }>, isNativeKey: (token: string) => boolean): { inputs: ImportInput[], problems: ErrorDetail[] } {
+  const inputs: ImportInput[] = []
+  const problems: ErrorDetail[] = []
+  for (const { line, place, value: o } of records) {
+    const bad = (field: string, reason: string): void => { problems.push(lineProblem(place, field, reason)) }
     if (typeof o !== 'object' || o === null || Array.isArray(o)) {
-      bad('line', 'not a JSON object')
+      bad(place.startsWith('line ') ? 'line' : 'record', 'not a JSON object')
       continue
     }
     const r = o as Record<string, unknown>
@@ -80,7 +100,7 @@ export function parseImportLines (text: string, isNativeKey: (token: string) => 
       bad('type', 'must be personal or bot')
       continue
     }
-    const input: ImportInput = { line, type: s.type, user: s.user, role: s.role, org: s.org, name: s.name, sha256: '', from: 'key' }
+    const input: ImportInput = { line, place, type: s.type, user: s.user, role: s.role, org: s.org, name: s.name, sha256: '', from: 'key' }
     for (const check of [checkKeyExclusions, checkKeyRequirements, checkKeyLabels]) {
       try {
         check(input)
@@ -107,11 +127,11 @@ export function parseImportLines (text: string, isNativeKey: (token: string) => 
     if (problems.length === before) inputs.push(input)
   }
   // the same token twice
-  const seen = new Map<string, number>()
+  const seen = new Map<string, string>()
   for (const input of inputs) {
     const first = seen.get(input.sha256)
-    if (first !== undefined) problems.push(lineProblem(input.line, 'key', `the same key as line ${first}`))
-    else seen.set(input.sha256, input.line)
+    if (first !== undefined) problems.push(lineProblem(input.place, 'key', `the same key as ${first}`))
+    else seen.set(input.sha256, input.place)
   }
   return { inputs, problems }
 }
@@ -130,16 +150,32 @@ export async function importKeys (ctx: StoreContext, inputs: readonly ImportInpu
       const orgs: string[] = []
       const existing = lookups.length === 0 ? [] : await conn.mget(...lookups)
       for (const [n, input] of inputs.entries()) {
-        if (existing[n] !== null && existing[n] !== undefined) problems.push(lineProblem(input.line, 'key', `already imported as key ${existing[n]}`))
+        if (existing[n] !== null && existing[n] !== undefined) problems.push(lineProblem(input.place, 'key', `already imported as key ${existing[n]}`))
         try {
           orgs.push(await resolveOwner(ctx, input, conn))
         } catch (err: unknown) {
           if (!(err instanceof AdminError)) throw err
           orgs.push('')
-          problems.push(lineProblem(input.line, input.type === 'personal' ? 'user' : 'role', err.message))
+          problems.push(lineProblem(input.place, input.type === 'personal' ? 'user' : 'role', err.message))
         }
       }
-      if (problems.length > 0) throw new AdminError(`the import file has ${problems.length} problem(s); nothing was imported`, 'invalid', undefined, problems)
+      // the orgs' key policies, WATCHed too: an expiry beyond the cap is refused, none asked means the cap
+      const caps = new Map<string, number | undefined>()
+      for (const org of new Set(orgs.filter((o) => o !== ''))) {
+        await conn.watch(ctx.keys.org(org))
+        caps.set(org, await orgKeyCap(ctx, conn, org))
+      }
+      const expiries = inputs.map((input, n) => {
+        const cap = caps.get(orgs[n] as string)
+        const at = input.expiresAt === undefined ? undefined : parseTimestamp(input.expiresAt)
+        if (at !== undefined) {
+          if (cap !== undefined && at > now + cap) problems.push(lineProblem(input.place, 'expires_at', `org "${orgs[n] as string}" lets its keys live ${formatTtl(cap)} at most (key_max_ttl)`))
+          return input.expiresAt
+        }
+        const within = Math.min(cap ?? Infinity, input.expiresWithinMs ?? Infinity)
+        return within === Infinity ? undefined : isoTimestamp(now + within)
+      })
+      if (problems.length > 0) throw importRefused(problems)
       const tx = conn.multi()
       const out: ImportedKey[] = []
       for (const [n, input] of inputs.entries()) {
@@ -157,7 +193,9 @@ export async function importKeys (ctx: StoreContext, inputs: readonly ImportInpu
         }
         if (input.type === 'personal') record.user = input.user as string
         else record.role = input.role as string
-        if (input.expiresAt !== undefined) record.expires_at = input.expiresAt
+        const expiresAt = expiries[n]
+        if (expiresAt !== undefined) record.expires_at = expiresAt
+        if (input.scope !== undefined) record.scope = input.scope.join(' ')
         addKey(ctx, tx, id, record)
         tx.set(ctx.keys.imported(input.sha256), id)
         const { hash: _hash, ...shown } = record

@@ -38,7 +38,7 @@ export { AdminError, CODE_OF_KIND, ifMissing, type AdminErrorKind, type ErrorDet
 export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, nameProblem, ownsKey } from './rules.js'
 export { auditOptions, CURSOR, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 export type { CreateKeyInput, KeyRestrictionChange } from './keys.js'
-export { IMPORTED_KEY_MAX, lineProblem, parseImportLines, type ImportedKey, type ImportInput } from './imports.js'
+export { IMPORTED_KEY_MAX, importRefused, lineProblem, parseImportLines, parseImportRecords, type ImportedKey, type ImportInput } from './imports.js'
 export { LEAK_SOURCE_MAX, type LeakLabel, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
 export { ORG_NAME_MAX, type OrgInput } from './orgs.js'
 export type { UserStatusChange } from './users.js'

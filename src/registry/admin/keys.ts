@@ -86,7 +86,7 @@ export async function keysOverPolicy (ctx: StoreContext, org: string, now: numbe
   })
 }
 
-function formatTtl (ms: number): string {
+export function formatTtl (ms: number): string {
   for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000]] as const) if (ms % size === 0) return `${ms / size}${unit}`
   return `${Math.round(ms / 1000)}s`
 }

@@ -1,15 +1,21 @@
 /**
- * Leaked keys: each reported token that is a live keygate key (its checksum, id and
- * secret hash all match a record) is revoked in one change of its own, with
- * `revoked_reason leaked`, `leak_source` (where it was found) and one audit entry
- * `key.leaked`. Push invalidation then drops the record from every gateway's cache and
- * closes the key's open WebSockets (src/cache/invalidation.ts, src/websocket/).
+ * Leaked keys: each reported token that is a live keygate key is revoked in one change
+ * of its own, with `revoked_reason leaked`, `leak_source` (where it was found) and one
+ * audit entry `key.leaked`. Push invalidation then drops the record from every
+ * gateway's cache and closes the key's open WebSockets (src/cache/invalidation.ts,
+ * src/websocket/). A token is a key when:
+ *
+ *   keygate's format  its checksum holds, and the record its id names holds the SHA-256
+ *                     of its secret
+ *   any other         `imported:<sha256 of the token>` names a record that holds that
+ *                     SHA-256 (an imported key, imports.ts): one Redis read, as the
+ *                     gateway's
  *
  * A report is idempotent: a key already revoked is left as it is (a replayed report
- * changes nothing twice) and is still labelled a true positive. A token that is not a
- * keygate key, or whose key is outside `inOrg`, is a false positive, revealing nothing.
+ * changes nothing twice) and is still labelled a true positive. A token that is no key,
+ * or whose key the caller may not see, is a false positive, revealing nothing.
  */
-import { timingSafeEqual } from 'node:crypto'
+import { createHash, timingSafeEqual } from 'node:crypto'
 import { parseKey } from '../../decision/key-format.js'
 import { createRedactor } from '../../redact.js'
 import { hashSecret } from '../key-material.js'
@@ -25,8 +31,10 @@ export interface LeakOutcome {
   label: LeakLabel
   /** the key id, for a true positive */
   id?: string
-  /** whether this report revoked it (false: it was revoked already) */
+  /** whether this report revoked it (false: it was revoked already, or `refused`) */
   revoked?: boolean
+  /** why the caller may not revoke this key it may see (a role beyond its grants) */
+  refused?: string
 }
 
 /** One reported token and where it was found (a URL, or a scanner's own words). */
@@ -36,8 +44,11 @@ export interface LeakReport {
 }
 
 export interface LeakOptions {
-  /** only keys of this org count (an org admin's report) */
-  inOrg?: string | undefined
+  /**
+   * whether the caller may revoke the key (the who-may rule of revoking, src/admin/policy/scope-rules.ts):
+   * `hidden` a key it may not see, a string why it may not revoke one it sees; none: every key
+   */
+  mayRevoke?: ((id: string) => Promise<true | 'hidden' | string>) | undefined
 }
 
 /** A label per report, in order. */
@@ -51,8 +62,13 @@ export async function revokeLeaked (ctx: StoreContext, reports: readonly LeakRep
       continue
     }
     const [status, org] = await ctx.redis.hmget(ctx.keys.key(id), 'status', 'org')
-    if (status === null || status === undefined || (o.inOrg !== undefined && org !== o.inOrg)) {
+    const may = status === null || status === undefined ? 'hidden' : o.mayRevoke === undefined ? true : await o.mayRevoke(id)
+    if (may === 'hidden') {
       out.push({ label: 'false_positive' })
+      continue
+    }
+    if (may !== true) {
+      out.push({ label: 'true_positive', id, revoked: false, refused: may })
       continue
     }
     if (status === 'revoked') {
@@ -61,19 +77,27 @@ export async function revokeLeaked (ctx: StoreContext, reports: readonly LeakRep
     }
     await commit(ctx.redis.multi()
       .hset(ctx.keys.key(id), { status: 'revoked', revoked_at: isoTimestamp(now), revoked_reason: 'leaked', leak_source: where })
-      .xadd(...ctx.audit.changeArgs('key.leaked', `key:${id}`, 'ok', { from: status, leak_source: where }, org ?? undefined)))
+      .xadd(...ctx.audit.changeArgs('key.leaked', `key:${id}`, 'ok', { from: status as string, leak_source: where }, org ?? undefined)))
     out.push({ label: 'true_positive', id, revoked: true })
   }
   return out
 }
 
-/** The id of the key `token` is, when its record holds the token's secret hash; otherwise undefined. */
+/** The id of the key `token` is, when its record holds the token's hash (keygate's or an imported key's); otherwise undefined. */
 async function liveKeyId (ctx: StoreContext, token: string): Promise<string | undefined> {
   const parsed = parseKey(token, ctx.keyPrefix)
-  if (typeof parsed === 'string') return undefined
-  const stored = await ctx.redis.hget(ctx.keys.key(parsed.id), 'hash')
-  if (stored === null || !/^[0-9a-f]{64}$/.test(stored)) return undefined
-  return timingSafeEqual(Buffer.from(hashSecret(parsed.secret), 'hex'), Buffer.from(stored, 'hex')) ? parsed.id : undefined
+  if (typeof parsed !== 'string') return await holdsHash(ctx, parsed.id, hashSecret(parsed.secret)) ? parsed.id : undefined
+  // not keygate's format: an imported key's lookup (its plaintext never stored; its SHA-256 is)
+  const sha256 = createHash('sha256').update(token).digest('hex')
+  const id = await ctx.redis.get(ctx.keys.imported(sha256))
+  if (id === null || id === '') return undefined
+  return await holdsHash(ctx, id, sha256) ? id : undefined
+}
+
+async function holdsHash (ctx: StoreContext, id: string, hash: string): Promise<boolean> {
+  const stored = await ctx.redis.hget(ctx.keys.key(id), 'hash')
+  if (stored === null || !/^[0-9a-f]{64}$/.test(stored)) return false
+  return timingSafeEqual(Buffer.from(hash, 'hex'), Buffer.from(stored, 'hex'))
 }
 
 /** Printable, one line, bounded, no key in it: it is shown in `keys show`, the console and the audit trail. */

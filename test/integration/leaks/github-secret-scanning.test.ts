@@ -7,11 +7,13 @@
  *   instances refuse it within 1 s, its WebSocket closes with 1008, and the answer is
  *   GitHub's feedback array, labels in order;
  * - replayed: the same answer, nothing changed twice;
+ * - a foreign token that is an imported key's plaintext (GitHub matches keygate's
+ *   pattern only, but a report may hold one) is revoked alike and labelled true_positive;
  * - tampered, unknown identifier, missing signature, oversized, too many tokens:
  *   refused, nothing changed; an unknown identifier fetches the list at most once a minute.
  */
 import t, { type Test } from 'tap'
-import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
+import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -50,7 +52,7 @@ function signed (privateKey: KeyObject, body: string, identifier = KEY_ID): Reco
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
 
-async function world (t: Test): Promise<{ gws: TestGateway[], github: GithubStandIn, other: KeyObject }> {
+async function world (t: Test, yaml = ''): Promise<{ gws: TestGateway[], github: GithubStandIn, other: KeyObject }> {
   const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' })
   const github = await githubKeys(t, pair.privateKey, pair.publicKey.export({ type: 'spki', format: 'pem' }) as string)
   const redis = await startRedis()
@@ -64,7 +66,7 @@ async function world (t: Test): Promise<{ gws: TestGateway[], github: GithubStan
       redis,
       prefix,
       seed: i === 0,
-      yaml: `leaks: { github: { keys_url: "${github.url}" } }\n`,
+      yaml: `leaks: { github: { keys_url: "${github.url}" } }\n${yaml}`,
       env: { KEYGATE_ADMIN_TOKEN: TOKEN },
       configure: (c) => { (c.upstreams.core as { url: string }).url = up.url }
     }))
@@ -183,4 +185,27 @@ t.test('refused reports change nothing', async (t) => {
 
   t.equal((await a.get('/api/v1/users', live.key)).status, 200, 'the key still works')
   t.notOk(a.rawLogs.some((l) => l.includes(live.key.slice(20))), 'no log line holds the key')
+})
+
+t.test('a foreign token that is an imported key is revoked alike and labelled true_positive', async (t) => {
+  const { gws, github } = await world(t, 'keys: { accept_imported: true }\n')
+  const [a, b] = gws as [TestGateway, TestGateway]
+  const foreign = randomBytes(16).toString('hex')
+  const imported = await send(a.adminPort, 'POST', '/admin/v1/keys/import', { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }, JSON.stringify([{ type: 'personal', user: 'alice', key: foreign }]))
+  t.equal(imported.status, 201, imported.body)
+  const id = (imported.json() as { keys: Array<{ id: string }> }).keys[0]?.id as string
+  t.equal((await b.get('/api/v1/users', foreign)).status, 200, 'the imported key works')
+
+  const body = JSON.stringify([
+    { token: foreign, type: 'keygate_api_key', url: 'https://github.com/acme/app/blob/abc/legacy.env', source: 'content' },
+    { token: randomBytes(16).toString('hex'), type: 'keygate_api_key', url: 'https://github.com/acme/app/blob/abc/other.env', source: 'content' }
+  ])
+  const res = await send(a.adminPort, 'POST', HOOK, signed(github.privateKey, body), body)
+  t.equal(res.status, 200)
+  t.same((res.json() as Array<{ label: string }>).map((r) => r.label), ['true_positive', 'false_positive'], 'the imported key is a true positive, a random token is not')
+  t.equal((res.json() as Array<{ token_hash: string }>)[0]?.token_hash, sha256(foreign))
+  t.notOk(res.body.includes(id), 'nothing about the key beyond its label')
+  for (const [i, gw] of gws.entries()) t.ok(await eventually(async () => (await gw.get('/api/v1/users', foreign)).status === 401, 1000, 10) >= 0, `instance ${i + 1} refuses it`)
+  t.match(await a.client.hgetall(a.fixtures.keys.key(id)), { status: 'revoked', revoked_reason: 'leaked', leak_source: 'https://github.com/acme/app/blob/abc/legacy.env' })
+  t.match((await auditActions(a)).filter((e) => e.action === 'key.leaked'), [{ actor: 'scanner:github', target: `key:${id}` }])
 })

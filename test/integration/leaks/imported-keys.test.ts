@@ -17,7 +17,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cliEnv, runCli } from '../../helpers/cli.js'
-import { eventually, startGateway, type TestGateway } from '../../helpers/gateway.js'
+import { eventually, startGateway } from '../../helpers/gateway.js'
+import { dumpRedis } from '../../helpers/redis-dump.js'
 import { watchGatewayRedis } from '../../helpers/redis-monitor.js'
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
@@ -28,28 +29,6 @@ function importFile (lines: unknown[]): string {
   const file = join(dir, 'keys.jsonl')
   writeFileSync(file, lines.map((l) => typeof l === 'string' ? l : JSON.stringify(l)).join('\n') + '\n')
   return file
-}
-
-/** Every Redis key of the test's Redis, and every value of it as text. */
-async function dumpRedis (gw: TestGateway): Promise<string> {
-  const out: string[] = []
-  let cursor = '0'
-  do {
-    const [next, keys] = await gw.client.scan(cursor, 'COUNT', 1000)
-    cursor = next
-    for (const key of keys) {
-      out.push(key)
-      const type = await gw.client.type(key)
-      if (type === 'string') out.push(String(await gw.client.get(key)))
-      else if (type === 'hash') out.push(JSON.stringify(await gw.client.hgetall(key)))
-      else if (type === 'set') out.push(JSON.stringify(await gw.client.smembers(key)))
-      else if (type === 'zset') out.push(JSON.stringify(await gw.client.zrange(key, 0, -1, 'WITHSCORES')))
-      else if (type === 'stream') out.push(JSON.stringify(await gw.client.xrange(key, '-', '+')))
-      else if (type === 'list') out.push(JSON.stringify(await gw.client.lrange(key, 0, -1)))
-      else out.push(`<${type}>`)
-    }
-  } while (cursor !== '0')
-  return out.join('\n')
 }
 
 t.test('a Kong key (plaintext) and an Unkey hash: identity, revoke, rotate, nothing stored in the clear', async (t) => {

@@ -2,7 +2,7 @@
 // line, the plaintext kept only as its SHA-256.
 import t from 'tap'
 import { createHash } from 'node:crypto'
-import { parseImportLines } from '../../../../src/registry/admin/imports.js'
+import { parseImportLines, parseImportRecords } from '../../../../src/registry/admin/imports.js'
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
 const notNative = (): boolean => false
@@ -41,4 +41,18 @@ t.test('every bad line, with its line number', async (t) => {
   ])
   t.ok(problems.every((p) => p.reason.startsWith(p.field + ': ')), 'each reason names its line too')
   t.same(inputs.map((i) => i.line), [9, 10])
+})
+
+t.test('the admin API\'s records: checked as the lines are, each problem named by its index', async (t) => {
+  const { inputs, problems } = parseImportRecords([
+    { type: 'personal', user: 'alice', key: 'k0' },
+    'not an object',
+    { type: 'bot', role: 'ci', org: 'acme', sha256: 'nothex' },
+    { type: 'bot', role: 'ci', org: 'acme', key: 'k3', user: 7 },
+    { type: 'personal', user: 'bob', key: 'k0' }
+  ], notNative)
+  t.same(problems.map((p) => p.field), ['record 1: record', 'record 2: sha256', 'record 3: user', 'record 4: key'])
+  t.match(problems[3]?.reason, /the same key as record 0/)
+  t.same(inputs.map((i) => [i.line, i.place]), [[0, 'record 0'], [4, 'record 4']])
+  t.notOk(JSON.stringify(inputs).includes('"k0"'), 'the plaintext is not kept')
 })
