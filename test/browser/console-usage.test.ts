@@ -63,11 +63,12 @@ t.test('the Integrations list and a key\'s chart show the counts the API reports
       t.ok(scrollWidth <= width, `the page is no wider than the viewport (${scrollWidth} <= ${width})`)
       await page.locator('#usage-panel').screenshot({ path: `${OUT}console-usage-key-${width}.png` })
 
-      // search narrows the list
+      // search narrows the list (the API searches, once typing pauses)
       await page.fill('#keys-search', 'exporter')
-      t.equal(await page.locator('#keys-body tr').count(), 1, 'one key matches')
-      t.equal(await page.locator('#keys-body tr').getAttribute('data-key-id'), bot.id)
+      await page.waitForFunction(() => document.querySelectorAll('#keys-body tr').length === 1)
+      t.equal(await page.locator('#keys-body tr').getAttribute('data-key-id'), bot.id, 'one key matches')
       await page.fill('#keys-search', '')
+      await page.waitForFunction(() => document.querySelectorAll('#keys-body tr').length === 3)
 
       // the org chart (Orgs page, admins)
       await page.click('[data-page=orgs]')
