@@ -170,7 +170,7 @@ export function keyIndexOf (ctx: StoreContext, filter: KeyFilter): string {
  * in: a key is in an org's listing only while its record says that org, in a user's
  * only while that user owns it.
  */
-export function keyMatcher (filter: KeyFilter, now: number): (k: KeyView) => boolean {
+export function keyMatcher (filter: KeyFilter, now: number): (k: Pick<KeyView, 'id' | 'type' | 'org' | 'user' | 'role' | 'created_by' | 'created_at' | 'last_used_at'> & { name?: string | undefined }) => boolean {
   const q = filter.q?.toLowerCase()
   const cutoff = filter.unusedForMs === undefined ? undefined : now - filter.unusedForMs
   return (k) => {
@@ -244,13 +244,15 @@ async function keyViews (ctx: StoreContext, ids: string[], now: number): Promise
   return views
 }
 
-/** The keys' views from their records and last use, in one pipeline (ids without a record are left out); no limit use. */
+/** The keys' views from their records and last use, in one pipeline (ids without a record are left out; a failed read throws); no limit use. */
 export async function recordViews (ctx: StoreContext, ids: string[], now: number): Promise<KeyView[]> {
   if (ids.length === 0) return []
   const pipeline = ctx.redis.pipeline()
   for (const id of ids) pipeline.hmget(ctx.keys.key(id), ...KEY_FIELDS_SHOWN)
   pipeline.hmget(ctx.keys.usage, ...ids)
   const replies = await pipeline.exec() ?? []
+  // a failed read (a command timeout under load) fails the listing: it never reads as a missing key
+  for (const [err] of replies) if (err !== null) throw err
   const usage = (replies[ids.length]?.[1] ?? []) as Array<string | null>
   return ids.flatMap((id, i) => {
     const values = (replies[i]?.[1] ?? []) as Array<string | null>
