@@ -46,7 +46,7 @@ t.test('an org of 5,000 keys: pages, search and usage from the API', async (t) =
       const usageReads = (): string[] => w.requests.filter((u) => /\/admin\/v1\/(usage\/keys|keys\/[^/?]+\/usage)/.test(u))
       const listReads = (): string[] => w.requests.filter((u) => /\/admin\/v1\/keys(\?|$)/.test(u))
       const rowIds = async (): Promise<string[]> => await page.locator('#keys-body tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-key-id') ?? ''))
-      const usageShown = async (): Promise<void> => { await page.waitForFunction(() => { const rows = [...document.querySelectorAll('#keys-body tr')]; return rows.length > 0 && rows.every((r) => r.querySelector('.usage-total') !== null) }) }
+      const usageShown = async (): Promise<void> => { await page.waitForFunction("(() => { const rows = [...document.querySelectorAll('#keys-body tr')]; return rows.length > 0 && rows.every((r) => r.querySelector('.usage-total') !== null) })()") }
 
       await page.goto(`${origin}/console/`)
       await page.fill('#sign-in-key', orgAdmin.key)
@@ -68,7 +68,7 @@ t.test('an org of 5,000 keys: pages, search and usage from the API', async (t) =
 
       // Next: the API's next page, and its usage in one read
       await page.click('#keys-next')
-      await page.waitForFunction(() => document.querySelector('#keys-page')?.textContent === '51-100')
+      await page.waitForFunction("document.querySelector('#keys-page')?.textContent === '51-100'")
       await usageShown()
       const second = await rowIds()
       t.equal(second.length, PAGE)
@@ -76,7 +76,7 @@ t.test('an org of 5,000 keys: pages, search and usage from the API', async (t) =
       t.match(listReads()[1], /cursor=/, 'asked with the cursor')
       t.equal(usageReads().length, 2, 'one more usage request for the second page')
       await page.click('#keys-prev')
-      await page.waitForFunction(() => document.querySelector('#keys-page')?.textContent === '1-50')
+      await page.waitForFunction("document.querySelector('#keys-page')?.textContent === '1-50'")
       t.same(await rowIds(), first, 'Previous: the first page again')
       await usageShown()
       t.equal(usageReads().length, 3)
@@ -84,7 +84,7 @@ t.test('an org of 5,000 keys: pages, search and usage from the API', async (t) =
       // search: one key among 5,000, not globex's namesakes
       const before = listReads().length
       await page.locator('#keys-search').pressSequentially('billing webhook', { delay: 20 })
-      await page.waitForFunction(() => document.querySelectorAll('#keys-body tr').length === 1).catch(async (err) => {
+      await page.waitForFunction("document.querySelectorAll('#keys-body tr').length === 1").catch(async (err) => {
         t.comment(JSON.stringify({ value: await page.inputValue('#keys-search'), label: await page.locator('#keys-page').textContent(), rows: (await rowIds()).length, reads: listReads().slice(before) }))
         throw err
       })

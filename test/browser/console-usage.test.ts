@@ -65,10 +65,10 @@ t.test('the Integrations list and a key\'s chart show the counts the API reports
 
       // search narrows the list (the API searches, once typing pauses)
       await page.fill('#keys-search', 'exporter')
-      await page.waitForFunction(() => document.querySelectorAll('#keys-body tr').length === 1)
+      await page.waitForFunction("document.querySelectorAll('#keys-body tr').length === 1")
       t.equal(await page.locator('#keys-body tr').getAttribute('data-key-id'), bot.id, 'one key matches')
       await page.fill('#keys-search', '')
-      await page.waitForFunction(() => document.querySelectorAll('#keys-body tr').length === 3)
+      await page.waitForFunction("document.querySelectorAll('#keys-body tr').length === 3")
 
       // the org chart (Orgs page, admins)
       await page.click('[data-page=orgs]')
