@@ -10,12 +10,17 @@
 import t from 'tap'
 import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { startGateway } from '../helpers/gateway.js'
+import { eventually, startGateway } from '../helpers/gateway.js'
 import { launchChromium, watch } from './chromium.js'
 
 const OUT = process.env.KEYGATE_SHOTS ?? fileURLToPath(new URL('../../.scratch/', import.meta.url))
 const KEYS = 5000
 const PAGE = 50
+
+/** Waits until `check` holds (the page is driven by the API's answers), else fails naming `what`. */
+async function until (what: string, check: () => Promise<boolean>): Promise<void> {
+  if (await eventually(check, 20_000, 50) < 0) throw new Error(`timed out waiting for ${what}`)
+}
 
 t.test('an org of 5,000 keys: pages, search and usage from the API', async (t) => {
   mkdirSync(OUT, { recursive: true })
@@ -46,7 +51,9 @@ t.test('an org of 5,000 keys: pages, search and usage from the API', async (t) =
       const usageReads = (): string[] => w.requests.filter((u) => /\/admin\/v1\/(usage\/keys|keys\/[^/?]+\/usage)/.test(u))
       const listReads = (): string[] => w.requests.filter((u) => /\/admin\/v1\/keys(\?|$)/.test(u))
       const rowIds = async (): Promise<string[]> => await page.locator('#keys-body tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-key-id') ?? ''))
-      const usageShown = async (): Promise<void> => { await page.waitForFunction("(() => { const rows = [...document.querySelectorAll('#keys-body tr')]; return rows.length > 0 && rows.every((r) => r.querySelector('.usage-total') !== null) })()") }
+      const rowCount = async (): Promise<number> => await page.locator('#keys-body tr').count()
+      const usageShown = async (): Promise<void> => { await until('every row\'s usage', async () => { const n = await rowCount(); return n > 0 && await page.locator('#keys-body tr .usage-total').count() === n }) }
+      const pageLabel = async (label: string): Promise<void> => { await until(`the page label ${label}`, async () => await page.locator('#keys-page').textContent() === label) }
 
       await page.goto(`${origin}/console/`)
       await page.fill('#sign-in-key', orgAdmin.key)
@@ -68,7 +75,7 @@ t.test('an org of 5,000 keys: pages, search and usage from the API', async (t) =
 
       // Next: the API's next page, and its usage in one read
       await page.click('#keys-next')
-      await page.waitForFunction("document.querySelector('#keys-page')?.textContent === '51-100'")
+      await pageLabel('51-100')
       await usageShown()
       const second = await rowIds()
       t.equal(second.length, PAGE)
@@ -76,7 +83,7 @@ t.test('an org of 5,000 keys: pages, search and usage from the API', async (t) =
       t.match(listReads()[1], /cursor=/, 'asked with the cursor')
       t.equal(usageReads().length, 2, 'one more usage request for the second page')
       await page.click('#keys-prev')
-      await page.waitForFunction("document.querySelector('#keys-page')?.textContent === '1-50'")
+      await pageLabel('1-50')
       t.same(await rowIds(), first, 'Previous: the first page again')
       await usageShown()
       t.equal(usageReads().length, 3)
@@ -84,8 +91,8 @@ t.test('an org of 5,000 keys: pages, search and usage from the API', async (t) =
       // search: one key among 5,000, not globex's namesakes
       const before = listReads().length
       await page.locator('#keys-search').pressSequentially('billing webhook', { delay: 20 })
-      await page.waitForFunction("document.querySelectorAll('#keys-body tr').length === 1").catch(async (err) => {
-        t.comment(JSON.stringify({ value: await page.inputValue('#keys-search'), label: await page.locator('#keys-page').textContent(), rows: (await rowIds()).length, reads: listReads().slice(before) }))
+      await until('one row', async () => await rowCount() === 1).catch(async (err: unknown) => {
+        t.comment(JSON.stringify({ value: await page.inputValue('#keys-search'), label: await page.locator('#keys-page').textContent(), rows: await rowCount(), reads: listReads().slice(before) }))
         throw err
       })
       t.same(await rowIds(), [needle.id], 'the one acme key named so')
