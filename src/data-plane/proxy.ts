@@ -21,7 +21,7 @@ import type { UpstreamMeter } from '../metrics/metrics.js'
 import type { ToUpstream } from '../tracing/tracing.js'
 import { bodyRefusal, limitBody, refuseBody, type BodyLimits } from './body-limit.js'
 import { deny } from '../http/deny.js'
-import { HOP_BY_HOP, type RequestHeaderRewriter } from '../http/identity-headers.js'
+import { HOP_BY_HOP, withoutConnectionListed, type RequestHeaderRewriter } from '../http/identity-headers.js'
 import { PROXIED_METHODS } from '../http/methods.js'
 import { routePatterns } from '../decision/route-table.js'
 
@@ -47,24 +47,6 @@ function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | unde
     out[name] = headers[name]
   }
   if (requestId !== undefined) out['x-request-id'] = requestId
-  return out
-}
-
-/**
- * The client's request headers, as the header rewriter (identity-headers.ts) starts from
- * them: without the names `Connection` lists (so a client cannot make the gateway drop
- * a header it sets). The rewriter drops `Connection` itself, and copies what it keeps
- * into a new object: when `Connection` lists no other header (none, `keep-alive`,
- * `close`), the client's own object is read as it is, never written.
- */
-function clientHeaders (headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const connection = headers.connection
-  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return headers
-  const out: IncomingHttpHeaders = { ...headers }
-  for (const name of connection.toLowerCase().split(',')) {
-    const trimmed = name.trim()
-    if (trimmed !== '') out[trimmed] = undefined
-  }
   return out
 }
 
@@ -153,7 +135,7 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     if (request.body !== undefined && request.headers.expect !== undefined && request.raw.httpVersionMinor === 1) reply.raw.writeContinue()
     const kg = request.kg
     kg.upstreamSentAt = performance.now()
-    const headers = o.rewriteRequestHeaders(request, clientHeaders(request.headers))
+    const headers = o.rewriteRequestHeaders(request, withoutConnectionListed(request.headers))
     headers.host = host
     o.toUpstream(kg.trace, headers, request.method)
     agent.request({

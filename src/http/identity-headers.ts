@@ -4,8 +4,9 @@
  * (case-insensitive, `_` read as `-`), then the identity headers are set from the
  * resolved identity. The sets of names are built once, at start-up.
  *
- * `Connection` and the names it lists were already removed by the proxy
- * (data-plane/proxy.ts) before this runs, so a client cannot use them to drop what is set here.
+ * The names `Connection` lists are removed before this runs (withoutConnectionListed,
+ * called by the proxy and the WebSocket upgrade), so a client cannot use them to drop
+ * what is set here, nor have the upstream read a header meant for one hop.
  */
 import type { FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
@@ -71,6 +72,24 @@ type Verdict = typeof KEEP | typeof DROP | typeof FORWARDING_HEADER
 /** Distinct header names whose verdict is remembered (a client can send any names). */
 const VERDICTS_REMEMBERED = 1024
 
+/**
+ * The client's request headers, as the header rewriter starts from them (the data
+ * plane's proxy and the WebSocket upgrade alike): without the names `Connection` lists (so a client cannot make the gateway drop
+ * a header it sets). The rewriter drops `Connection` itself, and copies what it keeps
+ * into a new object: when `Connection` lists no other header (none, `keep-alive`,
+ * `close`), the client's own object is read as it is, never written.
+ */
+export function withoutConnectionListed (headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const connection = headers.connection
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return headers
+  const out: IncomingHttpHeaders = { ...headers }
+  for (const name of connection.toLowerCase().split(',')) {
+    const trimmed = name.trim()
+    if (trimmed !== '') out[trimmed] = undefined
+  }
+  return out
+}
+
 export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewriter {
   const prefix = policy.prefix.toLowerCase()
   const names = identityHeaderNames(prefix)
@@ -108,8 +127,10 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
     }
     out['x-request-id'] = request.id
     for (const name in headers) {
+      const value = headers[name]
+      if (value === undefined) continue // a name `Connection` listed (withoutConnectionListed)
       const verdict = verdictOf(name)
-      if (verdict === KEEP || (verdict === FORWARDING_HEADER && trusted)) out[name] = headers[name]
+      if (verdict === KEEP || (verdict === FORWARDING_HEADER && trusted)) out[name] = value
     }
 
     const priorFor = trusted ? headers['x-forwarded-for'] : undefined

@@ -45,7 +45,7 @@ import type { ErrorCode, Reason } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { RequestDecider, TargetVerdict } from '../decision/decide-request.js'
 import type { Framing } from '../http/framing.js'
-import { clientAddressOf, type RequestHeaderRewriter } from '../http/identity-headers.js'
+import { clientAddressOf, withoutConnectionListed, type RequestHeaderRewriter } from '../http/identity-headers.js'
 import { createRequestLog } from '../http/request-log.js'
 import { loggedTarget, noteVerdict, requestState, type RequestState } from '../http/request-state.js'
 import { routePatterns } from '../decision/route-table.js'
@@ -233,7 +233,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   /** 4. the upstream's handshake; the client's completes only once it switched protocols. */
   function connectUpstream (u: Upgrade, slot: Slot, name: string, upstreamConfig: UpstreamConfig, done: (ok: boolean) => void, failed: (err: unknown) => void): void {
     const meter = metrics.upstream(name)
-    const headers = o.rewriteRequestHeaders({ id: u.id, method: 'GET', kg: u.state, raw: u.req, protocol: 'http', headers: u.req.headers }, u.req.headers)
+    const headers = o.rewriteRequestHeaders({ id: u.id, method: 'GET', kg: u.state, raw: u.req, protocol: 'http', headers: u.req.headers }, withoutConnectionListed(u.req.headers))
     // the upstream's host, as for a proxied request; the handshake's own headers are the upstream connection's
     delete headers.host
     for (const name in headers) if (name.startsWith('sec-websocket-')) delete headers[name]

@@ -24,6 +24,7 @@ const gw = await startGateway(t, {
   redis,
   yaml: `
 cache: { max_entries: 4, negative_max_entries: 100 }
+usage: { enabled: false }
 limits: { unknown_keys_per_peer: { per_second: ${PER_SECOND}, burst: ${BURST} } }
 `
 })
@@ -187,6 +188,7 @@ t.test('a limited peer keeps its known keys when their records are cached but no
     redis,
     yaml: `
 cache: { tracking: false, ttl_ms: 50, negative_ttl_ms: 50 }
+usage: { enabled: false }
 limits: { unknown_keys_per_peer: { per_second: ${PER_SECOND}, burst: 5 } }
 `
   })

@@ -17,7 +17,7 @@ async function registryReads (c: { info: (section: string) => Promise<string> })
 }
 
 t.test('one read a second, a miss waits at most 1.5 s', async (t) => {
-  const gw = await startGateway(t, { yaml: 'cache: { fills_per_second: 1, fill_wait_ms: 1500, warm_up: false }\n' })
+  const gw = await startGateway(t, { yaml: 'cache: { fills_per_second: 1, fill_wait_ms: 1500, warm_up: false }\nusage: { enabled: false }\n' })
   const [k1, k2, k3] = [await gw.fixtures.personalKey('alice'), await gw.fixtures.personalKey('alice'), await gw.fixtures.personalKey('alice')]
   await new Promise((resolve) => setTimeout(resolve, 1100)) // the bucket holds its one token
 

@@ -101,7 +101,7 @@ t.test('warm-up and revalidation of 40,000 keys stay within the fill budget, and
     redis,
     prefix,
     seed: false,
-    yaml: `cache: { fills_per_second: ${RATE}, fill_wait_ms: 2000, max_entries: ${KEYS + 1000} }\n`
+    yaml: `cache: { fills_per_second: ${RATE}, fill_wait_ms: 2000, max_entries: ${KEYS + 1000} }\nusage: { enabled: false }\n`
   })
   t.teardown(() => {
     for (const l of gw.logs) if (String(l['msg']).startsWith('cache:')) t.comment(JSON.stringify(l))

@@ -58,6 +58,25 @@ t.test('an allowed upgrade: identity headers upstream, spoofed ones stripped, pa
   t.notOk(JSON.stringify(gw.logs).includes(key), 'the key is never logged')
 })
 
+t.test('headers the client lists in Connection are hop-by-hop: never forwarded on an upgrade, as on a request', async (t) => {
+  const { gw, up } = await world(t)
+  const { key } = await gw.fixtures.personalKey('alice')
+  const res = await wsUpgrade(gw.port, '/api/v1/users', [
+    ['Connection', 'Upgrade, X-Hop-One,x-hop-two'],
+    ['Authorization', `Bearer ${key}`],
+    ['X-Hop-One', 'one'],
+    ['X-Hop-Two', 'two'],
+    ['X-Kept', 'kept']
+  ])
+  t.equal(res.status, 101, 'upgraded')
+  const seen = up.upgrades.at(-1)
+  t.ok(seen, 'the upstream got the upgrade')
+  const values = (name: string): string[] => rawValues({ method: 'GET', url: '', headers: {}, body: Buffer.alloc(0), rawHeaders: seen?.rawHeaders ?? [] }, name)
+  t.same(values('x-hop-one'), [], 'a name listed in Connection is dropped')
+  t.same(values('x-hop-two'), [], 'each name listed, in any case, with or without spaces')
+  t.same(values('x-kept'), ['kept'], 'a header not listed passes')
+})
+
 t.test('a query a URL parser would re-encode reaches the upstream byte for byte', async (t) => {
   const { gw, up } = await world(t)
   const { key } = await gw.fixtures.personalKey('alice')
