@@ -117,6 +117,7 @@ export const api = {
   setKeyLimit: (id, rateLimit) => request('POST', `keys/${enc(id)}/limit`, { rate_limit: rateLimit }),
   orgs: () => request('GET', 'orgs'),
   keyUsage: (id, range = {}) => request('GET', `keys/${enc(id)}/usage` + query(range)),
+  keysUsage: (ids, range = {}) => request('GET', 'usage/keys' + query({ ids: ids.join(','), ...range })),
   orgUsage: (org, range = {}) => request('GET', `orgs/${enc(org)}/usage` + query(range)),
   putOrg: (org, input) => request('PUT', `orgs/${enc(org)}`, input),
   deleteRole: (name, force) => request('DELETE', `roles/${enc(name)}` + (force ? '?force=true' : ''))

@@ -5,8 +5,12 @@ import { $, badge, checkedValues, confirmAction, h, permissionCheckboxes, permis
 import { editLimit, limitCell } from './limits.js'
 import { sparkline, totalOf } from './usage.js'
 
-/** keys a page of the list shows (each with its last 24 h, one usage read a key) */
+/** keys a page of the list shows (their last 24 h in one usage read a page) */
 const PAGE_SIZE = 50
+/** how long typing pauses before a search is sent */
+const SEARCH_DELAY_MS = 250
+/** the most requests one page makes while a search skips keys (the API reads a bounded number of keys per request) */
+const PAGE_REQUESTS_MAX = 10
 
 export function integrationsPage (ctx) {
   const dialog = $('generate-dialog')
@@ -17,6 +21,15 @@ export function integrationsPage (ctx) {
   // org -> its key policy (key_max_ttl) in seconds, for the orgs that have one
   let orgCaps = new Map()
 
+  // the list is searched and paged by the API (GET /keys?q=&limit=&cursor=, in key id
+  // order): `cursors[i]` starts page i, `next` the page after the one shown
+  let filter = {}
+  let cursors = [undefined]
+  let page = 0
+  let next
+  // each fetch's number: an answer to an older one (typing went on) is dropped
+  let fetches = 0
+
   async function load () {
     const { principal } = ctx.session
     const scope = ctx.scope
@@ -26,57 +39,75 @@ export function integrationsPage (ctx) {
         ? `Every key of org ${principal.org}. A key is shown once, at creation; keygate keeps only a hash. Times are UTC.`
         : 'Your personal keys and the BOT keys you created. A key is shown once, at creation. Times are UTC.'
     show($('org-usage-open'), scope === 'org')
-    const filter = scope === 'self' ? { user: principal.user } : scope === 'org' ? { org: principal.org } : {}
-    const { keys } = await api.keys(filter)
-    render(keys)
+    filter = scope === 'self' ? { user: principal.user } : scope === 'org' ? { org: principal.org } : {}
+    await fetchPage()
   }
 
-  // the list, searched and paged here: an org of thousands of keys shows PAGE_SIZE at a time
-  let all = []
-  let page = 0
-
-  function render (keys) {
-    all = [...keys].sort((a, b) => (b.created_at ?? '').localeCompare(a.created_at ?? ''))
-    page = 0
-    renderPage()
-  }
-
-  function matching () {
-    const q = $('keys-search').value.trim().toLowerCase()
-    if (q === '') return all
-    return all.filter((k) => [k.name, k.id, k.user, k.role, k.org].some((v) => typeof v === 'string' && v.toLowerCase().includes(q)))
-  }
-
-  function renderPage () {
-    const found = matching()
-    const pages = Math.max(1, Math.ceil(found.length / PAGE_SIZE))
-    page = Math.min(page, pages - 1)
-    const shown = found.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE)
-    $('keys-body').replaceChildren(...shown.map(row))
-    show($('keys-empty'), all.length === 0)
-    $('keys-page').textContent = found.length === 0 ? (all.length === 0 ? '' : 'No key matches.') : `${page * PAGE_SIZE + 1}-${page * PAGE_SIZE + shown.length} of ${found.length}`
+  /** The page `page` (from its cursor), with the search typed: a short answer with a next_cursor goes on. */
+  async function fetchPage () {
+    const mine = ++fetches
+    const q = $('keys-search').value.trim()
+    const keys = []
+    let cursor = cursors[page]
+    let after
+    for (let i = 0; i < PAGE_REQUESTS_MAX; i++) {
+      const answer = await api.keys({ ...filter, q, limit: PAGE_SIZE - keys.length, cursor })
+      keys.push(...answer.keys)
+      after = answer.next_cursor
+      if (after === undefined || keys.length >= PAGE_SIZE) break
+      cursor = after
+    }
+    if (mine !== fetches) return
+    next = after
+    $('keys-body').replaceChildren(...keys.map(row))
+    show($('keys-empty'), keys.length === 0 && page === 0 && q === '')
+    $('keys-page').textContent = keys.length === 0
+      ? (q === '' ? '' : 'No key matches.')
+      : `${(page * PAGE_SIZE + 1).toLocaleString('en')}-${(page * PAGE_SIZE + keys.length).toLocaleString('en')}${next === undefined ? ` of ${(page * PAGE_SIZE + keys.length).toLocaleString('en')}` : ''}`
     $('keys-prev').disabled = page === 0
-    $('keys-next').disabled = page >= pages - 1
-    for (const k of shown) usageOf(k)
+    $('keys-next').disabled = next === undefined
+    usageOf(keys, mine)
   }
 
-  /** A row's last 24 h: the total and a sparkline (the cell stays empty when it cannot be read). */
-  function usageOf (k) {
-    api.keyUsage(k.id).then(({ points }) => {
-      const cell = $('keys-body').querySelector(`tr[data-key-id="${k.id}"] .usage`)
-      if (cell === null) return
-      const total = totalOf(points)
-      cell.replaceChildren(h('span', { class: 'usage-total', 'data-total': String(total) }, total.toLocaleString('en')), ' ', sparkline(points, `${total} requests in the last 24 hours`))
+  /** The rows' last 24 h, one read for the page: each total and a sparkline (a cell stays empty when it cannot be read). */
+  function usageOf (keys, mine) {
+    if (keys.length === 0) return
+    api.keysUsage(keys.map((k) => k.id)).then(({ keys: read }) => {
+      if (mine !== fetches) return
+      for (const { id, points } of read) {
+        const cell = $('keys-body').querySelector(`tr[data-key-id="${id}"] .usage`)
+        if (cell === null) continue
+        const total = totalOf(points)
+        cell.replaceChildren(h('span', { class: 'usage-total', 'data-total': String(total) }, total.toLocaleString('en')), ' ', sparkline(points, `${total} requests in the last 24 hours`))
+      }
     }).catch(() => {})
   }
+
+  let typing
+  $('keys-search').addEventListener('input', () => {
+    clearTimeout(typing)
+    typing = setTimeout(() => {
+      cursors = [undefined]
+      page = 0
+      fetchPage().catch(ctx.fail)
+    }, SEARCH_DELAY_MS)
+  })
+  $('keys-prev').addEventListener('click', () => {
+    if (page === 0) return
+    page--
+    fetchPage().catch(ctx.fail)
+  })
+  $('keys-next').addEventListener('click', () => {
+    if (next === undefined) return
+    cursors[page + 1] = next
+    page++
+    fetchPage().catch(ctx.fail)
+  })
 
   $('org-usage-open').addEventListener('click', () => {
     const { org } = ctx.session.principal
     ctx.usage.open({ org }, `Requests of org ${org}`).catch(ctx.fail)
   })
-  $('keys-search').addEventListener('input', () => { page = 0; renderPage() })
-  $('keys-prev').addEventListener('click', () => { page--; renderPage() })
-  $('keys-next').addEventListener('click', () => { page++; renderPage() })
 
   function row (k) {
     const owner = k.type === 'personal'
@@ -404,6 +435,11 @@ export function integrationsPage (ctx) {
       show($('reveal'), false)
       roles = []
       users = []
+      cursors = [undefined]
+      page = 0
+      next = undefined
+      fetches++
+      $('keys-search').value = ''
       $('keys-body').replaceChildren()
     }
   }

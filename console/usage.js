@@ -1,4 +1,4 @@
-// Request counts (GET /keys/:id/usage, /orgs/:org/usage: docs/usage.md) drawn with uPlot,
+// Request counts (GET /keys/:id/usage, /orgs/:org/usage, /usage/keys: docs/usage.md) drawn with uPlot,
 // served from this origin (uplot.js, uplot.css). Each chart has its numbers as a table too,
 // for screen readers and for copying.
 import UPlot from './uplot.js'
@@ -76,6 +76,8 @@ export function usagePanel (ctx) {
     chart = new UPlot({
       width: Math.max(280, Math.min(900, box.clientWidth || 600)),
       height: 240,
+      // the axis and the legend in UTC, as the table and the rest of the console
+      tzDate: (ts) => UPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
       scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
       series: [{}, ...CLASSES.map(([, label, stroke]) => ({ label, stroke, width: 2, points: { show: false } }))]
     }, data, box)

@@ -100,10 +100,12 @@ export function keysCommand (program: Command): void {
     .option('--org <org>', 'keys in this org')
     .option('--unused-for <duration>', 'only keys not used (nor created) within this long, e.g. 90d', duration)
     .option('--over-policy', "with --org: only the active keys that outlive the org's key_max_ttl")
+    .option('--search <text>', 'only keys whose name, key id, user or role contains this text (any case)')
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { user?: string, org?: string, unusedFor?: number, overPolicy?: boolean, json?: boolean }) => {
+    .action(async (opts: { user?: string, org?: string, unusedFor?: number, overPolicy?: boolean, search?: string, json?: boolean }) => {
       if (opts.overPolicy === true && opts.org === undefined) throw new UsageError('--over-policy needs --org <org>')
-      const list = await withRegistry(({ store }) => opts.overPolicy === true ? store.keysOverPolicy(opts.org as string) : store.listKeys({ user: opts.user, org: opts.org, unusedForMs: opts.unusedFor }))
+      if (opts.overPolicy === true && opts.search !== undefined) throw new UsageError('--over-policy lists every such key: leave out --search')
+      const list = await withRegistry(({ store }) => opts.overPolicy === true ? store.keysOverPolicy(opts.org as string) : store.listKeys({ user: opts.user, org: opts.org, unusedForMs: opts.unusedFor, q: opts.search }))
       if (opts.json === true) printJson(list)
       else printTable(list.map((k) => ({ ...k, owner: owner(k) })), KEY_COLUMNS)
     })

@@ -9,7 +9,7 @@ import t from 'tap'
 import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
-import { adminCall, startGateway } from '../helpers/gateway.js'
+import { adminCall, eventually, startGateway } from '../helpers/gateway.js'
 import { launchChromium, watch } from './chromium.js'
 
 const OUT = fileURLToPath(new URL('../../.scratch/', import.meta.url))
@@ -63,11 +63,12 @@ t.test('the Integrations list and a key\'s chart show the counts the API reports
       t.ok(scrollWidth <= width, `the page is no wider than the viewport (${scrollWidth} <= ${width})`)
       await page.locator('#usage-panel').screenshot({ path: `${OUT}console-usage-key-${width}.png` })
 
-      // search narrows the list
+      // search narrows the list (the API searches, once typing pauses)
       await page.fill('#keys-search', 'exporter')
-      t.equal(await page.locator('#keys-body tr').count(), 1, 'one key matches')
-      t.equal(await page.locator('#keys-body tr').getAttribute('data-key-id'), bot.id)
+      t.ok(await eventually(async () => await page.locator('#keys-body tr').count() === 1, 15_000) >= 0, 'the search answered')
+      t.equal(await page.locator('#keys-body tr').getAttribute('data-key-id'), bot.id, 'one key matches')
       await page.fill('#keys-search', '')
+      t.ok(await eventually(async () => await page.locator('#keys-body tr').count() === 3, 15_000) >= 0, 'every key again')
 
       // the org chart (Orgs page, admins)
       await page.click('[data-page=orgs]')

@@ -5,6 +5,7 @@
 import type { RegistryClient } from '../../src/registry/redis-client.js'
 import { AdminStore } from '../../src/registry/admin/index.js'
 import { redisKeys, type RedisKeys } from '../../src/registry/redis-keys.js'
+import { generateKey } from '../../src/registry/key-material.js'
 
 export interface KeyFixture {
   id: string
@@ -38,6 +39,24 @@ export class Fixtures {
     const { createdBy, ...rest } = opts
     const k = await this.store.createKey({ type: 'bot', role, org, ...rest, createdBy: createdBy === undefined ? undefined : `user:${createdBy}` })
     return { id: k.id, key: k.key }
+  }
+
+  /**
+   * Many BOT keys at once, for listings of thousands: the records and index entries the
+   * store writes (registry/admin/keys.ts addKey), in one pipeline, without the audit
+   * trail. Returns the key ids, in the order of `names`.
+   */
+  async bulkBotKeys (role: string, org: string, names: string[]): Promise<string[]> {
+    const pipeline = this.redis.pipeline()
+    const createdAt = new Date().toISOString()
+    const ids = names.map((name) => {
+      const { id, hash } = generateKey('kg_')
+      pipeline.hset(this.keys.key(id), { type: 'bot', hash, org, role, name, status: 'active', created_at: createdAt, created_by: 'cli:test' })
+        .sadd(this.keys.keys, id).sadd(this.keys.orgKeys(org), id)
+      return id
+    })
+    for (const [err] of await pipeline.exec() ?? []) if (err !== null) throw err
+    return ids
   }
 
   /** A direct edit, as an admin would make with redis-cli: HSET <record> <field> <value>. */

@@ -12,7 +12,7 @@ import { AdminRules, ADMIN_PERMISSION, ORG_ADMIN_PERMISSION } from '../policy/sc
 import { AdminStore, auditOptions } from '../../registry/admin/index.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
-import { readUsage, type UsagePoint, type UsageRange, type UsageSubject } from '../../registry/usage-reader.js'
+import { readKeysUsage, readUsage, type UsagePoint, type UsageRange, type UsageSubject } from '../../registry/usage-reader.js'
 import { adminScopeOf, type Principal } from './principal.js'
 import { refuse } from './refusal.js'
 
@@ -27,6 +27,8 @@ export interface ApiContext {
   rules: (p: Principal, store: AdminStore) => AdminRules
   /** a key's or an org's request counts (src/registry/usage-reader.ts); the route checks the scope */
   usage: (subject: UsageSubject, range: UsageRange) => Promise<UsagePoint[]>
+  /** several keys' counts and owners at once (readKeysUsage); the route checks the scope of each */
+  keysUsage: (ids: readonly string[], range: UsageRange) => ReturnType<typeof readKeysUsage>
 }
 
 export function createContext (config: Config, redis: RegistryClient, keys: RedisKeys): ApiContext {
@@ -36,7 +38,8 @@ export function createContext (config: Config, redis: RegistryClient, keys: Redi
     config,
     store: (p) => new AdminStore(redis, keys, config.keys.prefix, p.actor, audit),
     rules: (p, store) => new AdminRules(adminScopeOf(p), store, maxTtlMs),
-    usage: async (subject, range) => await readUsage(redis, keys, subject, range)
+    usage: async (subject, range) => await readUsage(redis, keys, subject, range),
+    keysUsage: async (ids, range) => await readKeysUsage(redis, keys, ids, range)
   }
 }
 

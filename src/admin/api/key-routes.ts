@@ -1,6 +1,7 @@
 /**
- * /keys: list, create (the only response that ever holds a key), show, revoke,
- * rotate, restrict (scope and addresses), the key's own rate limit (admin only),
+ * /keys: list (all at once, or a page at a time with `limit`/`cursor`, searched with `q`:
+ * registry/admin/key-pages.ts), create (the only response that ever holds a key), show,
+ * revoke, rotate, restrict (scope and addresses), the key's own rate limit (admin only),
  * leaked keys reported by a scanner (the only request body that holds keygate keys;
  * an org admin's report revokes only the keys it may revoke by id), and keys imported
  * from another system (a body of foreign keys, hashed as read: docs/imports.md). Every write is one admin action
@@ -13,9 +14,9 @@ import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { createHash } from 'node:crypto'
 import { parseKey } from '../../decision/key-format.js'
-import { AdminError, DEFAULT_GRACE_MS, importRefused, parseImportRecords } from '../../registry/admin/index.js'
+import { AdminError, DEFAULT_GRACE_MS, importRefused, KEY_PAGE_DEFAULT, KEY_PAGE_MAX, parseImportRecords } from '../../registry/admin/index.js'
 import { callerOf, requireAdmin, requireScope, type ApiContext } from './context.js'
-import { withWarnings } from './refusal.js'
+import { badField, withWarnings } from './refusal.js'
 import { positive, recordsBodyValidator } from './validation.js'
 import {
   Changed, CreatedKeyResponse, CreateKeyBody, EmptyBody, ImportedKeysResponse, ImportKeysBody, ImportKeysBodyOuter, KeyLimitBody, LeakedKeysBody, LeakedKeysResponse, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery, RestrictKeyBody, RotatedKeySchema, RotateKeyBody
@@ -35,12 +36,19 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     const org = rules.orgFilter(q.org)
     const user = rules.keyUserFilter(q.user)
     if (org === null || user === null) return { keys: [] }
+    const paged = q.limit !== undefined || q.cursor !== undefined
     if (q.over_policy === 'true') {
       if (org === undefined) throw new AdminError('over_policy needs an org', 'invalid', undefined, [{ field: 'org', reason: 'over_policy lists one org\'s keys: give org' }])
+      if (paged || q.q !== undefined) throw badField(q.q !== undefined ? 'q' : q.limit !== undefined ? 'limit' : 'cursor', 'over_policy lists every such key at once')
       const over = await store.keysOverPolicy(org)
       return { keys: over.filter((k) => (user === undefined || k.user === user || k.created_by === `user:${user}`) && k.status === 'active') }
     }
-    return { keys: await store.listKeys({ user, org, unusedForMs }) }
+    const filter = { user, org, unusedForMs, q: q.q }
+    // without limit or cursor: every key at once (the CLI, scripts); with either: one page
+    if (!paged) return { keys: await store.listKeys(filter) }
+    const limit = q.limit === undefined ? KEY_PAGE_DEFAULT : Number(q.limit)
+    if (limit > KEY_PAGE_MAX) throw badField('limit', `at most ${KEY_PAGE_MAX}`)
+    return await store.listKeyPage(filter, { limit, cursor: q.cursor })
   })
 
   app.post<{ Body: Static<typeof CreateKeyBody> }>('/keys', {
@@ -86,7 +94,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     onRequest: requireScope('org'),
     bodyLimit: IMPORT_BODY_MAX,
     validatorCompiler: recordsBodyValidator(keyPrefix, ImportKeysBodyOuter),
-    schema: { querystring: NoQuery, body: ImportKeysBody, response: { 201: ImportedKeysResponse } }
+    schema: { summary: 'Import keys from another system (plaintext or SHA-256), all or none', tags: ['keys'], querystring: NoQuery, body: ImportKeysBody, response: { 201: ImportedKeysResponse } }
   }, async (request, reply) => {
     const { inputs, problems } = parseImportRecords(request.body, (token) => parseKey(token, keyPrefix) !== 'malformed_credential')
     if (problems.length > 0) throw importRefused(problems)

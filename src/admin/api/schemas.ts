@@ -14,6 +14,7 @@ import {
   AuditEntrySchema, CreatedKeySchema, KeyViewSchema, OrgViewSchema, RefusalAggregateSchema, RoleViewSchema, RotatedKeySchema, UserViewSchema
 } from '../../registry/admin/views.js'
 import { ID_LENGTH } from '../../registry/key-material.js'
+import { BATCH_MAX_KEYS } from '../../registry/usage-reader.js'
 
 const closed = { additionalProperties: false } as const
 
@@ -47,7 +48,13 @@ export const ListKeysQuery = Type.Object({
   org: Type.Optional(Name),
   unused_for: Type.Optional(Duration),
   /** with org: only the active keys that outlive the org's key_max_ttl */
-  over_policy: Type.Optional(Type.Literal('true'))
+  over_policy: Type.Optional(Type.Literal('true')),
+  /** a case-insensitive substring of the key's name, id, user or role */
+  q: Type.Optional(Label(100)),
+  /** keys per page, 1-1000 (default 100): with limit or cursor the answer is one page, in key id order */
+  limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$' })),
+  /** the previous page's next_cursor */
+  cursor: Type.Optional(KeyId)
 }, closed)
 export const ListUsersQuery = Type.Object({ org: Type.Optional(Name) }, closed)
 export const DeleteRoleQuery = Type.Object({ force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, closed)
@@ -68,8 +75,21 @@ export const UsageQuery = Type.Object({
 }, closed)
 
 const Count = Type.Integer({ minimum: 0 })
-export const UsageSeries = Type.Object({
-  points: Type.Array(Type.Object({ t: Type.String(), allowed: Count, refused: Count, limited: Count, errors: Count }, closed))
+const UsagePoints = Type.Array(Type.Object({ t: Type.String(), allowed: Count, refused: Count, limited: Count, errors: Count }, closed))
+export const UsageSeries = Type.Object({ points: UsagePoints }, closed)
+
+/** a batch usage read: up to BATCH_MAX_KEYS key ids, comma-separated, and the range of UsageQuery */
+export const KeysUsageQuery = Type.Object({
+  ids: Type.String({ pattern: `^[0-9A-Za-z]{${ID_LENGTH}}(,[0-9A-Za-z]{${ID_LENGTH}}){0,${BATCH_MAX_KEYS - 1}}$` }),
+  ...UsageQuery.properties
+}, closed)
+/** per key the caller may read (in the order asked; any other is absent): its totals over the range and its points */
+export const KeysUsage = Type.Object({
+  keys: Type.Array(Type.Object({
+    id: Type.String(),
+    totals: Type.Object({ allowed: Count, refused: Count, limited: Count, errors: Count }, closed),
+    points: UsagePoints
+  }, closed))
 }, closed)
 
 // ---- bodies (an absent body is read as {}) ----------------------------------
@@ -156,7 +176,8 @@ export const ActivateBody = EmptyBody
 const Str = Type.String()
 const OptStr = Type.Optional(Str)
 
-export const KeyList = Type.Object({ keys: Type.Array(KeyViewSchema) }, closed)
+/** `next_cursor`: a paged listing's next page (absent on the last, and without paging) */
+export const KeyList = Type.Object({ keys: Type.Array(KeyViewSchema), next_cursor: OptStr }, closed)
 
 /** what a write accepted but the caller should know (an org with no record): like an error's details */
 const Warnings = Type.Optional(Type.Array(Type.Object({ field: OptStr, reason: Str }, closed)))

@@ -170,6 +170,14 @@ export class AdminRules {
     return view
   }
 
+  /** Whether the caller may read a key with these owner fields (visibleKey's rule, for a key read in bulk). */
+  seesKey (key: { type: string, org: string, user?: string | undefined, created_by?: string | undefined }): boolean {
+    const s = this.s
+    if (s.scope === 'org') return key.org === s.org
+    if (s.scope === 'self') return ownsKey(s.user, key)
+    return true
+  }
+
   /**
    * A key the caller may revoke (by id, or as leaked), rotate or restrict: visible, and
    * (org admin) acting with a role within its grants. A self principal rotates its own

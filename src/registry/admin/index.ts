@@ -21,7 +21,8 @@ import type { RedisKeys } from '../redis-keys.js'
 import { AuditLog, DEFAULT_AUDIT_OPTIONS, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 import { migrateCreatedBy } from './created-by-migration.js'
 import { revokeLeaked, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
-import { createKey, keysOverPolicy, listKeys, restrictKey, revokeKey, setKeyLimit, showKey, type CreateKeyInput, type KeyRestrictionChange } from './keys.js'
+import { createKey, keysOverPolicy, listKeys, restrictKey, revokeKey, setKeyLimit, showKey, type CreateKeyInput, type KeyFilter, type KeyRestrictionChange } from './keys.js'
+import { listKeyPage, type KeyPage } from './key-pages.js'
 import { listOrgs, orgKeyCap, putOrg, showOrg, type OrgInput } from './orgs.js'
 import { deleteRole, listRoles, putRole, showRole } from './roles.js'
 import { rotateKey } from './rotation.js'
@@ -37,7 +38,8 @@ import { AdminError } from './errors.js'
 export { AdminError, CODE_OF_KIND, ifMissing, type AdminErrorKind, type ErrorDetail } from './errors.js'
 export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, nameProblem, ownsKey } from './rules.js'
 export { auditOptions, CURSOR, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
-export type { CreateKeyInput, KeyRestrictionChange } from './keys.js'
+export type { CreateKeyInput, KeyFilter, KeyRestrictionChange } from './keys.js'
+export { KEY_PAGE_DEFAULT, KEY_PAGE_MAX, type KeyPage } from './key-pages.js'
 export { IMPORTED_KEY_MAX, importRefused, lineProblem, parseImportLines, parseImportRecords, type ImportedKey, type ImportInput } from './imports.js'
 export { LEAK_SOURCE_MAX, type LeakLabel, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
 export { ORG_NAME_MAX, type OrgInput } from './orgs.js'
@@ -169,9 +171,14 @@ export class AdminStore {
     return await showKey(this.ctx, id, now)
   }
 
-  /** Keys by user, by org, or all; `unusedForMs`: not used (nor created) within that long. */
-  async listKeys (filter: { user?: string | undefined, org?: string | undefined, unusedForMs?: number | undefined } = {}, now = Date.now()): Promise<KeyView[]> {
+  /** Keys by user, by org, or all; `unusedForMs`: not used (nor created) within that long; `q`: a search. */
+  async listKeys (filter: KeyFilter = {}, now = Date.now()): Promise<KeyView[]> {
     return await listKeys(this.ctx, filter, now)
+  }
+
+  /** One page of that listing, in key id order, after `cursor` (key-pages.ts). */
+  async listKeyPage (filter: KeyFilter, page: { limit: number, cursor?: string | undefined }, now = Date.now()): Promise<KeyPage> {
+    return await listKeyPage(this.ctx, filter, page, now)
   }
 
   /** Types every `created_by` and unindexes BOT keys from non-user "owners" (created-by-migration.ts). */

@@ -144,20 +144,42 @@ export async function showKey (ctx: StoreContext, id: string, now: number): Prom
   return view
 }
 
-/** Keys by user, by org, or all; `unusedForMs`: not used (nor created) within that long. */
-export async function listKeys (ctx: StoreContext, filter: { user?: string | undefined, org?: string | undefined, unusedForMs?: number | undefined } = {}, now = Date.now()): Promise<KeyView[]> {
-  const set = filter.user !== undefined ? ctx.keys.userKeys(filter.user) : filter.org !== undefined ? ctx.keys.orgKeys(filter.org) : ctx.keys.keys
-  let views = await keyViews(ctx, (await ctx.redis.smembers(set)).sort(), now)
-  if (filter.user !== undefined) views = views.filter((k) => ownsKey(filter.user as string, k))
-  if (filter.org !== undefined) views = views.filter((k) => k.org === filter.org)
-  if (filter.unusedForMs !== undefined) {
-    const cutoff = now - filter.unusedForMs
-    views = views.filter((k) => {
-      const seen = parseTimestamp(k.last_used_at ?? '') ?? parseTimestamp(k.created_at ?? '') ?? 0
-      return seen < cutoff
-    })
+/** What a key listing keeps: by user, by org, unused for a while, matching a search. */
+export interface KeyFilter {
+  user?: string | undefined
+  org?: string | undefined
+  /** not used (nor created) within that long */
+  unusedForMs?: number | undefined
+  /** a case-insensitive substring of the key's name, id, user or role */
+  q?: string | undefined
+}
+
+/** Keys by user, by org, or all (key id order), as the filter keeps them. */
+export async function listKeys (ctx: StoreContext, filter: KeyFilter = {}, now = Date.now()): Promise<KeyView[]> {
+  const views = await keyViews(ctx, (await ctx.redis.smembers(keyIndexOf(ctx, filter))).sort(), now)
+  return views.filter(keyMatcher(filter, now))
+}
+
+/** The index set a listing reads: the user's keys, the org's keys, or every key. */
+export function keyIndexOf (ctx: StoreContext, filter: KeyFilter): string {
+  return filter.user !== undefined ? ctx.keys.userKeys(filter.user) : filter.org !== undefined ? ctx.keys.orgKeys(filter.org) : ctx.keys.keys
+}
+
+/**
+ * Whether a key is one the filter keeps. The record decides, not the index it was found
+ * in: a key is in an org's listing only while its record says that org, in a user's
+ * only while that user owns it.
+ */
+export function keyMatcher (filter: KeyFilter, now: number): (k: Pick<KeyView, 'id' | 'type' | 'org' | 'user' | 'role' | 'created_by' | 'created_at' | 'last_used_at'> & { name?: string | undefined }) => boolean {
+  const q = filter.q?.toLowerCase()
+  const cutoff = filter.unusedForMs === undefined ? undefined : now - filter.unusedForMs
+  return (k) => {
+    if (filter.user !== undefined && !ownsKey(filter.user, k)) return false
+    if (filter.org !== undefined && k.org !== filter.org) return false
+    if (cutoff !== undefined && (parseTimestamp(k.last_used_at ?? '') ?? parseTimestamp(k.created_at ?? '') ?? 0) >= cutoff) return false
+    if (q !== undefined && q !== '' && ![k.name, k.id, k.user, k.role].some((v) => v?.toLowerCase().includes(q) === true)) return false
+    return true
   }
-  return views
 }
 
 /**
@@ -217,13 +239,22 @@ export function addKey (ctx: StoreContext, tx: ChainableCommander, id: string, r
 }
 
 async function keyViews (ctx: StoreContext, ids: string[], now: number): Promise<KeyView[]> {
+  const views = await recordViews(ctx, ids, now)
+  await withLimitUse(ctx, views, now)
+  return views
+}
+
+/** The keys' views from their records and last use, in one pipeline (ids without a record are left out; a failed read throws); no limit use. */
+export async function recordViews (ctx: StoreContext, ids: string[], now: number): Promise<KeyView[]> {
   if (ids.length === 0) return []
   const pipeline = ctx.redis.pipeline()
   for (const id of ids) pipeline.hmget(ctx.keys.key(id), ...KEY_FIELDS_SHOWN)
   pipeline.hmget(ctx.keys.usage, ...ids)
   const replies = await pipeline.exec() ?? []
+  // a failed read (a command timeout under load) fails the listing: it never reads as a missing key
+  for (const [err] of replies) if (err !== null) throw err
   const usage = (replies[ids.length]?.[1] ?? []) as Array<string | null>
-  const views = ids.flatMap((id, i) => {
+  return ids.flatMap((id, i) => {
     const values = (replies[i]?.[1] ?? []) as Array<string | null>
     if (values[0] === null || values[0] === undefined) return []
     const view: Record<string, string | string[]> = { id }
@@ -240,12 +271,10 @@ async function keyViews (ctx: StoreContext, ids: string[], now: number): Promise
     if (lastUsed !== null && lastUsed !== undefined) view.last_used_at = lastUsed
     return [view as unknown as KeyView]
   })
-  await withLimitUse(ctx, views, now)
-  return views
 }
 
 /** Each key's own limit's use in its window now (one read per limited key). */
-async function withLimitUse (ctx: StoreContext, views: KeyView[], now: number): Promise<void> {
+export async function withLimitUse (ctx: StoreContext, views: KeyView[], now: number): Promise<void> {
   const names = bucketNames(ctx.keys.rateLimit)
   await Promise.all(views.map(async (view) => {
     const limit = view.rate_limit === undefined ? undefined : parseRateLimit(view.rate_limit)

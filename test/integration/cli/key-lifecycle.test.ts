@@ -106,6 +106,9 @@ t.test('key lifecycle through the CLI and the gateway', { jobs: 2 }, async (t) =
     const stale = await cli('keys', 'list', '--org', 'stale-test', '--unused-for', '90d') as Array<{ id: string }>
     t.same(stale.map((x) => x.id), [staleId])
     t.notOk(stale.some((x) => x.id === fresh.id))
+    const named = await cli('keys', 'create', '--type', 'bot', '--role', 'reader', '--org', 'stale-test', '--name', 'Nightly Export') as Created
+    const found = await cli('keys', 'list', '--org', 'stale-test', '--search', 'nightly exp') as Array<{ id: string }>
+    t.same(found.map((x) => x.id), [named.id], '--search finds by name, in any case')
   }))
 
   changes.push(t.test('roles: list, and delete refused while referenced (naming the references) unless --force', { buffered: true }, async (t) => {
