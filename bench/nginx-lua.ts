@@ -29,18 +29,23 @@ const CACHE_TTL_S = 60
 
 function luaAuth (redisPort: number, prefix: string): string {
   return `
-local ffi = require "ffi"
-ffi.cdef[[ unsigned char *SHA256(const unsigned char *d, size_t n, unsigned char *md); ]]
-local crypto = ffi.load("crypto")
-local digest = ffi.new("unsigned char[32]")
-local cache = ngx.shared.keygate_keys
-
-local function sha256_hex (s)
-  crypto.SHA256(s, #s, digest)
-  local out = {}
-  for i = 0, 31 do out[#out + 1] = string.format("%02x", digest[i]) end
-  return table.concat(out)
+-- (the file's main chunk runs for every request: what is set up once is kept in
+-- package.loaded, since ffi.cdef and ffi.load must run once per worker)
+local sha256_hex = package.loaded.keygate_sha256_hex
+if not sha256_hex then
+  local ffi = require "ffi"
+  ffi.cdef[[ unsigned char *SHA256(const unsigned char *d, size_t n, unsigned char *md); ]]
+  local crypto = ffi.load("crypto")
+  local digest = ffi.new("unsigned char[32]")
+  sha256_hex = function (s)
+    crypto.SHA256(s, #s, digest)
+    local out = {}
+    for i = 0, 31 do out[#out + 1] = string.format("%02x", digest[i]) end
+    return table.concat(out)
+  end
+  package.loaded.keygate_sha256_hex = sha256_hex
 end
+local cache = ngx.shared.keygate_keys
 
 -- HGETALL over RESP; nil when the hash does not exist
 local function hgetall (sock, key)
