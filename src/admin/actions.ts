@@ -103,15 +103,15 @@ export class AdminActions {
 
   /**
    * Leaked keys reported by a scanner: each live one revoked (registry/admin/leaks.ts).
-   * Which of them the caller may revoke is exactly the rule of revoking a key by id
-   * (scope-rules.ts leakRevocable): an admin every key; an org admin its org's keys
-   * acting with a role within its grants (a key beyond them is named, not revoked);
-   * a key of another org is a false positive, exactly like a token that is no key.
+   * An admin revokes every key; an org admin every key of its org it sees, whatever its
+   * role (the report holds the key, so its sender holds the key's authority already:
+   * revoking only takes access away); a key it does not see is a false positive,
+   * exactly like a token that is no key.
    */
   async reportLeaked (tokens: readonly string[], source: string): Promise<LeakOutcome[]> {
     this.rules.requireOrgAdmin('reporting leaked keys')
-    const mayRevoke = this.rules.isAdmin ? undefined : async (id: string) => await this.rules.leakRevocable(id)
-    return await this.store.revokeLeaked(tokens.map((token) => ({ token, source })), { mayRevoke })
+    const sees = this.rules.isAdmin ? undefined : (key: Parameters<AdminRules['seesKey']>[0]) => this.rules.seesKey(key)
+    return await this.store.revokeLeaked(tokens.map((token) => ({ token, source })), { sees })
   }
 
   /** The key's own rate limit; `null` removes it. Admin only. */

@@ -83,7 +83,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
         const o = outcomes[i]
         const tokenHash = createHash('sha256').update(token).digest('hex')
         if (o?.id === undefined) return { token_hash: tokenHash, label: 'false_positive' as const }
-        return o.refused === undefined ? { token_hash: tokenHash, label: o.label, id: o.id } : { token_hash: tokenHash, label: o.label, id: o.id, refused: o.refused }
+        return { token_hash: tokenHash, label: o.label, id: o.id }
       }),
       revoked: outcomes.filter((o) => o.revoked === true).length
     }

@@ -189,9 +189,7 @@ export const LeakedKeysResponse = Type.Object({
   results: Type.Array(Type.Object({
     token_hash: Str,
     label: Type.Union([Type.Literal('true_positive'), Type.Literal('false_positive')]),
-    id: OptStr,
-    /** a key the caller sees but may not revoke (its role is beyond the caller's grants): why; it is left active */
-    refused: OptStr
+    id: OptStr
   }, closed)),
   /** how many keys this report revoked (the others were revoked already, or are none of the caller's keys) */
   revoked: Type.Integer()

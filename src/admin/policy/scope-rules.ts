@@ -23,8 +23,8 @@
  * Rate limits (a key's own, a role's, an org's) are an admin's alone: an org admin
  * could otherwise raise its own org's, and a key's own limit replaces the default.
  * Importing a key is creating it (its importer knows its token): keyToImport is
- * keyToCreate. Revoking a key a leak report names is revoking it: leakRevocable is
- * manageableKey, which also keeps an org admin from locking out a broader principal.
+ * keyToCreate. A leak report revokes any key the caller sees (seesKey), whatever its
+ * role: the report holds the key, so revoking it only takes access away.
  * Refused changes are audited (`denied: <why>`); refused reads are not.
  */
 import { userActor } from '../../registry/admin/actors.js'
@@ -179,7 +179,7 @@ export class AdminRules {
   }
 
   /**
-   * A key the caller may revoke (by id, or as leaked), rotate or restrict: visible, and
+   * A key the caller may revoke by id, rotate or restrict: visible, and
    * (org admin) acting with a role within its grants. A self principal rotates its own
    * user's personal keys only; an org admin never rotates another user's personal key. A rotation by an org
    * or self principal hands out the key's authority again, so what the key may do (its
@@ -270,26 +270,6 @@ export class AdminRules {
       throw new AdminError(why, 'invalid', undefined, [{ field: 'expires_in', reason: why }])
     }
     return { type: 'bot', role, org, name: r.name, expiresInMs: r.expiresInMs, expiresWithinMs: max, createdBy, scope: r.scope, allowedCidrs: r.allowedCidrs }
-  }
-
-  /**
-   * Whether the caller may revoke a key a leak report names: any key it sees (an org
-   * admin: every key of its org, whatever its role). Unlike revoking by id, a report
-   * holds the key itself: whoever sent it holds the key's authority already, so
-   * revoking it only ever takes access away, and a leaked key left live is the risk.
-   * `hidden`: the key is outside what the caller sees (another org's), told as if no
-   * key, and not audited (the caller sent a token, not this id: an imported key's id is
-   * not in its token).
-   */
-  async leakRevocable (id: string): Promise<true | 'hidden' | string> {
-    if (this.s.scope === 'admin') return true
-    try {
-      await this.visibleKey(id)
-      return true
-    } catch (err: unknown) {
-      if (err instanceof AdminError && err.kind === 'not_found') return 'hidden'
-      throw err
-    }
   }
 
   /**

@@ -31,10 +31,8 @@ export interface LeakOutcome {
   label: LeakLabel
   /** the key id, for a true positive */
   id?: string
-  /** whether this report revoked it (false: it was revoked already, or `refused`) */
+  /** whether this report revoked it (false: it was revoked already) */
   revoked?: boolean
-  /** why the caller may not revoke this key it may see (a role beyond its grants) */
-  refused?: string
 }
 
 /** One reported token and where it was found (a URL, or a scanner's own words). */
@@ -44,11 +42,8 @@ export interface LeakReport {
 }
 
 export interface LeakOptions {
-  /**
-   * whether the caller may revoke the key (the who-may rule of revoking, src/admin/policy/scope-rules.ts):
-   * `hidden` a key it may not see, a string why it may not revoke one it sees; none: every key
-   */
-  mayRevoke?: ((id: string) => Promise<true | 'hidden' | string>) | undefined
+  /** whether the caller sees the key (src/admin/policy/scope-rules.ts seesKey): one it does not is a false positive; none: every key */
+  sees?: ((key: { type: string, org: string, user?: string | undefined, created_by?: string | undefined }) => boolean) | undefined
 }
 
 /** A label per report, in order. */
@@ -61,14 +56,9 @@ export async function revokeLeaked (ctx: StoreContext, reports: readonly LeakRep
       out.push({ label: 'false_positive' })
       continue
     }
-    const [status, org] = await ctx.redis.hmget(ctx.keys.key(id), 'status', 'org')
-    const may = status === null || status === undefined ? 'hidden' : o.mayRevoke === undefined ? true : await o.mayRevoke(id)
-    if (may === 'hidden') {
+    const [status, org, type, user, createdBy] = await ctx.redis.hmget(ctx.keys.key(id), 'status', 'org', 'type', 'user', 'created_by')
+    if (status === null || status === undefined || (o.sees !== undefined && !o.sees({ type: type ?? '', org: org ?? '', user: user ?? undefined, created_by: createdBy ?? undefined }))) {
       out.push({ label: 'false_positive' })
-      continue
-    }
-    if (may !== true) {
-      out.push({ label: 'true_positive', id, revoked: false, refused: may })
       continue
     }
     if (status === 'revoked') {
