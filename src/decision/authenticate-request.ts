@@ -79,16 +79,18 @@ export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignI
    * to the unknown-key budget. The key id is known (for the log) once the token was found.
    */
   function imported (token: string, peer: string | undefined, now: number): Authentication | Promise<Authentication> {
-    const found = resolver.resolveImported(hash('sha256', token, 'hex'), now, peer)
+    // hashed once: the hex names the lookup, the bytes are compared with the record's digest
+    const digest = hash('sha256', token, 'binary')
+    const found = resolver.resolveImported(Buffer.from(digest, 'latin1').toString('hex'), now, peer)
     if (!(found instanceof Promise)) {
       if (found.records.limited !== true) meter?.fromCache()
-      return decided(authenticate({ id: found.keyId ?? '', secret: token }, found.records, now), found.keyId ?? undefined)
+      return decided(authenticate({ id: found.keyId ?? '', secret: token }, found.records, now, digest), found.keyId ?? undefined)
     }
     const lookupAt = performance.now()
     return found.then(
       ({ keyId, records }: ResolvedImport) => {
         if (records.limited !== true) meter?.fromRedis(performance.now() - lookupAt)
-        return decided(authenticate({ id: keyId ?? '', secret: token }, records, Date.now()), keyId ?? undefined)
+        return decided(authenticate({ id: keyId ?? '', secret: token }, records, Date.now(), digest), keyId ?? undefined)
       },
       (err: unknown) => {
         meter?.fromRedis(performance.now() - lookupAt)

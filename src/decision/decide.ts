@@ -4,7 +4,7 @@
  */
 import type { Reason } from '../errors.js'
 import type { ParsedKey } from './key-format.js'
-import { secretMatches } from '../registry/key-material.js'
+import { digestMatches, secretMatches } from '../registry/key-material.js'
 import { INVALID, NO_GRANTS, scopedGrants } from '../registry/records.js'
 import type { RuleMatch } from './match-rule.js'
 import type { Identity } from './identity.js'
@@ -12,11 +12,12 @@ import type { Resolved } from '../cache/resolve-identity.js'
 
 export type Authenticated = { ok: true, identity: Identity } | { ok: false, reason: Reason }
 
-export function authenticate (credential: ParsedKey, r: Resolved, now: number): Authenticated {
+/** `digest`: the secret's SHA-256 when the caller already has it (an imported key's, whose lookup needed it), as latin1 */
+export function authenticate (credential: ParsedKey, r: Resolved, now: number, digest?: string): Authenticated {
   const { key } = r
   if (key === null) return { ok: false, reason: r.limited === true ? 'unknown_key_limited' : 'unknown_key' }
   if (key === INVALID) return { ok: false, reason: 'invalid_record' }
-  if (!secretMatches(credential.secret, key.digest)) return { ok: false, reason: 'secret_mismatch' }
+  if (!(digest === undefined ? secretMatches(credential.secret, key.digest) : digestMatches(digest, key.digest))) return { ok: false, reason: 'secret_mismatch' }
   if (key.status !== 'active') return { ok: false, reason: 'key_revoked' }
   if (key.expiresAt !== undefined && now >= key.expiresAt) return { ok: false, reason: 'key_expired' }
 

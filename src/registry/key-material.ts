@@ -80,7 +80,11 @@ export function hashSecret (secret: string): string {
  * bytes as a latin1 string, see records.ts): every byte is compared, whatever differs.
  */
 export function secretMatches (secret: string, storedDigest: string): boolean {
-  const actual = hash('sha256', secret, 'binary')
+  return digestMatches(hash('sha256', secret, 'binary'), storedDigest)
+}
+
+/** The same constant-time comparison, of a digest already computed (the 32 bytes as a latin1 string). */
+export function digestMatches (actual: string, storedDigest: string): boolean {
   if (actual.length !== storedDigest.length) return false
   let diff = 0
   for (let i = 0; i < actual.length; i++) diff |= actual.charCodeAt(i) ^ storedDigest.charCodeAt(i)
