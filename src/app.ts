@@ -142,7 +142,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   // ...and without the rate limits (nor the decision metrics), for open WebSockets decided again on a change
   const redecider = decisions.decider()
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set
-  const tracing = createTracing(config.tracing, config.keys.prefix)
+  const tracing = await createTracing(config.tracing, config.keys.prefix)
   // (counting off: the request's last stage is not handed the counter, and costs nothing for it)
   const counting = config.usage.enabled ? counter : undefined
   const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing })

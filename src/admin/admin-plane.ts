@@ -62,7 +62,7 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
     store: new AdminStore(o.redis, redisKeys(o.config.redis.prefix), o.config.keys.prefix, GITHUB_SCANNER, auditOptions(o.config.audit)),
     logger: o.logger
   })
-  const sso = o.sso ?? createSso(o.config, o.redis)
+  const sso = o.sso ?? await createSso(o.config, o.redis)
   await app.register(adminApi, { ...o, sso, prefix: '/admin/v1' })
   await app.register(consolePlugin, { ...o, sso, prefix: '/console' })
   if (o.config.sso.oidc !== undefined) ssoRoutes(app, sso, o.config.sso.oidc.redirect_uri, o.logger)

@@ -13,7 +13,7 @@
  * against 23 µs with sign(), P-256 39 µs against 20 µs.
  */
 import { sign, type KeyObject } from 'node:crypto'
-import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose'
+import type { JWK } from 'jose'
 import type { AssertionConfig } from '../config/schema.js'
 import type { Identity } from '../decision/identity.js'
 import { identityBoundClaims, identityClaims, issuerClaim, protectedHeader, requestClaims } from './claims.js'
@@ -89,6 +89,8 @@ function signer (alg: AssertionAlg, key: KeyObject): (input: string) => string {
 
 /** A public key as a JWK with its kid (the RFC 7638 thumbprint), alg and use. */
 export async function publicJwk (key: KeyObject, alg: AssertionAlg): Promise<JWK> {
+  // (jose is loaded here, when a key is published: a gateway without assertions never loads it)
+  const { calculateJwkThumbprint, exportJWK } = await import('jose')
   const jwk = await exportJWK(key)
   return { ...jwk, kid: await calculateJwkThumbprint(jwk, 'sha256'), alg, use: 'sig' }
 }

@@ -11,7 +11,7 @@ import type { Config } from '../../config/schema.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import { redisKeys } from '../../registry/redis-keys.js'
 import { createMatcher, type Match } from './match.js'
-import { createOidcFlow, type Claims, type OidcFlow } from './oidc.js'
+import type { Claims, OidcFlow } from './oidc.js'
 import { LOGIN_TTL_MS, SessionStore } from './sessions.js'
 
 export const SESSION_COOKIE = 'keygate_session'
@@ -27,13 +27,15 @@ export interface Sso {
   ttlMs: number
 }
 
-export function createSso (config: Config, redis: RegistryClient): Sso {
+export async function createSso (config: Config, redis: RegistryClient): Promise<Sso> {
   const keys = redisKeys(config.redis.prefix)
   const ttlMs = parseDuration(config.sso.session_ttl) as number
   const o = config.sso.oidc
+  // (the relying party, openid-client with it, is loaded only with sso.oidc configured)
+  const flow = o === undefined ? undefined : (await import('./oidc.js')).createOidcFlow(o)
   return {
     sessions: new SessionStore(redis, keys, ttlMs),
-    oidc: o === undefined ? undefined : { flow: createOidcFlow(o), match: createMatcher(config, redis, keys), displayName: o.display_name },
+    oidc: o === undefined || flow === undefined ? undefined : { flow, match: createMatcher(config, redis, keys), displayName: o.display_name },
     secure: o !== undefined && o.redirect_uri.startsWith('https:'),
     ttlMs
   }

@@ -209,7 +209,7 @@ sso:
   oidc: { issuer: "http://127.0.0.1:9", client_id: k, redirect_uri: "https://keygate-admin.example.com/console/sso/callback" }`
   })
   const { createSso, sessionCookie, loginCookie } = await import('../../../src/admin/sso/index.js')
-  const sso = createSso(gw.config, gw.client as never)
+  const sso = await createSso(gw.config, gw.client as never)
   t.match(sessionCookie(sso, 'x'.repeat(43)), /^keygate_session=x{43}; Max-Age=28800; Path=\/; HttpOnly; Secure; SameSite=Strict$/)
   t.match(loginCookie(sso, 'y'.repeat(43)), /; Path=\/console\/sso\/; HttpOnly; Secure; SameSite=Lax$/)
   // the provider unreachable: the console gets a message, no session

@@ -21,21 +21,21 @@ t.test('the sampled flag of a trace, with nothing exported', async (t) => {
     ['not parent-based: the ratio decides (1.0)', { sample_ratio: 1, parent_based: false }, client('00'), true]
   ]
   for (const [name, o, headers, sampled] of cases) {
-    const trace = createTracing(config(o), 'kg_').receive(headers)
+    const trace = (await createTracing(config(o), 'kg_')).receive(headers)
     t.equal(trace.sampled, sampled, name)
     if (headers.length > 0) t.equal(trace.traceId, TRACE, `${name}: the client's trace id is kept`)
   }
 })
 
 t.test('a ratio between 0 and 1 samples about that share of new traces', async (t) => {
-  const tracing = createTracing(config({ sample_ratio: 0.25 }), 'kg_')
+  const tracing = await createTracing(config({ sample_ratio: 0.25 }), 'kg_')
   let sampled = 0
   for (let i = 0; i < 4000; i++) if (tracing.receive([]).sampled) sampled++
   t.ok(sampled > 800 && sampled < 1200, `${sampled} of 4000 sampled`)
 })
 
 t.test('nothing exported: no span, and the gateway\'s own span id as the parent', async (t) => {
-  const tracing = createTracing(config({}), 'kg_')
+  const tracing = await createTracing(config({}), 'kg_')
   t.equal(tracing.exporting, false)
   t.equal(tracing.finisher('proxy'), undefined, 'no onResponse hook')
   const trace = tracing.receive(client('01'))
