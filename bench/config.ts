@@ -53,8 +53,8 @@ export function readConfig (env: NodeJS.ProcessEnv, argv: readonly string[]): Be
   }
 }
 
-/** extras that run only when named: `instructions` needs valgrind and takes ~22 minutes; `usageFlush` measures Redis, not keygate's request path */
-const OPT_IN = new Set(['instructions', 'usageFlush'])
+/** extras that run only when named: `instructions` needs valgrind and takes ~22 minutes; `usageFlush` measures Redis, not keygate's request path; `soak` takes BENCH_SOAK_SECONDS (10 minutes) */
+const OPT_IN = new Set(['instructions', 'usageFlush', 'soak'])
 
 function extrasFrom (raw: string | undefined): (name: string) => boolean {
   if (raw === undefined || raw === '' || raw === '1') return (name) => !OPT_IN.has(name)
@@ -64,4 +64,4 @@ function extrasFrom (raw: string | undefined): (name: string) => boolean {
 }
 
 /** Environment variables that change the run, for the "exact command" line. */
-export const KNOBS = ['BENCH_DURATION', 'BENCH_ROUNDS', 'BENCH_WARMUP', 'BENCH_FRESH', 'BENCH_CONNECTIONS', 'BENCH_PIN', 'BENCH_FILTER', 'BENCH_OUT', 'BENCH_EXTRAS'] as const
+export const KNOBS = ['BENCH_DURATION', 'BENCH_ROUNDS', 'BENCH_WARMUP', 'BENCH_FRESH', 'BENCH_CONNECTIONS', 'BENCH_PIN', 'BENCH_FILTER', 'BENCH_OUT', 'BENCH_EXTRAS', 'BENCH_SOAK_SECONDS'] as const

@@ -13,6 +13,16 @@ export function peakRssKiB (pid: number): number | undefined {
   }
 }
 
+/** Resident set size now (VmRSS) in KiB; the process must still be alive. */
+export function rssKiB (pid: number): number | undefined {
+  try {
+    const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return match?.[1] === undefined ? undefined : Number(match[1])
+  } catch {
+    return undefined
+  }
+}
+
 let ticksPerSecond: number | undefined
 function clockTicks (): number {
   if (ticksPerSecond === undefined) {

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
 import { KNOBS, readConfig, type BenchConfig } from './config.js'
 import { memory, propagation, sharedCore } from './extras.js'
+import { soak } from './soak.js'
 import { usageFlush } from './usage-flush.js'
 import { flood } from './flood.js'
 import { warmUp } from './warm-up.js'
@@ -193,7 +194,7 @@ async function main (): Promise<number> {
     process.stdout.write(markdown(info, summaries, problems))
     // The throughput servers are done; the extras start their own Redis and gateways.
     await Promise.all(started.splice(0).map(async (s) => await s.server.stop()))
-    for (const extra of [sharedCore, propagation, memory, warmUp, flood, instructions, usageFlush]) {
+    for (const extra of [sharedCore, propagation, memory, warmUp, flood, instructions, usageFlush, soak]) {
       if (config.extras(extra.name)) {
         log(`running ${extra.name}`)
         const result = await extra(ctx)
