@@ -2,15 +2,14 @@
  * How far V8 lets the old generation grow between full collections. After each one,
  * V8 lets it grow to up to four times what survived before collecting again; a
  * gateway's survivors are mostly its cache, so with 100,000 cached keys that room is
- * most of the peak RSS (188-200 MiB uncapped, about 150 with this cap; docs/cache.md,
- * Memory). `serve` caps the growth at 30% at run time (V8 reads this flag at each
- * collection): full collections come sooner (under full load with a warm cache: 4
+ * much of the peak RSS (docs/cache.md, Memory). `serve` caps the growth at 30% at run
+ * time (V8 reads this flag at each collection): full collections come sooner (under full load with a warm cache: 4
  * instead of 1 in 12 s, about 10 ms each). Node admits the flag on its command line
  * only, never in NODE_OPTIONS; an operator who passes it there keeps their value.
  *
- * The young generation is left at V8's default: `--max-semi-space-size=8` lowers the
- * peak by ~10 MiB, but under full load it makes scavenges keep the in-flight requests'
- * objects and costs up to 12% of the CPU.
+ * The young generation is not set here: V8 reads its size when the heap is made, so
+ * only node's options can; the Docker image caps it with
+ * `NODE_OPTIONS=--max-semi-space-size=8` (docs/cache.md, Memory).
  */
 import { setFlagsFromString } from 'node:v8'
 
