@@ -82,25 +82,29 @@ export function answerPreflight (policy: CorsPolicy, request: FastifyRequest, re
 /**
  * onSend, for every response of the data plane: a request from an allowed origin gets
  * the gateway's CORS headers (the upstream's were dropped by the proxy, proxy.ts).
+ * A proxied response writes its head itself, past onSend: the proxy calls
+ * applyCorsHeaders, the same rule.
  */
 export function corsHeaders (policy: CorsPolicy) {
   return function onSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
-    // a preflight's answer is complete as it is (a refused one carries no CORS header)
-    const reason = request.kg?.reason
-    if (reason === 'cors_preflight' || reason === 'cors_refused') {
-      done(null, payload)
-      return
-    }
-    const origin = allowedOrigin(policy, request.headers.origin)
-    if (origin !== undefined) {
-      reply.header('access-control-allow-origin', origin)
-      if (policy.exposeHeaders !== '') reply.header('access-control-expose-headers', policy.exposeHeaders)
-      if (policy.credentials) reply.header('access-control-allow-credentials', 'true')
-    }
-    // the answer depends on Origin whenever CORS is on: caches must keep them apart
-    const vary = reply.getHeader('vary')
-    if (vary === undefined) reply.header('vary', 'Origin')
-    else if (!/(^|,)\s*origin\s*(,|$)/i.test(String(vary))) reply.header('vary', `${String(vary)}, Origin`)
+    applyCorsHeaders(policy, request, reply)
     done(null, payload)
   }
+}
+
+/** The gateway's CORS headers on a response (a preflight's answer is complete as it is). */
+export function applyCorsHeaders (policy: CorsPolicy, request: FastifyRequest, reply: FastifyReply): void {
+  // (a refused preflight carries no CORS header)
+  const reason = request.kg?.reason
+  if (reason === 'cors_preflight' || reason === 'cors_refused') return
+  const origin = allowedOrigin(policy, request.headers.origin)
+  if (origin !== undefined) {
+    reply.header('access-control-allow-origin', origin)
+    if (policy.exposeHeaders !== '') reply.header('access-control-expose-headers', policy.exposeHeaders)
+    if (policy.credentials) reply.header('access-control-allow-credentials', 'true')
+  }
+  // the answer depends on Origin whenever CORS is on: caches must keep them apart
+  const vary = reply.getHeader('vary')
+  if (vary === undefined) reply.header('vary', 'Origin')
+  else if (!/(^|,)\s*origin\s*(,|$)/i.test(String(vary))) reply.header('vary', `${String(vary)}, Origin`)
 }

@@ -139,7 +139,7 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
     const upstream = config.upstreams[route.upstream]
     const toUpstream = toUpstreams.get(route.upstream)
     if (upstream === undefined || toUpstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
-    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimits, dropCorsHeaders: cors !== undefined, meter: metrics.upstream(route.upstream), toUpstream })
+    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimits, cors, meter: metrics.upstream(route.upstream), toUpstream })
   }
 
   // WebSocket upgrades, decided as a GET and relayed (src/websocket/)

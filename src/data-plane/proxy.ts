@@ -9,17 +9,23 @@
  * it names a path on the upstream's origin as it is (no URL is parsed per request); the
  * query is the client's raw one. Each request is sent once, never retried. Bodies
  * stream both ways: the client's through the body limit (body-limit.ts), the
- * upstream's to the client as it arrives.
+ * upstream's to the client as it arrives: undici writes it into the client's response
+ * itself (its `stream` API, with backpressure; no stream in between), so the proxy
+ * writes the response head (the reply's headers, CORS's included) and takes the reply
+ * over from fastify (`reply.hijack()`: onSend hooks do not run; onResponse hooks, the
+ * log line and the metrics, still do). A client gone mid-answer aborts the upstream
+ * request; an upstream failing mid-answer closes the client's connection.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Gate } from './gate.js'
-import type { IncomingHttpHeaders } from 'node:http'
-import type { Readable } from 'node:stream'
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
+import type { Readable, Writable } from 'node:stream'
 import { Agent, type Dispatcher } from 'undici'
 import type { RouteConfig, UpstreamConfig } from '../config/schema.js'
 import type { UpstreamMeter } from '../metrics/metrics.js'
 import type { ToUpstream } from '../tracing/tracing.js'
 import { bodyRefusal, limitBody, refuseBody, type BodyLimits } from './body-limit.js'
+import { applyCorsHeaders, type CorsPolicy } from './cors.js'
 import { deny } from '../http/deny.js'
 import { HOP_BY_HOP, withoutConnectionListed, type RequestHeaderRewriter } from '../http/identity-headers.js'
 import { PROXIED_METHODS } from '../http/methods.js'
@@ -56,8 +62,8 @@ export interface ProtectedRouteOptions {
   gate: Gate
   rewriteRequestHeaders: RequestHeaderRewriter
   bodyLimits: BodyLimits
-  /** CORS is on: the upstream's `Access-Control-*` headers are dropped (the gateway sets its own) */
-  dropCorsHeaders: boolean
+  /** set when CORS is on: the upstream's `Access-Control-*` headers are dropped, the gateway's set (cors.ts) */
+  cors: CorsPolicy | undefined
   /** upstream latency (sent -> response headers) and failures by kind */
   meter: UpstreamMeter
   /** the trace context sent upstream, and the upstream call's span (src/tracing/) */
@@ -89,30 +95,45 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
   const host = upstreamUrl.host
   const timeout = o.upstream.timeout_ms
 
-  /** The upstream answered (its headers): the client gets its status, headers and body. */
-  function answer (request: FastifyRequest, reply: FastifyReply, res: Dispatcher.ResponseData): void {
+  /**
+   * The upstream answered (its headers): the client gets its status and headers, and
+   * the response to write its body into. (One function for every request, the reply
+   * carried as undici's `opaque`: no closure per request.)
+   */
+  function answer (data: Dispatcher.StreamFactoryData<FastifyReply>): Writable {
+    const reply = data.opaque
+    const request = reply.request
     const kg = request.kg
     const now = performance.now()
     o.meter.response(now - kg.upstreamSentAt)
     if (kg.trace.client !== undefined) kg.trace.answeredAt = now
-    const body = res.body
     if (request.raw.aborted) {
-      // the client went away while the upstream was answering: nothing to send
-      body.destroy()
-      return
+      // the client went away while the upstream was answering: nothing to send, and
+      // the throw aborts the upstream request
+      reply.hijack()
+      throw new Error('client gone')
     }
-    reply.headers(withoutHopByHop(res.headers, request.id, o.dropCorsHeaders, kg.rateLimited))
+    try {
+      reply.code(data.statusCode)
+    } catch {
+      const error = new Error('upstream answered an invalid status')
+      failed(reply, error)
+      throw error
+    }
+    reply.headers(withoutHopByHop(data.headers as IncomingHttpHeaders, request.id, o.cors !== undefined, kg.rateLimited))
     // an HTTP/1 connection cannot be reused before its request body was read: the
     // upstream answered first, so the client's connection closes after the answer
     if (!request.raw.complete) reply.header('connection', 'close')
-    try {
-      reply.code(res.statusCode)
-    } catch {
-      body.destroy()
-      failed(reply, new Error('upstream answered an invalid status'))
-      return
-    }
-    reply.send(body)
+    if (o.cors !== undefined) applyCorsHeaders(o.cors, request, reply)
+    reply.hijack()
+    const res = reply.raw
+    res.writeHead(reply.statusCode, reply.getHeaders() as OutgoingHttpHeaders)
+    return res
+  }
+
+  /** The upstream request ended: failed before its response headers (or the answer was refused). */
+  function ended (err: Error | null, data: Dispatcher.StreamData<FastifyReply>): void {
+    if (err !== null) failed(data.opaque, err)
   }
 
   /** The upstream request failed before its response headers. */
@@ -138,18 +159,16 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     const headers = o.rewriteRequestHeaders(request, withoutConnectionListed(request.headers))
     headers.host = host
     o.toUpstream(kg.trace, headers, request.method)
-    agent.request({
+    agent.stream({
       origin,
       path: kg.query.length > 1 ? kg.path + kg.query : kg.path,
       method: request.method as Dispatcher.HttpMethod,
       headers,
       body: request.body as Readable | undefined,
       headersTimeout: timeout,
-      bodyTimeout: timeout
-    }, (err, res) => {
-      if (err !== null) failed(reply, err)
-      else answer(request, reply, res)
-    })
+      bodyTimeout: timeout,
+      opaque: reply
+    }, answer, ended)
     return reply
   }
   // the prefix itself, and everything under it (`<prefix>/*` also matches `<prefix>/`)
