@@ -8,7 +8,7 @@
 //                                           keys cycled in order, each request a miss; prints the
 //                                           registry reads per request),
 //                                           authz, hello, hello-node-http,
-//                                           keygate-compare, authz-compare (BENCH_COMPARE's build)
+//                                           keygate-compare, keygate-cold-compare, authz-compare (BENCH_COMPARE's build)
 // Env: COUNT_WARMUP (default 10000), COUNT_MEASURED (default 3000), COUNT_KEEP=1 keeps the
 // callgrind files (their directory is printed), COUNT_CPU_PROF=<dir>: instead of
 // valgrind, run the server under `node --cpu-prof` into <dir> (JS-level attribution).
@@ -83,6 +83,15 @@ const targets: Record<string, Target> = {
     start: async () => {
       coldKeys()
       return await startKeygate(ctx, 'keygate-cold', { coldKeys: true, usage: { enabled: false }, launcher: launcher('keygate-cold') })
+    },
+    headers: {},
+    headersFor: () => ({ authorization: nextColdAuthorization() }),
+    reads: registryReads
+  },
+  'keygate-cold-compare': {
+    start: async () => {
+      coldKeys()
+      return await startKeygate({ ...ctx, keygateCli: compareCli() }, 'keygate-cold-compare', { coldKeys: true, usage: { enabled: false }, launcher: launcher('keygate-cold-compare') })
     },
     headers: {},
     headersFor: () => ({ authorization: nextColdAuthorization() }),
