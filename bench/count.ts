@@ -4,8 +4,11 @@
 //
 //   node bench/dist/count.js <target>...    targets: baseline, reference, keygate, keygate-nolog,
 //                                           keygate-nousage (usage counting off), keygate-tracing,
+//                                           keygate-cold (the cold-keys row: BENCH_COLD_KEYS distinct
+//                                           keys cycled in order, each request a miss; prints the
+//                                           registry reads per request),
 //                                           authz, hello, hello-node-http,
-//                                           keygate-compare, authz-compare (BENCH_COMPARE's build)
+//                                           keygate-compare, keygate-cold-compare, authz-compare (BENCH_COMPARE's build)
 // Env: COUNT_WARMUP (default 10000), COUNT_MEASURED (default 3000), COUNT_KEEP=1 keeps the
 // callgrind files (their directory is printed), COUNT_CPU_PROF=<dir>: instead of
 // valgrind, run the server under `node --cpu-prof` into <dir> (JS-level attribution).
@@ -14,8 +17,10 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
+import { coldKeys, nextColdAuthorization } from './cold-keys.js'
 import { count, type Counted } from './instructions.js'
-import { benchKeys, startKeygate } from './keygate.js'
+import { benchKeys, registryReads, startKeygate } from './keygate.js'
+import { perRequest } from './load.js'
 import { stopAll, type Launcher } from './process.js'
 import { BENCH_PATH, startBaseline, startHello, startOrigin } from './servers.js'
 import type { RunningServer, ScenarioContext } from './types.js'
@@ -41,8 +46,19 @@ const origin = await startOrigin(distDir, undefined)
 const ctx: ScenarioContext = { originUrl: `http://127.0.0.1:${origin.port}`, serverCpus: undefined, auxCpus: undefined, distDir }
 const personal = { authorization: `Bearer ${benchKeys.personal.key}` }
 const kg = { cache: '{ ttl_ms: 60000 }' }
+const cold = { ...kg, redis: 'command_timeout_ms: 60000', coldKeys: true, usage: { enabled: false } }
 
-interface Target { start: () => Promise<RunningServer & { authzPort?: number | undefined }>, headers: Record<string, string>, host?: string, authz?: boolean, usageWrites?: () => Promise<number> }
+interface Target {
+  start: () => Promise<RunningServer & { authzPort?: number | undefined }>
+  headers: Record<string, string>
+  /** headers made for each request (the cold keys' Authorization) */
+  headersFor?: () => Record<string, string>
+  host?: string
+  authz?: boolean
+  usageWrites?: () => Promise<number>
+  /** the registry reads (EVALSHA) in the counted window, per request */
+  reads?: () => Promise<number>
+}
 
 /** the keygate target's admin port, for its usage writes (`keygate_usage_flushes_total`) */
 let usageAdminPort: number | undefined
@@ -61,6 +77,28 @@ const targets: Record<string, Target> = {
     },
     headers: personal,
     usageWrites
+  },
+  // the cold-keys row (bench/scenarios.ts): every request a key's first in the process, a
+  // miss and one registry read; warm-up and counted requests must not exceed the keys.
+  // Under valgrind (~50x slower) the default 500 ms command timeout and freshness fail
+  // reads and drop tracking (a flush and a refill of every key): both at their most.
+  'keygate-cold': {
+    start: async () => {
+      coldKeys()
+      return await startKeygate(ctx, 'keygate-cold', { ...cold, launcher: launcher('keygate-cold') })
+    },
+    headers: {},
+    headersFor: () => ({ authorization: nextColdAuthorization() }),
+    reads: registryReads
+  },
+  'keygate-cold-compare': {
+    start: async () => {
+      coldKeys()
+      return await startKeygate({ ...ctx, keygateCli: compareCli() }, 'keygate-cold-compare', { ...cold, launcher: launcher('keygate-cold-compare') })
+    },
+    headers: {},
+    headersFor: () => ({ authorization: nextColdAuthorization() }),
+    reads: registryReads
   },
   'keygate-compare': { start: async () => await startKeygate({ ...ctx, keygateCli: compareCli() }, 'keygate-compare', { ...kg, launcher: launcher('keygate-compare') }), headers: personal },
   'authz-compare': {
@@ -94,16 +132,26 @@ try {
     if (cpuProf !== undefined) {
       const server = await t.start()
       const url = `http://127.0.0.1:${server.port}${t.authz === true ? '/' : BENCH_PATH}`
-      await autocannon({ url, headers: t.headers, connections: 50, amount: warmUp + measured })
+      await autocannon({
+        url,
+        headers: t.headers,
+        connections: 50,
+        amount: warmUp + measured,
+        ...(t.headersFor === undefined ? {} : { requests: [{ setupRequest: perRequest(t.headersFor) }] })
+      })
       await server.stop()
       process.stdout.write(`${name}: profile in ${cpuProf}\n`)
       continue
     }
     const started = Date.now()
-    const c = await count({ name, start: t.start, host: t.host ?? process.env['HOST'], headers: t.headers, dir, amounts: { warmUp, measured }, path: t.authz === true ? '/' : BENCH_PATH, reads: t.usageWrites })
+    const c = await count({ name, start: t.start, host: t.host ?? process.env['HOST'], headers: t.headers, headersFor: t.headersFor, dir, amounts: { warmUp, measured }, path: t.authz === true ? '/' : BENCH_PATH, reads: t.usageWrites ?? t.reads })
     rows.push({ ...c, target: name })
     // (keygate: the usage counter's timed writes that fell in the counted window, each counted in with the requests)
-    const writes = t.usageWrites === undefined || c.registryReads === undefined ? '' : `, ${c.registryReads} usage writes in the counted window`
+    const writes = c.registryReads === undefined
+      ? ''
+      : t.usageWrites !== undefined
+        ? `, ${c.registryReads} usage writes in the counted window`
+        : `, ${(c.registryReads / measured).toFixed(3)} registry reads/request in the counted window`
     process.stdout.write(`${name}: main thread ${(c.mainPerReq / 1000).toFixed(1)}k instructions/request, all threads ${(c.allPerReq / 1000).toFixed(1)}k${writes} (${((Date.now() - started) / 1000).toFixed(0)} s)${c.failures.length > 0 ? ` (${c.failures.join('; ')})` : ''}\n`)
   }
 } finally {

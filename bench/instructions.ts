@@ -22,6 +22,7 @@ import { promisify } from 'node:util'
 import autocannon from 'autocannon'
 import type { ExtraResult } from './extras.js'
 import { benchKeys, registryReads, startKeygate } from './keygate.js'
+import { perRequest } from './load.js'
 import type { Launcher } from './process.js'
 import { BENCH_PATH, startBaseline } from './servers.js'
 import type { RunningServer, ScenarioContext } from './types.js'
@@ -162,6 +163,8 @@ export interface CountOptions {
   amounts?: { warmUp: number, measured: number }
   /** the request path; default BENCH_PATH */
   path?: string
+  /** headers made for each request, over `headers` (the cold-keys target's Authorization) */
+  headersFor?: (() => Record<string, string>) | undefined
 }
 
 export async function count (o: CountOptions): Promise<Counted> {
@@ -170,11 +173,11 @@ export async function count (o: CountOptions): Promise<Counted> {
   if (pid === undefined) throw new Error(`instructions: ${o.name} has no pid`)
   const failures: string[] = []
   try {
-    const warm = await load(server.port, o.headers, o.amounts?.warmUp ?? WARMUP_REQUESTS, o.path)
+    const warm = await load(server.port, o.headers, o.amounts?.warmUp ?? WARMUP_REQUESTS, o.path, o.headersFor)
     if (warm.bad > 0) process.stderr.write(`[bench] instructions: ${o.name} warm-up had ${warm.bad} failed requests (a server starting under valgrind can time out)\n`)
     const readsBefore = await o.reads?.()
     await control(pid, o.host, '--zero')
-    const measured = await load(server.port, o.headers, o.amounts?.measured ?? MEASURED_REQUESTS, o.path)
+    const measured = await load(server.port, o.headers, o.amounts?.measured ?? MEASURED_REQUESTS, o.path, o.headersFor)
     await control(pid, o.host, '--dump')
     const readsAfter = await o.reads?.()
     if (measured.bad > 0) failures.push(`instructions: ${o.name} had ${measured.bad} failed requests in the measured window`)
@@ -192,8 +195,15 @@ export async function count (o: CountOptions): Promise<Counted> {
   }
 }
 
-async function load (port: number, headers: Record<string, string>, amount: number, path = BENCH_PATH): Promise<{ responses: number, bad: number }> {
-  const result = await autocannon({ url: `http://127.0.0.1:${port}${path}`, headers, connections: CONNECTIONS, amount, timeout: 60 })
+async function load (port: number, headers: Record<string, string>, amount: number, path = BENCH_PATH, headersFor?: () => Record<string, string>): Promise<{ responses: number, bad: number }> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}${path}`,
+    headers,
+    connections: CONNECTIONS,
+    amount,
+    timeout: 60,
+    ...(headersFor === undefined ? {} : { requests: [{ setupRequest: perRequest(headersFor) }] })
+  })
   return { responses: result.requests.total, bad: result.non2xx + result.errors }
 }
 

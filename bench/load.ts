@@ -36,7 +36,8 @@ export interface RoundResult {
   durationSec: number
 }
 
-function perRequest (headersFor: () => Record<string, string>): (request: { headers?: Record<string, string> }) => { headers?: Record<string, string> } {
+/** autocannon's setupRequest that sets headersFor()'s headers on each request */
+export function perRequest (headersFor: () => Record<string, string>): (request: { headers?: Record<string, string> }) => { headers?: Record<string, string> } {
   return (request) => ({ ...request, headers: { ...request.headers, ...headersFor() } })
 }
 

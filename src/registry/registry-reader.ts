@@ -12,9 +12,14 @@
  * is set is told apart from a missing one by an EXISTS, which only such a record costs.
  *
  * Reads asked for in the same turn of the event loop (the misses of every request that
- * arrived together) go out in one socket write, an ioredis pipeline sent when the turn
- * ends (setImmediate): each is still its own EVALSHA, one round trip, with its own
- * reply or error, and its own command timeout. On a Cluster each read is sent alone.
+ * arrived together) go out together when the turn ends (setImmediate), as one EVALSHA
+ * of CHAINS_LUA that reads up to BATCH_MAX chains (a longer turn: several, in one
+ * pipeline, one socket write): one round trip for them all, and one command for
+ * ioredis to encode, time and parse instead of one per read. Each chain keeps its own
+ * reply or error: the script reads each under `pcall`, so a record of the wrong type
+ * fails its own read only (WRONGTYPE, a bad record); an error of the whole command (a
+ * timeout, a closed connection) fails every read in it, as it would have failed each
+ * read sent at the same moment. On a Cluster each read is sent alone.
  */
 import { isCluster, type RegistryClient } from './redis-client.js'
 import type { RedisKeys } from './redis-keys.js'
@@ -32,10 +37,6 @@ const fields = (names: readonly string[]): string => names.map((n) => `'${n}'`).
  */
 const chainLua = (start: string, extra: string): string => `
 ${start}
-local function found (values, name)
-  for i = 1, #values do if values[i] then return 1 end end
-  return redis.call('EXISTS', name)
-end
 local k = redis.call('HMGET', kname, ${fields(KEY_FIELDS)})
 if found(k, kname) == 0 then return {} end
 local ktype, org, user, role = k[1], k[3], k[5], k[6]
@@ -64,14 +65,47 @@ if org and org ~= '' then o = redis.call('HMGET', ARGV[1] .. 'org:' .. org, ${fi
 return {k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], ufound, u[1], u[2], u[3], role, rfound, r[1], r[2], o[1]${extra}}
 `
 
-const CHAIN_LUA = chainLua('local kname = KEYS[1]', '')
+const FOUND_LUA = `
+local function found (values, name)
+  for i = 1, #values do if values[i] then return 1 end end
+  return redis.call('EXISTS', name)
+end
+`
+
+const CHAIN_LUA = FOUND_LUA + chainLua('local kname = KEYS[1]', '')
+
+/**
+ * Several keys' chains (KEYS, the key records' names): one reply per key, in order,
+ * each the chain's reply above or, when its read failed (a record of the wrong type),
+ * that error as an error reply of its own.
+ */
+const CHAINS_LUA = `${FOUND_LUA}
+local function chain (kname)
+${chainLua('', '')}
+end
+local out = {}
+for i = 1, #KEYS do
+  local ok, r = pcall(chain, KEYS[i])
+  if ok then
+    out[i] = r
+  elseif type(r) == 'table' and r.err then
+    out[i] = r
+  else
+    out[i] = {err = tostring(r)}
+  end
+end
+return out
+`
+
+/** chains one EVALSHA of CHAINS_LUA reads at most (Redis runs nothing else while a script runs) */
+const BATCH_MAX = 128
 
 /**
  * An imported key's read (docs/imports.md): KEYS[1] is `<prefix>imported:<sha256 hex>`, whose
  * value is the key id; then the chain as above, the key id appended to the reply. Still
  * one round trip: a token that is not in keygate's format costs one Redis read at most.
  */
-const IMPORTED_LUA = chainLua("local id = redis.call('GET', KEYS[1])\nif not id then return {} end\nlocal kname = ARGV[1] .. 'key:' .. id", ', id')
+const IMPORTED_LUA = FOUND_LUA + chainLua("local id = redis.call('GET', KEYS[1])\nif not id then return {} end\nlocal kname = ARGV[1] .. 'key:' .. id", ', id')
 
 /**
  * A signed-in person's user record and its role (src/admin/sso/): USER_FIELDS (3) and
@@ -139,6 +173,8 @@ export function chainOf (r: Reply): Chain {
 
 interface ChainCommand {
   keygateChain: (key: string, prefix: string) => Promise<Reply>
+  /** `keys` key names, then the prefix */
+  keygateChains: (...args: Array<string | number>) => Promise<Array<Reply | Error>>
   keygateImported: (lookup: string, prefix: string) => Promise<Reply>
   keygateUser: (key: string, prefix: string) => Promise<Reply>
 }
@@ -162,6 +198,8 @@ export class RegistryReader {
 
   constructor (private readonly redis: RegistryClient, private readonly keys: RedisKeys, private readonly prefix: string) {
     redis.defineCommand('keygateChain', { numberOfKeys: 1, lua: CHAIN_LUA })
+    // (the number of keys is the call's first argument)
+    redis.defineCommand('keygateChains', { lua: CHAINS_LUA })
     redis.defineCommand('keygateImported', { numberOfKeys: 1, lua: IMPORTED_LUA })
 
     redis.defineCommand('keygateUser', { numberOfKeys: 1, lua: USER_LUA })
@@ -194,32 +232,63 @@ export class RegistryReader {
   private readonly send = (): void => {
     const batch = this.waiting
     this.waiting = []
-    const settle = (w: Waiting, err: unknown, reply: unknown): void => {
-      if (err !== null && err !== undefined) w.reject(err)
-      else {
-        try {
-          w.resolve(chainOf(reply as Reply))
-        } catch (e: unknown) {
-          // (a reply of an unexpected shape: an outage to the caller, never a decision)
-          w.reject(e)
-        }
-      }
-    }
+    const redis = this.redis as unknown as ChainCommand
     if (batch.length === 1) {
       const w = batch[0] as Waiting
-      ;(this.redis as unknown as ChainCommand).keygateChain(w.key, this.prefix).then((reply) => { settle(w, null, reply) }, (err: unknown) => { w.reject(err) })
+      redis.keygateChain(w.key, this.prefix).then((reply) => { settle(w, reply) }, w.reject)
+      return
+    }
+    if (batch.length <= BATCH_MAX) {
+      redis.keygateChains(...chainsArgs(batch, this.prefix)).then((replies) => { settleAll(batch, replies) }, (err: unknown) => { rejectAll(batch, err) })
       return
     }
     const pipeline = this.redis.pipeline()
-    for (const w of batch) (pipeline as unknown as ChainCommand).keygateChain(w.key, this.prefix)
-    pipeline.exec().then((replies) => {
-      for (const [i, w] of batch.entries()) {
-        const reply = replies?.[i]
-        if (reply === undefined) w.reject(new Error('registry read: no reply in the pipeline'))
-        else settle(w, reply[0], reply[1])
+    const chunks: Waiting[][] = []
+    for (let i = 0; i < batch.length; i += BATCH_MAX) chunks.push(batch.slice(i, i + BATCH_MAX))
+    for (const chunk of chunks) (pipeline as unknown as ChainCommand).keygateChains(...chainsArgs(chunk, this.prefix))
+    pipeline.exec().then((results) => {
+      for (const [i, chunk] of chunks.entries()) {
+        const result = results?.[i]
+        if (result === undefined) rejectAll(chunk, new Error('registry read: no reply in the pipeline'))
+        else if (result[0] !== null) rejectAll(chunk, result[0])
+        else settleAll(chunk, result[1] as Array<Reply | Error>)
       }
-    }, (err: unknown) => {
-      for (const w of batch) w.reject(err)
-    })
+    }, (err: unknown) => { rejectAll(batch, err) })
   }
+}
+
+/** CHAINS_LUA's arguments: the number of keys, the keys, the prefix. */
+function chainsArgs (batch: Waiting[], prefix: string): Array<string | number> {
+  const args: Array<string | number> = [batch.length]
+  for (const w of batch) args.push(w.key)
+  args.push(prefix)
+  return args
+}
+
+/** CHAINS_LUA's reply, each chain's reply or error to its read. */
+function settleAll (batch: Waiting[], replies: Array<Reply | Error>): void {
+  for (let i = 0; i < batch.length; i++) {
+    const w = batch[i] as Waiting
+    const reply = replies[i]
+    if (reply instanceof Error) w.reject(reply)
+    else if (!Array.isArray(reply)) w.reject(new Error('registry read: the script\'s reply has no chain for a key'))
+    else settle(w, reply)
+  }
+}
+
+function rejectAll (batch: Waiting[], err: unknown): void {
+  for (const w of batch) w.reject(err)
+}
+
+/** A read's reply parsed, to its caller. */
+function settle (w: Waiting, reply: Reply): void {
+  let chain: Chain
+  try {
+    chain = chainOf(reply)
+  } catch (e: unknown) {
+    // (a reply of an unexpected shape: an outage to the caller, never a decision)
+    w.reject(e)
+    return
+  }
+  w.resolve(chain)
 }

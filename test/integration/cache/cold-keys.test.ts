@@ -1,9 +1,9 @@
 /**
  * Issue 19: the cold path. A pass over 5,000 keys the gateway has never seen, many
- * requests in flight at once (so their reads go out together, in one write per
- * turn of the event loop), costs exactly one registry read (EVALSHA, counted by a
- * real Redis in INFO commandstats) per cache miss, and every decision is the one the
- * records call for: valid keys allowed, a revoked key, a key whose user is
+ * requests in flight at once (so their reads go out together, one script per turn of
+ * the event loop), costs at most one registry read (EVALSHA, counted by a real Redis
+ * in INFO commandstats) per cache miss, fewer when misses share a script, and every
+ * decision is the one the records call for: valid keys allowed, a revoked key, a key whose user is
  * deactivated and a key of the wrong Redis type refused, a key without the
  * permission forbidden, each among the valid ones in the same batches. Batching keeps
  * failures apart and closed: a record of the wrong type refuses only its key, and a
@@ -104,7 +104,8 @@ t.test(`a cold pass over ${KEYS.toLocaleString('en')} keys: one EVALSHA per miss
   t.same(wrong, [], 'every key got the decision its records call for')
   t.equal(statuses.filter((s) => s === 200).length, KEYS - 5, 'the valid keys were allowed')
   t.equal(misses, KEYS, 'every request was a miss')
-  t.equal(reads, misses, 'exactly one registry read per miss')
+  t.ok(reads <= misses, `at most one registry read per miss (${reads} for ${misses})`)
+  t.ok(reads < misses, 'misses in flight together share a read')
   t.equal(gw.upstream.requests.length, KEYS - 5, 'only the allowed requests reached the upstream')
 
   // a second pass: every record now comes from the cache, but the wrong-type key's
