@@ -20,12 +20,17 @@ export function extractCredential (rawHeaders: readonly string[]): Extracted {
   let value: string | undefined
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string
-    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+    if (name.length === 13 && (name === 'authorization' || name.toLowerCase() === 'authorization')) {
       if (value !== undefined) return MALFORMED
       value = rawHeaders[i + 1] as string
     }
   }
   if (value === undefined) return MISSING
+  // the usual spelling, `Bearer <token68>`, read without the general pattern (the same result)
+  if (value.startsWith('Bearer ')) {
+    const token = value.slice(7)
+    if (TOKEN68.test(token)) return { ok: true, token }
+  }
   const m = CREDENTIALS.exec(value.trim())
   if (m === null) return MALFORMED
   if ((m[1] as string).toLowerCase() !== 'bearer') return MISSING
