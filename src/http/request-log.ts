@@ -51,6 +51,9 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
   // (a destination of the caller's, in tests, takes the lines as a string)
   const write = sink !== undefined ? (bytes: Buffer) => { sink.writeBytes(bytes) } : (bytes: Buffer) => { stream.write(bytes.toString('latin1')) }
   const pid = process.pid
+  // the line's fixed parts, written once
+  const pidReqId = `,"pid":${pid},"req_id":"`
+  const modeField = `","mode":"${mode}"`
   // (the destination keeps a batch until it is written: each batch is a new buffer)
   let batch = Buffer.allocUnsafeSlow(BATCH)
   let used = 0
@@ -85,8 +88,9 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
     // (the response has finished: fastify's end time is set, so this reads no clock)
     const ms = reply.elapsedTime
     meter.response(s?.rule, status, reason, ms)
-    if (usage !== undefined && s?.keyId !== undefined) usage.count(s.keyId, s.identity?.org, status, s.reason, Date.now())
-    if (logger.isLevelEnabled('info')) append(s === undefined ? genericLine(request, status, reason, ms) : line(request, s, status, reason, ms))
+    const now = Date.now()
+    if (usage !== undefined && s?.keyId !== undefined) usage.count(s.keyId, s.identity?.org, status, s.reason, now)
+    if (logger.isLevelEnabled('info')) append(s === undefined ? genericLine(request, status, reason, ms, now) : line(request, s, status, reason, ms, now))
     done()
   }
 
@@ -96,21 +100,35 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
    * token, base62 key id, reason); a path that passed the target policy holds only RFC 3986 pchars, any
    * other goes through JSON.stringify.
    */
-  function line (request: LoggedRequest, s: RequestState, status: number, reason: string, ms: number): string {
-    return `{"level":30,"time":${Date.now()},"pid":${pid},"req_id":"${request.id}","trace_id":"${s.trace.traceId}","mode":"${mode}"` + (s.via === undefined ? '' : `,"via":"${s.via}"`) + `,"method":"${s.method ?? request.method}","path":${jsonString(redact.path(s.path))},"status":${status}` +
+  function line (request: LoggedRequest, s: RequestState, status: number, reason: string, ms: number, now: number): string {
+    return '{"level":30,"time":' + now + pidReqId + request.id + '","trace_id":"' + s.trace.traceId + modeField + (s.via === undefined ? '' : `,"via":"${s.via}"`) + `,"method":"${s.method ?? request.method}","path":${jsonString(redact.path(s.path))},"status":${status}` +
       (s.clientIp === undefined ? '' : `,"client_ip":${jsonString(s.clientIp.slice(0, 64))}`) +
       (s.keyId === undefined ? '' : `,"key_id":"${s.keyId}"`) +
       `,"reason":"${reason}"` +
       (s.rule === undefined ? '' : `,"rule":${ruleJson(s.rule)}`) +
-      `,"latency_ms":${Math.round(ms * 1000) / 1000},"msg":"request"}\n`
+      ',"latency_ms":' + milliseconds(ms) + ',"msg":"request"}\n'
   }
 
   /** A request the gateway's first hook never saw (no state, so no trace of its own): the same shape, generically. */
-  function genericLine (request: LoggedRequest, status: number, reason: string, ms: number): string {
-    return asciiJson({ level: 30, time: Date.now(), pid, req_id: request.id, trace_id: newTraceId(), mode, method: request.method, status, reason, latency_ms: Math.round(ms * 1000) / 1000, msg: 'request' }) + '\n'
+  function genericLine (request: LoggedRequest, status: number, reason: string, ms: number, now: number): string {
+    return asciiJson({ level: 30, time: now, pid, req_id: request.id, trace_id: newTraceId(), mode, method: request.method, status, reason, latency_ms: Math.round(ms * 1000) / 1000, msg: 'request' }) + '\n'
   }
 
   return { hook, flush: () => { clearInterval(timer); flush() } }
+}
+
+// `.5`, `.25`, `.125` ...: the fraction of a millisecond in microseconds, as a JS number prints it
+const FRACTIONS: readonly string[] = Array.from({ length: 1000 }, (_, us) => us === 0 ? '' : ('.' + String(us).padStart(3, '0')).replace(/0+$/, ''))
+
+/**
+ * A duration in milliseconds, rounded to the microsecond, as `String(Math.round(ms * 1000) / 1000)`
+ * prints it, without formatting a fraction (a table lookup).
+ */
+export function milliseconds (ms: number): string {
+  const us = Math.round(ms * 1000)
+  if (!(us >= 0 && us < 0x7fffffff)) return String(us / 1000)
+  const whole = Math.floor(us / 1000)
+  return String(whole) + (FRACTIONS[us - whole * 1000] as string)
 }
 
 // printable ASCII without `"` and `\`: a JSON string as it is
