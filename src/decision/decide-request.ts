@@ -165,7 +165,9 @@ function limitedVerdict (allowed: Allowed, v: RateLimitVerdict): Verdict {
 }
 
 function withTarget (verdict: Verdict, target: Target): TargetVerdict {
-  return Object.assign(verdict, { target })
+  const v = verdict as TargetVerdict
+  v.target = target
+  return v
 }
 
 function refusedTarget (code: ErrorCode, reason: Reason, path: string | undefined): TargetVerdict {

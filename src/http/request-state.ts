@@ -30,7 +30,8 @@ export interface RequestState {
 
 /** A request's state before any stage ran: `path` decided on, `query` as received. */
 export function requestState (path: string, query: string, trace: RequestTrace = NO_TRACE): RequestState {
-  return { path, query, keyId: undefined, identity: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0, trace, clientIp: undefined }
+  // (every field from the start, so every request's state has one shape)
+  return { method: undefined, via: undefined, path, query, keyId: undefined, identity: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0, trace, clientIp: undefined }
 }
 
 /**
