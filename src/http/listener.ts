@@ -1,12 +1,12 @@
 /**
  * The one way keygate builds a listener (the data plane, the authorizer, the admin
- * plane): fastify without its own logger (each listener writes its own log line, and
- * fastify's would carry the query string), the gateway's own request ids, the head's
+ * plane): fastify without its own logger or request logging (each listener writes its own
+ * log line, and fastify's would carry the query string), the gateway's own request ids, the head's
  * limits and node's parser errors answered with the catalogue (framing.ts), the request
  * state (request-state.ts), and the shared not-found and error answers. With `log`, one
  * line per request and its metrics (request-log.ts); with `tracing`, the spans.
  */
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
@@ -47,6 +47,9 @@ export function createListener (o: ListenerOptions): Listener {
   const { logger } = o
   const app = Fastify({
     logger: false,
+    // (and so fastify's own request logging is off: it would build its two log objects
+    // per request for a logger that drops them)
+    logController: new LogController({ disableRequestLogging: true }),
     // request ids are the gateway's own; a client cannot choose what lands in the logs
     requestIdHeader: false,
     genReqId: () => randomUUID(),
