@@ -13,8 +13,8 @@
  *
  * Reads asked for in the same turn of the event loop (the misses of every request that
  * arrived together) go out together when the turn ends (setImmediate), as one EVALSHA
- * of CHAINS_LUA that reads up to BATCH_MAX chains (a longer turn: several, in one
- * pipeline, one socket write): one round trip for them all, and one command for
+ * of CHAINS_LUA that reads up to BATCH_MAX chains (a longer turn: several, sent at
+ * once): one round trip for them all, and one command for
  * ioredis to encode, time and parse instead of one per read. Each chain keeps its own
  * reply or error: the script reads each under `pcall`, so a record of the wrong type
  * fails its own read only (WRONGTYPE, a bad record); an error of the whole command (a
@@ -232,28 +232,18 @@ export class RegistryReader {
   private readonly send = (): void => {
     const batch = this.waiting
     this.waiting = []
+    for (let i = 0; i < batch.length; i += BATCH_MAX) this.sendChunk(batch.length <= BATCH_MAX ? batch : batch.slice(i, i + BATCH_MAX))
+  }
+
+  /** One script call: a lone read's own, or up to BATCH_MAX reads' shared one. */
+  private sendChunk (chunk: Waiting[]): void {
     const redis = this.redis as unknown as ChainCommand
-    if (batch.length === 1) {
-      const w = batch[0] as Waiting
+    if (chunk.length === 1) {
+      const w = chunk[0] as Waiting
       redis.keygateChain(w.key, this.prefix).then((reply) => { settle(w, reply) }, w.reject)
-      return
+    } else {
+      redis.keygateChains(...chainsArgs(chunk, this.prefix)).then((replies) => { settleAll(chunk, replies) }, (err: unknown) => { rejectAll(chunk, err) })
     }
-    if (batch.length <= BATCH_MAX) {
-      redis.keygateChains(...chainsArgs(batch, this.prefix)).then((replies) => { settleAll(batch, replies) }, (err: unknown) => { rejectAll(batch, err) })
-      return
-    }
-    const pipeline = this.redis.pipeline()
-    const chunks: Waiting[][] = []
-    for (let i = 0; i < batch.length; i += BATCH_MAX) chunks.push(batch.slice(i, i + BATCH_MAX))
-    for (const chunk of chunks) (pipeline as unknown as ChainCommand).keygateChains(...chainsArgs(chunk, this.prefix))
-    pipeline.exec().then((results) => {
-      for (const [i, chunk] of chunks.entries()) {
-        const result = results?.[i]
-        if (result === undefined) rejectAll(chunk, new Error('registry read: no reply in the pipeline'))
-        else if (result[0] !== null) rejectAll(chunk, result[0])
-        else settleAll(chunk, result[1] as Array<Reply | Error>)
-      }
-    }, (err: unknown) => { rejectAll(batch, err) })
   }
 }
 
