@@ -1,6 +1,6 @@
 /** What the pipeline learns about one request, for the stages after it and the log line. */
 import type { Reason } from '../errors.js'
-import { NO_TRACE, type RequestTrace } from '../tracing/tracing.js'
+import { NO_TRACE, type RequestTrace } from '../tracing/request-trace.js'
 import type { Identity } from '../decision/identity.js'
 import type { Verdict } from '../decision/decide-request.js'
 

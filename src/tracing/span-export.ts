@@ -11,7 +11,7 @@ import type { TracingConfig } from '../config/schema.js'
 import type { Mode } from '../metrics/request-metrics.js'
 import { createRedactor } from '../redact.js'
 import { clientTrace, newSpanId, newTraceId, traceparent } from './trace-context.js'
-import { forwarded, RequestTrace, setTraceHeaders, type SpanFinisher, type ToUpstream, type Tracing } from './tracing.js'
+import { forwarded, RequestTrace, setTraceHeaders, type SpanFinisher, type ToUpstream, type Tracing } from './request-trace.js'
 
 /** Spans waiting for export at most; past it, new spans are dropped until a batch is sent. */
 const MAX_QUEUE = 8192

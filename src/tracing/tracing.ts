@@ -21,65 +21,9 @@
  * `tracing.otlp_endpoint` set, and its sampler only for a ratio below 1: a gateway
  * that exports nothing holds neither (they are a few MiB of heap).
  */
-import type { Span } from '@opentelemetry/api'
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { IncomingHttpHeaders } from 'node:http'
 import type { TracingConfig } from '../config/schema.js'
-import type { Mode } from '../metrics/request-metrics.js'
-import { clientTrace, newSpanId, newTraceId, traceparent } from './trace-context.js'
-
-/** One request's trace: what the log line, the upstream and the spans need. */
-export class RequestTrace {
-  /** the upstream call's span (exporting, sampled, allowed) */
-  client: Span | undefined = undefined
-  /** performance.now() when the upstream's response headers arrived; 0 before */
-  answeredAt = 0
-  /** performance.now() when the decision's verdict was applied; 0 before (measured while recording) */
-  decidedAt = 0
-  /** the key's records came from Redis (true) or the cache (false); undefined: no key was looked up */
-  fromRedis: boolean | undefined = undefined
-  /** the route template the span is named after, when fastify's router did not pick it (the authorizer) */
-  route: string | undefined = undefined
-
-  constructor (
-    readonly traceId: string,
-    readonly sampled: boolean,
-    /** the client's `tracestate`, validated, forwarded as it is */
-    readonly tracestate: string | undefined,
-    /** the gateway's SERVER span, when it is recorded */
-    readonly span: Span | undefined,
-    /** the gateway's own span id (exporting: its SERVER span's); undefined: one is made when needed */
-    readonly spanId: string | undefined,
-    /** performance.now() at receive, when the span is recorded; 0 otherwise */
-    readonly startedAt: number
-  ) {}
-}
-
-/** The trace of a request the gateway never decided on (a stand-in until receive runs). */
-export const NO_TRACE = new RequestTrace('0'.repeat(32), false, undefined, undefined, undefined, 0)
-
-/** What ending a request's spans reads of it: fastify's request, or a WebSocket upgrade's (src/websocket/). */
-export type FinishedRequest = Pick<FastifyRequest, 'kg' | 'method'> & { routeOptions?: { url?: string } }
-export type SpanFinisher = (request: FinishedRequest, reply: Pick<FastifyReply, 'statusCode'>, done: () => void) => void
-
-export type ToUpstream = (trace: RequestTrace, headers: IncomingHttpHeaders, method: string) => void
-
-export interface Tracing {
-  /** spans are exported (tracing.otlp_endpoint is set) */
-  readonly exporting: boolean
-  /** at receive: the client's trace continued, or a new one started */
-  receive: (rawHeaders: readonly string[]) => RequestTrace
-  /** for one upstream: sets `traceparent` (and `tracestate`) on the headers sent, and starts the CLIENT span */
-  toUpstream: (name: string, url: string) => ToUpstream
-  /** the `traceparent` for a proxy that forwards the request itself (the authorizer's answer): the gateway's span is its parent */
-  forwarded: (trace: RequestTrace) => string
-  /** the listener's onResponse hook that ends and exports the spans; undefined when nothing is exported */
-  finisher: (mode: Mode) => SpanFinisher | undefined
-  /** export the spans ended so far (tests) */
-  flush: () => Promise<void>
-  /** export what is left and stop (at close) */
-  shutdown: () => Promise<void>
-}
+import { clientTrace, newTraceId } from './trace-context.js'
+import { forwarded, RequestTrace, setTraceHeaders, type Tracing } from './request-trace.js'
 
 export async function createTracing (config: TracingConfig, keyPrefix: string): Promise<Tracing> {
   if (config.otlp_endpoint !== undefined) return (await import('./span-export.js')).spanExport(config, config.otlp_endpoint, keyPrefix)
@@ -101,16 +45,6 @@ export async function createTracing (config: TracingConfig, keyPrefix: string): 
     flush: async () => {},
     shutdown: async () => {}
   }
-}
-
-/** Nothing recorded: the gateway's span id is made for the upstream call. */
-export function setTraceHeaders (trace: RequestTrace, headers: IncomingHttpHeaders): void {
-  headers.traceparent = traceparent(trace.traceId, trace.spanId ?? newSpanId(), trace.sampled)
-  if (trace.tracestate !== undefined) headers.tracestate = trace.tracestate
-}
-
-export function forwarded (trace: RequestTrace): string {
-  return traceparent(trace.traceId, trace.spanId ?? newSpanId(), trace.sampled)
 }
 
 /** OpenTelemetry's TraceIdRatioBased rule: whether a trace id falls in the sampled share. */
