@@ -29,7 +29,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
-import type { Config, RouteConfig } from '../config/schema.js'
+import type { Config } from '../config/schema.js'
 import { assertionHeaderName, JWKS_PATH, sendJwks, type Assertions } from '../assertion/index.js'
 import { sendError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
@@ -94,13 +94,8 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   const notSet = ['authorization', ...(assertions === undefined ? [assertionHeader.toLowerCase()] : [])]
   const toRemove = notSet.join(',')
   const toRemoveNoUser = [...notSet, `${headerPrefix.toLowerCase()}user-id`].join(',')
-  // each route's name for the span (`<prefix>/*`), worked out once per route
-  const routeNames = new Map<RouteConfig, string>()
-  const routeName = (route: RouteConfig): string => {
-    let name = routeNames.get(route)
-    if (name === undefined) routeNames.set(route, name = routePatterns(route.prefix)[1] as string)
-    return name
-  }
+  // each route's name for the span (`<prefix>/*`)
+  const routeNames = new Map(config.routes.map((r) => [r.prefix, routePatterns(r.prefix)[1]]))
 
   app.addHook('onRequest', function decision (request, reply, done) {
     const raw = request.raw as Stashed
@@ -155,7 +150,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     const state = request.kg
     if (v.target !== undefined) {
       state.path = v.target.path
-      state.trace.route = routeName(v.target.route)
+      state.trace.route = routeNames.get(v.target.route.prefix)
     }
     const identity = applyVerdict(reply, v)
     if (identity === undefined) return reply
