@@ -66,6 +66,22 @@ async function usageWrites (): Promise<number> {
   const scrape = await (await fetch(`http://127.0.0.1:${usageAdminPort ?? 0}/metrics`)).text()
   return Number(/^keygate_usage_flushes_total ([0-9.e+]+)/m.exec(scrape)?.[1])
 }
+// the cold-keys row (bench/scenarios.ts): every request a key's first in the process, a
+// miss and one registry read; warm-up and counted requests must not exceed the keys.
+// Under valgrind (~50x slower) the default 500 ms command timeout and freshness fail
+// reads and drop tracking (a flush and a refill of every key): both at their most.
+function coldTarget (name: string, compare = false): Target {
+  return {
+    start: async () => {
+      coldKeys()
+      return await startKeygate(compare ? { ...ctx, keygateCli: compareCli() } : ctx, name, { ...cold, launcher: launcher(name) })
+    },
+    headers: {},
+    headersFor: () => ({ authorization: nextColdAuthorization() }),
+    reads: registryReads
+  }
+}
+
 const targets: Record<string, Target> = {
   baseline: { start: async () => await startBaseline(distDir, ctx.originUrl, undefined, launcher('baseline')), headers: {}, host: '127.0.0.1' },
   reference: { start: async () => await startBaseline(distDir, ctx.originUrl, undefined, launcher('reference'), 'reply-from'), headers: {}, host: '127.0.0.1' },
@@ -82,24 +98,8 @@ const targets: Record<string, Target> = {
   // miss and one registry read; warm-up and counted requests must not exceed the keys.
   // Under valgrind (~50x slower) the default 500 ms command timeout and freshness fail
   // reads and drop tracking (a flush and a refill of every key): both at their most.
-  'keygate-cold': {
-    start: async () => {
-      coldKeys()
-      return await startKeygate(ctx, 'keygate-cold', { ...cold, launcher: launcher('keygate-cold') })
-    },
-    headers: {},
-    headersFor: () => ({ authorization: nextColdAuthorization() }),
-    reads: registryReads
-  },
-  'keygate-cold-compare': {
-    start: async () => {
-      coldKeys()
-      return await startKeygate({ ...ctx, keygateCli: compareCli() }, 'keygate-cold-compare', { ...cold, launcher: launcher('keygate-cold-compare') })
-    },
-    headers: {},
-    headersFor: () => ({ authorization: nextColdAuthorization() }),
-    reads: registryReads
-  },
+  'keygate-cold': coldTarget('keygate-cold'),
+  'keygate-cold-compare': coldTarget('keygate-cold-compare', true),
   'keygate-compare': { start: async () => await startKeygate({ ...ctx, keygateCli: compareCli() }, 'keygate-compare', { ...kg, launcher: launcher('keygate-compare') }), headers: personal },
   'authz-compare': {
     start: async () => {
