@@ -21,7 +21,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import autocannon from 'autocannon'
 import type { ExtraResult } from './extras.js'
-import { benchKeys, registryReads, startKeygate } from './keygate.js'
+import { benchKeys, registryCalls, startKeygate } from './keygate.js'
 import { perRequest } from './load.js'
 import type { Launcher } from './process.js'
 import { BENCH_PATH, startBaseline } from './servers.js'
@@ -84,7 +84,7 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       host: process.env['HOST'],
       headers: { authorization: `Bearer ${benchKeys.personal.key}` },
       dir,
-      reads: registryReads
+      reads: async () => (await registryCalls()).records
     })
     if (reference === undefined) {
       // BENCH_COMPARE: keygate's headline against the other build's, instead of the
@@ -121,7 +121,7 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       file: 'keygate-tracing'
     })
     const failures = [...baseline.failures, ...reference.failures, ...keygate.failures, ...tracing.failures]
-    if (keygate.registryReads !== 0) failures.push(`instructions: keygate read the registry ${keygate.registryReads ?? '?'} times in the measured window (expected every record from the cache)`)
+    if (keygate.registryReads !== 0) failures.push(`instructions: keygate read ${keygate.registryReads ?? '?'} registry records in the measured window (expected every record from the cache)`)
     const k = (n: number): string => `${(n / 1000).toFixed(1)}k`
     const row = (c: Counted): string => `| ${c.name} | ${k(c.mainPerReq)} | ${(baseline.mainPerReq / c.mainPerReq).toFixed(2)}× | ${k(c.allPerReq)} | ${c.registryReads ?? '–'} |`
     return {

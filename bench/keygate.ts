@@ -182,23 +182,40 @@ async function seedCold (url: string): Promise<void> {
   await coldSeeded.done
 }
 
-/** Registry reads (the Lua script) the shared Redis has executed so far, across every gateway. */
-export async function registryReads (): Promise<number> {
-  if (redis === undefined) return 0
+/**
+ * What a Redis has run for the registry so far. `scripts`: the registry's Lua script
+ * calls (EVAL and EVALSHA), one round trip each; the cache misses of one event-loop turn
+ * share one (src/registry/registry-reader.ts), and a rate limit or a usage flush is one
+ * too. `records`: the records those scripts read, one HMGET each (INFO commandstats counts
+ * a script's own commands): a key's record, then its user's, role's and org's, so an
+ * unknown key is exactly one.
+ */
+export interface RegistryCalls { scripts: number, records: number }
+
+/** The registry's calls on the shared Redis so far, across every gateway. */
+export async function registryCalls (): Promise<RegistryCalls> {
+  if (redis === undefined) return { scripts: 0, records: 0 }
   const client = new Redis((await redis).url)
   try {
-    return await registryReadsOf(client)
+    return await registryCallsOf(client)
   } finally {
     client.disconnect()
   }
 }
 
-/** Registry reads (EVAL/EVALSHA calls) a Redis has executed so far. */
-export async function registryReadsOf (client: Redis): Promise<number> {
+export async function registryCallsOf (client: Redis): Promise<RegistryCalls> {
   const info = await client.info('commandstats')
-  let calls = 0
-  for (const m of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
+  const calls = { scripts: 0, records: 0 }
+  for (const m of info.matchAll(/^cmdstat_(evalsha|eval|hmget):calls=(\d+)/gm)) {
+    if (m[1] === 'hmget') calls.records += Number(m[2])
+    else calls.scripts += Number(m[2])
+  }
   return calls
+}
+
+/** The calls from `before` to `after`. */
+export function callsSince (before: RegistryCalls, after: RegistryCalls): RegistryCalls {
+  return { scripts: after.scripts - before.scripts, records: after.records - before.records }
 }
 
 export async function startKeygate (ctx: ScenarioContext, name: string, o: KeygateOptions = {}): Promise<KeygateServer> {

@@ -36,7 +36,7 @@ function row (s: ScenarioSummary): string {
     s.loadgenCpuPct === undefined ? 'n/a' : `${fixed(s.loadgenCpuPct, 0)}%`,
     s.otherCpuPct === undefined ? 'n/a' : `${fixed(s.otherCpuPct, 0)}%`,
     fixed(s.peakRssKiB === undefined ? undefined : s.peakRssKiB / 1024, 1),
-    fixed(s.readsPer1k, 1)
+    `${fixed(s.scriptsPer1k, 1)} / ${fixed(s.recordsPer1k, 1)}`
   ]
   return `| ${cells.join(' | ')} |`
 }
@@ -83,7 +83,7 @@ export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], 
     lines.push('')
   }
   lines.push(
-    '| scenario | req/s (mean) | req/s min–max | compared with¹⁰ | ratio (means) | ratio (paired)⁷ | server CPU µs/req⁹ | ratio, CPU/req (paired)⁹ | p50 ms | p99 ms | unexpected status¹ | errors² | server CPU³ | loadgen CPU⁴ | other CPU⁵ | peak RSS MiB⁶ | Redis reads per 1k req⁸ |',
+    '| scenario | req/s (mean) | req/s min–max | compared with¹⁰ | ratio (means) | ratio (paired)⁷ | server CPU µs/req⁹ | ratio, CPU/req (paired)⁹ | p50 ms | p99 ms | unexpected status¹ | errors² | server CPU³ | loadgen CPU⁴ | other CPU⁵ | peak RSS MiB⁶ | Redis per 1k req: round trips / records read⁸ |',
     '|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   )
   for (const s of summaries) lines.push(row(s))
@@ -93,9 +93,9 @@ export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], 
     const parts = Object.entries(s.partsCpuUsPerReq ?? {}).map(([label, us]) => `${label} ${fixed(us, 0)} µs`)
     lines.push(`- ${s.name}: ${parts.join(' + ')} = ${fixed(s.cpuUsPerReq, 0)} µs per request together`)
   }
-  const missed = summaries.filter((s) => s.readsPerMiss !== undefined && (s.missesPer1k ?? 0) >= 100)
-  if (missed.length > 0) lines.push('', 'Redis round trips per cache miss (registry reads ÷ `keygate_cache_misses_total`, measured rounds), for rows where at least 1 request in 10 missed:')
-  for (const s of missed) lines.push(`- ${s.name}: **${fixed(s.readsPerMiss, 3)}** per miss; ${fixed(s.missesPer1k, 1)} misses per 1,000 responses`)
+  const missed = summaries.filter((s) => s.scriptsPerMiss !== undefined && (s.missesPer1k ?? 0) >= 100)
+  if (missed.length > 0) lines.push('', 'Redis round trips per cache miss (registry script calls ÷ `keygate_cache_misses_total`, measured rounds), for rows where at least 1 request in 10 missed:')
+  for (const s of missed) lines.push(`- ${s.name}: **${fixed(s.scriptsPerMiss, 3)}** per miss; ${fixed(s.missesPer1k, 1)} misses per 1,000 responses`)
   const targets = summaries.flatMap((s) => s.target === undefined ? [] : [targetLine(s, s.target)])
   if (targets.length > 0) lines.push('', 'Targets:', ...targets)
   lines.push(
@@ -107,7 +107,7 @@ export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], 
       '⁵ everything else on the machine (other processes, kernel, VM steal), share of one core; should be near 0. ' +
       '⁶ VmHWM of the server process at the end of the run (the primary\'s under `--workers`; keygate\'s behind nginx; nginx\'s master\'s for nginx alone). ' +
       '⁷ median over rounds of the ratio to the compared row measured in the same round: the headline figure, robust to the machine\'s speed drifting during the run. ' +
-      '⁸ registry reads (the Lua script) Redis executed during the scenario\'s measured rounds, per 1,000 responses. ' +
+      '⁸ per 1,000 responses in the measured rounds, as Redis counts them (INFO commandstats): the registry\'s script calls (EVALSHA, one round trip each; the cache misses of one event-loop turn share one, and a rate limit or usage flush is one too) / the records those scripts read (HMGET: a key\'s record, then its user\'s, role\'s and org\'s; an unknown key is one). ' +
       '⁹ the server\'s CPU time per response (median over rounds), and the median over rounds of the compared row\'s CPU per response divided by this row\'s: the throughput ratio of a saturated core. It does not move with the load generator\'s share of the machine or with VM steal, so it is the steadier of the two ratios on a noisy machine. ' +
       '¹⁰ the row the ratios are against, measured in the same rounds: the baseline, except for the authorizer\'s decision rows (the fastify hello-world, which answers the same request with an empty 200) and the nginx rows (keygate\'s own proxy, personal key, cache warm).',
     '',

@@ -14,7 +14,7 @@ import { usageFlush } from './usage-flush.js'
 import { flood } from './flood.js'
 import { warmUp } from './warm-up.js'
 import { instructions } from './instructions.js'
-import { registryReads } from './keygate.js'
+import { callsSince, registryCalls } from './keygate.js'
 import { startCpuMeter } from './cpu-meter.js'
 import { runRound, type LoadSettings, type RoundTarget } from './load.js'
 import { applyPinning } from './pinning.js'
@@ -123,15 +123,15 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
         measures[i]?.warmups.push(warmup)
         await delay(PAUSE_BETWEEN_ROUNDS_MS)
       }
-      const readsBefore = await registryReads()
+      const callsBefore = await registryCalls()
       const missesBefore = await s.server.cacheMisses?.()
       const meter = startCpuMeter(s.server.parts ?? s.server.pid, helperPids)
       const result = await runRound(target(s), load(config.durationSec))
       const cpu = meter()
-      const reads = await registryReads() - readsBefore
+      const calls = callsSince(callsBefore, await registryCalls())
       const missesAfter = missesBefore === undefined ? undefined : await s.server.cacheMisses?.()
       const cacheMisses = missesBefore === undefined || missesAfter === undefined ? undefined : missesAfter - missesBefore
-      const measured = { ...result, round, serverCpuPct: cpu.serverPct, loadgenCpuPct: cpu.loadgenPct, otherCpuPct: cpu.otherPct, registryReads: reads, cacheMisses, partsCpuPct: cpu.partsPct }
+      const measured = { ...result, round, serverCpuPct: cpu.serverPct, loadgenCpuPct: cpu.loadgenPct, otherCpuPct: cpu.otherPct, registryScripts: calls.scripts, registryRecords: calls.records, cacheMisses, partsCpuPct: cpu.partsPct }
       measures[i]?.rounds.push(measured)
       const usPerReq = cpuPerReq(measured)
       const bad = result.unexpectedStatus + result.errors > 0 ? `  !!! ${result.unexpectedStatus} unexpected status, ${result.errors} errors` : ''
@@ -182,12 +182,14 @@ async function main (): Promise<number> {
     })
     const problems = findProblems(summaries, unexpectedExits())
     for (const [i, s] of started.entries()) {
-      const max = s.scenario.maxReadsPer1k
-      const reads = summaries[i]?.readsPer1k
-      if (max !== undefined && reads !== undefined && !(reads <= max)) problems.failures.push(`"${s.scenario.name}": ${reads.toFixed(2)} registry reads per 1,000 responses, above the ${max} target`)
-      const maxPerMiss = s.scenario.maxReadsPerMiss
-      const perMiss = summaries[i]?.readsPerMiss
-      if (maxPerMiss !== undefined && !(perMiss !== undefined && perMiss <= maxPerMiss)) problems.failures.push(`"${s.scenario.name}": ${perMiss?.toFixed(3) ?? 'unknown'} registry reads per cache miss, above the ${maxPerMiss} target`)
+      const summary = summaries[i]
+      const maxScripts = s.scenario.maxScriptsPer1k
+      if (maxScripts !== undefined && summary !== undefined && !(summary.scriptsPer1k <= maxScripts)) problems.failures.push(`"${s.scenario.name}": ${summary.scriptsPer1k.toFixed(2)} registry script calls per 1,000 responses, above the ${maxScripts} target`)
+      const maxRecords = s.scenario.maxRecordsPer1k
+      if (maxRecords !== undefined && summary !== undefined && !(summary.recordsPer1k <= maxRecords)) problems.failures.push(`"${s.scenario.name}": ${summary.recordsPer1k.toFixed(2)} registry records read per 1,000 responses, above the ${maxRecords} target`)
+      const maxPerMiss = s.scenario.maxScriptsPerMiss
+      const perMiss = summary?.scriptsPerMiss
+      if (maxPerMiss !== undefined && !(perMiss !== undefined && perMiss <= maxPerMiss)) problems.failures.push(`"${s.scenario.name}": ${perMiss?.toFixed(3) ?? 'unknown'} registry round trips per cache miss, above the ${maxPerMiss} target`)
     }
     const info = runInfo(config, pinning.note)
 

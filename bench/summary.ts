@@ -11,8 +11,10 @@ export interface RoundMeasure extends RoundResult {
   loadgenCpuPct: number | undefined
   /** % of one core used by anything else on the machine during the round. */
   otherCpuPct: number | undefined
-  /** registry reads (Lua script calls) Redis executed during the round */
-  registryReads: number
+  /** the registry's script calls (round trips) Redis executed during the round (keygate.ts `RegistryCalls`) */
+  registryScripts: number
+  /** the registry records those scripts read during the round */
+  registryRecords: number
   /** the server's cache misses during the round, when it reports them */
   cacheMisses?: number | undefined
   /** each part's % of one core, for a server made of parts (nginx + keygate) */
@@ -68,10 +70,12 @@ export interface ScenarioSummary {
   loadgenCpuPct: number | undefined
   otherCpuPct: number | undefined
   peakRssKiB: number | undefined
-  /** registry reads per 1,000 responses over the measured rounds */
-  readsPer1k: number
-  /** registry reads per cache miss over the measured rounds, for servers that report their misses */
-  readsPerMiss: number | undefined
+  /** registry script calls (round trips) per 1,000 responses over the measured rounds */
+  scriptsPer1k: number
+  /** registry records read per 1,000 responses over the measured rounds */
+  recordsPer1k: number
+  /** registry script calls (round trips) per cache miss over the measured rounds, for servers that report their misses */
+  scriptsPerMiss: number | undefined
   /** cache misses per 1,000 responses over the measured rounds, for servers that report them */
   missesPer1k: number | undefined
   /** median over rounds of each part's CPU µs per response, for a server made of parts */
@@ -124,18 +128,24 @@ export function summarize (measures: ScenarioMeasures, reference: ScenarioMeasur
     loadgenCpuPct: meanDefined(measures.rounds.map((r) => r.loadgenCpuPct)),
     otherCpuPct: meanDefined(measures.rounds.map((r) => r.otherCpuPct)),
     peakRssKiB: measures.peakRssKiB,
-    readsPer1k: 1000 * measures.rounds.reduce((sum, r) => sum + r.registryReads, 0) / Math.max(1, measures.rounds.reduce((sum, r) => sum + r.responses, 0)),
+    scriptsPer1k: per1k(measures.rounds, (r) => r.registryScripts),
+    recordsPer1k: per1k(measures.rounds, (r) => r.registryRecords),
     partsCpuUsPerReq: partsPerReq(measures.rounds),
     ...missRates(measures.rounds)
   }
 }
 
-function missRates (rounds: readonly RoundMeasure[]): { readsPerMiss: number | undefined, missesPer1k: number | undefined } {
-  if (rounds.length === 0 || rounds.some((r) => r.cacheMisses === undefined)) return { readsPerMiss: undefined, missesPer1k: undefined }
+/** a count over the rounds per 1,000 of their responses */
+function per1k (rounds: readonly RoundMeasure[], count: (r: RoundMeasure) => number): number {
+  return 1000 * rounds.reduce((sum, r) => sum + count(r), 0) / Math.max(1, rounds.reduce((sum, r) => sum + r.responses, 0))
+}
+
+function missRates (rounds: readonly RoundMeasure[]): { scriptsPerMiss: number | undefined, missesPer1k: number | undefined } {
+  if (rounds.length === 0 || rounds.some((r) => r.cacheMisses === undefined)) return { scriptsPerMiss: undefined, missesPer1k: undefined }
   const misses = rounds.reduce((sum, r) => sum + (r.cacheMisses ?? 0), 0)
-  const reads = rounds.reduce((sum, r) => sum + r.registryReads, 0)
+  const scripts = rounds.reduce((sum, r) => sum + r.registryScripts, 0)
   const responses = rounds.reduce((sum, r) => sum + r.responses, 0)
-  return { readsPerMiss: misses > 0 ? reads / misses : undefined, missesPer1k: responses > 0 ? 1000 * misses / responses : undefined }
+  return { scriptsPerMiss: misses > 0 ? scripts / misses : undefined, missesPer1k: responses > 0 ? 1000 * misses / responses : undefined }
 }
 
 function partsPerReq (rounds: readonly RoundMeasure[]): Record<string, number> | undefined {

@@ -52,10 +52,12 @@ export interface Scenario {
   headers: Record<string, string>
   /** Headers built for each request, merged over `headers` (e.g. a new key every request). */
   headersFor?: () => Record<string, string>
-  /** The run fails when Redis executed more registry reads than this per 1,000 responses. */
-  maxReadsPer1k?: number
-  /** The run fails when Redis executed more registry reads than this per cache miss (`cacheMisses`). */
-  maxReadsPerMiss?: number
+  /** The run fails when the registry's scripts ran more often than this per 1,000 responses (its round trips: keygate.ts `RegistryCalls`). */
+  maxScriptsPer1k?: number
+  /** The run fails when the registry read more records than this per 1,000 responses (an unknown key's read is one). */
+  maxRecordsPer1k?: number
+  /** The run fails when the registry's scripts ran more often than this per cache miss (`cacheMisses`): round trips per miss. */
+  maxScriptsPerMiss?: number
   /** Request path. Default '/api/v1/users'. */
   path?: string
   /**
