@@ -4,16 +4,47 @@
  * `traceparent` a request forwards when no span is recorded. tracing.ts builds the
  * Tracing that exports nothing; span-export.ts the one that exports spans.
  */
-import type { Span } from '@opentelemetry/api'
+import type { SpanContext } from '@opentelemetry/api'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Mode } from '../metrics/request-metrics.js'
 import { newSpanId, traceparent } from './trace-context.js'
 
+/**
+ * The gateway's SERVER span while the request lasts (exporting, sampled): its record
+ * is made when it ends (span-export.ts).
+ */
+export interface ServerSpan {
+  /** its own context: the trace, its span id, sampled, the client's `tracestate` */
+  readonly context: SpanContext
+  /** the client's span, its parent (remote); undefined: a root span */
+  readonly parent: SpanContext | undefined
+  /** Date.now() at receive: the span's start on the wall clock; its other times are measured from there on performance.now() */
+  readonly startedOn: number
+}
+
+/** The upstream call's CLIENT span while it lasts (exporting, sampled, allowed). */
+export interface ClientSpan {
+  /** its own context, a child of the SERVER span's */
+  readonly context: SpanContext
+  /** performance.now() when the request left for the upstream */
+  readonly startedAt: number
+  /** the upstream called and the method: the span's attributes */
+  readonly call: UpstreamCall
+}
+
+/** A CLIENT span's attributes that hold for every call of one method to one upstream. */
+export interface UpstreamCall {
+  readonly address: string
+  readonly port: number
+  readonly upstream: string
+  readonly method: string
+}
+
 /** One request's trace: what the log line, the upstream and the spans need. */
 export class RequestTrace {
   /** the upstream call's span (exporting, sampled, allowed) */
-  client: Span | undefined = undefined
+  client: ClientSpan | undefined = undefined
   /** performance.now() when the upstream's response headers arrived; 0 before */
   answeredAt = 0
   /** performance.now() when the decision's verdict was applied; 0 before (measured while recording) */
@@ -29,8 +60,8 @@ export class RequestTrace {
     /** the client's `tracestate`, validated, forwarded as it is */
     readonly tracestate: string | undefined,
     /** the gateway's SERVER span, when it is recorded */
-    readonly span: Span | undefined,
-    /** the gateway's own span id (exporting: its SERVER span's); undefined: one is made when needed */
+    readonly span: ServerSpan | undefined,
+    /** the gateway's own span id (its recorded SERVER span's); undefined: one is made when needed */
     readonly spanId: string | undefined,
     /** performance.now() at receive, when the span is recorded; 0 otherwise */
     readonly startedAt: number
