@@ -356,8 +356,8 @@ export function authorizerScenarios (ctx: ScenarioContext): Scenario[] {
 }
 
 /**
- * `BENCH_COMPARE=<another keygate checkout, built>`: the headline, cold-keys and cached
- * authorizer rows of that build too, in the same interleaved rounds as this build's and
+ * `BENCH_COMPARE=<another keygate checkout, built>`: the headline, tracing, cold-keys and
+ * cached authorizer rows of that build too, in the same interleaved rounds as this build's and
  * against the same baseline and hello-world, so a change is compared before and after
  * in one run. Both builds must read the same registry format (they share the seeding).
  */
@@ -368,6 +368,6 @@ export function compareScenarios (ctx: ScenarioContext): Scenario[] {
   if (!existsSync(keygateCli)) throw new Error(`BENCH_COMPARE: no ${keygateCli} (run npm run build there first)`)
   const theirs = { ...ctx, keygateCli }
   const rows = [...keygateScenarios(theirs), ...authorizerScenarios(theirs)]
-  const wanted = (name: string): boolean => name === KEYGATE_PROXY || name === AUTHZ_CACHED || name.startsWith('keygate: cold keys')
+  const wanted = (name: string): boolean => name === KEYGATE_PROXY || name === AUTHZ_CACHED || name.startsWith('keygate: cold keys') || name.startsWith('keygate: personal key, cache warm, tracing on')
   return rows.filter((s) => wanted(s.name)).map((s) => ({ ...s, name: `compare build: ${s.name}`, label: undefined, target: undefined }))
 }
