@@ -60,3 +60,14 @@ function externalRedis (url: string): TestRedis {
     restart: async () => { throw refuse('restart()') }
   }
 }
+
+/**
+ * The registry's Lua script calls (EVAL the first time, then EVALSHA) a Redis server has
+ * executed so far, as INFO commandstats counts them: one round trip each (the misses of
+ * one event-loop turn share one).
+ */
+export async function scriptCalls (client: { info: (section: string) => Promise<string> }): Promise<number> {
+  let calls = 0
+  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
+  return calls
+}

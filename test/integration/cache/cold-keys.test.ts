@@ -12,21 +12,12 @@
  */
 import t from 'tap'
 import { Pool } from 'undici'
-import type { Redis } from 'ioredis'
 import { generateKey, type NewKey } from '../../../src/registry/key-material.js'
 import { startGateway, type TestGateway } from '../../helpers/gateway.js'
-import { startPrivateRedis } from '../../helpers/redis.js'
+import { scriptCalls, startPrivateRedis } from '../../helpers/redis.js'
 
 const KEYS = 5000
 const CONNECTIONS = 50
-
-/** EVALSHA and EVAL calls the server has executed so far. */
-async function registryReads (client: Redis): Promise<number> {
-  const info = await client.info('commandstats')
-  let calls = 0
-  for (const m of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
-  return calls
-}
 
 function record (key: NewKey, fields: Record<string, string>): Record<string, string> {
   return { hash: key.hash, org: 'acme', name: 'cold', status: 'active', created_at: '2026-01-01T00:00:00Z', created_by: 'cli:test', ...fields }
@@ -94,10 +85,10 @@ t.test(`a cold pass over ${KEYS.toLocaleString('en')} keys: one EVALSHA per miss
   const gw = await startGateway(t, { redis, yaml: 'log: { level: warn }\nusage: { enabled: false }\n' })
   const cases = await seed(gw)
 
-  const readsBefore = await registryReads(gw.client)
+  const readsBefore = await scriptCalls(gw.client)
   const missesBefore = gw.app.cache.counters.misses
   const statuses = await pass(gw, cases)
-  const reads = await registryReads(gw.client) - readsBefore
+  const reads = await scriptCalls(gw.client) - readsBefore
   const misses = gw.app.cache.counters.misses - missesBefore
 
   const wrong = cases.flatMap((c, i) => statuses[i] === c.expected ? [] : [`#${i}: ${statuses[i] ?? '?'}, expected ${c.expected}`])
@@ -112,7 +103,7 @@ t.test(`a cold pass over ${KEYS.toLocaleString('en')} keys: one EVALSHA per miss
   // (an error reply is never cached)
   const again = await pass(gw, cases)
   t.same(again, statuses, 'the same decisions from the cache')
-  t.equal(await registryReads(gw.client) - readsBefore - reads, 1, 'one registry read in the second pass: the wrong-type key')
+  t.equal(await scriptCalls(gw.client) - readsBefore - reads, 1, 'one registry read in the second pass: the wrong-type key')
 })
 
 t.test('a burst of misses while Redis hangs: every one 503 within the command timeout, none upstream', async (t) => {

@@ -8,20 +8,14 @@ import t from 'tap'
 import { errorBody } from '../../../src/errors.js'
 import { startGateway } from '../../helpers/gateway.js'
 import type { RawResponse } from '../../helpers/raw-http.js'
-
-/** registry reads so far: the Lua script's calls (EVAL the first time, then EVALSHA) */
-async function registryReads (c: { info: (section: string) => Promise<string> }): Promise<number> {
-  let calls = 0
-  for (const m of (await c.info('commandstats')).matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
-  return calls
-}
+import { scriptCalls } from '../../helpers/redis.js'
 
 t.test('one read a second, a miss waits at most 1.5 s', async (t) => {
   const gw = await startGateway(t, { yaml: 'cache: { fills_per_second: 1, fill_wait_ms: 1500, warm_up: false }\nusage: { enabled: false }\n' })
   const [k1, k2, k3] = [await gw.fixtures.personalKey('alice'), await gw.fixtures.personalKey('alice'), await gw.fixtures.personalKey('alice')]
   await new Promise((resolve) => setTimeout(resolve, 1100)) // the bucket holds its one token
 
-  const before = await registryReads(gw.client)
+  const before = await scriptCalls(gw.client)
   const first = await gw.get('/api/v1/users', k1?.key)
   t.equal(first.status, 200, 'the first miss takes the token at once')
 
@@ -39,7 +33,7 @@ t.test('one read a second, a miss waits at most 1.5 s', async (t) => {
 
   const waited: RawResponse[] = await Promise.all(k2s)
   t.same(waited.map((r) => r.status), [200, 200, 200, 200, 200], 'the misses that fit in the queue are served when their turn comes')
-  t.equal(await registryReads(gw.client) - before, 2, 'two reads: k1, and one for the five k2 misses; none for the refused one')
+  t.equal(await scriptCalls(gw.client) - before, 2, 'two reads: k1, and one for the five k2 misses; none for the refused one')
 
   await new Promise((resolve) => setTimeout(resolve, 1100))
   t.equal((await gw.get('/api/v1/users', k3?.key)).status, 200, 'the refused key is served once the budget allows')

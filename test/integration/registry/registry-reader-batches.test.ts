@@ -7,16 +7,9 @@ import t from 'tap'
 import { Redis } from 'ioredis'
 import { RegistryReader } from '../../../src/registry/registry-reader.js'
 import { redisKeys } from '../../../src/registry/redis-keys.js'
-import { startPrivateRedis, uniquePrefix } from '../../helpers/redis.js'
+import { scriptCalls, startPrivateRedis, uniquePrefix } from '../../helpers/redis.js'
 
 const READS = 300
-
-async function scriptCalls (client: Redis): Promise<number> {
-  const info = await client.info('commandstats')
-  let calls = 0
-  for (const m of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
-  return calls
-}
 
 t.test('300 reads in one turn: three script calls, each read its own answer', async (t) => {
   const server = await startPrivateRedis()
