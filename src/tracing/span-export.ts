@@ -167,13 +167,14 @@ export function spanExport (config: TracingConfig, endpoint: string, keyPrefix: 
       if (client !== undefined) {
         const { call } = client
         const start = millisToHrTime(origin + client.startedAt)
-        processor.onEnd(t.answeredAt !== 0
-          // the upstream answered: its status is the response's
-          ? new SpanRecord(call.method, SpanKind.CLIENT, client.context, span.context, start, millisToHrTime(origin + t.answeredAt), status >= 500 ? ERROR : UNSET,
-            { 'server.address': call.address, 'server.port': call.port, 'keygate.upstream': call.upstream, 'http.request.method': call.method, 'http.response.status_code': status }, resource, scope)
-          // no answer: the gateway's 502 / 504 (or the client went away)
-          : new SpanRecord(call.method, SpanKind.CLIENT, client.context, span.context, start, end, ERROR,
-            { 'server.address': call.address, 'server.port': call.port, 'keygate.upstream': call.upstream, 'http.request.method': call.method, 'error.type': reason }, resource, scope))
+        const answered = t.answeredAt !== 0
+        const callAttributes: Attributes = { 'server.address': call.address, 'server.port': call.port, 'keygate.upstream': call.upstream, 'http.request.method': call.method }
+        // the upstream answered: its status is the response's; no answer: the gateway's
+        // 502 / 504 (or the client went away)
+        if (answered) callAttributes['http.response.status_code'] = status
+        else callAttributes['error.type'] = reason
+        processor.onEnd(new SpanRecord(call.method, SpanKind.CLIENT, client.context, span.context, start,
+          answered ? millisToHrTime(origin + t.answeredAt) : end, answered && status < 500 ? UNSET : ERROR, callAttributes, resource, scope))
       }
       processor.onEnd(new SpanRecord(route === undefined ? method : method + ' ' + route, SpanKind.SERVER, span.context, span.parent,
         millisToHrTime(origin + t.startedAt), end, status >= 500 ? ERROR : UNSET, attributes, resource, scope))
