@@ -4,7 +4,7 @@
 // miss and one Redis round trip. N must be at least the requests one process serves
 // (warm-up and round), or the cycle comes round to keys it has cached.
 import type { Redis } from 'ioredis'
-import { generateKey, type NewKey } from 'keygate/dist/registry/key-material.js'
+import { generateKey, type NewKey } from 'keygate/dist/registry/key-format.js'
 import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
 
 export const COLD_USERS = 1000

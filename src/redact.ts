@@ -12,7 +12,7 @@
  * MAX_ROUNDS; a text still changing then is written as `[redacted]` whole (fail
  * closed). Text without a key is written as it came.
  */
-import { ID_LENGTH } from './registry/key-material.js'
+import { ID_LENGTH } from './registry/key-format.js'
 
 export interface Redactor {
   /** `text` with every key-shaped run, in any depth of percent-encoding, replaced by its id and `_[redacted]` */

@@ -5,7 +5,7 @@ import type { Config } from '../config/schema.js'
 import type { DecisionFactory } from '../decision/factory.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { RedisHealth, RegistryClient } from '../registry/redis-client.js'
-import type { UsageRecorder } from '../registry/usage-recorder.js'
+import type { UsageRecorder } from '../usage/last-used.js'
 import type { Sso } from './sso/index.js'
 
 export interface AdminPlaneOptions {

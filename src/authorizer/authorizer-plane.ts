@@ -33,8 +33,8 @@ import type { Config } from '../config/schema.js'
 import { assertionHeaderName, JWKS_PATH, sendJwks, type Assertions } from '../assertion/index.js'
 import { sendError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
-import type { UsageRecorder } from '../registry/usage-recorder.js'
-import type { UsageCounter } from '../registry/usage-counter.js'
+import type { UsageRecorder } from '../usage/last-used.js'
+import type { UsageCounter } from '../usage/counter.js'
 import type { Tracing } from '../tracing/request-trace.js'
 import type { RequestDecider, TargetVerdict } from '../decision/decide-request.js'
 import { challenges } from '../decision/challenges.js'
@@ -52,7 +52,7 @@ export interface AuthorizerPlaneOptions {
   logger: Logger
   decider: RequestDecider
   usage: UsageRecorder
-  /** each key's request counts (src/registry/usage-counter.ts) */
+  /** each key's request counts (src/usage/counter.ts) */
   counter?: UsageCounter
   metrics: Metrics
   /** the signed identity assertion, when identity.assertion is on (src/assertion/) */

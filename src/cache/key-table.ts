@@ -14,7 +14,7 @@
  * `get(id)` builds the entry and record a decision reads, short-lived objects. Keys
  * that do not exist are not held here but in the negative store (negative-store.ts).
  */
-import type { RecordLimit } from '../ratelimit/limit.js'
+import type { RecordLimit } from '../config/rate-limit.js'
 import { INVALID, type Invalid, type KeyRecord, type KeyRestriction } from '../registry/records.js'
 import type { Entry } from './entry.js'
 
@@ -47,7 +47,7 @@ export class KeyTable {
   /** the key's (org, user or role) pair, by its number in `pairs` (many keys share one) */
   private pairOf = new Uint32Array(0)
   private readonly pairs = new Pairs()
-  /** slot -> the key's own `rate_limit` (shared parsed objects, limit.ts), for the few keys that have one */
+  /** slot -> the key's own `rate_limit` (shared parsed objects, src/config/rate-limit.ts), for the few keys that have one */
   private readonly rateLimit = new Map<number, RecordLimit>()
   /** slot -> the key's scope and allowed_cidrs, for the keys flagged RESTRICTED */
   private readonly restrictions = new Map<number, KeyRestriction>()

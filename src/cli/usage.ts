@@ -4,7 +4,7 @@
  * same read as the admin API's /keys/:id/usage and /orgs/:org/usage.
  */
 import { InvalidArgumentError, type Command } from 'commander'
-import { readUsage, STEPS, usageRange, type Step } from '../registry/usage-reader.js'
+import { readUsage, STEPS, usageRange, type Step } from '../usage/reader.js'
 import { redisKeys } from '../registry/redis-keys.js'
 import { duration, UsageError, withRegistry } from './context.js'
 import { printJson, printTable } from './output.js'

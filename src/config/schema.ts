@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { PERMISSION_PATTERN } from './permission.js'
-import { RATE_LIMIT_PATTERN } from './rate-limit-grammar.js'
+import { RATE_LIMIT_PATTERN } from './rate-limit.js'
 
 const HostPort = Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$', description: 'host:port' })
 /** a duration above zero: `<n>s`, `<n>m`, `<n>h`, `<n>d` (parsed by duration.ts) */
@@ -173,7 +173,7 @@ export const ConfigSchema = Type.Object({
     /** how long the per-minute aggregates of refused attempts stay */
     refusals_retention: PositiveDuration('30d')
   }, { additionalProperties: false, default: {} }),
-  /** per-key request counts (src/registry/usage-counter.ts, docs/usage.md) */
+  /** per-key request counts (src/usage/counter.ts, docs/usage.md) */
   usage: Type.Object({
     /** count at all (off: no counts kept, none written; the usage endpoints answer zeros) */
     enabled: Type.Boolean({ default: true }),

@@ -25,8 +25,8 @@ import type { Assertions } from '../assertion/assertions.js'
 import type { Tracking } from '../cache/invalidation.js'
 import type { Config } from '../config/schema.js'
 import type { Metrics } from '../metrics/metrics.js'
-import type { UsageRecorder } from '../registry/usage-recorder.js'
-import type { UsageCounter } from '../registry/usage-counter.js'
+import type { UsageRecorder } from '../usage/last-used.js'
+import type { UsageCounter } from '../usage/counter.js'
 import type { ToUpstream, Tracing } from '../tracing/request-trace.js'
 import { bodyRefusal, refuseBody } from './body-limit.js'
 import { compileCors, corsHeaders } from './cors.js'
@@ -54,7 +54,7 @@ export interface DataPlaneOptions {
   /** push invalidation, which tells open WebSockets of changes */
   tracking: Tracking
   usage: UsageRecorder
-  /** each key's request counts (src/registry/usage-counter.ts) */
+  /** each key's request counts (src/usage/counter.ts) */
   counter?: UsageCounter
   metrics: Metrics
   /** the signed identity assertion, when identity.assertion is on */

@@ -11,7 +11,7 @@
  * and does not call `done`.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import type { UsageRecorder } from '../registry/usage-recorder.js'
+import type { UsageRecorder } from '../usage/last-used.js'
 import { declaredTooLarge, refuseBody } from './body-limit.js'
 import { answerPreflight, isPreflight, type CorsPolicy } from './cors.js'
 import type { RequestDecider, Verdict } from '../decision/decide-request.js'

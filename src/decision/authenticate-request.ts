@@ -4,7 +4,7 @@
  * `keygate check` (and so they cannot drift):
  *
  *   credential     exactly one `Authorization: Bearer <token68>`   extract-credential.ts
- *   key format     prefix, id, secret, checksum, locally            key-format.ts
+ *   key format     prefix, id, secret, checksum, locally            ../registry/key-format.ts
  *                  (with `keys.accept_imported`, a token in no keygate format is an
  *                  imported key's: named by its SHA-256, cached like a native key,
  *                  else read in one round trip, docs/imports.md)
@@ -22,7 +22,7 @@ import { authenticate } from './decide.js'
 import type { Identity } from './identity.js'
 import { challenges } from './challenges.js'
 import { extractCredential } from './extract-credential.js'
-import { parseKey } from './key-format.js'
+import { parseKey } from '../registry/key-format.js'
 import { hash } from 'node:crypto'
 import { RegistryBusy, RegistryUnavailable } from '../cache/read-through.js'
 import type { IdentityResolver, Resolved, ResolvedImport } from '../cache/resolve-identity.js'

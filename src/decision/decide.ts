@@ -3,8 +3,7 @@
  * its effective role satisfy the matched rule. Each denial names its reason.
  */
 import type { Reason } from '../errors.js'
-import type { ParsedKey } from './key-format.js'
-import { digestMatches, secretMatches } from '../registry/key-material.js'
+import { digestMatches, secretMatches, type ParsedKey } from '../registry/key-format.js'
 import { INVALID, NO_GRANTS, scopedGrants } from '../registry/records.js'
 import type { RuleMatch } from './match-rule.js'
 import type { Identity } from './identity.js'

@@ -2,7 +2,7 @@
  * Who is calling, as the decision establishes it: what every front end forwards
  * (identity headers, the signed assertion), logs, rate-limits and re-checks.
  */
-import type { RecordLimit } from '../ratelimit/limit.js'
+import type { RecordLimit } from '../config/rate-limit.js'
 import type { AddressList, Grants } from '../registry/records.js'
 
 export interface Identity {

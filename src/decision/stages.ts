@@ -23,7 +23,7 @@ export const STAGES: readonly Stage[] = Object.freeze([
   stage('receive', '400/417/431', ['src/http/framing.ts', 'src/decision/target-policy.ts'], 'decision'),
   stage('route prefix', '404', ['src/decision/route-table.ts'], 'decision'),
   stage('credential', '401', ['src/decision/extract-credential.ts'], 'authentication'),
-  stage('key format', '401 (local)', ['src/decision/key-format.ts'], 'authentication'),
+  stage('key format', '401 (local)', ['src/registry/key-format.ts'], 'authentication'),
   stage('records', '503', ['src/cache/resolve-identity.ts'], 'authentication'),
   stage('authenticate', '401', ['src/decision/decide.ts'], 'authentication'),
   stage('address', '403', ['src/decision/decide.ts'], 'decision'),

@@ -2,7 +2,7 @@
  * The log stage, the last: one JSON line per request, with the decision's precise reason and
  * the request's W3C trace id (src/tracing/), and
  * the request's metrics (rule, status, reason, duration; src/metrics/metrics.ts), and its
- * key's usage count (an in-memory increment; src/registry/usage-counter.ts).
+ * key's usage count (an in-memory increment; src/usage/counter.ts).
  * The path is the one decided on, without its query string; no header is logged.
  * Anything key-shaped in the path is logged as its key id at most (src/redact.ts;
  * tested cheaply first: a path without `_` or `%` is written as it is).
@@ -27,7 +27,7 @@ import { destinationOf, sinkOf } from '../logger.js'
 import { createRedactor } from '../redact.js'
 import type { RequestMeter } from '../metrics/metrics.js'
 import type { Mode } from '../metrics/request-metrics.js'
-import type { UsageCounter } from '../registry/usage-counter.js'
+import type { UsageCounter } from '../usage/counter.js'
 import { newTraceId } from '../tracing/trace-context.js'
 import type { RequestState } from './request-state.js'
 

@@ -42,7 +42,7 @@ export interface MetricsOptions {
   logStats?: Readonly<LogSinkStats> | undefined
   /** rate-limit buckets this process holds blocked (src/ratelimit/blocked.ts), read at scrape time */
   rateLimitBlocked?: () => number
-  /** distinct keys the usage counter holds, not yet written (src/registry/usage-counter.ts), read at scrape time */
+  /** distinct keys the usage counter holds, not yet written (src/usage/counter.ts), read at scrape time */
   usageHeld?: () => number
   /** prom-client's default process and Node.js metrics, unprefixed (default true) */
   defaultMetrics?: boolean

@@ -1,5 +1,5 @@
 /**
- * The per-key usage counter's own health (src/registry/usage-counter.ts, docs/usage.md):
+ * The per-key usage counter's own health (src/usage/counter.ts, docs/usage.md):
  * its writes to Redis (how many, how long, how many keys each, which failed) and the
  * counts it lost. Never a key id: the counts per key are in Redis, not here.
  */

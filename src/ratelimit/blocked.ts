@@ -10,7 +10,7 @@
  * entries are dropped, then the oldest. (Not an LRU: a block that is still on must
  * outlive the expired ones, whichever was used last.)
  */
-import type { RateLimit } from './limit.js'
+import type { RateLimit } from '../config/rate-limit.js'
 
 interface Block {
   limit: RateLimit

@@ -9,7 +9,7 @@
  *   <prefix>ratelimit:org:<org>:<period ms>             the org's limit, shared
  */
 import type { RegistryClient } from '../registry/redis-client.js'
-import type { RateLimit } from './limit.js'
+import type { RateLimit } from '../config/rate-limit.js'
 import { counted, countsOf } from './window.js'
 
 export interface BucketNames {

@@ -6,7 +6,7 @@
  *   role   the role record's `rate_limit`                             a bucket per key acting with it
  *   org    the org record's `rate_limit` (`keygate:org:<org>`)        one bucket for the whole org
  *
- * The limits come from the records the cache already holds (parsed once, limit.ts), so
+ * The limits come from the records the cache already holds (parsed once, src/config/rate-limit.ts), so
  * `check` is synchronous when nothing applies (no cost at all), when a limit is
  * malformed (nothing allowed), and when a bucket is blocked in this process
  * (blocked.ts); otherwise it is one Redis round trip for all buckets (script.ts).
@@ -16,7 +16,7 @@
 import type { LimitLevel, RateLimitMeter } from '../metrics/ratelimit-metrics.js'
 import type { BlockedBuckets } from './blocked.js'
 import { bucketNames } from './buckets.js'
-import { MALFORMED, type RateLimit, type RecordLimit } from './limit.js'
+import { MALFORMED, type RateLimit, type RecordLimit } from '../config/rate-limit.js'
 import type { BucketResult, RateLimitScript, TakeResult } from './script.js'
 
 /** What the limiter reads of an authorized identity (decision/decide.ts's Identity). */

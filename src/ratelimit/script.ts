@@ -16,7 +16,7 @@
  * the script's keys never cross slots.
  */
 import type { RegistryClient } from '../registry/redis-client.js'
-import type { RateLimit } from './limit.js'
+import type { RateLimit } from '../config/rate-limit.js'
 import { SLOTS } from './window.js'
 
 // KEYS: the buckets. ARGV[1]: the clock in ms ('' = Redis TIME; tests only), then

@@ -20,7 +20,7 @@
  * The refused ones are not counted. A reset is when a slot's latest request leaves the
  * window: never more than P away.
  */
-import type { RateLimit } from './limit.js'
+import type { RateLimit } from '../config/rate-limit.js'
 
 /** slots per period */
 export const SLOTS = 10

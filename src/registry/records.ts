@@ -5,12 +5,17 @@
  * to INVALID, which the decision turns into a denial. The names become identity header
  * values, so a hand-edited one of 20,000 characters or with a control character would
  * otherwise make an upstream or a proxy refuse the request (a 502). A malformed
- * `rate_limit` parses to a limit that allows nothing (src/ratelimit/limit.ts).
+ * `rate_limit` parses to a limit that allows nothing (src/config/rate-limit.ts).
  */
 import { BlockList, isIP } from 'node:net'
-import { recordLimit, type RecordLimit } from '../ratelimit/limit.js'
+import { recordLimit, type RecordLimit } from '../config/rate-limit.js'
 import { GRANT } from '../config/permission.js'
-import { NAME } from './admin/rules.js'
+
+/**
+ * User ids, org names and role names, as every record holds them and every admin front
+ * end writes them (the admin API's schemas take it too).
+ */
+export const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/
 
 export const INVALID = 'invalid' as const
 export type Invalid = typeof INVALID

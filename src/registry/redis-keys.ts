@@ -39,7 +39,7 @@ export interface RedisKeys {
   userSessions: (userId: string) => string
   /** an SSO sign-in under way (state, nonce, PKCE verifier), by the SHA-256 of its cookie (expires, used once) */
   ssoLogin: (digest: string) => string
-  /** a key's request counts of one hour, per minute (src/registry/usage-counter.ts); `hour`, `day`: since the epoch */
+  /** a key's request counts of one hour, per minute (src/usage/counter.ts); `hour`, `day`: since the epoch */
   usageMinutes: (keyId: string, hour: number) => string
   /** a key's request counts of one day, per hour */
   usageHours: (keyId: string, day: number) => string

@@ -50,8 +50,8 @@ import { createRequestLog } from '../http/request-log.js'
 import { loggedTarget, noteVerdict, requestState, type RequestState } from '../http/request-state.js'
 import { routePatterns } from '../decision/route-table.js'
 import { renderVerdict, type VerdictSink } from '../http/verdict.js'
-import type { UsageRecorder } from '../registry/usage-recorder.js'
-import type { UsageCounter } from '../registry/usage-counter.js'
+import type { UsageRecorder } from '../usage/last-used.js'
+import type { UsageCounter } from '../usage/counter.js'
 import type { ToUpstream, Tracing } from '../tracing/request-trace.js'
 import { Connections, type Slot } from './connections.js'
 import { credentialOf, isWebSocketUpgrade, offeredProtocols } from './handshake.js'
@@ -73,7 +73,7 @@ export interface WebSocketStageOptions {
   /** by upstream name: the trace context sent to it, and the handshake's CLIENT span (src/tracing/) */
   toUpstreams: ReadonlyMap<string, ToUpstream>
   usage: UsageRecorder
-  /** each key's request counts (src/registry/usage-counter.ts) */
+  /** each key's request counts (src/usage/counter.ts) */
   counter?: UsageCounter
   metrics: Metrics
   /** the W3C trace context, continued or started, and the spans (src/tracing/) */

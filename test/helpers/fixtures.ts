@@ -5,7 +5,7 @@
 import type { RegistryClient } from '../../src/registry/redis-client.js'
 import { AdminStore } from '../../src/registry/admin/index.js'
 import { redisKeys, type RedisKeys } from '../../src/registry/redis-keys.js'
-import { generateKey } from '../../src/registry/key-material.js'
+import { generateKey } from '../../src/registry/key-format.js'
 
 export interface KeyFixture {
   id: string

@@ -10,7 +10,7 @@ import { Pool } from 'undici'
 import { startGateway, type TestGateway } from '../helpers/gateway.js'
 import { startPrivateRedis } from '../helpers/redis.js'
 import { watchGatewayRedis } from '../helpers/redis-monitor.js'
-import { assembleKey } from '../../src/registry/key-material.js'
+import { assembleKey } from '../../src/registry/key-format.js'
 
 const BURST = 50
 const PER_SECOND = 0.5 // slow, so that the budget visibly stays spent while a test acts

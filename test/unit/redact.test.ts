@@ -1,7 +1,7 @@
 // The key redactor: what counts as key-shaped, and what is left of it.
 import t from 'tap'
 import { createRedactor, MAX_ROUNDS, REDACTED } from '../../src/redact.js'
-import { generateKey } from '../../src/registry/key-material.js'
+import { generateKey } from '../../src/registry/key-format.js'
 
 const r = createRedactor('kg_')
 const k = generateKey('kg_')

@@ -12,7 +12,7 @@ import { AdminRules, ADMIN_PERMISSION, ORG_ADMIN_PERMISSION } from '../policy/sc
 import { AdminStore, auditOptions } from '../../registry/admin/index.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
-import { readKeysUsage, readUsage, type UsagePoint, type UsageRange, type UsageSubject } from '../../registry/usage-reader.js'
+import { readKeysUsage, readUsage, type UsagePoint, type UsageRange, type UsageSubject } from '../../usage/reader.js'
 import { adminScopeOf, type Principal } from './principal.js'
 import { refuse } from './refusal.js'
 
@@ -25,7 +25,7 @@ export interface ApiContext {
   store: (p: Principal) => AdminStore
   /** what `p` may do, checked against that store */
   rules: (p: Principal, store: AdminStore) => AdminRules
-  /** a key's or an org's request counts (src/registry/usage-reader.ts); the route checks the scope */
+  /** a key's or an org's request counts (src/usage/reader.ts); the route checks the scope */
   usage: (subject: UsageSubject, range: UsageRange) => Promise<UsagePoint[]>
   /** several keys' counts and owners at once (readKeysUsage); the route checks the scope of each */
   keysUsage: (ids: readonly string[], range: UsageRange) => ReturnType<typeof readKeysUsage>

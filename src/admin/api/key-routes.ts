@@ -13,7 +13,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { createHash } from 'node:crypto'
-import { parseKey } from '../../decision/key-format.js'
+import { parseKey } from '../../registry/key-format.js'
 import { AdminError, DEFAULT_GRACE_MS, importRefused, KEY_PAGE_DEFAULT, KEY_PAGE_MAX, parseImportRecords } from '../../registry/admin/index.js'
 import { callerOf, requireAdmin, requireScope, type ApiContext } from './context.js'
 import { badField, withWarnings } from './refusal.js'

@@ -9,12 +9,12 @@
 import { Type, type Static, type TString } from '@sinclair/typebox'
 import { DURATION } from '../../config/duration.js'
 import { CURSOR, IMPORTED_KEY_MAX, KEY_NAME_MAX, NAME, ORG_NAME_MAX } from '../../registry/admin/index.js'
-import { RATE_LIMIT_PATTERN } from '../../ratelimit/limit.js'
+import { RATE_LIMIT_PATTERN } from '../../config/rate-limit.js'
 import {
   AuditEntrySchema, CreatedKeySchema, KeyViewSchema, OrgViewSchema, RefusalAggregateSchema, RoleViewSchema, RotatedKeySchema, UserViewSchema
 } from '../../registry/admin/views.js'
-import { ID_LENGTH } from '../../registry/key-material.js'
-import { BATCH_MAX_KEYS } from '../../registry/usage-reader.js'
+import { ID_LENGTH } from '../../registry/key-format.js'
+import { BATCH_MAX_KEYS } from '../../usage/reader.js'
 
 const closed = { additionalProperties: false } as const
 
@@ -31,7 +31,7 @@ const Permission = Type.String({ maxLength: 200 })
 /** a key's scope and allowed addresses: checked with the rest of the write, each bad entry named (registry/admin/rules.ts) */
 const Permissions = Type.Array(Permission, { maxItems: 256 })
 const Cidrs = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 })
-/** `<count>/<period>`, as every record holds it (src/ratelimit/limit.ts) */
+/** `<count>/<period>`, as every record holds it (src/config/rate-limit.ts) */
 const RateLimit = Type.String({ pattern: RATE_LIMIT_PATTERN })
 /** a limit, or null: remove it */
 const RateLimitOrNull = Type.Union([RateLimit, Type.Null()])

@@ -1,6 +1,6 @@
 /**
  * /keys/:id/usage and /orgs/:org/usage: request counts per minute, hour or day
- * (src/registry/usage-reader.ts), scoped like reading the key or the org: a key outside
+ * (src/usage/reader.ts), scoped like reading the key or the org: a key outside
  * the caller's scope is 404, existing or not; an org outside it is 404; a self principal
  * reads its own keys' usage only. A range of more than MAX_POINTS buckets is a 400.
  * /usage/keys reads several keys' at once (up to BATCH_MAX_KEYS, BATCH_MAX_POINTS points
@@ -9,7 +9,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { AdminError } from '../../registry/admin/index.js'
-import { BATCH_MAX_POINTS, bucketsOf, usageRange, type UsagePoint, type UsageRange } from '../../registry/usage-reader.js'
+import { BATCH_MAX_POINTS, bucketsOf, usageRange, type UsagePoint, type UsageRange } from '../../usage/reader.js'
 import { callerOf, requireScope, type ApiContext } from './context.js'
 import { badField } from './refusal.js'
 import { KeyParams, KeysUsage, KeysUsageQuery, OrgParams, UsageQuery, UsageSeries } from './schemas.js'
@@ -61,7 +61,7 @@ function totalsOf (points: UsagePoint[]): { allowed: number, refused: number, li
   return t
 }
 
-/** The query's range (usage-reader.ts); a bad one is a 400 naming its field. */
+/** The query's range (reader.ts); a bad one is a 400 naming its field. */
 function rangeOf (q: { from?: string | undefined, to?: string | undefined, step?: Static<typeof UsageQuery>['step'] }, now: number): UsageRange {
   const range = usageRange({ from: time('from', q.from), to: time('to', q.to), step: q.step }, now)
   if ('field' in range) throw badField(range.field, range.reason)

@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fas
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { parseDuration } from '../../config/duration.js'
-import { ID_LENGTH } from '../../registry/key-material.js'
+import { ID_LENGTH } from '../../registry/key-format.js'
 import { createRedactor, type Redactor } from '../../redact.js'
 import { badField, badRequest } from './refusal.js'
 

@@ -8,7 +8,7 @@
  * transaction or none.
  */
 import { createHash } from 'node:crypto'
-import { newKeyId } from '../key-material.js'
+import { newKeyId } from '../key-format.js'
 import { isoTimestamp, parseTimestamp } from '../records.js'
 import { AdminError, type ErrorDetail } from './errors.js'
 import { addKey, formatTtl, resolveOwner, type CreateKeyInput } from './keys.js'

@@ -4,12 +4,12 @@
  * user of a personal key, the creating user of a BOT key). Nothing here returns a hash.
  */
 import type { ChainableCommander } from 'ioredis'
-import { generateKey } from '../key-material.js'
+import { generateKey } from '../key-format.js'
 import { INVALID, isoTimestamp, parseTimestamp, parseUserRecord } from '../records.js'
 import { ownerOf, readCreatedBy } from './actors.js'
 import { AdminError } from './errors.js'
 import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
-import { parseRateLimit } from '../../ratelimit/limit.js'
+import { parseRateLimit } from '../../config/rate-limit.js'
 import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements, checkKeyRestriction, checkName, checkRateLimit, ownsKey, type KeyOwnerFields, type KeyRestrictionInput } from './rules.js'
 import { audited, commit, watching, type StoreContext } from './transactions.js'
 import { orgKeyCap } from './orgs.js'

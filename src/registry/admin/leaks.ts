@@ -16,9 +16,8 @@
  * or whose key the caller may not see, is a false positive, revealing nothing.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { parseKey } from '../../decision/key-format.js'
 import { createRedactor } from '../../redact.js'
-import { hashSecret } from '../key-material.js'
+import { hashSecret, parseKey } from '../key-format.js'
 import { isoTimestamp } from '../records.js'
 import { commit, type StoreContext } from './transactions.js'
 

@@ -6,7 +6,7 @@
  * index set.
  */
 import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
-import { parseRateLimit } from '../../ratelimit/limit.js'
+import { parseRateLimit } from '../../config/rate-limit.js'
 import { parseDuration } from '../../config/duration.js'
 import type { RegistryClient } from '../redis-client.js'
 import { AdminError } from './errors.js'

@@ -4,7 +4,7 @@
  * personal key whose user has left the key's org is not rotated (409): the new key
  * keeps the key's org, never the user's current one.
  */
-import { parseRateLimit } from '../../ratelimit/limit.js'
+import { parseRateLimit } from '../../config/rate-limit.js'
 import { isoTimestamp, parseTimestamp } from '../records.js'
 import type { RegistryClient } from '../redis-client.js'
 import { readCreatedBy } from './actors.js'

@@ -6,12 +6,12 @@
  */
 import { isTypedActor, ownerOf } from './actors.js'
 import { AdminError } from './errors.js'
-import { parseRateLimit, RATE_LIMIT_HELP } from '../../ratelimit/limit.js'
+import { parseRateLimit, RATE_LIMIT_HELP } from '../../config/rate-limit.js'
 import { grantProblems } from '../../config/permission.js'
-import { cidrProblems } from '../records.js'
+import { cidrProblems, NAME } from '../records.js'
 
-/** user ids, org names, role names (also the admin API's schemas) */
-export const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/
+export { NAME }
+
 /** the longest key name (also the admin API's schemas) */
 export const KEY_NAME_MAX = 200
 /** how long a rotated key keeps working by default (`keys rotate`, POST /keys/:id/rotate) */
@@ -38,7 +38,7 @@ export function ownsKey (user: string, key: { type: string, user?: string | unde
   return key.user === user || (key.type === 'bot' && ownerOf(key.created_by) === user)
 }
 
-/** A `rate_limit` as every record holds it: `<count>/<period>` (src/ratelimit/limit.ts, the one parser). */
+/** A `rate_limit` as every record holds it: `<count>/<period>` (src/config/rate-limit.ts, the one parser). */
 export function checkRateLimit (text: string): void {
   const problem = rateLimitProblem(text)
   if (problem !== undefined) throw new AdminError(problem)

@@ -7,7 +7,7 @@
  * never lock keys out.
  */
 import t from 'tap'
-import { assembleKey } from '../../../src/registry/key-material.js'
+import { assembleKey } from '../../../src/registry/key-format.js'
 import { adminCall as call, startGateway, type TestGateway } from '../../helpers/gateway.js'
 import { parsePromText, valueOf } from '../../helpers/prom-text.js'
 

@@ -8,7 +8,7 @@
  */
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { assembleKey } from '../../../src/registry/key-material.js'
+import { assembleKey } from '../../../src/registry/key-format.js'
 import { startGateway } from '../../helpers/gateway.js'
 
 const BURST = 5

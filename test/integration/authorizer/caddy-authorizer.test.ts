@@ -10,7 +10,7 @@
  */
 import t from 'tap'
 import type { Test } from 'tap'
-import { assembleKey } from '../../../src/registry/key-material.js'
+import { assembleKey } from '../../../src/registry/key-format.js'
 import { caddyConfigFromDocs, startCaddy } from '../../helpers/caddy.js'
 import { checkRefusalsThrough } from '../../helpers/forward-auth.js'
 import { startGateway, type TestGateway } from '../../helpers/gateway.js'

@@ -12,7 +12,7 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
-import { assembleKey } from '../../../src/registry/key-material.js'
+import { assembleKey } from '../../../src/registry/key-format.js'
 import { writeKeyFile } from '../../helpers/assertion-keys.js'
 import { startGateway, type TestGateway } from '../../helpers/gateway.js'
 import { freePort } from '../../helpers/net.js'

@@ -12,7 +12,7 @@
  */
 import t from 'tap'
 import { Pool } from 'undici'
-import { generateKey, type NewKey } from '../../../src/registry/key-material.js'
+import { generateKey, type NewKey } from '../../../src/registry/key-format.js'
 import { startGateway, type TestGateway } from '../../helpers/gateway.js'
 import { scriptCalls, startPrivateRedis } from '../../helpers/redis.js'
 

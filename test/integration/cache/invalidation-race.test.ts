@@ -14,7 +14,7 @@ import { InvalidationTracker, type FillTicket, type Tracking } from '../../../sr
 import { ReadThroughCache } from '../../../src/cache/read-through.js'
 import { cacheNaming, RecordCache } from '../../../src/cache/record-cache.js'
 import { IdentityResolver, type Resolved } from '../../../src/cache/resolve-identity.js'
-import { parseKey } from '../../../src/decision/key-format.js'
+import { parseKey } from '../../../src/registry/key-format.js'
 import { RedisHealth } from '../../../src/registry/redis-client.js'
 import { RegistryReader, type Chain } from '../../../src/registry/registry-reader.js'
 import type { KeyRecord } from '../../../src/registry/records.js'

@@ -8,7 +8,7 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startGateway } from '../../helpers/gateway.js'
 import { watchGatewayRedis } from '../../helpers/redis-monitor.js'
-import { generateKey } from '../../../src/registry/key-material.js'
+import { generateKey } from '../../../src/registry/key-format.js'
 
 const gw = await startGateway(t)
 const alice = await gw.fixtures.personalKey('alice') // users:read

@@ -9,7 +9,7 @@ import type { Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import { eventually, startGateway } from '../../helpers/gateway.js'
 import type { RawResponse } from '../../helpers/raw-http.js'
-import { generateKey, hashSecret } from '../../../src/registry/key-material.js'
+import { generateKey, hashSecret } from '../../../src/registry/key-format.js'
 
 const gw = await startGateway(t)
 const f = gw.fixtures

@@ -9,7 +9,7 @@ import type { Test } from 'tap'
 import { eventually, startGateway, type TestGateway } from '../../helpers/gateway.js'
 import { parsePromText, type PromFamily } from '../../helpers/prom-text.js'
 import { refusedPort } from '../../helpers/upstream.js'
-import { generateKey } from '../../../src/registry/key-material.js'
+import { generateKey } from '../../../src/registry/key-format.js'
 
 type Families = Map<string, PromFamily>
 

@@ -5,7 +5,7 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startGateway, type LogLine } from '../../helpers/gateway.js'
-import { generateKey } from '../../../src/registry/key-material.js'
+import { generateKey } from '../../../src/registry/key-format.js'
 
 const gw = await startGateway(t)
 const f = gw.fixtures

@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { Redis } from 'ioredis'
-import { parseRateLimit, type RateLimit } from '../../../src/ratelimit/limit.js'
+import { parseRateLimit, type RateLimit } from '../../../src/config/rate-limit.js'
 import { RateLimitScript } from '../../../src/ratelimit/script.js'
 import { take, type Counts } from '../../../src/ratelimit/window.js'
 import { startRedis, uniquePrefix } from '../../helpers/redis.js'

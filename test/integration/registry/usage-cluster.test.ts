@@ -25,8 +25,8 @@ import { withClient } from '../../helpers/redis-sentinel.js'
 import { cliClient, redisSection } from '../../helpers/topology.js'
 import { isCluster } from '../../../src/registry/redis-client.js'
 import { redisKeys } from '../../../src/registry/redis-keys.js'
-import { UsageCounter } from '../../../src/registry/usage-counter.js'
-import { readUsage } from '../../../src/registry/usage-reader.js'
+import { UsageCounter } from '../../../src/usage/counter.js'
+import { readUsage } from '../../../src/usage/reader.js'
 
 const TOKEN = 'usage-cluster-admin-token-0123456789'
 const FLUSH_MS = 200

@@ -14,7 +14,7 @@ import { BIN } from '../../helpers/cli.js'
 import { freePort } from '../../helpers/net.js'
 import { send } from '../../helpers/raw-http.js'
 import { standardWorld, type World } from '../../helpers/world.js'
-import { readUsage } from '../../../src/registry/usage-reader.js'
+import { readUsage } from '../../../src/usage/reader.js'
 
 const FLUSH_MS = 500
 

@@ -7,7 +7,7 @@
 import t from 'tap'
 import { Redis } from 'ioredis'
 import { isoTimestamp } from '../../../src/registry/records.js'
-import { UsageRecorder } from '../../../src/registry/usage-recorder.js'
+import { UsageRecorder } from '../../../src/usage/last-used.js'
 import { startRedis, uniquePrefix } from '../../helpers/redis.js'
 
 t.test('usage recorder', async (t) => {

@@ -7,8 +7,7 @@ import type { Identity } from '../../../src/decision/identity.js'
 import { compileRules as compile } from '../../../src/decision/match-rule.js'
 import { PROXIED_METHODS } from '../../../src/http/methods.js'
 import type { Resolved } from '../../../src/cache/resolve-identity.js'
-import { generateKey, hashSecret } from '../../../src/registry/key-material.js'
-import { parseKey, type ParsedKey } from '../../../src/decision/key-format.js'
+import { generateKey, hashSecret, parseKey, type ParsedKey } from '../../../src/registry/key-format.js'
 import {
   Grants, INVALID, NO_GRANTS, parseKeyRecord, parseRoleRecord, parseUserRecord, type KeyRecord, type RoleRecord, type UserRecord
 } from '../../../src/registry/records.js'

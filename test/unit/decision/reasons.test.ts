@@ -18,7 +18,7 @@ import { ERRORS, REASONS, type ErrorCode, type Reason } from '../../../src/error
 import { PROXIED_METHODS } from '../../../src/http/methods.js'
 import type { Check, Limiter } from '../../../src/ratelimit/limiter.js'
 import type { RedisHealth } from '../../../src/registry/redis-client.js'
-import { generateKey } from '../../../src/registry/key-material.js'
+import { generateKey } from '../../../src/registry/key-format.js'
 import { INVALID, NO_ORG_RECORD, parseKeyRecord, parseRoleRecord, parseUserRecord, type KeyRecord } from '../../../src/registry/records.js'
 import type { Chain } from '../../../src/registry/registry-reader.js'
 import { MINIMAL_CONFIG } from '../../helpers/config.js'

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { BlockedBuckets } from '../../../src/ratelimit/blocked.js'
-import { parseRateLimit, type RateLimit } from '../../../src/ratelimit/limit.js'
+import { parseRateLimit, type RateLimit } from '../../../src/config/rate-limit.js'
 
 const limit = (text: string): RateLimit => parseRateLimit(text) as RateLimit
 

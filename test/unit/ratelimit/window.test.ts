@@ -4,7 +4,7 @@
  * what it refuses, and the reset times it reports.
  */
 import t from 'tap'
-import { parseRateLimit, type RateLimit } from '../../../src/ratelimit/limit.js'
+import { parseRateLimit, type RateLimit } from '../../../src/config/rate-limit.js'
 import { countsOf, resetAfter, SLOTS, slotMs, take, type Counts } from '../../../src/ratelimit/window.js'
 
 const limit = (text: string): RateLimit => parseRateLimit(text) as RateLimit

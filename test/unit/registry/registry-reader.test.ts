@@ -6,7 +6,7 @@ import { chainOf, userChainOf } from '../../../src/registry/registry-reader.js'
 import {
   INVALID, KEY_FIELDS, keyRecordOf, NO_ORG_RECORD, orgRecordOf, parseKeyRecord, parseRoleRecord, parseUserRecord, roleRecordOf, userRecordOf, type KeyRecord
 } from '../../../src/registry/records.js'
-import { MALFORMED } from '../../../src/ratelimit/limit.js'
+import { MALFORMED } from '../../../src/config/rate-limit.js'
 
 const HASH = 'ab'.repeat(32)
 type V = string | null

@@ -1,5 +1,6 @@
 /**
- * Keys are made here (parsed by src/decision/key-format.ts): `<prefix><id>_<secret><checksum>`
+ * The key format, made, parsed and hashed in this one place, below the request path
+ * and the admin wing that both use it: `<prefix><id>_<secret><checksum>`
  *
  *   prefix    configurable, default `kg_`, so scanners and humans recognise a key
  *   id        16 base62 chars: the public selector, shown in logs, headers, CLI
@@ -8,6 +9,9 @@
  *             is refused without a registry lookup. A CRC is no MAC: anyone can
  *             compute it, so a key that was never issued can pass; such keys are
  *             limited per client address (src/cache/unknown-key-limit.ts).
+ *
+ * parseKey is the request's key format stage: a mistyped key is refused there,
+ * without a registry lookup.
  */
 import { createHash, hash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'
@@ -89,4 +93,27 @@ export function digestMatches (actual: string, storedDigest: string): boolean {
   let diff = 0
   for (let i = 0; i < actual.length; i++) diff |= actual.charCodeAt(i) ^ storedDigest.charCodeAt(i)
   return diff === 0
+}
+
+export interface ParsedKey {
+  id: string
+  secret: string
+}
+
+export type KeyParse = ParsedKey | 'malformed_credential' | 'bad_checksum'
+
+const BASE62 = /^[0-9A-Za-z]+$/
+
+/** Shape, then checksum. Never touches the registry. */
+export function parseKey (token: string, prefix: string): KeyParse {
+  const expected = prefix.length + ID_LENGTH + 1 + SECRET_LENGTH + CHECKSUM_LENGTH
+  if (token.length !== expected || !token.startsWith(prefix)) return 'malformed_credential'
+  const sep = prefix.length + ID_LENGTH
+  if (token[sep] !== '_') return 'malformed_credential'
+  const id = token.slice(prefix.length, sep)
+  const rest = token.slice(sep + 1)
+  if (!BASE62.test(id) || !BASE62.test(rest)) return 'malformed_credential'
+  const body = token.slice(0, token.length - CHECKSUM_LENGTH)
+  if (checksum(body) !== token.slice(-CHECKSUM_LENGTH)) return 'bad_checksum'
+  return { id, secret: rest.slice(0, SECRET_LENGTH) }
 }

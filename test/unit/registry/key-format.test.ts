@@ -1,7 +1,6 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { generateKey, hashSecret, keyPattern, secretMatches } from '../../../src/registry/key-material.js'
-import { parseKey } from '../../../src/decision/key-format.js'
+import { generateKey, hashSecret, keyPattern, parseKey, secretMatches } from '../../../src/registry/key-format.js'
 
 t.test('a generated key parses back to its id, and only the secret\'s SHA-256 is kept', async (t) => {
   const k = generateKey('kg_')

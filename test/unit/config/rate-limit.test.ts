@@ -1,6 +1,6 @@
 import t from 'tap'
 import { parseConfig } from '../../../src/config/load.js'
-import { MALFORMED, parseRateLimit, RATE_LIMIT_PATTERN, recordLimit } from '../../../src/ratelimit/limit.js'
+import { MALFORMED, parseRateLimit, RATE_LIMIT_PATTERN, recordLimit } from '../../../src/config/rate-limit.js'
 
 t.test('parseRateLimit: <count>/<period>', async (t) => {
   const rows: Array<[string, number, number]> = [

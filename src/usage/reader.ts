@@ -1,14 +1,14 @@
 /**
  * A key's or an org's request counts over a range, at a step of a minute, an hour or a
- * day, read from the hashes the usage counter writes (usage-counter.ts): the minute
+ * day, read from the hashes the usage counter writes (counter.ts): the minute
  * hashes for `1m` (one per hour of the range), the hour hashes for `1h` and `1d` (one per
  * day), all sent in one pipeline; several keys' (readKeysUsage) in one pipeline too.
  * Every bucket of the range is a point, zero when nothing was counted (or when it is
  * past what Redis keeps).
  */
-import { isCluster, type RegistryClient } from './redis-client.js'
-import type { RedisKeys } from './redis-keys.js'
-import { CLASS_LETTERS, DAY_MS, HOUR_MS, MINUTE_MS } from './usage-counter.js'
+import { isCluster, type RegistryClient } from '../registry/redis-client.js'
+import type { RedisKeys } from '../registry/redis-keys.js'
+import { CLASS_LETTERS, DAY_MS, HOUR_MS, MINUTE_MS } from './counter.js'
 
 export const STEPS = { '1m': MINUTE_MS, '1h': HOUR_MS, '1d': DAY_MS } as const
 export type Step = keyof typeof STEPS

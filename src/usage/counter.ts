@@ -31,9 +31,9 @@ import type { ChainableCommander } from 'ioredis'
 import { hashTag } from '../config/redis-url.js'
 import type { Reason } from '../errors.js'
 import type { UsageMeter } from '../metrics/usage-metrics.js'
-import { isCluster, type RegistryClient } from './redis-client.js'
-import { flatCopy } from './records.js'
-import type { RedisKeys } from './redis-keys.js'
+import { isCluster, type RegistryClient } from '../registry/redis-client.js'
+import { flatCopy } from '../registry/records.js'
+import type { RedisKeys } from '../registry/redis-keys.js'
 
 export const CLASSES = ['allowed', 'refused', 'limited', 'errors'] as const
 export type UsageClass = typeof CLASSES[number]

@@ -2,8 +2,8 @@
 // bound: past `maxKeys` distinct keys the batch is written at once, and nothing is lost.
 import t from 'tap'
 import { Redis } from 'ioredis'
-import { outcomeOf, UsageCounter } from '../../../src/registry/usage-counter.js'
-import { readUsage } from '../../../src/registry/usage-reader.js'
+import { outcomeOf, UsageCounter } from '../../../src/usage/counter.js'
+import { readUsage } from '../../../src/usage/reader.js'
 import { redisKeys } from '../../../src/registry/redis-keys.js'
 import { startRedis, uniquePrefix } from '../../helpers/redis.js'
 import type { Reason } from '../../../src/errors.js'

@@ -15,8 +15,8 @@
  * choose key ids to collide.) Uses noted since the last write are held in a Map
  * until the next flush, every `flushMs`.
  */
-import type { RegistryClient } from './redis-client.js'
-import { flatCopy, isoTimestamp } from './records.js'
+import type { RegistryClient } from '../registry/redis-client.js'
+import { flatCopy, isoTimestamp } from '../registry/records.js'
 
 const MIN_SLOTS = 1 << 16
 const MAX_SLOTS = 1 << 20

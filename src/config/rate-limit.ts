@@ -9,9 +9,12 @@
  * a bad record denies, docs/rate-limits.md).
  */
 
-import { RATE_LIMIT } from '../config/rate-limit-grammar.js'
-
-export { RATE_LIMIT_PATTERN } from '../config/rate-limit-grammar.js'
+/**
+ * The grammar: `<count>/<period>`, count 1..999,999,999, period `<n>s|m|h|d` with n
+ * 1..9,999. The configuration's schema and the admin API's JSON schemas take its pattern.
+ */
+export const RATE_LIMIT = /^([1-9][0-9]{0,8})\/([1-9][0-9]{0,3})([smhd])$/
+export const RATE_LIMIT_PATTERN = RATE_LIMIT.source
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 
