@@ -10,12 +10,13 @@ import t from 'tap'
 import { startGateway } from '../../helpers/gateway.js'
 import { parsePromText } from '../../helpers/prom-text.js'
 
-interface Target { expr: string }
-interface Panel { title: string, datasource: { uid: string }, targets?: Target[] }
+interface Target { expr: string, datasource: { uid: string } }
+interface Panel { title: string, datasource: { uid: string }, targets?: Target[], fieldConfig: { defaults: { unit: string } } }
+interface Variable { name: string, type: string, query: string | { query: string }, datasource?: { uid: string } }
 interface Dashboard {
-  __inputs: Array<{ name: string, type: string, pluginId: string }>
+  __inputs?: unknown
   panels: Panel[]
-  templating: { list: Array<{ query: { query: string } }> }
+  templating: { list: Variable[] }
 }
 
 const dashboard = JSON.parse(readFileSync(new URL('../../../docs/grafana/keygate-dashboard.json', import.meta.url), 'utf8')) as Dashboard
@@ -46,12 +47,51 @@ t.test('the expression reader', async (t) => {
   t.same(metricNames('label_values(keygate_build_info, instance)'), ['keygate_build_info', 'instance'], 'label_values names a label as its second argument')
 })
 
-t.test('the dashboard imports with a Prometheus data source as an input', async (t) => {
-  t.same(dashboard.__inputs.map((i) => [i.name, i.type, i.pluginId]), [['DS_PROMETHEUS', 'datasource', 'prometheus']])
+const DATASOURCE = '$' + '{datasource}'
+
+t.test('the data source is a dashboard variable, so a provisioned file works as an imported one', async (t) => {
+  t.equal(dashboard.__inputs, undefined, 'no import input (file provisioning leaves them unfilled)')
+  const variable = dashboard.templating.list.find((v) => v.name === 'datasource')
+  t.same([variable?.type, variable?.query], ['datasource', 'prometheus'], 'a variable listing the Prometheus data sources')
   t.ok(dashboard.panels.length >= 8)
   for (const panel of dashboard.panels) {
-    t.equal(panel.datasource.uid, '$' + '{DS_PROMETHEUS}', `${panel.title}: the input data source`)
+    t.equal(panel.datasource.uid, DATASOURCE, `${panel.title}: the variable's data source`)
     t.ok((panel.targets ?? []).length > 0, `${panel.title}: queries something`)
+    for (const target of panel.targets ?? []) t.equal(target.datasource.uid, DATASOURCE, `${panel.title}: each query too`)
+  }
+  for (const v of dashboard.templating.list) {
+    if (v.datasource !== undefined) t.equal(v.datasource.uid, DATASOURCE, `variable ${v.name}: the same data source`)
+  }
+})
+
+/** What a query's values are: seconds (a histogram's quantile), a ratio of rates, a rate, or a level (a gauge). */
+export function kindOf (expr: string): 'seconds' | 'ratio' | 'rate' | 'level' {
+  if (expr.startsWith('histogram_quantile(')) return 'seconds'
+  if (/\brate\(/.test(expr)) return /\)\s*\/\s*\(?\s*sum\(/.test(expr) ? 'ratio' : 'rate'
+  return 'level'
+}
+
+const UNITS: Record<ReturnType<typeof kindOf>, string[]> = {
+  seconds: ['s'],
+  ratio: ['percentunit', 'short'],
+  rate: ['reqps', 'ops'],
+  level: ['short', 'none']
+}
+
+t.test('the query reader tells units apart', async (t) => {
+  t.equal(kindOf('histogram_quantile(0.99, sum by (le) (rate(x_bucket[1m])))'), 'seconds')
+  t.equal(kindOf('sum(rate(a_total[1m])) / (sum(rate(a_total[1m])) + sum(rate(b_total[1m])))'), 'ratio')
+  t.equal(kindOf('sum(rate(a_sum[1m])) / sum(rate(a_count[1m]))'), 'ratio')
+  t.equal(kindOf('sum by (x) (rate(a_total[1m]))'), 'rate')
+  t.equal(kindOf('min by (instance) (keygate_redis_up)'), 'level')
+})
+
+t.test('each panel shows one unit: latencies never share an axis with rates or counts', async (t) => {
+  for (const panel of dashboard.panels) {
+    const kinds = new Set((panel.targets ?? []).map((x) => kindOf(x.expr)))
+    t.equal(kinds.size, 1, `${panel.title}: one kind of value (${[...kinds].join(', ')})`)
+    const [kind] = kinds
+    if (kind !== undefined) t.ok(UNITS[kind].includes(panel.fieldConfig.defaults.unit), `${panel.title}: ${kind} in ${panel.fieldConfig.defaults.unit}`)
   }
 })
 
@@ -69,7 +109,10 @@ t.test('every metric the dashboard queries is in /metrics', async (t) => {
   const exprs = [
     ...dashboard.panels.flatMap((p) => (p.targets ?? []).map((x) => x.expr)),
     // label_values(<metric>, <label>): only its first argument is a metric
-    ...dashboard.templating.list.map((v) => /^label_values\(([^,]+),/.exec(v.query.query)?.[1] ?? v.query.query)
+    ...dashboard.templating.list.flatMap((v) => {
+      if (v.type !== 'query' || typeof v.query === 'string') return []
+      return [/^label_values\(([^,]+),/.exec(v.query.query)?.[1] ?? v.query.query]
+    })
   ]
   const names = new Set(exprs.flatMap(metricNames))
   t.ok(names.size >= 15, `the names were read (${[...names].join(', ')})`)
