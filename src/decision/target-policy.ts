@@ -35,7 +35,9 @@ export function checkTarget (target: string): TargetCheck {
   // Segments that merely start or end with `..` (`..foo`, `foo..`) are not dot segments, but
   // proxies (reply-from, and so @fastify/http-proxy) refuse to forward them; refusing them here keeps that a clean 400
   // before any Redis lookup, rather than a surprise after authentication.
-  if (checked.ok && (checked.path.includes('/..') || checked.path.includes('../'))) return { ok: false, detail: 'segment starting or ending with ..' }
+  if (checked.ok && (checked.path.includes('/..') || checked.path.includes('../') || checked.path.endsWith('..'))) {
+    return { ok: false, detail: 'segment starting or ending with ..' }
+  }
   return checked
 }
 
