@@ -61,12 +61,13 @@ function safeDecode (value: string): string {
   try {
     return decodeURIComponent(value)
   } catch {
-    // a malformed escape somewhere: decode the well-formed ones
+    // a malformed escape somewhere: decode the well-formed ones; in a run that is not
+    // UTF-8, each ASCII escape alone (a key is ASCII, and may follow a stray `%C3`)
     return value.replace(/(%[0-9A-Fa-f]{2})+/g, (run) => {
       try {
         return decodeURIComponent(run)
       } catch {
-        return run
+        return run.replace(/%([0-7][0-9A-Fa-f])/g, (_e, hex: string) => String.fromCharCode(parseInt(hex, 16)))
       }
     })
   }

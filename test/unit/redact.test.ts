@@ -26,6 +26,9 @@ t.test('path: percent-encoded keys are found too; other paths are left as they a
   t.equal(r.path(`/api/v1/kg%5F${k.key.slice(3)}`), `/api/v1/kg_${k.id}_[redacted]`)
   t.equal(r.path(`/api/v1/%6b${k.key.slice(1)}%zz`), `/api/v1/kg_${k.id}_[redacted]%zz`, 'a malformed escape elsewhere')
   t.equal(r.path('/api/v1/caf%C3%A9_menu'), '/api/v1/caf%C3%A9_menu', 'no key: the path as received')
+  const hex = [...Buffer.from(k.key)].map((b) => '%' + b.toString(16)).join('')
+  t.equal(r.path(`/api/v1/%C3${hex}`), `/api/v1/%C3kg_${k.id}_[redacted]`, 'a key encoded behind an escape that is not UTF-8')
+  t.equal(r.path('/api/v1/%C3%6d%65%6e%75'), '/api/v1/%C3%6d%65%6e%75', 'no key behind it: the path as received')
   t.equal(r.path('/api/v1/users'), '/api/v1/users')
 })
 
