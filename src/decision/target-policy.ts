@@ -53,7 +53,9 @@ function slowPath (path: string, query: string): TargetCheck {
     }
     const decoded = decodeSegment(raw)
     if (decoded === null) return { ok: false, detail: 'invalid character or escape' }
-    if (isDotSegment(decoded) || !safeWhenDecodedAgain(decoded)) return { ok: false, detail: 'dot segment or encoded separator' }
+    if (isDotSegment(decoded) || !safeWhenDecodedAgain(decoded)) {
+      return { ok: false, detail: 'dot segment or encoded separator' }
+    }
     segments[i] = decoded
   }
   const out = segments.join('/')

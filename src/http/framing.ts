@@ -31,7 +31,9 @@ const HTTP10_CHUNKED: FramingProblem = ['bad_request', 'bad_request', true]
 const UNKNOWN_EXPECTATION: FramingProblem = ['expectation_failed', 'expectation_failed', true]
 
 /** The node http server options that enforce the head's limits (`Fastify({ http })`). */
-export function headLimits (limits: Config['limits']): { maxHeaderSize: number, headersTimeout: number, connectionsCheckingInterval: number, requireHostHeader: boolean } {
+export function headLimits (limits: Config['limits']): {
+  maxHeaderSize: number, headersTimeout: number, connectionsCheckingInterval: number, requireHostHeader: boolean
+} {
   return {
     // a missing Host is refused by problem() below, with the catalogue's error
     requireHostHeader: false,

@@ -19,7 +19,9 @@ t.test('a path whose last segment ends with .. is refused with 400 on both front
     t.equal(res.status, 400, `data plane ${target}: 400`)
     t.equal(res.body, BAD_REQUEST, `data plane ${target}: the catalogue's body`)
     t.equal(gw.upstream.requests.length, before, `data plane ${target}: nothing reached the upstream`)
-    const decision = await rawRequest(gw.authzPort, `GET /_keygate HTTP/1.1\r\nHost: keygate\r\nX-Original-Method: GET\r\nX-Original-URI: ${target}\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`)
+    const decision = await rawRequest(gw.authzPort,
+      'GET /_keygate HTTP/1.1\r\nHost: keygate\r\nX-Original-Method: GET\r\n' +
+      `X-Original-URI: ${target}\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`)
     t.equal(decision.status, 400, `authorizer ${target}: 400`)
   }
   t.equal((await gw.get('/api/v1/open/a..b', key)).status, 200, '`..` inside a segment is no dot segment: allowed')

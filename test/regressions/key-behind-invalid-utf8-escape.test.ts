@@ -26,7 +26,8 @@ t.test('a key encoded behind an invalid UTF-8 escape is not in the log line', as
     const line = await gw.logOf(res)
     t.ok(line !== undefined, `${name}: logged`)
     const text = JSON.stringify(line)
-    t.notOk(text.includes(secret) || text.includes(percentEncode(secret)) || text.includes(percentEncode(secret, true)), `${name}: the secret is not in the log line`)
+    const found = [secret, percentEncode(secret), percentEncode(secret, true)].some((s) => text.includes(s))
+    t.notOk(found, `${name}: the secret is not in the log line`)
     t.ok(text.includes(id), `${name}: the key's id stands in for it`)
   }
 })

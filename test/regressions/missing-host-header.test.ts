@@ -9,13 +9,16 @@ import { rawRequest } from '../helpers/raw-http.js'
 
 const BAD_REQUEST = JSON.stringify({ error: { code: 'bad_request', message: 'Malformed request', status: 400 } })
 
-t.test('HTTP/1.1 without Host: the catalogue\'s 400, on every listener, logged by the data plane and the authorizer', async (t) => {
+t.test('HTTP/1.1 without Host: the catalogue\'s 400 on every listener, logged by the request front ends', async (t) => {
   const gw = await startGateway(t, { yaml: 'authz_listen: "127.0.0.1:0"\n' })
   const { key } = await gw.fixtures.personalKey('alice')
-  const listeners: Array<[string, number]> = [['data plane', gw.port], ['authorizer', gw.authzPort], ['admin', gw.adminPort]]
+  const listeners: Array<[string, number]> = [
+    ['data plane', gw.port], ['authorizer', gw.authzPort], ['admin', gw.adminPort]
+  ]
   for (const [name, port] of listeners) {
     const before = gw.upstream.requests.length
-    const res = await rawRequest(port, `GET /api/v1/users HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`)
+    const res = await rawRequest(port, `GET /api/v1/users HTTP/1.1\r\nAuthorization: Bearer ${key}\r\n` +
+      'Connection: close\r\n\r\n')
     t.equal(res.status, 400, `${name}: 400`)
     t.equal(res.body, BAD_REQUEST, `${name}: the catalogue's body`)
     t.equal(res.headers['content-type'], 'application/json; charset=utf-8', `${name}: JSON`)

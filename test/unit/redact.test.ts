@@ -30,7 +30,8 @@ t.test('path: percent-encoded keys are found too; other paths are left as they a
   t.equal(r.path(`/api/v1/%C3${hex}`), `/api/v1/%C3kg_${k.id}_[redacted]`,
     'a key encoded behind an escape that is not UTF-8')
   t.equal(r.path('/api/v1/%C3%6d%65%6e%75'), '/api/v1/%C3%6d%65%6e%75', 'no key behind it: the path as received')
-  t.equal(r.path(`/api/v1/${k.key}${k.key}`), `/api/v1/kg_${k.id}_[redacted]kg_${k.id}_[redacted]`, 'two keys run together')
+  t.equal(r.path(`/api/v1/${k.key}${k.key}`), `/api/v1/kg_${k.id}_[redacted]kg_${k.id}_[redacted]`,
+    'two keys run together')
   t.equal(r.path('/api/v1/users'), '/api/v1/users')
 })
 

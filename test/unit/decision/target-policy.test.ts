@@ -74,7 +74,7 @@ for (const [target, path, query] of accepted) {
   })
 }
 
-t.test('an accepted path survives WHATWG URL parsing unchanged (what reply-from applies before forwarding)', async (t) => {
+t.test('an accepted path survives WHATWG URL parsing unchanged (reply-from parses it so)', async (t) => {
   for (const [target] of accepted) {
     const r = checkTarget(target)
     if (!r.ok) { t.fail(target); continue }
