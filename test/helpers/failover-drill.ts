@@ -110,20 +110,12 @@ async function retried<T> (action: () => Promise<T>, ms = 60_000): Promise<T> {
   }
 }
 
-/** Many BOT keys in one pipeline: the records and index entries the store writes. */
+/** Many BOT keys (orgreader, acme), written a thousand to a pipeline. */
 async function bulkKeys (fx: Fixtures, count: number): Promise<KeyFixture[]> {
   const out: KeyFixture[] = []
   for (let start = 0; start < count; start += 1000) {
-    const pipeline = fx.redis.pipeline()
-    const createdAt = new Date().toISOString()
-    for (let i = start; i < Math.min(count, start + 1000); i++) {
-      const k = generateKey('kg_')
-      const record = { type: 'bot', hash: k.hash, org: 'acme', role: 'orgreader', name: `cold ${i}`, status: 'active' }
-      pipeline.hset(fx.keys.key(k.id), { ...record, created_at: createdAt, created_by: 'cli:test' })
-        .sadd(fx.keys.keys, k.id).sadd(fx.keys.orgKeys('acme'), k.id)
-      out.push({ id: k.id, key: k.key })
-    }
-    for (const [err] of await pipeline.exec() ?? []) if (err !== null) throw err
+    const names = Array.from({ length: Math.min(1000, count - start) }, (_v, i) => `cold ${start + i}`)
+    out.push(...await fx.bulkBotKeyFixtures('orgreader', 'acme', names))
   }
   return out
 }

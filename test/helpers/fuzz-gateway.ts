@@ -6,6 +6,7 @@
  * permission (`admin`: `*`), a revoked one, and one never issued.
  */
 import type { Test } from 'tap'
+import fc from 'fast-check'
 import { generateKey } from '../../src/registry/key-format.js'
 import type { Credentials } from './fuzz-headers.js'
 import { startGateway, type LogLine, type TestGateway } from './gateway.js'
@@ -51,6 +52,13 @@ export async function fuzzWorld (t: Test): Promise<FuzzWorld> {
     },
     keys: [valid.key, revoked.key, unknown]
   }
+}
+
+/** A credential for a request: the live key (twice as often), a revoked or unknown one, or none. */
+export function credentialChoice (c: Credentials): fc.Arbitrary<['valid' | 'refused' | 'none', string | undefined]> {
+  return fc.constantFrom<['valid' | 'refused' | 'none', string | undefined]>(
+    ['valid', c.valid], ['valid', c.valid], ['refused', c.revoked], ['refused', c.unknown], ['none', undefined]
+  )
 }
 
 /** What one request did: its answer, the upstream's requests it caused, its log lines. */

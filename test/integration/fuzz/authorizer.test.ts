@@ -20,7 +20,7 @@ import fc from 'fast-check'
 import { createRedactor } from '../../../src/redact.js'
 import { expectCatalogueError, expectNoKeyInLogs } from '../../helpers/contract-answer.js'
 import { checkProperty, expect } from '../../helpers/fuzz.js'
-import { fuzzWorld, observe } from '../../helpers/fuzz-gateway.js'
+import { credentialChoice, fuzzWorld, observe } from '../../helpers/fuzz-gateway.js'
 import { methods, targets } from '../../helpers/fuzz-targets.js'
 import { requestBytes, SPOOF } from '../../helpers/fuzz-headers.js'
 import { rawRequest } from '../../helpers/raw-http.js'
@@ -52,10 +52,7 @@ t.test('every decision is one of the contract\'s answers, and the data plane\'s'
   const world = await fuzzWorld(t)
   const { gw, credentials } = world
   const redact = createRedactor(gw.config.keys.prefix)
-  const credential = fc.constantFrom<['valid' | 'refused' | 'none', string | undefined]>(
-    ['valid', credentials.valid], ['valid', credentials.valid], ['refused', credentials.revoked],
-    ['refused', credentials.unknown], ['none', undefined]
-  )
+  const credential = credentialChoice(credentials)
   const shapes = fc.constantFrom<Shape>('traefik', 'nginx', 'envoy')
   const arb = fc.tuple(shapes, methods.filter((m) => m !== 'HEAD'), targets(world.keys), credential, spoofs)
 

@@ -19,7 +19,7 @@ import fc from 'fast-check'
 import { createRedactor } from '../../../src/redact.js'
 import { expectCatalogueError, expectNoKeyInLogs } from '../../helpers/contract-answer.js'
 import { checkProperty, expect } from '../../helpers/fuzz.js'
-import { fuzzWorld, observe } from '../../helpers/fuzz-gateway.js'
+import { credentialChoice, fuzzWorld, observe } from '../../helpers/fuzz-gateway.js'
 import { methods, targets } from '../../helpers/fuzz-targets.js'
 import { requestBytes } from '../../helpers/fuzz-headers.js'
 import { rawRequest } from '../../helpers/raw-http.js'
@@ -29,10 +29,7 @@ t.test('every target gets one of the contract\'s answers, and a forwarded one th
   const world = await fuzzWorld(t)
   const { gw, credentials } = world
   const redact = createRedactor(gw.config.keys.prefix)
-  const credential = fc.constantFrom<['valid' | 'refused' | 'none', string | undefined]>(
-    ['valid', credentials.valid], ['valid', credentials.valid], ['refused', credentials.revoked],
-    ['refused', credentials.unknown], ['none', undefined]
-  )
+  const credential = credentialChoice(credentials)
   const arb = fc.tuple(methods, targets(world.keys), credential)
 
   await checkProperty(t, 'data plane targets', arb, 250, async ([method, target, [kind, key]]) => {
