@@ -19,6 +19,7 @@
 import type { Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { generateKey } from '../../src/registry/key-format.js'
+import type { Config } from '../../src/config/schema.js'
 import { createRedis, type RegistryClient } from '../../src/registry/redis-client.js'
 import { Fixtures, type KeyFixture } from './fixtures.js'
 import { eventually } from './gateway.js'
@@ -89,12 +90,20 @@ export interface DrillReport {
   prefix: string
 }
 
-/** the registry client the CLI would use for this topology (queueing while it connects) */
+/**
+ * The registry client the CLI would use for this topology (queueing while it connects),
+ * with generous timeouts (5 s, 10 s for a command): the seed's pipelines are large, and
+ * no drill is about the CLI's own timeouts.
+ */
 export function adminClient (t: Test, url: string, prefix: string): RegistryClient {
-  const client = createRedis(redisSection(url, prefix), { queueWhileConnecting: true })
+  const client = createRedis(patient(redisSection(url, prefix)), { queueWhileConnecting: true })
   client.on('error', () => {})
   t.teardown(() => { client.disconnect() })
   return client
+}
+
+function patient (section: Config['redis']): Config['redis'] {
+  return { ...section, command_timeout_ms: 10_000, connect_timeout_ms: 5000 }
 }
 
 /** `action` again every 100 ms until it succeeds (a write through a failover) */
@@ -169,7 +178,7 @@ export async function runFailoverDrill (t: Test, topo: Topology): Promise<DrillR
   // of its own, which gives up after three rounds over the topology; then run again),
   // acknowledged once a new primary has it
   const attempt = async <T>(write: (f: Fixtures) => Promise<T>): Promise<T> => await retried(async () => {
-    const fresh = createRedis(redisSection(topo.url, topo.prefix), { queueWhileConnecting: true })
+    const fresh = createRedis(patient(redisSection(topo.url, topo.prefix)), { queueWhileConnecting: true })
     fresh.on('error', () => {})
     try {
       return await write(new Fixtures(fresh, topo.prefix))

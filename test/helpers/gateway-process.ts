@@ -78,6 +78,6 @@ export async function startGatewayProcess (t: Test, o: GatewayProcessOptions): P
     clearTimeout(timer)
   })
   await until(async () => (await send(adminPort, 'GET', '/readyz').catch(() => undefined))?.status === 200,
-    20_000, `${o.name} ready (${stderr})`, 50)
+    60_000, `${o.name} ready (${stderr})`, 50)
   return { name: o.name, port, adminPort, pid: child.pid, lines: () => lines, stderr: () => stderr }
 }
