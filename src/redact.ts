@@ -23,12 +23,18 @@ export interface Redactor {
 
 export const REDACTED = '[redacted]'
 
-/** Decoding rounds: a key encoded once, twice or three times is found, and one more round tells that text stopped changing. */
+/**
+ * Decoding rounds: a key encoded once, twice or three times is found, and one more round
+ * tells that text stopped changing.
+ */
 export const MAX_ROUNDS = 4
 
 export function createRedactor (keyPrefix: string): Redactor {
   const escaped = keyPrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-  const shape = new RegExp(`(${escaped})([0-9A-Za-z]{${ID_LENGTH}})_[0-9A-Za-z]*`, 'gi')
+  // the secret runs on to the next character that is not base62, or to the next key's start
+  // (keys written one after the other are each found)
+  const next = `${escaped}[0-9A-Za-z]{${ID_LENGTH}}_`
+  const shape = new RegExp(`(${escaped})([0-9A-Za-z]{${ID_LENGTH}})_(?:(?!${next})[0-9A-Za-z])*`, 'gi')
 
   /** One layer: key-shaped runs replaced, no decoding. */
   function plain (value: string): string {
@@ -61,12 +67,13 @@ function safeDecode (value: string): string {
   try {
     return decodeURIComponent(value)
   } catch {
-    // a malformed escape somewhere: decode the well-formed ones
+    // a malformed escape somewhere: decode the well-formed ones; in a run that is not
+    // UTF-8, each ASCII escape alone (a key is ASCII, and may follow a stray `%C3`)
     return value.replace(/(%[0-9A-Fa-f]{2})+/g, (run) => {
       try {
         return decodeURIComponent(run)
       } catch {
-        return run
+        return run.replace(/%([0-7][0-9A-Fa-f])/g, (_e, hex: string) => String.fromCharCode(parseInt(hex, 16)))
       }
     })
   }

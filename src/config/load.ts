@@ -46,8 +46,11 @@ export function loadConfig (file: string = configFile(), env: NodeJS.ProcessEnv 
 export function parseConfig (text: string, env: NodeJS.ProcessEnv = {}, source = 'config', opts: LoadOptions = {}): Config {
   const doc = parseDocument(text, { prettyErrors: true })
   if (doc.errors.length > 0) throw new ConfigError(source, doc.errors.map((e) => `YAML: ${e.message}`))
-  const raw: unknown = doc.toJS() ?? {}
+  const raw: unknown = toJS(doc, source) ?? {}
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(source, ['the file must hold a YAML mapping'])
+  if (isRecursive(raw)) {
+    throw new ConfigError(source, ['YAML: an alias refers to a node that contains it (a recursive alias)'])
+  }
 
   const problems = [...fileOnlyProblems(raw as Record<string, unknown>), ...envProblems(env)]
   const merged = applyEnv(structuredClone(raw) as Record<string, unknown>, env)
@@ -249,6 +252,26 @@ function literals (schema: object): unknown[] | undefined {
   if (!Array.isArray(anyOf)) return undefined
   const values = (anyOf as Array<{ const?: unknown }>).map((s) => s.const)
   return values.every((v) => v !== undefined) ? values : undefined
+}
+
+/** The document as plain values; aliases that expand past the YAML library's bound are the file's problem. */
+function toJS (doc: ReturnType<typeof parseDocument>, source: string): unknown {
+  try {
+    return doc.toJS()
+  } catch (err: unknown) {
+    throw new ConfigError(source, [`YAML: ${err instanceof Error ? err.message : String(err)}`])
+  }
+}
+
+/** Whether a value contains itself (a recursive YAML alias: `a: &x { b: *x }`), which no field can hold. */
+function isRecursive (value: object, within: Set<object> = new Set()): boolean {
+  if (within.has(value)) return true
+  within.add(value)
+  for (const v of Object.values(value)) {
+    if (typeof v === 'object' && v !== null && isRecursive(v, within)) return true
+  }
+  within.delete(value)
+  return false
 }
 
 function dedupe (problems: string[]): string[] {

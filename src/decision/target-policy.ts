@@ -35,7 +35,9 @@ export function checkTarget (target: string): TargetCheck {
   // Segments that merely start or end with `..` (`..foo`, `foo..`) are not dot segments, but
   // proxies (reply-from, and so @fastify/http-proxy) refuse to forward them; refusing them here keeps that a clean 400
   // before any Redis lookup, rather than a surprise after authentication.
-  if (checked.ok && (checked.path.includes('/..') || checked.path.includes('../'))) return { ok: false, detail: 'segment starting or ending with ..' }
+  if (checked.ok && (checked.path.includes('/..') || checked.path.includes('../') || checked.path.endsWith('..'))) {
+    return { ok: false, detail: 'segment starting or ending with ..' }
+  }
   return checked
 }
 
@@ -51,7 +53,9 @@ function slowPath (path: string, query: string): TargetCheck {
     }
     const decoded = decodeSegment(raw)
     if (decoded === null) return { ok: false, detail: 'invalid character or escape' }
-    if (isDotSegment(decoded) || !safeWhenDecodedAgain(decoded)) return { ok: false, detail: 'dot segment or encoded separator' }
+    if (isDotSegment(decoded) || !safeWhenDecodedAgain(decoded)) {
+      return { ok: false, detail: 'dot segment or encoded separator' }
+    }
     segments[i] = decoded
   }
   const out = segments.join('/')

@@ -8,7 +8,8 @@
  *   more header fields than limits.header_count   431, connection closed: whatever
  *       follows the fields a parser keeps (node: 1,000) could frame the body or
  *       carry a header the upstream relies on, unseen
- *   a second Host                                  400
+ *   a second Host, or none in HTTP/1.1             400 (node would answer a request
+ *       without one with a bare 400 of its own, outside the catalogue and the log)
  *   HTTP/1.0 with Transfer-Encoding                400, connection closed (RFC 9112 6.1)
  *   Expect other than 100-continue                 417, connection closed
  */
@@ -25,12 +26,17 @@ export type FramingProblem = readonly [ErrorCode, Reason, boolean]
 
 const TOO_MANY_HEADERS: FramingProblem = ['header_too_large', 'header_too_large', true]
 const DUPLICATE_HOST: FramingProblem = ['bad_request', 'bad_request', false]
+const MISSING_HOST: FramingProblem = ['bad_request', 'bad_request', true]
 const HTTP10_CHUNKED: FramingProblem = ['bad_request', 'bad_request', true]
 const UNKNOWN_EXPECTATION: FramingProblem = ['expectation_failed', 'expectation_failed', true]
 
 /** The node http server options that enforce the head's limits (`Fastify({ http })`). */
-export function headLimits (limits: Config['limits']): { maxHeaderSize: number, headersTimeout: number, connectionsCheckingInterval: number } {
+export function headLimits (limits: Config['limits']): {
+  maxHeaderSize: number, headersTimeout: number, connectionsCheckingInterval: number, requireHostHeader: boolean
+} {
   return {
+    // a missing Host is refused by problem() below, with the catalogue's error
+    requireHostHeader: false,
     maxHeaderSize: limits.header_bytes,
     // a request head not complete in time gets 408 (onClientError); a body has its own idle timeout
     headersTimeout: limits.header_timeout_ms,
@@ -59,7 +65,9 @@ export function checkFraming (server: Server, limits: Config['limits']): Framing
     tooManyHeaders: (req) => req.rawHeaders.length > maxRawHeaders ? TOO_MANY_HEADERS : undefined,
     problem (req) {
       if (req.rawHeaders.length > maxRawHeaders) return TOO_MANY_HEADERS
-      if (countHeader(req.rawHeaders, 'host') > 1) return DUPLICATE_HOST
+      const hosts = countHeader(req.rawHeaders, 'host')
+      if (hosts > 1) return DUPLICATE_HOST
+      if (hosts === 0 && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) return MISSING_HOST
       if (req.httpVersionMinor === 0 && req.headers['transfer-encoding'] !== undefined) return HTTP10_CHUNKED
       const expect = req.headers.expect
       if (expect !== undefined && expect.toLowerCase() !== '100-continue') return UNKNOWN_EXPECTATION

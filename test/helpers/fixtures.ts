@@ -35,9 +35,11 @@ export class Fixtures {
   }
 
   /** `createdBy`: a user id (recorded as `user:<id>`) */
-  async botKey (role: string, org: string, opts: { expiresInMs?: number, name?: string, createdBy?: string } = {}): Promise<KeyFixture> {
+  async botKey (role: string, org: string,
+    opts: { expiresInMs?: number, name?: string, createdBy?: string } = {}): Promise<KeyFixture> {
     const { createdBy, ...rest } = opts
-    const k = await this.store.createKey({ type: 'bot', role, org, ...rest, createdBy: createdBy === undefined ? undefined : `user:${createdBy}` })
+    const by = createdBy === undefined ? undefined : `user:${createdBy}`
+    const k = await this.store.createKey({ type: 'bot', role, org, ...rest, createdBy: by })
     return { id: k.id, key: k.key }
   }
 
@@ -47,16 +49,22 @@ export class Fixtures {
    * trail. Returns the key ids, in the order of `names`.
    */
   async bulkBotKeys (role: string, org: string, names: string[]): Promise<string[]> {
+    return (await this.bulkBotKeyFixtures(role, org, names)).map((k) => k.id)
+  }
+
+  /** bulkBotKeys, returning each raw key too (for load against thousands of keys). */
+  async bulkBotKeyFixtures (role: string, org: string, names: string[]): Promise<KeyFixture[]> {
     const pipeline = this.redis.pipeline()
     const createdAt = new Date().toISOString()
-    const ids = names.map((name) => {
-      const { id, hash } = generateKey('kg_')
-      pipeline.hset(this.keys.key(id), { type: 'bot', hash, org, role, name, status: 'active', created_at: createdAt, created_by: 'cli:test' })
+    const keys = names.map((name) => {
+      const { id, hash, key } = generateKey('kg_')
+      const record = { type: 'bot', hash, org, role, name, status: 'active' }
+      pipeline.hset(this.keys.key(id), { ...record, created_at: createdAt, created_by: 'cli:test' })
         .sadd(this.keys.keys, id).sadd(this.keys.orgKeys(org), id)
-      return id
+      return { id, key }
     })
     for (const [err] of await pipeline.exec() ?? []) if (err !== null) throw err
-    return ids
+    return keys
   }
 
   /** A direct edit, as an admin would make with redis-cli: HSET <record> <field> <value>. */

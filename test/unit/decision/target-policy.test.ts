@@ -41,6 +41,8 @@ const refused: Array<[string, string]> = [
   ['/api/v1/...', 'a segment of dots (refused with reply-from, which forwards no segment starting or ending with ..)'],
   ['/api/v1/..foo', 'a segment starting with ..'],
   ['/api/v1/foo../x', 'a segment ending with ..'],
+  ['/api/v1/foo..', 'the last segment ending with ..'],
+  ['/api/v1/foo%2E%2e', 'the last segment ending with .., encoded'],
   ['/api/v1/%2E%2Efoo', 'an encoded segment starting with ..']
 ]
 
@@ -72,7 +74,7 @@ for (const [target, path, query] of accepted) {
   })
 }
 
-t.test('an accepted path survives WHATWG URL parsing unchanged (what reply-from applies before forwarding)', async (t) => {
+t.test('an accepted path survives WHATWG URL parsing unchanged (reply-from parses it so)', async (t) => {
   for (const [target] of accepted) {
     const r = checkTarget(target)
     if (!r.ok) { t.fail(target); continue }
