@@ -12,9 +12,9 @@
  *
  * A write that names an org with no record is done, and returns a warning.
  */
-import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type ImportedKey, type ImportInput, importRefused, type KeyRestrictionChange, lineProblem, type LeakOutcome, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from '../registry/admin/index.js'
-import type { ApplyOptions, ApplyResult } from '../registry/as-code/registry-apply.js'
-import type { RegistryFile } from '../registry/as-code/registry-file.js'
+import { AdminError, type AdminStore, type CreatedKey, type ErrorDetail, type ImportedKey, type ImportInput, importRefused, type KeyRestrictionChange, lineProblem, type LeakOutcome, type OrgInput, type OrgView, type RotatedKey, type UserStatusChange } from './store/index.js'
+import type { ApplyOptions, ApplyResult } from './as-code/registry-apply.js'
+import type { RegistryFile } from './as-code/registry-file.js'
 import type { AdminRules, KeyRequest } from './policy/scope-rules.js'
 import { checkKeyReferences, checkRolePermissions, checkUserReferences } from './policy/write-checks.js'
 

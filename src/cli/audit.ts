@@ -4,7 +4,7 @@
  * principal, action, org and minute.
  */
 import { InvalidArgumentError, type Command } from 'commander'
-import type { AuditPage, AuditQuery } from '../registry/admin/index.js'
+import type { AuditPage, AuditQuery } from '../admin/store/index.js'
 import { duration, withRegistry } from './context.js'
 import { printJson, printTable } from './output.js'
 

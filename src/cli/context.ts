@@ -12,7 +12,7 @@ import { parseRateLimit, RATE_LIMIT_HELP } from '../config/rate-limit.js'
 import type { Config } from '../config/schema.js'
 import { AdminActions } from '../admin/actions.js'
 import { AdminRules, FULL_ADMIN } from '../admin/policy/scope-rules.js'
-import { AdminStore, auditOptions } from '../registry/admin/index.js'
+import { AdminStore, auditOptions } from '../admin/store/index.js'
 import { createRedis, type RegistryClient } from '../registry/redis-client.js'
 import { redisKeys } from '../registry/redis-keys.js'
 

@@ -2,9 +2,9 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { Option, type Command } from 'commander'
-import { AdminError, DEFAULT_GRACE_MS, importRefused, parseImportLines, type CreatedKey, type KeyView } from '../registry/admin/index.js'
+import { AdminError, DEFAULT_GRACE_MS, importRefused, parseImportLines, type CreatedKey, type KeyView } from '../admin/store/index.js'
 import { parseKey } from '../registry/key-format.js'
-import { checkKeyExclusions, checkKeyRequirements, type KeyOwnerFields } from '../registry/admin/rules.js'
+import { checkKeyExclusions, checkKeyRequirements, type KeyOwnerFields } from '../admin/policy/rules.js'
 import { duration, limitOrNull, rateLimit, rateLimitOrNone, UsageError, withRegistry } from './context.js'
 import { printJson, printTable, printWarnings } from './output.js'
 

@@ -7,7 +7,7 @@
  */
 import { Command, CommanderError } from 'commander'
 import { ConfigError, configFile, loadConfig } from '../config/load.js'
-import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../registry/admin/errors.js'
+import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../admin/model/errors.js'
 import { redisDidNotAnswer } from '../registry/redis-client.js'
 import { VERSION } from '../version.js'
 import { parseWorkers } from '../workers.js'

@@ -8,9 +8,9 @@
  */
 import { readFileSync, statSync } from 'node:fs'
 import type { Command } from 'commander'
-import { MAX_FILE_BYTES, parseRegistryFile, type FileProblem, type RegistryFile } from '../registry/as-code/registry-file.js'
-import type { ApplyResult } from '../registry/as-code/registry-apply.js'
-import type { Change } from '../registry/as-code/registry-plan.js'
+import { MAX_FILE_BYTES, parseRegistryFile, type FileProblem, type RegistryFile } from '../admin/as-code/registry-file.js'
+import type { ApplyResult } from '../admin/as-code/registry-apply.js'
+import type { Change } from '../admin/as-code/registry-plan.js'
 import { UsageError, withRegistry } from './context.js'
 import { printJson } from './output.js'
 

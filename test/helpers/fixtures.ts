@@ -3,7 +3,7 @@
  * CLI uses, into a real Redis. Each key fixture returns the raw key, shown once.
  */
 import type { RegistryClient } from '../../src/registry/redis-client.js'
-import { AdminStore } from '../../src/registry/admin/index.js'
+import { AdminStore } from '../../src/admin/store/index.js'
 import { redisKeys, type RedisKeys } from '../../src/registry/redis-keys.js'
 import { generateKey } from '../../src/registry/key-format.js'
 

@@ -8,7 +8,7 @@
  */
 import t from 'tap'
 import { Redis } from 'ioredis'
-import { AdminStore, AdminError } from '../../src/registry/admin/index.js'
+import { AdminStore, AdminError } from '../../src/admin/store/index.js'
 import { redisKeys } from '../../src/registry/redis-keys.js'
 import { startRedis, uniquePrefix } from '../helpers/redis.js'
 

@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { Redis } from 'ioredis'
-import { AdminError, AdminStore } from '../../src/registry/admin/index.js'
+import { AdminError, AdminStore } from '../../src/admin/store/index.js'
 import { redisKeys } from '../../src/registry/redis-keys.js'
 import { startRedis, uniquePrefix } from '../helpers/redis.js'
 

@@ -9,7 +9,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { AdminStore, AuditQuery as StoreQuery } from '../../registry/admin/index.js'
+import type { AdminStore, AuditQuery as StoreQuery } from '../store/index.js'
 import { principalOf, requireScope, type ApiContext } from './context.js'
 import type { Principal } from './principal.js'
 import { badRequest } from './refusal.js'

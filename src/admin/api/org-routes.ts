@@ -5,7 +5,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { AdminError } from '../../registry/admin/index.js'
+import { AdminError } from '../store/index.js'
 import { callerOf, requireAdmin, requireScope, type ApiContext } from './context.js'
 import { NoQuery, OrgList, OrgParams, OrgViewSchema, PutOrgBody } from './schemas.js'
 

@@ -8,11 +8,11 @@
  */
 import { Type, type Static, type TString } from '@sinclair/typebox'
 import { DURATION } from '../../config/duration.js'
-import { CURSOR, IMPORTED_KEY_MAX, KEY_NAME_MAX, NAME, ORG_NAME_MAX } from '../../registry/admin/index.js'
+import { CURSOR, IMPORTED_KEY_MAX, KEY_NAME_MAX, NAME, ORG_NAME_MAX } from '../store/index.js'
 import { RATE_LIMIT_PATTERN } from '../../config/rate-limit.js'
 import {
   AuditEntrySchema, CreatedKeySchema, KeyViewSchema, OrgViewSchema, RefusalAggregateSchema, RoleViewSchema, RotatedKeySchema, UserViewSchema
-} from '../../registry/admin/views.js'
+} from '../model/views.js'
 import { ID_LENGTH } from '../../registry/key-format.js'
 import { BATCH_MAX_KEYS } from '../../usage/reader.js'
 

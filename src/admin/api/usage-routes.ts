@@ -8,7 +8,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { AdminError } from '../../registry/admin/index.js'
+import { AdminError } from '../store/index.js'
 import { BATCH_MAX_POINTS, bucketsOf, usageRange, type UsagePoint, type UsageRange } from '../../usage/reader.js'
 import { callerOf, requireScope, type ApiContext } from './context.js'
 import { badField } from './refusal.js'

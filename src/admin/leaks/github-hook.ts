@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { sendError } from '../../errors.js'
-import type { AdminStore } from '../../registry/admin/index.js'
+import type { AdminStore } from '../store/index.js'
 import type { Logger } from 'pino'
 import type { GithubKeys } from './github-keys.js'
 

@@ -27,9 +27,9 @@
  * role: the report holds the key, so revoking it only takes access away.
  * Refused changes are audited (`denied: <why>`); refused reads are not.
  */
-import { userActor } from '../../registry/admin/actors.js'
-import { AdminError, ifMissing, type AdminStore, type ErrorDetail, type CreateKeyInput, type ImportInput, type KeyView, type UserView } from '../../registry/admin/index.js'
-import { checkKeyExclusions, checkKeyRequirements, ownsKey } from '../../registry/admin/rules.js'
+import { userActor } from '../model/actors.js'
+import { AdminError, ifMissing, type AdminStore, type ErrorDetail, type CreateKeyInput, type ImportInput, type KeyView, type UserView } from '../store/index.js'
+import { checkKeyExclusions, checkKeyRequirements, ownsKey } from './rules.js'
 import { Grants, parseTimestamp, scopedGrants } from '../../registry/records.js'
 
 export const ADMIN_PERMISSION = 'keygate:admin'

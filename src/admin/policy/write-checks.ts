@@ -16,8 +16,8 @@
  * scope, so a reason here only names what the caller sent or may see. The store keeps
  * its own guard against a reference that disappears in between.
  */
-import { AdminError, ifMissing, NAME, nameProblem, type AdminErrorKind, type AdminStore, type CreateKeyInput, type ErrorDetail } from '../../registry/admin/index.js'
-import { ownerOf } from '../../registry/admin/actors.js'
+import { AdminError, ifMissing, NAME, nameProblem, type AdminErrorKind, type AdminStore, type CreateKeyInput, type ErrorDetail } from '../store/index.js'
+import { ownerOf } from '../model/actors.js'
 import { grantProblems } from '../../config/permission.js'
 
 type Problem = ErrorDetail & { kind: Exclude<AdminErrorKind, 'forbidden'> }

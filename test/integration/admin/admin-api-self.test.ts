@@ -15,7 +15,7 @@
  */
 import t from 'tap'
 import { adminCall as call, eventually, startGateway } from '../../helpers/gateway.js'
-import type { RefusalAggregate } from '../../../src/registry/admin/index.js'
+import type { RefusalAggregate } from '../../../src/admin/store/index.js'
 
 interface Created { id: string, key: string, type: string, org: string, user?: string, role?: string, name: string }
 interface KeyView { id: string, type: string, user?: string, role?: string, status: string, created_by?: string }

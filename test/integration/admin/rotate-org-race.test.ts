@@ -16,7 +16,7 @@ import t from 'tap'
 import { Redis } from 'ioredis'
 import { AdminActions } from '../../../src/admin/actions.js'
 import { AdminRules, FULL_ADMIN } from '../../../src/admin/policy/scope-rules.js'
-import { AdminError } from '../../../src/registry/admin/index.js'
+import { AdminError } from '../../../src/admin/store/index.js'
 import { startGateway } from '../../helpers/gateway.js'
 
 const ROUNDS = 40

@@ -9,8 +9,8 @@ import { parse } from 'yaml'
 import { cliEnv, runCli } from '../../helpers/cli.js'
 import { startGateway } from '../../helpers/gateway.js'
 import { dumpRegistry, registryFile } from '../../helpers/registry-files.js'
-import { AdminStore } from '../../../src/registry/admin/index.js'
-import { parseRegistryFile } from '../../../src/registry/as-code/registry-file.js'
+import { AdminStore } from '../../../src/admin/store/index.js'
+import { parseRegistryFile } from '../../../src/admin/as-code/registry-file.js'
 
 const file = registryFile
 const dump = dumpRegistry

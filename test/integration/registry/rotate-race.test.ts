@@ -4,7 +4,7 @@
  */
 import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
-import { AdminStore } from '../../../src/registry/admin/index.js'
+import { AdminStore } from '../../../src/admin/store/index.js'
 import { startGateway } from '../../helpers/gateway.js'
 
 type Client = InstanceType<typeof Redis>

@@ -13,7 +13,7 @@
  */
 import t from 'tap'
 import type { Test } from 'tap'
-import { AdminError } from '../../../src/registry/admin/index.js'
+import { AdminError } from '../../../src/admin/store/index.js'
 import { isCluster } from '../../../src/registry/redis-client.js'
 import { hashTag } from '../../../src/config/redis-url.js'
 import { Fixtures } from '../../helpers/fixtures.js'

@@ -4,7 +4,7 @@
  * actor (`cli:*`, `key:*`, `admin-token`). Idempotent; each key is its own small
  * transaction, so it can run while the gateway serves.
  */
-import { ownerOf, readCreatedBy } from './actors.js'
+import { ownerOf, readCreatedBy } from '../model/actors.js'
 import { commit, type StoreContext } from './transactions.js'
 
 export async function migrateCreatedBy (ctx: StoreContext): Promise<{ rewritten: string[], unindexed: string[] }> {

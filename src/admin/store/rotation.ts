@@ -5,14 +5,14 @@
  * keeps the key's org, never the user's current one.
  */
 import { parseRateLimit } from '../../config/rate-limit.js'
-import { isoTimestamp, parseTimestamp } from '../records.js'
-import type { RegistryClient } from '../redis-client.js'
-import { readCreatedBy } from './actors.js'
-import { AdminError } from './errors.js'
+import { isoTimestamp, parseTimestamp } from '../../registry/records.js'
+import type { RegistryClient } from '../../registry/redis-client.js'
+import { readCreatedBy } from '../model/actors.js'
+import { AdminError } from '../model/errors.js'
 import { addKey, newKey, resolveOwner, type CreateKeyInput } from './keys.js'
 import { orgKeyCap } from './orgs.js'
 import { audited, commit, watching, type StoreContext } from './transactions.js'
-import type { RotatedKey } from './views.js'
+import type { RotatedKey } from '../model/views.js'
 
 /** `botMaxTtlMs`: a new BOT key expires within this (a self-service rotation). */
 export async function rotateKey (ctx: StoreContext, id: string, graceMs: number, botMaxTtlMs: number | undefined, now: number): Promise<RotatedKey> {

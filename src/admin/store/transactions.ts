@@ -4,10 +4,10 @@
  * which counts a refused attempt in the audit trail's refusal aggregates.
  */
 import type { ChainableCommander } from 'ioredis'
-import { duplicateClient, type RegistryClient } from '../redis-client.js'
-import type { RedisKeys } from '../redis-keys.js'
+import { duplicateClient, type RegistryClient } from '../../registry/redis-client.js'
+import type { RedisKeys } from '../../registry/redis-keys.js'
 import type { AuditLog } from './audit-log.js'
-import { AdminError } from './errors.js'
+import { AdminError } from '../model/errors.js'
 
 /** The store's connection, key names and audit trail, shared by its modules. */
 export interface StoreContext {

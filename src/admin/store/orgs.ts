@@ -8,11 +8,11 @@
 import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
 import { parseRateLimit } from '../../config/rate-limit.js'
 import { parseDuration } from '../../config/duration.js'
-import type { RegistryClient } from '../redis-client.js'
-import { AdminError } from './errors.js'
-import { checkName, checkRateLimit } from './rules.js'
+import type { RegistryClient } from '../../registry/redis-client.js'
+import { AdminError } from '../model/errors.js'
+import { checkName, checkRateLimit } from '../policy/rules.js'
 import { audited, commit, hgetallMany, type StoreContext } from './transactions.js'
-import type { OrgView } from './views.js'
+import type { OrgView } from '../model/views.js'
 
 export const ORG_NAME_MAX = 200
 

@@ -3,9 +3,9 @@
  * the fields of fields.ts, and which roles active BOT keys act with (a role they use
  * is never pruned). Read through the index sets, never KEYS or SCAN.
  */
-import type { RegistryClient } from '../redis-client.js'
-import type { RedisKeys } from '../redis-keys.js'
-import { hgetallMany } from '../admin/transactions.js'
+import type { RegistryClient } from '../../registry/redis-client.js'
+import type { RedisKeys } from '../../registry/redis-keys.js'
+import { hgetallMany } from '../store/transactions.js'
 import { fileFields, type Kind } from './fields.js'
 
 export interface RegistryState {

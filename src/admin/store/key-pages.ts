@@ -10,7 +10,7 @@
  */
 import { keyIndexOf, keyMatcher, recordViews, withLimitUse, type KeyFilter } from './keys.js'
 import type { StoreContext } from './transactions.js'
-import type { KeyView } from './views.js'
+import type { KeyView } from '../model/views.js'
 
 /** keys per page: the default and the most */
 export const KEY_PAGE_DEFAULT = 100

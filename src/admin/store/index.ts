@@ -16,8 +16,8 @@
  * aggregates. Listing uses the index sets, never KEYS or SCAN. Nothing here returns
  * a secret or a hash, except a created key's secret, once.
  */
-import type { RegistryClient } from '../redis-client.js'
-import type { RedisKeys } from '../redis-keys.js'
+import type { RegistryClient } from '../../registry/redis-client.js'
+import type { RedisKeys } from '../../registry/redis-keys.js'
 import { AuditLog, DEFAULT_AUDIT_OPTIONS, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 import { migrateCreatedBy } from './created-by-migration.js'
 import { revokeLeaked, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
@@ -32,11 +32,11 @@ import { applyFile, planFile, type ApplyOptions, type ApplyResult } from '../as-
 import { exportRegistry } from '../as-code/registry-export.js'
 import type { RegistryFile } from '../as-code/registry-file.js'
 import { listUsers, putUser, setUserStatus, showUser, type UserStatusChange } from './users.js'
-import type { AuditEntry, CreatedKey, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
-import { AdminError } from './errors.js'
+import type { AuditEntry, CreatedKey, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from '../model/views.js'
+import { AdminError } from '../model/errors.js'
 
-export { AdminError, CODE_OF_KIND, ifMissing, type AdminErrorKind, type ErrorDetail } from './errors.js'
-export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, nameProblem, ownsKey } from './rules.js'
+export { AdminError, CODE_OF_KIND, ifMissing, type AdminErrorKind, type ErrorDetail } from '../model/errors.js'
+export { DEFAULT_GRACE_MS, KEY_NAME_MAX, NAME, nameProblem, ownsKey } from '../policy/rules.js'
 export { auditOptions, CURSOR, type AuditOptions, type AuditPage, type AuditQuery } from './audit-log.js'
 export type { CreateKeyInput, KeyFilter, KeyRestrictionChange } from './keys.js'
 export { KEY_PAGE_DEFAULT, KEY_PAGE_MAX, type KeyPage } from './key-pages.js'
@@ -44,7 +44,7 @@ export { IMPORTED_KEY_MAX, importRefused, lineProblem, parseImportLines, parseIm
 export { LEAK_SOURCE_MAX, type LeakLabel, type LeakOptions, type LeakOutcome, type LeakReport } from './leaks.js'
 export { ORG_NAME_MAX, type OrgInput } from './orgs.js'
 export type { UserStatusChange } from './users.js'
-export type { AuditEntry, CreatedKey, KeyType, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from './views.js'
+export type { AuditEntry, CreatedKey, KeyType, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from '../model/views.js'
 
 export class AdminStore {
   private readonly ctx: StoreContext

@@ -4,11 +4,11 @@
  * these to every write; the admin plane's scope rules (src/admin/policy/) apply them before their own;
  * a front end may check its own syntax first, but never decides these again.
  */
-import { isTypedActor, ownerOf } from './actors.js'
-import { AdminError } from './errors.js'
+import { isTypedActor, ownerOf } from '../model/actors.js'
+import { AdminError } from '../model/errors.js'
 import { parseRateLimit, RATE_LIMIT_HELP } from '../../config/rate-limit.js'
 import { grantProblems } from '../../config/permission.js'
-import { cidrProblems, NAME } from '../records.js'
+import { cidrProblems, NAME } from '../../registry/records.js'
 
 export { NAME }
 

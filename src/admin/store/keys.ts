@@ -4,17 +4,17 @@
  * user of a personal key, the creating user of a BOT key). Nothing here returns a hash.
  */
 import type { ChainableCommander } from 'ioredis'
-import { generateKey } from '../key-format.js'
-import { INVALID, isoTimestamp, parseTimestamp, parseUserRecord } from '../records.js'
-import { ownerOf, readCreatedBy } from './actors.js'
-import { AdminError } from './errors.js'
+import { generateKey } from '../../registry/key-format.js'
+import { INVALID, isoTimestamp, parseTimestamp, parseUserRecord } from '../../registry/records.js'
+import { ownerOf, readCreatedBy } from '../model/actors.js'
+import { AdminError } from '../model/errors.js'
 import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
 import { parseRateLimit } from '../../config/rate-limit.js'
-import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements, checkKeyRestriction, checkName, checkRateLimit, ownsKey, type KeyOwnerFields, type KeyRestrictionInput } from './rules.js'
+import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements, checkKeyRestriction, checkName, checkRateLimit, ownsKey, type KeyOwnerFields, type KeyRestrictionInput } from '../policy/rules.js'
 import { audited, commit, watching, type StoreContext } from './transactions.js'
 import { orgKeyCap } from './orgs.js'
-import type { RegistryClient } from '../redis-client.js'
-import type { CreatedKey, KeyView } from './views.js'
+import type { RegistryClient } from '../../registry/redis-client.js'
+import type { CreatedKey, KeyView } from '../model/views.js'
 
 export interface CreateKeyInput extends KeyOwnerFields, KeyRestrictionInput {
   name?: string | undefined

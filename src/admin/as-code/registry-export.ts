@@ -6,8 +6,8 @@
  * only.
  */
 import { Document } from 'yaml'
-import type { RegistryClient } from '../redis-client.js'
-import type { RedisKeys } from '../redis-keys.js'
+import type { RegistryClient } from '../../registry/redis-client.js'
+import type { RedisKeys } from '../../registry/redis-keys.js'
 import { KINDS, KIND_ORDER, type Kind } from './fields.js'
 import { readState } from './registry-state.js'
 

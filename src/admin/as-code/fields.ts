@@ -4,8 +4,8 @@
  * the Redis hash of the same name; adding one to the file format is adding one line.
  * Keys, secrets and hashes are no record of these kinds and never in the file.
  */
-import { ORG_NAME_MAX } from '../admin/orgs.js'
-import { nameProblem, rateLimitProblem } from '../admin/rules.js'
+import { ORG_NAME_MAX } from '../store/orgs.js'
+import { nameProblem, rateLimitProblem } from '../policy/rules.js'
 
 export type Kind = 'role' | 'org' | 'user'
 

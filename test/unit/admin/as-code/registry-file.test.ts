@@ -1,5 +1,5 @@
 import t from 'tap'
-import { parseRegistryFile } from '../../../../src/registry/as-code/registry-file.js'
+import { parseRegistryFile } from '../../../../src/admin/as-code/registry-file.js'
 
 t.test('a valid file: its records, with the fields of the table, lists joined', async (t) => {
   const f = parseRegistryFile([

@@ -1,10 +1,10 @@
 /** Users: org, role, status, name and email; indexed globally and per org. */
-import { isoTimestamp } from '../records.js'
-import { AdminError } from './errors.js'
+import { isoTimestamp } from '../../registry/records.js'
+import { AdminError } from '../model/errors.js'
 import { listKeys } from './keys.js'
-import { checkName } from './rules.js'
+import { checkName } from '../policy/rules.js'
 import { audited, commit, hgetallMany, type StoreContext } from './transactions.js'
-import type { UserView } from './views.js'
+import type { UserView } from '../model/views.js'
 
 export interface UserStatusChange {
   changed: boolean

@@ -1,10 +1,10 @@
 /** Roles: a name, its permissions, a description and a rate limit; listed through the roles index set. */
 import { listKeys } from './keys.js'
-import { AdminError } from './errors.js'
-import { checkName, checkPermissions, checkRateLimit } from './rules.js'
+import { AdminError } from '../model/errors.js'
+import { checkName, checkPermissions, checkRateLimit } from '../policy/rules.js'
 import { audited, commit, hgetallMany, type StoreContext } from './transactions.js'
 import { listUsers } from './users.js'
-import type { RoleView } from './views.js'
+import type { RoleView } from '../model/views.js'
 
 /**
  * Creates or replaces a role. A description or rate limit not given is kept as it

@@ -17,8 +17,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { createRedactor } from '../../redact.js'
-import { hashSecret, parseKey } from '../key-format.js'
-import { isoTimestamp } from '../records.js'
+import { hashSecret, parseKey } from '../../registry/key-format.js'
+import { isoTimestamp } from '../../registry/records.js'
 import { commit, type StoreContext } from './transactions.js'
 
 export type LeakLabel = 'true_positive' | 'false_positive'

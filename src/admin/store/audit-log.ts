@@ -16,10 +16,10 @@
  */
 import { parseDuration } from '../../config/duration.js'
 import { createRedactor, type Redactor } from '../../redact.js'
-import { fieldsOf, isoTimestamp } from '../records.js'
-import type { RegistryClient } from '../redis-client.js'
-import type { RedisKeys } from '../redis-keys.js'
-import type { AuditEntry, RefusalAggregate, RefusalAttempt } from './views.js'
+import { fieldsOf, isoTimestamp } from '../../registry/records.js'
+import type { RegistryClient } from '../../registry/redis-client.js'
+import type { RedisKeys } from '../../registry/redis-keys.js'
+import type { AuditEntry, RefusalAggregate, RefusalAttempt } from '../model/views.js'
 
 const DAY = 86_400_000
 const MINUTE = 60_000

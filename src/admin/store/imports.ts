@@ -8,12 +8,12 @@
  * transaction or none.
  */
 import { createHash } from 'node:crypto'
-import { newKeyId } from '../key-format.js'
-import { isoTimestamp, parseTimestamp } from '../records.js'
-import { AdminError, type ErrorDetail } from './errors.js'
+import { newKeyId } from '../../registry/key-format.js'
+import { isoTimestamp, parseTimestamp } from '../../registry/records.js'
+import { AdminError, type ErrorDetail } from '../model/errors.js'
 import { addKey, formatTtl, resolveOwner, type CreateKeyInput } from './keys.js'
 import { orgKeyCap } from './orgs.js'
-import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements } from './rules.js'
+import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements } from '../policy/rules.js'
 import { audited, commit, watching, type StoreContext } from './transactions.js'
 
 /** One line of an import file, checked in itself: the token only as its SHA-256. */

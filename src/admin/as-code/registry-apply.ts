@@ -10,8 +10,8 @@
  * never in between, and the file is never half applied.
  */
 import type { ChainableCommander } from 'ioredis'
-import { AdminError } from '../admin/errors.js'
-import { commit, watching, type StoreContext } from '../admin/transactions.js'
+import { AdminError } from '../model/errors.js'
+import { commit, watching, type StoreContext } from '../store/transactions.js'
 import type { FileProblem, RegistryFile } from './registry-file.js'
 import { planRegistry, type Change } from './registry-plan.js'
 import { indexOf, readState, recordKey } from './registry-state.js'

@@ -17,8 +17,8 @@
  * depends on the registry too, and is the plan's to check (plan.ts).
  */
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair } from 'yaml'
-import { roleShapeProblems, userShapeProblems } from '../../admin/policy/write-checks.js'
-import { nameProblem } from '../admin/rules.js'
+import { roleShapeProblems, userShapeProblems } from '../policy/write-checks.js'
+import { nameProblem } from '../policy/rules.js'
 import { KINDS, KIND_ORDER, type Kind } from './fields.js'
 
 /** the largest registry file read */
