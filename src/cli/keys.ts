@@ -2,9 +2,9 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { Option, type Command } from 'commander'
-import { AdminError, DEFAULT_GRACE_MS, importRefused, parseImportLines, type CreatedKey, type KeyView } from '../admin/store/index.js'
-import { parseKey } from '../registry/key-format.js'
-import { checkKeyExclusions, checkKeyRequirements, type KeyOwnerFields } from '../admin/policy/rules.js'
+import { importRefused, keyOwnerProblem, readImportLines, type KeyOwnerFields } from '../admin/actions/index.js'
+import { DEFAULT_GRACE_MS } from '../admin/model/limits.js'
+import type { CreatedKey, KeyView } from '../admin/model/views.js'
 import { duration, limitOrNull, rateLimit, rateLimitOrNone, UsageError, withRegistry } from './context.js'
 import { printJson, printTable, printWarnings } from './output.js'
 
@@ -49,20 +49,14 @@ function printCreated (created: CreatedKey, extra = ''): void {
   )
 }
 
-/** The rules' owner fields, checked before connecting: a breach is a usage error, told in flags. */
+/** The policy's owner fields, checked before connecting: a breach is a usage error, told in flags. */
 const OWNER_FLAGS = {
   personal: 'a personal key takes --user <userId> (its org and role come from the user), not --role or --org',
   bot: 'a BOT key takes --role <role> and --org <org>, not --user'
 } as const
 
 function checkOwnerFlags (r: KeyOwnerFields): void {
-  try {
-    checkKeyExclusions(r)
-    checkKeyRequirements(r)
-  } catch (err: unknown) {
-    if (err instanceof AdminError) throw new UsageError(OWNER_FLAGS[r.type])
-    throw err
-  }
+  if (keyOwnerProblem(r) !== undefined) throw new UsageError(OWNER_FLAGS[r.type])
 }
 
 export function keysCommand (program: Command): void {
@@ -105,7 +99,9 @@ export function keysCommand (program: Command): void {
     .action(async (opts: { user?: string, org?: string, unusedFor?: number, overPolicy?: boolean, search?: string, json?: boolean }) => {
       if (opts.overPolicy === true && opts.org === undefined) throw new UsageError('--over-policy needs --org <org>')
       if (opts.overPolicy === true && opts.search !== undefined) throw new UsageError('--over-policy lists every such key: leave out --search')
-      const list = await withRegistry(({ store }) => opts.overPolicy === true ? store.keysOverPolicy(opts.org as string) : store.listKeys({ user: opts.user, org: opts.org, unusedForMs: opts.unusedFor, q: opts.search }))
+      const list = await withRegistry(async ({ actions }) => opts.overPolicy === true
+        ? await actions.keysOverPolicy({ org: opts.org as string })
+        : await actions.listKeys({ user: opts.user, org: opts.org, unusedForMs: opts.unusedFor, q: opts.search }))
       if (opts.json === true) printJson(list)
       else printTable(list.map((k) => ({ ...k, owner: owner(k) })), KEY_COLUMNS)
     })
@@ -115,7 +111,7 @@ export function keysCommand (program: Command): void {
     .argument('<keyId>', 'the key id (the part after the prefix, as logs and headers show it)')
     .option('--json', 'print the result as JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const k = await withRegistry(({ store }) => store.showKey(id))
+      const k = await withRegistry(({ actions }) => actions.showKey(id))
       if (opts.json === true) {
         printJson(k)
         return
@@ -141,7 +137,7 @@ export function keysCommand (program: Command): void {
     .action(async (file: string, opts: { source: string, json?: boolean }) => {
       const tokens = readLines(file)
       if (tokens.length === 0) throw new UsageError(`${file === '-' ? 'stdin' : file} holds no key`)
-      const outcomes = await withRegistry(({ actions }) => actions.reportLeaked(tokens, opts.source))
+      const outcomes = await withRegistry(({ actions }) => actions.reportLeaked(tokens.map((token) => ({ token, source: opts.source }))))
       // never the key itself: its SHA-256, as the scanners' feedback has it, and its id
       const results = tokens.map((token, i) => {
         const o = outcomes[i]
@@ -165,7 +161,7 @@ export function keysCommand (program: Command): void {
     .action(async (file: string, opts: { json?: boolean }) => {
       const text = readFileSync(file === '-' ? 0 : file, 'utf8')
       const { result: imported, warnings } = await withRegistry(async ({ config, actions }) => {
-        const { inputs, problems } = parseImportLines(text, (token) => parseKey(token, config.keys.prefix) !== 'malformed_credential')
+        const { inputs, problems } = readImportLines(text, config.keys.prefix)
         if (problems.length > 0) throw importRefused(problems)
         if (inputs.length === 0) throw new UsageError(`${file === '-' ? 'stdin' : file} holds no key`)
         return await actions.importKeys(inputs)
@@ -196,7 +192,7 @@ export function keysCommand (program: Command): void {
     .action(async (id: string, opts: { scope?: string[] | typeof NONE, allowCidr?: string[] | typeof NONE, json?: boolean }) => {
       if (opts.scope === undefined && opts.allowCidr === undefined) throw new UsageError('give --scope and/or --allow-cidr (or "none" to remove one)')
       const { changed } = await withRegistry(({ actions }) => actions.restrictKey(id, { scope: listOrNull(opts.scope), allowedCidrs: listOrNull(opts.allowCidr) }))
-      const k = await withRegistry(({ store }) => store.showKey(id))
+      const k = await withRegistry(({ actions }) => actions.showKey(id))
       if (opts.json === true) printJson({ id, scope: k.scope ?? null, allowed_cidrs: k.allowed_cidrs ?? null, changed })
       else process.stdout.write(`key ${id}: scope ${k.scope?.join(' ') ?? '(all of its role)'}; addresses ${k.allowed_cidrs?.join(' ') ?? '(any)'}${changed ? '' : ' (unchanged)'}\n`)
     })

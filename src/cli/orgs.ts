@@ -32,7 +32,7 @@ export function orgsCommand (program: Command): void {
     .description('list org records, with each limit and its use in the current window')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const list = await withRegistry(({ store }) => store.listOrgs())
+      const list = await withRegistry(({ actions }) => actions.listOrgs())
       if (opts.json === true) printJson(list)
       else printTable(list, ORG_COLUMNS)
     })
@@ -42,7 +42,7 @@ export function orgsCommand (program: Command): void {
     .argument('<org>', 'the org')
     .option('--json', 'print the result as JSON')
     .action(async (org: string, opts: { json?: boolean }) => {
-      const view = await withRegistry(({ store }) => store.showOrg(org))
+      const view = await withRegistry(({ actions }) => actions.showOrg(org))
       if (opts.json === true) {
         printJson(view)
         return

@@ -1,5 +1,5 @@
 /** Printing for humans (aligned tables) and for scripts (`--json`); warnings and errors on stderr. */
-import type { ErrorDetail } from '../admin/store/index.js'
+import type { ErrorDetail } from '../admin/model/errors.js'
 
 export function printJson (value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n')

@@ -15,10 +15,7 @@ export function rolesCommand (program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (role: string, opts: { permissions: string, description?: string, rateLimit?: string, json?: boolean }) => {
       const permissions = opts.permissions.split(/\s+/).filter((p) => p !== '')
-      const view = await withRegistry(async ({ store, actions }) => {
-        await actions.putRole(role, permissions, opts.description, limitOrNull(opts.rateLimit))
-        return await store.showRole(role)
-      })
+      const view = await withRegistry(({ actions }) => actions.putRole(role, permissions, opts.description, limitOrNull(opts.rateLimit)))
       if (opts.json === true) printJson(view)
       else process.stdout.write(`role ${role}: ${permissions.join(' ') || '(no permissions)'}${view.rate_limit !== undefined ? `, rate limit ${view.rate_limit}` : ''}\n`)
     })
@@ -27,7 +24,7 @@ export function rolesCommand (program: Command): void {
     .description('list roles and their permissions')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const list = await withRegistry(({ store }) => store.listRoles())
+      const list = await withRegistry(({ actions }) => actions.listRoles())
       if (opts.json === true) printJson(list)
       else printTable(list, ['name', 'permissions', 'description', 'rate_limit'])
     })

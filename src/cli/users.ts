@@ -54,7 +54,7 @@ export function usersCommand (program: Command): void {
     .option('--org <org>', 'only users of this org')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { org?: string, json?: boolean }) => {
-      const list = await withRegistry(({ store }) => store.listUsers({ org: opts.org }))
+      const list = await withRegistry(({ actions }) => actions.listUsers({ org: opts.org }))
       if (opts.json === true) printJson(list)
       else printTable(list, ['id', 'org', 'role', 'status', 'name', 'email'])
     })

@@ -1,6 +1,7 @@
 /**
- * The admin API, /admin/v1/*: the same AdminStore as the CLI (one implementation,
- * two front ends). Reference: docs/admin-api.md. In the order a request meets it:
+ * The admin API, /admin/v1/*: a front end of the admin actions, as the CLI is (one
+ * implementation, several front ends: src/admin/actions/). Reference: docs/admin-api.md.
+ * In the order a request meets it:
  *
  *   1. sign-in           429 for a peer with too many failed sign-ins of the
  *                        credential's kind (admin token or key), counted
@@ -24,7 +25,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { sendError } from '../../errors.js'
 import { expectsContinue } from '../../http/framing.js'
-import { redisKeys } from '../../registry/redis-keys.js'
 import type { AdminPlaneOptions } from '../options.js'
 import { auditRoutes } from './audit-routes.js'
 import { createContext } from './context.js'
@@ -126,7 +126,7 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   app.addHook('onResponse', createAdminRequestLog(o.logger, o.config.keys.prefix))
 
   // 4. the routes (2: each route outside some scope has `onRequest: requireScope(...)`)
-  const ctx = createContext(o.config, o.redis, redisKeys(o.config.redis.prefix))
+  const ctx = createContext(o.config, o.redis)
   sessionRoutes(app, ctx, o.config, o.sso)
   keyRoutes(app, ctx)
   userRoutes(app, ctx)

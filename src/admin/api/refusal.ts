@@ -12,7 +12,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import { sendError, codeForStatus, ERRORS, JSON_CONTENT_TYPE, type ErrorCode } from '../../errors.js'
 import { challenges } from '../../decision/challenges.js'
-import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../store/index.js'
+import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../model/errors.js'
 import { isUnavailableReply, isWrongTypeReply, redisDidNotAnswer, type RedisHealth } from '../../registry/redis-client.js'
 
 export class ApiRefusal extends Error {

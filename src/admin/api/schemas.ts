@@ -3,12 +3,13 @@
  * response serialiser and the TypeScript type). Every object is closed
  * (`additionalProperties: false`): an unknown field is a 400, and a response can
  * only ever carry the fields listed here (never a hash). The registry's views (keys,
- * users, roles, audit entries) are the store's own (registry/admin/views.ts).
+ * users, roles, audit entries) are the store's own (src/admin/model/views.ts).
  * Reference: docs/admin-api.md.
  */
 import { Type, type Static, type TString } from '@sinclair/typebox'
 import { DURATION } from '../../config/duration.js'
-import { CURSOR, IMPORTED_KEY_MAX, KEY_NAME_MAX, NAME, ORG_NAME_MAX } from '../store/index.js'
+import { CURSOR, IMPORTED_KEY_MAX, KEY_NAME_MAX, ORG_NAME_MAX } from '../model/limits.js'
+import { NAME } from '../../registry/records.js'
 import { RATE_LIMIT_PATTERN } from '../../config/rate-limit.js'
 import {
   AuditEntrySchema, CreatedKeySchema, KeyViewSchema, OrgViewSchema, RefusalAggregateSchema, RoleViewSchema, RotatedKeySchema, UserViewSchema
@@ -28,7 +29,7 @@ const Duration = Type.String({ pattern: DURATION.source })
 const Label = (maxLength: number): TString => Type.String({ maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' })
 /** the grammar is checked with the rest of the write, so that a refusal names each bad one (src/config/permission.ts) */
 const Permission = Type.String({ maxLength: 200 })
-/** a key's scope and allowed addresses: checked with the rest of the write, each bad entry named (registry/admin/rules.ts) */
+/** a key's scope and allowed addresses: checked with the rest of the write, each bad entry named (src/admin/policy/key-input.ts) */
 const Permissions = Type.Array(Permission, { maxItems: 256 })
 const Cidrs = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 })
 /** `<count>/<period>`, as every record holds it (src/config/rate-limit.ts) */

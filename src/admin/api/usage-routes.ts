@@ -8,9 +8,8 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { AdminError } from '../store/index.js'
 import { BATCH_MAX_POINTS, bucketsOf, usageRange, type UsagePoint, type UsageRange } from '../../usage/reader.js'
-import { callerOf, requireScope, type ApiContext } from './context.js'
+import { actionsOf, requireScope, type ApiContext } from './context.js'
 import { badField } from './refusal.js'
 import { KeyParams, KeysUsage, KeysUsageQuery, OrgParams, UsageQuery, UsageSeries } from './schemas.js'
 
@@ -19,9 +18,7 @@ export function usageRoutes (app: FastifyInstance, ctx: ApiContext): void {
     schema: { summary: 'A key\'s request counts over a range (allowed, refused, limited, errors)', tags: ['usage'], params: KeyParams, querystring: UsageQuery, response: { 200: UsageSeries } }
   }, async (request) => {
     const range = rangeOf(request.query, Date.now())
-    const { id } = request.params
-    await callerOf(ctx, request).rules.visibleKey(id)
-    return { points: await ctx.usage({ key: id }, range) }
+    return { points: await actionsOf(ctx, request).keyUsage(request.params.id, range) }
   })
 
   // several keys at once (the console's key list): one pipeline; a key the caller may
@@ -32,11 +29,8 @@ export function usageRoutes (app: FastifyInstance, ctx: ApiContext): void {
     const range = rangeOf(request.query, Date.now())
     const ids = request.query.ids.split(',')
     if (new Set(ids).size * bucketsOf(range).count > BATCH_MAX_POINTS) throw badField('ids', `at most ${BATCH_MAX_POINTS} points in all (keys times points per key)`)
-    const { rules } = callerOf(ctx, request)
-    const read = await ctx.keysUsage(ids, range)
-    return {
-      keys: read.filter((k) => k.owner !== undefined && rules.seesKey(k.owner)).map((k) => ({ id: k.id, totals: totalsOf(k.points), points: k.points }))
-    }
+    const read = await actionsOf(ctx, request).keysUsage(ids, range)
+    return { keys: read.map((k) => ({ id: k.id, totals: totalsOf(k.points), points: k.points })) }
   })
 
   app.get<{ Params: Static<typeof OrgParams>, Querystring: Static<typeof UsageQuery> }>('/orgs/:org/usage', {
@@ -44,9 +38,7 @@ export function usageRoutes (app: FastifyInstance, ctx: ApiContext): void {
     schema: { summary: 'An org\'s request counts over a range, the sum of its keys', tags: ['usage'], params: OrgParams, querystring: UsageQuery, response: { 200: UsageSeries } }
   }, async (request) => {
     const range = rangeOf(request.query, Date.now())
-    const { org } = request.params
-    if (callerOf(ctx, request).rules.orgFilter(org) === null) throw new AdminError(`org "${org}" has no record`, 'not_found')
-    return { points: await ctx.usage({ org }, range) }
+    return { points: await actionsOf(ctx, request).orgUsage(request.params.org, range) }
   })
 }
 

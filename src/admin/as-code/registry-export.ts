@@ -1,30 +1,20 @@
 /**
  * `keygate registry export`: the registry as a registry file (registry-file.ts reads it
- * back): roles, org records and users, with the fields of fields.ts. Never a key, a
- * secret or a hash: no key record is read. `org`: that org's record and users, and the
- * roles they act with; the file then says `org:`, so that applying it touches that org
- * only.
+ * back): the roles, org records and users the export action picked
+ * (src/admin/actions/registry-files.ts), with the fields of model/registry-fields.ts.
+ * Never a key, a secret or a hash. With an org, the file says `org:`, so that applying
+ * it touches that org only.
  */
 import { Document } from 'yaml'
-import type { RegistryClient } from '../../registry/redis-client.js'
-import type { RedisKeys } from '../../registry/redis-keys.js'
-import { KINDS, KIND_ORDER, type Kind } from './fields.js'
-import { readState } from './registry-state.js'
+import type { RegistryExport } from '../actions/index.js'
+import { KINDS, KIND_ORDER } from '../model/registry-fields.js'
 
-export async function exportRegistry (redis: RegistryClient, keys: RedisKeys, o: { org?: string | undefined } = {}): Promise<string> {
-  const state = await readState(redis, keys)
+export function registryYaml (picked: RegistryExport): string {
   const out: Record<string, unknown> = {}
-  if (o.org !== undefined) out.org = o.org
-  const users = [...state.records.user].filter(([, u]) => o.org === undefined || u.org === o.org)
-  const rolesUsed = new Set(users.map(([, u]) => u.role))
-  const pick: Record<Kind, Array<[string, Record<string, string>]>> = {
-    role: [...state.records.role].filter(([name]) => o.org === undefined || rolesUsed.has(name)),
-    org: [...state.records.org].filter(([name]) => o.org === undefined || name === o.org),
-    user: users
-  }
+  if (picked.org !== undefined) out.org = picked.org
   for (const kind of KIND_ORDER) {
     const section: Record<string, Record<string, unknown>> = {}
-    for (const [name, fields] of pick[kind]) {
+    for (const [name, fields] of picked.records[kind]) {
       const record: Record<string, unknown> = {}
       for (const f of KINDS[kind].fields) {
         const v = fields[f.name]

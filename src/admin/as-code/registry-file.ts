@@ -1,6 +1,6 @@
 /**
- * A registry file (YAML), read into the records it asks for, with every problem found
- * at once, each with its place in the file (line:column) and its path:
+ * A registry file (YAML), read into the records it asks for, with every problem of its
+ * form found at once, each with its place in the file (line:column) and its path:
  *
  *   org: acme                 optional: the file covers this org only (`registry export --org`)
  *   roles:
@@ -13,43 +13,15 @@
  *   users:
  *     alice: { org: acme, role: reader, name: Alice, email: alice@example.com }
  *
- * The fields of each kind are fields.ts's. What a record may refer to (a user's role)
- * depends on the registry too, and is the plan's to check (plan.ts).
+ * The fields of each kind are model/registry-fields.ts's. What each value must be, and
+ * what a record may refer to (a user's role), are the policy's to check
+ * (policy/registry-file.ts, policy/registry-plan.ts), when the file is planned or applied.
  */
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair } from 'yaml'
-import { roleShapeProblems, userShapeProblems } from '../policy/write-checks.js'
-import { nameProblem } from '../policy/rules.js'
-import { KINDS, KIND_ORDER, type Kind } from './fields.js'
+import { KINDS, KIND_ORDER, type DesiredRecord, type FileProblem, type Place, type RegistryFile } from '../model/registry-fields.js'
 
 /** the largest registry file read */
 export const MAX_FILE_BYTES = 16 * 1024 * 1024
-
-export interface Place {
-  line: number
-  col: number
-}
-
-export interface FileProblem {
-  /** undefined: the problem is not at one place in the file (what --prune would delete) */
-  place: Place | undefined
-  /** where in the document: `users.alice.role` */
-  path: string
-  message: string
-}
-
-export interface DesiredRecord {
-  fields: Record<string, string>
-  place: Place
-  /** each field's value's place */
-  fieldPlaces: Record<string, Place>
-}
-
-export interface RegistryFile {
-  /** the file covers this org only */
-  org: string | undefined
-  records: Record<Kind, Map<string, DesiredRecord>>
-  problems: FileProblem[]
-}
 
 export function parseRegistryFile (text: string): RegistryFile {
   const lines = new LineCounter()
@@ -57,8 +29,7 @@ export function parseRegistryFile (text: string): RegistryFile {
   const records: RegistryFile['records'] = { role: new Map(), org: new Map(), user: new Map() }
   const problems: FileProblem[] = []
   const placeOf = (node: Node | null | undefined): Place => {
-    const offset = node?.range?.[0] ?? 0
-    const { line, col } = lines.linePos(offset)
+    const { line, col } = lines.linePos(node?.range?.[0] ?? 0)
     return { line, col }
   }
   const problem = (node: Node | null | undefined, path: string, message: string): void => { problems.push({ place: placeOf(node), path, message }) }
@@ -76,14 +47,14 @@ export function parseRegistryFile (text: string): RegistryFile {
   }
 
   let org: string | undefined
+  let orgPlace: Place | undefined
   const sections = new Map<string, Pair<unknown, unknown>>()
   for (const pair of root.items) {
     const key = keyOf(pair)
     if (key === 'org') {
       if (isScalar(pair.value) && typeof pair.value.value === 'string') {
         org = pair.value.value
-        const bad = nameProblem('org', org)
-        if (bad !== undefined) problem(pair.value, 'org', bad)
+        orgPlace = placeOf(pair.value)
       } else {
         problem(pair.value as Node, 'org', 'expected an org name')
       }
@@ -117,7 +88,7 @@ export function parseRegistryFile (text: string): RegistryFile {
         problem(value ?? keyNode, path, 'expected a mapping of fields')
         continue
       }
-      const record: DesiredRecord = { fields: {}, place: placeOf(keyNode), fieldPlaces: {} }
+      const record: DesiredRecord = { fields: {}, place: placeOf(keyNode), fieldPlaces: {}, values: {}, problemsBefore: 0 }
       for (const field of value.items) {
         const fname = keyOf(field)
         const spec = fields.find((f) => f.name === fname)
@@ -133,49 +104,23 @@ export function parseRegistryFile (text: string): RegistryFile {
             problem(fnode ?? (field.key as Node), fpath, 'expected a list of strings')
             continue
           }
-          const items = fnode.items.map((i) => (i as { value: string }).value)
-          for (const [n, v] of items.entries()) {
-            // a role's permissions: the admin writes' own grammar check (write-checks.ts), item by item
-            const bad = spec.problem?.(v) ?? (kind === 'role' ? roleShapeProblems(name, [v]).find((d) => d.field === 'permissions')?.reason : undefined)
-            if (bad !== undefined) problem(fnode.items[n] as Node, `${fpath}[${n}]`, bad)
-          }
-          record.fields[spec.name] = items.join(' ')
+          const items = fnode.items.map((i) => ({ value: (i as { value: string }).value, place: placeOf(i as Node) }))
+          record.values[spec.name] = items
+          record.fields[spec.name] = items.map((i) => i.value).join(' ')
         } else {
           if (!isScalar(fnode) || typeof fnode.value !== 'string') {
             problem(fnode ?? (field.key as Node), fpath, 'expected a string (quote it)')
             continue
           }
-          const bad = spec.problem?.(fnode.value)
-          if (bad !== undefined) problem(fnode, fpath, bad)
+          record.values[spec.name] = [{ value: fnode.value, place: placeOf(fnode) }]
           if (fnode.value !== '') record.fields[spec.name] = fnode.value
         }
       }
-      for (const spec of fields) {
-        if (spec.required === true && record.fields[spec.name] === undefined && record.fieldPlaces[spec.name] === undefined) problem(keyNode, path, `${spec.name} is required`)
-      }
-      // the admin writes' own checks (write-checks.ts), with the place of the value they concern
-      const shape = kind === 'role'
-        ? roleShapeProblems(name, [])
-        : kind === 'user' ? userShapeProblems(name, record.fields.org ?? 'unset') : nameProblem('org', name) === undefined ? [] : [{ field: 'name', reason: nameProblem('org', name) as string }]
-      for (const d of shape) {
-        const at = d.field === 'id' || d.field === 'name' ? keyNode : d.field === undefined ? keyNode : undefined
-        const place = at !== undefined ? placeOf(at) : record.fieldPlaces[d.field ?? ''] ?? record.place
-        // (the org's and the role's own shape were checked with their field above)
-        if (kind === 'user' && d.field === 'org') continue
-        problems.push({ place, path: d.field === 'id' || d.field === 'name' ? path : `${path}.${d.field ?? ''}`, message: d.reason })
-      }
-      if (kind === 'org' && Object.keys(record.fields).length === 0 && problems.every((p) => !p.path.startsWith(path))) {
-        problem(keyNode, path, 'an org record needs a name or a rate_limit')
-      }
-      if (org !== undefined && kind === 'user' && record.fields.org !== undefined && record.fields.org !== org) {
-        problems.push({ place: record.fieldPlaces.org ?? record.place, path: `${path}.org`, message: `the file covers org "${org}" only` })
-      }
-      if (org !== undefined && kind === 'org' && name !== org) problem(keyNode, path, `the file covers org "${org}" only`)
+      record.problemsBefore = problems.length
       records[kind].set(name, record)
     }
   }
-  problems.sort((a, b) => (a.place?.line ?? 0) - (b.place?.line ?? 0) || (a.place?.col ?? 0) - (b.place?.col ?? 0))
-  return { org, records, problems }
+  return { org, orgPlace, records, problems }
 }
 
 function keyOf (pair: Pair<unknown, unknown>): unknown {

@@ -97,3 +97,25 @@ export const RefusalAggregateSchema = Type.Object({
   last: RefusalAttemptSchema
 }, closed)
 export type RefusalAggregate = Static<typeof RefusalAggregateSchema>
+
+/** A user record's view. */
+export function userViewOf (id: string, r: Readonly<Record<string, string>>): UserView {
+  return { id, org: r.org, role: r.role, status: r.status, name: r.name, email: r.email }
+}
+
+/** A role record's view: its permissions as a list. */
+export function roleViewOf (name: string, r: Readonly<Record<string, string>>): RoleView {
+  const view: RoleView = { name, permissions: (r.permissions ?? '').split(/\s+/).filter((p) => p !== '') }
+  if (r.description !== undefined) view.description = r.description
+  if (r.rate_limit !== undefined && r.rate_limit !== '') view.rate_limit = r.rate_limit
+  return view
+}
+
+/** An org record's view (without its limit's use, which the store reads). */
+export function orgViewOf (org: string, r: Readonly<Record<string, string>>): OrgView {
+  const view: OrgView = { org }
+  if (r.name !== undefined && r.name !== '') view.name = r.name
+  if (r.rate_limit !== undefined && r.rate_limit !== '') view.rate_limit = r.rate_limit
+  if (r.key_max_ttl !== undefined && r.key_max_ttl !== '') view.key_max_ttl = r.key_max_ttl
+  return view
+}

@@ -58,8 +58,6 @@ export interface AuditPage<T> {
   next_cursor?: string
 }
 
-/** a cursor, both kinds: `<ms>-<n>` */
-export const CURSOR = /^[0-9]{1,15}-[0-9]{1,15}$/
 /** the most stream entries one filtered page reads before it answers */
 const MAX_SCAN = 10_000
 

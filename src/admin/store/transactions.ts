@@ -1,66 +1,103 @@
 /**
  * What every store module works with, and how a change is written: one MULTI/EXEC
- * holding the record, its index sets and its audit entry (`commit`), inside `audited`,
- * which counts a refused attempt in the audit trail's refusal aggregates.
+ * holding the record, its index sets and its audit entry (`commit`), after the records
+ * it depends on were read under WATCH on a connection of its own (`watching`).
  */
 import type { ChainableCommander } from 'ioredis'
-import { duplicateClient, type RegistryClient } from '../../registry/redis-client.js'
+import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
-import type { AuditLog } from './audit-log.js'
 import { AdminError } from '../model/errors.js'
+import type { Snapshot, SnapshotNames } from '../model/snapshot.js'
+import type { AuditLog } from './audit-log.js'
+import { readSnapshot } from './snapshot.js'
+import { writeConnections } from './write-connections.js'
 
-/** The store's connection, key names and audit trail, shared by its modules. */
+/** The store's connection, key names and audit trail (recording `actor`), shared by its modules. */
 export interface StoreContext {
   redis: RegistryClient
   keys: RedisKeys
   keyPrefix: string
-  /** the actor recorded as a key's creator when none is given */
+  /** who acts: the audit trail's actor, and a new key's creator when none is given */
   actor: string
   audit: AuditLog
 }
+
+const CONFLICT = 'the registry changed during this operation; nothing was written, try again'
 
 /**
  * EXEC, checked: `null` (a WATCHed key changed: nothing was written) is a conflict, and
  * a command that failed inside the transaction (say WRONGTYPE on a hand-edited key) is
  * an error, never a silent partial success.
  */
-export async function commit (tx: ChainableCommander, conflict = 'the registry changed during this operation; nothing was written, try again'): Promise<void> {
+export async function commit (tx: ChainableCommander, conflict = CONFLICT): Promise<void> {
   const replies = await tx.exec()
   if (replies === null) throw new AdminError(conflict, 'conflict')
   for (const [err] of replies) if (err !== null) throw err
 }
 
 /**
- * Runs `fn` on a connection of its own that WATCHes `keys`, for a change that depends
- * on what it reads (a key's owner, a user's org, role and status): `fn` reads through
- * `conn` and writes with `conn.multi()`, and `commit` refuses with a conflict when a
- * WATCHed record changed in between, so a concurrent change cannot slip between the
- * check and the write. WATCH belongs to a connection, and the shared one carries other
- * callers' MULTI/EXEC (an EXEC clears every WATCH, and would itself be aborted by ours),
- * hence the connection of its own. `fn` may WATCH more keys before reading them.
+ * A change's reads and its transaction. Reads go through a connection of its own that
+ * WATCHes each record before reading it (write-connections.ts), and `commit` refuses
+ * with a conflict when a WATCHed record changed in between, so a concurrent change
+ * cannot slip between the check and the write. A change that reads nothing writes
+ * through the shared connection.
  */
-export async function watching<T> (ctx: StoreContext, name: string, keys: string[], fn: (conn: RegistryClient) => Promise<T>): Promise<T> {
-  const conn = duplicateClient(ctx.redis, { connectionName: `keygate-${name}`, lazyConnect: true, enableReadyCheck: false, retryStrategy: () => null })
-  conn.on('error', () => {}) // reported through the failed command
-  try {
-    // (connected first: the gateway's clients queue nothing while disconnected)
-    await conn.connect()
-    if (keys.length > 0) await conn.watch(...keys)
-    return await fn(conn)
-  } finally {
-    conn.disconnect()
+export class Watch {
+  private conn: RegistryClient | undefined
+  private watched = false
+
+  constructor (private readonly ctx: StoreContext) {}
+
+  /** The connection of its own, taken on first use. */
+  async connection (): Promise<RegistryClient> {
+    this.conn ??= await writeConnections(this.ctx.redis).acquire()
+    this.watched = true
+    return this.conn
+  }
+
+  /** Reads the records named, each WATCHed first, into `into` (a new snapshot by default). */
+  async read (names: SnapshotNames, into?: Snapshot): Promise<Snapshot> {
+    return await readSnapshot(await this.connection(), this.ctx.keys, names, into)
+  }
+
+  /** The change's transaction: on the WATCHing connection when anything was read. */
+  multi (): ChainableCommander {
+    return (this.conn ?? this.ctx.redis).multi()
+  }
+
+  /** Commits `tx` (see `commit`); its EXEC clears every WATCH. */
+  async commit (tx: ChainableCommander, conflict?: string): Promise<void> {
+    this.watched = false
+    await commit(tx, conflict)
+  }
+
+  /** Forgets every WATCH (a change that writes nothing, before the next one on the same connection). */
+  async unwatch (): Promise<void> {
+    if (this.conn !== undefined) await this.conn.unwatch()
+    this.watched = false
+  }
+
+  /** Gives the connection back (`broken`: it failed). */
+  close (broken: boolean): void {
+    if (this.conn !== undefined) writeConnections(this.ctx.redis).release(this.conn, { watched: this.watched, broken })
+    this.conn = undefined
   }
 }
 
-/** Runs one admin operation; a refused one is counted in the refusal aggregates with its message, then rethrown. */
-export async function audited<T> (ctx: StoreContext, action: string, target: string, fn: () => Promise<T>): Promise<T> {
+/** Runs one change with its Watch, whose connection is given back after. */
+export async function watching<T> (ctx: StoreContext, fn: (w: Watch) => Promise<T>): Promise<T> {
+  const w = new Watch(ctx)
+  let broken = true
   try {
-    return await fn()
+    const result = await fn(w)
+    broken = false
+    return result
   } catch (err: unknown) {
-    if (err instanceof AdminError) {
-      await ctx.audit.refused(action, target, `error: ${err.message}`).catch(() => {})
-    }
+    // a refusal leaves the connection as it was; anything else may not have
+    broken = !(err instanceof AdminError)
     throw err
+  } finally {
+    w.close(broken)
   }
 }
 

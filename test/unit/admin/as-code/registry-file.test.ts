@@ -1,8 +1,16 @@
+// The parser reads a file's form; its values are checked by the policy (policy/registry-file.ts):
+// the file's problems are both, in the order of the file.
 import t from 'tap'
 import { parseRegistryFile } from '../../../../src/admin/as-code/registry-file.js'
+import { registryFileProblems } from '../../../../src/admin/policy/registry-file.js'
+
+const read = (text: string): ReturnType<typeof parseRegistryFile> => {
+  const f = parseRegistryFile(text)
+  return { ...f, problems: registryFileProblems(f) }
+}
 
 t.test('a valid file: its records, with the fields of the table, lists joined', async (t) => {
-  const f = parseRegistryFile([
+  const f = read([
     'org: acme',
     'roles:',
     '  reader: { permissions: [users:read, orgs:read], rate_limit: 50/1s }',
@@ -24,14 +32,14 @@ t.test('a valid file: its records, with the fields of the table, lists joined', 
 
 t.test('an empty file asks for nothing', async (t) => {
   for (const text of ['', '# nothing\n', 'roles:\norgs:\nusers:\n']) {
-    const f = parseRegistryFile(text)
+    const f = read(text)
     t.same(f.problems, [], JSON.stringify(text))
     t.equal(f.records.role.size + f.records.org.size + f.records.user.size, 0)
   }
 })
 
 t.test('every problem at once, each at its place', async (t) => {
-  const f = parseRegistryFile([
+  const f = read([
     'org: acme', //                                              1
     'colour: blue', //                                           2
     'roles:', //                                                 3
@@ -55,9 +63,9 @@ t.test('every problem at once, each at its place', async (t) => {
 })
 
 t.test('YAML that does not parse, or repeats a key: a problem with its place', async (t) => {
-  const broken = parseRegistryFile('roles:\n  reader: [\n')
+  const broken = read('roles:\n  reader: [\n')
   t.ok(broken.problems.length > 0)
   t.ok(broken.problems.every((p) => p.place !== undefined))
-  const repeated = parseRegistryFile('users:\n  a: { org: x, role: r }\n  a: { org: y, role: r }\n')
+  const repeated = read('users:\n  a: { org: x, role: r }\n  a: { org: y, role: r }\n')
   t.match(repeated.problems, [{ place: { line: 3 } }], 'a repeated key')
 })

@@ -1,7 +1,6 @@
 /** `created_by` values: typed actors, and how a legacy untyped value is read. */
 import t from 'tap'
-import { isTypedActor, ownerOf, readCreatedBy } from '../../../../src/admin/model/actors.js'
-import { ownsKey } from '../../../../src/admin/policy/rules.js'
+import { isTypedActor, ownerOf, ownsKey, readCreatedBy } from '../../../../src/admin/model/actors.js'
 
 t.test('reading a stored created_by', async (t) => {
   const cases: Array<[string | undefined, string | undefined, string | undefined]> = [

@@ -2,7 +2,7 @@
 // line, the plaintext kept only as its SHA-256.
 import t from 'tap'
 import { createHash } from 'node:crypto'
-import { parseImportLines, parseImportRecords } from '../../../../src/admin/store/imports.js'
+import { parseImportLines, parseImportRecords } from '../../../../src/admin/policy/import-records.js'
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
 const notNative = (): boolean => false

@@ -1,18 +1,14 @@
 /**
- * The registry as a registry file sees it: every role, org record and user, each with
- * the fields of fields.ts, and which roles active BOT keys act with (a role they use
- * is never pruned). Read through the index sets, never KEYS or SCAN.
+ * The registry as a registry file sees it (model/registry-fields.ts): every role, org
+ * record and user, each with the fields of the file's table, and which roles active BOT
+ * keys act with (a role they use is never pruned). Read through the index sets, never
+ * KEYS or SCAN. And a plan's change, written into a transaction.
  */
+import type { ChainableCommander } from 'ioredis'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
-import { hgetallMany } from '../store/transactions.js'
-import { fileFields, type Kind } from './fields.js'
-
-export interface RegistryState {
-  records: Record<Kind, Map<string, Record<string, string>>>
-  /** role -> the active BOT keys acting with it */
-  botKeys: Map<string, string[]>
-}
+import { fileFields, type Change, type Kind, type RegistryState } from '../model/registry-fields.js'
+import { hgetallMany, type StoreContext } from './transactions.js'
 
 export function indexOf (keys: RedisKeys, kind: Kind): string {
   return kind === 'role' ? keys.roles : kind === 'org' ? keys.orgs : keys.users
@@ -49,4 +45,28 @@ export async function readState (redis: RegistryClient, keys: RedisKeys, beforeR
     })
   }
   return { records, botKeys }
+}
+
+/** Writes one change of a plan into `tx`: the record, its index entry, a user's org index. */
+export function writeChange (ctx: StoreContext, tx: ChainableCommander, c: Change): void {
+  const key = recordKey(ctx.keys, c.kind, c.name)
+  const index = indexOf(ctx.keys, c.kind)
+  if (c.op === 'delete') {
+    tx.del(key).srem(index, c.name)
+    if (c.kind === 'user' && c.fromOrg !== undefined) tx.srem(ctx.keys.orgUsers(c.fromOrg), c.name)
+    return
+  }
+  const set: Record<string, string> = {}
+  const removed: string[] = []
+  for (const f of c.fields) {
+    if (f.to === undefined) removed.push(f.field)
+    else set[f.field] = f.to
+  }
+  if (Object.keys(set).length > 0) tx.hset(key, set)
+  if (removed.length > 0) tx.hdel(key, ...removed)
+  tx.sadd(index, c.name)
+  if (c.kind === 'user' && set.org !== undefined) {
+    tx.sadd(ctx.keys.orgUsers(set.org), c.name)
+    if (c.fromOrg !== undefined && c.fromOrg !== set.org) tx.srem(ctx.keys.orgUsers(c.fromOrg), c.name)
+  }
 }

@@ -8,29 +8,9 @@
  * not name is kept, unless `prune`; a file with `org:` prunes that org's users and its
  * org record only, never roles (they are every org's).
  */
-import { KINDS, KIND_ORDER, type Kind } from './fields.js'
-import type { FileProblem, RegistryFile } from './registry-file.js'
-import type { RegistryState } from './registry-state.js'
-
-export interface FieldChange {
-  field: string
-  from?: string | undefined
-  to?: string | undefined
-}
-
-export interface Change {
-  op: 'create' | 'change' | 'delete'
-  kind: Kind
-  name: string
-  fields: FieldChange[]
-  /** a user's org before a change or deletion (its org index) */
-  fromOrg?: string | undefined
-}
-
-export interface Plan {
-  changes: Change[]
-  problems: FileProblem[]
-}
+import {
+  KINDS, KIND_ORDER, type ApplyResult, type Change, type FieldChange, type FileProblem, type Plan, type RegistryFile, type RegistryState
+} from '../model/registry-fields.js'
 
 export function planRegistry (file: RegistryFile, state: RegistryState, prune: boolean): Plan {
   const changes: Change[] = []
@@ -81,4 +61,12 @@ export function planRegistry (file: RegistryFile, state: RegistryState, prune: b
     if (users.length > 0) problems.push({ place: undefined, path: `roles.${role}`, message: `--prune would delete role "${role}", which users the file keeps act with (${users.join(', ')})` })
   }
   return { changes, problems }
+}
+
+/** The answer to a plan: its changes, or every problem, the file's own and those of its references, in the order of the file. */
+export function planResult (own: readonly FileProblem[], plan: Plan): ApplyResult {
+  // (those at no place, what --prune would delete, last)
+  const at = (p: FileProblem): number => p.place === undefined ? Number.MAX_SAFE_INTEGER : p.place.line * 100_000 + p.place.col
+  const problems = [...own, ...plan.problems].sort((a, b) => at(a) - at(b))
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, changes: plan.changes }
 }
