@@ -2,7 +2,8 @@
 // line, the plaintext kept only as its SHA-256.
 import t from 'tap'
 import { createHash } from 'node:crypto'
-import { parseImportLines, parseImportRecords } from '../../../../src/admin/policy/import-records.js'
+import type { AdminError } from '../../../../src/admin/model/errors.js'
+import { importRefused, lineProblem, parseImportLines, parseImportRecords } from '../../../../src/admin/policy/import-records.js'
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
 const notNative = (): boolean => false
@@ -55,4 +56,20 @@ t.test('the admin API\'s records: checked as the lines are, each problem named b
   t.match(problems[3]?.reason, /the same key as record 0/)
   t.same(inputs.map((i) => [i.line, i.place]), [[0, 'record 0'], [4, 'record 4']])
   t.notOk(JSON.stringify(inputs).includes('"k0"'), 'the plaintext is not kept')
+})
+
+t.test('a problem names its record in its field and its reason; the refusal lists them all, nothing imported', async (t) => {
+  t.same(lineProblem('line 3', 'key', 'not a token'), { field: 'line 3: key', reason: 'line 3: key: not a token' })
+  const problems = [lineProblem('record 0', 'type', 'must be personal or bot'), lineProblem('record 2', 'key', 'the same key as record 0')]
+  const rows: Array<[string, AdminError, { kind: string, needs?: string, notes: unknown[] }]> = [
+    ['invalid', importRefused(problems), { kind: 'invalid', notes: [{ result: 'error' }] }],
+    ['forbidden', importRefused(problems, 'forbidden', 'keygate:admin', []), { kind: 'forbidden', needs: 'keygate:admin', notes: [] }]
+  ]
+  for (const [what, err, expected] of rows) {
+    t.equal(err.message, 'the import has 2 problem(s); nothing was imported', what)
+    t.same(err.details, problems, `${what}: every problem`)
+    t.equal(err.kind, expected.kind)
+    t.equal(err.needs, expected.needs)
+    t.same(err.notes, expected.notes, `${what}: how it is audited`)
+  }
 })
