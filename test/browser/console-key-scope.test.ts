@@ -19,7 +19,11 @@ t.test('the scope picker and the address field', async (t) => {
   await f.role('member', ['users:read', 'users:write', 'orgs:read', 'keygate:keys:self'])
   await f.user('dana', 'acme', 'member')
   // dana signs in with a key scoped narrower than her role: orgs:read and users:write are not hers to give
-  const { result: dana } = await f.admin.createKey({ type: 'personal', user: 'dana', scope: ['keygate:keys:self', 'users:read'] })
+  const { result: dana } = await f.admin.createKey({
+    type: 'personal',
+    user: 'dana',
+    scope: ['keygate:keys:self', 'users:read']
+  })
   await f.role('keygate-admin', ['keygate:admin'])
   await f.user('root', 'acme', 'keygate-admin')
   const root = await f.personalKey('root')

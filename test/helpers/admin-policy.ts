@@ -11,11 +11,26 @@ import { snapshotOf, type Snapshot, type SnapshotRecords } from '../../src/admin
 
 export const ADMIN: AdminScope = FULL_ADMIN
 /** olga, acme's org admin (users:*, keygate:org:admin, keygate:keys:self) on her personal key */
-export const ORG: AdminScope = { scope: 'org', org: 'acme', grants: new Grants(['users:*', 'keygate:org:admin', 'keygate:keys:self']), user: 'olga' }
+export const ORG: AdminScope = {
+  scope: 'org',
+  org: 'acme',
+  grants: new Grants(['users:*', 'keygate:org:admin', 'keygate:keys:self']),
+  user: 'olga'
+}
 /** a BOT key of acme's with keygate:org:admin: no user */
-export const ORG_BOT: AdminScope = { scope: 'org', org: 'acme', grants: new Grants(['users:*', 'keygate:org:admin']), user: undefined }
+export const ORG_BOT: AdminScope = {
+  scope: 'org',
+  org: 'acme',
+  grants: new Grants(['users:*', 'keygate:org:admin']),
+  user: undefined
+}
 /** sam's personal key in acme (users:read, keygate:keys:self) */
-export const SELF: AdminScope = { scope: 'self', org: 'acme', grants: new Grants(['users:read', 'keygate:keys:self']), user: 'sam' }
+export const SELF: AdminScope = {
+  scope: 'self',
+  org: 'acme',
+  grants: new Grants(['users:read', 'keygate:keys:self']),
+  user: 'sam'
+}
 
 /**
  * The registry the tables decide over:
@@ -52,7 +67,14 @@ export const WORLD: SnapshotRecords = {
     broken: { key_max_ttl: 'soon' }
   },
   keys: {
-    'alice-key': { type: 'personal', org: 'acme', user: 'alice', status: 'active', name: 'laptop', created_by: 'cli:root' },
+    'alice-key': {
+      type: 'personal',
+      org: 'acme',
+      user: 'alice',
+      status: 'active',
+      name: 'laptop',
+      created_by: 'cli:root'
+    },
     'sam-key': { type: 'personal', org: 'acme', user: 'sam', status: 'active' },
     'bot-reader': { type: 'bot', org: 'acme', role: 'reader', status: 'active', created_by: 'user:sam' },
     'bot-writer': { type: 'bot', org: 'acme', role: 'writer', status: 'active' },
@@ -93,7 +115,10 @@ export function verdict<T> (fn: () => T): Verdict<T> {
     return { ok: true, value: fn() }
   } catch (err: unknown) {
     if (!(err instanceof AdminError)) throw err
-    return { ok: false, refused: { kind: err.kind, message: err.message, needs: err.needs, details: err.details, audit: err.audit } }
+    return {
+      ok: false,
+      refused: { kind: err.kind, message: err.message, needs: err.needs, details: err.details, audit: err.audit }
+    }
   }
 }
 

@@ -13,8 +13,14 @@ import { generateKey } from '../../src/registry/key-format.js'
 export const SELF_SERVICE_MAX_TTL_MS = 90 * 86_400_000
 
 /** The admin actions of a full admin recorded as `actor` (what a script on the registry holds). */
-export function fullAdmin (redis: RegistryClient, keys: RedisKeys, keyPrefix: string, actor: string, audit?: AuditOptions): AdminActions {
-  return adminActions({ redis, keys, keyPrefix, selfServiceMaxTtlMs: SELF_SERVICE_MAX_TTL_MS, audit }, FULL_ADMIN, actor)
+export function fullAdmin (
+  redis: RegistryClient, keys: RedisKeys, keyPrefix: string, actor: string, audit?: AuditOptions
+): AdminActions {
+  return adminActions(
+    { redis, keys, keyPrefix, selfServiceMaxTtlMs: SELF_SERVICE_MAX_TTL_MS, audit },
+    FULL_ADMIN,
+    actor
+  )
 }
 
 export interface KeyFixture {

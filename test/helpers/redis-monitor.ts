@@ -37,7 +37,8 @@ export async function watchGatewayRedis<T> (gw: TestGateway, action: () => Promi
   const sentinelSeen = new Promise<void>((resolve) => { seenSentinel = resolve })
   monitor.on('monitor', (_time: string, args: string[], from: string) => {
     if (args[0]?.toLowerCase() === 'echo' && args[1] === sentinel) seenSentinel()
-    if (args[0]?.toLowerCase() === 'client' && args[1]?.toLowerCase() === 'setname' && args[2] === WRITE_CONNECTION_NAME) sources.add(from)
+    const setName = args[0]?.toLowerCase() === 'client' && args[1]?.toLowerCase() === 'setname'
+    if (setName && args[2] === WRITE_CONNECTION_NAME) sources.add(from)
     if (sources.has(from) && args[0]?.toLowerCase() !== 'ping') commands.push(args.join(' '))
   })
   try {

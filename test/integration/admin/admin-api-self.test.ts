@@ -33,9 +33,11 @@ t.test('a keygate:keys:self key manages its own keys, and only those', async (t)
   const foreignBot = await f.botKey('reader', 'acme', { createdBy: 'bob' })
   const secrets = [sam.key, alicesKey.key, foreignBot.key]
   const data = async (key: string, path = '/api/v1/users'): Promise<number> => (await gw.get(path, key)).status
-  const audit = async (): Promise<AuditEntry[]> => (await f.admin.readAudit()).filter((e) => e.actor === `key:${sam.id}`)
+  const audit = async (): Promise<AuditEntry[]> =>
+    (await f.admin.readAudit()).filter((e) => e.actor === `key:${sam.id}`)
   // refused attempts are aggregated per principal, action and minute: the first and the last of each are kept, and the count
-  const samsRefusals = async (): Promise<RefusalAggregate[]> => (await f.admin.readRefusals({ limit: 1000 })).entries.filter((e) => e.actor === `key:${sam.id}`)
+  const samsRefusals = async (): Promise<RefusalAggregate[]> =>
+    (await f.admin.readRefusals({ limit: 1000 })).entries.filter((e) => e.actor === `key:${sam.id}`)
   const refused = async (): Promise<AuditEntry[]> => (await samsRefusals()).flatMap((a) => [a.first, a.last].map((x) => ({ actor: a.actor, action: a.action, target: x.target, result: x.result })))
   const refusedCount = async (action: string): Promise<number> => (await samsRefusals()).filter((a) => a.action === action).reduce((n, a) => n + a.count, 0)
 

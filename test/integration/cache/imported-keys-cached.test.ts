@@ -36,7 +36,13 @@ const foreignToken = (): string => randomBytes(16).toString('hex')
 /** Imports `token` through the same admin actions the CLI uses; returns its key id. */
 async function importKey (gw: TestGateway, token: string, owner: { user: string } | { role: string, org: string }): Promise<string> {
   const input = 'user' in owner ? { type: 'personal' as const, user: owner.user } : { type: 'bot' as const, ...owner }
-  const { result: [imported] } = await gw.fixtures.admin.importKeys([{ line: 1, place: 'line 1', ...input, sha256: sha256(token), from: 'key' }])
+  const { result: [imported] } = await gw.fixtures.admin.importKeys([{
+    line: 1,
+    place: 'line 1',
+    ...input,
+    sha256: sha256(token),
+    from: 'key'
+  }])
   return (imported as { id: string }).id
 }
 

@@ -38,7 +38,13 @@ t.test('export, plan, apply, prune', async (t) => {
     const r = await admin.planRegistry(parseRegistryFile(readFileSync(path, 'utf8')), prune)
     return r.ok ? r.changes.length : -1
   }
-  const scoped = parse(registryYaml(await admin.exportRegistry({ org: 'globex' }))) as { org: string, roles: Record<string, unknown>, users: Record<string, unknown> }
+  const scoped = parse(registryYaml(await admin.exportRegistry({ org: 'globex' }))) as {
+    org: string,
+    roles: Record<string,
+    unknown>,
+    users: Record<string,
+    unknown>
+  }
   t.equal(scoped.org, 'globex')
   t.same(Object.keys(scoped.users), ['carol'], '--org: its users only')
   t.same(Object.keys(scoped.roles), ['orgreader'], '--org: the roles they act with')

@@ -28,7 +28,14 @@ t.test('{personal, BOT} x {no scope, narrower, naming what the role lacks, *} x 
   ]
   for (const type of ['personal', 'bot'] as const) {
     for (const [what, scope, within, outside] of scopes) {
-      const { result: created } = await f.admin.createKey(type === 'personal' ? { type, user: 'sue', scope } : { type, role: 'scoped', org: 'acme', scope })
+      const { result: created } = await f.admin.createKey(type === 'personal'
+        ? { type, user: 'sue', scope }
+        : {
+            type,
+            role: 'scoped',
+            org: 'acme',
+            scope
+          })
       const auth = { Authorization: `Bearer ${created.key}` }
       const yes = await gw.send(within[0], within[1], auth, within[0] === 'POST' ? '{}' : undefined)
       t.equal(yes.status, 200, `${type}, ${what}: ${within.join(' ')} is within`)
@@ -60,7 +67,11 @@ t.test('a personal key follows its user\'s live role: narrowed at once, never wi
   const f = a.fixtures
   await f.role('live', ['users:read'])
   await f.user('lee', 'acme', 'live')
-  const { result: key } = await f.admin.createKey({ type: 'personal', user: 'lee', scope: ['users:read', 'users:write'] })
+  const { result: key } = await f.admin.createKey({
+    type: 'personal',
+    user: 'lee',
+    scope: ['users:read', 'users:write']
+  })
   const status = async (gw: typeof a, method: string, path: string): Promise<number> =>
     (await gw.send(method, path, { Authorization: `Bearer ${key.key}` }, method === 'POST' ? '{}' : undefined)).status
   for (const gw of [a, b]) {

@@ -73,7 +73,12 @@ t.test('another admin operation on the shared connection neither lifts the rotat
   let created: { id: string } | undefined
   const race = racing(gw.client, keyName, async () => {
     await other.hset(keyName, 'status', 'revoked')
-    created = (await shared.createKey({ type: 'bot', role: 'reader', org: 'acme', name: 'made during the rotation' })).result
+    created = (await shared.createKey({
+      type: 'bot',
+      role: 'reader',
+      org: 'acme',
+      name: 'made during the rotation'
+    })).result
   })
   const admin = fullAdmin(race.client, gw.fixtures.keys, 'kg_', 'test')
 

@@ -55,7 +55,12 @@ t.test('counts are exact across two instances, per minute and per hour, per key 
   await f.user('sam', 'globex', 'selfreader')
   const sam = await f.personalKey('sam')
   const alice = await f.personalKey('alice')
-  const { result: limitedKey } = await f.admin.createKey({ type: 'bot', role: 'reader', org: 'acme', rateLimit: '2/1m' })
+  const { result: limitedKey } = await f.admin.createKey({
+    type: 'bot',
+    role: 'reader',
+    org: 'acme',
+    rateLimit: '2/1m'
+  })
   const deadKey = await f.botKey('reader', 'acme')
   const start = Date.now()
 

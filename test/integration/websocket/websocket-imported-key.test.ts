@@ -33,7 +33,14 @@ async function twoInstances (t: Test): Promise<World> {
 /** A Kong-style key imported for alice; returns the token and its key id. */
 async function importedKey (gw: TestGateway): Promise<{ token: string, id: string }> {
   const token = randomBytes(16).toString('hex')
-  const { result: [k] } = await gw.fixtures.admin.importKeys([{ line: 1, place: 'line 1', type: 'personal', user: 'alice', sha256: createHash('sha256').update(token).digest('hex'), from: 'key' }])
+  const { result: [k] } = await gw.fixtures.admin.importKeys([{
+    line: 1,
+    place: 'line 1',
+    type: 'personal',
+    user: 'alice',
+    sha256: createHash('sha256').update(token).digest('hex'),
+    from: 'key'
+  }])
   return { token, id: (k as { id: string }).id }
 }
 

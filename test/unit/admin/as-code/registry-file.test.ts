@@ -59,7 +59,17 @@ t.test('every problem at once, each at its place', async (t) => {
     [9, 15, 'users.bob.org'],
     [9, 38, 'users.bob.name']
   ])
-  t.match(f.problems.map((p) => p.message), [/unknown section/, /invalid role "bad role"/, /invalid rate limit "fast"/, /covers org "acme" only/, /covers org "acme" only/, /expected a string/])
+  t.match(
+    f.problems.map((p) => p.message),
+    [
+      /unknown section/,
+      /invalid role "bad role"/,
+      /invalid rate limit "fast"/,
+      /covers org "acme" only/,
+      /covers org "acme" only/,
+      /expected a string/
+    ]
+  )
 })
 
 t.test('YAML that does not parse, or repeats a key: a problem with its place', async (t) => {

@@ -32,5 +32,8 @@ t.test('ownership compares typed values', async (t) => {
   t.notOk(ownsKey('admin-token', bot('admin-token')))
   t.ok(ownsKey('cli:root', bot('user:cli:root')), 'but what it created itself is its own')
   t.ok(ownsKey('bob', { type: 'personal', user: 'bob', created_by: 'cli:root' }), 'a personal key is its user\'s')
-  t.notOk(ownsKey('alice', { type: 'personal', user: 'bob', created_by: 'user:alice' }), 'creating a personal key for someone else does not make it yours')
+  t.notOk(
+    ownsKey('alice', { type: 'personal', user: 'bob', created_by: 'user:alice' }),
+    'creating a personal key for someone else does not make it yours'
+  )
 })

@@ -3,7 +3,12 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import type { AdminError } from '../../../../src/admin/model/errors.js'
-import { importRefused, lineProblem, parseImportLines, parseImportRecords } from '../../../../src/admin/policy/import-records.js'
+import {
+  importRefused,
+  lineProblem,
+  parseImportLines,
+  parseImportRecords
+} from '../../../../src/admin/policy/import-records.js'
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
 const notNative = (): boolean => false
@@ -60,10 +65,17 @@ t.test('the admin API\'s records: checked as the lines are, each problem named b
 
 t.test('a problem names its record in its field and its reason; the refusal lists them all, nothing imported', async (t) => {
   t.same(lineProblem('line 3', 'key', 'not a token'), { field: 'line 3: key', reason: 'line 3: key: not a token' })
-  const problems = [lineProblem('record 0', 'type', 'must be personal or bot'), lineProblem('record 2', 'key', 'the same key as record 0')]
+  const problems = [
+    lineProblem('record 0', 'type', 'must be personal or bot'),
+    lineProblem('record 2', 'key', 'the same key as record 0')
+  ]
   const rows: Array<[string, AdminError, { kind: string, needs?: string, notes: unknown[] }]> = [
     ['invalid', importRefused(problems), { kind: 'invalid', notes: [{ result: 'error' }] }],
-    ['forbidden', importRefused(problems, 'forbidden', 'keygate:admin', []), { kind: 'forbidden', needs: 'keygate:admin', notes: [] }]
+    [
+      'forbidden',
+      importRefused(problems, 'forbidden', 'keygate:admin', []),
+      { kind: 'forbidden', needs: 'keygate:admin', notes: [] }
+    ]
   ]
   for (const [what, err, expected] of rows) {
     t.equal(err.message, 'the import has 2 problem(s); nothing was imported', what)

@@ -3,7 +3,16 @@
 import t from 'tap'
 import { Grants } from '../../../../src/registry/records.js'
 import type { AdminScope } from '../../../../src/admin/model/principal.js'
-import { createdKeyOf, decideKeyCreation, keyCreationTarget, keyRecord, keyReferences, keyToCreate, type CreateKeyInput, type KeyRequest } from '../../../../src/admin/policy/key-creation.js'
+import {
+  createdKeyOf,
+  decideKeyCreation,
+  keyCreationTarget,
+  keyRecord,
+  keyReferences,
+  keyToCreate,
+  type CreateKeyInput,
+  type KeyRequest
+} from '../../../../src/admin/policy/key-creation.js'
 import { PERSONAL_KEY_REFUSAL } from '../../../../src/admin/policy/scope-rules.js'
 import { ADMIN, allowed, judge, ORG, ORG_BOT, refused, SELF, verdict, world } from '../../../helpers/admin-policy.js'
 
@@ -17,63 +26,205 @@ const scopeWhy = (beyond: string): string => `a key's scope is within the caller
 
 t.test('keyToCreate: who may create which key, defaults filled in', async (t) => {
   const rows: Array<[string, AdminScope, KeyRequest, unknown]> = [
-    ['a personal key with a role', ADMIN, { type: 'personal', user: 'alice', role: 'writer' }, refused({ kind: 'invalid', message: 'a personal key takes its org and role from its user: no role or org', audit: 'error' })],
-    ['a personal key with an org', ORG, { type: 'personal', org: 'acme' }, refused({ kind: 'invalid', message: /takes its org and role from its user/ })],
-    ['a BOT key with a user', ADMIN, { type: 'bot', role: 'reader', org: 'acme', user: 'alice' }, refused({ kind: 'invalid', message: 'a BOT key has no user' })],
-    ['admin: a personal key without a user', ADMIN, { type: 'personal' }, refused({ kind: 'invalid', message: 'a personal key needs a user' })],
-    ['admin: a BOT key without an org', ADMIN, { type: 'bot', role: 'reader' }, refused({ kind: 'invalid', message: 'a BOT key needs an org' })],
-    ['admin: a BOT key without role or org', ADMIN, { type: 'bot' }, refused({ kind: 'invalid', message: 'a BOT key needs a role and an org' })],
+    [
+      'a personal key with a role',
+      ADMIN,
+      { type: 'personal', user: 'alice', role: 'writer' },
+      refused({
+        kind: 'invalid',
+        message: 'a personal key takes its org and role from its user: no role or org',
+        audit: 'error'
+      })
+    ],
+    [
+      'a personal key with an org',
+      ORG,
+      { type: 'personal', org: 'acme' },
+      refused({ kind: 'invalid', message: /takes its org and role from its user/ })
+    ],
+    [
+      'a BOT key with a user',
+      ADMIN,
+      { type: 'bot', role: 'reader', org: 'acme', user: 'alice' },
+      refused({ kind: 'invalid', message: 'a BOT key has no user' })
+    ],
+    [
+      'admin: a personal key without a user',
+      ADMIN,
+      { type: 'personal' },
+      refused({ kind: 'invalid', message: 'a personal key needs a user' })
+    ],
+    [
+      'admin: a BOT key without an org',
+      ADMIN,
+      { type: 'bot', role: 'reader' },
+      refused({ kind: 'invalid', message: 'a BOT key needs an org' })
+    ],
+    [
+      'admin: a BOT key without role or org',
+      ADMIN,
+      { type: 'bot' },
+      refused({ kind: 'invalid', message: 'a BOT key needs a role and an org' })
+    ],
     ['admin: another user recorded as creator', ADMIN, { type: 'personal', user: 'alice', createdBy: 'root', scope: ['users:read'] },
       allowed({ type: 'personal', user: 'alice', createdBy: 'user:root', scope: ['users:read'] })],
     ['admin: anything, as asked', ADMIN, { type: 'bot', role: 'boss', org: 'globex', rateLimit: '5/1s', expiresInMs: 999 * DAY },
       allowed({ type: 'bot', role: 'boss', org: 'globex', rateLimit: '5/1s', expiresInMs: 999 * DAY, createdBy: undefined, expiresWithinMs: undefined })],
     ['org: a scope beyond its grants', ORG, { type: 'bot', role: 'reader', scope: ['orders:read'] },
       refused({ kind: 'forbidden', message: scopeWhy('orders:read'), needs: 'keygate:admin', details: [{ field: 'scope', reason: scopeWhy('orders:read') }], audit: 'denied' })],
-    ['org: a rate limit', ORG, { type: 'bot', role: 'reader', rateLimit: '5/1s' }, refused({ kind: 'forbidden', message: 'only an admin sets a key\'s rate limit', needs: 'keygate:admin', audit: 'denied' })],
-    ['org: another creator', ORG, { type: 'bot', role: 'reader', createdBy: 'alice' }, refused({ kind: 'forbidden', message: 'only an admin records another user as a key\'s creator', needs: 'keygate:admin' })],
-    ['org: itself as creator', ORG, { type: 'bot', role: 'reader', createdBy: 'olga' }, allowed({ createdBy: 'user:olga' })],
+    [
+      'org: a rate limit',
+      ORG,
+      { type: 'bot', role: 'reader', rateLimit: '5/1s' },
+      refused({
+        kind: 'forbidden',
+        message: 'only an admin sets a key\'s rate limit',
+        needs: 'keygate:admin',
+        audit: 'denied'
+      })
+    ],
+    [
+      'org: another creator',
+      ORG,
+      { type: 'bot', role: 'reader', createdBy: 'alice' },
+      refused({
+        kind: 'forbidden',
+        message: 'only an admin records another user as a key\'s creator',
+        needs: 'keygate:admin'
+      })
+    ],
+    [
+      'org: itself as creator',
+      ORG,
+      { type: 'bot', role: 'reader', createdBy: 'olga' },
+      allowed({ createdBy: 'user:olga' })
+    ],
     ['org: a personal key of another user', ORG, { type: 'personal', user: 'alice' },
       refused({ kind: 'forbidden', message: PERSONAL_KEY_REFUSAL, needs: 'keygate:admin', details: [{ field: 'user', reason: PERSONAL_KEY_REFUSAL }], audit: 'denied' })],
     ['org: a personal key of another org\'s user: as if missing', ORG, { type: 'personal', user: 'gina' },
       refused({ kind: 'not_found', message: 'user "gina" is not in org acme', details: [{ field: 'user', reason: 'user "gina" does not exist' }], audit: 'denied' })],
     ['org: a personal key of a missing user', ORG, { type: 'personal', user: 'ghost' },
       refused({ kind: 'not_found', message: 'user "ghost" does not exist', details: [{ field: 'user', reason: 'user "ghost" does not exist' }], audit: 'denied' })],
-    ['org: its own personal key', ORG, { type: 'personal', name: 'mine' }, allowed({ type: 'personal', user: 'olga', name: 'mine', createdBy: 'user:olga', scope: undefined })],
+    [
+      'org: its own personal key',
+      ORG,
+      { type: 'personal', name: 'mine' },
+      allowed({ type: 'personal', user: 'olga', name: 'mine', createdBy: 'user:olga', scope: undefined })
+    ],
     ['org: a BOT key in another org', ORG, { type: 'bot', role: 'reader', org: 'globex' },
       refused({ kind: 'forbidden', message: 'BOT keys are created in the caller\'s own org (acme) only', needs: 'keygate:admin', audit: 'denied' })],
     ['org: a BOT key with a broader role', ORG, { type: 'bot', role: 'boss' },
       refused({ kind: 'forbidden', message: 'role "boss" is not within the caller\'s own permissions (no escalation through a BOT key)', audit: 'denied' })],
-    ['org: a BOT key with a missing role, refused alike', ORG, { type: 'bot', role: 'ghost' }, refused({ kind: 'forbidden', message: /role "ghost" is not within/ })],
-    ['org: a BOT key without a role', ORG, { type: 'bot' }, refused({ kind: 'invalid', message: 'a BOT key needs a role' })],
+    [
+      'org: a BOT key with a missing role, refused alike',
+      ORG,
+      { type: 'bot', role: 'ghost' },
+      refused({ kind: 'forbidden', message: /role "ghost" is not within/ })
+    ],
+    [
+      'org: a BOT key without a role',
+      ORG,
+      { type: 'bot' },
+      refused({ kind: 'invalid', message: 'a BOT key needs a role' })
+    ],
     ['org: a BOT key outliving the self-service cap', ORG, { type: 'bot', role: 'reader', expiresInMs: MAX + 1 },
       refused({ kind: 'invalid', message: 'a BOT key created without keygate:admin expires within 90d at most', details: [{ field: 'expires_in', reason: /within 90d/ }], audit: 'error' })],
     ['org: a BOT key', ORG, { type: 'bot', role: 'writer', expiresInMs: DAY },
       allowed({ type: 'bot', role: 'writer', org: 'acme', expiresInMs: DAY, expiresWithinMs: MAX, createdBy: 'user:olga' })],
-    ['org BOT key: no personal key of its own', ORG_BOT, { type: 'personal' }, refused({ kind: 'invalid', message: 'a personal key needs a user' })],
-    ['org BOT key: a BOT key, no creator', ORG_BOT, { type: 'bot', role: 'reader' }, allowed({ org: 'acme', createdBy: undefined })],
+    [
+      'org BOT key: no personal key of its own',
+      ORG_BOT,
+      { type: 'personal' },
+      refused({ kind: 'invalid', message: 'a personal key needs a user' })
+    ],
+    [
+      'org BOT key: a BOT key, no creator',
+      ORG_BOT,
+      { type: 'bot', role: 'reader' },
+      allowed({ org: 'acme', createdBy: undefined })
+    ],
     ['self: a personal key of another user', SELF, { type: 'personal', user: 'alice' },
       refused({ kind: 'forbidden', message: 'keygate:keys:self creates personal keys for its own user (sam) only', needs: 'keygate:org:admin', audit: 'denied' })],
-    ['self: its own personal key, its role whole', SELF, { type: 'personal' }, allowed({ user: 'sam', scope: undefined, createdBy: 'user:sam' })],
-    ['self, scoped narrower than its role: the key no wider', SCOPED_SELF, { type: 'personal' }, allowed({ user: 'sam', scope: ['keygate:keys:self'] })],
-    ['self: a BOT key within its grants', SELF, { type: 'bot', role: 'reader' }, allowed({ org: 'acme', expiresWithinMs: MAX })],
-    ['self: a BOT key beyond them', SELF, { type: 'bot', role: 'writer' }, refused({ kind: 'forbidden', needs: 'keygate:org:admin' })]
+    [
+      'self: its own personal key, its role whole',
+      SELF,
+      { type: 'personal' },
+      allowed({ user: 'sam', scope: undefined, createdBy: 'user:sam' })
+    ],
+    [
+      'self, scoped narrower than its role: the key no wider',
+      SCOPED_SELF,
+      { type: 'personal' },
+      allowed({ user: 'sam', scope: ['keygate:keys:self'] })
+    ],
+    [
+      'self: a BOT key within its grants',
+      SELF,
+      { type: 'bot', role: 'reader' },
+      allowed({ org: 'acme', expiresWithinMs: MAX })
+    ],
+    [
+      'self: a BOT key beyond them',
+      SELF,
+      { type: 'bot', role: 'writer' },
+      refused({ kind: 'forbidden', needs: 'keygate:org:admin' })
+    ]
   ]
   for (const [what, s, r, expected] of rows) judge(t, verdict(() => keyToCreate(s, snap, r, MAX)), expected, what)
-  t.equal(keyCreationTarget(SELF, { type: 'personal' }), 'user:sam', 'the audit target: the caller\'s own user by default')
+  t.equal(
+    keyCreationTarget(SELF, { type: 'personal' }),
+    'user:sam',
+    'the audit target: the caller\'s own user by default'
+  )
   t.equal(keyCreationTarget(ADMIN, { type: 'bot', role: 'reader' }), 'role:reader')
 })
 
 t.test('keyReferences: every problem at once, the worst kind first; an org with no record warns', async (t) => {
   const rows: Array<[string, CreateKeyInput, unknown]> = [
     ['an active user', { type: 'personal', user: 'alice' }, allowed([])],
-    ['a deactivated user', { type: 'personal', user: 'dee' }, refused({ kind: 'conflict', message: 'user "dee" is deactivated', details: [{ field: 'user', reason: 'user "dee" is deactivated' }] })],
-    ['a missing user', { type: 'personal', user: 'ghost' }, refused({ kind: 'not_found', message: 'user "ghost" does not exist' })],
-    ['a user id that is no name', { type: 'personal', user: 'bad name' }, refused({ kind: 'invalid', details: [{ field: 'user', reason: /invalid user id "bad name"/ }] })],
-    ['a missing role', { type: 'bot', role: 'ghost', org: 'acme' }, refused({ kind: 'not_found', details: [{ field: 'role', reason: 'role "ghost" does not exist' }] })],
+    [
+      'a deactivated user',
+      { type: 'personal', user: 'dee' },
+      refused({
+        kind: 'conflict',
+        message: 'user "dee" is deactivated',
+        details: [{ field: 'user', reason: 'user "dee" is deactivated' }]
+      })
+    ],
+    [
+      'a missing user',
+      { type: 'personal', user: 'ghost' },
+      refused({ kind: 'not_found', message: 'user "ghost" does not exist' })
+    ],
+    [
+      'a user id that is no name',
+      { type: 'personal', user: 'bad name' },
+      refused({ kind: 'invalid', details: [{ field: 'user', reason: /invalid user id "bad name"/ }] })
+    ],
+    [
+      'a missing role',
+      { type: 'bot', role: 'ghost', org: 'acme' },
+      refused({ kind: 'not_found', details: [{ field: 'role', reason: 'role "ghost" does not exist' }] })
+    ],
     ['an org with a record', { type: 'bot', role: 'reader', org: 'acme' }, allowed([])],
-    ['an org without one', { type: 'bot', role: 'reader', org: 'newco' }, allowed([{ field: 'org', reason: 'org "newco" has no record: it has no name and no org rate limit until one is put' }])],
-    ['a missing creator', { type: 'bot', role: 'reader', org: 'acme', createdBy: 'user:ghost' }, refused({ kind: 'not_found', details: [{ field: 'created_by', reason: 'user "ghost" does not exist' }] })],
-    ['a deactivated creator is still a creator', { type: 'bot', role: 'reader', org: 'acme', createdBy: 'user:dee' }, allowed([])],
+    [
+      'an org without one',
+      { type: 'bot', role: 'reader', org: 'newco' },
+      allowed([{
+        field: 'org',
+        reason: 'org "newco" has no record: it has no name and no org rate limit until one is put'
+      }])
+    ],
+    [
+      'a missing creator',
+      { type: 'bot', role: 'reader', org: 'acme', createdBy: 'user:ghost' },
+      refused({ kind: 'not_found', details: [{ field: 'created_by', reason: 'user "ghost" does not exist' }] })
+    ],
+    [
+      'a deactivated creator is still a creator',
+      { type: 'bot', role: 'reader', org: 'acme', createdBy: 'user:dee' },
+      allowed([])
+    ],
     ['an actor that is no user', { type: 'bot', role: 'reader', org: 'acme', createdBy: 'cli:root' }, allowed([])],
     ['several: invalid first, every one named', { type: 'bot', role: 'ghost', org: 'bad org', createdBy: 'user:ghost' }, refused({
       kind: 'invalid',
@@ -87,28 +238,95 @@ t.test('keyReferences: every problem at once, the worst kind first; an org with 
 t.test('keyRecord: the shape, the owner resolved to its org, the org\'s key policy', async (t) => {
   const o = { actor: 'cli:root', now: NOW }
   const rows: Array<[string, CreateKeyInput, unknown]> = [
-    ['a long name', { type: 'personal', user: 'alice', name: 'x'.repeat(201) }, refused({ kind: 'invalid', message: 'the key name is longer than 200 characters' })],
-    ['an untyped creator', { type: 'personal', user: 'alice', createdBy: 'root' }, refused({ kind: 'invalid', message: /invalid creator "root"/ })],
-    ['a malformed rate limit', { type: 'personal', user: 'alice', rateLimit: 'fast' }, refused({ kind: 'invalid', message: /invalid rate limit "fast"/ })],
-    ['an empty scope', { type: 'personal', user: 'alice', scope: [] }, refused({ kind: 'invalid', details: [{ field: 'scope', reason: /an empty scope/ }] })],
-    ['a bad address', { type: 'personal', user: 'alice', allowedCidrs: ['nope'] }, refused({ kind: 'invalid', details: [{ field: 'allowed_cidrs', reason: /invalid address "nope"/ }] })],
-    ['a user without a role', { type: 'personal', user: 'half' }, refused({ kind: 'conflict', message: 'user "half" has an incomplete record' })],
-    ['a deactivated user', { type: 'personal', user: 'dee' }, refused({ kind: 'conflict', message: 'user "dee" is deactivated' })],
-    ['a missing user', { type: 'personal', user: 'ghost' }, refused({ kind: 'not_found', message: 'user "ghost" does not exist' })],
-    ['an org that is no name', { type: 'bot', role: 'reader', org: 'bad org' }, refused({ kind: 'invalid', message: /invalid org "bad org"/ })],
-    ['a missing role', { type: 'bot', role: 'ghost', org: 'acme' }, refused({ kind: 'not_found', message: 'role "ghost" does not exist' })],
+    [
+      'a long name',
+      { type: 'personal', user: 'alice', name: 'x'.repeat(201) },
+      refused({ kind: 'invalid', message: 'the key name is longer than 200 characters' })
+    ],
+    [
+      'an untyped creator',
+      { type: 'personal', user: 'alice', createdBy: 'root' },
+      refused({ kind: 'invalid', message: /invalid creator "root"/ })
+    ],
+    [
+      'a malformed rate limit',
+      { type: 'personal', user: 'alice', rateLimit: 'fast' },
+      refused({ kind: 'invalid', message: /invalid rate limit "fast"/ })
+    ],
+    [
+      'an empty scope',
+      { type: 'personal', user: 'alice', scope: [] },
+      refused({ kind: 'invalid', details: [{ field: 'scope', reason: /an empty scope/ }] })
+    ],
+    [
+      'a bad address',
+      { type: 'personal', user: 'alice', allowedCidrs: ['nope'] },
+      refused({ kind: 'invalid', details: [{ field: 'allowed_cidrs', reason: /invalid address "nope"/ }] })
+    ],
+    [
+      'a user without a role',
+      { type: 'personal', user: 'half' },
+      refused({ kind: 'conflict', message: 'user "half" has an incomplete record' })
+    ],
+    [
+      'a deactivated user',
+      { type: 'personal', user: 'dee' },
+      refused({ kind: 'conflict', message: 'user "dee" is deactivated' })
+    ],
+    [
+      'a missing user',
+      { type: 'personal', user: 'ghost' },
+      refused({ kind: 'not_found', message: 'user "ghost" does not exist' })
+    ],
+    [
+      'an org that is no name',
+      { type: 'bot', role: 'reader', org: 'bad org' },
+      refused({ kind: 'invalid', message: /invalid org "bad org"/ })
+    ],
+    [
+      'a missing role',
+      { type: 'bot', role: 'ghost', org: 'acme' },
+      refused({ kind: 'not_found', message: 'role "ghost" does not exist' })
+    ],
     ['beyond the org\'s key policy', { type: 'bot', role: 'reader', org: 'capped', expiresInMs: 31 * DAY },
       refused({ kind: 'invalid', message: 'org "capped" lets its keys live 30d at most (key_max_ttl)', details: [{ field: 'expires_in' }] })],
-    ['no expiry asked, in a capped org: the cap', { type: 'bot', role: 'reader', org: 'capped' }, allowed({ org: 'capped', record: { expires_at: '2027-01-31T00:00:00Z' } })],
-    ['a shorter creator\'s cap wins', { type: 'bot', role: 'reader', org: 'capped', expiresWithinMs: 7 * DAY }, allowed({ record: { expires_at: '2027-01-08T00:00:00Z' } })],
+    [
+      'no expiry asked, in a capped org: the cap',
+      { type: 'bot', role: 'reader', org: 'capped' },
+      allowed({ org: 'capped', record: { expires_at: '2027-01-31T00:00:00Z' } })
+    ],
+    [
+      'a shorter creator\'s cap wins',
+      { type: 'bot', role: 'reader', org: 'capped', expiresWithinMs: 7 * DAY },
+      allowed({ record: { expires_at: '2027-01-08T00:00:00Z' } })
+    ],
     ['a malformed key policy', { type: 'bot', role: 'reader', org: 'broken' },
       refused({ kind: 'conflict', message: 'org "broken" has a malformed key_max_ttl "soon"; fix it with keygate orgs put' })],
     ['a personal key: its user\'s org', { type: 'personal', user: 'alice' }, allowed({
-      org: 'acme', record: { type: 'personal', org: 'acme', name: '', status: 'active', created_at: '2027-01-01T00:00:00Z', created_by: 'cli:root', user: 'alice' }
+      org: 'acme',
+      record: {
+        type: 'personal',
+        org: 'acme',
+        name: '',
+        status: 'active',
+        created_at: '2027-01-01T00:00:00Z',
+        created_by: 'cli:root',
+        user: 'alice'
+      }
     })],
     ['every field', { type: 'bot', role: 'reader', org: 'newco', name: 'ci', createdBy: 'user:alice', expiresInMs: DAY, rateLimit: '5/1s', scope: ['users:read'], allowedCidrs: ['10.0.0.0/8', '::1/128'] }, allowed({
       org: 'newco',
-      record: { type: 'bot', org: 'newco', name: 'ci', created_by: 'user:alice', role: 'reader', expires_at: '2027-01-02T00:00:00Z', rate_limit: '5/1s', scope: 'users:read', allowed_cidrs: '10.0.0.0/8 ::1/128' }
+      record: {
+        type: 'bot',
+        org: 'newco',
+        name: 'ci',
+        created_by: 'user:alice',
+        role: 'reader',
+        expires_at: '2027-01-02T00:00:00Z',
+        rate_limit: '5/1s',
+        scope: 'users:read',
+        allowed_cidrs: '10.0.0.0/8 ::1/128'
+      }
     })]
   ]
   for (const [what, input, expected] of rows) judge(t, verdict(() => keyRecord(snap, input, o)), expected, what)
@@ -119,9 +337,24 @@ t.test('keyRecord: the shape, the owner resolved to its org, the org\'s key poli
 t.test('decideKeyCreation: the scope first, then references, then the record', async (t) => {
   const o = { selfServiceMaxTtlMs: MAX, actor: 'key:OlgaKey', now: NOW }
   const rows: Array<[string, AdminScope, KeyRequest, unknown]> = [
-    ['a broader, missing role with a long name: the scope answers', ORG, { type: 'bot', role: 'ghost', name: 'x'.repeat(201) }, refused({ kind: 'forbidden' })],
-    ['a missing role with a long name: the reference answers', ADMIN, { type: 'bot', role: 'ghost', org: 'acme', name: 'x'.repeat(201) }, refused({ kind: 'not_found' })],
-    ['a long name alone: the record answers', ADMIN, { type: 'bot', role: 'reader', org: 'acme', name: 'x'.repeat(201) }, refused({ kind: 'invalid', message: /longer than 200/ })],
+    [
+      'a broader, missing role with a long name: the scope answers',
+      ORG,
+      { type: 'bot', role: 'ghost', name: 'x'.repeat(201) },
+      refused({ kind: 'forbidden' })
+    ],
+    [
+      'a missing role with a long name: the reference answers',
+      ADMIN,
+      { type: 'bot', role: 'ghost', org: 'acme', name: 'x'.repeat(201) },
+      refused({ kind: 'not_found' })
+    ],
+    [
+      'a long name alone: the record answers',
+      ADMIN,
+      { type: 'bot', role: 'reader', org: 'acme', name: 'x'.repeat(201) },
+      refused({ kind: 'invalid', message: /longer than 200/ })
+    ],
     ['an org admin\'s BOT key: capped, its creator recorded, a warning for an org without record', ORG, { type: 'bot', role: 'reader' },
       allowed({ org: 'acme', warnings: [], record: { created_by: 'user:olga', expires_at: '2027-04-01T00:00:00Z' } })],
     ['an admin\'s BOT key in an org without record', ADMIN, { type: 'bot', role: 'reader', org: 'newco' },
@@ -131,9 +364,24 @@ t.test('decideKeyCreation: the scope first, then references, then the record', a
 })
 
 t.test('createdKeyOf: what the creator is shown, once', async (t) => {
-  const record = { type: 'bot', org: 'acme', name: 'ci', status: 'active', created_at: '2027-01-01T00:00:00Z', created_by: 'cli:root', role: 'reader', expires_at: '2027-01-02T00:00:00Z', rate_limit: '5/1s', scope: 'users:read' }
+  const record = {
+    type: 'bot',
+    org: 'acme',
+    name: 'ci',
+    status: 'active',
+    created_at: '2027-01-01T00:00:00Z',
+    created_by: 'cli:root',
+    role: 'reader',
+    expires_at: '2027-01-02T00:00:00Z',
+    rate_limit: '5/1s',
+    scope: 'users:read'
+  }
   t.same(createdKeyOf('AbC', 'kg_AbC_secret', record, { scope: ['users:read'] }), {
     id: 'AbC', key: 'kg_AbC_secret', type: 'bot', org: 'acme', name: 'ci', created_at: '2027-01-01T00:00:00Z', role: 'reader', expires_at: '2027-01-02T00:00:00Z', rate_limit: '5/1s', scope: ['users:read']
   })
-  t.same(Object.keys(createdKeyOf('AbC', 'k', { ...record, user: 'alice' }, {})).slice(0, 6), ['id', 'key', 'type', 'org', 'name', 'created_at'], 'in the order shown')
+  t.same(
+    Object.keys(createdKeyOf('AbC', 'k', { ...record, user: 'alice' }, {})).slice(0, 6),
+    ['id', 'key', 'type', 'org', 'name', 'created_at'],
+    'in the order shown'
+  )
 })

@@ -13,9 +13,19 @@ t.test('leakVerdict: a key the reporter sees is revoked (once); one it does not 
     ['admin: revoked already', ADMIN, { ...acme, status: 'revoked' }, 'revoked_already'],
     ['org admin: its org\'s, whatever its role', ORG, acme, 'revoke'],
     ['org admin: another org\'s', ORG, { ...acme, org: 'globex' }, 'false_positive'],
-    ['org admin: another org\'s, revoked already, still nothing told', ORG, { ...acme, org: 'globex', status: 'revoked' }, 'false_positive'],
+    [
+      'org admin: another org\'s, revoked already, still nothing told',
+      ORG,
+      { ...acme, org: 'globex', status: 'revoked' },
+      'false_positive'
+    ],
     ['self: its own personal key', SELF, { type: 'personal', org: 'acme', user: 'sam', status: 'active' }, 'revoke'],
-    ['self: another user\'s', SELF, { type: 'personal', org: 'acme', user: 'alice', status: 'active' }, 'false_positive']
+    [
+      'self: another user\'s',
+      SELF,
+      { type: 'personal', org: 'acme', user: 'alice', status: 'active' },
+      'false_positive'
+    ]
   ]
   for (const [what, s, record, expected] of rows) t.equal(leakVerdict(s, record), expected, what)
 })
@@ -23,7 +33,12 @@ t.test('leakVerdict: a key the reporter sees is revoked (once); one it does not 
 t.test('checkLeakReporter: an admin or an org admin', async (t) => {
   judge(t, verdict(() => { checkLeakReporter(ADMIN) }), allowed(), 'admin')
   judge(t, verdict(() => { checkLeakReporter(ORG) }), allowed(), 'org admin')
-  judge(t, verdict(() => { checkLeakReporter(SELF) }), refused({ kind: 'forbidden', message: 'reporting leaked keys needs keygate:org:admin', audit: 'denied' }), 'self')
+  judge(
+    t,
+    verdict(() => { checkLeakReporter(SELF) }),
+    refused({ kind: 'forbidden', message: 'reporting leaked keys needs keygate:org:admin', audit: 'denied' }),
+    'self'
+  )
 })
 
 t.test('leakSource: printable, one line, bounded, no key in it', async (t) => {
@@ -35,6 +50,12 @@ t.test('leakSource: printable, one line, bounded, no key in it', async (t) => {
     ['\n\t', 'unknown'],
     ['x'.repeat(2000), 'x'.repeat(1024)]
   ]
-  for (const [source, expected] of rows) t.match(leakSource(source, 'kg_'), expected, JSON.stringify(source).slice(0, 40))
+  for (const [source, expected] of rows) {
+    t.match(
+      leakSource(source, 'kg_'),
+      expected,
+      JSON.stringify(source).slice(0, 40)
+    )
+  }
   t.notMatch(leakSource(`found ${key} here`, 'kg_'), /s{32}/, 'a key in the source reaches no one')
 })
