@@ -35,7 +35,14 @@ export function duration (value: string): number {
 /** The config file when there is one; the defaults (plus environment) when the default file is absent. */
 export function cliConfig (env: NodeJS.ProcessEnv = process.env): Config {
   const file = configFile(env)
-  if (file === DEFAULT_CONFIG_FILE && !existsSync(file)) return parseConfig('{}', env, '(defaults)', { forServing: false })
+  if (file === DEFAULT_CONFIG_FILE && !existsSync(file)) {
+    return parseConfig(
+      '{}',
+      env,
+      '(defaults)',
+      { forServing: false }
+    )
+  }
   return loadConfig(file, env, { forServing: false })
 }
 

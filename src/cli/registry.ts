@@ -66,8 +66,13 @@ function readRegistryFile (path: string): RegistryFile {
 function report (path: string, result: ApplyResult, json: boolean, what: 'plan' | 'apply'): void {
   if (!result.ok) {
     process.exitCode = 1
-    if (json) printJson({ ok: false, file: path, problems: result.problems.map((p) => ({ ...p.place, path: p.path, message: p.message })) })
-    else for (const p of result.problems) process.stderr.write(`${placeText(path, p)}: ${p.path === '' ? '' : `${p.path}: `}${p.message}\n`)
+    if (json) {
+      printJson({
+        ok: false,
+        file: path,
+        problems: result.problems.map((p) => ({ ...p.place, path: p.path, message: p.message }))
+      })
+    } else for (const p of result.problems) process.stderr.write(`${placeText(path, p)}: ${p.path === '' ? '' : `${p.path}: `}${p.message}\n`)
     if (!json) process.stderr.write(`${path}: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}; nothing ${what === 'apply' ? 'was' : 'would be'} changed\n`)
     return
   }

@@ -28,7 +28,12 @@ export function usageCommand (program: Command): void {
       const to = Math.ceil((now + 1) / STEPS[s]) * STEPS[s]
       const range = usageRange({ from: opts.since === undefined ? undefined : now - opts.since, to, step: s }, now)
       if ('field' in range) throw new UsageError(`--${range.field === 'step' ? 'since' : range.field}: ${range.reason}`)
-      const points = await withRegistry(async ({ actions }) => keyId !== undefined ? await actions.keyUsage(keyId, range) : await actions.orgUsage(opts.org as string, range))
+      const points = await withRegistry(async ({ actions }) => keyId !== undefined
+        ? await actions.keyUsage(keyId, range)
+        : await actions.orgUsage(
+          opts.org as string,
+          range
+        ))
       if (opts.json === true) printJson({ points })
       else printTable(points, ['t', 'allowed', 'refused', 'limited', 'errors'])
     })

@@ -27,9 +27,19 @@ export function usersCommand (program: Command): void {
     .option('--revoke-created-keys', 'also revoke the BOT keys the user created, in the same change')
     .option('--json', 'print the result as JSON')
     .action(async (userId: string, opts: { revokeCreatedKeys?: boolean, json?: boolean }) => {
-      const r = await withRegistry(({ actions }) => actions.setUserStatus(userId, 'deactivated', { revokeCreatedKeys: opts.revokeCreatedKeys === true }))
+      const r = await withRegistry(({ actions }) => actions.setUserStatus(
+        userId,
+        'deactivated',
+        { revokeCreatedKeys: opts.revokeCreatedKeys === true }
+      ))
       if (opts.json === true) {
-        printJson({ id: userId, status: 'deactivated', changed: r.changed, created_keys: r.createdKeys, revoked_keys: r.revokedKeys })
+        printJson({
+          id: userId,
+          status: 'deactivated',
+          changed: r.changed,
+          created_keys: r.createdKeys,
+          revoked_keys: r.revokedKeys
+        })
         return
       }
       process.stdout.write(`user ${userId} ${r.changed ? 'is now' : 'was already'} deactivated\n`)

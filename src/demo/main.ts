@@ -64,7 +64,12 @@ async function startPrivateRedis (): Promise<{ url: string, child: ChildProcess 
 
 async function main (): Promise<void> {
   const external = process.env.KEYGATE_REDIS_URL
-  const redis = external !== undefined && external !== '' ? { url: external, child: undefined } : await startPrivateRedis()
+  const redis = external !== undefined && external !== ''
+    ? {
+        url: external,
+        child: undefined
+      }
+    : await startPrivateRedis()
   // On a shared Redis the demo keeps to its own namespace (hash-tagged on a Cluster,
   // where the registry must live in one slot: docs/topologies.md).
   const prefix = redis.child !== undefined ? 'keygate:' : redis.url.startsWith('redis+cluster') ? '{keygate-demo}:' : 'keygate-demo:'
@@ -125,13 +130,23 @@ ${sso}`, { KEYGATE_REDIS_URL: redis.url, KEYGATE_OIDC_CLIENT_SECRET: clientSecre
   // Seed: the same admin actions the CLI uses, through the same client (any topology the URL names).
   const client = createRedis(config.redis, { queueWhileConnecting: true })
   const actions = adminActions(adminWing(config, client), FULL_ADMIN, 'demo')
-  await actions.putRole('viewer', ['users:read', 'orgs:read', 'keygate:keys:self'], 'reads users and its org; manages its own keys')
+  await actions.putRole(
+    'viewer',
+    ['users:read', 'orgs:read', 'keygate:keys:self'],
+    'reads users and its org; manages its own keys'
+  )
   await actions.putRole('editor', ['users:*', 'orgs:read'], 'manages users')
   await actions.putRole('keygate-admin', ['keygate:admin'], 'full control of keygate: admin API and console')
   await actions.putUser('alice', { org: 'acme', role: 'viewer', name: 'Alice', email: 'alice@example.com' })
   await actions.putUser('ops', { org: 'acme', role: 'keygate-admin', name: 'Ops', email: 'ops@example.com' })
   const personal = (await actions.createKey({ type: 'personal', user: 'alice', name: 'alice laptop' })).result
-  const bot = (await actions.createKey({ type: 'bot', role: 'editor', org: 'acme', name: 'ci deploy bot', createdBy: 'alice' })).result
+  const bot = (await actions.createKey({
+    type: 'bot',
+    role: 'editor',
+    org: 'acme',
+    name: 'ci deploy bot',
+    createdBy: 'alice'
+  })).result
   const admin = (await actions.createKey({ type: 'personal', user: 'ops', name: 'ops console sign-in' })).result
   client.disconnect()
 

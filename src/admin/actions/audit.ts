@@ -24,7 +24,11 @@ export async function pageAudit (a: ActionContext, q: AuditQuery, now = Date.now
 }
 
 /** One page of refused attempts, aggregated per minute, newest first (GET /audit/refusals). */
-export async function readRefusals (a: ActionContext, q: AuditQuery, now = Date.now()): Promise<AuditPage<RefusalAggregate>> {
+export async function readRefusals (
+  a: ActionContext,
+  q: AuditQuery,
+  now = Date.now()
+): Promise<AuditPage<RefusalAggregate>> {
   requireOrgAdmin(a.scope, 'reading the audit trail')
   return await a.store.audit.refusals(ownOrg(a, q), now)
 }

@@ -46,7 +46,11 @@ export interface ActionContext {
 /** The actions' context for one principal: `actor` is what the audit trail records (`key:<id>`, `cli:<name>`, ...). */
 export function actionContext (wing: AdminWing, scope: AdminScope, actor: string): ActionContext {
   const audit = new AuditLog(wing.redis, wing.keys, wing.keyPrefix, actor, wing.audit ?? DEFAULT_AUDIT_OPTIONS)
-  return { store: { redis: wing.redis, keys: wing.keys, keyPrefix: wing.keyPrefix, actor, audit }, scope, selfServiceMaxTtlMs: wing.selfServiceMaxTtlMs }
+  return {
+    store: { redis: wing.redis, keys: wing.keys, keyPrefix: wing.keyPrefix, actor, audit },
+    scope,
+    selfServiceMaxTtlMs: wing.selfServiceMaxTtlMs
+  }
 }
 
 /** A write's result, with what the caller should know though nothing was refused (an org with no record). */
@@ -59,7 +63,12 @@ export interface Warned<T> {
  * One write: `fn` reads what it needs through the Watch, asks the policy, and commits
  * one transaction (refused, see `audited`).
  */
-export async function write<T> (a: ActionContext, action: string, target: string, fn: (w: Watch) => Promise<T>): Promise<T> {
+export async function write<T> (
+  a: ActionContext,
+  action: string,
+  target: string,
+  fn: (w: Watch) => Promise<T>
+): Promise<T> {
   return await audited(a, action, target, async () => await watching(a.store, fn))
 }
 

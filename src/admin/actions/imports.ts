@@ -32,7 +32,10 @@ export function readImportLines (text: string, keyPrefix: string): { inputs: Imp
 }
 
 /** The records of an admin API import (a JSON array), each checked as a file's line. */
-export function readImportRecords (values: readonly unknown[], keyPrefix: string): { inputs: ImportInput[], problems: ErrorDetail[] } {
+export function readImportRecords (values: readonly unknown[], keyPrefix: string): {
+  inputs: ImportInput[],
+  problems: ErrorDetail[]
+} {
   return parseImportRecords(values, isNativeKey(keyPrefix))
 }
 
@@ -41,7 +44,11 @@ function isNativeKey (keyPrefix: string): (token: string) => boolean {
 }
 
 /** Every record written, or none; one audit entry `key.import` per key. */
-export async function importKeys (a: ActionContext, inputs: readonly ImportInput[], now = Date.now()): Promise<Warned<ImportedKey[]>> {
+export async function importKeys (
+  a: ActionContext,
+  inputs: readonly ImportInput[],
+  now = Date.now()
+): Promise<Warned<ImportedKey[]>> {
   const caller = callerNames(a.scope)
   return await write(a, 'key.import', `keys:${inputs.length}`, async (w) => {
     // the owners, the creators, the orgs, and the tokens' lookups; then the users' roles and orgs
@@ -53,7 +60,12 @@ export async function importKeys (a: ActionContext, inputs: readonly ImportInput
     })
     const users = [...snap.users.values()]
     await w.read({ roles: users.map((u) => u.role), orgs: users.map((u) => u.org) }, snap)
-    const { records, warnings } = decideImport(a.scope, snap, inputs, { selfServiceMaxTtlMs: a.selfServiceMaxTtlMs, actor: a.store.actor, now })
+    const { records, warnings } = decideImport(
+      a.scope,
+      snap,
+      inputs,
+      { selfServiceMaxTtlMs: a.selfServiceMaxTtlMs, actor: a.store.actor, now }
+    )
     const tx = w.multi()
     const out: ImportedKey[] = []
     for (const { input, org, record } of records) {
@@ -63,7 +75,10 @@ export async function importKeys (a: ActionContext, inputs: readonly ImportInput
       tx.xadd(...a.store.audit.changeArgs('key.import', `key:${id}`, 'ok', record, org))
       out.push({ line: input.line, id, type: input.type, org, name: record.name as string })
     }
-    await w.commit(tx, 'a key\'s user or role changed, or a key was imported, during the import; nothing was written, try again')
+    await w.commit(
+      tx,
+      'a key\'s user or role changed, or a key was imported, during the import; nothing was written, try again'
+    )
     return { result: out, warnings }
   })
 }

@@ -17,7 +17,16 @@
 import type { UsagePoint, UsageRange } from '../../usage/reader.js'
 import type { AdminScope } from '../model/principal.js'
 import type { ApplyResult, RegistryFile } from '../model/registry-fields.js'
-import type { AuditEntry, CreatedKey, KeyView, OrgView, RefusalAggregate, RoleView, RotatedKey, UserView } from '../model/views.js'
+import type {
+  AuditEntry,
+  CreatedKey,
+  KeyView,
+  OrgView,
+  RefusalAggregate,
+  RoleView,
+  RotatedKey,
+  UserView
+} from '../model/views.js'
 import type { KeyRestrictionChange } from '../policy/key-changes.js'
 import type { KeyRequest } from '../policy/key-creation.js'
 import * as audit from './audit.js'
@@ -83,15 +92,28 @@ export class AdminActions {
 
   // ---- users, roles, orgs ----------------------------------------------------
 
-  async putUser (id: string, input: users.UserInput, o: { createOnly?: boolean } = {}): Promise<Warned<{ created: boolean }>> {
+  async putUser (
+    id: string,
+    input: users.UserInput,
+    o: { createOnly?: boolean } = {}
+  ): Promise<Warned<{ created: boolean }>> {
     return await users.putUser(this.a, id, input, o)
   }
 
-  async setUserStatus (id: string, status: 'active' | 'deactivated', o: { revokeCreatedKeys?: boolean | undefined } = {}): Promise<users.UserStatusChange> {
+  async setUserStatus (
+    id: string,
+    status: 'active' | 'deactivated',
+    o: { revokeCreatedKeys?: boolean | undefined } = {}
+  ): Promise<users.UserStatusChange> {
     return await users.setUserStatus(this.a, id, status, o)
   }
 
-  async putRole (name: string, permissions: string[], description?: string, rateLimit?: string | null): Promise<RoleView> {
+  async putRole (
+    name: string,
+    permissions: string[],
+    description?: string,
+    rateLimit?: string | null
+  ): Promise<RoleView> {
     return await roles.putRole(this.a, name, permissions, description, rateLimit)
   }
 
@@ -145,7 +167,10 @@ export class AdminActions {
     return await reads.listKeys(this.a, filter)
   }
 
-  async keyPage (filter: reads.KeyFilter, page: { limit: number, cursor?: string | undefined }): Promise<reads.KeyPage> {
+  async keyPage (
+    filter: reads.KeyFilter,
+    page: { limit: number, cursor?: string | undefined }
+  ): Promise<reads.KeyPage> {
     return await reads.keyPage(this.a, filter, page)
   }
 

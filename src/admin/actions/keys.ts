@@ -8,7 +8,13 @@ import { generateKey } from '../../registry/key-format.js'
 import { isoTimestamp } from '../../registry/records.js'
 import type { Snapshot } from '../model/snapshot.js'
 import type { CreatedKey, RotatedKey } from '../model/views.js'
-import { decideKeyLimit, decideRestriction, decideRevoke, decideRotation, type KeyRestrictionChange } from '../policy/key-changes.js'
+import {
+  decideKeyLimit,
+  decideRestriction,
+  decideRevoke,
+  decideRotation,
+  type KeyRestrictionChange
+} from '../policy/key-changes.js'
 import { createdKeyOf, decideKeyCreation, keyCreationTarget, type KeyRequest } from '../policy/key-creation.js'
 import { addKey, setKeyFields } from '../store/keys.js'
 import type { Watch } from '../store/transactions.js'
@@ -22,12 +28,21 @@ export async function createKey (a: ActionContext, r: KeyRequest, now = Date.now
     const snap = await w.read({ users: [user, r.createdBy, caller.user], roles: [r.role], orgs: [r.org ?? caller.org] })
     const owner = snap.users.get(user ?? '')
     await w.read({ roles: [owner?.role], orgs: [owner?.org] }, snap)
-    const { input, org, record, warnings } = decideKeyCreation(a.scope, snap, r, { selfServiceMaxTtlMs: a.selfServiceMaxTtlMs, actor: a.store.actor, now })
+    const { input, org, record, warnings } = decideKeyCreation(
+      a.scope,
+      snap,
+      r,
+      { selfServiceMaxTtlMs: a.selfServiceMaxTtlMs, actor: a.store.actor, now }
+    )
     const { id, key, hash } = generateKey(a.store.keyPrefix)
     const tx = w.multi()
     addKey(a.store, tx, id, { type: record.type as string, hash, ...record })
     tx.xadd(...a.store.audit.changeArgs('key.create', `key:${id}`, 'ok', record, org))
-    await w.commit(tx, `${input.type === 'personal' ? 'the key\'s user' : 'the key\'s role'} changed while the key was created; nothing was written, try again`)
+    await w.commit(
+      tx,
+      `${input.type === 'personal' ? 'the key\'s user' : 'the key\'s role'} changed while the key was created; ` +
+        'nothing was written, try again'
+    )
     return { result: createdKeyOf(id, key, record, input), warnings }
   })
 }
@@ -50,20 +65,40 @@ export async function rotateKey (a: ActionContext, id: string, graceMs: number, 
   // between the reads and the write aborts the rotation instead of minting a
   // replacement for a revoked key or a key in an org its user has left
   return await write(a, 'key.rotate', `key:${id}`, async (w) => {
-    const rotation = decideRotation(a.scope, await readKey(w, id, { acting: true, org: true }), id, graceMs, { selfServiceMaxTtlMs: a.selfServiceMaxTtlMs, actor: a.store.actor, now })
+    const rotation = decideRotation(
+      a.scope,
+      await readKey(w, id, { acting: true, org: true }),
+      id,
+      graceMs,
+      { selfServiceMaxTtlMs: a.selfServiceMaxTtlMs, actor: a.store.actor, now }
+    )
     const { id: newId, key, hash } = generateKey(a.store.keyPrefix)
     const replaces = { expires_at: rotation.replacesExpiresAt, replaced_by: newId }
     const tx = w.multi()
     addKey(a.store, tx, newId, { type: rotation.record.type as string, hash, ...rotation.record })
     setKeyFields(a.store, tx, id, replaces)
-    tx.xadd(...a.store.audit.changeArgs('key.rotate', `key:${id}`, 'ok', { new_key: newId, replaces_expires_at: rotation.replacesExpiresAt }, rotation.org))
+    tx.xadd(...a.store.audit.changeArgs(
+      'key.rotate',
+      `key:${id}`,
+      'ok',
+      { new_key: newId, replaces_expires_at: rotation.replacesExpiresAt },
+      rotation.org
+    ))
     await w.commit(tx, `key "${id}" changed during the rotation; nothing was written, try again`)
-    return { ...createdKeyOf(newId, key, rotation.record, rotation.input), replaces: id, replaces_expires_at: rotation.replacesExpiresAt }
+    return {
+      ...createdKeyOf(newId, key, rotation.record, rotation.input),
+      replaces: id,
+      replaces_expires_at: rotation.replacesExpiresAt
+    }
   })
 }
 
 /** The key's scope and addresses: a list sets one, `null` removes it, undefined keeps it. */
-export async function restrictKey (a: ActionContext, id: string, change: KeyRestrictionChange): Promise<{ changed: boolean }> {
+export async function restrictKey (
+  a: ActionContext,
+  id: string,
+  change: KeyRestrictionChange
+): Promise<{ changed: boolean }> {
   return await write(a, 'key.restrict', `key:${id}`, async (w) => {
     const d = decideRestriction(a.scope, await readKey(w, id, { acting: a.scope.scope !== 'admin' }), id, change)
     if (!d.changed) return { changed: false }
@@ -88,11 +123,21 @@ export async function setKeyLimit (a: ActionContext, id: string, limit: string |
   })
 }
 
-/** A key; with `acting`, what it acts as (its user, if personal, and the role it acts with); with `org`, its org's record. */
+/**
+ * A key; with `acting`, what it acts as (its user, if personal, and the role it acts with); with `org`, its org's
+ * record.
+ */
 async function readKey (w: Watch, id: string, o: { acting: boolean, org?: boolean }): Promise<Snapshot> {
   const snap = await w.read({ keys: [id] })
   const key = snap.keys.get(id)
   if (!o.acting || key === undefined) return snap
-  await w.read({ users: [key.type === 'personal' ? key.user : undefined], roles: [key.role], orgs: [o.org === true ? key.org : undefined] }, snap)
+  await w.read(
+    {
+      users: [key.type === 'personal' ? key.user : undefined],
+      roles: [key.role],
+      orgs: [o.org === true ? key.org : undefined]
+    },
+    snap
+  )
   return await w.read({ roles: [snap.users.get(key.user ?? '')?.role] }, snap)
 }

@@ -17,7 +17,11 @@ import type { ActionContext } from './context.js'
 export type { LeakLabel, LeakOutcome, LeakReport } from '../policy/leaks.js'
 
 /** A label per report, in order (each key read under WATCH and revoked in its own transaction). */
-export async function reportLeaked (a: ActionContext, reports: readonly LeakReport[], now = Date.now()): Promise<LeakOutcome[]> {
+export async function reportLeaked (
+  a: ActionContext,
+  reports: readonly LeakReport[],
+  now = Date.now()
+): Promise<LeakOutcome[]> {
   checkLeakReporter(a.scope)
   return await watching(a.store, async (w) => {
     const out: LeakOutcome[] = []
@@ -27,13 +31,30 @@ export async function reportLeaked (a: ActionContext, reports: readonly LeakRepo
       const verdict = leakVerdict(a.scope, record)
       if (id === undefined || record === undefined || verdict !== 'revoke') {
         await w.unwatch()
-        out.push(id === undefined || verdict === 'false_positive' ? { label: 'false_positive' } : { label: 'true_positive', id, revoked: false })
+        out.push(id === undefined || verdict === 'false_positive'
+          ? { label: 'false_positive' }
+          : {
+              label: 'true_positive',
+              id,
+              revoked: false
+            })
         continue
       }
       const where = leakSource(source, a.store.keyPrefix)
       const tx = w.multi()
-      setKeyFields(a.store, tx, id, { status: 'revoked', revoked_at: isoTimestamp(now), revoked_reason: 'leaked', leak_source: where })
-      tx.xadd(...a.store.audit.changeArgs('key.leaked', `key:${id}`, 'ok', { from: record.status as string, leak_source: where }, record.org))
+      setKeyFields(
+        a.store,
+        tx,
+        id,
+        { status: 'revoked', revoked_at: isoTimestamp(now), revoked_reason: 'leaked', leak_source: where }
+      )
+      tx.xadd(...a.store.audit.changeArgs(
+        'key.leaked',
+        `key:${id}`,
+        'ok',
+        { from: record.status as string, leak_source: where },
+        record.org
+      ))
       await w.commit(tx)
       out.push({ label: 'true_positive', id, revoked: true })
     }

@@ -12,7 +12,15 @@ import { readKeysUsage, readUsage, type UsagePoint, type UsageRange } from '../.
 import { AdminError } from '../model/errors.js'
 import type { KeyView, OrgView, RoleView, UserView } from '../model/views.js'
 import { keyCapOf } from '../policy/key-expiry.js'
-import { givableRoles, keyUserFilter, orgFilter, requireOrgAdmin, seesKey, visibleKey, visibleUser } from '../policy/scope-rules.js'
+import {
+  givableRoles,
+  keyUserFilter,
+  orgFilter,
+  requireOrgAdmin,
+  seesKey,
+  visibleKey,
+  visibleUser
+} from '../policy/scope-rules.js'
 import { listKeyPage, type KeyPage } from '../store/key-pages.js'
 import { listKeys as storeKeys, showKey as storeKey, type KeyFilter } from '../store/keys.js'
 import { listOrgs as storeOrgs, orgRecord, showOrg as storeOrg } from '../store/orgs.js'
@@ -30,14 +38,21 @@ export function scopedKeyFilter (a: ActionContext, filter: KeyFilter): KeyFilter
   return org === null || user === null ? null : { ...filter, org, user }
 }
 
-/** Keys by user, by org, or all (key id order); `unusedForMs`: not used (nor created) within that long; `q`: a search. */
+/**
+ * Keys by user, by org, or all (key id order); `unusedForMs`: not used (nor created) within that long; `q`: a search.
+ */
 export async function listKeys (a: ActionContext, filter: KeyFilter = {}, now = Date.now()): Promise<KeyView[]> {
   const scoped = scopedKeyFilter(a, filter)
   return scoped === null ? [] : await storeKeys(a.store, scoped, now)
 }
 
 /** One page of that listing, in key id order, after `cursor` (store/key-pages.ts). */
-export async function keyPage (a: ActionContext, filter: KeyFilter, page: { limit: number, cursor?: string | undefined }, now = Date.now()): Promise<KeyPage> {
+export async function keyPage (
+  a: ActionContext,
+  filter: KeyFilter,
+  page: { limit: number, cursor?: string | undefined },
+  now = Date.now()
+): Promise<KeyPage> {
   const scoped = scopedKeyFilter(a, filter)
   return scoped === null ? { keys: [] } : await listKeyPage(a.store, scoped, page, now)
 }
@@ -46,7 +61,11 @@ export async function keyPage (a: ActionContext, filter: KeyFilter, page: { limi
  * The active keys of an org that outlive its key policy (`key_max_ttl`): no expiry, or
  * one beyond now + the cap; none without one. `user`: only that user's.
  */
-export async function keysOverPolicy (a: ActionContext, filter: { org: string, user?: string | undefined }, now = Date.now()): Promise<KeyView[]> {
+export async function keysOverPolicy (
+  a: ActionContext,
+  filter: { org: string, user?: string | undefined },
+  now = Date.now()
+): Promise<KeyView[]> {
   const scoped = scopedKeyFilter(a, filter)
   if (scoped === null || scoped.org === undefined) return []
   const { org, user } = scoped
@@ -82,7 +101,12 @@ export async function listRoles (a: ActionContext): Promise<RoleView[]> {
 /** A role, if the caller may give it (else 404, as if missing). */
 export async function showRole (a: ActionContext, name: string): Promise<RoleView> {
   const role = await storeRole(a.store, name).catch(missing)
-  if (role === undefined || givableRoles(a.scope, [role]).length === 0) throw new AdminError(`role "${name}" does not exist`, 'not_found')
+  if (role === undefined || givableRoles(a.scope, [role]).length === 0) {
+    throw new AdminError(
+    `role "${name}" does not exist`,
+    'not_found'
+    )
+  }
   return role
 }
 
@@ -97,7 +121,10 @@ export async function showOrg (a: ActionContext, org: string): Promise<OrgView> 
   return await storeOrg(a.store, org)
 }
 
-/** The caller's own org's key policy (ms), so a front end offers only the expiries it allows; undefined: none, or malformed. */
+/**
+ * The caller's own org's key policy (ms), so a front end offers only the expiries it allows; undefined: none, or
+ * malformed.
+ */
 export async function ownKeyCap (a: ActionContext): Promise<number | undefined> {
   const org = callerNames(a.scope).org
   if (org === undefined) return undefined
@@ -122,7 +149,11 @@ export async function orgUsage (a: ActionContext, org: string, range: UsageRange
 }
 
 /** Several keys' counts at once: a key the caller may not read, or without a record, is left out. */
-export async function keysUsage (a: ActionContext, ids: readonly string[], range: UsageRange): Promise<Array<{ id: string, points: UsagePoint[] }>> {
+export async function keysUsage (
+  a: ActionContext,
+  ids: readonly string[],
+  range: UsageRange
+): Promise<Array<{ id: string, points: UsagePoint[] }>> {
   const read = await readKeysUsage(a.store.redis, a.store.keys, ids, range)
   return read.flatMap((k) => k.owner !== undefined && seesKey(a.scope, k.owner) ? [{ id: k.id, points: k.points }] : [])
 }

@@ -51,7 +51,12 @@ export async function applyRegistryFile (a: ActionContext, file: RegistryFile, o
   })
 }
 
-async function applyOnce (a: ActionContext, file: RegistryFile, o: ApplyOptions, attempt: number): Promise<ApplyResult> {
+async function applyOnce (
+  a: ActionContext,
+  file: RegistryFile,
+  o: ApplyOptions,
+  attempt: number
+): Promise<ApplyResult> {
   const { keys } = a.store
   return await watching(a.store, async (w) => {
     const conn = await w.connection()
@@ -59,15 +64,26 @@ async function applyOnce (a: ActionContext, file: RegistryFile, o: ApplyOptions,
     await conn.watch(...KIND_ORDER.map((k) => indexOf(keys, k)), keys.keys)
     const named = KIND_ORDER.flatMap((kind) => [...file.records[kind].keys()].map((n) => recordKey(keys, kind, n)))
     if (named.length > 0) await conn.watch(...named)
-    const state = await readState(conn, keys, async (present) => { if (present.length > 0) await conn.watch(...present) })
+    const state = await readState(
+      conn,
+      keys,
+      async (present) => { if (present.length > 0) await conn.watch(...present) }
+    )
     const plan = planRegistry(file, state, o.prune)
     if (plan.problems.length > 0) return planResult([], plan)
     if (plan.changes.length === 0) return { ok: true, changes: [] }
     await o.beforeCommit?.(attempt)
     const tx = w.multi()
     for (const change of plan.changes) writeChange(a.store, tx, change)
-    const list = (op: Change['op']): string => plan.changes.filter((c) => c.op === op).map((c) => `${c.kind}:${c.name}`).join(' ')
-    const detail = { created: list('create'), changed: list('change'), deleted: list('delete'), prune: String(o.prune), ...file.org === undefined ? {} : { org: file.org } }
+    const list = (op: Change['op']): string =>
+      plan.changes.filter((c) => c.op === op).map((c) => `${c.kind}:${c.name}`).join(' ')
+    const detail = {
+      created: list('create'),
+      changed: list('change'),
+      deleted: list('delete'),
+      prune: String(o.prune),
+      ...file.org === undefined ? {} : { org: file.org }
+    }
     tx.xadd(...a.store.audit.changeArgs('registry.apply', 'registry', 'ok', detail, file.org))
     await w.commit(tx)
     return { ok: true, changes: plan.changes }
@@ -80,7 +96,10 @@ export interface RegistryExport {
   records: Record<Kind, Array<[string, Record<string, string>]>>
 }
 
-/** Roles, org records and users, as a registry file holds them (never a key, a secret or a hash: no key record is read). */
+/**
+ * Roles, org records and users, as a registry file holds them (never a key, a secret or a hash: no key record is
+ * read).
+ */
 export async function exportRegistry (a: ActionContext, o: { org?: string | undefined } = {}): Promise<RegistryExport> {
   requireAdmin(a.scope, 'exporting the registry')
   const state = await readState(a.store.redis, a.store.keys)

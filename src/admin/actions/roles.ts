@@ -7,7 +7,13 @@ import { listUsers } from '../store/users.js'
 import { write, type ActionContext } from './context.js'
 
 /** A description or rate limit not given is kept; `rateLimit: null` removes the limit. Returns the role as written. */
-export async function putRole (a: ActionContext, name: string, permissions: string[], description?: string, rateLimit?: string | null): Promise<RoleView> {
+export async function putRole (
+  a: ActionContext,
+  name: string,
+  permissions: string[],
+  description?: string,
+  rateLimit?: string | null
+): Promise<RoleView> {
   await write(a, 'role.put', `role:${name}`, async (w) => {
     const { fields, detail } = decidePutRole(a.scope, name, permissions, description, rateLimit)
     const tx = w.multi()
@@ -19,13 +25,30 @@ export async function putRole (a: ActionContext, name: string, permissions: stri
 }
 
 /** Refused while users or BOT keys use the role, naming them, unless `force`; returns who used it. */
-export async function deleteRole (a: ActionContext, name: string, force: boolean, now = Date.now()): Promise<{ users: string[], keys: string[] }> {
+export async function deleteRole (
+  a: ActionContext,
+  name: string,
+  force: boolean,
+  now = Date.now()
+): Promise<{ users: string[], keys: string[] }> {
   return await write(a, 'role.delete', `role:${name}`, async (w) => {
     const snap = await w.read({ roles: [name] })
-    const using = decideDeleteRole(a.scope, snap, name, force, await listUsers(a.store), await listKeys(a.store, {}, now))
+    const using = decideDeleteRole(
+      a.scope,
+      snap,
+      name,
+      force,
+      await listUsers(a.store),
+      await listKeys(a.store, {}, now)
+    )
     const tx = w.multi()
     removeRole(a.store, tx, name)
-    tx.xadd(...a.store.audit.changeArgs('role.delete', `role:${name}`, 'ok', { force: String(force), users: using.users.join(' '), keys: using.keys.join(' ') }))
+    tx.xadd(...a.store.audit.changeArgs(
+      'role.delete',
+      `role:${name}`,
+      'ok',
+      { force: String(force), users: using.users.join(' '), keys: using.keys.join(' ') }
+    ))
     await w.commit(tx)
     return using
   })

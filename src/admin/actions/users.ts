@@ -9,7 +9,12 @@ import { write, type ActionContext, type Warned } from './context.js'
 export type { UserInput, UserStatusChange } from '../policy/users.js'
 
 /** `createOnly`: a new user only (an existing id: conflict), audited as `user.create` (SSO's new users). */
-export async function putUser (a: ActionContext, id: string, input: UserInput, o: { createOnly?: boolean } = {}): Promise<Warned<{ created: boolean }>> {
+export async function putUser (
+  a: ActionContext,
+  id: string,
+  input: UserInput,
+  o: { createOnly?: boolean } = {}
+): Promise<Warned<{ created: boolean }>> {
   const action = o.createOnly === true ? 'user.create' : 'user.put'
   return await write(a, action, `user:${id}`, async (w) => {
     const snap = await w.read({ users: [id], roles: [input.role], orgs: [input.org] })
@@ -28,7 +33,11 @@ export async function putUser (a: ActionContext, id: string, input: UserInput, o
  * (those the caller may see), in the same change. Deactivating ends the user's SSO sessions.
  */
 export async function setUserStatus (
-  a: ActionContext, id: string, status: 'active' | 'deactivated', o: { revokeCreatedKeys?: boolean | undefined } = {}, now = Date.now()
+  a: ActionContext,
+  id: string,
+  status: 'active' | 'deactivated',
+  o: { revokeCreatedKeys?: boolean | undefined } = {},
+  now = Date.now()
 ): Promise<UserStatusChange> {
   const action = status === 'active' ? 'user.activate' : 'user.deactivate'
   return await write(a, action, `user:${id}`, async (w) => {
@@ -39,7 +48,14 @@ export async function setUserStatus (
     const sessions = status === 'deactivated' ? await userSessions(a.store, id) : []
     const tx = w.multi()
     writeStatus(a.store, tx, id, status, sessions)
-    for (const keyId of change.revokedKeys) setKeyFields(a.store, tx, keyId, { status: 'revoked', revoked_at: isoTimestamp(now) })
+    for (const keyId of change.revokedKeys) {
+      setKeyFields(
+        a.store,
+        tx,
+        keyId,
+        { status: 'revoked', revoked_at: isoTimestamp(now) }
+      )
+    }
     tx.xadd(...a.store.audit.changeArgs(action, `user:${id}`, 'ok', change.detail, change.org))
     await w.commit(tx)
     return { changed: change.changed, createdKeys: change.createdKeys, revokedKeys: change.revokedKeys }

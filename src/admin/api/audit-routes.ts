@@ -23,15 +23,30 @@ type QueryString = Static<typeof AuditQuery>
 
 export function auditRoutes (app: FastifyInstance, ctx: ApiContext): void {
   // the two listings differ only in what they read
-  const listing = (path: string, summary: string, response: typeof AuditList | typeof RefusalList, read: (actions: AdminActions, q: Query) => Promise<unknown>): void => {
+  const listing = (
+    path: string,
+    summary: string,
+    response: typeof AuditList | typeof RefusalList,
+    read: (actions: AdminActions, q: Query) => Promise<unknown>
+  ): void => {
     // (a self principal is refused before the query is read)
     app.get<{ Querystring: QueryString }>(path, {
       onRequest: requireScope('org'),
       schema: { summary, tags: ['audit'], querystring: AuditQuery, response: { 200: response } }
     }, async (request) => await read(actionsOf(ctx, request), queryOf(request)))
   }
-  listing('/audit', 'Page through the audit trail of changes, newest first', AuditList, async (actions, q) => await actions.pageAudit(q))
-  listing('/audit/refusals', 'Page through the refusals, aggregated, newest first', RefusalList, async (actions, q) => await actions.readRefusals(q))
+  listing(
+    '/audit',
+    'Page through the audit trail of changes, newest first',
+    AuditList,
+    async (actions, q) => await actions.pageAudit(q)
+  )
+  listing(
+    '/audit/refusals',
+    'Page through the refusals, aggregated, newest first',
+    RefusalList,
+    async (actions, q) => await actions.readRefusals(q)
+  )
 }
 
 function queryOf (request: FastifyRequest<{ Querystring: QueryString }>): Query {

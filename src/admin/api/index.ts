@@ -47,14 +47,24 @@ import { useJsonValidation } from './validation.js'
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) => {
-  const signIn = createSignIn({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix, decisions: o.decisions, usage: o.usage })
+  const signIn = createSignIn({
+    adminToken: o.config.admin_token,
+    keyPrefix: o.config.keys.prefix,
+    decisions: o.decisions,
+    usage: o.usage
+  })
   const kindOf = createSignInKind({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix })
   // the admin token's failures and key failures, counted apart
   const limits = {
     token: createSignInLimit({ perMinute: o.config.admin.sign_in_failures_per_minute }),
     key: createSignInLimit({ perMinute: o.config.admin.sign_in_failures_per_minute })
   }
-  const sessionSignIn = o.sso === undefined ? undefined : createSessionSignIn({ sessions: o.sso.sessions, decisions: o.decisions })
+  const sessionSignIn = o.sso === undefined
+    ? undefined
+    : createSessionSignIn({
+      sessions: o.sso.sessions,
+      decisions: o.decisions
+    })
   app.decorateRequest('adminApi', null as unknown as never)
   // before any route, so that its onRoute hook sees them all
   await useOpenApi(app)
@@ -64,7 +74,12 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
     request.adminApi = { principal: undefined, keyId: undefined, reason: undefined, detail: undefined }
     const kind = kindOf(request.raw.rawHeaders)
     // no Bearer credential: an SSO session's cookie, if any (a guess at 256 bits is no sign-in to limit)
-    const sessionId = kind === 'none' && sessionSignIn !== undefined ? cookieValue(request.headers.cookie, SESSION_COOKIE) : undefined
+    const sessionId = kind === 'none' && sessionSignIn !== undefined
+      ? cookieValue(
+        request.headers.cookie,
+        SESSION_COOKIE
+      )
+      : undefined
     if (sessionId !== undefined && sessionSignIn !== undefined) {
       const result = await sessionSignIn(sessionId)
       if (result.ok) {
@@ -78,7 +93,14 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
         if (expectsContinue(request.raw)) reply.raw.writeContinue()
         return
       }
-      if (result.code === 'forbidden') return refuse(request, reply, undefined, 'the user\'s role grants no admin scope')
+      if (result.code === 'forbidden') {
+        return refuse(
+          request,
+          reply,
+          undefined,
+          'the user\'s role grants no admin scope'
+        )
+      }
       request.adminApi.reason = result.reason
       return sendError(reply, result.code)
     }

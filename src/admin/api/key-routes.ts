@@ -29,7 +29,12 @@ export const IMPORT_BODY_MAX = 1024 * 1024
 export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   const keyPrefix = ctx.config.keys.prefix
   app.get<{ Querystring: Static<typeof ListKeysQuery> }>('/keys', {
-    schema: { summary: 'List keys (by org, user, unused for, over the org\'s key policy)', tags: ['keys'], querystring: ListKeysQuery, response: { 200: KeyList } }
+    schema: {
+      summary: 'List keys (by org, user, unused for, over the org\'s key policy)',
+      tags: ['keys'],
+      querystring: ListKeysQuery,
+      response: { 200: KeyList }
+    }
   }, async (request) => {
     const actions = actionsOf(ctx, request)
     const q = request.query
@@ -39,8 +44,20 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     const paged = q.limit !== undefined || q.cursor !== undefined
     if (q.over_policy === 'true') {
       const org = filter.org
-      if (org === undefined) throw new AdminError('over_policy needs an org', 'invalid', undefined, [{ field: 'org', reason: 'over_policy lists one org\'s keys: give org' }])
-      if (paged || q.q !== undefined) throw badField(q.q !== undefined ? 'q' : q.limit !== undefined ? 'limit' : 'cursor', 'over_policy lists every such key at once')
+      if (org === undefined) {
+        throw new AdminError(
+          'over_policy needs an org',
+          'invalid',
+          undefined,
+          [{ field: 'org', reason: 'over_policy lists one org\'s keys: give org' }]
+        )
+      }
+      if (paged || q.q !== undefined) {
+        throw badField(
+          q.q !== undefined ? 'q' : q.limit !== undefined ? 'limit' : 'cursor',
+          'over_policy lists every such key at once'
+        )
+      }
       return { keys: await actions.keysOverPolicy({ org, user: filter.user }) }
     }
     // without limit or cursor: every key at once (the CLI, scripts); with either: one page
@@ -51,7 +68,13 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   })
 
   app.post<{ Body: Static<typeof CreateKeyBody> }>('/keys', {
-    schema: { summary: 'Create a key (the plaintext is in this answer only)', tags: ['keys'], querystring: NoQuery, body: CreateKeyBody, response: { 201: CreatedKeyResponse } }
+    schema: {
+      summary: 'Create a key (the plaintext is in this answer only)',
+      tags: ['keys'],
+      querystring: NoQuery,
+      body: CreateKeyBody,
+      response: { 201: CreatedKeyResponse }
+    }
   }, async (request, reply) => {
     const b = request.body
     const { result, warnings } = await actionsOf(ctx, request).createKey({
@@ -73,7 +96,13 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Body: Static<typeof LeakedKeysBody> }>('/keys/leaked', {
     onRequest: requireScope('org'),
     config: { takesKeys: true },
-    schema: { summary: 'Revoke keys reported as leaked', tags: ['keys'], querystring: NoQuery, body: LeakedKeysBody, response: { 200: LeakedKeysResponse } }
+    schema: {
+      summary: 'Revoke keys reported as leaked',
+      tags: ['keys'],
+      querystring: NoQuery,
+      body: LeakedKeysBody,
+      response: { 200: LeakedKeysResponse }
+    }
   }, async (request) => {
     const { keys, source } = request.body
     const outcomes = await actionsOf(ctx, request).reportLeaked(keys.map((token) => ({ token, source })))
@@ -93,21 +122,43 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     onRequest: requireScope('org'),
     bodyLimit: IMPORT_BODY_MAX,
     validatorCompiler: recordsBodyValidator(keyPrefix, ImportKeysBodyOuter),
-    schema: { summary: 'Import keys from another system (plaintext or SHA-256), all or none', tags: ['keys'], querystring: NoQuery, body: ImportKeysBody, response: { 201: ImportedKeysResponse } }
+    schema: {
+      summary: 'Import keys from another system (plaintext or SHA-256), all or none',
+      tags: ['keys'],
+      querystring: NoQuery,
+      body: ImportKeysBody,
+      response: { 201: ImportedKeysResponse }
+    }
   }, async (request, reply) => {
     const { inputs, problems } = readImportRecords(request.body, keyPrefix)
     if (problems.length > 0) throw importRefused(problems)
     const { result, warnings } = await actionsOf(ctx, request).importKeys(inputs)
     reply.code(201)
-    return withWarnings({ keys: result.map((k) => ({ index: k.line, id: k.id, type: k.type, org: k.org, name: k.name })) }, warnings)
+    return withWarnings(
+      { keys: result.map((k) => ({ index: k.line, id: k.id, type: k.type, org: k.org, name: k.name })) },
+      warnings
+    )
   })
 
   app.get<{ Params: Static<typeof KeyParams> }>('/keys/:id', {
-    schema: { summary: 'Show a key', tags: ['keys'], params: KeyParams, querystring: NoQuery, response: { 200: KeyViewSchema } }
+    schema: {
+      summary: 'Show a key',
+      tags: ['keys'],
+      params: KeyParams,
+      querystring: NoQuery,
+      response: { 200: KeyViewSchema }
+    }
   }, async (request) => await actionsOf(ctx, request).showKey(request.params.id))
 
   app.post<{ Params: Static<typeof KeyParams> }>('/keys/:id/revoke', {
-    schema: { summary: 'Revoke a key', tags: ['keys'], params: KeyParams, querystring: NoQuery, body: EmptyBody, response: { 200: Changed } }
+    schema: {
+      summary: 'Revoke a key',
+      tags: ['keys'],
+      params: KeyParams,
+      querystring: NoQuery,
+      body: EmptyBody,
+      response: { 200: Changed }
+    }
   }, async (request) => {
     const { id } = request.params
     const { changed } = await actionsOf(ctx, request).revokeKey(id)
@@ -116,7 +167,14 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
 
   app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof KeyLimitBody> }>('/keys/:id/limit', {
     onRequest: requireAdmin,
-    schema: { summary: 'Set or clear a key\'s rate limit', tags: ['keys'], params: KeyParams, querystring: NoQuery, body: KeyLimitBody, response: { 200: Changed } }
+    schema: {
+      summary: 'Set or clear a key\'s rate limit',
+      tags: ['keys'],
+      params: KeyParams,
+      querystring: NoQuery,
+      body: KeyLimitBody,
+      response: { 200: Changed }
+    }
   }, async (request) => {
     const { id } = request.params
     const { changed } = await actionsOf(ctx, request).setKeyLimit(id, request.body.rate_limit)
@@ -124,15 +182,32 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   })
 
   app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof RestrictKeyBody> }>('/keys/:id/restrict', {
-    schema: { summary: 'Restrict a key (permissions, client networks)', tags: ['keys'], params: KeyParams, querystring: NoQuery, body: RestrictKeyBody, response: { 200: Changed } }
+    schema: {
+      summary: 'Restrict a key (permissions, client networks)',
+      tags: ['keys'],
+      params: KeyParams,
+      querystring: NoQuery,
+      body: RestrictKeyBody,
+      response: { 200: Changed }
+    }
   }, async (request) => {
     const { id } = request.params
-    const { changed } = await actionsOf(ctx, request).restrictKey(id, { scope: request.body.scope, allowedCidrs: request.body.allowed_cidrs })
+    const { changed } = await actionsOf(ctx, request).restrictKey(
+      id,
+      { scope: request.body.scope, allowedCidrs: request.body.allowed_cidrs }
+    )
     return { id, changed }
   })
 
   app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof RotateKeyBody> }>('/keys/:id/rotate', {
-    schema: { summary: 'Rotate a key (the old one works for a grace period)', tags: ['keys'], params: KeyParams, querystring: NoQuery, body: RotateKeyBody, response: { 201: RotatedKeySchema } }
+    schema: {
+      summary: 'Rotate a key (the old one works for a grace period)',
+      tags: ['keys'],
+      params: KeyParams,
+      querystring: NoQuery,
+      body: RotateKeyBody,
+      response: { 201: RotatedKeySchema }
+    }
   }, async (request, reply) => {
     const graceMs = request.body.grace === undefined ? DEFAULT_GRACE_MS : positive('grace', request.body.grace)
     const rotated = await actionsOf(ctx, request).rotateKey(request.params.id, graceMs)

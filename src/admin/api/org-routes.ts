@@ -18,15 +18,31 @@ export function orgRoutes (app: FastifyInstance, ctx: ApiContext): void {
 
   app.get<{ Params: Static<typeof OrgParams> }>('/orgs/:org', {
     onRequest: requireScope('org'),
-    schema: { summary: 'Show an org (limits, key policy)', tags: ['orgs'], params: OrgParams, querystring: NoQuery, response: { 200: OrgViewSchema } }
+    schema: {
+      summary: 'Show an org (limits, key policy)',
+      tags: ['orgs'],
+      params: OrgParams,
+      querystring: NoQuery,
+      response: { 200: OrgViewSchema }
+    }
   }, async (request) => {
     return await actionsOf(ctx, request).showOrg(request.params.org)
   })
 
   app.put<{ Params: Static<typeof OrgParams>, Body: Static<typeof PutOrgBody> }>('/orgs/:org', {
     onRequest: requireAdmin,
-    schema: { summary: 'Create or change an org', tags: ['orgs'], params: OrgParams, querystring: NoQuery, body: PutOrgBody, response: { 200: OrgViewSchema } }
+    schema: {
+      summary: 'Create or change an org',
+      tags: ['orgs'],
+      params: OrgParams,
+      querystring: NoQuery,
+      body: PutOrgBody,
+      response: { 200: OrgViewSchema }
+    }
   }, async (request) => {
-    return await actionsOf(ctx, request).putOrg(request.params.org, { name: request.body.name, rateLimit: request.body.rate_limit, keyMaxTtl: request.body.key_max_ttl })
+    return await actionsOf(ctx, request).putOrg(
+      request.params.org,
+      { name: request.body.name, rateLimit: request.body.rate_limit, keyMaxTtl: request.body.key_max_ttl }
+    )
   })
 }

@@ -14,7 +14,13 @@
  * key has no user, so `keygate:keys:self` gives it nothing. A key granting none of the
  * three is refused (403) on every route.
  */
-import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION, type AdminScope, type ScopeName } from '../model/principal.js'
+import {
+  ADMIN_PERMISSION,
+  ORG_ADMIN_PERMISSION,
+  SELF_PERMISSION,
+  type AdminScope,
+  type ScopeName
+} from '../model/principal.js'
 import type { Grants } from '../../registry/records.js'
 
 export { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION }

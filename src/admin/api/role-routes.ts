@@ -15,15 +15,33 @@ export function roleRoutes (app: FastifyInstance, ctx: ApiContext): void {
 
   app.put<{ Params: Static<typeof RoleParams>, Body: Static<typeof PutRoleBody> }>('/roles/:name', {
     onRequest: requireAdmin,
-    schema: { summary: 'Create or change a role', tags: ['roles'], params: RoleParams, querystring: NoQuery, body: PutRoleBody, response: { 200: RoleViewSchema } }
+    schema: {
+      summary: 'Create or change a role',
+      tags: ['roles'],
+      params: RoleParams,
+      querystring: NoQuery,
+      body: PutRoleBody,
+      response: { 200: RoleViewSchema }
+    }
   }, async (request) => {
     const { name } = request.params
-    return await actionsOf(ctx, request).putRole(name, request.body.permissions, request.body.description, request.body.rate_limit)
+    return await actionsOf(ctx, request).putRole(
+      name,
+      request.body.permissions,
+      request.body.description,
+      request.body.rate_limit
+    )
   })
 
   app.delete<{ Params: Static<typeof RoleParams>, Querystring: Static<typeof DeleteRoleQuery> }>('/roles/:name', {
     onRequest: requireAdmin,
-    schema: { summary: 'Delete a role', tags: ['roles'], params: RoleParams, querystring: DeleteRoleQuery, response: { 200: RoleDeleted } }
+    schema: {
+      summary: 'Delete a role',
+      tags: ['roles'],
+      params: RoleParams,
+      querystring: DeleteRoleQuery,
+      response: { 200: RoleDeleted }
+    }
   }, async (request) => {
     const { name } = request.params
     const { users, keys } = await actionsOf(ctx, request).deleteRole(name, request.query.force === 'true')

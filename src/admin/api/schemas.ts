@@ -27,9 +27,14 @@ const KeyId = Type.String({ pattern: `^[0-9A-Za-z]{${ID_LENGTH}}$` })
 const Duration = Type.String({ pattern: DURATION.source })
 /** free text shown to people: bounded, no control characters */
 const Label = (maxLength: number): TString => Type.String({ maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' })
-/** the grammar is checked with the rest of the write, so that a refusal names each bad one (src/config/permission.ts) */
+/**
+ * the grammar is checked with the rest of the write, so that a refusal names each bad one (src/config/permission.ts)
+ */
 const Permission = Type.String({ maxLength: 200 })
-/** a key's scope and allowed addresses: checked with the rest of the write, each bad entry named (src/admin/policy/key-input.ts) */
+/**
+ * a key's scope and allowed addresses: checked with the rest of the write, each bad entry named
+ * (src/admin/policy/key-input.ts)
+ */
 const Permissions = Type.Array(Permission, { maxItems: 256 })
 const Cidrs = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 })
 /** `<count>/<period>`, as every record holds it (src/config/rate-limit.ts) */
@@ -58,7 +63,10 @@ export const ListKeysQuery = Type.Object({
   cursor: Type.Optional(KeyId)
 }, closed)
 export const ListUsersQuery = Type.Object({ org: Type.Optional(Name) }, closed)
-export const DeleteRoleQuery = Type.Object({ force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, closed)
+export const DeleteRoleQuery = Type.Object(
+  { force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) },
+  closed
+)
 export const AuditQuery = Type.Object({
   since: Type.Optional(Duration),
   /** entries per page, 1-1000 (default 100) */
@@ -76,7 +84,10 @@ export const UsageQuery = Type.Object({
 }, closed)
 
 const Count = Type.Integer({ minimum: 0 })
-const UsagePoints = Type.Array(Type.Object({ t: Type.String(), allowed: Count, refused: Count, limited: Count, errors: Count }, closed))
+const UsagePoints = Type.Array(Type.Object(
+  { t: Type.String(), allowed: Count, refused: Count, limited: Count, errors: Count },
+  closed
+))
 export const UsageSeries = Type.Object({ points: UsagePoints }, closed)
 
 /** a batch usage read: up to BATCH_MAX_KEYS key ids, comma-separated, and the range of UsageQuery */
@@ -197,7 +208,10 @@ export const LeakedKeysResponse = Type.Object({
 }, closed)
 /** per record, in order: its index in the request and the key id it got (never the key, never its hash) */
 export const ImportedKeysResponse = Type.Object({
-  keys: Type.Array(Type.Object({ index: Type.Integer({ minimum: 0 }), id: Str, type: Str, org: Str, name: Str }, closed)),
+  keys: Type.Array(Type.Object(
+    { index: Type.Integer({ minimum: 0 }), id: Str, type: Str, org: Str, name: Str },
+    closed
+  )),
   warnings: Warnings
 }, closed)
 export const Changed = Type.Object({ id: Str, changed: Type.Boolean() }, closed)

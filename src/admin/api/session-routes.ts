@@ -27,7 +27,15 @@ export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Co
     return {
       principal: p.kind === 'session'
         ? { kind: 'session', user: p.user, org: p.org, role: p.role, permissions: [...p.permissions] }
-        : { kind: 'key', key_id: p.keyId, key_type: p.keyType, user: p.user, org: p.org, role: p.role, permissions: [...p.permissions] },
+        : {
+            kind: 'key',
+            key_id: p.keyId,
+            key_type: p.keyType,
+            user: p.user,
+            org: p.org,
+            role: p.role,
+            permissions: [...p.permissions]
+          },
       ...scope,
       // (so a front end offers only the expiries and the scopes the API accepts)
       ...(p.scope === 'admin' ? {} : { bot_key_max_ttl_s: botKeyMaxTtlS, grantable: [...p.grants.permissions] }),
@@ -46,7 +54,19 @@ export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Co
 
   // precomputed: the rules do not change while the process runs
   const catalogue = { permissions: permissionCatalogue(config) }
-  app.get('/permissions', { onRequest: requireAdmin, schema: { summary: 'List the permissions the configured rules name', tags: ['roles'], querystring: NoQuery, response: { 200: PermissionList } } }, async () => catalogue)
+  app.get(
+    '/permissions',
+    {
+      onRequest: requireAdmin,
+      schema: {
+        summary: 'List the permissions the configured rules name',
+        tags: ['roles'],
+        querystring: NoQuery,
+        response: { 200: PermissionList }
+      }
+    },
+    async () => catalogue
+  )
 }
 
 function permissionCatalogue (config: Config): string[] {

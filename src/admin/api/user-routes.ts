@@ -22,12 +22,25 @@ export function userRoutes (app: FastifyInstance, ctx: ApiContext): void {
   })
 
   app.get<{ Params: Static<typeof UserParams> }>('/users/:id', {
-    schema: { summary: 'Show a user', tags: ['users'], params: UserParams, querystring: NoQuery, response: { 200: UserViewSchema } }
+    schema: {
+      summary: 'Show a user',
+      tags: ['users'],
+      params: UserParams,
+      querystring: NoQuery,
+      response: { 200: UserViewSchema }
+    }
   }, async (request) => await actionsOf(ctx, request).showUser(request.params.id))
 
   app.put<{ Params: Static<typeof UserParams>, Body: Static<typeof PutUserBody> }>('/users/:id', {
     onRequest: requireScope('org'),
-    schema: { summary: 'Create or change a user', tags: ['users'], params: UserParams, querystring: NoQuery, body: PutUserBody, response: { 200: PutUserResponse, 201: PutUserResponse } }
+    schema: {
+      summary: 'Create or change a user',
+      tags: ['users'],
+      params: UserParams,
+      querystring: NoQuery,
+      body: PutUserBody,
+      response: { 200: PutUserResponse, 201: PutUserResponse }
+    }
   }, async (request, reply) => {
     const actions = actionsOf(ctx, request)
     const { id } = request.params
@@ -37,16 +50,37 @@ export function userRoutes (app: FastifyInstance, ctx: ApiContext): void {
   })
 
   // deactivate, activate: the same change, to either status
-  const statusRoute = (path: string, status: 'active' | 'deactivated', body: typeof DeactivateBody | typeof ActivateBody, summary: string): void => {
+  const statusRoute = (
+    path: string,
+    status: 'active' | 'deactivated',
+    body: typeof DeactivateBody | typeof ActivateBody,
+    summary: string
+  ): void => {
     app.post<{ Params: Static<typeof UserParams>, Body: Static<typeof DeactivateBody> }>(path, {
       onRequest: requireScope('org'),
-      schema: { summary, tags: ['users'], params: UserParams, querystring: NoQuery, body, response: { 200: UserStatusChanged } }
+      schema: {
+        summary,
+        tags: ['users'],
+        params: UserParams,
+        querystring: NoQuery,
+        body,
+        response: { 200: UserStatusChanged }
+      }
     }, async (request) => {
       const { id } = request.params
-      const r = await actionsOf(ctx, request).setUserStatus(id, status, { revokeCreatedKeys: request.body.revoke_created_keys })
+      const r = await actionsOf(ctx, request).setUserStatus(
+        id,
+        status,
+        { revokeCreatedKeys: request.body.revoke_created_keys }
+      )
       return { id, changed: r.changed, created_keys: r.createdKeys, revoked_keys: r.revokedKeys }
     })
   }
-  statusRoute('/users/:id/deactivate', 'deactivated', DeactivateBody, 'Deactivate a user (every key of theirs stops working)')
+  statusRoute(
+    '/users/:id/deactivate',
+    'deactivated',
+    DeactivateBody,
+    'Deactivate a user (every key of theirs stops working)'
+  )
   statusRoute('/users/:id/activate', 'active', ActivateBody, 'Activate a user again')
 }

@@ -18,7 +18,14 @@
  * (policy/registry-file.ts, policy/registry-plan.ts), when the file is planned or applied.
  */
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair } from 'yaml'
-import { KINDS, KIND_ORDER, type DesiredRecord, type FileProblem, type Place, type RegistryFile } from '../model/registry-fields.js'
+import {
+  KINDS,
+  KIND_ORDER,
+  type DesiredRecord,
+  type FileProblem,
+  type Place,
+  type RegistryFile
+} from '../model/registry-fields.js'
 
 /** the largest registry file read */
 export const MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -32,7 +39,11 @@ export function parseRegistryFile (text: string): RegistryFile {
     const { line, col } = lines.linePos(node?.range?.[0] ?? 0)
     return { line, col }
   }
-  const problem = (node: Node | null | undefined, path: string, message: string): void => { problems.push({ place: placeOf(node), path, message }) }
+  const problem = (
+    node: Node | null | undefined,
+    path: string,
+    message: string
+  ): void => { problems.push({ place: placeOf(node), path, message }) }
 
   for (const err of [...doc.errors, ...doc.warnings]) {
     problems.push({ place: lines.linePos(err.pos[0]), path: '', message: err.message.split('\n')[0] ?? err.message })
@@ -88,13 +99,23 @@ export function parseRegistryFile (text: string): RegistryFile {
         problem(value ?? keyNode, path, 'expected a mapping of fields')
         continue
       }
-      const record: DesiredRecord = { fields: {}, place: placeOf(keyNode), fieldPlaces: {}, values: {}, problemsBefore: 0 }
+      const record: DesiredRecord = {
+        fields: {},
+        place: placeOf(keyNode),
+        fieldPlaces: {},
+        values: {},
+        problemsBefore: 0
+      }
       for (const field of value.items) {
         const fname = keyOf(field)
         const spec = fields.find((f) => f.name === fname)
         const fnode = field.value as Node | null
         if (spec === undefined) {
-          problem(field.key as Node, `${path}.${String(fname)}`, `unknown field (expected ${fields.map((f) => f.name).join(', ')})`)
+          problem(
+            field.key as Node,
+            `${path}.${String(fname)}`,
+            `unknown field (expected ${fields.map((f) => f.name).join(', ')})`
+          )
           continue
         }
         const fpath = `${path}.${spec.name}`

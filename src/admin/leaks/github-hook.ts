@@ -42,7 +42,11 @@ export async function githubHook (app: FastifyInstance, o: GithubHookOptions): P
   await app.register(async (scope) => {
     // the raw bytes, as GitHub signed them: no parser may touch them first
     scope.removeAllContentTypeParsers()
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => { done(null, body) })
+    scope.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES },
+      (_request, body, done) => { done(null, body) }
+    )
 
     scope.post(HOOK_PATH, {
       bodyLimit: MAX_BODY_BYTES,
@@ -70,12 +74,18 @@ async function handle (o: GithubHookOptions, request: FastifyRequest, reply: Fas
   const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
   const check = await o.keys.check(headers.identifier, headers.signature, body)
   if (check !== 'valid') {
-    o.logger.warn({ req_id: request.id, key_identifier: headers.identifier, result: check }, 'secret scanning report refused')
+    o.logger.warn(
+      { req_id: request.id, key_identifier: headers.identifier, result: check },
+      'secret scanning report refused'
+    )
     return sendError(reply, check === 'unavailable' ? 'service_unavailable' : 'unauthorized')
   }
   const reported = parseReport(body)
   if (reported === undefined) return sendError(reply, 'bad_request')
-  const outcomes = await o.actions.reportLeaked(reported.map((r) => ({ token: r.token, source: r.url ?? `github ${r.source ?? 'secret scanning'}` })))
+  const outcomes = await o.actions.reportLeaked(reported.map((r) => ({
+    token: r.token,
+    source: r.url ?? `github ${r.source ?? 'secret scanning'}`
+  })))
   o.logger.info({
     req_id: request.id,
     tokens: reported.length,

@@ -39,6 +39,9 @@ export function isTypedActor (value: string): boolean {
 }
 
 /** The keys a user owns: their personal keys, and the BOT keys they created (`created_by` = `user:<id>`). */
-export function ownsKey (user: string, key: { type: string, user?: string | undefined, created_by?: string | undefined }): boolean {
+export function ownsKey (
+  user: string,
+  key: { type: string, user?: string | undefined, created_by?: string | undefined }
+): boolean {
   return key.user === user || (key.type === 'bot' && ownerOf(key.created_by) === user)
 }

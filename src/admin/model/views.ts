@@ -67,19 +67,34 @@ export type CreatedKey = Static<typeof CreatedKeySchema>
 export const RotatedKeySchema = Type.Object({ ...createdKeyFields, replaces: Str, replaces_expires_at: Str }, closed)
 export type RotatedKey = Static<typeof RotatedKeySchema>
 
-export const UserViewSchema = Type.Object({ id: Str, org: OptStr, role: OptStr, status: OptStr, name: OptStr, email: OptStr }, closed)
+export const UserViewSchema = Type.Object(
+  { id: Str, org: OptStr, role: OptStr, status: OptStr, name: OptStr, email: OptStr },
+  closed
+)
 export type UserView = Static<typeof UserViewSchema>
 
 /** `rate_limit`: every key acting with the role gets a bucket of its own */
-export const RoleViewSchema = Type.Object({ name: Str, permissions: Type.Array(Str), description: OptStr, rate_limit: OptStr }, closed)
+export const RoleViewSchema = Type.Object(
+  { name: Str, permissions: Type.Array(Str), description: OptStr, rate_limit: OptStr },
+  closed
+)
 export type RoleView = Static<typeof RoleViewSchema>
 
-/** An org record (`keygate:org:<org>`): its limit is one bucket shared by every key of the org, `rate_limit_used` of it now; `key_max_ttl` the longest a key of the org lives. */
-export const OrgViewSchema = Type.Object({ org: Str, name: OptStr, rate_limit: OptStr, rate_limit_used: Type.Optional(Type.Integer()), key_max_ttl: OptStr }, closed)
+/**
+ * An org record (`keygate:org:<org>`): its limit is one bucket shared by every key of the org, `rate_limit_used` of
+ * it now; `key_max_ttl` the longest a key of the org lives.
+ */
+export const OrgViewSchema = Type.Object(
+  { org: Str, name: OptStr, rate_limit: OptStr, rate_limit_used: Type.Optional(Type.Integer()), key_max_ttl: OptStr },
+  closed
+)
 export type OrgView = Static<typeof OrgViewSchema>
 
 /** One change in the audit trail; `org`: the org of the object it concerns, when it has one. */
-export const AuditEntrySchema = Type.Object({ id: Str, time: Str, actor: Str, action: Str, target: Str, result: Str, org: OptStr, detail: OptStr }, closed)
+export const AuditEntrySchema = Type.Object(
+  { id: Str, time: Str, actor: Str, action: Str, target: Str, result: Str, org: OptStr, detail: OptStr },
+  closed
+)
 export type AuditEntry = Static<typeof AuditEntrySchema>
 
 /** `result`: `denied: <why>` (a front end's permission check) or `error: <message>` (the registry's) */

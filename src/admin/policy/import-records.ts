@@ -25,11 +25,25 @@ export interface ImportInput extends CreateKeyInput {
 }
 
 /** The refusal of an import with problems: each one listed, nothing written. */
-export function importRefused (problems: ErrorDetail[], kind: 'invalid' | 'forbidden' = 'invalid', needs?: string, audit?: readonly RefusalNote[]): AdminError {
-  return new AdminError(`the import has ${problems.length} problem(s); nothing was imported`, kind, needs, problems, audit)
+export function importRefused (
+  problems: ErrorDetail[],
+  kind: 'invalid' | 'forbidden' = 'invalid',
+  needs?: string,
+  audit?: readonly RefusalNote[]
+): AdminError {
+  return new AdminError(
+    `the import has ${problems.length} problem(s); nothing was imported`,
+    kind,
+    needs,
+    problems,
+    audit
+  )
 }
 
-/** A problem of one record: its place (`line <n>`, `record <i>`) in the field, and in the reason too (the CLI prints reasons). */
+/**
+ * A problem of one record: its place (`line <n>`, `record <i>`) in the field, and in the reason too (the CLI prints
+ * reasons).
+ */
 export function lineProblem (place: string, field: string, reason: string): ErrorDetail {
   return { field: `${place}: ${field}`, reason: `${place}: ${field}: ${reason}` }
 }
@@ -44,7 +58,10 @@ const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/
  * line (`field` is `line <n>: <field>`). Blank lines and lines starting with `#` are skipped.
  * `isNativeKey`: a token in keygate's own format is refused (it is never looked up as imported).
  */
-export function parseImportLines (text: string, isNativeKey: (token: string) => boolean): { inputs: ImportInput[], problems: ErrorDetail[] } {
+export function parseImportLines (
+  text: string,
+  isNativeKey: (token: string) => boolean
+): { inputs: ImportInput[], problems: ErrorDetail[] } {
   const records: Array<{ line: number, place: string, value: unknown }> = []
   for (const [i, raw] of text.split('\n').entries()) {
     const trimmed = raw.trim()
@@ -63,11 +80,17 @@ export function parseImportLines (text: string, isNativeKey: (token: string) => 
  * objects an import file has a line each), checked exactly as the file's lines; every
  * problem named with its index (`field` is `record <i>: <field>`, 0-based).
  */
-export function parseImportRecords (values: readonly unknown[], isNativeKey: (token: string) => boolean): { inputs: ImportInput[], problems: ErrorDetail[] } {
+export function parseImportRecords (
+  values: readonly unknown[],
+  isNativeKey: (token: string) => boolean
+): { inputs: ImportInput[], problems: ErrorDetail[] } {
   return checkImportRecords(values.map((value, i) => ({ line: i, place: `record ${i}`, value })), isNativeKey)
 }
 
-function checkImportRecords (records: ReadonlyArray<{ line: number, place: string, value: unknown }>, isNativeKey: (token: string) => boolean): { inputs: ImportInput[], problems: ErrorDetail[] } {
+function checkImportRecords (
+  records: ReadonlyArray<{ line: number, place: string, value: unknown }>,
+  isNativeKey: (token: string) => boolean
+): { inputs: ImportInput[], problems: ErrorDetail[] } {
   const inputs: ImportInput[] = []
   const problems: ErrorDetail[] = []
   for (const { line, place, value: o } of records) {
@@ -86,7 +109,17 @@ function checkImportRecords (records: ReadonlyArray<{ line: number, place: strin
       bad('type', 'must be personal or bot')
       continue
     }
-    const input: ImportInput = { line, place, type: s.type, user: s.user, role: s.role, org: s.org, name: s.name, sha256: '', from: 'key' }
+    const input: ImportInput = {
+      line,
+      place,
+      type: s.type,
+      user: s.user,
+      role: s.role,
+      org: s.org,
+      name: s.name,
+      sha256: '',
+      from: 'key'
+    }
     for (const check of [checkKeyExclusions, checkKeyRequirements, checkKeyLabels]) {
       try {
         check(input)
@@ -95,10 +128,18 @@ function checkImportRecords (records: ReadonlyArray<{ line: number, place: strin
         bad('type', err.message)
       }
     }
-    if ((s.key === undefined) === (s.sha256 === undefined)) bad('key', 'exactly one of key (the plaintext) and sha256 is needed')
-    else if (s.key !== undefined) {
-      if (s.key.length > IMPORTED_KEY_MAX || !TOKEN68.test(s.key)) bad('key', `not a Bearer token the gateway accepts (token68 characters, at most ${IMPORTED_KEY_MAX})`)
-      else if (isNativeKey(s.key)) bad('key', 'a keygate key: it needs no import')
+    if ((s.key === undefined) === (s.sha256 === undefined)) {
+      bad(
+        'key',
+        'exactly one of key (the plaintext) and sha256 is needed'
+      )
+    } else if (s.key !== undefined) {
+      if (s.key.length > IMPORTED_KEY_MAX || !TOKEN68.test(s.key)) {
+        bad(
+          'key',
+        `not a Bearer token the gateway accepts (token68 characters, at most ${IMPORTED_KEY_MAX})`
+        )
+      } else if (isNativeKey(s.key)) bad('key', 'a keygate key: it needs no import')
       else input.sha256 = createHash('sha256').update(s.key).digest('hex')
     } else if (!SHA256_HEX.test(s.sha256 as string)) bad('sha256', 'must be 64 lowercase hex digits')
     else {

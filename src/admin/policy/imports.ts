@@ -30,7 +30,11 @@ export interface ImportedRecord {
 }
 
 export function decideImport (
-  s: AdminScope, snap: Snapshot, inputs: readonly ImportInput[], o: { selfServiceMaxTtlMs: number, actor: string, now: number }
+  s: AdminScope, snap: Snapshot, inputs: readonly ImportInput[], o: {
+    selfServiceMaxTtlMs: number,
+    actor: string,
+    now: number
+  }
 ): { records: ImportedRecord[], warnings: ErrorDetail[] } {
   requireOrgAdmin(s, 'importing keys')
   const { allowed, warnings } = allowedRecords(s, snap, inputs, o)
@@ -42,16 +46,42 @@ export function decideImport (
  * would (keyToCreate) for the caller, its expiry (`expires_at`) taken as the
  * equivalent `expires_in`. An admin imports any key as it is.
  */
-export function keyToImport (s: AdminScope, snap: Snapshot, input: ImportInput, o: { selfServiceMaxTtlMs: number, now: number }): ImportInput {
+export function keyToImport (
+  s: AdminScope,
+  snap: Snapshot,
+  input: ImportInput,
+  o: { selfServiceMaxTtlMs: number, now: number }
+): ImportInput {
   if (s.scope === 'admin') return input
   const at = input.expiresAt === undefined ? undefined : parseTimestamp(input.expiresAt)
   const expiresInMs = at === undefined ? undefined : Math.max(0, at - o.now)
-  const created = keyToCreate(s, snap, { type: input.type, user: input.user, role: input.role, org: input.org, name: input.name, expiresInMs }, o.selfServiceMaxTtlMs)
-  return { ...input, user: created.user, role: created.role, org: created.org, createdBy: created.createdBy, scope: created.scope, expiresWithinMs: created.expiresWithinMs }
+  const created = keyToCreate(
+    s,
+    snap,
+    { type: input.type, user: input.user, role: input.role, org: input.org, name: input.name, expiresInMs },
+    o.selfServiceMaxTtlMs
+  )
+  return {
+    ...input,
+    user: created.user,
+    role: created.role,
+    org: created.org,
+    createdBy: created.createdBy,
+    scope: created.scope,
+    expiresWithinMs: created.expiresWithinMs
+  }
 }
 
-/** Pass 1: each record's scope and references; each record refused by the scope is counted as the key creation it would be. */
-function allowedRecords (s: AdminScope, snap: Snapshot, inputs: readonly ImportInput[], o: { selfServiceMaxTtlMs: number, now: number }): { allowed: ImportInput[], warnings: ErrorDetail[] } {
+/**
+ * Pass 1: each record's scope and references; each record refused by the scope is counted as the key creation it
+ * would be.
+ */
+function allowedRecords (
+  s: AdminScope,
+  snap: Snapshot,
+  inputs: readonly ImportInput[],
+  o: { selfServiceMaxTtlMs: number, now: number }
+): { allowed: ImportInput[], warnings: ErrorDetail[] } {
   const problems: ErrorDetail[] = []
   const warnings: ErrorDetail[] = []
   const allowed: ImportInput[] = []
@@ -65,19 +95,37 @@ function allowedRecords (s: AdminScope, snap: Snapshot, inputs: readonly ImportI
     } catch (err: unknown) {
       if (!(err instanceof AdminError)) throw err
       if (err.kind === 'forbidden') forbidden ??= err
-      if (err.audit === 'denied') denials.push({ result: 'denied', why: err.message, action: 'key.create', target: keyCreationTarget(s, input) })
+      if (err.audit === 'denied') {
+        denials.push({
+          result: 'denied',
+          why: err.message,
+          action: 'key.create',
+          target: keyCreationTarget(s, input)
+        })
+      }
       for (const d of err.details ?? [{ reason: err.message }]) {
         problems.push(lineProblem(input.place, d.field === 'expires_in' ? 'expires_at' : d.field ?? 'record', d.reason))
       }
     }
   }
   if (forbidden !== undefined) throw importRefused(problems, 'forbidden', forbidden.needs, denials)
-  if (problems.length > 0) throw importRefused(problems, 'invalid', undefined, [...denials, { result: 'error', why: `${problems.length} problem(s)` }])
+  if (problems.length > 0) {
+    throw importRefused(
+      problems,
+      'invalid',
+      undefined,
+      [...denials, { result: 'error', why: `${problems.length} problem(s)` }]
+    )
+  }
   return { allowed, warnings }
 }
 
 /** Pass 2: against the registry: tokens imported already, owners, the orgs' key policies. */
-function importedRecords (snap: Snapshot, inputs: readonly ImportInput[], o: { actor: string, now: number }): ImportedRecord[] {
+function importedRecords (
+  snap: Snapshot,
+  inputs: readonly ImportInput[],
+  o: { actor: string, now: number }
+): ImportedRecord[] {
   const problems: ErrorDetail[] = []
   const orgs = inputs.map((input) => {
     const existing = snap.imported.get(input.sha256)
@@ -101,14 +149,26 @@ function importedRecords (snap: Snapshot, inputs: readonly ImportInput[], o: { a
       const within = defaultExpiry(cap, input.expiresWithinMs)
       return within === undefined ? undefined : isoTimestamp(o.now + within)
     }
-    if (cap !== undefined && at > o.now + cap) problems.push(lineProblem(input.place, 'expires_at', capReason(org, cap)))
+    if (cap !== undefined && at > o.now + cap) {
+      problems.push(lineProblem(
+        input.place,
+        'expires_at',
+        capReason(org, cap)
+      ))
+    }
     return input.expiresAt
   })
   if (problems.length > 0) throw importRefused(problems)
   return inputs.map((input, n) => {
     const org = orgs[n] as string
     const record: Record<string, string> = {
-      type: input.type, imported: input.from, org, name: input.name ?? '', status: 'active', created_at: isoTimestamp(o.now), created_by: input.createdBy ?? o.actor
+      type: input.type,
+      imported: input.from,
+      org,
+      name: input.name ?? '',
+      status: 'active',
+      created_at: isoTimestamp(o.now),
+      created_by: input.createdBy ?? o.actor
     }
     if (input.type === 'personal') record.user = input.user as string
     else record.role = input.role as string

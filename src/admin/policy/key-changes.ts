@@ -38,7 +38,12 @@ export interface KeyRestrictionChange {
  * a self principal its own user's keys; a scope within the caller's own grants. `next`:
  * each field's value, null to remove it.
  */
-export function decideRestriction (s: AdminScope, snap: Snapshot, id: string, change: KeyRestrictionChange): KeyChange<{ next: Record<'scope' | 'allowed_cidrs', string | null>, detail: Record<string, string> }> {
+export function decideRestriction (s: AdminScope, snap: Snapshot, id: string, change: KeyRestrictionChange): KeyChange<{
+  next: Record<'scope' | 'allowed_cidrs',
+  string | null>,
+  detail: Record<string,
+  string>
+}> {
   if (s.scope !== 'admin') checkScope(s, snap, change.scope, manageableKey(s, snap, id, 'key.restrict'))
   checkKeyRestriction({ scope: change.scope ?? undefined, allowedCidrs: change.allowedCidrs ?? undefined })
   const key = snap.keys.get(id)
@@ -47,15 +52,27 @@ export function decideRestriction (s: AdminScope, snap: Snapshot, id: string, ch
   const cidrs = key.allowed_cidrs ?? null
   const next = {
     scope: change.scope === undefined ? scope : change.scope === null ? null : change.scope.join(' '),
-    allowed_cidrs: change.allowedCidrs === undefined ? cidrs : change.allowedCidrs === null ? null : change.allowedCidrs.join(' ')
+    allowed_cidrs: change.allowedCidrs === undefined
+      ? cidrs
+      : change.allowedCidrs === null ? null : change.allowedCidrs.join(' ')
   }
   if (next.scope === scope && next.allowed_cidrs === cidrs) return { changed: false }
-  const detail = { scope: next.scope ?? '', allowed_cidrs: next.allowed_cidrs ?? '', from_scope: scope ?? '', from_allowed_cidrs: cidrs ?? '' }
+  const detail = {
+    scope: next.scope ?? '',
+    allowed_cidrs: next.allowed_cidrs ?? '',
+    from_scope: scope ?? '',
+    from_allowed_cidrs: cidrs ?? ''
+  }
   return { changed: true, org: key.org, next, detail }
 }
 
 /** A key's own rate limit (admin only); `null` removes it (its role's, org's and the default limits still apply). */
-export function decideKeyLimit (s: AdminScope, snap: Snapshot, id: string, limit: string | null): KeyChange<{ detail: Record<string, string> }> {
+export function decideKeyLimit (
+  s: AdminScope,
+  snap: Snapshot,
+  id: string,
+  limit: string | null
+): KeyChange<{ detail: Record<string, string> }> {
   requireAdmin(s, 'a key\'s own rate limit')
   if (limit !== null) checkRateLimit(limit)
   const key = snap.keys.get(id)
@@ -83,15 +100,36 @@ export interface Rotation {
  * new key's expiry is the old one's, within the org's key policy and (for a caller
  * narrower than an admin) the self-service cap of a BOT key.
  */
-export function decideRotation (s: AdminScope, snap: Snapshot, id: string, graceMs: number, o: { selfServiceMaxTtlMs: number, actor: string, now: number }): Rotation {
+export function decideRotation (
+  s: AdminScope,
+  snap: Snapshot,
+  id: string,
+  graceMs: number,
+  o: { selfServiceMaxTtlMs: number, actor: string, now: number }
+): Rotation {
   if (s.scope !== 'admin') manageableKey(s, snap, id, 'key.rotate')
   const botMaxTtlMs = s.scope === 'admin' ? undefined : o.selfServiceMaxTtlMs
   const old = snap.keys.get(id) ?? {}
   if (old.type === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
-  if (old.status !== 'active') throw new AdminError(`key "${id}" is ${old.status ?? 'in an unknown state'}; only an active key can be rotated`, 'conflict')
+  if (old.status !== 'active') {
+    throw new AdminError(
+    `key "${id}" is ${old.status ?? 'in an unknown state'}; only an active key can be rotated`,
+    'conflict'
+    )
+  }
   const oldExpiry = old.expires_at === undefined ? undefined : parseTimestamp(old.expires_at)
-  if (oldExpiry !== undefined && oldExpiry <= o.now) throw new AdminError(`key "${id}" has expired; create a new key instead`, 'conflict')
-  if (old.type !== 'personal' && old.type !== 'bot') throw new AdminError(`key "${id}" has an unknown type "${old.type}"`, 'conflict')
+  if (oldExpiry !== undefined && oldExpiry <= o.now) {
+    throw new AdminError(
+    `key "${id}" has expired; create a new key instead`,
+    'conflict'
+    )
+  }
+  if (old.type !== 'personal' && old.type !== 'bot') {
+    throw new AdminError(
+    `key "${id}" has an unknown type "${old.type}"`,
+    'conflict'
+    )
+  }
   if (old.org === undefined) throw new AdminError(`key "${id}" has no org`, 'conflict')
   // the new key is the old one's: its type, org, owner (the user, or the role), name, creator and rate limit
   const owner = old.type === 'personal' ? { user: old.user } : { role: old.role, org: old.org }
@@ -100,17 +138,29 @@ export function decideRotation (s: AdminScope, snap: Snapshot, id: string, grace
   if (old.rate_limit !== undefined && parseRateLimit(old.rate_limit) !== undefined) input.rateLimit = old.rate_limit
   // its scope and addresses, as they are: a replacement is never wider than the key it replaces
   if (old.scope !== undefined && old.scope !== '') input.scope = old.scope.split(/\s+/).filter((p) => p !== '')
-  if (old.allowed_cidrs !== undefined && old.allowed_cidrs !== '') input.allowedCidrs = old.allowed_cidrs.split(/\s+/).filter((c) => c !== '')
+  if (old.allowed_cidrs !== undefined && old.allowed_cidrs !== '') {
+    input.allowedCidrs = old.allowed_cidrs.split(/\s+/).filter((c) => c !== '')
+  }
   // a personal key acts as its user in the key's org; once the user has left that org the
   // key is dead, and a replacement would act in the user's new org for whoever holds it
   if (resolveOwner(snap, input) !== old.org) {
     const why = 'the user is no longer in the key\'s org'
-    throw new AdminError(`key "${id}": ${why} (${old.org}); create a new key for the user instead`, 'conflict', undefined, [{ field: 'user', reason: why }])
+    throw new AdminError(
+      `key "${id}": ${why} (${old.org}); create a new key for the user instead`,
+      'conflict',
+      undefined,
+      [{ field: 'user', reason: why }]
+    )
   }
   const org = old.org
   // the new key keeps the old one's expiry, if it had one
   if (oldExpiry !== undefined) input.expiresInMs = oldExpiry - o.now
-  if (botMaxTtlMs !== undefined && old.type === 'bot') input.expiresInMs = Math.min(input.expiresInMs ?? botMaxTtlMs, botMaxTtlMs)
+  if (botMaxTtlMs !== undefined && old.type === 'bot') {
+    input.expiresInMs = Math.min(
+      input.expiresInMs ?? botMaxTtlMs,
+      botMaxTtlMs
+    )
+  }
   // the org's key policy as it is now: the new key expires within it
   const cap = keyCapOf(org, snap.orgs.get(org))
   if (cap !== undefined) input.expiresInMs = Math.min(input.expiresInMs ?? cap, cap)

@@ -16,7 +16,12 @@ export function keyCapOf (org: string, record: Fields | undefined): number | und
   const text = record?.key_max_ttl
   if (text === undefined || text === '') return undefined
   const ms = parseDuration(text)
-  if (ms === undefined || ms <= 0) throw new AdminError(`org "${org}" has a malformed key_max_ttl "${text}"; fix it with keygate orgs put`, 'conflict')
+  if (ms === undefined || ms <= 0) {
+    throw new AdminError(
+    `org "${org}" has a malformed key_max_ttl "${text}"; fix it with keygate orgs put`,
+    'conflict'
+    )
+  }
   return ms
 }
 
@@ -38,6 +43,10 @@ export function defaultExpiry (...caps: Array<number | undefined>): number | und
 
 /** A duration as the configuration writes one: `90d`, `12h`, `30m`, else seconds. */
 export function formatTtl (ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000]] as const) if (ms % size === 0) return `${ms / size}${unit}`
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000]
+  ] as const) if (ms % size === 0) return `${ms / size}${unit}`
   return `${Math.round(ms / 1000)}s`
 }

@@ -48,7 +48,9 @@ export function keyOwnerProblem (r: KeyOwnerFields): AdminError | undefined {
 
 /** The key's name and its recorded creator (a typed actor: model/actors.ts). */
 export function checkKeyLabels (r: { name?: string | undefined, createdBy?: string | undefined }): void {
-  if (r.name !== undefined && r.name.length > KEY_NAME_MAX) throw new AdminError(`the key name is longer than ${KEY_NAME_MAX} characters`)
+  if (r.name !== undefined && r.name.length > KEY_NAME_MAX) {
+    throw new AdminError(`the key name is longer than ${KEY_NAME_MAX} characters`)
+  }
   if (r.createdBy !== undefined && !isTypedActor(r.createdBy)) {
     throw new AdminError(`invalid creator "${r.createdBy}" (expected user:<id>, key:<id>, cli:<name> or admin-token)`)
   }
@@ -70,8 +72,18 @@ export function checkKeyRestriction (r: KeyRestrictionInput): void {
   const lists = [['scope', r.scope, grantProblems], ['allowed_cidrs', r.allowedCidrs, cidrProblems]] as const
   for (const [field, list, problems] of lists) {
     if (list === undefined) continue
-    if (list.length === 0) details.push({ field, reason: `an empty ${field}: give at least one entry, or none to remove it` })
-    if (list.length > KEY_RESTRICTION_MAX) details.push({ field, reason: `more than ${KEY_RESTRICTION_MAX} entries in ${field}` })
+    if (list.length === 0) {
+      details.push({
+        field,
+        reason: `an empty ${field}: give at least one entry, or none to remove it`
+      })
+    }
+    if (list.length > KEY_RESTRICTION_MAX) {
+      details.push({
+        field,
+        reason: `more than ${KEY_RESTRICTION_MAX} entries in ${field}`
+      })
+    }
     for (const reason of problems(list)) details.push({ field, reason })
   }
   if (details.length > 0) throw new AdminError(details.map((d) => d.reason).join('; '), 'invalid', undefined, details)

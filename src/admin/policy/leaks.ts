@@ -35,7 +35,10 @@ export function checkLeakReporter (s: AdminScope): void {
 }
 
 /** What a report does to the live key a token is (`record`: its fields; undefined: the token is no key). */
-export function leakVerdict (s: AdminScope, record: Fields | undefined): 'false_positive' | 'revoked_already' | 'revoke' {
+export function leakVerdict (
+  s: AdminScope,
+  record: Fields | undefined
+): 'false_positive' | 'revoked_already' | 'revoke' {
   const status = record?.status
   if (record === undefined || status === undefined) return 'false_positive'
   const owner = { type: record.type ?? '', org: record.org ?? '', user: record.user, created_by: record.created_by }

@@ -45,11 +45,16 @@ export function checkPermissions (permissions: readonly string[]): void {
 
 /** A role's name and permissions, every bad one named. */
 export function roleShapeProblems (name: string, permissions: readonly string[]): ErrorDetail[] {
-  return [...nameProblems('name', 'role', name), ...grantProblems(permissions).map((reason) => ({ field: 'permissions', reason }))]
+  return [
+    ...nameProblems('name', 'role', name),
+    ...grantProblems(permissions).map((reason) => ({ field: 'permissions', reason }))
+  ]
     .map(({ field, reason }) => ({ field, reason }))
 }
 
-/** A user's id and org, in themselves (their role's existence is the caller's to check, against a snapshot or a file). */
+/**
+ * A user's id and org, in themselves (their role's existence is the caller's to check, against a snapshot or a file).
+ */
 export function userShape (id: string, org: string): Problem[] {
   return [...nameProblems('id', 'user id', id), ...botIdProblems(id), ...nameProblems('org', 'org', org)]
 }
@@ -64,5 +69,9 @@ export function userShapeProblems (id: string, org: string): ErrorDetail[] {
  */
 function botIdProblems (id: string): Problem[] {
   if (!id.toLowerCase().startsWith('bot:')) return []
-  return [{ field: 'id', reason: `invalid user id "${id}": an id starting with "bot:" names a BOT key in signed assertions`, kind: 'invalid' }]
+  return [{
+    field: 'id',
+    reason: `invalid user id "${id}": an id starting with "bot:" names a BOT key in signed assertions`,
+    kind: 'invalid'
+  }]
 }

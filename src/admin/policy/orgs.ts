@@ -38,11 +38,16 @@ export function decidePutOrg (s: AdminScope, org: string, input: OrgInput): OrgP
     const why = `invalid key_max_ttl "${input.keyMaxTtl}" (a duration such as 90d, 24h)`
     throw new AdminError(why, 'invalid', undefined, [{ field: 'key_max_ttl', reason: why }])
   }
-  if (input.name !== undefined && input.name.length > ORG_NAME_MAX) throw new AdminError(`the org name is longer than ${ORG_NAME_MAX} characters`)
+  if (input.name !== undefined && input.name.length > ORG_NAME_MAX) {
+    throw new AdminError(`the org name is longer than ${ORG_NAME_MAX} characters`)
+  }
   const fields: Record<string, string> = {}
   if (input.name !== undefined) fields.name = input.name
   if (typeof input.rateLimit === 'string') fields.rate_limit = input.rateLimit
   if (typeof input.keyMaxTtl === 'string') fields.key_max_ttl = input.keyMaxTtl
-  const removed = [...input.rateLimit === null ? ['rate_limit'] : [], ...input.keyMaxTtl === null ? ['key_max_ttl'] : []]
+  const removed = [
+    ...input.rateLimit === null ? ['rate_limit'] : [],
+    ...input.keyMaxTtl === null ? ['key_max_ttl'] : []
+  ]
   return { fields, removed, detail: { ...fields, ...Object.fromEntries(removed.map((f) => [f, ''])) } }
 }

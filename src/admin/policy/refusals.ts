@@ -15,7 +15,13 @@ export function neededBy (s: AdminScope): string {
 }
 
 /** A refusal by the caller's scope (audited as `denied: <why>`); a 403 names `needs`, or the next scope up. */
-export function denied (s: AdminScope, kind: 'forbidden' | 'not_found', why: string, needs?: string, details?: ErrorDetail[]): AdminError {
+export function denied (
+  s: AdminScope,
+  kind: 'forbidden' | 'not_found',
+  why: string,
+  needs?: string,
+  details?: ErrorDetail[]
+): AdminError {
   return new AdminError(why, kind, kind === 'forbidden' ? needs ?? neededBy(s) : undefined, details, 'denied')
 }
 
@@ -34,7 +40,9 @@ export function denyingReads<T> (s: AdminScope, fn: () => T): T {
   }
 }
 
-/** Refuses with every problem at once: a malformed field first (400), then a missing record (404), then a state (409). */
+/**
+ * Refuses with every problem at once: a malformed field first (400), then a missing record (404), then a state (409).
+ */
 export function refuseAny (problems: readonly Problem[]): void {
   if (problems.length === 0) return
   const kinds = new Set(problems.map((p) => p.kind))

@@ -7,12 +7,22 @@
  */
 import { grantProblems } from '../../config/permission.js'
 import { ORG_NAME_MAX } from '../model/limits.js'
-import { KINDS, KIND_ORDER, type DesiredRecord, type FileProblem, type Kind, type RegistryFile } from '../model/registry-fields.js'
+import {
+  KINDS,
+  KIND_ORDER,
+  type DesiredRecord,
+  type FileProblem,
+  type Kind,
+  type RegistryFile
+} from '../model/registry-fields.js'
 import { nameProblem, rateLimitProblem, roleShapeProblems, userShapeProblems } from './names.js'
 
 type Check = (value: string) => string | undefined
 
-const longerThan = (what: string, max: number): Check => (v) => v.length > max ? `${what} is longer than ${max} characters` : undefined
+const longerThan = (
+  what: string,
+  max: number
+): Check => (v) => v.length > max ? `${what} is longer than ${max} characters` : undefined
 const oneOf = (...values: string[]): Check => (v) => values.includes(v) ? undefined : `expected ${values.join(' or ')}`
 
 /** Each field's check, by kind (a list's: of each item). */
@@ -51,25 +61,43 @@ export function registryFileProblems (file: RegistryFile): FileProblem[] {
 }
 
 /** One record's problems (`before`: the checks' problems of the records before it). */
-function recordProblems (file: RegistryFile, kind: Kind, name: string, record: DesiredRecord, before: readonly FileProblem[]): FileProblem[] {
+function recordProblems (
+  file: RegistryFile,
+  kind: Kind,
+  name: string,
+  record: DesiredRecord,
+  before: readonly FileProblem[]
+): FileProblem[] {
   const path = `${KINDS[kind].section}.${name}`
   const out: FileProblem[] = []
   for (const [field, values] of Object.entries(record.values)) {
     const list = KINDS[kind].fields.find((f) => f.name === field)?.list === true
     values.forEach(({ value, place }, n) => {
       const bad = FIELD_CHECKS[kind][field]?.(value)
-      if (bad !== undefined) out.push({ place, path: list ? `${path}.${field}[${n}]` : `${path}.${field}`, message: bad })
+      if (bad !== undefined) {
+        out.push({
+          place,
+          path: list ? `${path}.${field}[${n}]` : `${path}.${field}`,
+          message: bad
+        })
+      }
     })
   }
   for (const spec of KINDS[kind].fields) {
-    if (spec.required === true && record.fields[spec.name] === undefined && record.fieldPlaces[spec.name] === undefined) {
+    const named = record.fields[spec.name] !== undefined || record.fieldPlaces[spec.name] !== undefined
+    if (spec.required === true && !named) {
       out.push({ place: record.place, path, message: `${spec.name} is required` })
     }
   }
   // the name's own shape, and a user's id (the org's shape was checked with its field)
   const shape = kind === 'role'
     ? roleShapeProblems(name, [])
-    : kind === 'user' ? userShapeProblems(name, record.fields.org ?? 'unset').filter((d) => d.field !== 'org') : orgNameProblems(name)
+    : kind === 'user'
+      ? userShapeProblems(
+        name,
+        record.fields.org ?? 'unset'
+      ).filter((d) => d.field !== 'org')
+      : orgNameProblems(name)
   for (const d of shape) {
     const onName = d.field === 'id' || d.field === 'name'
     const place = onName || d.field === undefined ? record.place : record.fieldPlaces[d.field] ?? record.place
@@ -80,9 +108,19 @@ function recordProblems (file: RegistryFile, kind: Kind, name: string, record: D
     out.push({ place: record.place, path, message: 'an org record needs a name or a rate_limit' })
   }
   if (file.org !== undefined && kind === 'user' && record.fields.org !== undefined && record.fields.org !== file.org) {
-    out.push({ place: record.fieldPlaces.org ?? record.place, path: `${path}.org`, message: `the file covers org "${file.org}" only` })
+    out.push({
+      place: record.fieldPlaces.org ?? record.place,
+      path: `${path}.org`,
+      message: `the file covers org "${file.org}" only`
+    })
   }
-  if (file.org !== undefined && kind === 'org' && name !== file.org) out.push({ place: record.place, path, message: `the file covers org "${file.org}" only` })
+  if (file.org !== undefined && kind === 'org' && name !== file.org) {
+    out.push({
+      place: record.place,
+      path,
+      message: `the file covers org "${file.org}" only`
+    })
+  }
   return out
 }
 

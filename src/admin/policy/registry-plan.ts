@@ -9,7 +9,8 @@
  * org record only, never roles (they are every org's).
  */
 import {
-  KINDS, KIND_ORDER, type ApplyResult, type Change, type FieldChange, type FileProblem, type Plan, type RegistryFile, type RegistryState
+  KINDS, KIND_ORDER, type ApplyResult, type Change, type FieldChange, type FileProblem, type Plan, type RegistryFile,
+  type RegistryState
 } from '../model/registry-fields.js'
 
 export function planRegistry (file: RegistryFile, state: RegistryState, prune: boolean): Plan {
@@ -35,38 +36,82 @@ export function planRegistry (file: RegistryFile, state: RegistryState, prune: b
         const from = have[f.name]
         if (to !== from) fields.push({ field: f.name, from, to })
       }
-      if (fields.length > 0) changes.push({ op: 'change', kind, name, fields, fromOrg: kind === 'user' ? have.org : undefined })
+      if (fields.length > 0) {
+        changes.push({
+          op: 'change',
+          kind,
+          name,
+          fields,
+          fromOrg: kind === 'user' ? have.org : undefined
+        })
+      }
     }
     if (!prune) continue
     for (const [name, have] of state.records[kind]) {
       if (file.records[kind].has(name)) continue
-      if (file.org !== undefined && (kind === 'role' || (kind === 'org' && name !== file.org) || (kind === 'user' && have.org !== file.org))) continue
-      changes.push({ op: 'delete', kind, name, fields: specs.flatMap((f) => have[f.name] === undefined ? [] : [{ field: f.name, from: have[f.name] }]), fromOrg: kind === 'user' ? have.org : undefined })
+      // a file with `org:` prunes that org's users and record only, never roles
+      const otherOrg = kind === 'role' || (kind === 'org' && name !== file.org) ||
+        (kind === 'user' && have.org !== file.org)
+      if (file.org !== undefined && otherOrg) continue
+      changes.push({
+        op: 'delete',
+        kind,
+        name,
+        fields: specs.flatMap((f) => have[f.name] === undefined ? [] : [{ field: f.name, from: have[f.name] }]),
+        fromOrg: kind === 'user' ? have.org : undefined
+      })
     }
   }
 
   // references, against the registry as the file would leave it
   const deleted = new Set(changes.filter((c) => c.op === 'delete' && c.kind === 'role').map((c) => c.name))
-  const roleExists = (role: string): boolean => file.records.role.has(role) || (state.records.role.has(role) && !deleted.has(role))
+  const roleExists = (role: string): boolean =>
+    file.records.role.has(role) || (state.records.role.has(role) && !deleted.has(role))
   for (const [id, want] of file.records.user) {
     const role = want.fields.role
     if (role !== undefined && !roleExists(role)) {
-      problems.push({ place: want.fieldPlaces.role ?? want.place, path: `users.${id}.role`, message: deleted.has(role) ? `role "${role}" would be pruned` : `role "${role}" does not exist (neither in the file nor in the registry)` })
+      problems.push({
+        place: want.fieldPlaces.role ?? want.place,
+        path: `users.${id}.role`,
+        message: deleted.has(role)
+          ? `role "${role}" would be pruned`
+          : `role "${role}" does not exist (neither in the file nor in the registry)`
+      })
     }
   }
   for (const role of deleted) {
     const keys = state.botKeys.get(role) ?? []
-    if (keys.length > 0) problems.push({ place: undefined, path: `roles.${role}`, message: `--prune would delete role "${role}", which active BOT keys act with (${keys.join(', ')}): keep it in the file, or revoke them first` })
-    const users = [...state.records.user].filter(([id, u]) => u.role === role && !file.records.user.has(id) && !changes.some((c) => c.op === 'delete' && c.kind === 'user' && c.name === id)).map(([id]) => id)
-    if (users.length > 0) problems.push({ place: undefined, path: `roles.${role}`, message: `--prune would delete role "${role}", which users the file keeps act with (${users.join(', ')})` })
+    if (keys.length > 0) {
+      problems.push({
+        place: undefined,
+        path: `roles.${role}`,
+        message: `--prune would delete role "${role}", which active BOT keys act with (${keys.join(', ')}): ` +
+          'keep it in the file, or revoke them first'
+      })
+    }
+    const prunedUser = (id: string): boolean =>
+      changes.some((c) => c.op === 'delete' && c.kind === 'user' && c.name === id)
+    const kept = (id: string): boolean => !file.records.user.has(id) && !prunedUser(id)
+    const users = [...state.records.user].filter(([id, u]) => u.role === role && kept(id)).map(([id]) => id)
+    if (users.length > 0) {
+      problems.push({
+        place: undefined,
+        path: `roles.${role}`,
+        message: `--prune would delete role "${role}", which users the file keeps act with (${users.join(', ')})`
+      })
+    }
   }
   return { changes, problems }
 }
 
-/** The answer to a plan: its changes, or every problem, the file's own and those of its references, in the order of the file. */
+/**
+ * The answer to a plan: its changes, or every problem, the file's own and those of its references, in the order of
+ * the file.
+ */
 export function planResult (own: readonly FileProblem[], plan: Plan): ApplyResult {
   // (those at no place, what --prune would delete, last)
-  const at = (p: FileProblem): number => p.place === undefined ? Number.MAX_SAFE_INTEGER : p.place.line * 100_000 + p.place.col
+  const at = (p: FileProblem): number =>
+    p.place === undefined ? Number.MAX_SAFE_INTEGER : p.place.line * 100_000 + p.place.col
   const problems = [...own, ...plan.problems].sort((a, b) => at(a) - at(b))
   return problems.length > 0 ? { ok: false, problems } : { ok: true, changes: plan.changes }
 }

@@ -1,4 +1,6 @@
-/** Roles (admin only): put (create or replace) and delete, refused while users or BOT keys use the role unless forced. */
+/**
+ * Roles (admin only): put (create or replace) and delete, refused while users or BOT keys use the role unless forced.
+ */
 import { AdminError } from '../model/errors.js'
 import type { AdminScope } from '../model/principal.js'
 import type { Snapshot } from '../model/snapshot.js'
@@ -11,7 +13,13 @@ import { requireAdmin } from './scope-rules.js'
  * description or rate limit not given is kept; `rateLimit: null` removes the limit.
  * Returns the fields to write and the audit entry's detail.
  */
-export function decidePutRole (s: AdminScope, name: string, permissions: readonly string[], description?: string, rateLimit?: string | null): { fields: Record<string, string>, detail: Record<string, string> } {
+export function decidePutRole (
+  s: AdminScope,
+  name: string,
+  permissions: readonly string[],
+  description?: string,
+  rateLimit?: string | null
+): { fields: Record<string, string>, detail: Record<string, string> } {
   requireAdmin(s, 'putting a role')
   checkPermissions(permissions)
   checkName('role', name)
@@ -26,7 +34,14 @@ export function decidePutRole (s: AdminScope, name: string, permissions: readonl
  * A role deleted: refused while users (`users`: every user) or active BOT keys (`keys`:
  * every key) act with it, naming them, unless `force`. Returns who used it.
  */
-export function decideDeleteRole (s: AdminScope, snap: Snapshot, name: string, force: boolean, users: readonly UserView[], keys: readonly KeyView[]): { users: string[], keys: string[] } {
+export function decideDeleteRole (
+  s: AdminScope,
+  snap: Snapshot,
+  name: string,
+  force: boolean,
+  users: readonly UserView[],
+  keys: readonly KeyView[]
+): { users: string[], keys: string[] } {
   requireAdmin(s, 'deleting a role')
   if (!snap.roles.has(name)) throw new AdminError(`role "${name}" does not exist`, 'not_found')
   const using = {
@@ -34,9 +49,16 @@ export function decideDeleteRole (s: AdminScope, snap: Snapshot, name: string, f
     keys: keys.filter((k) => k.type === 'bot' && k.role === name && k.status === 'active').map((k) => k.id)
   }
   if ((using.users.length > 0 || using.keys.length > 0) && !force) {
-    const refs = [using.users.length > 0 ? `users ${using.users.join(', ')}` : '', using.keys.length > 0 ? `BOT keys ${using.keys.join(', ')}` : '']
+    const refs = [
+      using.users.length > 0 ? `users ${using.users.join(', ')}` : '',
+      using.keys.length > 0 ? `BOT keys ${using.keys.join(', ')}` : ''
+    ]
     const what = refs.filter((r) => r !== '').join(' and ')
-    throw new AdminError(`role "${name}" is still used by ${what}; reassign them, or force the deletion (they will then have no permissions)`, 'conflict')
+    throw new AdminError(
+      `role "${name}" is still used by ${what}; ` +
+        'reassign them, or force the deletion (they will then have no permissions)',
+      'conflict'
+    )
   }
   return using
 }

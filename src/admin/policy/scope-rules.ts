@@ -50,15 +50,34 @@ export function keyFactsOf (id: string, f: Fields | undefined): KeyFacts | undef
 
 /** Roles (put, delete), org records, rate limits, registry files: admin only. */
 export function requireAdmin (s: AdminScope, what: string): void {
-  if (s.scope !== 'admin') throw new AdminError(`${what} needs ${ADMIN_PERMISSION}`, 'forbidden', ADMIN_PERMISSION, undefined, 'denied')
+  if (s.scope !== 'admin') {
+    throw new AdminError(
+    `${what} needs ${ADMIN_PERMISSION}`,
+    'forbidden',
+    ADMIN_PERMISSION,
+    undefined,
+    'denied'
+    )
+  }
 }
 
 /** Users, imports, leak reports and the audit trail: an org admin for its own org. */
 export function requireOrgAdmin (s: AdminScope, what: string): void {
-  if (s.scope === 'self') throw new AdminError(`${what} needs ${ORG_ADMIN_PERMISSION}`, 'forbidden', ORG_ADMIN_PERMISSION, undefined, 'denied')
+  if (s.scope === 'self') {
+    throw new AdminError(
+    `${what} needs ${ORG_ADMIN_PERMISSION}`,
+    'forbidden',
+    ORG_ADMIN_PERMISSION,
+    undefined,
+    'denied'
+    )
+  }
 }
 
-/** The org a listing is limited to: the caller's own for org and self principals; `null`: an org it may not see (empty list). */
+/**
+ * The org a listing is limited to: the caller's own for org and self principals; `null`: an org it may not see (empty
+ * list).
+ */
 export function orgFilter (s: AdminScope, org: string | undefined): string | undefined | null {
   if (s.scope === 'admin') return org
   if (org !== undefined && org !== s.org) return null
@@ -79,7 +98,10 @@ export function givableRoles<R extends { permissions: readonly string[] }> (s: A
 }
 
 /** Whether the caller may read a key with these owner fields (visibleKey's rule, for keys read in bulk). */
-export function seesKey (s: AdminScope, key: { type: string, org: string, user?: string | undefined, created_by?: string | undefined }): boolean {
+export function seesKey (
+  s: AdminScope,
+  key: { type: string, org: string, user?: string | undefined, created_by?: string | undefined }
+): boolean {
   if (s.scope === 'org') return key.org === s.org
   if (s.scope === 'self') return ownsKey(s.user, key)
   return true
@@ -89,7 +111,12 @@ export function seesKey (s: AdminScope, key: { type: string, org: string, user?:
 export function visibleUser (s: AdminScope, id: string, user: UserView | undefined): UserView {
   if (user === undefined) throw new AdminError(`user "${id}" does not exist`, 'not_found')
   if (s.scope === 'org' && user.org !== s.org) throw new AdminError(`user "${id}" is not in org ${s.org}`, 'not_found')
-  if (s.scope === 'self' && id !== s.user) throw new AdminError(`user "${id}" is not the caller's own user`, 'not_found')
+  if (s.scope === 'self' && id !== s.user) {
+    throw new AdminError(
+    `user "${id}" is not the caller's own user`,
+    'not_found'
+    )
+  }
   return user
 }
 
@@ -97,11 +124,19 @@ export function visibleUser (s: AdminScope, id: string, user: UserView | undefin
 export function visibleKey<K extends KeyFacts> (s: AdminScope, id: string, key: K | undefined): K {
   if (key === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
   if (s.scope === 'org' && key.org !== s.org) throw new AdminError(`key "${id}" is not in org ${s.org}`, 'not_found')
-  if (s.scope === 'self' && !ownsKey(s.user, key)) throw new AdminError(`key "${id}" is not a key of user ${s.user}`, 'not_found')
+  if (s.scope === 'self' && !ownsKey(s.user, key)) {
+    throw new AdminError(
+    `key "${id}" is not a key of user ${s.user}`,
+    'not_found'
+    )
+  }
   return key
 }
 
-/** A user the caller may change (deactivate, activate, put, give keys to): visible, and its role within the caller's grants. */
+/**
+ * A user the caller may change (deactivate, activate, put, give keys to): visible, and its role within the caller's
+ * grants.
+ */
 export function manageableUser (s: AdminScope, snap: Snapshot, id: string, action: string): UserView {
   requireOrgAdmin(s, action)
   const fields = snap.users.get(id)
@@ -117,7 +152,12 @@ export function manageableUser (s: AdminScope, snap: Snapshot, id: string, actio
  * rotation by an org or self principal hands out the key's authority again, so what
  * the key may do (its role narrowed by its scope) must be within the caller's grants.
  */
-export function manageableKey (s: AdminScope, snap: Snapshot, id: string, action: 'key.revoke' | 'key.rotate' | 'key.restrict'): KeyFacts {
+export function manageableKey (
+  s: AdminScope,
+  snap: Snapshot,
+  id: string,
+  action: 'key.revoke' | 'key.rotate' | 'key.restrict'
+): KeyFacts {
   const key = denyingReads(s, () => visibleKey(s, id, keyFactsOf(id, snap.keys.get(id))))
   if (s.scope === 'self' && action === 'key.rotate' && key.type !== 'personal') {
     throw denied(s, 'forbidden', `rotating a BOT key needs ${ORG_ADMIN_PERMISSION}`, ORG_ADMIN_PERMISSION)
@@ -127,7 +167,13 @@ export function manageableKey (s: AdminScope, snap: Snapshot, id: string, action
   }
   if (s.scope === 'org' || (s.scope === 'self' && action === 'key.rotate')) {
     const role = actingRole(snap, key)
-    withinGrants(s, snap, role, `key "${id}" acts with role "${role ?? ''}", beyond the caller's own permissions`, key.scope)
+    withinGrants(
+      s,
+      snap,
+      role,
+      `key "${id}" acts with role "${role ?? ''}", beyond the caller's own permissions`,
+      key.scope
+    )
   }
   return key
 }
@@ -137,12 +183,22 @@ export function manageableKey (s: AdminScope, snap: Snapshot, id: string, action
  * grants (an admin: any). Removing a key's scope (`null`) gives it its whole role: then
  * that role must be within the caller's grants.
  */
-export function checkScope (s: AdminScope, snap: Snapshot, scope: readonly string[] | undefined | null, key?: KeyFacts): void {
+export function checkScope (
+  s: AdminScope,
+  snap: Snapshot,
+  scope: readonly string[] | undefined | null,
+  key?: KeyFacts
+): void {
   if (s.scope === 'admin' || scope === undefined) return
   if (scope === null) {
     if (key === undefined) return
     const role = actingRole(snap, key)
-    withinGrants(s, snap, role, `without a scope, key "${key.id}" would act with role "${role ?? ''}", beyond the caller's own permissions`)
+    withinGrants(
+      s,
+      snap,
+      role,
+      `without a scope, key "${key.id}" would act with role "${role ?? ''}", beyond the caller's own permissions`
+    )
     return
   }
   const beyond = scope.filter((p) => !s.grants.has(p))
@@ -156,13 +212,24 @@ export function checkScope (s: AdminScope, snap: Snapshot, scope: readonly strin
  * by the one intersection: scopedGrants) is within the caller's grants; a missing
  * role is refused alike.
  */
-export function withinGrants (s: AdminScope, snap: Snapshot, role: string | undefined, why: string, keyScope?: readonly string[]): void {
+export function withinGrants (
+  s: AdminScope,
+  snap: Snapshot,
+  role: string | undefined,
+  why: string,
+  keyScope?: readonly string[]
+): void {
   if (s.scope === 'admin') return
   if (!roleWithinGrants(s.grants, snap, role, keyScope)) throw denied(s, 'forbidden', why)
 }
 
 /** Whether the role (narrowed by a key's scope) is within `grants`; a role not in the snapshot is not. */
-export function roleWithinGrants (grants: Grants, snap: Snapshot, role: string | undefined, keyScope?: readonly string[]): boolean {
+export function roleWithinGrants (
+  grants: Grants,
+  snap: Snapshot,
+  role: string | undefined,
+  keyScope?: readonly string[]
+): boolean {
   const found = role === undefined ? undefined : snap.roles.get(role)
   if (found === undefined) return false
   const permissions = (found.permissions ?? '').split(/\s+/).filter((p) => p !== '')

@@ -34,7 +34,13 @@ export interface UserPut {
  * the role are names, the role exists; a new user is active, an existing one keeps its
  * status. `createOnly`: a new user only (an existing id is a conflict).
  */
-export function decidePutUser (s: AdminScope, snap: Snapshot, id: string, input: UserInput, o: { createOnly?: boolean | undefined } = {}): UserPut {
+export function decidePutUser (
+  s: AdminScope,
+  snap: Snapshot,
+  id: string,
+  input: UserInput,
+  o: { createOnly?: boolean | undefined } = {}
+): UserPut {
   requireOrgAdmin(s, 'putting a user')
   if (s.scope === 'org') {
     if (snap.users.has(id)) manageableUser(s, snap, id, 'user.put')
@@ -68,7 +74,12 @@ export interface UserStatusChange {
  * and revoked in the same change only when `revokeCreatedKeys` asks.
  */
 export function decideUserStatus (
-  s: AdminScope, snap: Snapshot, id: string, status: 'active' | 'deactivated', o: { revokeCreatedKeys?: boolean | undefined }, listed: readonly KeyView[]
+  s: AdminScope,
+  snap: Snapshot,
+  id: string,
+  status: 'active' | 'deactivated',
+  o: { revokeCreatedKeys?: boolean | undefined },
+  listed: readonly KeyView[]
 ): UserStatusChange & { org: string | undefined, detail: Record<string, string> } {
   if (s.scope !== 'admin') manageableUser(s, snap, id, status === 'active' ? 'user.activate' : 'user.deactivate')
   const user = snap.users.get(id)
@@ -78,5 +89,11 @@ export function decideUserStatus (
   const revokedKeys = status === 'deactivated' && o.revokeCreatedKeys === true ? created : []
   const detail: Record<string, string> = { from: current, to: status }
   if (revokedKeys.length > 0) detail.revoked_keys = revokedKeys.join(' ')
-  return { changed: current !== status, createdKeys: created.filter((k) => !revokedKeys.includes(k)), revokedKeys, org: user?.org, detail }
+  return {
+    changed: current !== status,
+    createdKeys: created.filter((k) => !revokedKeys.includes(k)),
+    revokedKeys,
+    org: user?.org,
+    detail
+  }
 }

@@ -36,7 +36,12 @@ export function createMatcher (config: Config, redis: RegistryClient): (claims: 
 
   async function found (id: string, by: string): Promise<Match> {
     const user = await userOf(id)
-    if (user?.status === undefined || user.org === undefined) return { ok: false, message: `no keygate user matches ${by}` }
+    if (user?.status === undefined || user.org === undefined) {
+      return {
+        ok: false,
+        message: `no keygate user matches ${by}`
+      }
+    }
     if (user.status !== 'active') return { ok: false, message: `the keygate user matching ${by} is deactivated` }
     return { ok: true, user: id, org: user.org, created: false }
   }
@@ -44,13 +49,28 @@ export function createMatcher (config: Config, redis: RegistryClient): (claims: 
   async function create (id: string, by: string, email: string | undefined): Promise<Match> {
     const make = c.create_users
     if (make === undefined) return { ok: false, message: `no keygate user matches ${by}` }
-    if (!NAME.test(id)) return { ok: false, message: `no keygate user matches ${by}, and it is no valid user id to create one with` }
-    if (await userOf(id) !== undefined) return { ok: false, message: `no keygate user matches ${by}, and the user id ${id} is taken` }
+    if (!NAME.test(id)) {
+      return {
+        ok: false,
+        message: `no keygate user matches ${by}, and it is no valid user id to create one with`
+      }
+    }
+    if (await userOf(id) !== undefined) {
+      return {
+        ok: false,
+        message: `no keygate user matches ${by}, and the user id ${id} is taken`
+      }
+    }
     try {
       await actions.putUser(id, { org: make.org, role: make.role, email }, { createOnly: true })
     } catch (err: unknown) {
       // (created meanwhile by someone else: not this person's to take)
-      if (err instanceof AdminError && err.kind === 'conflict') return { ok: false, message: `no keygate user matches ${by}, and the user id ${id} is taken` }
+      if (err instanceof AdminError && err.kind === 'conflict') {
+        return {
+          ok: false,
+          message: `no keygate user matches ${by}, and the user id ${id} is taken`
+        }
+      }
       throw err
     }
     return { ok: true, user: id, org: make.org, created: true }
@@ -74,7 +94,11 @@ export function createMatcher (config: Config, redis: RegistryClient): (claims: 
     if (!NAME.test(sub)) return await create(sub, by, undefined)
     const m = await found(sub, by)
     if (m.ok || await userOf(sub) !== undefined) return m
-    return await create(sub, by, claims.email_verified === true && typeof claims.email === 'string' ? claims.email : undefined)
+    return await create(
+      sub,
+      by,
+      claims.email_verified === true && typeof claims.email === 'string' ? claims.email : undefined
+    )
   }
 
   return async (claims) => c.match === 'email' ? await byEmail(claims) : await bySub(claims)

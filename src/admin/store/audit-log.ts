@@ -75,8 +75,27 @@ export class AuditLog {
   }
 
   /** XADD arguments of a change's entry, for the change's own transaction; older entries are trimmed by age. */
-  changeArgs (action: string, target: string, result: string, detail: Record<string, string>, org?: string, now = Date.now()): [string, 'MINID', '~', string, '*', ...string[]] {
-    const fields = ['time', isoTimestamp(now), 'actor', this.redact.text(this.actor), 'action', action, 'target', this.redact.text(target), 'result', this.redact.text(result)]
+  changeArgs (
+    action: string,
+    target: string,
+    result: string,
+    detail: Record<string,
+    string>,
+    org?: string,
+    now = Date.now()
+  ): [string, 'MINID', '~', string, '*', ...string[]] {
+    const fields = [
+      'time',
+      isoTimestamp(now),
+      'actor',
+      this.redact.text(this.actor),
+      'action',
+      action,
+      'target',
+      this.redact.text(target),
+      'result',
+      this.redact.text(result)
+    ]
     if (org !== undefined && org !== '') fields.push('org', org)
     fields.push('detail', this.redact.text(JSON.stringify(detail)))
     return [this.keys.audit, 'MINID', '~', String(Math.max(0, now - this.options.retentionMs)), '*', ...fields]
@@ -87,7 +106,11 @@ export class AuditLog {
     const minuteMs = now - (now % MINUTE)
     const key = this.keys.auditRefused(minuteMs)
     const id = JSON.stringify([action, this.redact.text(this.actor), org ?? ''])
-    const attempt = JSON.stringify({ time: isoTimestamp(now), target: this.redact.text(target), result: this.redact.text(result) })
+    const attempt = JSON.stringify({
+      time: isoTimestamp(now),
+      target: this.redact.text(target),
+      result: this.redact.text(result)
+    })
     const ttlS = Math.ceil(this.options.refusalsRetentionMs / 1000) + 60
     const tx = this.redis.multi()
       .hincrby(key, `n${id}`, 1)
@@ -137,7 +160,8 @@ export class AuditLog {
   /** One page of refusal aggregates, newest minute first (within a minute: by action, actor, org). */
   async refusals (q: AuditQuery, now = Date.now()): Promise<AuditPage<RefusalAggregate>> {
     // a minute counts while any of it lies within the range (and the retention)
-    const oldest = `(${Math.max(now - this.options.refusalsRetentionMs, q.sinceMs === undefined ? 0 : now - q.sinceMs) - MINUTE}`
+    const since = q.sinceMs === undefined ? 0 : now - q.sinceMs
+    const oldest = `(${Math.max(now - this.options.refusalsRetentionMs, since) - MINUTE}`
     let max = '+inf'
     let resumeMinute = -1
     let skip = 0
@@ -170,7 +194,14 @@ export class AuditLog {
 
 function entryOf (id: string, flat: string[]): AuditEntry {
   const f = fieldsOf(flat)
-  const entry: AuditEntry = { id, time: f.time ?? '', actor: f.actor ?? '', action: f.action ?? '', target: f.target ?? '', result: f.result ?? '' }
+  const entry: AuditEntry = {
+    id,
+    time: f.time ?? '',
+    actor: f.actor ?? '',
+    action: f.action ?? '',
+    target: f.target ?? '',
+    result: f.result ?? ''
+  }
   if (f.org !== undefined) entry.org = f.org
   if (f.detail !== undefined) entry.detail = f.detail
   return entry

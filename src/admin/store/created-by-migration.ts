@@ -7,6 +7,10 @@
 import { ownerOf, readCreatedBy } from '../model/actors.js'
 import { commit, type StoreContext } from './transactions.js'
 
+async function indexedUnder (ctx: StoreContext, owner: string, id: string): Promise<boolean> {
+  return await ctx.redis.sismember(ctx.keys.userKeys(owner), id) === 1
+}
+
 export async function migrateCreatedBy (ctx: StoreContext): Promise<{ rewritten: string[], unindexed: string[] }> {
   const ids = (await ctx.redis.smembers(ctx.keys.keys)).sort()
   const rewritten: string[] = []
@@ -21,7 +25,7 @@ export async function migrateCreatedBy (ctx: StoreContext): Promise<{ rewritten:
       tx.hset(ctx.keys.key(id), 'created_by', typed)
       rewritten.push(id)
       changes++
-    } else if (type === 'bot' && ownerOf(typed) === undefined && await ctx.redis.sismember(ctx.keys.userKeys(stored), id) === 1) {
+    } else if (type === 'bot' && ownerOf(typed) === undefined && await indexedUnder(ctx, stored, id)) {
       tx.srem(ctx.keys.userKeys(stored), id)
       unindexed.push(id)
       changes++

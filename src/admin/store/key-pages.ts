@@ -26,7 +26,12 @@ export interface KeyPage {
   next_cursor?: string
 }
 
-export async function listKeyPage (ctx: StoreContext, filter: KeyFilter, page: { limit: number, cursor?: string | undefined }, now = Date.now()): Promise<KeyPage> {
+export async function listKeyPage (
+  ctx: StoreContext,
+  filter: KeyFilter,
+  page: { limit: number, cursor?: string | undefined },
+  now = Date.now()
+): Promise<KeyPage> {
   const ids = (await ctx.redis.smembers(keyIndexOf(ctx, filter))).sort()
   const start = page.cursor === undefined ? 0 : firstAfter(ids, page.cursor)
   const skipping = (filter.q !== undefined && filter.q !== '') || filter.unusedForMs !== undefined
@@ -42,7 +47,14 @@ export async function listKeyPage (ctx: StoreContext, filter: KeyFilter, page: {
 }
 
 /** Nothing skipped but stray index entries: the records as shown, `want` of them after `start`. */
-async function takeViews (ctx: StoreContext, ids: string[], start: number, filter: KeyFilter, want: number, now: number): Promise<KeyView[]> {
+async function takeViews (
+  ctx: StoreContext,
+  ids: string[],
+  start: number,
+  filter: KeyFilter,
+  want: number,
+  now: number
+): Promise<KeyView[]> {
   const match = keyMatcher(filter, now)
   const found: KeyView[] = []
   for (let i = start; i < ids.length && found.length < want;) {
@@ -61,7 +73,14 @@ type MatchFields = Parameters<ReturnType<typeof keyMatcher>>[0]
  * A search: only the fields it matches, in pipelined chunks, until `limit + 1` keys
  * match or MAX_SCAN records are read; `next`: where to go on when cut short.
  */
-async function scan (ctx: StoreContext, ids: string[], start: number, filter: KeyFilter, limit: number, now: number): Promise<{ found: MatchFields[], next: string | undefined }> {
+async function scan (
+  ctx: StoreContext,
+  ids: string[],
+  start: number,
+  filter: KeyFilter,
+  limit: number,
+  now: number
+): Promise<{ found: MatchFields[], next: string | undefined }> {
   const match = keyMatcher(filter, now)
   const found: MatchFields[] = []
   let i = start
@@ -85,7 +104,8 @@ async function scan (ctx: StoreContext, ids: string[], start: number, filter: Ke
       })
       const used = lastUse[j]
       if (used !== null && used !== undefined) key.last_used_at = used
-      if (key.type !== undefined && key.org !== undefined && match(key as unknown as MatchFields)) found.push(key as unknown as MatchFields)
+      const fields = key as unknown as MatchFields
+      if (key.type !== undefined && key.org !== undefined && match(fields)) found.push(fields)
     })
   }
   return { found, next: undefined }

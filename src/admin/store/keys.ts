@@ -13,7 +13,26 @@ import { AdminError } from '../model/errors.js'
 import type { KeyView } from '../model/views.js'
 import type { StoreContext } from './transactions.js'
 
-const KEY_FIELDS_SHOWN = ['type', 'org', 'user', 'role', 'name', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at', 'revoked_reason', 'leak_source', 'imported', 'replaces', 'replaced_by', 'rate_limit', 'scope', 'allowed_cidrs'] as const
+const KEY_FIELDS_SHOWN = [
+  'type',
+  'org',
+  'user',
+  'role',
+  'name',
+  'status',
+  'created_at',
+  'created_by',
+  'expires_at',
+  'revoked_at',
+  'revoked_reason',
+  'leak_source',
+  'imported',
+  'replaces',
+  'replaced_by',
+  'rate_limit',
+  'scope',
+  'allowed_cidrs'
+] as const
 /** fields shown as lists (space-separated in the record) */
 const LIST_FIELDS = new Set<string>(['scope', 'allowed_cidrs'])
 
@@ -41,27 +60,42 @@ export async function listKeys (ctx: StoreContext, filter: KeyFilter = {}, now =
 
 /** The index set a listing reads: the user's keys, the org's keys, or every key. */
 export function keyIndexOf (ctx: StoreContext, filter: KeyFilter): string {
-  return filter.user !== undefined ? ctx.keys.userKeys(filter.user) : filter.org !== undefined ? ctx.keys.orgKeys(filter.org) : ctx.keys.keys
+  if (filter.user !== undefined) return ctx.keys.userKeys(filter.user)
+  return filter.org !== undefined ? ctx.keys.orgKeys(filter.org) : ctx.keys.keys
 }
+
+/** What a listing's filter reads of a key. */
+export type MatchedKey =
+  Pick<KeyView, 'id' | 'type' | 'org' | 'user' | 'role' | 'created_by' | 'created_at' | 'last_used_at'> &
+  { name?: string | undefined }
 
 /**
  * Whether a key is one the filter keeps. The record decides, not the index it was found
  * in: a key is in an org's listing only while its record says that org, in a user's
  * only while that user owns it.
  */
-export function keyMatcher (filter: KeyFilter, now: number): (k: Pick<KeyView, 'id' | 'type' | 'org' | 'user' | 'role' | 'created_by' | 'created_at' | 'last_used_at'> & { name?: string | undefined }) => boolean {
+export function keyMatcher (filter: KeyFilter, now: number): (k: MatchedKey) => boolean {
   const q = filter.q?.toLowerCase()
   const cutoff = filter.unusedForMs === undefined ? undefined : now - filter.unusedForMs
   return (k) => {
     if (filter.user !== undefined && !ownsKey(filter.user, k)) return false
     if (filter.org !== undefined && k.org !== filter.org) return false
-    if (cutoff !== undefined && (parseTimestamp(k.last_used_at ?? '') ?? parseTimestamp(k.created_at ?? '') ?? 0) >= cutoff) return false
-    if (q !== undefined && q !== '' && ![k.name, k.id, k.user, k.role].some((v) => v?.toLowerCase().includes(q) === true)) return false
+    const lastUse = parseTimestamp(k.last_used_at ?? '') ?? parseTimestamp(k.created_at ?? '') ?? 0
+    if (cutoff !== undefined && lastUse >= cutoff) return false
+    if (q !== undefined && q !== '' && ![
+      k.name,
+      k.id,
+      k.user,
+      k.role
+    ].some((v) => v?.toLowerCase().includes(q) === true)) return false
     return true
   }
 }
 
-/** Writes a new key's record and its index entries into `tx`: its owner is its user, or the user who created a BOT key. */
+/**
+ * Writes a new key's record and its index entries into `tx`: its owner is its user, or the user who created a BOT
+ * key.
+ */
 export function addKey (ctx: StoreContext, tx: ChainableCommander, id: string, record: Record<string, string>): void {
   const owner = record.type === 'personal' ? record.user : ownerOf(record.created_by)
   tx.hset(ctx.keys.key(id), record).sadd(ctx.keys.keys, id).sadd(ctx.keys.orgKeys(record.org as string), id)
@@ -69,7 +103,13 @@ export function addKey (ctx: StoreContext, tx: ChainableCommander, id: string, r
 }
 
 /** Sets (a value) or removes (null) fields of a key record, into `tx`. */
-export function setKeyFields (ctx: StoreContext, tx: ChainableCommander, id: string, fields: Record<string, string | null>): void {
+export function setKeyFields (
+  ctx: StoreContext,
+  tx: ChainableCommander,
+  id: string,
+  fields: Record<string,
+  string | null>
+): void {
   const set = Object.entries(fields).filter((e): e is [string, string] => e[1] !== null)
   const removed = Object.keys(fields).filter((f) => fields[f] === null)
   if (set.length > 0) tx.hset(ctx.keys.key(id), Object.fromEntries(set))
@@ -87,7 +127,10 @@ async function keyViews (ctx: StoreContext, ids: string[], now: number): Promise
   return views
 }
 
-/** The keys' views from their records and last use, in one pipeline (ids without a record are left out; a failed read throws); no limit use. */
+/**
+ * The keys' views from their records and last use, in one pipeline (ids without a record are left out; a failed read
+ * throws); no limit use.
+ */
 export async function recordViews (ctx: StoreContext, ids: string[], now: number): Promise<KeyView[]> {
   if (ids.length === 0) return []
   const pipeline = ctx.redis.pipeline()
@@ -103,7 +146,8 @@ export async function recordViews (ctx: StoreContext, ids: string[], now: number
     const view: Record<string, string | string[]> = { id }
     KEY_FIELDS_SHOWN.forEach((field, j) => {
       const v = values[j]
-      if (v !== null && v !== undefined && v !== '') view[field] = LIST_FIELDS.has(field) ? v.split(/\s+/).filter((e) => e !== '') : v
+      if (v === null || v === undefined || v === '') return
+      view[field] = LIST_FIELDS.has(field) ? v.split(/\s+/).filter((e) => e !== '') : v
     })
     if (view.name === undefined) view.name = ''
     const createdBy = readCreatedBy(view.created_by as string | undefined)

@@ -11,10 +11,21 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { hashSecret, parseKey } from '../../registry/key-format.js'
 import type { StoreContext } from './transactions.js'
 
-/** The id of the key `token` is, when its record holds the token's hash (keygate's or an imported key's); otherwise undefined. */
+/**
+ * The id of the key `token` is, when its record holds the token's hash (keygate's or an imported key's); otherwise
+ * undefined.
+ */
 export async function liveKeyId (ctx: StoreContext, token: string): Promise<string | undefined> {
   const parsed = parseKey(token, ctx.keyPrefix)
-  if (typeof parsed !== 'string') return await holdsHash(ctx, parsed.id, hashSecret(parsed.secret)) ? parsed.id : undefined
+  if (typeof parsed !== 'string') {
+    return await holdsHash(
+      ctx,
+      parsed.id,
+      hashSecret(parsed.secret)
+    )
+      ? parsed.id
+      : undefined
+  }
   // not keygate's format: an imported key's lookup (its plaintext never stored; its SHA-256 is)
   const sha256 = createHash('sha256').update(token).digest('hex')
   const id = await ctx.redis.get(ctx.keys.imported(sha256))

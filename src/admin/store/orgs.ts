@@ -38,7 +38,14 @@ export async function orgRecord (ctx: StoreContext, org: string): Promise<Record
 }
 
 /** Sets and removes fields of an org record into `tx`, with its index entry. */
-export function putOrg (ctx: StoreContext, tx: ChainableCommander, org: string, fields: Record<string, string>, removed: readonly string[]): void {
+export function putOrg (
+  ctx: StoreContext,
+  tx: ChainableCommander,
+  org: string,
+  fields: Record<string,
+  string>,
+  removed: readonly string[]
+): void {
   if (Object.keys(fields).length > 0) tx.hset(ctx.keys.org(org), fields)
   for (const field of removed) tx.hdel(ctx.keys.org(org), field)
   tx.sadd(ctx.keys.orgs, org)
@@ -55,5 +62,12 @@ export async function orgAfterPut (ctx: StoreContext, org: string, now = Date.no
 
 async function withUse (ctx: StoreContext, view: OrgView, now: number): Promise<void> {
   const limit = view.rate_limit === undefined ? undefined : parseRateLimit(view.rate_limit)
-  if (limit !== undefined) view.rate_limit_used = await bucketUse(ctx.redis, bucketNames(ctx.keys.rateLimit).org(view.org, limit), limit, now)
+  if (limit !== undefined) {
+    view.rate_limit_used = await bucketUse(
+      ctx.redis,
+      bucketNames(ctx.keys.rateLimit).org(view.org, limit),
+      limit,
+      now
+    )
+  }
 }

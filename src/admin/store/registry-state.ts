@@ -19,7 +19,11 @@ export function recordKey (keys: RedisKeys, kind: Kind, name: string): string {
 }
 
 /** `beforeRead`: told every record key about to be read (apply WATCHes them first). */
-export async function readState (redis: RegistryClient, keys: RedisKeys, beforeRead?: (recordKeys: string[]) => Promise<void>): Promise<RegistryState> {
+export async function readState (
+  redis: RegistryClient,
+  keys: RedisKeys,
+  beforeRead?: (recordKeys: string[]) => Promise<void>
+): Promise<RegistryState> {
   const names = {} as Record<Kind, string[]>
   for (const kind of ['role', 'org', 'user'] as const) names[kind] = (await redis.smembers(indexOf(keys, kind))).sort()
   const keyIds = await redis.smembers(keys.keys)
@@ -41,7 +45,12 @@ export async function readState (redis: RegistryClient, keys: RedisKeys, beforeR
     const replies = await pipeline.exec() ?? []
     keyIds.forEach((id, j) => {
       const [type, role, status] = (replies[j]?.[1] ?? []) as Array<string | null>
-      if (type === 'bot' && status === 'active' && typeof role === 'string') botKeys.set(role, [...botKeys.get(role) ?? [], id].sort())
+      if (type === 'bot' && status === 'active' && typeof role === 'string') {
+        botKeys.set(
+          role,
+          [...botKeys.get(role) ?? [], id].sort()
+        )
+      }
     })
   }
   return { records, botKeys }

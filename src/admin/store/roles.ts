@@ -21,7 +21,14 @@ export async function showRole (ctx: StoreContext, name: string): Promise<RoleVi
 }
 
 /** Writes a role's fields and its index entry into `tx`; `removeLimit`: its rate limit goes. */
-export function putRole (ctx: StoreContext, tx: ChainableCommander, name: string, fields: Record<string, string>, removeLimit: boolean): void {
+export function putRole (
+  ctx: StoreContext,
+  tx: ChainableCommander,
+  name: string,
+  fields: Record<string,
+  string>,
+  removeLimit: boolean
+): void {
   tx.hset(ctx.keys.role(name), fields)
   if (removeLimit) tx.hdel(ctx.keys.role(name), 'rate_limit')
   tx.sadd(ctx.keys.roles, name)

@@ -10,14 +10,34 @@ import { snapshotOf, type Fields, type Snapshot, type SnapshotNames } from '../m
 type RecordKind = 'users' | 'roles' | 'orgs' | 'keys'
 
 /** Reads the records named (those not in `into` yet) into `into`, WATCHing each first; returns it. */
-export async function readSnapshot (conn: RegistryClient, keys: RedisKeys, names: SnapshotNames, into: Snapshot = snapshotOf()): Promise<Snapshot> {
-  const redisKey: Record<RecordKind, (name: string) => string> = { users: keys.user, roles: keys.role, orgs: keys.org, keys: keys.key }
+export async function readSnapshot (
+  conn: RegistryClient,
+  keys: RedisKeys,
+  names: SnapshotNames,
+  into: Snapshot = snapshotOf()
+): Promise<Snapshot> {
+  const redisKey: Record<RecordKind, (name: string) => string> = {
+    users: keys.user,
+    roles: keys.role,
+    orgs: keys.org,
+    keys: keys.key
+  }
   const wanted: Array<[RecordKind, string]> = []
   for (const kind of ['users', 'roles', 'orgs', 'keys'] as const) {
-    for (const name of new Set(names[kind] ?? [])) if (name !== undefined && !into[kind].has(name)) wanted.push([kind, name])
+    for (const name of new Set(names[kind] ?? [])) {
+      if (name !== undefined && !into[kind].has(name)) {
+        wanted.push([
+          kind,
+          name
+        ])
+      }
+    }
   }
   const lookups = [...new Set(names.imported ?? [])].filter((sha256) => !into.imported.has(sha256))
-  const watched = [...wanted.map(([kind, name]) => redisKey[kind](name)), ...lookups.map((sha256) => keys.imported(sha256))]
+  const watched = [
+    ...wanted.map(([kind, name]) => redisKey[kind](name)),
+    ...lookups.map((sha256) => keys.imported(sha256))
+  ]
   if (watched.length === 0) return into
   await conn.watch(...watched)
   // (issued together: one round trip)

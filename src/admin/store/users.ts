@@ -5,7 +5,8 @@ import { userViewOf, type UserView } from '../model/views.js'
 import { hgetallMany, type StoreContext } from './transactions.js'
 
 export async function listUsers (ctx: StoreContext, filter: { org?: string | undefined } = {}): Promise<UserView[]> {
-  const ids = (await ctx.redis.smembers(filter.org === undefined ? ctx.keys.users : ctx.keys.orgUsers(filter.org))).sort()
+  const index = filter.org === undefined ? ctx.keys.users : ctx.keys.orgUsers(filter.org)
+  const ids = (await ctx.redis.smembers(index)).sort()
   const records = await hgetallMany(ctx.redis, ids.map((id) => ctx.keys.user(id)))
   return ids.flatMap((id, i) => {
     const r = records[i]
@@ -22,7 +23,14 @@ export async function showUser (ctx: StoreContext, id: string): Promise<UserView
 }
 
 /** Writes a user's fields and its index entries into `tx`; `fromOrg`: the org it leaves. */
-export function putUser (ctx: StoreContext, tx: ChainableCommander, id: string, fields: Record<string, string>, fromOrg: string | undefined): void {
+export function putUser (
+  ctx: StoreContext,
+  tx: ChainableCommander,
+  id: string,
+  fields: Record<string,
+  string>,
+  fromOrg: string | undefined
+): void {
   const org = fields.org as string
   tx.hset(ctx.keys.user(id), fields).sadd(ctx.keys.users, id).sadd(ctx.keys.orgUsers(org), id)
   if (fromOrg !== undefined) tx.srem(ctx.keys.orgUsers(fromOrg), id)
@@ -37,7 +45,13 @@ export async function userSessions (ctx: StoreContext, id: string): Promise<stri
  * Sets the user's status into `tx`; deactivating also ends the sessions given (one
  * begun meanwhile is refused at its next request all the same: the user is inactive).
  */
-export function setUserStatus (ctx: StoreContext, tx: ChainableCommander, id: string, status: 'active' | 'deactivated', sessions: readonly string[]): void {
+export function setUserStatus (
+  ctx: StoreContext,
+  tx: ChainableCommander,
+  id: string,
+  status: 'active' | 'deactivated',
+  sessions: readonly string[]
+): void {
   tx.hset(ctx.keys.user(id), 'status', status)
   for (const digest of sessions) tx.del(ctx.keys.session(digest))
   if (status === 'deactivated') tx.del(ctx.keys.userSessions(id))

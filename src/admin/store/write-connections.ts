@@ -30,7 +30,12 @@ class WriteConnections {
         if (conn.status === 'ready') return conn
         conn.disconnect()
       }
-      const options = { connectionName: WRITE_CONNECTION_NAME, lazyConnect: true, enableReadyCheck: false, retryStrategy: () => null }
+      const options = {
+        connectionName: WRITE_CONNECTION_NAME,
+        lazyConnect: true,
+        enableReadyCheck: false,
+        retryStrategy: () => null
+      }
       const conn = duplicateClient(this.shared, options)
       conn.on('error', () => {}) // reported through the failed command
       // (connected first: the gateway's clients queue nothing while disconnected)
