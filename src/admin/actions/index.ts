@@ -28,7 +28,7 @@ import type {
   UserView
 } from '../model/views.js'
 import type { KeyRestrictionChange } from '../policy/key-changes.js'
-import type { KeyRequest } from '../policy/key-creation.js'
+import type { KeyRequest } from '../policy/key-input.js'
 import * as audit from './audit.js'
 import { actionContext, type ActionContext, type AdminWing, type Warned } from './context.js'
 import * as imports from './imports.js'
@@ -49,7 +49,7 @@ export type { ApplyOptions, RegistryExport } from './registry-files.js'
 export type { AuditOptions, AuditPage, AuditQuery } from './audit.js'
 export type { KeyFilter, KeyPage } from './reads.js'
 export type { KeyRestrictionChange } from '../policy/key-changes.js'
-export type { KeyRequest } from '../policy/key-creation.js'
+export type { KeyRequest } from '../policy/key-input.js'
 export { keyOwnerProblem, type KeyOwnerFields } from '../policy/key-input.js'
 
 /** The actions of the principal in `scope`, recorded in the audit trail as `actor`. */

@@ -15,7 +15,9 @@ import {
   decideRotation,
   type KeyRestrictionChange
 } from '../policy/key-changes.js'
-import { createdKeyOf, decideKeyCreation, keyCreationTarget, type KeyRequest } from '../policy/key-creation.js'
+import { decideKeyCreation, keyCreationTarget } from '../policy/key-creation.js'
+import type { KeyRequest } from '../policy/key-input.js'
+import { createdKeyOf } from '../policy/key-records.js'
 import { addKey, setKeyFields } from '../store/keys.js'
 import type { Watch } from '../store/transactions.js'
 import { callerNames, write, type ActionContext, type Warned } from './context.js'

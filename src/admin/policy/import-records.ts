@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import { isoTimestamp, parseTimestamp } from '../../registry/records.js'
 import { AdminError, type ErrorDetail, type RefusalNote } from '../model/errors.js'
 import { IMPORTED_KEY_MAX } from '../model/limits.js'
-import type { CreateKeyInput } from './key-creation.js'
+import type { CreateKeyInput } from './key-input.js'
 import { checkKeyExclusions, checkKeyLabels, checkKeyRequirements } from './key-input.js'
 
 /** One record of an import, checked in itself: the token only as its SHA-256. */

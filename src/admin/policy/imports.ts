@@ -18,7 +18,9 @@ import { AdminError, type ErrorDetail, type RefusalNote } from '../model/errors.
 import type { AdminScope } from '../model/principal.js'
 import type { Snapshot } from '../model/snapshot.js'
 import { capReason, defaultExpiry, keyCapOf } from './key-expiry.js'
-import { keyCreationTarget, keyReferences, keyToCreate, resolveOwner } from './key-creation.js'
+import { keyCreationTarget, keyToCreate } from './key-creation.js'
+import { resolveOwner } from './key-records.js'
+import { keyReferences } from './references.js'
 import { importRefused, lineProblem, type ImportInput } from './import-records.js'
 import { requireOrgAdmin } from './scope-rules.js'
 

@@ -56,6 +56,30 @@ export function checkKeyLabels (r: { name?: string | undefined, createdBy?: stri
   }
 }
 
+/** What a key creation asks for, before the policy fills in defaults. */
+export interface KeyRequest extends KeyOwnerFields, KeyRestrictionInput {
+  name?: string | undefined
+  expiresInMs?: number | undefined
+  /** a user id: the key is recorded as created by that user (admin only) */
+  createdBy?: string | undefined
+  /** the key's own rate limit (admin only: a key's own limit replaces the default) */
+  rateLimit?: string | undefined
+}
+
+/** A key to write: a request as the scope rules let it through, defaults filled in. */
+export interface CreateKeyInput extends KeyOwnerFields, KeyRestrictionInput {
+  name?: string | undefined
+  expiresInMs?: number | undefined
+  /** a typed actor (model/actors.ts); default: the acting principal's actor */
+  createdBy?: string | undefined
+  /** the key's own `rate_limit`, `<count>/<period>` */
+  rateLimit?: string | undefined
+  /**
+   * the longest the creator may make it live (self service); no expiry asked means this, or the org's cap if shorter
+   */
+  expiresWithinMs?: number | undefined
+}
+
 /** What a key may be narrowed to: `scope` (permissions) and `allowed_cidrs`; undefined: not given. */
 export interface KeyRestrictionInput {
   scope?: readonly string[] | undefined
