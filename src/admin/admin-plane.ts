@@ -19,9 +19,9 @@ import { registerJwksRoute } from '../assertion/jwks-route.js'
 import { sendError } from '../errors.js'
 import { refuseFraming } from '../http/deny.js'
 import { createListener } from '../http/listener.js'
-import { GITHUB_SCANNER } from '../registry/admin/actors.js'
-import { AdminStore, auditOptions } from '../registry/admin/index.js'
-import { redisKeys } from '../registry/redis-keys.js'
+import { adminActions, adminWing } from './actions/index.js'
+import { GITHUB_SCANNER } from './model/actors.js'
+import { FULL_ADMIN } from './model/principal.js'
 import { adminApi } from './api/index.js'
 import { githubHook } from './leaks/github-hook.js'
 import { createGithubKeys } from './leaks/github-keys.js'
@@ -59,7 +59,7 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
   const github = o.config.leaks.github
   await githubHook(app, {
     keys: createGithubKeys({ url: github.keys_url, timeoutMs: github.fetch_timeout_ms }),
-    store: new AdminStore(o.redis, redisKeys(o.config.redis.prefix), o.config.keys.prefix, GITHUB_SCANNER, auditOptions(o.config.audit)),
+    actions: adminActions(adminWing(o.config, o.redis), FULL_ADMIN, GITHUB_SCANNER),
     logger: o.logger
   })
   const sso = o.sso ?? await createSso(o.config, o.redis)

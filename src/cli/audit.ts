@@ -4,7 +4,7 @@
  * principal, action, org and minute.
  */
 import { InvalidArgumentError, type Command } from 'commander'
-import type { AuditPage, AuditQuery } from '../registry/admin/index.js'
+import type { AuditPage, AuditQuery } from '../admin/actions/index.js'
 import { duration, withRegistry } from './context.js'
 import { printJson, printTable } from './output.js'
 
@@ -23,19 +23,32 @@ export function auditCommand (program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (opts: { since?: number, limit?: number, refused?: boolean, json?: boolean }) => {
       if (opts.refused === true) {
-        const rows = await withRegistry(({ store }) => newest((q) => store.readRefusals(q), opts))
+        const rows = await withRegistry(({ actions }) => newest((q) => actions.readRefusals(q), opts))
         if (opts.json === true) printJson(rows)
-        else printTable(rows.map((r) => ({ ...r, last_target: r.last.target, last_result: r.last.result })), ['minute', 'actor', 'action', 'org', 'count', 'last_target', 'last_result'])
+        else {
+          printTable(
+            rows.map((r) => ({ ...r, last_target: r.last.target, last_result: r.last.result })),
+            ['minute', 'actor', 'action', 'org', 'count', 'last_target', 'last_result']
+          )
+        }
         return
       }
-      const entries = await withRegistry(({ store }) => opts.limit === undefined ? store.readAudit(opts.since) : newest((q) => store.pageAudit(q), opts))
+      const entries = await withRegistry(({ actions }) => opts.limit === undefined
+        ? actions.readAudit(opts.since)
+        : newest(
+          (q) => actions.pageAudit(q),
+          opts
+        ))
       if (opts.json === true) printJson(entries)
       else printTable(entries, ['time', 'actor', 'action', 'target', 'org', 'result'])
     })
 }
 
 /** Pages through newest first, up to `limit` entries (all without it); returns them oldest first. */
-async function newest<T> (read: (q: AuditQuery) => Promise<AuditPage<T>>, opts: { since?: number, limit?: number }): Promise<T[]> {
+async function newest<T> (
+  read: (q: AuditQuery) => Promise<AuditPage<T>>,
+  opts: { since?: number, limit?: number }
+): Promise<T[]> {
   const out: T[] = []
   let cursor: string | undefined
   do {

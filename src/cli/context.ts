@@ -1,6 +1,7 @@
 /**
  * What every registry command needs: the same configuration and environment as
- * the gateway, a Redis connection that waits for its first connect, the store,
+ * the gateway, a Redis connection that waits for its first connect, the admin
+ * actions (the command line acts as `keygate:admin`, recorded as `cli:<os user>`),
  * and the shared argument parsers.
  */
 import { existsSync } from 'node:fs'
@@ -10,11 +11,9 @@ import { configFile, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../con
 import { parseDuration } from '../config/duration.js'
 import { parseRateLimit, RATE_LIMIT_HELP } from '../config/rate-limit.js'
 import type { Config } from '../config/schema.js'
-import { AdminActions } from '../admin/actions.js'
-import { AdminRules, FULL_ADMIN } from '../admin/policy/scope-rules.js'
-import { AdminStore, auditOptions } from '../registry/admin/index.js'
+import { adminActions, adminWing, type AdminActions } from '../admin/actions/index.js'
+import { FULL_ADMIN } from '../admin/model/principal.js'
 import { createRedis, type RegistryClient } from '../registry/redis-client.js'
-import { redisKeys } from '../registry/redis-keys.js'
 
 /** A bad usage found after parsing (exit status 2). */
 export class UsageError extends Error {
@@ -36,7 +35,14 @@ export function duration (value: string): number {
 /** The config file when there is one; the defaults (plus environment) when the default file is absent. */
 export function cliConfig (env: NodeJS.ProcessEnv = process.env): Config {
   const file = configFile(env)
-  if (file === DEFAULT_CONFIG_FILE && !existsSync(file)) return parseConfig('{}', env, '(defaults)', { forServing: false })
+  if (file === DEFAULT_CONFIG_FILE && !existsSync(file)) {
+    return parseConfig(
+      '{}',
+      env,
+      '(defaults)',
+      { forServing: false }
+    )
+  }
   return loadConfig(file, env, { forServing: false })
 }
 
@@ -58,11 +64,9 @@ export function limitOrNull (value: string | undefined): string | null | undefin
 
 export interface RegistryContext {
   config: Config
+  /** the connection (`keygate check` decides a request on it, as the gateway would) */
   redis: RegistryClient
-  store: AdminStore
-  /** the command line acts as `keygate:admin` */
-  rules: AdminRules
-  /** every write, as the admin API makes it: rules, checks, store, audit (src/admin/actions.ts) */
+  /** every admin read and write, as the admin API makes them (src/admin/actions/), as `keygate:admin` */
   actions: AdminActions
 }
 
@@ -71,9 +75,7 @@ export async function withRegistry<T> (fn: (ctx: RegistryContext) => Promise<T>)
   const redis = createRedis(config.redis, { queueWhileConnecting: true })
   redis.on('error', () => {}) // reported through the failed command instead
   try {
-    const store = new AdminStore(redis, redisKeys(config.redis.prefix), config.keys.prefix, `cli:${safeUser()}`, auditOptions(config.audit))
-    const rules = new AdminRules(FULL_ADMIN, store, parseDuration(config.admin.self_service_max_ttl) as number)
-    return await fn({ config, redis, store, rules, actions: new AdminActions(store, rules) })
+    return await fn({ config, redis, actions: adminActions(adminWing(config, redis), FULL_ADMIN, `cli:${safeUser()}`) })
   } finally {
     redis.disconnect()
   }

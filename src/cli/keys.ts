@@ -1,14 +1,30 @@
-/** `keygate keys ...`: create (shown once), list, show, revoke, rotate, restrict, limit, leaked, import. Never a secret or a hash. */
+/**
+ * `keygate keys ...`: create (shown once), list, show, revoke, rotate, restrict, limit, leaked, import. Never a
+ * secret or a hash.
+ */
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { Option, type Command } from 'commander'
-import { AdminError, DEFAULT_GRACE_MS, importRefused, parseImportLines, type CreatedKey, type KeyView } from '../registry/admin/index.js'
-import { parseKey } from '../registry/key-format.js'
-import { checkKeyExclusions, checkKeyRequirements, type KeyOwnerFields } from '../registry/admin/rules.js'
+import { importRefused, keyOwnerProblem, readImportLines, type KeyOwnerFields } from '../admin/actions/index.js'
+import { DEFAULT_GRACE_MS } from '../admin/model/limits.js'
+import type { CreatedKey, KeyView } from '../admin/model/views.js'
 import { duration, limitOrNull, rateLimit, rateLimitOrNone, UsageError, withRegistry } from './context.js'
 import { printJson, printTable, printWarnings } from './output.js'
 
-const KEY_COLUMNS = ['id', 'type', 'owner', 'org', 'name', 'status', 'created_at', 'expires_at', 'last_used_at', 'rate_limit', 'scope', 'allowed_cidrs']
+const KEY_COLUMNS = [
+  'id',
+  'type',
+  'owner',
+  'org',
+  'name',
+  'status',
+  'created_at',
+  'expires_at',
+  'last_used_at',
+  'rate_limit',
+  'scope',
+  'allowed_cidrs'
+]
 
 /** what `none` parses to (commander keeps no null an option parser returns) */
 const NONE = 'none'
@@ -21,7 +37,10 @@ function scopeList (value: string): string[] | typeof NONE {
   return list
 }
 
-/** `--allow-cidr X` (repeatable; several space- or comma-separated in one also work); `none` (restrict only): remove them */
+/**
+ * `--allow-cidr X` (repeatable; several space- or comma-separated in one also work); `none` (restrict only): remove
+ * them
+ */
 function cidrList (value: string, previous: string[] | typeof NONE | undefined): string[] | typeof NONE {
   if (value.trim() === NONE) {
     if (previous !== undefined) throw new UsageError('--allow-cidr none removes the addresses: give it alone')
@@ -49,20 +68,14 @@ function printCreated (created: CreatedKey, extra = ''): void {
   )
 }
 
-/** The rules' owner fields, checked before connecting: a breach is a usage error, told in flags. */
+/** The policy's owner fields, checked before connecting: a breach is a usage error, told in flags. */
 const OWNER_FLAGS = {
   personal: 'a personal key takes --user <userId> (its org and role come from the user), not --role or --org',
   bot: 'a BOT key takes --role <role> and --org <org>, not --user'
 } as const
 
 function checkOwnerFlags (r: KeyOwnerFields): void {
-  try {
-    checkKeyExclusions(r)
-    checkKeyRequirements(r)
-  } catch (err: unknown) {
-    if (err instanceof AdminError) throw new UsageError(OWNER_FLAGS[r.type])
-    throw err
-  }
+  if (keyOwnerProblem(r) !== undefined) throw new UsageError(OWNER_FLAGS[r.type])
 }
 
 export function keysCommand (program: Command): void {
@@ -70,16 +83,34 @@ export function keysCommand (program: Command): void {
 
   keys.command('create')
     .description('create a key; the key is printed once and cannot be shown again')
-    .addOption(new Option('--type <type>', 'personal (acts as its user) or bot (acts with its own role)').choices(['personal', 'bot']).makeOptionMandatory())
+    .addOption(new Option(
+      '--type <type>',
+      'personal (acts as its user) or bot (acts with its own role)'
+    ).choices(['personal', 'bot']).makeOptionMandatory())
     .option('--user <userId>', 'personal keys: the owning user (must exist and be active)')
     .option('--role <role>', 'BOT keys: the role the key acts with (must exist)')
     .option('--org <org>', 'BOT keys: the organisation')
     .option('--name <name>', 'a label for the key')
     .option('--expires-in <duration>', 'e.g. 30s, 24h, 90d (default: never)', duration)
-    .option('--created-by <userId>', 'the user the key is recorded as created by (user:<userId>; their BOT keys are listed under them)')
-    .option('--rate-limit <limit>', "the key's own rate limit, e.g. 100/1s or 5000/1h (default: rate_limits.default; its role's and org's limits apply too)", rateLimit)
-    .option('--scope <permissions>', 'narrow the key to these permissions, space-separated, e.g. "users:read" (default: all of its role\'s)', scopeList)
-    .option('--allow-cidr <cidr>', 'the key works only from this client address range, e.g. 10.0.0.0/8 or 2001:db8::/32 (repeatable)', cidrList)
+    .option(
+      '--created-by <userId>',
+      'the user the key is recorded as created by (user:<userId>; their BOT keys are listed under them)'
+    )
+    .option(
+      '--rate-limit <limit>',
+      "the key's own rate limit, e.g. 100/1s or 5000/1h (default: rate_limits.default; its role's and org's limits apply too)",
+      rateLimit
+    )
+    .option(
+      '--scope <permissions>',
+      'narrow the key to these permissions, space-separated, e.g. "users:read" (default: all of its role\'s)',
+      scopeList
+    )
+    .option(
+      '--allow-cidr <cidr>',
+      'the key works only from this client address range, e.g. 10.0.0.0/8 or 2001:db8::/32 (repeatable)',
+      cidrList
+    )
     .option('--json', 'print the result as JSON')
     .action(async (opts: { type: 'personal' | 'bot', user?: string, role?: string, org?: string, name?: string, expiresIn?: number, createdBy?: string, rateLimit?: string, scope?: string[] | typeof NONE, allowCidr?: string[] | typeof NONE, json?: boolean }) => {
       checkOwnerFlags(opts)
@@ -105,7 +136,9 @@ export function keysCommand (program: Command): void {
     .action(async (opts: { user?: string, org?: string, unusedFor?: number, overPolicy?: boolean, search?: string, json?: boolean }) => {
       if (opts.overPolicy === true && opts.org === undefined) throw new UsageError('--over-policy needs --org <org>')
       if (opts.overPolicy === true && opts.search !== undefined) throw new UsageError('--over-policy lists every such key: leave out --search')
-      const list = await withRegistry(({ store }) => opts.overPolicy === true ? store.keysOverPolicy(opts.org as string) : store.listKeys({ user: opts.user, org: opts.org, unusedForMs: opts.unusedFor, q: opts.search }))
+      const list = await withRegistry(async ({ actions }) => opts.overPolicy === true
+        ? await actions.keysOverPolicy({ org: opts.org as string })
+        : await actions.listKeys({ user: opts.user, org: opts.org, unusedForMs: opts.unusedFor, q: opts.search }))
       if (opts.json === true) printJson(list)
       else printTable(list.map((k) => ({ ...k, owner: owner(k) })), KEY_COLUMNS)
     })
@@ -115,12 +148,15 @@ export function keysCommand (program: Command): void {
     .argument('<keyId>', 'the key id (the part after the prefix, as logs and headers show it)')
     .option('--json', 'print the result as JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const k = await withRegistry(({ store }) => store.showKey(id))
+      const k = await withRegistry(({ actions }) => actions.showKey(id))
       if (opts.json === true) {
         printJson(k)
         return
       }
-      for (const [field, value] of Object.entries({ ...k, owner: owner(k) })) process.stdout.write(`${field.padEnd(13)} ${value === '' ? '-' : Array.isArray(value) ? value.join(' ') : String(value)}\n`)
+      for (const [
+        field,
+        value
+      ] of Object.entries({ ...k, owner: owner(k) })) process.stdout.write(`${field.padEnd(13)} ${value === '' ? '-' : Array.isArray(value) ? value.join(' ') : String(value)}\n`)
     })
 
   keys.command('revoke')
@@ -141,12 +177,22 @@ export function keysCommand (program: Command): void {
     .action(async (file: string, opts: { source: string, json?: boolean }) => {
       const tokens = readLines(file)
       if (tokens.length === 0) throw new UsageError(`${file === '-' ? 'stdin' : file} holds no key`)
-      const outcomes = await withRegistry(({ actions }) => actions.reportLeaked(tokens, opts.source))
+      const outcomes = await withRegistry(({ actions }) => actions.reportLeaked(tokens.map((token) => ({
+        token,
+        source: opts.source
+      }))))
       // never the key itself: its SHA-256, as the scanners' feedback has it, and its id
       const results = tokens.map((token, i) => {
         const o = outcomes[i]
         const tokenHash = createHash('sha256').update(token).digest('hex')
-        return o?.id === undefined ? { token_hash: tokenHash, label: 'false_positive' } : { token_hash: tokenHash, label: o.label, id: o.id, revoked: o.revoked === true }
+        return o?.id === undefined
+          ? { token_hash: tokenHash, label: 'false_positive' }
+          : {
+              token_hash: tokenHash,
+              label: o.label,
+              id: o.id,
+              revoked: o.revoked === true
+            }
       })
       if (opts.json === true) {
         printJson(results)
@@ -160,12 +206,15 @@ export function keysCommand (program: Command): void {
 
   keys.command('import')
     .description('bring keys from another system (docs/imports.md): one JSON object a line (- reads stdin); every line is imported, or none')
-    .argument('<file>', 'JSON lines: type, user or role, org, name, optional expires_at, and key (the plaintext) or sha256')
+    .argument(
+      '<file>',
+      'JSON lines: type, user or role, org, name, optional expires_at, and key (the plaintext) or sha256'
+    )
     .option('--json', 'print the result as JSON')
     .action(async (file: string, opts: { json?: boolean }) => {
       const text = readFileSync(file === '-' ? 0 : file, 'utf8')
       const { result: imported, warnings } = await withRegistry(async ({ config, actions }) => {
-        const { inputs, problems } = parseImportLines(text, (token) => parseKey(token, config.keys.prefix) !== 'malformed_credential')
+        const { inputs, problems } = readImportLines(text, config.keys.prefix)
         if (problems.length > 0) throw importRefused(problems)
         if (inputs.length === 0) throw new UsageError(`${file === '-' ? 'stdin' : file} holds no key`)
         return await actions.importKeys(inputs)
@@ -178,7 +227,11 @@ export function keysCommand (program: Command): void {
   keys.command('limit')
     .description("set or remove a key's own rate limit; every gateway applies it within a second")
     .argument('<keyId>', 'the key id')
-    .requiredOption('--rate-limit <limit>', 'e.g. 100/1s, 5000/1h; "none" removes it (then rate_limits.default applies)', rateLimitOrNone)
+    .requiredOption(
+      '--rate-limit <limit>',
+      'e.g. 100/1s, 5000/1h; "none" removes it (then rate_limits.default applies)',
+      rateLimitOrNone
+    )
     .option('--json', 'print the result as JSON')
     .action(async (id: string, opts: { rateLimit: string, json?: boolean }) => {
       const limit = limitOrNull(opts.rateLimit) ?? null
@@ -190,13 +243,20 @@ export function keysCommand (program: Command): void {
   keys.command('restrict')
     .description("set or remove a key's scope and the addresses it may be used from; every gateway applies it within a second")
     .argument('<keyId>', 'the key id')
-    .option('--scope <permissions>', 'the permissions, space-separated (within its role\'s); "none" removes the scope', scopeList)
+    .option(
+      '--scope <permissions>',
+      'the permissions, space-separated (within its role\'s); "none" removes the scope',
+      scopeList
+    )
     .option('--allow-cidr <cidr>', 'an address range the key works from (repeatable); "none" removes them', cidrList)
     .option('--json', 'print the result as JSON')
     .action(async (id: string, opts: { scope?: string[] | typeof NONE, allowCidr?: string[] | typeof NONE, json?: boolean }) => {
       if (opts.scope === undefined && opts.allowCidr === undefined) throw new UsageError('give --scope and/or --allow-cidr (or "none" to remove one)')
-      const { changed } = await withRegistry(({ actions }) => actions.restrictKey(id, { scope: listOrNull(opts.scope), allowedCidrs: listOrNull(opts.allowCidr) }))
-      const k = await withRegistry(({ store }) => store.showKey(id))
+      const { changed } = await withRegistry(({ actions }) => actions.restrictKey(
+        id,
+        { scope: listOrNull(opts.scope), allowedCidrs: listOrNull(opts.allowCidr) }
+      ))
+      const k = await withRegistry(({ actions }) => actions.showKey(id))
       if (opts.json === true) printJson({ id, scope: k.scope ?? null, allowed_cidrs: k.allowed_cidrs ?? null, changed })
       else process.stdout.write(`key ${id}: scope ${k.scope?.join(' ') ?? '(all of its role)'}; addresses ${k.allowed_cidrs?.join(' ') ?? '(any)'}${changed ? '' : ' (unchanged)'}\n`)
     })
@@ -204,12 +264,20 @@ export function keysCommand (program: Command): void {
   keys.command('rotate')
     .description('create a replacement key (same type, owner, role, org, name, rate limit, scope, addresses); the old key works until the grace period ends')
     .argument('<keyId>', 'the key to replace')
-    .addOption(new Option('--grace <duration>', 'how long the old key keeps working, e.g. 1h').argParser(duration).default(DEFAULT_GRACE_MS, '24h'))
+    .addOption(new Option(
+      '--grace <duration>',
+      'how long the old key keeps working, e.g. 1h'
+    ).argParser(duration).default(DEFAULT_GRACE_MS, '24h'))
     .option('--json', 'print the result as JSON')
     .action(async (id: string, opts: { grace: number, json?: boolean }) => {
       const rotated = await withRegistry(({ actions }) => actions.rotateKey(id, opts.grace))
       if (opts.json === true) printJson(rotated)
-      else printCreated(rotated, `It replaces ${rotated.replaces}, which stops working at ${rotated.replaces_expires_at}.\n`)
+      else {
+        printCreated(
+          rotated,
+        `It replaces ${rotated.replaces}, which stops working at ${rotated.replaces_expires_at}.\n`
+        )
+      }
     })
 }
 

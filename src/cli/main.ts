@@ -7,7 +7,7 @@
  */
 import { Command, CommanderError } from 'commander'
 import { ConfigError, configFile, loadConfig } from '../config/load.js'
-import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../registry/admin/errors.js'
+import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../admin/model/errors.js'
 import { redisDidNotAnswer } from '../registry/redis-client.js'
 import { VERSION } from '../version.js'
 import { parseWorkers } from '../workers.js'
@@ -39,7 +39,11 @@ else program.showHelpAfterError()
 
 program.command('serve')
   .description('run the gateway: data plane and admin plane (config: KEYGATE_CONFIG or config/keygate.yaml)')
-  .option('--workers <n>', 'worker processes sharing the ports, each with its own cache: a number or "auto" (one per core)', '1')
+  .option(
+    '--workers <n>',
+    'worker processes sharing the ports, each with its own cache: a number or "auto" (one per core)',
+    '1'
+  )
   .action(async (opts: { workers: string }) => {
     let workers: number
     try {
@@ -69,8 +73,14 @@ program.command('config')
       process.exitCode = 1
       return
     }
-    if (opts.json === true) printJson({ ok: true, file: path, routes: config.routes.length, rules: config.rules.length })
-    else process.stdout.write(`${path}: OK (${config.routes.length} routes, ${config.rules.length} rules)\n`)
+    if (opts.json === true) {
+      printJson({
+        ok: true,
+        file: path,
+        routes: config.routes.length,
+        rules: config.rules.length
+      })
+    } else process.stdout.write(`${path}: OK (${config.routes.length} routes, ${config.rules.length} rules)\n`)
   })
 
 keysCommand(program)
@@ -94,14 +104,40 @@ function failure (err: unknown): { exit: number, code: string, message?: string,
   if (err instanceof CommanderError) {
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return { exit: 0, code: 'help' }
     // a command group without its command: its help, as a usage error
-    if (err.code === 'commander.help') return { exit: err.exitCode === 0 ? 0 : 2, code: 'usage', message: 'a command is needed (see the help above)' }
+    if (err.code === 'commander.help') {
+      return {
+        exit: err.exitCode === 0 ? 0 : 2,
+        code: 'usage',
+        message: 'a command is needed (see the help above)'
+      }
+    }
     return { exit: 2, code: 'usage', message: err.message.replace(/^error: /, '') }
   }
   if (err instanceof UsageError) return { exit: 2, code: 'usage', message: err.message }
   // a refused registry write: its reasons, as the admin API gives them
-  if (err instanceof AdminError) return { exit: 1, code: CODE_OF_KIND[err.kind], message: err.message, details: err.details ?? [{ reason: err.message }] }
-  if (err instanceof ConfigError) return { exit: 1, code: 'config', message: err.message, details: err.problems.map((reason) => ({ reason })) }
-  if (err instanceof RedisUnreachable || redisDidNotAnswer(err)) return { exit: 1, code: 'redis', message: 'cannot reach Redis (check KEYGATE_REDIS_URL or redis.url)' }
+  if (err instanceof AdminError) {
+    return {
+      exit: 1,
+      code: CODE_OF_KIND[err.kind],
+      message: err.message,
+      details: err.details ?? [{ reason: err.message }]
+    }
+  }
+  if (err instanceof ConfigError) {
+    return {
+      exit: 1,
+      code: 'config',
+      message: err.message,
+      details: err.problems.map((reason) => ({ reason }))
+    }
+  }
+  if (err instanceof RedisUnreachable || redisDidNotAnswer(err)) {
+    return {
+      exit: 1,
+      code: 'redis',
+      message: 'cannot reach Redis (check KEYGATE_REDIS_URL or redis.url)'
+    }
+  }
   return { exit: 1, code: 'failed', message: err instanceof Error ? err.message : String(err) }
 }
 
@@ -110,7 +146,14 @@ function exitCodeFor (err: unknown): number {
   const { exit, code, message, details } = failure(err)
   if (message === undefined) return exit
   if (json) {
-    process.stderr.write(JSON.stringify({ error: { code, message, ...(details === undefined ? {} : { details }), exit_code: exit } }) + '\n')
+    process.stderr.write(JSON.stringify({
+      error: {
+        code,
+        message,
+        ...(details === undefined ? {} : { details }),
+        exit_code: exit
+      }
+    }) + '\n')
   } else if (err instanceof AdminError) {
     for (const d of details ?? []) process.stderr.write(`error: ${d.reason}\n`)
   } else if (!(err instanceof CommanderError)) {

@@ -10,7 +10,7 @@ export function migrateCommand (program: Command): void {
     .description('type every key\'s created_by: an untyped value (a user id) becomes user:<id>; cli:*, key:* and admin-token stay actors that own nothing')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const r = await withRegistry(({ store }) => store.migrateCreatedBy())
+      const r = await withRegistry(({ actions }) => actions.migrateCreatedBy())
       if (opts.json === true) printJson(r)
       else process.stdout.write(`created_by typed on ${r.rewritten.length} key(s); ${r.unindexed.length} BOT key(s) no longer listed under an actor\n`)
     })

@@ -1,4 +1,7 @@
-/** `keygate orgs ...`: put, list, show: org records, whose rate limit every key of the org shares and whose key_max_ttl caps its keys' lives. */
+/**
+ * `keygate orgs ...`: put, list, show: org records, whose rate limit every key of the org shares and whose
+ * key_max_ttl caps its keys' lives.
+ */
 import type { Command } from 'commander'
 import { duration, limitOrNull, rateLimitOrNone, withRegistry } from './context.js'
 import { printJson, printTable } from './output.js'
@@ -17,13 +20,24 @@ export function orgsCommand (program: Command): void {
   orgs.command('put')
     .description("create or update an org's record; every gateway applies a changed limit within a second")
     .argument('<org>', 'the org, as users and keys name it')
-    .option('--rate-limit <limit>', 'one bucket for every key of the org, e.g. 1000/1s or 100000/1d; "none" removes it (not given: kept)', rateLimitOrNone)
-    .option('--key-max-ttl <duration>', 'every key created or rotated in the org expires within this, e.g. 90d; "none" removes it (not given: kept)', ttlOrNone)
+    .option(
+      '--rate-limit <limit>',
+      'one bucket for every key of the org, e.g. 1000/1s or 100000/1d; "none" removes it (not given: kept)',
+      rateLimitOrNone
+    )
+    .option(
+      '--key-max-ttl <duration>',
+      'every key created or rotated in the org expires within this, e.g. 90d; "none" removes it (not given: kept)',
+      ttlOrNone
+    )
     .option('--name <text>', 'a display name')
     .option('--json', 'print the result as JSON')
     .action(async (org: string, opts: { rateLimit?: string, keyMaxTtl?: string, name?: string, json?: boolean }) => {
       const keyMaxTtl = opts.keyMaxTtl === 'none' ? null : opts.keyMaxTtl
-      const view = await withRegistry(({ actions }) => actions.putOrg(org, { rateLimit: limitOrNull(opts.rateLimit), keyMaxTtl, name: opts.name }))
+      const view = await withRegistry(({ actions }) => actions.putOrg(
+        org,
+        { rateLimit: limitOrNull(opts.rateLimit), keyMaxTtl, name: opts.name }
+      ))
       if (opts.json === true) printJson(view)
       else process.stdout.write(`org ${org}: ${view.rate_limit !== undefined ? `rate limit ${view.rate_limit}` : 'no rate limit'}, ${view.key_max_ttl !== undefined ? `keys live ${view.key_max_ttl} at most` : 'no key max TTL'}${view.name !== undefined ? ` (${view.name})` : ''}\n`)
     })
@@ -32,7 +46,7 @@ export function orgsCommand (program: Command): void {
     .description('list org records, with each limit and its use in the current window')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const list = await withRegistry(({ store }) => store.listOrgs())
+      const list = await withRegistry(({ actions }) => actions.listOrgs())
       if (opts.json === true) printJson(list)
       else printTable(list, ORG_COLUMNS)
     })
@@ -42,7 +56,7 @@ export function orgsCommand (program: Command): void {
     .argument('<org>', 'the org')
     .option('--json', 'print the result as JSON')
     .action(async (org: string, opts: { json?: boolean }) => {
-      const view = await withRegistry(({ store }) => store.showOrg(org))
+      const view = await withRegistry(({ actions }) => actions.showOrg(org))
       if (opts.json === true) {
         printJson(view)
         return

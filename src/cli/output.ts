@@ -1,5 +1,5 @@
 /** Printing for humans (aligned tables) and for scripts (`--json`); warnings and errors on stderr. */
-import type { ErrorDetail } from '../registry/admin/index.js'
+import type { ErrorDetail } from '../admin/model/errors.js'
 
 export function printJson (value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n')
@@ -15,7 +15,10 @@ export function printTable (rows: ReadonlyArray<object>, columns: string[]): voi
     return v === undefined || v === null || v === '' ? '-' : Array.isArray(v) ? v.join(' ') : String(v)
   }
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r, c).length)))
-  const line = (cells: string[]): string => cells.map((text, i) => text.padEnd(widths[i] as number)).join('  ').trimEnd() + '\n'
+  const line = (cells: string[]): string => cells.map((
+    text,
+    i
+  ) => text.padEnd(widths[i] as number)).join('  ').trimEnd() + '\n'
   process.stdout.write(line(columns.map((c) => c.toUpperCase())))
   for (const r of rows) process.stdout.write(line(columns.map((c) => cell(r, c))))
 }

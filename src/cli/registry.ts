@@ -1,6 +1,6 @@
 /**
  * `keygate registry export|plan|apply`: roles, org records and users as a YAML file kept
- * in git (src/registry/as-code/; docs/registry-as-code.md). Never a key, a secret or a hash.
+ * in git (src/admin/as-code/; docs/registry-as-code.md). Never a key, a secret or a hash.
  *
  * Exit status of `plan`: 0 nothing would change, 3 changes are pending, 1 the file is
  * invalid (every problem listed on stderr, `<file>:<line>:<col>: <path>: <message>`).
@@ -8,9 +8,9 @@
  */
 import { readFileSync, statSync } from 'node:fs'
 import type { Command } from 'commander'
-import { MAX_FILE_BYTES, parseRegistryFile, type FileProblem, type RegistryFile } from '../registry/as-code/registry-file.js'
-import type { ApplyResult } from '../registry/as-code/registry-apply.js'
-import type { Change } from '../registry/as-code/registry-plan.js'
+import { registryYaml } from '../admin/as-code/registry-export.js'
+import { MAX_FILE_BYTES, parseRegistryFile } from '../admin/as-code/registry-file.js'
+import type { ApplyResult, Change, FileProblem, RegistryFile } from '../admin/model/registry-fields.js'
 import { UsageError, withRegistry } from './context.js'
 import { printJson } from './output.js'
 
@@ -24,7 +24,7 @@ export function registryCommand (program: Command): void {
     .description('print roles, org records (limits, key policy) and users as YAML (never keys, secrets or hashes)')
     .option('--org <org>', "only this org's record and users, and the roles they act with")
     .action(async (opts: { org?: string }) => {
-      process.stdout.write(await withRegistry(({ store }) => store.exportRegistry({ org: opts.org })))
+      process.stdout.write(registryYaml(await withRegistry(({ actions }) => actions.exportRegistry({ org: opts.org }))))
     })
 
   registry.command('plan')
@@ -34,7 +34,7 @@ export function registryCommand (program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (path: string, opts: { prune?: boolean, json?: boolean }) => {
       const file = readRegistryFile(path)
-      const result = await withRegistry(({ store }) => store.planRegistry(file, opts.prune === true))
+      const result = await withRegistry(({ actions }) => actions.planRegistry(file, opts.prune === true))
       report(path, result, opts.json === true, 'plan')
       if (result.ok && result.changes.length > 0) process.exitCode = EXIT_PENDING
     })
@@ -66,8 +66,13 @@ function readRegistryFile (path: string): RegistryFile {
 function report (path: string, result: ApplyResult, json: boolean, what: 'plan' | 'apply'): void {
   if (!result.ok) {
     process.exitCode = 1
-    if (json) printJson({ ok: false, file: path, problems: result.problems.map((p) => ({ ...p.place, path: p.path, message: p.message })) })
-    else for (const p of result.problems) process.stderr.write(`${placeText(path, p)}: ${p.path === '' ? '' : `${p.path}: `}${p.message}\n`)
+    if (json) {
+      printJson({
+        ok: false,
+        file: path,
+        problems: result.problems.map((p) => ({ ...p.place, path: p.path, message: p.message }))
+      })
+    } else for (const p of result.problems) process.stderr.write(`${placeText(path, p)}: ${p.path === '' ? '' : `${p.path}: `}${p.message}\n`)
     if (!json) process.stderr.write(`${path}: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}; nothing ${what === 'apply' ? 'was' : 'would be'} changed\n`)
     return
   }

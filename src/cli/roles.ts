@@ -9,16 +9,25 @@ export function rolesCommand (program: Command): void {
   roles.command('put')
     .description('create or replace a role; every key acting with it sees the change at once')
     .argument('<role>', 'role name')
-    .requiredOption('--permissions <list>', 'space-separated permissions, e.g. "users:read users:write" (users:* and * are wildcards)')
+    .requiredOption(
+      '--permissions <list>',
+      'space-separated permissions, e.g. "users:read users:write" (users:* and * are wildcards)'
+    )
     .option('--description <text>', 'what the role is for')
-    .option('--rate-limit <limit>', 'a rate limit for every key acting with the role, each its own bucket, e.g. 100/1s; "none" removes it (not given: kept)', rateLimitOrNone)
+    .option(
+      '--rate-limit <limit>',
+      'a rate limit for every key acting with the role, each its own bucket, e.g. 100/1s; "none" removes it (not given: kept)',
+      rateLimitOrNone
+    )
     .option('--json', 'print the result as JSON')
     .action(async (role: string, opts: { permissions: string, description?: string, rateLimit?: string, json?: boolean }) => {
       const permissions = opts.permissions.split(/\s+/).filter((p) => p !== '')
-      const view = await withRegistry(async ({ store, actions }) => {
-        await actions.putRole(role, permissions, opts.description, limitOrNull(opts.rateLimit))
-        return await store.showRole(role)
-      })
+      const view = await withRegistry(({ actions }) => actions.putRole(
+        role,
+        permissions,
+        opts.description,
+        limitOrNull(opts.rateLimit)
+      ))
       if (opts.json === true) printJson(view)
       else process.stdout.write(`role ${role}: ${permissions.join(' ') || '(no permissions)'}${view.rate_limit !== undefined ? `, rate limit ${view.rate_limit}` : ''}\n`)
     })
@@ -27,7 +36,7 @@ export function rolesCommand (program: Command): void {
     .description('list roles and their permissions')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const list = await withRegistry(({ store }) => store.listRoles())
+      const list = await withRegistry(({ actions }) => actions.listRoles())
       if (opts.json === true) printJson(list)
       else printTable(list, ['name', 'permissions', 'description', 'rate_limit'])
     })

@@ -4,8 +4,7 @@
  * same read as the admin API's /keys/:id/usage and /orgs/:org/usage.
  */
 import { InvalidArgumentError, type Command } from 'commander'
-import { readUsage, STEPS, usageRange, type Step } from '../usage/reader.js'
-import { redisKeys } from '../registry/redis-keys.js'
+import { STEPS, usageRange, type Step } from '../usage/reader.js'
 import { duration, UsageError, withRegistry } from './context.js'
 import { printJson, printTable } from './output.js'
 
@@ -29,10 +28,12 @@ export function usageCommand (program: Command): void {
       const to = Math.ceil((now + 1) / STEPS[s]) * STEPS[s]
       const range = usageRange({ from: opts.since === undefined ? undefined : now - opts.since, to, step: s }, now)
       if ('field' in range) throw new UsageError(`--${range.field === 'step' ? 'since' : range.field}: ${range.reason}`)
-      const points = await withRegistry(async ({ config, redis, rules }) => {
-        if (keyId !== undefined) await rules.visibleKey(keyId)
-        return await readUsage(redis, redisKeys(config.redis.prefix), keyId !== undefined ? { key: keyId } : { org: opts.org as string }, range)
-      })
+      const points = await withRegistry(async ({ actions }) => keyId !== undefined
+        ? await actions.keyUsage(keyId, range)
+        : await actions.orgUsage(
+          opts.org as string,
+          range
+        ))
       if (opts.json === true) printJson({ points })
       else printTable(points, ['t', 'allowed', 'refused', 'limited', 'errors'])
     })

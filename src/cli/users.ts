@@ -27,9 +27,19 @@ export function usersCommand (program: Command): void {
     .option('--revoke-created-keys', 'also revoke the BOT keys the user created, in the same change')
     .option('--json', 'print the result as JSON')
     .action(async (userId: string, opts: { revokeCreatedKeys?: boolean, json?: boolean }) => {
-      const r = await withRegistry(({ actions }) => actions.setUserStatus(userId, 'deactivated', { revokeCreatedKeys: opts.revokeCreatedKeys === true }))
+      const r = await withRegistry(({ actions }) => actions.setUserStatus(
+        userId,
+        'deactivated',
+        { revokeCreatedKeys: opts.revokeCreatedKeys === true }
+      ))
       if (opts.json === true) {
-        printJson({ id: userId, status: 'deactivated', changed: r.changed, created_keys: r.createdKeys, revoked_keys: r.revokedKeys })
+        printJson({
+          id: userId,
+          status: 'deactivated',
+          changed: r.changed,
+          created_keys: r.createdKeys,
+          revoked_keys: r.revokedKeys
+        })
         return
       }
       process.stdout.write(`user ${userId} ${r.changed ? 'is now' : 'was already'} deactivated\n`)
@@ -54,7 +64,7 @@ export function usersCommand (program: Command): void {
     .option('--org <org>', 'only users of this org')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { org?: string, json?: boolean }) => {
-      const list = await withRegistry(({ store }) => store.listUsers({ org: opts.org }))
+      const list = await withRegistry(({ actions }) => actions.listUsers({ org: opts.org }))
       if (opts.json === true) printJson(list)
       else printTable(list, ['id', 'org', 'role', 'status', 'name', 'email'])
     })

@@ -15,9 +15,9 @@ import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseConfig } from '../config/load.js'
-import { AdminStore } from '../registry/admin/index.js'
+import { adminActions, adminWing } from '../admin/actions/index.js'
+import { FULL_ADMIN } from '../admin/model/principal.js'
 import { createRedis, waitForRedis } from '../registry/redis-client.js'
-import { redisKeys } from '../registry/redis-keys.js'
 import { startGateway, splitHostPort } from '../server.js'
 import { createDemoUpstream } from './upstream.js'
 
@@ -64,7 +64,12 @@ async function startPrivateRedis (): Promise<{ url: string, child: ChildProcess 
 
 async function main (): Promise<void> {
   const external = process.env.KEYGATE_REDIS_URL
-  const redis = external !== undefined && external !== '' ? { url: external, child: undefined } : await startPrivateRedis()
+  const redis = external !== undefined && external !== ''
+    ? {
+        url: external,
+        child: undefined
+      }
+    : await startPrivateRedis()
   // On a shared Redis the demo keeps to its own namespace (hash-tagged on a Cluster,
   // where the registry must live in one slot: docs/topologies.md).
   const prefix = redis.child !== undefined ? 'keygate:' : redis.url.startsWith('redis+cluster') ? '{keygate-demo}:' : 'keygate-demo:'
@@ -122,17 +127,27 @@ rules:
   - { method: "*",  path: /api/v1/orgs/:org/*, permissions: [orgs:read], org_param: org }
 ${sso}`, { KEYGATE_REDIS_URL: redis.url, KEYGATE_OIDC_CLIENT_SECRET: clientSecret }, 'demo')
 
-  // Seed: the same store the CLI uses, through the same client (any topology the URL names).
+  // Seed: the same admin actions the CLI uses, through the same client (any topology the URL names).
   const client = createRedis(config.redis, { queueWhileConnecting: true })
-  const store = new AdminStore(client, redisKeys(prefix), config.keys.prefix, 'demo')
-  await store.putRole('viewer', ['users:read', 'orgs:read', 'keygate:keys:self'], 'reads users and its org; manages its own keys')
-  await store.putRole('editor', ['users:*', 'orgs:read'], 'manages users')
-  await store.putRole('keygate-admin', ['keygate:admin'], 'full control of keygate: admin API and console')
-  await store.putUser('alice', { org: 'acme', role: 'viewer', name: 'Alice', email: 'alice@example.com' })
-  await store.putUser('ops', { org: 'acme', role: 'keygate-admin', name: 'Ops', email: 'ops@example.com' })
-  const personal = await store.createKey({ type: 'personal', user: 'alice', name: 'alice laptop' })
-  const bot = await store.createKey({ type: 'bot', role: 'editor', org: 'acme', name: 'ci deploy bot', createdBy: 'user:alice' })
-  const admin = await store.createKey({ type: 'personal', user: 'ops', name: 'ops console sign-in' })
+  const actions = adminActions(adminWing(config, client), FULL_ADMIN, 'demo')
+  await actions.putRole(
+    'viewer',
+    ['users:read', 'orgs:read', 'keygate:keys:self'],
+    'reads users and its org; manages its own keys'
+  )
+  await actions.putRole('editor', ['users:*', 'orgs:read'], 'manages users')
+  await actions.putRole('keygate-admin', ['keygate:admin'], 'full control of keygate: admin API and console')
+  await actions.putUser('alice', { org: 'acme', role: 'viewer', name: 'Alice', email: 'alice@example.com' })
+  await actions.putUser('ops', { org: 'acme', role: 'keygate-admin', name: 'Ops', email: 'ops@example.com' })
+  const personal = (await actions.createKey({ type: 'personal', user: 'alice', name: 'alice laptop' })).result
+  const bot = (await actions.createKey({
+    type: 'bot',
+    role: 'editor',
+    org: 'acme',
+    name: 'ci deploy bot',
+    createdBy: 'alice'
+  })).result
+  const admin = (await actions.createKey({ type: 'personal', user: 'ops', name: 'ops console sign-in' })).result
   client.disconnect()
 
   const app = await startGateway(config)

@@ -303,7 +303,7 @@ export function userRecordOf (org: Field, role: Field, status: Field): UserRecor
   return { org: shared(org), role: shared(role), status: status === 'active' ? 'active' : 'deactivated' }
 }
 
-/** An org, user or role name as every admin front end writes one (registry/admin/rules.ts). */
+/** An org, user or role name as every admin front end writes one (src/admin/policy/names.ts). */
 function isName (value: Field): value is string {
   return value != null && NAME.test(value)
 }

@@ -19,7 +19,11 @@ t.test('the scope picker and the address field', async (t) => {
   await f.role('member', ['users:read', 'users:write', 'orgs:read', 'keygate:keys:self'])
   await f.user('dana', 'acme', 'member')
   // dana signs in with a key scoped narrower than her role: orgs:read and users:write are not hers to give
-  const dana = await f.store.createKey({ type: 'personal', user: 'dana', scope: ['keygate:keys:self', 'users:read'] })
+  const { result: dana } = await f.admin.createKey({
+    type: 'personal',
+    user: 'dana',
+    scope: ['keygate:keys:self', 'users:read']
+  })
   await f.role('keygate-admin', ['keygate:admin'])
   await f.user('root', 'acme', 'keygate-admin')
   const root = await f.personalKey('root')
@@ -108,7 +112,7 @@ t.test('the scope picker and the address field', async (t) => {
   })
 
   t.test('the org\'s key policy bounds the expiries offered', async (t) => {
-    await f.store.putOrg('acme', { keyMaxTtl: '30d' })
+    await f.admin.putOrg('acme', { keyMaxTtl: '30d' })
     const expiries = async (page: Page): Promise<Record<string, boolean>> => Object.fromEntries(await page.locator('#generate-expiry option').evaluateAll((els) =>
       els.map((e) => { const o = e as unknown as { value: string, disabled: boolean }; return [o.value, o.disabled] })))
 

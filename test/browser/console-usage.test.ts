@@ -72,7 +72,7 @@ t.test('the Integrations list and a key\'s chart show the counts the API reports
 
       // the org chart (Orgs page, admins)
       await page.click('[data-page=orgs]')
-      await gw.fixtures.store.putOrg('acme', { name: 'Acme' })
+      await gw.fixtures.admin.putOrg('acme', { name: 'Acme' })
       await page.click('[data-page=integrations]')
       await page.click('[data-page=orgs]')
       await page.click('#orgs-body tr[data-org="acme"] button[data-action=usage]')

@@ -145,7 +145,7 @@ export async function runFailoverDrill (t: Test, topo: Topology): Promise<DrillR
   const hot = await Promise.all(Array.from({ length: size.hotKeys }, async () => await fx.personalKey('alice')))
   const cold = await bulkKeys(fx, size.coldKeys)
   const revoked = await Promise.all(Array.from({ length: size.revoked }, async () => await fx.personalKey('bob')))
-  for (const k of revoked) await fx.store.revokeKey(k.id)
+  for (const k of revoked) await fx.admin.revokeKey(k.id)
   const during = await fx.personalKey('alice')
   const unknown = Array.from({ length: size.unknown }, () => generateKey('kg_').key)
   await topo.replicated()
@@ -194,7 +194,7 @@ export async function runFailoverDrill (t: Test, topo: Topology): Promise<DrillR
       fresh.disconnect()
     }
   })
-  const revocation = attempt(async (f) => await f.store.revokeKey(during.id)).then(() => Date.now())
+  const revocation = attempt(async (f) => await f.admin.revokeKey(during.id)).then(() => Date.now())
   const creations = (async () => {
     for (let i = 0; i < size.createdDuring; i++) created.push(await attempt(async (f) => await f.personalKey('alice')))
   })()

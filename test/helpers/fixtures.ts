@@ -1,11 +1,27 @@
 /**
- * Registry fixtures: roles, users and keys written through the same AdminStore the
- * CLI uses, into a real Redis. Each key fixture returns the raw key, shown once.
+ * Registry fixtures: roles, users and keys written through the same admin actions the
+ * CLI uses (a full admin, recorded as `cli:test`), into a real Redis. Each key fixture
+ * returns the raw key, shown once.
  */
 import type { RegistryClient } from '../../src/registry/redis-client.js'
-import { AdminStore } from '../../src/registry/admin/index.js'
+import { adminActions, type AdminActions, type AuditOptions } from '../../src/admin/actions/index.js'
+import { FULL_ADMIN } from '../../src/admin/model/principal.js'
 import { redisKeys, type RedisKeys } from '../../src/registry/redis-keys.js'
 import { generateKey } from '../../src/registry/key-format.js'
+
+/** the default of `admin.self_service_max_ttl` */
+export const SELF_SERVICE_MAX_TTL_MS = 90 * 86_400_000
+
+/** The admin actions of a full admin recorded as `actor` (what a script on the registry holds). */
+export function fullAdmin (
+  redis: RegistryClient, keys: RedisKeys, keyPrefix: string, actor: string, audit?: AuditOptions
+): AdminActions {
+  return adminActions(
+    { redis, keys, keyPrefix, selfServiceMaxTtlMs: SELF_SERVICE_MAX_TTL_MS, audit },
+    FULL_ADMIN,
+    actor
+  )
+}
 
 export interface KeyFixture {
   id: string
@@ -13,39 +29,38 @@ export interface KeyFixture {
 }
 
 export class Fixtures {
-  readonly store: AdminStore
+  /** the admin actions of a full admin, `cli:test` */
+  readonly admin: AdminActions
   readonly keys: RedisKeys
 
   constructor (readonly redis: RegistryClient, readonly prefix: string, keyPrefix = 'kg_') {
     this.keys = redisKeys(prefix)
-    this.store = new AdminStore(redis, this.keys, keyPrefix, 'cli:test')
+    this.admin = fullAdmin(redis, this.keys, keyPrefix, 'cli:test')
   }
 
   async role (name: string, permissions: string[]): Promise<void> {
-    await this.store.putRole(name, permissions)
+    await this.admin.putRole(name, permissions)
   }
 
   async user (id: string, org: string, role: string): Promise<void> {
-    await this.store.putUser(id, { org, role })
+    await this.admin.putUser(id, { org, role })
   }
 
   async personalKey (user: string, opts: { expiresInMs?: number, name?: string } = {}): Promise<KeyFixture> {
-    const k = await this.store.createKey({ type: 'personal', user, ...opts })
+    const { result: k } = await this.admin.createKey({ type: 'personal', user, ...opts })
     return { id: k.id, key: k.key }
   }
 
   /** `createdBy`: a user id (recorded as `user:<id>`) */
   async botKey (role: string, org: string,
     opts: { expiresInMs?: number, name?: string, createdBy?: string } = {}): Promise<KeyFixture> {
-    const { createdBy, ...rest } = opts
-    const by = createdBy === undefined ? undefined : `user:${createdBy}`
-    const k = await this.store.createKey({ type: 'bot', role, org, ...rest, createdBy: by })
+    const { result: k } = await this.admin.createKey({ type: 'bot', role, org, ...opts })
     return { id: k.id, key: k.key }
   }
 
   /**
    * Many BOT keys at once, for listings of thousands: the records and index entries the
-   * store writes (registry/admin/keys.ts addKey), in one pipeline, without the audit
+   * store writes (src/admin/store/keys.ts addKey), in one pipeline, without the audit
    * trail. Returns the key ids, in the order of `names`.
    */
   async bulkBotKeys (role: string, org: string, names: string[]): Promise<string[]> {

@@ -37,7 +37,7 @@ export async function fuzzWorld (t: Test): Promise<FuzzWorld> {
   await gw.fixtures.user('root', 'acme', 'admin')
   const valid = await gw.fixtures.personalKey('root')
   const revoked = await gw.fixtures.personalKey('root')
-  await gw.fixtures.store.revokeKey(revoked.id)
+  await gw.fixtures.admin.revokeKey(revoked.id)
   const unknown = generateKey(gw.config.keys.prefix).key
   return {
     gw,

@@ -1,19 +1,26 @@
 /**
  * What the gateway asked Redis while a test acted: MONITOR, filtered to the
- * gateway's own connection (so other clients of a shared Redis do not count).
+ * gateway's own connections (so other clients of a shared Redis do not count).
  */
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
+import { WRITE_CONNECTION_NAME } from '../../src/admin/store/write-connections.js'
 import type { TestGateway } from './gateway.js'
 
 /**
- * Runs `action` and returns the Redis commands the gateway's own connection sent
+ * Runs `action` and returns the Redis commands the gateway's own connections sent
  * meanwhile (its periodic PING aside), seen through MONITOR and filtered by the
- * connection's address, so other clients of a shared Redis do not count.
+ * connections' addresses, so other clients of a shared Redis do not count: its shared
+ * connection, and those an admin change reads and writes on (named
+ * `keygate-admin-write`, src/admin/store/write-connections.ts), open already or opened
+ * meanwhile.
  */
 export async function watchGatewayRedis<T> (gw: TestGateway, action: () => Promise<T>): Promise<{ result: T, commands: string[] }> {
   const stream = (gw.app.redis as Redis).stream // (a standalone gateway)
-  const source = `${stream.localAddress ?? ''}:${stream.localPort ?? ''}`
+  const sources = new Set([`${stream.localAddress ?? ''}:${stream.localPort ?? ''}`])
+  for (const line of (await gw.client.client('LIST') as string).split('\n')) {
+    if (line.includes(` name=${WRITE_CONNECTION_NAME} `)) sources.add(/addr=(\S+)/.exec(line)?.[1] ?? '')
+  }
   // A connection of its own in monitor mode, with its error handler attached before it
   // connects: ioredis can take a monitor line that arrives in the same packet as
   // MONITOR's OK for a stray reply ("Command queue state error"). Such lines predate
@@ -30,7 +37,9 @@ export async function watchGatewayRedis<T> (gw: TestGateway, action: () => Promi
   const sentinelSeen = new Promise<void>((resolve) => { seenSentinel = resolve })
   monitor.on('monitor', (_time: string, args: string[], from: string) => {
     if (args[0]?.toLowerCase() === 'echo' && args[1] === sentinel) seenSentinel()
-    if (from === source && args[0]?.toLowerCase() !== 'ping') commands.push(args.join(' '))
+    const setName = args[0]?.toLowerCase() === 'client' && args[1]?.toLowerCase() === 'setname'
+    if (setName && args[2] === WRITE_CONNECTION_NAME) sources.add(from)
+    if (sources.has(from) && args[0]?.toLowerCase() !== 'ping') commands.push(args.join(' '))
   })
   try {
     const result = await action()

@@ -35,5 +35,9 @@ t.test('a user id starting with bot: is refused, on the admin API and the CLI', 
   const err = (JSON.parse(cli.stderr) as { error: { code: string, details: Array<{ field?: string, reason: string }> } }).error
   t.match(err, { code: 'bad_request', details: [{ field: 'id', reason: /starting with "bot:"/ }] })
 
-  t.same((await f.store.listUsers()).map((u) => u.id).filter((id) => id.toLowerCase().startsWith('bot:')), [], 'no such user was written')
+  t.same(
+    (await f.admin.listUsers()).map((u) => u.id).filter((id) => id.toLowerCase().startsWith('bot:')),
+    [],
+    'no such user was written'
+  )
 })

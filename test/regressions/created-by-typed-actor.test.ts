@@ -49,7 +49,7 @@ t.test('--created-by and created_by name a user, stored as user:<id>', async (t)
   const api = await call(gw, 'POST', '/admin/v1/keys', 'test-admin-token-0123456789abcdef', { type: 'bot', role: 'reader', org: 'acme', created_by: 'bob' })
   t.match(api.json(), { id: String })
   t.equal(await gw.client.hget(gw.fixtures.keys.key((api.json() as { id: string }).id), 'created_by'), 'user:bob')
-  const mine = (await gw.fixtures.store.listKeys({ user: 'alice' })).map((k) => k.id)
+  const mine = (await gw.fixtures.admin.listKeys({ user: 'alice' })).map((k) => k.id)
   t.ok(mine.includes(id), 'listed under alice')
 })
 

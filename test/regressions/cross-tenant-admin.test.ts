@@ -247,7 +247,7 @@ t.test('the cross-tenant matrix: every admin route, every principal, an acme and
       t.equal(res.status, status, label)
       t.same(await dump(gw), before, `${label}: nothing changed`)
     }
-    const adminKeyId = (await f.store.listKeys({ user: 'dora' }))[0]?.id ?? ''
+    const adminKeyId = (await f.admin.listKeys({ user: 'dora' }))[0]?.id ?? ''
     await restore(gw, world)
     for (const action of ['rotate', 'revoke']) {
       const res = await call(gw, 'POST', `/admin/v1/keys/${adminKeyId}/${action}`, o, action === 'rotate' ? {} : undefined)

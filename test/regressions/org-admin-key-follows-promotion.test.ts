@@ -30,8 +30,8 @@ t.test('acme\'s org admin mints a personal key for alice, who is then promoted t
   t.equal(minted.status, 403, 'an org admin does not create a personal key for another user')
   t.match(minted.json(), { error: { code: 'forbidden', details: [{ field: 'user', reason: /acts as its user/ }] } })
   t.match(minted.headers['www-authenticate'], /insufficient_scope.*keygate:admin/, 'naming the scope that would allow it')
-  t.same(await f.store.listKeys({ user: 'alice' }), [], 'alice has no key')
-  const refusals = (await f.store.readRefusals({ limit: 100 })).entries
+  t.same(await f.admin.listKeys({ user: 'alice' }), [], 'alice has no key')
+  const refusals = (await f.admin.readRefusals({ limit: 100 })).entries
   t.ok(refusals.some((r) => r.action === 'key.create' && r.first.result.startsWith('denied: a personal key acts as its user')), 'the refused attempt is audited')
 
   // its own personal key, and alice's own through the admin, still work as before

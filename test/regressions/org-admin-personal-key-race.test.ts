@@ -44,7 +44,7 @@ t.test('acme\'s org admin creates personal keys for alice while an admin moves h
     await loop
   }
   t.ok(run.moves > 10, `alice moved ${run.moves} times`)
-  const created = (await f.store.listKeys({ user: 'alice' })).filter((k) => k.created_by === 'user:oscar')
+  const created = (await f.admin.listKeys({ user: 'alice' })).filter((k) => k.created_by === 'user:oscar')
   t.same(created.filter((k) => k.org !== 'acme').map((k) => `${k.id} in ${k.org}`), [], 'no key of alice made by acme\'s org admin is in another org')
   t.equal(created.length, 0, 'acme\'s org admin made no personal key for alice at all')
   t.same([...statuses.keys()].filter((s) => s !== 403 && s !== 404), [], `every attempt refused (${JSON.stringify(Object.fromEntries(statuses))})`)

@@ -45,10 +45,10 @@ t.test('the default cap, 90d', async (t) => {
       t.equal(shorter.status, 201)
       t.ok(Math.abs(expiresIn(shorter.json() as Created, now) - 30 * DAY) < 60_000, 'a shorter expiry is kept')
 
-      const before = (await gw.fixtures.store.listKeys()).length
+      const before = (await gw.fixtures.admin.listKeys()).length
       const longer = await call(gw, 'POST', '/admin/v1/keys', credential, { type: 'bot', role: 'reader', expires_in: '91d' })
       t.equal(longer.status, 400, 'a longer expiry is refused')
-      t.equal((await gw.fixtures.store.listKeys()).length, before, 'nothing was created')
+      t.equal((await gw.fixtures.admin.listKeys()).length, before, 'nothing was created')
     })
   }
 

@@ -1,6 +1,7 @@
 /**
- * The admin API, /admin/v1/*: the same AdminStore as the CLI (one implementation,
- * two front ends). Reference: docs/admin-api.md. In the order a request meets it:
+ * The admin API, /admin/v1/*: a front end of the admin actions, as the CLI is (one
+ * implementation, several front ends: src/admin/actions/). Reference: docs/admin-api.md.
+ * In the order a request meets it:
  *
  *   1. sign-in           429 for a peer with too many failed sign-ins of the
  *                        credential's kind (admin token or key), counted
@@ -24,7 +25,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { sendError } from '../../errors.js'
 import { expectsContinue } from '../../http/framing.js'
-import { redisKeys } from '../../registry/redis-keys.js'
 import type { AdminPlaneOptions } from '../options.js'
 import { auditRoutes } from './audit-routes.js'
 import { createContext } from './context.js'
@@ -47,14 +47,24 @@ import { useJsonValidation } from './validation.js'
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) => {
-  const signIn = createSignIn({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix, decisions: o.decisions, usage: o.usage })
+  const signIn = createSignIn({
+    adminToken: o.config.admin_token,
+    keyPrefix: o.config.keys.prefix,
+    decisions: o.decisions,
+    usage: o.usage
+  })
   const kindOf = createSignInKind({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix })
   // the admin token's failures and key failures, counted apart
   const limits = {
     token: createSignInLimit({ perMinute: o.config.admin.sign_in_failures_per_minute }),
     key: createSignInLimit({ perMinute: o.config.admin.sign_in_failures_per_minute })
   }
-  const sessionSignIn = o.sso === undefined ? undefined : createSessionSignIn({ sessions: o.sso.sessions, decisions: o.decisions })
+  const sessionSignIn = o.sso === undefined
+    ? undefined
+    : createSessionSignIn({
+      sessions: o.sso.sessions,
+      decisions: o.decisions
+    })
   app.decorateRequest('adminApi', null as unknown as never)
   // before any route, so that its onRoute hook sees them all
   await useOpenApi(app)
@@ -64,7 +74,12 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
     request.adminApi = { principal: undefined, keyId: undefined, reason: undefined, detail: undefined }
     const kind = kindOf(request.raw.rawHeaders)
     // no Bearer credential: an SSO session's cookie, if any (a guess at 256 bits is no sign-in to limit)
-    const sessionId = kind === 'none' && sessionSignIn !== undefined ? cookieValue(request.headers.cookie, SESSION_COOKIE) : undefined
+    const sessionId = kind === 'none' && sessionSignIn !== undefined
+      ? cookieValue(
+        request.headers.cookie,
+        SESSION_COOKIE
+      )
+      : undefined
     if (sessionId !== undefined && sessionSignIn !== undefined) {
       const result = await sessionSignIn(sessionId)
       if (result.ok) {
@@ -78,7 +93,14 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
         if (expectsContinue(request.raw)) reply.raw.writeContinue()
         return
       }
-      if (result.code === 'forbidden') return refuse(request, reply, undefined, 'the user\'s role grants no admin scope')
+      if (result.code === 'forbidden') {
+        return refuse(
+          request,
+          reply,
+          undefined,
+          'the user\'s role grants no admin scope'
+        )
+      }
       request.adminApi.reason = result.reason
       return sendError(reply, result.code)
     }
@@ -126,7 +148,7 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   app.addHook('onResponse', createAdminRequestLog(o.logger, o.config.keys.prefix))
 
   // 4. the routes (2: each route outside some scope has `onRequest: requireScope(...)`)
-  const ctx = createContext(o.config, o.redis, redisKeys(o.config.redis.prefix))
+  const ctx = createContext(o.config, o.redis)
   sessionRoutes(app, ctx, o.config, o.sso)
   keyRoutes(app, ctx)
   userRoutes(app, ctx)

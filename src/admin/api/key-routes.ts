@@ -1,21 +1,22 @@
 /**
  * /keys: list (all at once, or a page at a time with `limit`/`cursor`, searched with `q`:
- * registry/admin/key-pages.ts), create (the only response that ever holds a key), show,
+ * src/admin/store/key-pages.ts), create (the only response that ever holds a key), show,
  * revoke, rotate, restrict (scope and addresses), the key's own rate limit (admin only),
  * leaked keys reported by a scanner (the only request body that holds keygate keys;
- * an org admin's report revokes only the keys it may revoke by id), and keys imported
- * from another system (a body of foreign keys, hashed as read: docs/imports.md). Every write is one admin action
- * (src/admin/actions.ts). Who may touch which key is decided by the admin rules
- * (admin/policy/scope-rules.ts): an admin every key; an org admin its org's keys; a
+ * an org admin's report revokes only the keys it sees), and keys imported from another
+ * system (a body of foreign keys, hashed as read: docs/imports.md). Every read and write
+ * is one admin action (src/admin/actions/). Who may touch which key is the policy's
+ * (src/admin/policy/scope-rules.ts): an admin every key; an org admin its org's keys; a
  * self principal its own user's keys. A key outside the caller's scope is 404,
  * existing or not.
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { createHash } from 'node:crypto'
-import { parseKey } from '../../registry/key-format.js'
-import { AdminError, DEFAULT_GRACE_MS, importRefused, KEY_PAGE_DEFAULT, KEY_PAGE_MAX, parseImportRecords } from '../../registry/admin/index.js'
-import { callerOf, requireAdmin, requireScope, type ApiContext } from './context.js'
+import { importRefused, readImportRecords } from '../actions/index.js'
+import { AdminError } from '../model/errors.js'
+import { DEFAULT_GRACE_MS, KEY_PAGE_DEFAULT, KEY_PAGE_MAX } from '../model/limits.js'
+import { actionsOf, requireAdmin, requireScope, type ApiContext } from './context.js'
 import { badField, withWarnings } from './refusal.js'
 import { positive, recordsBodyValidator } from './validation.js'
 import {
@@ -28,34 +29,55 @@ export const IMPORT_BODY_MAX = 1024 * 1024
 export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   const keyPrefix = ctx.config.keys.prefix
   app.get<{ Querystring: Static<typeof ListKeysQuery> }>('/keys', {
-    schema: { summary: 'List keys (by org, user, unused for, over the org\'s key policy)', tags: ['keys'], querystring: ListKeysQuery, response: { 200: KeyList } }
+    schema: {
+      summary: 'List keys (by org, user, unused for, over the org\'s key policy)',
+      tags: ['keys'],
+      querystring: ListKeysQuery,
+      response: { 200: KeyList }
+    }
   }, async (request) => {
-    const { store, rules } = callerOf(ctx, request)
+    const actions = actionsOf(ctx, request)
     const q = request.query
     const unusedForMs = q.unused_for === undefined ? undefined : positive('unused_for', q.unused_for)
-    const org = rules.orgFilter(q.org)
-    const user = rules.keyUserFilter(q.user)
-    if (org === null || user === null) return { keys: [] }
+    const filter = actions.scopedKeyFilter({ user: q.user, org: q.org, unusedForMs, q: q.q })
+    if (filter === null) return { keys: [] }
     const paged = q.limit !== undefined || q.cursor !== undefined
     if (q.over_policy === 'true') {
-      if (org === undefined) throw new AdminError('over_policy needs an org', 'invalid', undefined, [{ field: 'org', reason: 'over_policy lists one org\'s keys: give org' }])
-      if (paged || q.q !== undefined) throw badField(q.q !== undefined ? 'q' : q.limit !== undefined ? 'limit' : 'cursor', 'over_policy lists every such key at once')
-      const over = await store.keysOverPolicy(org)
-      return { keys: over.filter((k) => (user === undefined || k.user === user || k.created_by === `user:${user}`) && k.status === 'active') }
+      const org = filter.org
+      if (org === undefined) {
+        throw new AdminError(
+          'over_policy needs an org',
+          'invalid',
+          undefined,
+          [{ field: 'org', reason: 'over_policy lists one org\'s keys: give org' }]
+        )
+      }
+      if (paged || q.q !== undefined) {
+        throw badField(
+          q.q !== undefined ? 'q' : q.limit !== undefined ? 'limit' : 'cursor',
+          'over_policy lists every such key at once'
+        )
+      }
+      return { keys: await actions.keysOverPolicy({ org, user: filter.user }) }
     }
-    const filter = { user, org, unusedForMs, q: q.q }
     // without limit or cursor: every key at once (the CLI, scripts); with either: one page
-    if (!paged) return { keys: await store.listKeys(filter) }
+    if (!paged) return { keys: await actions.listKeys(filter) }
     const limit = q.limit === undefined ? KEY_PAGE_DEFAULT : Number(q.limit)
     if (limit > KEY_PAGE_MAX) throw badField('limit', `at most ${KEY_PAGE_MAX}`)
-    return await store.listKeyPage(filter, { limit, cursor: q.cursor })
+    return await actions.keyPage(filter, { limit, cursor: q.cursor })
   })
 
   app.post<{ Body: Static<typeof CreateKeyBody> }>('/keys', {
-    schema: { summary: 'Create a key (the plaintext is in this answer only)', tags: ['keys'], querystring: NoQuery, body: CreateKeyBody, response: { 201: CreatedKeyResponse } }
+    schema: {
+      summary: 'Create a key (the plaintext is in this answer only)',
+      tags: ['keys'],
+      querystring: NoQuery,
+      body: CreateKeyBody,
+      response: { 201: CreatedKeyResponse }
+    }
   }, async (request, reply) => {
     const b = request.body
-    const { result, warnings } = await callerOf(ctx, request).actions.createKey({
+    const { result, warnings } = await actionsOf(ctx, request).createKey({
       type: b.type,
       user: b.user,
       role: b.role,
@@ -74,10 +96,16 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Body: Static<typeof LeakedKeysBody> }>('/keys/leaked', {
     onRequest: requireScope('org'),
     config: { takesKeys: true },
-    schema: { summary: 'Revoke keys reported as leaked', tags: ['keys'], querystring: NoQuery, body: LeakedKeysBody, response: { 200: LeakedKeysResponse } }
+    schema: {
+      summary: 'Revoke keys reported as leaked',
+      tags: ['keys'],
+      querystring: NoQuery,
+      body: LeakedKeysBody,
+      response: { 200: LeakedKeysResponse }
+    }
   }, async (request) => {
     const { keys, source } = request.body
-    const outcomes = await callerOf(ctx, request).actions.reportLeaked(keys, source)
+    const outcomes = await actionsOf(ctx, request).reportLeaked(keys.map((token) => ({ token, source })))
     return {
       results: keys.map((token, i) => {
         const o = outcomes[i]
@@ -94,49 +122,95 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     onRequest: requireScope('org'),
     bodyLimit: IMPORT_BODY_MAX,
     validatorCompiler: recordsBodyValidator(keyPrefix, ImportKeysBodyOuter),
-    schema: { summary: 'Import keys from another system (plaintext or SHA-256), all or none', tags: ['keys'], querystring: NoQuery, body: ImportKeysBody, response: { 201: ImportedKeysResponse } }
+    schema: {
+      summary: 'Import keys from another system (plaintext or SHA-256), all or none',
+      tags: ['keys'],
+      querystring: NoQuery,
+      body: ImportKeysBody,
+      response: { 201: ImportedKeysResponse }
+    }
   }, async (request, reply) => {
-    const { inputs, problems } = parseImportRecords(request.body, (token) => parseKey(token, keyPrefix) !== 'malformed_credential')
+    const { inputs, problems } = readImportRecords(request.body, keyPrefix)
     if (problems.length > 0) throw importRefused(problems)
-    const { result, warnings } = await callerOf(ctx, request).actions.importKeys(inputs)
+    const { result, warnings } = await actionsOf(ctx, request).importKeys(inputs)
     reply.code(201)
-    return withWarnings({ keys: result.map((k) => ({ index: k.line, id: k.id, type: k.type, org: k.org, name: k.name })) }, warnings)
+    return withWarnings(
+      { keys: result.map((k) => ({ index: k.line, id: k.id, type: k.type, org: k.org, name: k.name })) },
+      warnings
+    )
   })
 
   app.get<{ Params: Static<typeof KeyParams> }>('/keys/:id', {
-    schema: { summary: 'Show a key', tags: ['keys'], params: KeyParams, querystring: NoQuery, response: { 200: KeyViewSchema } }
-  }, async (request) => await callerOf(ctx, request).rules.visibleKey(request.params.id))
+    schema: {
+      summary: 'Show a key',
+      tags: ['keys'],
+      params: KeyParams,
+      querystring: NoQuery,
+      response: { 200: KeyViewSchema }
+    }
+  }, async (request) => await actionsOf(ctx, request).showKey(request.params.id))
 
   app.post<{ Params: Static<typeof KeyParams> }>('/keys/:id/revoke', {
-    schema: { summary: 'Revoke a key', tags: ['keys'], params: KeyParams, querystring: NoQuery, body: EmptyBody, response: { 200: Changed } }
+    schema: {
+      summary: 'Revoke a key',
+      tags: ['keys'],
+      params: KeyParams,
+      querystring: NoQuery,
+      body: EmptyBody,
+      response: { 200: Changed }
+    }
   }, async (request) => {
     const { id } = request.params
-    const { changed } = await callerOf(ctx, request).actions.revokeKey(id)
+    const { changed } = await actionsOf(ctx, request).revokeKey(id)
     return { id, changed }
   })
 
   app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof KeyLimitBody> }>('/keys/:id/limit', {
     onRequest: requireAdmin,
-    schema: { summary: 'Set or clear a key\'s rate limit', tags: ['keys'], params: KeyParams, querystring: NoQuery, body: KeyLimitBody, response: { 200: Changed } }
+    schema: {
+      summary: 'Set or clear a key\'s rate limit',
+      tags: ['keys'],
+      params: KeyParams,
+      querystring: NoQuery,
+      body: KeyLimitBody,
+      response: { 200: Changed }
+    }
   }, async (request) => {
     const { id } = request.params
-    const { changed } = await callerOf(ctx, request).actions.setKeyLimit(id, request.body.rate_limit)
+    const { changed } = await actionsOf(ctx, request).setKeyLimit(id, request.body.rate_limit)
     return { id, changed }
   })
 
   app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof RestrictKeyBody> }>('/keys/:id/restrict', {
-    schema: { summary: 'Restrict a key (permissions, client networks)', tags: ['keys'], params: KeyParams, querystring: NoQuery, body: RestrictKeyBody, response: { 200: Changed } }
+    schema: {
+      summary: 'Restrict a key (permissions, client networks)',
+      tags: ['keys'],
+      params: KeyParams,
+      querystring: NoQuery,
+      body: RestrictKeyBody,
+      response: { 200: Changed }
+    }
   }, async (request) => {
     const { id } = request.params
-    const { changed } = await callerOf(ctx, request).actions.restrictKey(id, { scope: request.body.scope, allowedCidrs: request.body.allowed_cidrs })
+    const { changed } = await actionsOf(ctx, request).restrictKey(
+      id,
+      { scope: request.body.scope, allowedCidrs: request.body.allowed_cidrs }
+    )
     return { id, changed }
   })
 
   app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof RotateKeyBody> }>('/keys/:id/rotate', {
-    schema: { summary: 'Rotate a key (the old one works for a grace period)', tags: ['keys'], params: KeyParams, querystring: NoQuery, body: RotateKeyBody, response: { 201: RotatedKeySchema } }
+    schema: {
+      summary: 'Rotate a key (the old one works for a grace period)',
+      tags: ['keys'],
+      params: KeyParams,
+      querystring: NoQuery,
+      body: RotateKeyBody,
+      response: { 201: RotatedKeySchema }
+    }
   }, async (request, reply) => {
     const graceMs = request.body.grace === undefined ? DEFAULT_GRACE_MS : positive('grace', request.body.grace)
-    const rotated = await callerOf(ctx, request).actions.rotateKey(request.params.id, graceMs)
+    const rotated = await actionsOf(ctx, request).rotateKey(request.params.id, graceMs)
     reply.code(201)
     return rotated
   })

@@ -5,8 +5,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { AdminError } from '../../registry/admin/index.js'
-import { callerOf, requireAdmin, requireScope, type ApiContext } from './context.js'
+import { actionsOf, requireAdmin, requireScope, type ApiContext } from './context.js'
 import { NoQuery, OrgList, OrgParams, OrgViewSchema, PutOrgBody } from './schemas.js'
 
 export function orgRoutes (app: FastifyInstance, ctx: ApiContext): void {
@@ -14,25 +13,36 @@ export function orgRoutes (app: FastifyInstance, ctx: ApiContext): void {
     onRequest: requireScope('org'),
     schema: { summary: 'List orgs', tags: ['orgs'], querystring: NoQuery, response: { 200: OrgList } }
   }, async (request) => {
-    const { store, rules } = callerOf(ctx, request)
-    const only = rules.orgFilter(undefined)
-    return { orgs: await store.listOrgs(only ?? undefined) }
+    return { orgs: await actionsOf(ctx, request).listOrgs() }
   })
 
   app.get<{ Params: Static<typeof OrgParams> }>('/orgs/:org', {
     onRequest: requireScope('org'),
-    schema: { summary: 'Show an org (limits, key policy)', tags: ['orgs'], params: OrgParams, querystring: NoQuery, response: { 200: OrgViewSchema } }
+    schema: {
+      summary: 'Show an org (limits, key policy)',
+      tags: ['orgs'],
+      params: OrgParams,
+      querystring: NoQuery,
+      response: { 200: OrgViewSchema }
+    }
   }, async (request) => {
-    const { store, rules } = callerOf(ctx, request)
-    const { org } = request.params
-    if (rules.orgFilter(org) === null) throw new AdminError(`org "${org}" has no record`, 'not_found')
-    return await store.showOrg(org)
+    return await actionsOf(ctx, request).showOrg(request.params.org)
   })
 
   app.put<{ Params: Static<typeof OrgParams>, Body: Static<typeof PutOrgBody> }>('/orgs/:org', {
     onRequest: requireAdmin,
-    schema: { summary: 'Create or change an org', tags: ['orgs'], params: OrgParams, querystring: NoQuery, body: PutOrgBody, response: { 200: OrgViewSchema } }
+    schema: {
+      summary: 'Create or change an org',
+      tags: ['orgs'],
+      params: OrgParams,
+      querystring: NoQuery,
+      body: PutOrgBody,
+      response: { 200: OrgViewSchema }
+    }
   }, async (request) => {
-    return await callerOf(ctx, request).actions.putOrg(request.params.org, { name: request.body.name, rateLimit: request.body.rate_limit, keyMaxTtl: request.body.key_max_ttl })
+    return await actionsOf(ctx, request).putOrg(
+      request.params.org,
+      { name: request.body.name, rateLimit: request.body.rate_limit, keyMaxTtl: request.body.key_max_ttl }
+    )
   })
 }

@@ -1,5 +1,5 @@
 /**
- * Who is calling the admin API, and in which scope (the rules: admin/policy/scope-rules.ts):
+ * Who is calling the admin API, and in which scope (the rules: src/admin/policy/scope-rules.ts):
  *
  *   admin   the admin token, or a key whose role grants `keygate:admin` by name:
  *           everything, in every org
@@ -14,7 +14,13 @@
  * key has no user, so `keygate:keys:self` gives it nothing. A key granting none of the
  * three is refused (403) on every route.
  */
-import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION, type AdminScope, type ScopeName } from '../policy/scope-rules.js'
+import {
+  ADMIN_PERMISSION,
+  ORG_ADMIN_PERMISSION,
+  SELF_PERMISSION,
+  type AdminScope,
+  type ScopeName
+} from '../model/principal.js'
 import type { Grants } from '../../registry/records.js'
 
 export { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION }
@@ -59,7 +65,7 @@ export type Principal = TokenPrincipal | KeyPrincipal | SessionPrincipal
 
 export const TOKEN_PRINCIPAL: TokenPrincipal = { kind: 'token', scope: 'admin', actor: 'admin-token' }
 
-/** The principal as the admin rules see it. */
+/** The principal as the admin policy sees it. */
 export function adminScopeOf (p: Principal): AdminScope {
   if (p.kind === 'token') return { scope: 'admin' }
   if (p.scope === 'admin') return { scope: 'admin' }

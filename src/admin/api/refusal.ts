@@ -12,25 +12,43 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import { sendError, codeForStatus, ERRORS, JSON_CONTENT_TYPE, type ErrorCode } from '../../errors.js'
 import { challenges } from '../../decision/challenges.js'
-import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../../registry/admin/index.js'
-import { isUnavailableReply, isWrongTypeReply, redisDidNotAnswer, type RedisHealth } from '../../registry/redis-client.js'
+import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../model/errors.js'
+import {
+  isUnavailableReply,
+  isWrongTypeReply,
+  redisDidNotAnswer,
+  type RedisHealth
+} from '../../registry/redis-client.js'
 
 export class ApiRefusal extends Error {
   override readonly name = 'ApiRefusal'
   /** `detail` goes to the log line only; `scope` to a 403's challenge; `details` to the client */
-  constructor (readonly code: ErrorCode, readonly detail: string, readonly scope?: string, readonly details?: readonly ErrorDetail[]) {
+  constructor (
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly scope?: string,
+    readonly details?: readonly ErrorDetail[]
+  ) {
     super(detail)
   }
 }
 
 export const badRequest = (detail: string): ApiRefusal => new ApiRefusal('bad_request', detail)
 /** A field's value refused by the API's own check: the field and the reason go to the client too. */
-export const badField = (field: string, reason: string): ApiRefusal => new ApiRefusal('bad_request', `${field}: ${reason}`, undefined, [{ field, reason }])
+export const badField = (field: string, reason: string): ApiRefusal => new ApiRefusal(
+  'bad_request',
+  `${field}: ${reason}`,
+  undefined,
+  [{ field, reason }]
+)
 export const notFound = (detail: string): ApiRefusal => new ApiRefusal('not_found', detail)
 export const forbidden = (detail: string, scope?: string): ApiRefusal => new ApiRefusal('forbidden', detail, scope)
 
 /** A write's result, with its warnings when there are any (an org with no record). */
-export function withWarnings<T extends object> (result: T, warnings: readonly ErrorDetail[]): T & { warnings?: ErrorDetail[] } {
+export function withWarnings<T extends object> (
+  result: T,
+  warnings: readonly ErrorDetail[]
+): T & { warnings?: ErrorDetail[] } {
   return warnings.length === 0 ? result : { ...result, warnings: [...warnings] }
 }
 
@@ -54,7 +72,13 @@ function sendRefusal (reply: FastifyReply, code: ErrorCode, details: readonly Er
  * outside its scope, a rule): the reason and detail to the log line, then 403 with its
  * RFC 6750 challenge, naming the permission that would allow it when there is one.
  */
-export function refuse (request: FastifyRequest, reply: FastifyReply, needs: string | undefined, detail: string, details?: readonly ErrorDetail[]): FastifyReply {
+export function refuse (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  needs: string | undefined,
+  detail: string,
+  details?: readonly ErrorDetail[]
+): FastifyReply {
   request.adminApi.reason = 'missing_permission'
   request.adminApi.detail = detail
   reply.header('www-authenticate', challenges.insufficientScope(needs))
@@ -88,7 +112,10 @@ export function createErrorHandler (logger: Logger, health: RedisHealth) {
       state.reason = 'registry_unavailable'
       return sendError(reply, 'service_unavailable')
     }
-    logger.error({ req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } }, 'admin API internal error')
+    logger.error(
+      { req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } },
+      'admin API internal error'
+    )
     return sendError(reply, 'internal_error')
   }
 }

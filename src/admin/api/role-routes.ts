@@ -5,31 +5,46 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { callerOf, requireAdmin, type ApiContext } from './context.js'
+import { actionsOf, requireAdmin, type ApiContext } from './context.js'
 import { DeleteRoleQuery, NoQuery, PutRoleBody, RoleDeleted, RoleList, RoleParams, RoleViewSchema } from './schemas.js'
 
 export function roleRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get('/roles', { schema: { summary: 'List roles', tags: ['roles'], querystring: NoQuery, response: { 200: RoleList } } }, async (request) => {
-    const { store, rules } = callerOf(ctx, request)
-    return { roles: rules.givableRoles(await store.listRoles()) }
+    return { roles: await actionsOf(ctx, request).listRoles() }
   })
 
   app.put<{ Params: Static<typeof RoleParams>, Body: Static<typeof PutRoleBody> }>('/roles/:name', {
     onRequest: requireAdmin,
-    schema: { summary: 'Create or change a role', tags: ['roles'], params: RoleParams, querystring: NoQuery, body: PutRoleBody, response: { 200: RoleViewSchema } }
+    schema: {
+      summary: 'Create or change a role',
+      tags: ['roles'],
+      params: RoleParams,
+      querystring: NoQuery,
+      body: PutRoleBody,
+      response: { 200: RoleViewSchema }
+    }
   }, async (request) => {
-    const { store, actions } = callerOf(ctx, request)
     const { name } = request.params
-    await actions.putRole(name, request.body.permissions, request.body.description, request.body.rate_limit)
-    return await store.showRole(name)
+    return await actionsOf(ctx, request).putRole(
+      name,
+      request.body.permissions,
+      request.body.description,
+      request.body.rate_limit
+    )
   })
 
   app.delete<{ Params: Static<typeof RoleParams>, Querystring: Static<typeof DeleteRoleQuery> }>('/roles/:name', {
     onRequest: requireAdmin,
-    schema: { summary: 'Delete a role', tags: ['roles'], params: RoleParams, querystring: DeleteRoleQuery, response: { 200: RoleDeleted } }
+    schema: {
+      summary: 'Delete a role',
+      tags: ['roles'],
+      params: RoleParams,
+      querystring: DeleteRoleQuery,
+      response: { 200: RoleDeleted }
+    }
   }, async (request) => {
     const { name } = request.params
-    const { users, keys } = await callerOf(ctx, request).actions.deleteRole(name, request.query.force === 'true')
+    const { users, keys } = await actionsOf(ctx, request).deleteRole(name, request.query.force === 'true')
     return { name, users, keys }
   })
 }

@@ -3,16 +3,17 @@
  * response serialiser and the TypeScript type). Every object is closed
  * (`additionalProperties: false`): an unknown field is a 400, and a response can
  * only ever carry the fields listed here (never a hash). The registry's views (keys,
- * users, roles, audit entries) are the store's own (registry/admin/views.ts).
+ * users, roles, audit entries) are the store's own (src/admin/model/views.ts).
  * Reference: docs/admin-api.md.
  */
 import { Type, type Static, type TString } from '@sinclair/typebox'
 import { DURATION } from '../../config/duration.js'
-import { CURSOR, IMPORTED_KEY_MAX, KEY_NAME_MAX, NAME, ORG_NAME_MAX } from '../../registry/admin/index.js'
+import { CURSOR, IMPORTED_KEY_MAX, KEY_NAME_MAX, ORG_NAME_MAX } from '../model/limits.js'
+import { NAME } from '../../registry/records.js'
 import { RATE_LIMIT_PATTERN } from '../../config/rate-limit.js'
 import {
   AuditEntrySchema, CreatedKeySchema, KeyViewSchema, OrgViewSchema, RefusalAggregateSchema, RoleViewSchema, RotatedKeySchema, UserViewSchema
-} from '../../registry/admin/views.js'
+} from '../model/views.js'
 import { ID_LENGTH } from '../../registry/key-format.js'
 import { BATCH_MAX_KEYS } from '../../usage/reader.js'
 
@@ -26,9 +27,14 @@ const KeyId = Type.String({ pattern: `^[0-9A-Za-z]{${ID_LENGTH}}$` })
 const Duration = Type.String({ pattern: DURATION.source })
 /** free text shown to people: bounded, no control characters */
 const Label = (maxLength: number): TString => Type.String({ maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]*$' })
-/** the grammar is checked with the rest of the write, so that a refusal names each bad one (src/config/permission.ts) */
+/**
+ * the grammar is checked with the rest of the write, so that a refusal names each bad one (src/config/permission.ts)
+ */
 const Permission = Type.String({ maxLength: 200 })
-/** a key's scope and allowed addresses: checked with the rest of the write, each bad entry named (registry/admin/rules.ts) */
+/**
+ * a key's scope and allowed addresses: checked with the rest of the write, each bad entry named
+ * (src/admin/policy/key-input.ts)
+ */
 const Permissions = Type.Array(Permission, { maxItems: 256 })
 const Cidrs = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 256 })
 /** `<count>/<period>`, as every record holds it (src/config/rate-limit.ts) */
@@ -57,7 +63,10 @@ export const ListKeysQuery = Type.Object({
   cursor: Type.Optional(KeyId)
 }, closed)
 export const ListUsersQuery = Type.Object({ org: Type.Optional(Name) }, closed)
-export const DeleteRoleQuery = Type.Object({ force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, closed)
+export const DeleteRoleQuery = Type.Object(
+  { force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) },
+  closed
+)
 export const AuditQuery = Type.Object({
   since: Type.Optional(Duration),
   /** entries per page, 1-1000 (default 100) */
@@ -75,7 +84,10 @@ export const UsageQuery = Type.Object({
 }, closed)
 
 const Count = Type.Integer({ minimum: 0 })
-const UsagePoints = Type.Array(Type.Object({ t: Type.String(), allowed: Count, refused: Count, limited: Count, errors: Count }, closed))
+const UsagePoints = Type.Array(Type.Object(
+  { t: Type.String(), allowed: Count, refused: Count, limited: Count, errors: Count },
+  closed
+))
 export const UsageSeries = Type.Object({ points: UsagePoints }, closed)
 
 /** a batch usage read: up to BATCH_MAX_KEYS key ids, comma-separated, and the range of UsageQuery */
@@ -196,7 +208,10 @@ export const LeakedKeysResponse = Type.Object({
 }, closed)
 /** per record, in order: its index in the request and the key id it got (never the key, never its hash) */
 export const ImportedKeysResponse = Type.Object({
-  keys: Type.Array(Type.Object({ index: Type.Integer({ minimum: 0 }), id: Str, type: Str, org: Str, name: Str }, closed)),
+  keys: Type.Array(Type.Object(
+    { index: Type.Integer({ minimum: 0 }), id: Str, type: Str, org: Str, name: Str },
+    closed
+  )),
   warnings: Warnings
 }, closed)
 export const Changed = Type.Object({ id: Str, changed: Type.Boolean() }, closed)

@@ -9,7 +9,7 @@
 import type { FastifyInstance } from 'fastify'
 import { parseDuration } from '../../config/duration.js'
 import type { Config } from '../../config/schema.js'
-import { callerOf, principalOf, requireAdmin, type ApiContext } from './context.js'
+import { actionsOf, principalOf, requireAdmin, type ApiContext } from './context.js'
 import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION } from './principal.js'
 import { NoQuery, PermissionList, Session, type SessionView } from './schemas.js'
 import { badRequest } from './refusal.js'
@@ -23,11 +23,19 @@ export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Co
     if (p.kind === 'token') return { principal: { kind: 'token' }, ...scope }
     // the caller's org's key policy, so a front end offers only the expiries it allows
     // (an admin, who makes keys in any org, reads each org's from GET /orgs)
-    const orgCap = p.scope === 'admin' ? undefined : await callerOf(ctx, request).store.orgKeyCap(p.org)
+    const orgCap = p.scope === 'admin' ? undefined : await actionsOf(ctx, request).ownKeyCap()
     return {
       principal: p.kind === 'session'
         ? { kind: 'session', user: p.user, org: p.org, role: p.role, permissions: [...p.permissions] }
-        : { kind: 'key', key_id: p.keyId, key_type: p.keyType, user: p.user, org: p.org, role: p.role, permissions: [...p.permissions] },
+        : {
+            kind: 'key',
+            key_id: p.keyId,
+            key_type: p.keyType,
+            user: p.user,
+            org: p.org,
+            role: p.role,
+            permissions: [...p.permissions]
+          },
       ...scope,
       // (so a front end offers only the expiries and the scopes the API accepts)
       ...(p.scope === 'admin' ? {} : { bot_key_max_ttl_s: botKeyMaxTtlS, grantable: [...p.grants.permissions] }),
@@ -46,7 +54,19 @@ export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Co
 
   // precomputed: the rules do not change while the process runs
   const catalogue = { permissions: permissionCatalogue(config) }
-  app.get('/permissions', { onRequest: requireAdmin, schema: { summary: 'List the permissions the configured rules name', tags: ['roles'], querystring: NoQuery, response: { 200: PermissionList } } }, async () => catalogue)
+  app.get(
+    '/permissions',
+    {
+      onRequest: requireAdmin,
+      schema: {
+        summary: 'List the permissions the configured rules name',
+        tags: ['roles'],
+        querystring: NoQuery,
+        response: { 200: PermissionList }
+      }
+    },
+    async () => catalogue
+  )
 }
 
 function permissionCatalogue (config: Config): string[] {

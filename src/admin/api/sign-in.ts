@@ -11,8 +11,8 @@ import type { AuthFailure } from '../../decision/authenticate-request.js'
 import { extractCredential } from '../../decision/extract-credential.js'
 import type { DecisionFactory } from '../../decision/factory.js'
 import { parseKey } from '../../registry/key-format.js'
-import { scopeOfGrants } from '../policy/scope-rules.js'
-import { userActor } from '../../registry/admin/actors.js'
+import { scopeOfGrants } from '../model/principal.js'
+import { userActor } from '../model/actors.js'
 import type { UsageRecorder } from '../../usage/last-used.js'
 import { RegistryBusy } from '../../cache/read-through.js'
 import { INVALID, NO_GRANTS } from '../../registry/records.js'
@@ -46,7 +46,10 @@ export interface SignInOptions {
  */
 export type SignInKind = 'none' | 'token' | 'key'
 
-export function createSignInKind (o: Pick<SignInOptions, 'adminToken' | 'keyPrefix'>): (rawHeaders: readonly string[]) => SignInKind {
+export function createSignInKind (
+  o: Pick<SignInOptions,
+  'adminToken' | 'keyPrefix'>
+): (rawHeaders: readonly string[]) => SignInKind {
   const isAdminToken = adminTokenCheck(o.adminToken)
   return (rawHeaders) => {
     const credential = extractCredential(rawHeaders)
@@ -70,7 +73,15 @@ export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[])
 
     const { identity } = auth
     const scope = scopeOfGrants(identity.grants, identity.type)
-    if (scope === undefined) return { ok: false, code: 'forbidden', reason: 'missing_permission', challenge: undefined, keyId: identity.keyId }
+    if (scope === undefined) {
+      return {
+        ok: false,
+        code: 'forbidden',
+        reason: 'missing_permission',
+        challenge: undefined,
+        keyId: identity.keyId
+      }
+    }
     o.usage?.record(identity.keyId, now)
     return {
       ok: true,
@@ -98,7 +109,10 @@ export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[])
  * once (401), and the role as it is now gives the scope, exactly as it would to a
  * personal key of that user.
  */
-export function createSessionSignIn (o: { sessions: SessionStore, decisions: DecisionFactory }): (sessionId: string) => Promise<SignIn> {
+export function createSessionSignIn (o: {
+  sessions: SessionStore,
+  decisions: DecisionFactory
+}): (sessionId: string) => Promise<SignIn> {
   const refused = (code: 'unauthorized' | 'service_unavailable', reason: AuthFailure['reason']): AuthFailure =>
     ({ ok: false, code, reason, challenge: undefined, keyId: undefined })
 
@@ -119,10 +133,27 @@ export function createSessionSignIn (o: { sessions: SessionStore, decisions: Dec
     if (user.org !== session.org) return refused('unauthorized', 'org_mismatch')
     const grants = role?.grants ?? NO_GRANTS
     const scope = scopeOfGrants(grants, 'personal')
-    if (scope === undefined) return { ok: false, code: 'forbidden', reason: 'missing_permission', challenge: undefined, keyId: undefined }
+    if (scope === undefined) {
+      return {
+        ok: false,
+        code: 'forbidden',
+        reason: 'missing_permission',
+        challenge: undefined,
+        keyId: undefined
+      }
+    }
     return {
       ok: true,
-      principal: { kind: 'session', user: session.user, org: user.org, role: user.role, permissions: grants.permissions, grants, scope, actor: userActor(session.user) }
+      principal: {
+        kind: 'session',
+        user: session.user,
+        org: user.org,
+        role: user.role,
+        permissions: grants.permissions,
+        grants,
+        scope,
+        actor: userActor(session.user)
+      }
     }
   }
 }

@@ -8,45 +8,59 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { AdminError } from '../../registry/admin/index.js'
 import { BATCH_MAX_POINTS, bucketsOf, usageRange, type UsagePoint, type UsageRange } from '../../usage/reader.js'
-import { callerOf, requireScope, type ApiContext } from './context.js'
+import { actionsOf, requireScope, type ApiContext } from './context.js'
 import { badField } from './refusal.js'
 import { KeyParams, KeysUsage, KeysUsageQuery, OrgParams, UsageQuery, UsageSeries } from './schemas.js'
 
 export function usageRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: Static<typeof KeyParams>, Querystring: Static<typeof UsageQuery> }>('/keys/:id/usage', {
-    schema: { summary: 'A key\'s request counts over a range (allowed, refused, limited, errors)', tags: ['usage'], params: KeyParams, querystring: UsageQuery, response: { 200: UsageSeries } }
+    schema: {
+      summary: 'A key\'s request counts over a range (allowed, refused, limited, errors)',
+      tags: ['usage'],
+      params: KeyParams,
+      querystring: UsageQuery,
+      response: { 200: UsageSeries }
+    }
   }, async (request) => {
     const range = rangeOf(request.query, Date.now())
-    const { id } = request.params
-    await callerOf(ctx, request).rules.visibleKey(id)
-    return { points: await ctx.usage({ key: id }, range) }
+    return { points: await actionsOf(ctx, request).keyUsage(request.params.id, range) }
   })
 
   // several keys at once (the console's key list): one pipeline; a key the caller may
   // not read, or without a record, is left out of the answer, as if it did not exist
   app.get<{ Querystring: Static<typeof KeysUsageQuery> }>('/usage/keys', {
-    schema: { summary: 'Several keys\' request counts over a range, at once (the console\'s key list)', tags: ['usage'], querystring: KeysUsageQuery, response: { 200: KeysUsage } }
+    schema: {
+      summary: 'Several keys\' request counts over a range, at once (the console\'s key list)',
+      tags: ['usage'],
+      querystring: KeysUsageQuery,
+      response: { 200: KeysUsage }
+    }
   }, async (request) => {
     const range = rangeOf(request.query, Date.now())
     const ids = request.query.ids.split(',')
-    if (new Set(ids).size * bucketsOf(range).count > BATCH_MAX_POINTS) throw badField('ids', `at most ${BATCH_MAX_POINTS} points in all (keys times points per key)`)
-    const { rules } = callerOf(ctx, request)
-    const read = await ctx.keysUsage(ids, range)
-    return {
-      keys: read.filter((k) => k.owner !== undefined && rules.seesKey(k.owner)).map((k) => ({ id: k.id, totals: totalsOf(k.points), points: k.points }))
+    if (new Set(ids).size * bucketsOf(range).count > BATCH_MAX_POINTS) {
+      throw badField(
+        'ids',
+      `at most ${BATCH_MAX_POINTS} points in all (keys times points per key)`
+      )
     }
+    const read = await actionsOf(ctx, request).keysUsage(ids, range)
+    return { keys: read.map((k) => ({ id: k.id, totals: totalsOf(k.points), points: k.points })) }
   })
 
   app.get<{ Params: Static<typeof OrgParams>, Querystring: Static<typeof UsageQuery> }>('/orgs/:org/usage', {
     onRequest: requireScope('org'),
-    schema: { summary: 'An org\'s request counts over a range, the sum of its keys', tags: ['usage'], params: OrgParams, querystring: UsageQuery, response: { 200: UsageSeries } }
+    schema: {
+      summary: 'An org\'s request counts over a range, the sum of its keys',
+      tags: ['usage'],
+      params: OrgParams,
+      querystring: UsageQuery,
+      response: { 200: UsageSeries }
+    }
   }, async (request) => {
     const range = rangeOf(request.query, Date.now())
-    const { org } = request.params
-    if (callerOf(ctx, request).rules.orgFilter(org) === null) throw new AdminError(`org "${org}" has no record`, 'not_found')
-    return { points: await ctx.usage({ org }, range) }
+    return { points: await actionsOf(ctx, request).orgUsage(request.params.org, range) }
   })
 }
 
@@ -62,7 +76,10 @@ function totalsOf (points: UsagePoint[]): { allowed: number, refused: number, li
 }
 
 /** The query's range (reader.ts); a bad one is a 400 naming its field. */
-function rangeOf (q: { from?: string | undefined, to?: string | undefined, step?: Static<typeof UsageQuery>['step'] }, now: number): UsageRange {
+function rangeOf (
+  q: { from?: string | undefined, to?: string | undefined, step?: Static<typeof UsageQuery>['step'] },
+  now: number
+): UsageRange {
   const range = usageRange({ from: time('from', q.from), to: time('to', q.to), step: q.step }, now)
   if ('field' in range) throw badField(range.field, range.reason)
   return range

@@ -8,7 +8,7 @@
  *   3. signature  over the raw body, by the key the identifier names: else 401 (503
  *                 while GitHub's key list was never fetched); nothing changed
  *   4. the report a JSON array of at most MAX_TOKENS `{token, type, url, source}`: else 400
- *   5. revoke     each live keygate key, one change each (registry/admin/leaks.ts)
+ *   5. revoke     each live keygate key, one change each (src/admin/actions/leaks.ts)
  *   6. answer     200, GitHub's feedback: per token its SHA-256, its type, and its label
  *
  * Nothing about a key is told beyond the label. Reference: docs/leaks.md.
@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { sendError } from '../../errors.js'
-import type { AdminStore } from '../../registry/admin/index.js'
+import type { AdminActions } from '../actions/index.js'
 import type { Logger } from 'pino'
 import type { GithubKeys } from './github-keys.js'
 
@@ -33,8 +33,8 @@ interface Reported { token: string, type: string, url?: string | undefined, sour
 
 export interface GithubHookOptions {
   keys: GithubKeys
-  /** the registry, acting as `scanner:github` */
-  store: AdminStore
+  /** the admin actions of `scanner:github` */
+  actions: AdminActions
   logger: Logger
 }
 
@@ -42,7 +42,11 @@ export async function githubHook (app: FastifyInstance, o: GithubHookOptions): P
   await app.register(async (scope) => {
     // the raw bytes, as GitHub signed them: no parser may touch them first
     scope.removeAllContentTypeParsers()
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => { done(null, body) })
+    scope.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES },
+      (_request, body, done) => { done(null, body) }
+    )
 
     scope.post(HOOK_PATH, {
       bodyLimit: MAX_BODY_BYTES,
@@ -70,12 +74,18 @@ async function handle (o: GithubHookOptions, request: FastifyRequest, reply: Fas
   const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
   const check = await o.keys.check(headers.identifier, headers.signature, body)
   if (check !== 'valid') {
-    o.logger.warn({ req_id: request.id, key_identifier: headers.identifier, result: check }, 'secret scanning report refused')
+    o.logger.warn(
+      { req_id: request.id, key_identifier: headers.identifier, result: check },
+      'secret scanning report refused'
+    )
     return sendError(reply, check === 'unavailable' ? 'service_unavailable' : 'unauthorized')
   }
   const reported = parseReport(body)
   if (reported === undefined) return sendError(reply, 'bad_request')
-  const outcomes = await o.store.revokeLeaked(reported.map((r) => ({ token: r.token, source: r.url ?? `github ${r.source ?? 'secret scanning'}` })))
+  const outcomes = await o.actions.reportLeaked(reported.map((r) => ({
+    token: r.token,
+    source: r.url ?? `github ${r.source ?? 'secret scanning'}`
+  })))
   o.logger.info({
     req_id: request.id,
     tokens: reported.length,

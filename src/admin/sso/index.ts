@@ -35,7 +35,13 @@ export async function createSso (config: Config, redis: RegistryClient): Promise
   const flow = o === undefined ? undefined : (await import('./oidc.js')).createOidcFlow(o)
   return {
     sessions: new SessionStore(redis, keys, ttlMs),
-    oidc: o === undefined || flow === undefined ? undefined : { flow, match: createMatcher(config, redis, keys), displayName: o.display_name },
+    oidc: o === undefined || flow === undefined
+      ? undefined
+      : {
+          flow,
+          match: createMatcher(config, redis),
+          displayName: o.display_name
+        },
     secure: o !== undefined && o.redirect_uri.startsWith('https:'),
     ttlMs
   }

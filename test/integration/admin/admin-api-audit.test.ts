@@ -26,8 +26,8 @@ t.test('the audit routes', async (t) => {
   const sam = await f.personalKey('sam')
   const acmeBot = await f.botKey('reader', 'acme')
   const globexBot = await f.botKey('reader', 'globex')
-  await f.store.revokeKey(globexBot.id)
-  await f.store.revokeKey(acmeBot.id)
+  await f.admin.revokeKey(globexBot.id)
+  await f.admin.revokeKey(acmeBot.id)
 
   const page = async <T>(path: string, cred = TOKEN): Promise<Page<T>> => {
     const res = await call(gw, 'GET', path, cred)
@@ -36,7 +36,7 @@ t.test('the audit routes', async (t) => {
   }
 
   await t.test('pages, newest first, until next_cursor is absent', async (t) => {
-    const all = (await f.store.readAudit()).reverse()
+    const all = (await f.admin.readAudit()).reverse()
     t.ok(all.length > 10)
     const seen: Entry[] = []
     let cursor: string | undefined

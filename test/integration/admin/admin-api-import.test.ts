@@ -1,7 +1,7 @@
 /**
  * POST /admin/v1/keys/import: keys brought from another system through the admin API,
  * the same records as `keygate keys import`'s lines and the same admin action
- * (src/admin/actions.ts importKeys), against real Redis and the real gateway.
+ * (src/admin/actions/imports.ts importKeys), against real Redis and the real gateway.
  *
  * - an admin imports a Kong-style plaintext and an Unkey-style SHA-256: the answer
  *   holds the key ids only; both keys work at the gateway with their identity; the

@@ -15,7 +15,7 @@
  */
 import t from 'tap'
 import { adminCall as call, eventually, startGateway } from '../../helpers/gateway.js'
-import type { RefusalAggregate } from '../../../src/registry/admin/index.js'
+import type { RefusalAggregate } from '../../../src/admin/model/views.js'
 
 interface Created { id: string, key: string, type: string, org: string, user?: string, role?: string, name: string }
 interface KeyView { id: string, type: string, user?: string, role?: string, status: string, created_by?: string }
@@ -33,9 +33,11 @@ t.test('a keygate:keys:self key manages its own keys, and only those', async (t)
   const foreignBot = await f.botKey('reader', 'acme', { createdBy: 'bob' })
   const secrets = [sam.key, alicesKey.key, foreignBot.key]
   const data = async (key: string, path = '/api/v1/users'): Promise<number> => (await gw.get(path, key)).status
-  const audit = async (): Promise<AuditEntry[]> => (await f.store.readAudit()).filter((e) => e.actor === `key:${sam.id}`)
+  const audit = async (): Promise<AuditEntry[]> =>
+    (await f.admin.readAudit()).filter((e) => e.actor === `key:${sam.id}`)
   // refused attempts are aggregated per principal, action and minute: the first and the last of each are kept, and the count
-  const samsRefusals = async (): Promise<RefusalAggregate[]> => (await f.store.readRefusals({ limit: 1000 })).entries.filter((e) => e.actor === `key:${sam.id}`)
+  const samsRefusals = async (): Promise<RefusalAggregate[]> =>
+    (await f.admin.readRefusals({ limit: 1000 })).entries.filter((e) => e.actor === `key:${sam.id}`)
   const refused = async (): Promise<AuditEntry[]> => (await samsRefusals()).flatMap((a) => [a.first, a.last].map((x) => ({ actor: a.actor, action: a.action, target: x.target, result: x.result })))
   const refusedCount = async (action: string): Promise<number> => (await samsRefusals()).filter((a) => a.action === action).reduce((n, a) => n + a.count, 0)
 
@@ -58,15 +60,15 @@ t.test('a keygate:keys:self key manages its own keys, and only those', async (t)
     t.same(res.json(), { error: { code: 'forbidden', message: 'Insufficient permissions for this resource', status: 403 } })
     t.equal(res.headers['www-authenticate'], 'Bearer realm="keygate", error="insufficient_scope", scope="keygate:org:admin"')
     t.ok((await refused()).some((e) => e.action === 'key.create' && e.target === 'user:alice' && e.result.startsWith('denied: ')))
-    const alices = await f.store.listKeys({ user: 'alice' })
+    const alices = await f.admin.listKeys({ user: 'alice' })
     t.same(alices.map((k) => k.id), [alicesKey.id], 'no key was created for alice')
   })
 
   await t.test('created_by may name only itself: another user is 403, nothing created', async (t) => {
-    const before = (await f.store.listKeys({})).length
+    const before = (await f.admin.listKeys({})).length
     const res = await call(gw, 'POST', '/admin/v1/keys', sam.key, { type: 'bot', role: 'empty-role', created_by: 'alice' })
     t.equal(res.status, 403)
-    t.equal((await f.store.listKeys({})).length, before)
+    t.equal((await f.admin.listKeys({})).length, before)
     t.ok((await refused()).some((e) => e.action === 'key.create' && e.target === 'user:alice' && e.result.startsWith('denied: ')))
     const own = await call(gw, 'POST', '/admin/v1/keys', sam.key, { type: 'bot', role: 'empty-role', created_by: 'sam' })
     t.equal(own.status, 201, 'naming itself is fine')
@@ -91,7 +93,7 @@ t.test('a keygate:keys:self key manages its own keys, and only those', async (t)
   })
 
   await t.test('a BOT key with a broader role, or in another org: 403, nothing created', async (t) => {
-    const before = (await f.store.listKeys()).length
+    const before = (await f.admin.listKeys()).length
     const countBefore = await refusedCount('key.create')
     const attempts: Array<[string, unknown]> = [
       ['users:* (broader than users:read)', { type: 'bot', role: 'writer' }],
@@ -105,7 +107,7 @@ t.test('a keygate:keys:self key manages its own keys, and only those', async (t)
       t.equal(res.status, 403, label)
       t.same(res.json(), { error: { code: 'forbidden', message: 'Insufficient permissions for this resource', status: 403 } })
     }
-    t.equal((await f.store.listKeys()).length, before, 'no key was created')
+    t.equal((await f.admin.listKeys()).length, before, 'no key was created')
     t.equal(await refusedCount('key.create'), countBefore + attempts.length, `every attempt is counted in the audit trail's refusals as key:${sam.id}`)
     t.ok((await refused()).some((e) => e.action === 'key.create' && e.target === 'role:reader' && e.result.startsWith('denied: ')), 'the last attempt is kept')
     t.notOk((await audit()).some((e) => e.result !== 'ok'), 'the trail of changes holds changes only')
@@ -125,7 +127,7 @@ t.test('a keygate:keys:self key manages its own keys, and only those', async (t)
       const revoke = await call(gw, 'POST', `/admin/v1/keys/${other.id}/revoke`, sam.key)
       t.equal(revoke.status, 404)
       t.equal(await data(other.key), 200, 'the other key still works')
-      t.equal((await f.store.showKey(other.id)).status, 'active')
+      t.equal((await f.admin.showKey(other.id)).status, 'active')
     }
     t.ok((await refused()).some((e) => e.action === 'key.revoke' && e.target === `key:${alicesKey.id}` && e.result.startsWith('denied: ')), 'the attempt is audited')
   })
@@ -168,12 +170,12 @@ t.test('a keygate:keys:self key manages its own keys, and only those', async (t)
     t.equal(rotate.headers['www-authenticate'], 'Bearer realm="keygate", error="insufficient_scope", scope="keygate:org:admin"')
     t.equal((await call(gw, 'PUT', '/admin/v1/users/sam', sam.key, { org: 'acme', role: 'admin' })).status, 403, 'cannot change its own role')
     t.equal((await call(gw, 'PUT', '/admin/v1/roles/selfreader', sam.key, { permissions: ['*'] })).status, 403, 'cannot widen its role')
-    t.equal((await f.store.showUser('sam')).role, 'selfreader')
-    t.same((await f.store.showRole('selfreader')).permissions, ['users:read', 'keygate:keys:self'])
+    t.equal((await f.admin.showUser('sam')).role, 'selfreader')
+    t.same((await f.admin.showRole('selfreader')).permissions, ['users:read', 'keygate:keys:self'])
   })
 
   await t.test('no secret in any listing or log line', async (t) => {
-    const listed = await f.store.listKeys()
+    const listed = await f.admin.listKeys()
     const bodies = (await call(gw, 'GET', '/admin/v1/keys', sam.key)).body + JSON.stringify(listed)
     const logs = gw.rawLogs.join('\n')
     for (const s of secrets) {

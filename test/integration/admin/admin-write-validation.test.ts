@@ -25,8 +25,8 @@ t.test('registry writes are checked in one place, with details', async (t) => {
   await gw.fixtures.role('acme-admin', ['keygate:org:admin', 'users:*'])
   await gw.fixtures.user('olga', 'acme', 'acme-admin')
   const olga = await gw.fixtures.personalKey('olga')
-  await gw.fixtures.store.putOrg('acme', { name: 'Acme' })
-  await gw.fixtures.store.putOrg('globex', { name: 'Globex' })
+  await gw.fixtures.admin.putOrg('acme', { name: 'Acme' })
+  await gw.fixtures.admin.putOrg('globex', { name: 'Globex' })
 
   const refusals = async (action: string): Promise<Array<{ target: string, result: string }>> => {
     const { entries } = (await call(gw, 'GET', '/admin/v1/audit/refusals?since=1h&limit=1000', TOKEN)).json() as { entries: Array<{ action: string, first: { target: string, result: string }, last: { target: string, result: string } }> }
@@ -34,7 +34,7 @@ t.test('registry writes are checked in one place, with details', async (t) => {
   }
 
   t.test('a reference to something that does not exist: 404 with the field and the reason, nothing written', async (t) => {
-    const keysBefore = (await gw.fixtures.store.listKeys()).length
+    const keysBefore = (await gw.fixtures.admin.listKeys()).length
     const cases: Array<[string, string, string, unknown, Detail[]]> = [
       ['a user with an unknown role', 'PUT', '/admin/v1/users/zed', { org: 'acme', role: 'nosuchrole' },
         [{ field: 'role', reason: 'role "nosuchrole" does not exist' }]],
@@ -54,7 +54,7 @@ t.test('registry writes are checked in one place, with details', async (t) => {
       t.same(res.json(), { error: { ...NOT_FOUND, details } }, `${label}: the catalogue's message, the reason in details`)
     }
     t.equal((await call(gw, 'GET', '/admin/v1/users/zed', TOKEN)).status, 404, 'the user was not written')
-    t.equal((await gw.fixtures.store.listKeys()).length, keysBefore, 'no key was written')
+    t.equal((await gw.fixtures.admin.listKeys()).length, keysBefore, 'no key was written')
     t.ok((await refusals('user.put')).some((e) => e.target === 'user:zed' && e.result.startsWith('error: ')), 'the refused write is in the refusal aggregates')
     t.ok((await refusals('key.create')).some((e) => /created_by|nobody/.test(e.result)), 'so is the refused key creation')
   })
@@ -123,7 +123,7 @@ t.test('registry writes are checked in one place, with details', async (t) => {
       t.equal(a.status, 404)
       t.same(a.body, b.body, `${action}: another org's user answers like a missing one`)
     }
-    t.equal((await gw.fixtures.store.showUser('carol')).org, 'globex', 'carol untouched')
+    t.equal((await gw.fixtures.admin.showUser('carol')).org, 'globex', 'carol untouched')
   })
 
   t.test('a field the API checks itself: its name and the reason', async (t) => {

@@ -58,7 +58,11 @@ t.test('scope and addresses through the admin API', async (t) => {
   })
 
   await t.test('a principal whose own key is scoped makes personal keys no wider', async (t) => {
-    const narrow = await f.store.createKey({ type: 'personal', user: 'sam', scope: ['keygate:keys:self', 'users:read'] })
+    const { result: narrow } = await f.admin.createKey({
+      type: 'personal',
+      user: 'sam',
+      scope: ['keygate:keys:self', 'users:read']
+    })
     const made = await call(gw, 'POST', '/admin/v1/keys', narrow.key, { type: 'personal' })
     t.equal(made.status, 201)
     const k = made.json() as Created

@@ -44,14 +44,14 @@ t.test('who creates and rotates a personal key', async (t) => {
     await t.test(name, async (t) => {
       const { credential, user } = who[name]
       const alices = await f.personalKey('alice')
-      const before = (await f.store.listKeys({ user: 'alice' })).length
+      const before = (await f.admin.listKeys({ user: 'alice' })).length
       const created = await call(gw, 'POST', '/admin/v1/keys', credential, { type: 'personal', user: 'alice' })
       t.equal(created.status, createOther, 'a personal key for alice')
       const rotated = await call(gw, 'POST', `/admin/v1/keys/${alices.id}/rotate`, credential, {})
       t.equal(rotated.status, rotateOther, 'rotating alice\'s personal key')
       if (createOther === 403) {
         if (name === 'oscar') t.match(created.json(), { error: { code: 'forbidden', details: [{ field: 'user', reason: REASON }] } }, 'the creation\'s refusal says why')
-        t.equal((await f.store.listKeys({ user: 'alice' })).length, before, 'nothing was written')
+        t.equal((await f.admin.listKeys({ user: 'alice' })).length, before, 'nothing was written')
       } else {
         t.match(created.json(), { type: 'personal', user: 'alice', org: 'acme' })
         t.match(rotated.json(), { type: 'personal', user: 'alice', org: 'acme', replaces: alices.id })
@@ -81,12 +81,12 @@ t.test('who creates and rotates a personal key', async (t) => {
 
   await t.test('rotation carries over the key\'s type, org, owner, name and rate limit', async (t) => {
     const personal = await f.personalKey('alice', { name: 'laptop' })
-    await f.store.setKeyLimit(personal.id, '100/1s')
+    await f.admin.setKeyLimit(personal.id, '100/1s')
     const p = (await call(gw, 'POST', `/admin/v1/keys/${personal.id}/rotate`, TOKEN, {})).json()
     t.match(p, { type: 'personal', user: 'alice', org: 'acme', name: 'laptop', rate_limit: '100/1s' })
     t.notOk('role' in (p as object), 'a personal key still has no role of its own')
     const bot = await f.botKey('orgreader', 'globex', { name: 'sync' })
-    await f.store.setKeyLimit(bot.id, '5/1m')
+    await f.admin.setKeyLimit(bot.id, '5/1m')
     t.match((await call(gw, 'POST', `/admin/v1/keys/${bot.id}/rotate`, TOKEN, {})).json(), { type: 'bot', role: 'orgreader', org: 'globex', name: 'sync', rate_limit: '5/1m' })
   })
 })

@@ -14,9 +14,7 @@
  */
 import t from 'tap'
 import { Redis } from 'ioredis'
-import { AdminActions } from '../../../src/admin/actions.js'
-import { AdminRules, FULL_ADMIN } from '../../../src/admin/policy/scope-rules.js'
-import { AdminError } from '../../../src/registry/admin/index.js'
+import { AdminError } from '../../../src/admin/model/errors.js'
 import { startGateway } from '../../helpers/gateway.js'
 
 const ROUNDS = 40
@@ -25,7 +23,7 @@ const WORKERS = 3
 t.test('keys created and rotated while their user moves between orgs take the org the user has at the write', async (t) => {
   const gw = await startGateway(t)
   const f = gw.fixtures
-  const actions = new AdminActions(f.store, new AdminRules(FULL_ADMIN, f.store, 90 * 86_400_000))
+  const actions = f.admin
   const mover = new Redis(gw.redis.url, { maxRetriesPerRequest: 1 })
   mover.on('error', () => {})
   t.teardown(() => { mover.disconnect() })
@@ -75,7 +73,7 @@ t.test('keys created and rotated while their user moves between orgs take the or
   let org = 'acme'
   let checked = 0
   const wrong: string[] = []
-  const keyOrgs = new Map((await f.store.listKeys({ user: 'alice' })).map((k) => [k.id, k.org]))
+  const keyOrgs = new Map((await f.admin.listKeys({ user: 'alice' })).map((k) => [k.id, k.org]))
   for (const [, list] of await gw.client.xrange(f.keys.audit, '-', '+')) {
     const e: Record<string, string> = {}
     for (let i = 0; i + 1 < list.length; i += 2) e[list[i] as string] = list[i + 1] as string

@@ -33,10 +33,16 @@ const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex
 /** a Kong key-auth style key: 32 hex characters */
 const foreignToken = (): string => randomBytes(16).toString('hex')
 
-/** Imports `token` through the same store the CLI uses; returns its key id. */
+/** Imports `token` through the same admin actions the CLI uses; returns its key id. */
 async function importKey (gw: TestGateway, token: string, owner: { user: string } | { role: string, org: string }): Promise<string> {
   const input = 'user' in owner ? { type: 'personal' as const, user: owner.user } : { type: 'bot' as const, ...owner }
-  const [imported] = await gw.fixtures.store.importKeys([{ line: 1, place: 'line 1', ...input, sha256: sha256(token), from: 'key' }])
+  const { result: [imported] } = await gw.fixtures.admin.importKeys([{
+    line: 1,
+    place: 'line 1',
+    ...input,
+    sha256: sha256(token),
+    from: 'key'
+  }])
   return (imported as { id: string }).id
 }
 
@@ -81,7 +87,7 @@ t.test('two instances: every change to an imported key arrives within the bound'
   const gws: TestGateway[] = []
   for (let i = 0; i < 2; i++) gws.push(await startGateway(t, { redis, prefix, seed: i === 0, yaml: ON }))
   const [first] = gws as [TestGateway]
-  const { store } = first.fixtures
+  const { admin } = first.fixtures
 
   /** warms each instance with `token` (expecting `status`) and checks the next request is served from its cache */
   const warm = async (token: string, method = 'GET', status = 200): Promise<void> => {
@@ -100,7 +106,7 @@ t.test('two instances: every change to an imported key arrives within the bound'
   const revoked = foreignToken()
   const revokedId = await importKey(first, revoked, { role: 'reader', org: 'acme' })
   await warm(revoked)
-  await store.revokeKey(revokedId)
+  await admin.revokeKey(revokedId)
   await arrives('revoke', 'GET', revoked, 401, Date.now())
   t.equal((await first.logOf(await call(first, 'GET', revoked)))?.reason, 'key_revoked')
 
@@ -109,7 +115,7 @@ t.test('two instances: every change to an imported key arrives within the bound'
   const rotatedId = await importKey(first, rotated, { user: 'alice' })
   await warm(rotated)
   const graceMs = 1000
-  const native = await store.rotateKey(rotatedId, graceMs)
+  const native = await admin.rotateKey(rotatedId, graceMs)
   for (const gw of gws) t.equal((await call(gw, 'GET', native.key)).status, 200, 'the native key works')
   await arrives('rotate (a grace of 1 s)', 'GET', rotated, 401, Date.now())
   t.equal((await first.logOf(await call(first, 'GET', rotated)))?.reason, 'key_expired', 'refused as past its grace')
@@ -118,17 +124,17 @@ t.test('two instances: every change to an imported key arrives within the bound'
   const bob = foreignToken()
   const bobId = await importKey(first, bob, { user: 'bob' }) // writer: users:*
   await warm(bob, 'POST')
-  await store.restrictKey(bobId, { scope: ['users:read'] })
+  await admin.restrictKey(bobId, { scope: ['users:read'] })
   await arrives('scope', 'POST', bob, 403, Date.now())
   const outside = await call(first, 'POST', bob)
   t.equal((await first.logOf(outside))?.reason, 'missing_permission', 'outside its scope: 403')
   for (const gw of gws) t.equal((await call(gw, 'GET', bob)).status, 200, 'inside its scope: allowed')
-  await store.restrictKey(bobId, { allowedCidrs: ['10.0.0.0/8'] })
+  await admin.restrictKey(bobId, { allowedCidrs: ['10.0.0.0/8'] })
   await arrives('allowed_cidrs', 'GET', bob, 403, Date.now())
   const elsewhere = await call(first, 'GET', bob)
   t.match(elsewhere.json(), { error: { code: 'forbidden' } })
   t.equal((await first.logOf(elsewhere))?.reason, 'address_not_allowed')
-  await store.restrictKey(bobId, { allowedCidrs: ['127.0.0.0/8'] })
+  await admin.restrictKey(bobId, { allowedCidrs: ['127.0.0.0/8'] })
   await arrives('allowed_cidrs widened', 'GET', bob, 200, Date.now())
 
   // a user's deactivation, and a role's change
@@ -136,7 +142,7 @@ t.test('two instances: every change to an imported key arrives within the bound'
   await first.fixtures.user('dave', 'acme', 'reader')
   await importKey(first, dave, { user: 'dave' })
   await warm(dave)
-  await store.setUserStatus('dave', 'deactivated')
+  await admin.setUserStatus('dave', 'deactivated')
   await arrives('user deactivated', 'GET', dave, 401, Date.now())
   t.equal((await first.logOf(await call(first, 'GET', dave)))?.reason, 'user_deactivated')
 

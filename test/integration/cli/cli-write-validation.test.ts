@@ -12,7 +12,7 @@ import { startGateway } from '../../helpers/gateway.js'
 t.test('the CLI checks registry writes', async (t) => {
   const gw = await startGateway(t)
   const env = cliEnv(gw)
-  await gw.fixtures.store.putOrg('acme', { name: 'Acme' })
+  await gw.fixtures.admin.putOrg('acme', { name: 'Acme' })
   // records and index sets only (the audit trail counts refusals)
   const count = async (): Promise<number> => (await gw.client.keys(`${gw.prefix}*`)).filter((k) => !k.startsWith(`${gw.prefix}audit`) && !k.startsWith(`${gw.prefix}usage`)).length
 

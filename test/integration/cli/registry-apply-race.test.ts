@@ -9,9 +9,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cliEnv, runCli } from '../../helpers/cli.js'
+import { fullAdmin } from '../../helpers/fixtures.js'
 import { startGateway } from '../../helpers/gateway.js'
-import { AdminStore } from '../../../src/registry/admin/index.js'
-import { parseRegistryFile } from '../../../src/registry/as-code/registry-file.js'
+import { parseRegistryFile } from '../../../src/admin/as-code/registry-file.js'
 import { createRedis } from '../../../src/registry/redis-client.js'
 import { redisKeys } from '../../../src/registry/redis-keys.js'
 
@@ -28,14 +28,14 @@ t.test('apply racing a CLI edit of the same role: the later wins, nothing half w
   const env = cliEnv(gw)
   const redis = createRedis(gw.config.redis, { queueWhileConnecting: true })
   t.teardown(() => { redis.disconnect() })
-  const store = new AdminStore(redis, redisKeys(gw.prefix), gw.config.keys.prefix, 'cli:test')
+  const admin = fullAdmin(redis, redisKeys(gw.prefix), gw.config.keys.prefix, 'cli:test')
   const registry = parseRegistryFile('roles:\n  reader: { permissions: [users:read, orgs:read], description: from the file }\nusers:\n  alice: { org: acme, role: reader, name: Alice }\n')
   const role = async (): Promise<Record<string, string>> => await gw.client.hgetall(gw.fixtures.keys.role('reader'))
 
   // the CLI's edit lands between the apply's read and its EXEC: the EXEC aborts, the
   // apply reads again and lands after the edit, whole
   const attempts: number[] = []
-  const result = await store.applyRegistry(registry, {
+  const result = await admin.applyRegistry(registry, {
     prune: false,
     beforeCommit: async (attempt) => {
       attempts.push(attempt)

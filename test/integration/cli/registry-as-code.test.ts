@@ -9,8 +9,9 @@ import { parse } from 'yaml'
 import { cliEnv, runCli } from '../../helpers/cli.js'
 import { startGateway } from '../../helpers/gateway.js'
 import { dumpRegistry, registryFile } from '../../helpers/registry-files.js'
-import { AdminStore } from '../../../src/registry/admin/index.js'
-import { parseRegistryFile } from '../../../src/registry/as-code/registry-file.js'
+import { fullAdmin } from '../../helpers/fixtures.js'
+import { registryYaml } from '../../../src/admin/as-code/registry-export.js'
+import { parseRegistryFile } from '../../../src/admin/as-code/registry-file.js'
 
 const file = registryFile
 const dump = dumpRegistry
@@ -31,13 +32,19 @@ t.test('export, plan, apply, prune', async (t) => {
   t.notOk(exported.stdout.includes(key.id), 'no key id')
   const hash = await gw.client.hget(gw.fixtures.keys.key(key.id), 'hash') ?? 'none'
   t.notOk(exported.stdout.includes(hash) || exported.stdout.includes(key.key.slice(20)), 'no key, secret or hash')
-  const store = new AdminStore(gw.client, gw.fixtures.keys, 'kg_', 'cli:test')
+  const admin = fullAdmin(gw.client, gw.fixtures.keys, 'kg_', 'cli:test')
   // (the same as the CLI's plan, in process: the exit codes are what the CLI runs below check)
   const pending = async (path: string, prune = false): Promise<number> => {
-    const r = await store.planRegistry(parseRegistryFile(readFileSync(path, 'utf8')), prune)
+    const r = await admin.planRegistry(parseRegistryFile(readFileSync(path, 'utf8')), prune)
     return r.ok ? r.changes.length : -1
   }
-  const scoped = parse(await store.exportRegistry({ org: 'globex' })) as { org: string, roles: Record<string, unknown>, users: Record<string, unknown> }
+  const scoped = parse(registryYaml(await admin.exportRegistry({ org: 'globex' }))) as {
+    org: string,
+    roles: Record<string,
+    unknown>,
+    users: Record<string,
+    unknown>
+  }
   t.equal(scoped.org, 'globex')
   t.same(Object.keys(scoped.users), ['carol'], '--org: its users only')
   t.same(Object.keys(scoped.roles), ['orgreader'], '--org: the roles they act with')

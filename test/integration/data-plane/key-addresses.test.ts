@@ -14,8 +14,13 @@ const LIMITS = 'rate_limits: { default: "5/1m" }\n'
 t.test('over IPv4 and IPv6 loopback; a refused request counts nothing', async (t) => {
   const gw = await startGateway(t, { yaml: LIMITS, host: '::' })
   const f = gw.fixtures
-  const v4 = await f.store.createKey({ type: 'personal', user: 'alice', allowedCidrs: ['127.0.0.0/8'] })
-  const v6 = await f.store.createKey({ type: 'bot', role: 'reader', org: 'acme', allowedCidrs: ['::1/128'] })
+  const { result: v4 } = await f.admin.createKey({ type: 'personal', user: 'alice', allowedCidrs: ['127.0.0.0/8'] })
+  const { result: v6 } = await f.admin.createKey({
+    type: 'bot',
+    role: 'reader',
+    org: 'acme',
+    allowedCidrs: ['::1/128']
+  })
   const get = async (key: string, host: string): Promise<Awaited<ReturnType<typeof send>>> =>
     await send(gw.port, 'GET', '/api/v1/users', { Authorization: `Bearer ${key}` }, undefined, { host })
 
@@ -34,16 +39,20 @@ t.test('over IPv4 and IPv6 loopback; a refused request counts nothing', async (t
   t.equal((await get(v6.key, '127.0.0.1')).status, 403, 'the IPv6-bound key from 127.0.0.1')
 
   // restricted while cached: every gateway applies the edit
-  await f.store.restrictKey(v4.id, { allowedCidrs: ['::1', '10.0.0.0/8'] })
+  await f.admin.restrictKey(v4.id, { allowedCidrs: ['::1', '10.0.0.0/8'] })
   t.ok(await eventually(async () => (await get(v4.key, '::1')).status === 200, 1000) >= 0, 'a widened address list applies within 1 s')
   t.equal((await get(v4.key, '127.0.0.1')).status, 403)
-  await f.store.restrictKey(v4.id, { allowedCidrs: null })
+  await f.admin.restrictKey(v4.id, { allowedCidrs: null })
   t.ok(await eventually(async () => (await get(v4.key, '127.0.0.1')).status === 200, 1000) >= 0, 'removed: any address')
 })
 
 t.test('behind a trusted proxy: the client it reports; an untrusted peer\'s X-Forwarded-For is not believed', async (t) => {
   const trusted = await startGateway(t, { yaml: 'trusted_proxies: ["127.0.0.1"]\n' + LIMITS })
-  const key = await trusted.fixtures.store.createKey({ type: 'personal', user: 'alice', allowedCidrs: ['203.0.113.0/24'] })
+  const { result: key } = await trusted.fixtures.admin.createKey({
+    type: 'personal',
+    user: 'alice',
+    allowedCidrs: ['203.0.113.0/24']
+  })
   const via = (xff: string | undefined): Record<string, string> => ({ Authorization: `Bearer ${key.key}`, ...xff === undefined ? {} : { 'X-Forwarded-For': xff } })
   t.equal((await trusted.send('GET', '/api/v1/users', via('198.51.100.1, 203.0.113.7'))).status, 200, 'the client the proxy added (the last entry)')
   const refused = await trusted.send('GET', '/api/v1/users', via('203.0.113.7, 198.51.100.1'))
@@ -58,7 +67,12 @@ t.test('behind a trusted proxy: the client it reports; an untrusted peer\'s X-Fo
 
 t.test('through the authorizer: the client the trusted peer reports', async (t) => {
   const gw = await startGateway(t, { yaml: 'authz_listen: "127.0.0.1:0"\n' + LIMITS })
-  const key = await gw.fixtures.store.createKey({ type: 'bot', role: 'reader', org: 'acme', allowedCidrs: ['2001:db8::/32', '192.0.2.0/24'] })
+  const { result: key } = await gw.fixtures.admin.createKey({
+    type: 'bot',
+    role: 'reader',
+    org: 'acme',
+    allowedCidrs: ['2001:db8::/32', '192.0.2.0/24']
+  })
   const ask = async (client: string): Promise<Awaited<ReturnType<typeof gw.authz>>> =>
     await gw.authz('GET', '/', { Authorization: `Bearer ${key.key}`, 'X-Forwarded-Method': 'GET', 'X-Forwarded-Uri': '/api/v1/users', 'X-Forwarded-For': client })
   const ok = await ask('2001:db8::7')

@@ -28,7 +28,14 @@ t.test('{personal, BOT} x {no scope, narrower, naming what the role lacks, *} x 
   ]
   for (const type of ['personal', 'bot'] as const) {
     for (const [what, scope, within, outside] of scopes) {
-      const created = await f.store.createKey(type === 'personal' ? { type, user: 'sue', scope } : { type, role: 'scoped', org: 'acme', scope })
+      const { result: created } = await f.admin.createKey(type === 'personal'
+        ? { type, user: 'sue', scope }
+        : {
+            type,
+            role: 'scoped',
+            org: 'acme',
+            scope
+          })
       const auth = { Authorization: `Bearer ${created.key}` }
       const yes = await gw.send(within[0], within[1], auth, within[0] === 'POST' ? '{}' : undefined)
       t.equal(yes.status, 200, `${type}, ${what}: ${within.join(' ')} is within`)
@@ -44,9 +51,9 @@ t.test('a scoped key signs in to no admin scope its scope leaves out', async (t)
   const f = gw.fixtures
   await f.role('boss', ['keygate:admin', 'users:read'])
   await f.user('dora', 'acme', 'boss')
-  const narrow = await f.store.createKey({ type: 'personal', user: 'dora', scope: ['users:read'] })
-  const star = await f.store.createKey({ type: 'personal', user: 'dora', scope: ['*'] })
-  const named = await f.store.createKey({ type: 'personal', user: 'dora', scope: ['keygate:admin'] })
+  const { result: narrow } = await f.admin.createKey({ type: 'personal', user: 'dora', scope: ['users:read'] })
+  const { result: star } = await f.admin.createKey({ type: 'personal', user: 'dora', scope: ['*'] })
+  const { result: named } = await f.admin.createKey({ type: 'personal', user: 'dora', scope: ['keygate:admin'] })
   const session = async (key: string): Promise<number> => (await gw.admin('GET', '/admin/v1/session', { Authorization: `Bearer ${key}` })).status
   t.equal(await session(narrow.key), 403, 'scoped to users:read: no admin scope')
   t.equal(await session(star.key), 403, '`*` never grants a keygate: permission')
@@ -60,7 +67,11 @@ t.test('a personal key follows its user\'s live role: narrowed at once, never wi
   const f = a.fixtures
   await f.role('live', ['users:read'])
   await f.user('lee', 'acme', 'live')
-  const key = await f.store.createKey({ type: 'personal', user: 'lee', scope: ['users:read', 'users:write'] })
+  const { result: key } = await f.admin.createKey({
+    type: 'personal',
+    user: 'lee',
+    scope: ['users:read', 'users:write']
+  })
   const status = async (gw: typeof a, method: string, path: string): Promise<number> =>
     (await gw.send(method, path, { Authorization: `Bearer ${key.key}` }, method === 'POST' ? '{}' : undefined)).status
   for (const gw of [a, b]) {
@@ -81,7 +92,7 @@ t.test('a personal key follows its user\'s live role: narrowed at once, never wi
     t.equal(await status(gw, 'POST', USERS), 200)
   }
 
-  await f.store.restrictKey(key.id, { scope: ['users:read'] })
+  await f.admin.restrictKey(key.id, { scope: ['users:read'] })
   for (const [name, gw] of [['a', a], ['b', b]] as const) {
     t.ok(await eventually(async () => await status(gw, 'POST', USERS) === 403, 1000) >= 0, `${name}: a restricted scope applies within 1 s`)
   }

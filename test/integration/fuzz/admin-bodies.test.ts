@@ -63,7 +63,7 @@ t.test('an admin API body never gets a 500, and a refusal writes nothing', async
   const gw = await startGateway(t, { env: { KEYGATE_ADMIN_TOKEN: TOKEN } })
   await gw.fixtures.role('acme-admin', ['keygate:org:admin', 'users:*'])
   await gw.fixtures.user('olga', 'acme', 'acme-admin')
-  await gw.fixtures.store.putOrg('acme', { name: 'Acme' })
+  await gw.fixtures.admin.putOrg('acme', { name: 'Acme' })
   const olga = await gw.fixtures.personalKey('olga')
   const reader = await gw.fixtures.personalKey('alice')
   const bot = await gw.fixtures.botKey('orgreader', 'acme')

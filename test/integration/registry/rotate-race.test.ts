@@ -4,13 +4,13 @@
  */
 import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
-import { AdminStore } from '../../../src/registry/admin/index.js'
+import { fullAdmin } from '../../helpers/fixtures.js'
 import { startGateway } from '../../helpers/gateway.js'
 
 type Client = InstanceType<typeof Redis>
 
 /**
- * The store's client, with `during` run right after the rotation has read the old key
+ * The admin actions' client, with `during` run right after the rotation has read the old key
  * record, on whichever connection the rotation reads it (its own, a duplicate).
  */
 function racing (client: Client, keyName: string, during: () => Promise<void>): { client: Client, raced: () => boolean } {
@@ -49,17 +49,17 @@ t.test('a revoke racing a rotation wins, and nothing is written', async (t) => {
 
   // a revoke from another client slipped in right after the rotation read the old key
   const race = racing(gw.client, keyName, async () => { await other.hset(keyName, 'status', 'revoked') })
-  const store = new AdminStore(race.client, gw.fixtures.keys, 'kg_', 'test')
+  const admin = fullAdmin(race.client, gw.fixtures.keys, 'kg_', 'test')
   const before = await gw.client.scard(gw.fixtures.keys.keys)
 
-  await t.rejects(store.rotateKey(old.id, 60_000), { name: 'AdminError', message: /changed during the rotation/ })
+  await t.rejects(admin.rotateKey(old.id, 60_000), { name: 'AdminError', message: /changed during the rotation/ })
   t.ok(race.raced(), 'the revoke did race the rotation')
   t.equal(await gw.client.scard(gw.fixtures.keys.keys), before, 'no replacement key was created')
   t.equal(await gw.client.hget(keyName, 'status'), 'revoked')
   t.equal(await gw.client.hget(keyName, 'replaced_by'), null)
 
   const fresh = await gw.fixtures.botKey('reader', 'acme')
-  const rotated = await new AdminStore(gw.client, gw.fixtures.keys, 'kg_', 'test').rotateKey(fresh.id, 60_000)
+  const rotated = await fullAdmin(gw.client, gw.fixtures.keys, 'kg_', 'test').rotateKey(fresh.id, 60_000)
   t.equal(rotated.replaces, fresh.id, 'without a race, rotation goes through')
 })
 
@@ -69,15 +69,20 @@ t.test('another admin operation on the shared connection neither lifts the rotat
   // aborted, the key revoked in between: a "created" key never written), and would
   // clear the WATCH, so the rotation would then mint a replacement for a revoked key.
   const { gw, old, other, keyName } = await rotationWorld(t)
-  const shared = new AdminStore(gw.client, gw.fixtures.keys, 'kg_', 'test')
+  const shared = fullAdmin(gw.client, gw.fixtures.keys, 'kg_', 'test')
   let created: { id: string } | undefined
   const race = racing(gw.client, keyName, async () => {
     await other.hset(keyName, 'status', 'revoked')
-    created = await shared.createKey({ type: 'bot', role: 'reader', org: 'acme', name: 'made during the rotation' })
+    created = (await shared.createKey({
+      type: 'bot',
+      role: 'reader',
+      org: 'acme',
+      name: 'made during the rotation'
+    })).result
   })
-  const store = new AdminStore(race.client, gw.fixtures.keys, 'kg_', 'test')
+  const admin = fullAdmin(race.client, gw.fixtures.keys, 'kg_', 'test')
 
-  await t.rejects(store.rotateKey(old.id, 60_000), { name: 'AdminError', message: /changed during the rotation/ })
+  await t.rejects(admin.rotateKey(old.id, 60_000), { name: 'AdminError', message: /changed during the rotation/ })
   t.ok(race.raced())
   t.ok(created, 'the create reported success')
   t.equal(await gw.client.hget(gw.fixtures.keys.key(created?.id ?? ''), 'status'), 'active', 'and the key it reported was written')
@@ -88,6 +93,6 @@ t.test('a command failing inside a transaction fails the operation instead of re
   const gw = await startGateway(t)
   // a hand edit left the role index as a string: SADD inside the MULTI gets WRONGTYPE
   await gw.client.set(gw.fixtures.keys.roles, 'not a set')
-  const store = new AdminStore(gw.client, gw.fixtures.keys, 'kg_', 'test')
-  await t.rejects(store.putRole('auditor', ['audit:read']), /WRONGTYPE/)
+  const admin = fullAdmin(gw.client, gw.fixtures.keys, 'kg_', 'test')
+  await t.rejects(admin.putRole('auditor', ['audit:read']), /WRONGTYPE/)
 })

@@ -8,12 +8,12 @@
  *
  * Real processes: three masters with a replica each, created with
  * `redis-cli --cluster create`. The registry is written through the CLI's own client
- * (createRedis: an ioredis Cluster) and AdminStore; direct edits are made with a
+ * (createRedis: an ioredis Cluster) and the admin actions; direct edits are made with a
  * Cluster client, as `redis-cli -c` would make them.
  */
 import t from 'tap'
 import type { Test } from 'tap'
-import { AdminError } from '../../../src/registry/admin/index.js'
+import { AdminError } from '../../../src/admin/model/errors.js'
 import { isCluster } from '../../../src/registry/redis-client.js'
 import { hashTag } from '../../../src/config/redis-url.js'
 import { Fixtures } from '../../helpers/fixtures.js'
@@ -88,7 +88,7 @@ t.test('on a Cluster, the registry lives in one slot and the data plane decides 
   }
 })
 
-t.test('on a Cluster, direct edits (redis-cli -c) are honoured and AdminStore transactions work', async (t) => {
+t.test('on a Cluster, direct edits (redis-cli -c) are honoured and the admin transactions work', async (t) => {
   const { gw, fx } = await clusterGateway(t)
   const alice = await fx.personalKey('alice')
   const revokeMe = await fx.personalKey('alice')
@@ -109,7 +109,7 @@ t.test('on a Cluster, direct edits (redis-cli -c) are honoured and AdminStore tr
   await fx.role('reader', ['users:read'])
 
   // keys rotate: WATCH, then MULTI/EXEC, on the node of the registry's slot
-  const rotated = await fx.store.rotateKey(alice.id, 60_000)
+  const rotated = await fx.admin.rotateKey(alice.id, 60_000)
   t.equal((await gw.get('/api/v1/users', rotated.key)).status, 200, 'the rotated key works')
   t.equal((await gw.get('/api/v1/users', alice.key)).status, 200, 'the old key works during its grace period')
 
@@ -117,7 +117,7 @@ t.test('on a Cluster, direct edits (redis-cli -c) are honoured and AdminStore tr
   // abort the next transaction on that connection: its UNWATCH must reach the node that
   // holds the WATCH (a keyless UNWATCH goes to any of the three masters, so try a few times).
   for (let i = 0; i < 6; i++) {
-    await t.rejects(fx.store.rotateKey(revokeMe.id, 60_000), AdminError, 'rotating a revoked key is refused')
+    await t.rejects(fx.admin.rotateKey(revokeMe.id, 60_000), AdminError, 'rotating a revoked key is refused')
     await direct.hset(`${gw.prefix}key:${revokeMe.id}`, 'name', `touched ${i}`)
     const later = await fx.personalKey('alice')
     t.equal((await gw.get('/api/v1/users', later.key)).status, 200, 'a key created after a refused rotation is written and works')

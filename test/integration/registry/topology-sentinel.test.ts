@@ -5,7 +5,7 @@
  *
  * Real processes: a master, a replica and three sentinels (quorum 2, down after
  * 1 s). The registry is written through the CLI's own client (createRedis with the
- * same config, queueing while it connects) and AdminStore. Then the master is
+ * same config, queueing while it connects) and the admin actions. Then the master is
  * SIGKILLed:
  * - while the sentinels fail over, every answer is 200 or 503 (fail closed), never
  *   a 500 nor a 401 for a key that exists; /readyz answers 200 or 503;

@@ -57,7 +57,7 @@ t.test('on a Cluster, the usage endpoints report exactly the requests made, per 
   await fx.user('ivan', 'initech', 'reader')
   const alice = await fx.personalKey('alice')
   const alice2 = await fx.personalKey('alice')
-  const limited = await fx.store.createKey({ type: 'bot', role: 'reader', org: 'acme', rateLimit: '2/1m' })
+  const { result: limited } = await fx.admin.createKey({ type: 'bot', role: 'reader', org: 'acme', rateLimit: '2/1m' })
   const carol = await fx.personalKey('carol')
   const globexBot = await fx.botKey('reader', 'globex')
   const initechBot = await fx.botKey('reader', 'initech')

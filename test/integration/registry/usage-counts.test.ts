@@ -55,7 +55,12 @@ t.test('counts are exact across two instances, per minute and per hour, per key 
   await f.user('sam', 'globex', 'selfreader')
   const sam = await f.personalKey('sam')
   const alice = await f.personalKey('alice')
-  const limitedKey = await f.store.createKey({ type: 'bot', role: 'reader', org: 'acme', rateLimit: '2/1m' })
+  const { result: limitedKey } = await f.admin.createKey({
+    type: 'bot',
+    role: 'reader',
+    org: 'acme',
+    rateLimit: '2/1m'
+  })
   const deadKey = await f.botKey('reader', 'acme')
   const start = Date.now()
 
@@ -73,7 +78,7 @@ t.test('counts are exact across two instances, per minute and per hour, per key 
   const ghost = await f.botKey('reader', 'acme')
   await gw1.client.del(f.keys.key(ghost.id))
   await on(gw1, 'GET', '/api/v1/users', ghost.key)
-  await f.store.revokeKey(deadKey.id)
+  await f.admin.revokeKey(deadKey.id)
   // one refusal once the revocation reached gw1 (a GET before that went to the dead upstream: one more 502)
   let deadGets = 0
   await eventually(async () => { deadGets++; return (await gw1.get('/dead/x', deadKey.key)).status === 401 })

@@ -33,7 +33,14 @@ async function twoInstances (t: Test): Promise<World> {
 /** A Kong-style key imported for alice; returns the token and its key id. */
 async function importedKey (gw: TestGateway): Promise<{ token: string, id: string }> {
   const token = randomBytes(16).toString('hex')
-  const [k] = await gw.fixtures.store.importKeys([{ line: 1, place: 'line 1', type: 'personal', user: 'alice', sha256: createHash('sha256').update(token).digest('hex'), from: 'key' }])
+  const { result: [k] } = await gw.fixtures.admin.importKeys([{
+    line: 1,
+    place: 'line 1',
+    type: 'personal',
+    user: 'alice',
+    sha256: createHash('sha256').update(token).digest('hex'),
+    from: 'key'
+  }])
   return { token, id: (k as { id: string }).id }
 }
 
@@ -67,7 +74,7 @@ t.test('revoking an imported key closes its connections on both instances within
   const [first] = w.gws as [TestGateway]
   const { token, id } = await importedKey(first)
   const clients = await connectEach(t, w, token)
-  await first.fixtures.store.revokeKey(id)
+  await first.fixtures.admin.revokeKey(id)
   await assertClosed(t, w, clients, Date.now() + DEADLINE_MS, 'revoked')
   for (const gw of w.gws) {
     for (let i = 0; i < 50 && !gw.logs.some((l) => l.msg === 'websocket refused'); i++) await sleep(10)
@@ -81,6 +88,6 @@ t.test('deactivating the user of an imported key closes its connections within 1
   const [first] = w.gws as [TestGateway]
   const { token } = await importedKey(first)
   const clients = await connectEach(t, w, token)
-  await first.fixtures.store.setUserStatus('alice', 'deactivated')
+  await first.fixtures.admin.setUserStatus('alice', 'deactivated')
   await assertClosed(t, w, clients, Date.now() + DEADLINE_MS, 'user deactivated')
 })

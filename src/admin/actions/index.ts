@@ -1,0 +1,224 @@
+/**
+ * The admin wing's one entrance, what every front end holds: the actions of one
+ * principal (the admin API builds one per request, the CLI, the hooks, SSO and the demo
+ * one each). Every write reads what it concerns under WATCH, asks the policy, writes in
+ * one transaction with its audit entry, and counts a refusal in the audit trail's
+ * refusals (context.ts); every read is filtered for the principal (reads.ts).
+ *
+ *   keys.ts            create, revoke, rotate, restrict, the key's own rate limit
+ *   imports.ts         keys brought from another system
+ *   leaks.ts           leaked keys reported by a scanner
+ *   users.ts           put, deactivate, activate
+ *   roles.ts, orgs.ts  roles and org records (admin only)
+ *   registry-files.ts  the registry as code: plan, apply, export
+ *   audit.ts           the audit trail's pages, and a one-off migration
+ *   reads.ts           keys, users, roles, orgs and request counts, as the principal may see them
+ */
+import type { UsagePoint, UsageRange } from '../../usage/reader.js'
+import type { AdminScope } from '../model/principal.js'
+import type { ApplyResult, RegistryFile } from '../model/registry-fields.js'
+import type {
+  AuditEntry,
+  CreatedKey,
+  KeyView,
+  OrgView,
+  RefusalAggregate,
+  RoleView,
+  RotatedKey,
+  UserView
+} from '../model/views.js'
+import type { KeyRestrictionChange } from '../policy/key-changes.js'
+import type { KeyRequest } from '../policy/key-input.js'
+import * as audit from './audit.js'
+import { actionContext, type ActionContext, type AdminWing, type Warned } from './context.js'
+import * as imports from './imports.js'
+import * as keys from './keys.js'
+import * as leaks from './leaks.js'
+import * as orgs from './orgs.js'
+import * as reads from './reads.js'
+import * as registry from './registry-files.js'
+import * as roles from './roles.js'
+import * as users from './users.js'
+
+export { adminWing, type AdminWing, type Warned } from './context.js'
+export { importRefused, readImportLines, readImportRecords, type ImportedKey, type ImportInput } from './imports.js'
+export type { LeakOutcome, LeakReport } from './leaks.js'
+export type { UserInput, UserStatusChange } from './users.js'
+export type { OrgInput } from './orgs.js'
+export type { ApplyOptions, RegistryExport } from './registry-files.js'
+export type { AuditOptions, AuditPage, AuditQuery } from './audit.js'
+export type { KeyFilter, KeyPage } from './reads.js'
+export type { KeyRestrictionChange } from '../policy/key-changes.js'
+export type { KeyRequest } from '../policy/key-input.js'
+export { keyOwnerProblem, type KeyOwnerFields } from '../policy/key-input.js'
+
+/** The actions of the principal in `scope`, recorded in the audit trail as `actor`. */
+export function adminActions (wing: AdminWing, scope: AdminScope, actor: string): AdminActions {
+  return new AdminActions(actionContext(wing, scope, actor))
+}
+
+export class AdminActions {
+  constructor (private readonly a: ActionContext) {}
+
+  // ---- keys ----------------------------------------------------------------
+
+  async createKey (r: KeyRequest, now?: number): Promise<Warned<CreatedKey>> {
+    return await keys.createKey(this.a, r, now)
+  }
+
+  async revokeKey (id: string): Promise<{ changed: boolean }> {
+    return await keys.revokeKey(this.a, id)
+  }
+
+  async rotateKey (id: string, graceMs: number): Promise<RotatedKey> {
+    return await keys.rotateKey(this.a, id, graceMs)
+  }
+
+  async restrictKey (id: string, change: KeyRestrictionChange): Promise<{ changed: boolean }> {
+    return await keys.restrictKey(this.a, id, change)
+  }
+
+  async setKeyLimit (id: string, limit: string | null): Promise<{ changed: boolean }> {
+    return await keys.setKeyLimit(this.a, id, limit)
+  }
+
+  async importKeys (inputs: readonly imports.ImportInput[]): Promise<Warned<imports.ImportedKey[]>> {
+    return await imports.importKeys(this.a, inputs)
+  }
+
+  async reportLeaked (reports: readonly leaks.LeakReport[]): Promise<leaks.LeakOutcome[]> {
+    return await leaks.reportLeaked(this.a, reports)
+  }
+
+  // ---- users, roles, orgs ----------------------------------------------------
+
+  async putUser (
+    id: string,
+    input: users.UserInput,
+    o: { createOnly?: boolean } = {}
+  ): Promise<Warned<{ created: boolean }>> {
+    return await users.putUser(this.a, id, input, o)
+  }
+
+  async setUserStatus (
+    id: string,
+    status: 'active' | 'deactivated',
+    o: { revokeCreatedKeys?: boolean | undefined } = {}
+  ): Promise<users.UserStatusChange> {
+    return await users.setUserStatus(this.a, id, status, o)
+  }
+
+  async putRole (
+    name: string,
+    permissions: string[],
+    description?: string,
+    rateLimit?: string | null
+  ): Promise<RoleView> {
+    return await roles.putRole(this.a, name, permissions, description, rateLimit)
+  }
+
+  async deleteRole (name: string, force: boolean): Promise<{ users: string[], keys: string[] }> {
+    return await roles.deleteRole(this.a, name, force)
+  }
+
+  async putOrg (org: string, input: orgs.OrgInput): Promise<OrgView> {
+    return await orgs.putOrg(this.a, org, input)
+  }
+
+  // ---- the registry as code ------------------------------------------------
+
+  async planRegistry (file: RegistryFile, prune: boolean): Promise<ApplyResult> {
+    return await registry.planRegistryFile(this.a, file, prune)
+  }
+
+  async applyRegistry (file: RegistryFile, o: registry.ApplyOptions): Promise<ApplyResult> {
+    return await registry.applyRegistryFile(this.a, file, o)
+  }
+
+  async exportRegistry (o: { org?: string | undefined } = {}): Promise<registry.RegistryExport> {
+    return await registry.exportRegistry(this.a, o)
+  }
+
+  // ---- the audit trail -----------------------------------------------------
+
+  async readAudit (sinceMs?: number): Promise<AuditEntry[]> {
+    return await audit.readAudit(this.a, sinceMs)
+  }
+
+  async pageAudit (q: audit.AuditQuery): Promise<audit.AuditPage<AuditEntry>> {
+    return await audit.pageAudit(this.a, q)
+  }
+
+  async readRefusals (q: audit.AuditQuery): Promise<audit.AuditPage<RefusalAggregate>> {
+    return await audit.readRefusals(this.a, q)
+  }
+
+  async migrateCreatedBy (): Promise<{ rewritten: string[], unindexed: string[] }> {
+    return await audit.migrateCreatedBy(this.a)
+  }
+
+  // ---- reads -----------------------------------------------------------------
+
+  scopedKeyFilter (filter: reads.KeyFilter): reads.KeyFilter | null {
+    return reads.scopedKeyFilter(this.a, filter)
+  }
+
+  async listKeys (filter: reads.KeyFilter = {}): Promise<KeyView[]> {
+    return await reads.listKeys(this.a, filter)
+  }
+
+  async keyPage (
+    filter: reads.KeyFilter,
+    page: { limit: number, cursor?: string | undefined }
+  ): Promise<reads.KeyPage> {
+    return await reads.keyPage(this.a, filter, page)
+  }
+
+  async keysOverPolicy (filter: { org: string, user?: string | undefined }): Promise<KeyView[]> {
+    return await reads.keysOverPolicy(this.a, filter)
+  }
+
+  async showKey (id: string): Promise<KeyView> {
+    return await reads.showKey(this.a, id)
+  }
+
+  async listUsers (filter: { org?: string | undefined } = {}): Promise<UserView[]> {
+    return await reads.listUsers(this.a, filter)
+  }
+
+  async showUser (id: string): Promise<UserView> {
+    return await reads.showUser(this.a, id)
+  }
+
+  async listRoles (): Promise<RoleView[]> {
+    return await reads.listRoles(this.a)
+  }
+
+  async showRole (name: string): Promise<RoleView> {
+    return await reads.showRole(this.a, name)
+  }
+
+  async listOrgs (): Promise<OrgView[]> {
+    return await reads.listOrgs(this.a)
+  }
+
+  async showOrg (org: string): Promise<OrgView> {
+    return await reads.showOrg(this.a, org)
+  }
+
+  async ownKeyCap (): Promise<number | undefined> {
+    return await reads.ownKeyCap(this.a)
+  }
+
+  async keyUsage (id: string, range: UsageRange): Promise<UsagePoint[]> {
+    return await reads.keyUsage(this.a, id, range)
+  }
+
+  async orgUsage (org: string, range: UsageRange): Promise<UsagePoint[]> {
+    return await reads.orgUsage(this.a, org, range)
+  }
+
+  async keysUsage (ids: readonly string[], range: UsageRange): Promise<Array<{ id: string, points: UsagePoint[] }>> {
+    return await reads.keysUsage(this.a, ids, range)
+  }
+}

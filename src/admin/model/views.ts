@@ -1,0 +1,136 @@
+/**
+ * What the registry shows admins, defined once (TypeBox): the store returns these
+ * types, and the admin API serialises its responses with their schemas (`*Schema`). Every object
+ * is closed (`additionalProperties: false`): a response can only ever carry the fields
+ * listed here, never a hash. The secret appears in CreatedKey and RotatedKey only.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+
+const closed = { additionalProperties: false } as const
+const Str = Type.String()
+const OptStr = Type.Optional(Str)
+
+export type KeyType = 'personal' | 'bot'
+
+/** A key as admins see it: never the secret, never its hash. */
+export const KeyViewSchema = Type.Object({
+  id: Str,
+  type: Str,
+  org: Str,
+  user: OptStr,
+  role: OptStr,
+  name: Str,
+  /** `active`, `revoked`, or `expired` (an active record past its expires_at) */
+  status: Str,
+  created_at: OptStr,
+  created_by: OptStr,
+  expires_at: OptStr,
+  revoked_at: OptStr,
+  /** `leaked`: revoked on a scanner's report (section 18), found at `leak_source` */
+  revoked_reason: OptStr,
+  leak_source: OptStr,
+  /** an imported key (docs/imports.md): `key` (from the plaintext) or `sha256` */
+  imported: OptStr,
+  last_used_at: OptStr,
+  replaces: OptStr,
+  replaced_by: OptStr,
+  /** the key's own limit, `<count>/<period>` (without one, its role's, its org's and the default apply) */
+  rate_limit: OptStr,
+  /** requests the key's own limit counts in its window now */
+  rate_limit_used: Type.Optional(Type.Integer()),
+  /** the permissions the key is narrowed to (within its role's); none: the role's whole */
+  scope: Type.Optional(Type.Array(Str)),
+  /** the client addresses (CIDRs) the key may be used from; none: any */
+  allowed_cidrs: Type.Optional(Type.Array(Str))
+}, closed)
+export type KeyView = Static<typeof KeyViewSchema>
+
+const createdKeyFields = {
+  id: Str,
+  /** the key itself: in these two views only, once */
+  key: Str,
+  type: Str,
+  org: Str,
+  user: OptStr,
+  role: OptStr,
+  name: Str,
+  created_at: Str,
+  expires_at: OptStr,
+  rate_limit: OptStr,
+  scope: Type.Optional(Type.Array(Str)),
+  allowed_cidrs: Type.Optional(Type.Array(Str))
+}
+export const CreatedKeySchema = Type.Object(createdKeyFields, closed)
+export type CreatedKey = Static<typeof CreatedKeySchema>
+
+/** A rotation's new key, with the key it replaces and when that one stops working. */
+export const RotatedKeySchema = Type.Object({ ...createdKeyFields, replaces: Str, replaces_expires_at: Str }, closed)
+export type RotatedKey = Static<typeof RotatedKeySchema>
+
+export const UserViewSchema = Type.Object(
+  { id: Str, org: OptStr, role: OptStr, status: OptStr, name: OptStr, email: OptStr },
+  closed
+)
+export type UserView = Static<typeof UserViewSchema>
+
+/** `rate_limit`: every key acting with the role gets a bucket of its own */
+export const RoleViewSchema = Type.Object(
+  { name: Str, permissions: Type.Array(Str), description: OptStr, rate_limit: OptStr },
+  closed
+)
+export type RoleView = Static<typeof RoleViewSchema>
+
+/**
+ * An org record (`keygate:org:<org>`): its limit is one bucket shared by every key of the org, `rate_limit_used` of
+ * it now; `key_max_ttl` the longest a key of the org lives.
+ */
+export const OrgViewSchema = Type.Object(
+  { org: Str, name: OptStr, rate_limit: OptStr, rate_limit_used: Type.Optional(Type.Integer()), key_max_ttl: OptStr },
+  closed
+)
+export type OrgView = Static<typeof OrgViewSchema>
+
+/** One change in the audit trail; `org`: the org of the object it concerns, when it has one. */
+export const AuditEntrySchema = Type.Object(
+  { id: Str, time: Str, actor: Str, action: Str, target: Str, result: Str, org: OptStr, detail: OptStr },
+  closed
+)
+export type AuditEntry = Static<typeof AuditEntrySchema>
+
+/** `result`: `denied: <why>` (a front end's permission check) or `error: <message>` (the registry's) */
+export const RefusalAttemptSchema = Type.Object({ time: Str, target: Str, result: Str }, closed)
+export type RefusalAttempt = Static<typeof RefusalAttemptSchema>
+
+/** The refused attempts of one principal, action and org within one minute (`2027-01-31T00:00:00Z`). */
+export const RefusalAggregateSchema = Type.Object({
+  minute: Str,
+  actor: Str,
+  action: Str,
+  org: OptStr,
+  count: Type.Integer(),
+  first: RefusalAttemptSchema,
+  last: RefusalAttemptSchema
+}, closed)
+export type RefusalAggregate = Static<typeof RefusalAggregateSchema>
+
+/** A user record's view. */
+export function userViewOf (id: string, r: Readonly<Record<string, string>>): UserView {
+  return { id, org: r.org, role: r.role, status: r.status, name: r.name, email: r.email }
+}
+
+/** A role record's view: its permissions as a list. */
+export function roleViewOf (name: string, r: Readonly<Record<string, string>>): RoleView {
+  const view: RoleView = { name, permissions: (r.permissions ?? '').split(/\s+/).filter((p) => p !== '') }
+  if (r.description !== undefined) view.description = r.description
+  if (r.rate_limit !== undefined && r.rate_limit !== '') view.rate_limit = r.rate_limit
+  return view
+}
+
+/** An org record's view (without its limit's use, which the store reads). */
+export function orgViewOf (org: string, r: Readonly<Record<string, string>>): OrgView {
+  const view: OrgView = { org }
+  if (r.name !== undefined && r.name !== '') view.name = r.name
+  if (r.rate_limit !== undefined && r.rate_limit !== '') view.rate_limit = r.rate_limit
+  if (r.key_max_ttl !== undefined && r.key_max_ttl !== '') view.key_max_ttl = r.key_max_ttl
+  return view
+}

@@ -1,0 +1,117 @@
+/**
+ * What applying a registry file would change: each record to create, change (field by
+ * field, from and to) and, with `prune`, delete; and what the file may not do given
+ * the registry (a user's role that would not exist; pruning a role BOT keys act with).
+ *
+ * The file is the whole truth for each record it names (a field it leaves out is
+ * removed), except fields marked `keptWhenAbsent` (a user's status). A record it does
+ * not name is kept, unless `prune`; a file with `org:` prunes that org's users and its
+ * org record only, never roles (they are every org's).
+ */
+import {
+  KINDS, KIND_ORDER, type ApplyResult, type Change, type FieldChange, type FileProblem, type Plan, type RegistryFile,
+  type RegistryState
+} from '../model/registry-fields.js'
+
+export function planRegistry (file: RegistryFile, state: RegistryState, prune: boolean): Plan {
+  const changes: Change[] = []
+  const problems: FileProblem[] = []
+  for (const kind of KIND_ORDER) {
+    const specs = KINDS[kind].fields
+    for (const [name, want] of file.records[kind]) {
+      const have = state.records[kind].get(name)
+      if (have === undefined) {
+        const fields: FieldChange[] = []
+        for (const f of specs) {
+          const to = want.fields[f.name] ?? f.initial
+          if (to !== undefined) fields.push({ field: f.name, to })
+        }
+        changes.push({ op: 'create', kind, name, fields })
+        continue
+      }
+      const fields: FieldChange[] = []
+      for (const f of specs) {
+        const to = want.fields[f.name]
+        if (to === undefined && f.keptWhenAbsent === true) continue
+        const from = have[f.name]
+        if (to !== from) fields.push({ field: f.name, from, to })
+      }
+      if (fields.length > 0) {
+        changes.push({
+          op: 'change',
+          kind,
+          name,
+          fields,
+          fromOrg: kind === 'user' ? have.org : undefined
+        })
+      }
+    }
+    if (!prune) continue
+    for (const [name, have] of state.records[kind]) {
+      if (file.records[kind].has(name)) continue
+      // a file with `org:` prunes that org's users and record only, never roles
+      const otherOrg = kind === 'role' || (kind === 'org' && name !== file.org) ||
+        (kind === 'user' && have.org !== file.org)
+      if (file.org !== undefined && otherOrg) continue
+      changes.push({
+        op: 'delete',
+        kind,
+        name,
+        fields: specs.flatMap((f) => have[f.name] === undefined ? [] : [{ field: f.name, from: have[f.name] }]),
+        fromOrg: kind === 'user' ? have.org : undefined
+      })
+    }
+  }
+
+  // references, against the registry as the file would leave it
+  const deleted = new Set(changes.filter((c) => c.op === 'delete' && c.kind === 'role').map((c) => c.name))
+  const roleExists = (role: string): boolean =>
+    file.records.role.has(role) || (state.records.role.has(role) && !deleted.has(role))
+  for (const [id, want] of file.records.user) {
+    const role = want.fields.role
+    if (role !== undefined && !roleExists(role)) {
+      problems.push({
+        place: want.fieldPlaces.role ?? want.place,
+        path: `users.${id}.role`,
+        message: deleted.has(role)
+          ? `role "${role}" would be pruned`
+          : `role "${role}" does not exist (neither in the file nor in the registry)`
+      })
+    }
+  }
+  for (const role of deleted) {
+    const keys = state.botKeys.get(role) ?? []
+    if (keys.length > 0) {
+      problems.push({
+        place: undefined,
+        path: `roles.${role}`,
+        message: `--prune would delete role "${role}", which active BOT keys act with (${keys.join(', ')}): ` +
+          'keep it in the file, or revoke them first'
+      })
+    }
+    const prunedUser = (id: string): boolean =>
+      changes.some((c) => c.op === 'delete' && c.kind === 'user' && c.name === id)
+    const kept = (id: string): boolean => !file.records.user.has(id) && !prunedUser(id)
+    const users = [...state.records.user].filter(([id, u]) => u.role === role && kept(id)).map(([id]) => id)
+    if (users.length > 0) {
+      problems.push({
+        place: undefined,
+        path: `roles.${role}`,
+        message: `--prune would delete role "${role}", which users the file keeps act with (${users.join(', ')})`
+      })
+    }
+  }
+  return { changes, problems }
+}
+
+/**
+ * The answer to a plan: its changes, or every problem, the file's own and those of its references, in the order of
+ * the file.
+ */
+export function planResult (own: readonly FileProblem[], plan: Plan): ApplyResult {
+  // (those at no place, what --prune would delete, last)
+  const at = (p: FileProblem): number =>
+    p.place === undefined ? Number.MAX_SAFE_INTEGER : p.place.line * 100_000 + p.place.col
+  const problems = [...own, ...plan.problems].sort((a, b) => at(a) - at(b))
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, changes: plan.changes }
+}

@@ -1,0 +1,99 @@
+/**
+ * Users, decided over a snapshot of the user (and the roles concerned): put (create or
+ * update) and status (deactivate, activate). An admin manages every user; an org admin
+ * its own org's users, with roles within its grants; a user of another org is 404 to it.
+ */
+import { AdminError, type ErrorDetail } from '../model/errors.js'
+import type { AdminScope } from '../model/principal.js'
+import type { Snapshot } from '../model/snapshot.js'
+import type { KeyView } from '../model/views.js'
+import { orgWarnings, roleProblems } from './references.js'
+import { userShape } from './names.js'
+import { denied, refuseAny } from './refusals.js'
+import { manageableUser, requireOrgAdmin, withinGrants } from './scope-rules.js'
+
+export interface UserInput {
+  org: string
+  role: string
+  name?: string | undefined
+  email?: string | undefined
+}
+
+export interface UserPut {
+  /** the fields to write */
+  fields: Record<string, string>
+  /** the org the user leaves (its org index), when it moves */
+  fromOrg: string | undefined
+  created: boolean
+  warnings: ErrorDetail[]
+}
+
+/**
+ * A user put: an org admin puts users of its own org only, with a role within its
+ * grants, and changes an existing user only while it manages it. The id, the org and
+ * the role are names, the role exists; a new user is active, an existing one keeps its
+ * status. `createOnly`: a new user only (an existing id is a conflict).
+ */
+export function decidePutUser (
+  s: AdminScope,
+  snap: Snapshot,
+  id: string,
+  input: UserInput,
+  o: { createOnly?: boolean | undefined } = {}
+): UserPut {
+  requireOrgAdmin(s, 'putting a user')
+  if (s.scope === 'org') {
+    if (snap.users.has(id)) manageableUser(s, snap, id, 'user.put')
+    if (input.org !== s.org) throw denied(s, 'forbidden', `an org admin puts users in its own org (${s.org}) only`)
+    withinGrants(s, snap, input.role, `role "${input.role}" is not within the caller's own permissions`)
+  }
+  refuseAny([...userShape(id, input.org), ...roleProblems(snap, 'role', input.role)])
+  const warnings = orgWarnings(snap, input.org)
+  const existing = snap.users.get(id)
+  if (o.createOnly === true && existing !== undefined) throw new AdminError(`user "${id}" exists`, 'conflict')
+  const fields: Record<string, string> = { org: input.org, role: input.role }
+  if (existing?.status === undefined) fields.status = 'active'
+  if (input.name !== undefined) fields.name = input.name
+  if (input.email !== undefined) fields.email = input.email
+  const fromOrg = existing?.org !== undefined && existing.org !== input.org ? existing.org : undefined
+  return { fields, fromOrg, created: existing?.status === undefined, warnings }
+}
+
+export interface UserStatusChange {
+  changed: boolean
+  /** the user's BOT keys (created by them) that are active, after the change */
+  createdKeys: string[]
+  /** the ones this change revoked */
+  revokedKeys: string[]
+}
+
+/**
+ * Deactivating stops every personal key of the user at once (the key records are
+ * untouched) and ends the user's SSO sessions. The BOT keys the user created
+ * (`listed`: those the caller may see) are independent of the user: they are reported,
+ * and revoked in the same change only when `revokeCreatedKeys` asks.
+ */
+export function decideUserStatus (
+  s: AdminScope,
+  snap: Snapshot,
+  id: string,
+  status: 'active' | 'deactivated',
+  o: { revokeCreatedKeys?: boolean | undefined },
+  listed: readonly KeyView[]
+): UserStatusChange & { org: string | undefined, detail: Record<string, string> } {
+  if (s.scope !== 'admin') manageableUser(s, snap, id, status === 'active' ? 'user.activate' : 'user.deactivate')
+  const user = snap.users.get(id)
+  const current = user?.status
+  if (current === undefined) throw new AdminError(`user "${id}" does not exist`, 'not_found')
+  const created = listed.filter((k) => k.type === 'bot' && k.status === 'active').map((k) => k.id)
+  const revokedKeys = status === 'deactivated' && o.revokeCreatedKeys === true ? created : []
+  const detail: Record<string, string> = { from: current, to: status }
+  if (revokedKeys.length > 0) detail.revoked_keys = revokedKeys.join(' ')
+  return {
+    changed: current !== status,
+    createdKeys: created.filter((k) => !revokedKeys.includes(k)),
+    revokedKeys,
+    org: user?.org,
+    detail
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * Org records (`keygate:org:<org>`): a display name, a rate limit (one bucket shared by
+ * every key of the org) and `key_max_ttl`; each shown with its limit's use now. An org
+ * exists as a name on users and keys whether or not it has a record. Listed through the
+ * orgs index set.
+ */
+import type { ChainableCommander } from 'ioredis'
+import { parseRateLimit } from '../../config/rate-limit.js'
+import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
+import { AdminError } from '../model/errors.js'
+import { orgViewOf, type OrgView } from '../model/views.js'
+import { hgetallMany, type StoreContext } from './transactions.js'
+
+/** Org records, each with its limit's use now; `only`: that org's alone. */
+export async function listOrgs (ctx: StoreContext, only?: string, now = Date.now()): Promise<OrgView[]> {
+  const names = only !== undefined ? [only] : (await ctx.redis.smembers(ctx.keys.orgs)).sort()
+  const records = await hgetallMany(ctx.redis, names.map((n) => ctx.keys.org(n)))
+  const views = names.flatMap((org, i) => {
+    const r = records[i]
+    if (r === undefined || Object.keys(r).length === 0) return []
+    return [orgViewOf(org, r)]
+  })
+  await Promise.all(views.map(async (v) => { await withUse(ctx, v, now) }))
+  return views
+}
+
+export async function showOrg (ctx: StoreContext, org: string, now = Date.now()): Promise<OrgView> {
+  const r = await orgRecord(ctx, org)
+  if (Object.keys(r).length === 0) throw new AdminError(`org "${org}" has no record`, 'not_found')
+  const view = orgViewOf(org, r)
+  await withUse(ctx, view, now)
+  return view
+}
+
+/** The org's record as it is (`{}`: none). */
+export async function orgRecord (ctx: StoreContext, org: string): Promise<Record<string, string>> {
+  return await ctx.redis.hgetall(ctx.keys.org(org))
+}
+
+/** Sets and removes fields of an org record into `tx`, with its index entry. */
+export function putOrg (
+  ctx: StoreContext,
+  tx: ChainableCommander,
+  org: string,
+  fields: Record<string,
+  string>,
+  removed: readonly string[]
+): void {
+  if (Object.keys(fields).length > 0) tx.hset(ctx.keys.org(org), fields)
+  for (const field of removed) tx.hdel(ctx.keys.org(org), field)
+  tx.sadd(ctx.keys.orgs, org)
+}
+
+/** The org's record as written (with its limit's use); a record left with no field is gone, and leaves the index. */
+export async function orgAfterPut (ctx: StoreContext, org: string, now = Date.now()): Promise<OrgView> {
+  const r = await orgRecord(ctx, org)
+  if (Object.keys(r).length === 0) await ctx.redis.srem(ctx.keys.orgs, org)
+  const view = orgViewOf(org, r)
+  await withUse(ctx, view, now)
+  return view
+}
+
+async function withUse (ctx: StoreContext, view: OrgView, now: number): Promise<void> {
+  const limit = view.rate_limit === undefined ? undefined : parseRateLimit(view.rate_limit)
+  if (limit !== undefined) {
+    view.rate_limit_used = await bucketUse(
+      ctx.redis,
+      bucketNames(ctx.keys.rateLimit).org(view.org, limit),
+      limit,
+      now
+    )
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The registry as a registry file sees it (model/registry-fields.ts): every role, org
+ * record and user, each with the fields of the file's table, and which roles active BOT
+ * keys act with (a role they use is never pruned). Read through the index sets, never
+ * KEYS or SCAN. And a plan's change, written into a transaction.
+ */
+import type { ChainableCommander } from 'ioredis'
+import type { RegistryClient } from '../../registry/redis-client.js'
+import type { RedisKeys } from '../../registry/redis-keys.js'
+import { fileFields, type Change, type Kind, type RegistryState } from '../model/registry-fields.js'
+import { hgetallMany, type StoreContext } from './transactions.js'
+
+export function indexOf (keys: RedisKeys, kind: Kind): string {
+  return kind === 'role' ? keys.roles : kind === 'org' ? keys.orgs : keys.users
+}
+
+export function recordKey (keys: RedisKeys, kind: Kind, name: string): string {
+  return kind === 'role' ? keys.role(name) : kind === 'org' ? keys.org(name) : keys.user(name)
+}
+
+/** `beforeRead`: told every record key about to be read (apply WATCHes them first). */
+export async function readState (
+  redis: RegistryClient,
+  keys: RedisKeys,
+  beforeRead?: (recordKeys: string[]) => Promise<void>
+): Promise<RegistryState> {
+  const names = {} as Record<Kind, string[]>
+  for (const kind of ['role', 'org', 'user'] as const) names[kind] = (await redis.smembers(indexOf(keys, kind))).sort()
+  const keyIds = await redis.smembers(keys.keys)
+  const all = (['role', 'org', 'user'] as const).flatMap((kind) => names[kind].map((n) => recordKey(keys, kind, n)))
+  await beforeRead?.(all)
+  const hashes = await hgetallMany(redis, all)
+  const records: RegistryState['records'] = { role: new Map(), org: new Map(), user: new Map() }
+  let i = 0
+  for (const kind of ['role', 'org', 'user'] as const) {
+    for (const name of names[kind]) {
+      const h = hashes[i++] ?? {}
+      if (Object.keys(h).length > 0) records[kind].set(name, fileFields(kind, h))
+    }
+  }
+  const botKeys = new Map<string, string[]>()
+  if (keyIds.length > 0) {
+    const pipeline = redis.pipeline()
+    for (const id of keyIds) pipeline.hmget(keys.key(id), 'type', 'role', 'status')
+    const replies = await pipeline.exec() ?? []
+    keyIds.forEach((id, j) => {
+      const [type, role, status] = (replies[j]?.[1] ?? []) as Array<string | null>
+      if (type === 'bot' && status === 'active' && typeof role === 'string') {
+        botKeys.set(
+          role,
+          [...botKeys.get(role) ?? [], id].sort()
+        )
+      }
+    })
+  }
+  return { records, botKeys }
+}
+
+/** Writes one change of a plan into `tx`: the record, its index entry, a user's org index. */
+export function writeChange (ctx: StoreContext, tx: ChainableCommander, c: Change): void {
+  const key = recordKey(ctx.keys, c.kind, c.name)
+  const index = indexOf(ctx.keys, c.kind)
+  if (c.op === 'delete') {
+    tx.del(key).srem(index, c.name)
+    if (c.kind === 'user' && c.fromOrg !== undefined) tx.srem(ctx.keys.orgUsers(c.fromOrg), c.name)
+    return
+  }
+  const set: Record<string, string> = {}
+  const removed: string[] = []
+  for (const f of c.fields) {
+    if (f.to === undefined) removed.push(f.field)
+    else set[f.field] = f.to
+  }
+  if (Object.keys(set).length > 0) tx.hset(key, set)
+  if (removed.length > 0) tx.hdel(key, ...removed)
+  tx.sadd(index, c.name)
+  if (c.kind === 'user' && set.org !== undefined) {
+    tx.sadd(ctx.keys.orgUsers(set.org), c.name)
+    if (c.fromOrg !== undefined && c.fromOrg !== set.org) tx.srem(ctx.keys.orgUsers(c.fromOrg), c.name)
+  }
+}

@@ -1,0 +1,151 @@
+// What applying a registry file would change, and what it may not do given the registry.
+import t from 'tap'
+import type {
+  DesiredRecord,
+  FileProblem,
+  Kind,
+  RegistryFile,
+  RegistryState
+} from '../../../../src/admin/model/registry-fields.js'
+import { planRegistry, planResult } from '../../../../src/admin/policy/registry-plan.js'
+
+const rec = (
+  line: number,
+  fields: Record<string,
+  string>
+): DesiredRecord => ({ fields, place: { line, col: 3 }, fieldPlaces: { role: { line, col: 20 } }, values: {}, problemsBefore: 0 })
+const file = (records: Partial<Record<Kind, Record<string, DesiredRecord>>>, org?: string): RegistryFile => ({
+  org,
+  records: {
+    role: new Map(Object.entries(records.role ?? {})),
+    org: new Map(Object.entries(records.org ?? {})),
+    user: new Map(Object.entries(records.user ?? {}))
+  },
+  problems: []
+})
+const state = (records: Partial<Record<Kind, Record<string, Record<string, string>>>>, botKeys: Record<string, string[]> = {}): RegistryState => ({
+  records: {
+    role: new Map(Object.entries(records.role ?? {})),
+    org: new Map(Object.entries(records.org ?? {})),
+    user: new Map(Object.entries(records.user ?? {}))
+  },
+  botKeys: new Map(Object.entries(botKeys))
+})
+const registry = state({
+  role: { reader: { permissions: 'users:read' }, writer: { permissions: 'users:*', description: 'w' } },
+  org: { acme: { name: 'Acme' }, globex: { name: 'Globex' } },
+  user: {
+    alice: { org: 'acme', role: 'reader', status: 'deactivated' },
+    gina: { org: 'globex', role: 'writer', status: 'active' }
+  }
+}, { writer: ['BotKey1'] })
+
+t.test('planRegistry: creates, changes field by field, and with prune deletes; a user\'s status kept unless named', async (t) => {
+  const rows: Array<[string, RegistryFile, boolean, unknown[]]> = [
+    ['nothing to do', file({ role: { reader: rec(2, { permissions: 'users:read' }) } }), false, []],
+    ['a new role and user; a new user active', file({ role: { ops: rec(2, { permissions: '' }) }, user: { bob: rec(4, { org: 'acme', role: 'ops' }) } }), false, [
+      { op: 'create', kind: 'role', name: 'ops', fields: [{ field: 'permissions', to: '' }] },
+      {
+        op: 'create',
+        kind: 'user',
+        name: 'bob',
+        fields: [{ field: 'org', to: 'acme' }, { field: 'role', to: 'ops' }, { field: 'status', to: 'active' }]
+      }
+    ]],
+    ['a field left out is removed; a status left out is kept', file({ role: { writer: rec(2, { permissions: 'users:read' }) }, user: { alice: rec(4, { org: 'globex', role: 'reader' }) } }), false, [
+      {
+        op: 'change',
+        kind: 'role',
+        name: 'writer',
+        fields: [
+          { field: 'permissions', from: 'users:*', to: 'users:read' },
+          { field: 'description', from: 'w', to: undefined }
+        ]
+      },
+      {
+        op: 'change',
+        kind: 'user',
+        name: 'alice',
+        fields: [{ field: 'org', from: 'acme', to: 'globex' }],
+        fromOrg: 'acme'
+      }
+    ]],
+    ['prune: what the file does not name', file({ role: { reader: rec(2, { permissions: 'users:read' }), writer: rec(3, { permissions: 'users:*', description: 'w' }) }, user: { alice: rec(4, { org: 'acme', role: 'reader' }) } }), true, [
+      { op: 'delete', kind: 'org', name: 'acme', fields: [{ field: 'name', from: 'Acme' }] },
+      { op: 'delete', kind: 'org', name: 'globex' },
+      { op: 'delete', kind: 'user', name: 'gina', fromOrg: 'globex' }
+    ]],
+    ['prune with org: that org\'s users and record only, never roles', file({ org: { acme: rec(2, { name: 'Acme' }) } }, 'acme'), true, [
+      { op: 'delete', kind: 'user', name: 'alice', fromOrg: 'acme' }
+    ]]
+  ]
+  for (const [what, f, prune, expected] of rows) {
+    const plan = planRegistry(f, registry, prune)
+    t.same(plan.problems, [], `${what}: no problem`)
+    t.match(plan.changes, expected, what)
+    t.equal(plan.changes.length, expected.length, `${what}: ${expected.length} change(s)`)
+  }
+})
+
+t.test('planRegistry: a user\'s role must exist as the file would leave the registry; prune keeps what is in use', async (t) => {
+  const rows: Array<[string, RegistryFile, boolean, Array<[number | undefined, string, string | RegExp]>]> = [
+    [
+      'a role that exists nowhere',
+      file({ user: { bob: rec(4, { org: 'acme', role: 'ghost' }) } }),
+      false,
+      [[4, 'users.bob.role', 'role "ghost" does not exist (neither in the file nor in the registry)']]
+    ],
+    [
+      'a role only in the file',
+      file({ role: { ops: rec(2, { permissions: '' }) }, user: { bob: rec(4, { org: 'acme', role: 'ops' }) } }),
+      false,
+      []
+    ],
+    ['a role the prune would delete', file({ role: { writer: rec(2, { permissions: 'users:*' }) }, user: { bob: rec(4, { org: 'acme', role: 'reader' }), alice: rec(5, { org: 'acme', role: 'reader' }) } }), true, [
+      [4, 'users.bob.role', 'role "reader" would be pruned'], [5, 'users.alice.role', 'role "reader" would be pruned']
+    ]],
+    ['pruning a role BOT keys act with, and one a kept user acts with', file({ role: { reader: rec(2, { permissions: 'users:read' }) }, user: { gina: rec(4, { org: 'globex', role: 'reader' }), alice: rec(5, { org: 'acme', role: 'reader' }) } }), true, [
+      [undefined, 'roles.writer', /--prune would delete role "writer", which active BOT keys act with \(BotKey1\)/]
+    ]],
+    [
+      'without prune, a role the file leaves out stays for whoever acts with it',
+      file({ user: { alice: rec(4, { org: 'acme', role: 'reader' }) } }),
+      false,
+      []
+    ]
+  ]
+  for (const [what, f, prune, expected] of rows) {
+    const { problems } = planRegistry(f, registry, prune)
+    t.same(problems.map((p) => [p.place?.line, p.path]), expected.map(([line, path]) => [line, path]), `${what}: where`)
+    t.match(problems.map((p) => p.message), expected.map(([, , message]) => message), `${what}: why`)
+  }
+  const users = planRegistry(
+    file({
+      role: { writer: rec(2, { permissions: 'users:*' }) },
+      user: { alice: rec(4, { org: 'acme', role: 'reader' }) }
+    }),
+    state({
+      role: { reader: {}, writer: {} },
+      user: { alice: { role: 'reader' }, bob: { org: 'acme', role: 'reader' } }
+    }),
+    true
+  )
+  t.match(users.problems.map((p) => p.message), [/would be pruned/], 'a kept user\'s role pruned')
+})
+
+t.test('planResult: the changes, or every problem in the order of the file, those at no place last', async (t) => {
+  const p = (
+    line: number | undefined,
+    path: string
+  ): FileProblem => ({ place: line === undefined ? undefined : { line, col: 1 }, path, message: path })
+  t.same(
+    planResult([], { changes: [{ op: 'create', kind: 'role', name: 'r', fields: [] }], problems: [] }),
+    { ok: true, changes: [{ op: 'create', kind: 'role', name: 'r', fields: [] }] }
+  )
+  const result = planResult(
+    [p(9, 'own 9'), p(2, 'own 2')],
+    { changes: [], problems: [p(undefined, 'prune'), p(5, 'ref 5')] }
+  )
+  t.same(result.ok ? [] : result.problems.map((x) => x.path), ['own 2', 'ref 5', 'own 9', 'prune'])
+  t.equal(result.ok, false)
+})
