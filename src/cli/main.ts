@@ -17,6 +17,7 @@ import { usageCommand } from './usage.js'
 import { checkCommand } from './check.js'
 import { RedisUnreachable, UsageError } from './context.js'
 import { healthCommand } from './health.js'
+import { unsupportedNodeWarning } from './node-version.js'
 import { keysCommand } from './keys.js'
 import { migrateCommand } from './migrate.js'
 import { orgsCommand } from './orgs.js'
@@ -38,13 +39,14 @@ if (json) program.configureOutput({ outputError: () => {} })
 else program.showHelpAfterError()
 
 program.command('serve')
-  .description('run the gateway: data plane and admin plane (config: KEYGATE_CONFIG or config/keygate.yaml)')
+  .description('run the gateway: data plane and admin plane')
+  .option('-c, --config <file>', 'the configuration file (default: KEYGATE_CONFIG, else config/keygate.yaml)')
   .option(
     '--workers <n>',
     'worker processes sharing the ports, each with its own cache: a number or "auto" (one per core)',
     '1'
   )
-  .action(async (opts: { workers: string }) => {
+  .action(async (opts: { workers: string, config?: string }) => {
     let workers: number
     try {
       workers = parseWorkers(opts.workers)
@@ -53,7 +55,7 @@ program.command('serve')
     }
     // (loaded only here: the gateway's modules would slow every other command's start)
     const { serve } = await import('../server.js')
-    await serve(loadConfig(), { workers })
+    await serve(loadConfig(opts.config ?? configFile()), { workers })
   })
 
 program.command('config')
@@ -162,6 +164,15 @@ function exitCodeFor (err: unknown): number {
   }
   return exit
 }
+
+const nodeWarning = unsupportedNodeWarning(process.version)
+if (nodeWarning !== undefined) process.stderr.write(nodeWarning)
+
+// A reader that stops early (`keygate audit | head`) is not an error of the command.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err
+  process.exit(0)
+})
 
 try {
   await program.parseAsync(process.argv)

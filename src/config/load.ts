@@ -38,7 +38,10 @@ export function loadConfig (file: string = configFile(), env: NodeJS.ProcessEnv 
   try {
     text = readFileSync(file, 'utf8')
   } catch (err: unknown) {
-    throw new ConfigError(file, [`cannot read the file: ${(err as Error).message}`])
+    const hint = file === DEFAULT_CONFIG_FILE && env.KEYGATE_CONFIG === undefined
+      ? ` (the default, relative to ${process.cwd()}: name the file with KEYGATE_CONFIG or \`keygate serve --config\`)`
+      : ''
+    throw new ConfigError(file, [`cannot read the file: ${(err as Error).message}${hint}`])
   }
   return parseConfig(text, env, file, opts)
 }
