@@ -8,6 +8,7 @@
 import { Command, CommanderError } from 'commander'
 import { ConfigError, configFile, loadConfig } from '../config/load.js'
 import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../admin/model/errors.js'
+import { describeTarget, parseRedisUrl } from '../config/redis-url.js'
 import { redisDidNotAnswer } from '../registry/redis-client.js'
 import { VERSION } from '../version.js'
 import { parseWorkers } from '../workers.js'
@@ -15,7 +16,7 @@ import { assertionKeyCommand } from './assertion-key.js'
 import { auditCommand } from './audit.js'
 import { usageCommand } from './usage.js'
 import { checkCommand } from './check.js'
-import { RedisUnreachable, UsageError } from './context.js'
+import { cliConfig, RedisUnreachable, UsageError } from './context.js'
 import { healthCommand } from './health.js'
 import { unsupportedNodeWarning } from './node-version.js'
 import { keysCommand } from './keys.js'
@@ -137,10 +138,19 @@ function failure (err: unknown): { exit: number, code: string, message?: string,
     return {
       exit: 1,
       code: 'redis',
-      message: 'cannot reach Redis (check KEYGATE_REDIS_URL or redis.url)'
+      message: `cannot reach Redis (${redisTried()}; check KEYGATE_REDIS_URL or redis.url)`
     }
   }
   return { exit: 1, code: 'failed', message: err instanceof Error ? err.message : String(err) }
+}
+
+/** The Redis the command tried (hosts and database, never a credential). */
+function redisTried (): string {
+  try {
+    return describeTarget(parseRedisUrl(cliConfig().redis.url))
+  } catch {
+    return 'the configured URL'
+  }
 }
 
 /** Prints a failed command's error on stderr (one JSON object with `--json`) and returns its exit status. */

@@ -61,9 +61,12 @@ t.test('--json: errors are JSON objects', async (t) => {
   t.equal(usage.code, 2)
   t.same(JSON.parse(usage.stderr), { error: { code: 'usage', message: "unknown option '--bogus'", exit_code: 2 } }, 'a usage error')
 
-  const down = await runCli(['keys', 'list', '--json'], { KEYGATE_REDIS_URL: `redis://127.0.0.1:${await refusedPort()}` })
+  const port = await refusedPort()
+  const down = await runCli(['keys', 'list', '--json'], { KEYGATE_REDIS_URL: `redis://ops:s3cret@127.0.0.1:${port}` })
   t.equal(down.code, 1)
-  t.same(JSON.parse(down.stderr), { error: { code: 'redis', message: 'cannot reach Redis (check KEYGATE_REDIS_URL or redis.url)', exit_code: 1 } }, 'Redis unreachable')
+  t.same(JSON.parse(down.stderr), {
+    error: { code: 'redis', message: `cannot reach Redis (standalone 127.0.0.1:${port} db 0; check KEYGATE_REDIS_URL or redis.url)`, exit_code: 1 }
+  }, 'Redis unreachable: the Redis tried, without its credentials')
   t.equal(down.stdout, '', 'nothing on stdout')
 
   const config = await runCli(['keys', 'list', '--json'], { KEYGATE_CONFIG: '/nonexistent/keygate.yaml' })
