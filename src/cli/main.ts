@@ -19,6 +19,7 @@ import { checkCommand } from './check.js'
 import { cliConfig, RedisUnreachable, UsageError } from './context.js'
 import { healthCommand } from './health.js'
 import { unsupportedNodeWarning } from './node-version.js'
+import { initCommand } from './init.js'
 import { keysCommand } from './keys.js'
 import { migrateCommand } from './migrate.js'
 import { orgsCommand } from './orgs.js'
@@ -86,6 +87,7 @@ program.command('config')
     } else process.stdout.write(`${path}: OK (${config.routes.length} routes, ${config.rules.length} rules)\n`)
   })
 
+initCommand(program)
 keysCommand(program)
 usersCommand(program)
 rolesCommand(program)
