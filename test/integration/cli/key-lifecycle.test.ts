@@ -143,5 +143,7 @@ t.test('key lifecycle through the CLI and the gateway', { jobs: 2 }, async (t) =
     t.ok(none.length < entries.length, '--since filters')
     const newest = await cli('audit', '--since', '1h', '--limit', '2') as Array<{ id: string }>
     t.same(newest.map((e) => e.id), entries.slice(-2).map((e) => (e as unknown as { id: string }).id), '--limit: the newest n, oldest first')
+    const newestFirst = await cli('audit', '--since', '1h', '--newest-first') as Array<{ id: string }>
+    t.same(newestFirst.map((e) => e.id), entries.map((e) => (e as unknown as { id: string }).id).reverse(), '--newest-first: the same, newest first')
   })
 })
