@@ -26,7 +26,8 @@ export function usageCommand (program: Command): void {
       const now = Date.now()
       const s = opts.step ?? '1h'
       const to = Math.ceil((now + 1) / STEPS[s]) * STEPS[s]
-      const range = usageRange({ from: opts.since === undefined ? undefined : now - opts.since, to, step: s }, now)
+      // `--since` counted back from the end of the current step: 48h at 1m is 2,880 points, all that is kept
+      const range = usageRange({ from: opts.since === undefined ? undefined : to - opts.since, to, step: s }, now)
       if ('field' in range) throw new UsageError(`--${range.field === 'step' ? 'since' : range.field}: ${range.reason}`)
       const points = await withRegistry(async ({ actions }) => keyId !== undefined
         ? await actions.keyUsage(keyId, range)

@@ -15,7 +15,9 @@ t.test('exit 0 while the admin listener answers, 1 when /readyz is not ready or 
   t.teardown(() => redis.stop())
   const gw = await startGateway(t, { redis })
   const env = { KEYGATE_ADMIN_LISTEN: `127.0.0.1:${gw.adminPort}` }
-  t.equal((await runCli(['health'], env)).code, 0, '/healthz: 200')
+  const healthy = await runCli(['health'], env)
+  t.equal(healthy.code, 0, '/healthz: 200')
+  t.match(healthy.stdout, /^ok: \/healthz at 127\.0\.0\.1:\d+ answered 200\n$/, 'and says so')
   t.equal((await runCli(['health', '--ready'], env)).code, 0, '/readyz: 200 while Redis answers')
 
   const closed = await runCli(['health', '--timeout', '1s'], { KEYGATE_ADMIN_LISTEN: `127.0.0.1:${await freePort()}` })

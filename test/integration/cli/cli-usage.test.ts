@@ -36,6 +36,10 @@ t.test('keygate usage prints what the admin API answers', async (t) => {
   t.equal(org.code, 0, org.stderr)
   t.equal((JSON.parse(org.stdout) as { points: Array<{ allowed: number }> }).points.reduce((n, p) => n + p.allowed, 0), 4, 'the org sums its keys')
 
+  const twoDays = await runCli(['usage', alice.id, '--since', '48h', '--step', '1m', '--json'], env)
+  t.equal(twoDays.code, 0, `--since 48h --step 1m: every minute kept (${twoDays.stderr})`)
+  t.equal((JSON.parse(twoDays.stdout) as { points: unknown[] }).points.length, 2880, '2,880 points')
+
   t.equal((await runCli(['usage'], env)).code, 2, 'no key id nor --org: bad usage')
   t.equal((await runCli(['usage', alice.id, '--org', 'acme'], env)).code, 2, 'both: bad usage')
   t.equal((await runCli(['usage', alice.id, '--step', '5m'], env)).code, 2, 'an unknown step: bad usage')
