@@ -154,7 +154,7 @@ ${sso}`, { KEYGATE_REDIS_URL: redis.url, KEYGATE_OIDC_CLIENT_SECRET: clientSecre
   const base = `http://${listen}`
   const signInLine = provider === undefined
     ? '(sign in with a key below)'
-    : `(Sign in with the demo provider: login alice or ops, any password; or with a key below)
+    : `(Sign in with the demo provider: login alice or ops, any password (other names are refused by keygate); or with a key below)
   provider    ${provider.issuer}  (a local OpenID provider: no account anywhere)`
   process.stdout.write(`
 keygate demo is running

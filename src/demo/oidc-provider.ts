@@ -3,7 +3,9 @@
  * dependency: the demo runs from a clone, where dev dependencies are installed, and
  * the gateway itself never loads this module). Its own login page (`devInteractions`)
  * takes a login name, which is the account's `sub`, and any password; consent is given
- * for the registered clients without asking. The ID token carries the scope's claims
+ * for the registered clients without asking. Any login name is an account (one not
+ * listed has only its `sub`): whether it may sign in is keygate's to decide, and the
+ * console shows keygate's refusal rather than the provider's error page. The ID token carries the scope's claims
  * (`email`, `email_verified`, `name`), as the common providers' do.
  */
 import type { Server } from 'node:http'
@@ -48,8 +50,7 @@ export async function startDemoProvider (o: { port: number, clients: DemoClient[
     pkce: { required: () => true },
     features: { devInteractions: { enabled: true } },
     async findAccount (_ctx, sub) {
-      const account = o.accounts[sub]
-      if (account === undefined) return undefined
+      const account = o.accounts[sub] ?? {}
       return { accountId: sub, claims: () => ({ sub, ...account }) }
     },
     // first-party clients: consent is given without a page

@@ -115,6 +115,8 @@ t.test('who that is: no user, a deactivated user, an unverified email: refused, 
   const w = await ssoWorld(t)
   await noSession(t, w, await signIn(w, 'mallory'), /no keygate user matches the subject mallory/)
   t.equal(await w.gw.client.exists(`${w.gw.prefix}user:mallory`), 0, 'nothing created')
+  // a login the provider lists no claims for: keygate's own refusal, not the provider's error page
+  await noSession(t, w, await signIn(w, 'nobody-listed'), /no keygate user matches the subject nobody-listed/)
 
   await w.gw.fixtures.hset(`${w.gw.prefix}user:erin`, 'status', 'deactivated')
   await noSession(t, w, await signIn(w, 'erin'), /the keygate user matching the subject erin is deactivated/)
