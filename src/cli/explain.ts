@@ -1,8 +1,9 @@
 /**
  * `keygate check`: the decision the gateway would take for one request, with its
  * reasons, from the function the gateway and the authorizer run (decide-request.ts:
- * the target policy, the route table, the authentication core, the rule), without the
- * rate limiter: the limits that apply are shown, never counted, so a check consumes nothing.
+ * the target policy, the route table, the authentication core, the stages after it), with
+ * the rate limits previewed: the limits that apply are shown, never counted, so a check
+ * consumes nothing (a malformed one refuses, as in the gateway).
  * It reads Redis directly (no cache), so it shows what a fresh gateway would decide.
  */
 import type { Config } from '../config/schema.js'
@@ -10,7 +11,7 @@ import { ERRORS, type ErrorCode, type Reason } from '../errors.js'
 import { decisionFactory } from '../decision/factory.js'
 import { identityHeaders } from '../http/identity-headers.js'
 import { MALFORMED, parseRateLimit } from '../config/rate-limit.js'
-import { applicableLimits, malformedLevel } from '../ratelimit/limiter.js'
+import { applicableLimits, previewLimiter } from '../ratelimit/limiter.js'
 import { PROXIED_METHODS } from '../http/methods.js'
 import { createIdentityResolver } from '../cache/resolve-identity.js'
 import type { RegistryClient } from '../registry/redis-client.js'
@@ -50,8 +51,10 @@ export interface Explanation {
 /** `from`: the client address to decide for (a key bound to addresses is refused without one) */
 export async function explain (config: Config, redis: RegistryClient, method: string, target: string, key: string, from?: string): Promise<Explanation> {
   // Redis itself, no cache; the rate limits shown below, never counted
-  const decider = decisionFactory(config, createIdentityResolver(config, redis), PROXIED_METHODS).decider()
-  // receive to authorize, as the gateway decides
+  const defaultLimit = config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default)
+  const limiter = previewLimiter(defaultLimit)
+  const decider = decisionFactory(config, createIdentityResolver(config, redis), PROXIED_METHODS).decider({ limiter })
+  // receive to rate limits, as the gateway decides
   const v = await decider.decideTarget(method, target, ['Authorization', `Bearer ${key}`], from, Date.now())
 
   const out: Explanation = { allowed: false, status: 400, reason: v.ok ? 'allowed' : v.reason, method }
@@ -79,20 +82,19 @@ export async function explain (config: Config, redis: RegistryClient, method: st
     if (id.scope !== undefined && !id.scope.hasAll(needed)) by.push('scope')
     out.refused_by = by
   }
+  // rate limits: those that apply, shown, never counted
+  if (id !== undefined && (v.ok || v.code === 'rate_limited')) {
+    const applicable = applicableLimits(id, defaultLimit)
+    const limits: NonNullable<Explanation['rate_limits']> = {}
+    for (const level of ['key', 'role', 'org'] as const) {
+      const limit = applicable[level]
+      if (limit !== undefined) limits[level] = limit === MALFORMED ? 'malformed' : limit.text
+    }
+    if (Object.keys(limits).length > 0) out.rate_limits = limits
+  }
   if (!v.ok) return { ...out, status: ERRORS[v.code].status, code: v.code, reason: v.reason }
 
-  // rate limits: those that apply, shown, never counted (a malformed one allows nothing)
-  const applicable = applicableLimits(v.identity, config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default))
-  const limits: NonNullable<Explanation['rate_limits']> = {}
-  for (const level of ['key', 'role', 'org'] as const) {
-    const limit = applicable[level]
-    if (limit !== undefined) limits[level] = limit === MALFORMED ? 'malformed' : limit.text
-  }
-  if (Object.keys(limits).length > 0) out.rate_limits = limits
-  if (malformedLevel(applicable) !== undefined) {
-    return { ...out, status: ERRORS.rate_limited.status, code: 'rate_limited', reason: 'invalid_record' }
-  }
-
   // headers: what the upstream would receive
-  return { ...out, allowed: true, status: 'upstream', reason: 'allowed', headers: identityHeaders(config.identity.header_prefix, v.identity, '(generated per request)') }
+  const headers = identityHeaders(config.identity.header_prefix, v.identity, '(generated per request)')
+  return { ...out, allowed: true, status: 'upstream', reason: 'allowed', headers }
 }

@@ -7,7 +7,7 @@
  * a WebSocket upgrade (src/websocket/).
  */
 import type { FastifyReply } from 'fastify'
-import type { Verdict } from '../decision/decide-request.js'
+import type { Verdict } from '../decision/verdict.js'
 import type { Identity } from '../decision/identity.js'
 import type { ErrorCode, Reason } from '../errors.js'
 import { rateLimitHeaders } from '../ratelimit/respond.js'
