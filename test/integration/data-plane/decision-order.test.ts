@@ -11,17 +11,19 @@ import type { RawResponse } from '../../helpers/raw-http.js'
 const gw = await startGateway(t)
 const f = gw.fixtures
 
-// the standard world, plus: a user and a BOT key whose role is missing from Redis
-await f.user('dave', 'acme', 'ghost')
+// the standard world, plus: a user and a BOT key whose role is missing from Redis (made
+// while it exists, as the registry's writes require, then deleted as redis-cli would)
 await f.role('ghost', ['users:read'])
+await f.user('dave', 'acme', 'ghost')
 const ghostBot = await f.botKey('ghost', 'acme')
+const daveKey = await f.personalKey('dave')
 await gw.client.del(f.keys.role('ghost'))
 
 const keys: Record<string, string> = {
   alice: (await f.personalKey('alice')).key, // acme, reader: users:read
   bob: (await f.personalKey('bob')).key, // acme, writer: users:*
   carol: (await f.personalKey('carol')).key, // globex, orgreader: orgs:read
-  dave: (await f.personalKey('dave')).key, // acme, role "ghost" (missing)
+  dave: daveKey.key, // acme, role "ghost" (missing)
   adminBot: (await f.botKey('admin', 'acme')).key, // *
   noneBot: (await f.botKey('none', 'acme')).key, // no permission at all
   ghostBot: ghostBot.key,
