@@ -20,6 +20,7 @@ import type { Config } from './config/schema.js'
 import { createLogger, sinkOf } from './logger.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
 import { buildDataPlane } from './data-plane/data-plane.js'
+import { createUpstreams, type Upstreams } from './data-plane/upstream-pool/upstreams.js'
 import { decisionFactory } from './decision/factory.js'
 import { PROXIED_METHODS } from './http/methods.js'
 import { createIdentityResolver } from './cache/resolve-identity.js'
@@ -60,6 +61,10 @@ export interface KeygateApp {
   /** the trace context and, with tracing.otlp_endpoint, the span export (src/tracing/) */
   tracing: Tracing
   logger: Logger
+  /** every upstream's dispatcher (src/data-plane/upstream-pool/) */
+  upstreams: Upstreams
+  /** SIGHUP: re-reads the upstreams' TLS files; the problems when they cannot be used (nothing changed then) */
+  reloadUpstreamTls: () => string[]
   close: () => Promise<void>
 }
 
@@ -98,6 +103,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const metrics = createMetrics({
     rules: config.rules,
     upstreams: Object.keys(config.upstreams),
+    upstreamTargets: Object.fromEntries(Object.entries(config.upstreams).flatMap(([name, u]) => u.targets === undefined ? [] : [[name, u.targets.map((t) => new URL(t).origin)]])),
     redis: health,
     cacheStats: () => ({ ...cache.counters, entries: cache.size, trackingUp: tracking.up, trackingSince: tracking.since }),
     logStats: sinkOf(logger)?.stats,
@@ -146,7 +152,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const tracing = await createTracing(config.tracing, config.keys.prefix)
   // (counting off: the request's last stage is not handed the counter, and costs nothing for it)
   const counting = config.usage.enabled ? counter : undefined
-  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing })
+  // every upstream's dispatcher: one origin's agent, or a pool of targets with their health checks
+  const upstreams = createUpstreams(config, { logger, targetStates: metrics.targetStates })
+  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing, upstreams })
   const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
   const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing }) : undefined
 
@@ -166,8 +174,11 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     assertions,
     tracing,
     logger,
+    upstreams,
+    reloadUpstreamTls: () => upstreams.reloadTls(),
     async close () {
       await Promise.allSettled([data.close(), admin.close(), authz?.close()])
+      await upstreams.close()
       // the spans of the last requests are exported before the gateway is gone
       await tracing.shutdown().catch(() => {})
       await usage.stop()

@@ -35,6 +35,8 @@ export interface MetricsOptions {
   rules: ReadonlyArray<{ method: string, path: string }>
   /** the configured upstream names: `upstream` label */
   upstreams: readonly string[]
+  /** each upstream with targets: their origins, in order (`target` label) */
+  upstreamTargets?: Readonly<Record<string, readonly string[]>>
   redis: RedisState
   /** the cache's counters; without it the `keygate_cache_*` metrics are not exported */
   cacheStats?: () => CacheStats
@@ -66,6 +68,8 @@ export interface Metrics {
   /** the per-key usage counter's writes and losses */
   readonly usage: UsageMeter
   upstream: (name: string) => UpstreamMeter
+  /** an upstream's target states (1 up, 0 out), one byte per target, that its pool writes; undefined without targets */
+  targetStates: (name: string) => Uint8Array | undefined
   /** label sets allocated so far; each once, the first time it is seen */
   labelSets: () => number
 }
@@ -76,7 +80,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
   const r = registrar(registry)
   const requests = requestMetrics(r, o.rules)
   const auth = authMetrics(r)
-  const upstreams = upstreamMetrics(r, o.upstreams)
+  const upstreams = upstreamMetrics(r, o.upstreams, o.upstreamTargets)
   const redis = redisMetrics(r, o.redis)
   const adminSignIn = adminSignInMetrics(r)
   const rateLimit = rateLimitMetrics(r, o.rateLimitBlocked ?? (() => 0))
@@ -118,6 +122,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
       if (meter === undefined) throw new Error(`metrics: unknown upstream ${name}`)
       return meter
     },
+    targetStates: (name) => upstreams.states.get(name),
     labelSets: () => requests.labelSets() + auth.labelSets() + upstreams.labelSets() + redis.labelSets()
   }
 }
