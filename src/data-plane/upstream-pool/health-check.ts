@@ -2,7 +2,8 @@
  * The active health check of one target: `GET <health_check.path>` every `interval` on a
  * connection of its own (a check never waits behind the requests it judges), passed when
  * the target answers one of `expected_statuses` (200 to 399 without them) within
- * `timeout`. The first check runs at once. The result goes to the target's health
+ * `timeout`. The first check runs one interval after the start (targets start up).
+ * The result goes to the target's health
  * (target-health.ts), which applies the thresholds.
  */
 import { Client } from 'undici'
@@ -46,7 +47,8 @@ export function startHealthCheck (origin: string, check: HealthCheckConfig, conn
     timer.unref()
   }
   const run = (): void => { once().catch(() => {}) }
-  run()
+  timer = setTimeout(run, intervalMs)
+  timer.unref()
 
   return {
     async stop () {
