@@ -3,7 +3,7 @@
  * bound flapping; passive ejection; the return after the ejection without checks.
  */
 import t from 'tap'
-import { TargetHealth, type HealthChange, type HealthRules } from '../../../src/data-plane/upstream-pool/target-health.js'
+import { TargetHealth, type HealthChange, type HealthRules } from '../../../../src/data-plane/upstream-pool/target-health.js'
 
 function health (rules: Partial<HealthRules> = {}): { h: TargetHealth, changes: Array<[boolean, HealthChange]> } {
   const changes: Array<[boolean, HealthChange]> = []
