@@ -2,10 +2,13 @@
  * Certificates for upstream TLS tests, made by the `openssl` binary in a temporary
  * directory removed with the test: a CA, a server certificate it signed (for the DNS
  * name `upstream.test` only), a client certificate it signed (CN `keygate-client`), and
- * a second, unrelated CA (the wrong one).
+ * a second, unrelated CA (the wrong one); and an HTTPS upstream using them.
  */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import type { TLSSocket } from 'node:tls'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
@@ -53,4 +56,26 @@ export function makeTestCa (t: Test): TestCa {
     serverCert: readFileSync(at('server.pem')),
     serverKey: readFileSync(at('server.key'))
   }
+}
+
+/**
+ * An HTTPS upstream with the server certificate, answering every request with
+ * `{ client }`: the CN of the client certificate it was shown, if any. Its URL is
+ * `https://127.0.0.1:<port>` (the certificate names SERVER_NAME only).
+ */
+export async function startHttpsUpstream (t: Test, ca: TestCa, requireClientCert: boolean): Promise<string> {
+  const server: Server = createServer({
+    key: ca.serverKey,
+    cert: ca.serverCert,
+    ca: ca.ca,
+    requestCert: requireClientCert,
+    rejectUnauthorized: requireClientCert
+  }, (req, res) => {
+    const peer = (req.socket as TLSSocket).getPeerCertificate()
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client: peer?.subject?.CN ?? null }))
+  })
+  server.on('tlsClientError', () => {})
+  await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve) })
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  return `https://127.0.0.1:${(server.address() as AddressInfo).port}`
 }

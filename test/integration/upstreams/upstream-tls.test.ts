@@ -7,32 +7,10 @@
  * (test/helpers/test-ca.ts); real HTTPS upstreams on real ports.
  */
 import { copyFileSync, writeFileSync } from 'node:fs'
-import { createServer, type Server } from 'node:https'
-import type { AddressInfo } from 'node:net'
-import type { TLSSocket } from 'node:tls'
 import t from 'tap'
-import type { Test } from 'tap'
 import { startGateway, eventually, type TestGateway } from '../../helpers/gateway.js'
-import { makeTestCa, SERVER_NAME, type TestCa } from '../../helpers/test-ca.js'
+import { makeTestCa, SERVER_NAME, startHttpsUpstream } from '../../helpers/test-ca.js'
 import { reloadUpstreamTls } from '../../../src/server.js'
-
-/** An HTTPS upstream answering `{ client }`: the CN of the client certificate it was shown, if any. */
-async function httpsUpstream (t: Test, ca: TestCa, requireClientCert: boolean): Promise<string> {
-  const server: Server = createServer({
-    key: ca.serverKey,
-    cert: ca.serverCert,
-    ca: ca.ca,
-    requestCert: requireClientCert,
-    rejectUnauthorized: requireClientCert
-  }, (req, res) => {
-    const peer = (req.socket as TLSSocket).getPeerCertificate()
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client: peer?.subject?.CN ?? null }))
-  })
-  server.on('tlsClientError', () => {})
-  await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve) })
-  t.teardown(() => { server.closeAllConnections(); server.close() })
-  return `https://127.0.0.1:${(server.address() as AddressInfo).port}`
-}
 
 function upstreamYaml (fields: string): string {
   return `upstreams:
@@ -53,7 +31,7 @@ function refusedCertificateLogged (gw: TestGateway): boolean {
 
 t.test('verified with ca_file and servername: the request goes through', async (t) => {
   const ca = makeTestCa(t)
-  const url = await httpsUpstream(t, ca, false)
+  const url = await startHttpsUpstream(t, ca, false)
   const gw = await startGateway(t, { yaml: upstreamYaml(`url: "${url}", ca_file: "${ca.caFile}", servername: ${SERVER_NAME}`) })
   const res = await getOpen(gw)
   t.equal(res.status, 200)
@@ -62,7 +40,7 @@ t.test('verified with ca_file and servername: the request goes through', async (
 
 t.test('refused: a certificate for another name, or from another CA, or with no ca_file (system CAs)', async (t) => {
   const ca = makeTestCa(t)
-  const url = await httpsUpstream(t, ca, false)
+  const url = await startHttpsUpstream(t, ca, false)
   const cases = {
     'the URL host is not the certificate name': `url: "${url}", ca_file: "${ca.caFile}"`,
     'the wrong CA': `url: "${url}", ca_file: "${ca.wrongCaFile}", servername: ${SERVER_NAME}`,
@@ -81,7 +59,7 @@ t.test('refused: a certificate for another name, or from another CA, or with no 
 
 t.test('mTLS: an upstream that requires a client certificate gets the configured one', async (t) => {
   const ca = makeTestCa(t)
-  const url = await httpsUpstream(t, ca, true)
+  const url = await startHttpsUpstream(t, ca, true)
   await t.test('without one: 502', async (t) => {
     const gw = await startGateway(t, { yaml: upstreamYaml(`url: "${url}", ca_file: "${ca.caFile}", servername: ${SERVER_NAME}`) })
     t.equal((await getOpen(gw)).status, 502)
@@ -97,7 +75,7 @@ t.test('mTLS: an upstream that requires a client certificate gets the configured
 
 t.test('SIGHUP re-reads ca_file: a CA replaced in its file is used for new connections', async (t) => {
   const ca = makeTestCa(t)
-  const url = await httpsUpstream(t, ca, false)
+  const url = await startHttpsUpstream(t, ca, false)
   const file = `${ca.dir}/rotated-ca.pem`
   for (const shape of ['url', 'targets'] as const) {
     await t.test(`an upstream with ${shape}`, async (t) => {
