@@ -79,7 +79,9 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       // the headline with the upstream as three targets of the same origin stub, balanced round robin
       name: 'keygate: personal key, cache warm, 3 targets (round robin)',
       label: '3 targets',
-      start: async () => await startKeygate(ctx, 'keygate-targets', { upstream: `{ targets: [${(ctx.originTargets ?? [ctx.originUrl]).map((u) => `"${u}"`).join(', ')}] }` }),
+      start: async () => await startKeygate(ctx, 'keygate-targets', {
+        upstream: `{ targets: [${(ctx.originTargets ?? [ctx.originUrl]).map((u) => `"${u}"`).join(', ')}] }`
+      }),
       headers: bearer(benchKeys.personal.key)
     },
     { name: 'keygate: BOT key, cache warm', start: async () => await startKeygate(ctx, 'keygate-bot'), headers: bearer(benchKeys.bot.key) },

@@ -7,7 +7,8 @@ import { nodeCommand, spawnServer, type ChildServer, type Launcher } from './pro
 export const BENCH_PATH = '/api/v1/users'
 
 /** The upstream stub, on the load generator's CPU so it never competes with the server under test. */
-export async function startOrigin (distDir: string, cpus: string | undefined): Promise<ChildServer & { targets: string[] }> {
+export async function startOrigin (distDir: string, cpus: string | undefined):
+Promise<ChildServer & { targets: string[] }> {
   const port = await freePort()
   const extra = [await freePort(), await freePort()]
   const child = await spawnServer({

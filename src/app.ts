@@ -103,7 +103,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const metrics = createMetrics({
     rules: config.rules,
     upstreams: Object.keys(config.upstreams),
-    upstreamTargets: Object.fromEntries(Object.entries(config.upstreams).flatMap(([name, u]) => u.targets === undefined ? [] : [[name, u.targets.map((t) => new URL(t).origin)]])),
+    upstreamTargets: Object.fromEntries(Object.entries(config.upstreams).flatMap(([name, u]) =>
+      u.targets === undefined ? [] : [[name, u.targets.map((t) => new URL(t).origin)]])),
     redis: health,
     cacheStats: () => ({ ...cache.counters, entries: cache.size, trackingUp: tracking.up, trackingSince: tracking.since }),
     logStats: sinkOf(logger)?.stats,
@@ -154,7 +155,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const counting = config.usage.enabled ? counter : undefined
   // every upstream's dispatcher: one origin's agent, or a pool of targets with their health checks
   const upstreams = createUpstreams(config, { logger, targetStates: metrics.targetStates })
-  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing, upstreams })
+  const data = await buildDataPlane({
+    config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing, upstreams
+  })
   const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
   const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing }) : undefined
 

@@ -75,7 +75,9 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv = {}, source =
   if (forServing) problems.push(...guarded(() => readAssertionKeys(config.identity.assertion, hasValue(env[KEY_FILE_ENV]) ? KEY_FILE_ENV : KEY_FILE_FIELD).problems))
   // so are the upstreams' TLS files
   if (forServing) {
-    for (const [name, u] of Object.entries(config.upstreams ?? {})) problems.push(...guarded(() => readUpstreamTls(name, u).problems))
+    for (const [name, u] of Object.entries(config.upstreams ?? {})) {
+      problems.push(...guarded(() => readUpstreamTls(name, u).problems))
+    }
   }
   if (problems.length > 0) throw new ConfigError(source, dedupe(problems))
   return config

@@ -13,11 +13,17 @@ const Permission = Type.String({ pattern: PERMISSION_PATTERN, description: 'reso
 
 const Origin = Type.String({ pattern: '^https?://[^/?#]+/?$', description: 'origin of the upstream, without a path' })
 /** a health check's duration: `<n>ms`, `<n>s`, `<n>m` (parsed by config/upstreams.ts) */
-const CheckDuration = (fallback: string) => Type.String({ pattern: '^[1-9][0-9]{0,8}(ms|s|m)$', default: fallback, description: `a duration above zero, like ${fallback} or 500ms` })
+const CheckDuration = (fallback: string) => Type.String({
+  pattern: '^[1-9][0-9]{0,8}(ms|s|m)$',
+  default: fallback,
+  description: `a duration above zero, like ${fallback} or 500ms`
+})
 
 /** An active health check of every target (data-plane/upstream-pool/, docs/routing.md). */
 const HealthCheck = Type.Object({
-  path: Type.String({ pattern: '^/[A-Za-z0-9._~!$&\'()*+,;=:@/%-]*$', default: '/', description: 'a path starting with /, like /health' }),
+  path: Type.String({
+    pattern: '^/[A-Za-z0-9._~!$&\'()*+,;=:@/%-]*$', default: '/', description: 'a path starting with /, like /health'
+  }),
   interval: CheckDuration('5s'),
   timeout: CheckDuration('2s'),
   /** consecutive failed checks that take a target out */
@@ -25,7 +31,8 @@ const HealthCheck = Type.Object({
   /** consecutive passed checks that put it back */
   healthy_after: Type.Integer({ minimum: 1, maximum: 100, default: 2 }),
   /** the statuses that pass; absent: 200 to 399 */
-  expected_statuses: Type.Optional(Type.Array(Type.Integer({ minimum: 100, maximum: 599 }), { minItems: 1, maxItems: 100 }))
+  expected_statuses: Type.Optional(Type.Array(Type.Integer({ minimum: 100, maximum: 599 }),
+    { minItems: 1, maxItems: 100 }))
 }, { additionalProperties: false })
 
 /** Passive ejection: connection failures of real requests take a target out. */
@@ -48,7 +55,9 @@ export const UpstreamSchema = Type.Object({
   /** https: the CA certificates (PEM) that verify the upstream's certificate, instead of the system's */
   ca_file: Type.Optional(Type.String({ minLength: 1 })),
   /** https: the name verified and sent as SNI, instead of the URL's host */
-  servername: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$', description: 'a DNS name' })),
+  servername: Type.Optional(Type.String({
+    pattern: '^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$', description: 'a DNS name'
+  })),
   /** https, mTLS: the client certificate (PEM) and its private key, both or neither */
   client_cert_file: Type.Optional(Type.String({ minLength: 1 })),
   client_key_file: Type.Optional(Type.String({ minLength: 1 })),

@@ -42,7 +42,9 @@ export function upstreamProblems (name: string, u: UpstreamConfig): string[] {
   if (u.url === undefined && u.targets === undefined) problems.push(`${at}: needs a url or a list of targets`)
   if (u.url !== undefined && u.targets !== undefined) problems.push(`${at}: has both url and targets; keep one`)
   if (u.targets === undefined) {
-    for (const field of TARGET_ONLY) if (u[field] !== undefined) problems.push(`${at}.${field}: only an upstream with targets has it`)
+    for (const field of TARGET_ONLY) {
+      if (u[field] !== undefined) problems.push(`${at}.${field}: only an upstream with targets has it`)
+    }
   } else {
     const seen = new Set<string>()
     u.targets.forEach((t, i) => {
@@ -56,15 +58,19 @@ export function upstreamProblems (name: string, u: UpstreamConfig): string[] {
     const interval = parseCheckDuration(check.interval)
     const timeout = parseCheckDuration(check.timeout)
     if (interval !== undefined && timeout !== undefined && timeout >= interval) {
-      problems.push(`${at}.health_check.timeout: must be shorter than the interval (${check.interval}), got ${check.timeout}`)
+      problems.push(`${at}.health_check.timeout: must be shorter than the interval (${check.interval}), ` +
+        `got ${check.timeout}`)
     }
   }
   const secure = upstreamOrigins(u).some((o) => o.startsWith('https:'))
   if (!secure) {
-    for (const field of TLS_FIELDS) if (u[field] !== undefined) problems.push(`${at}.${field}: only an https:// upstream uses it`)
+    for (const field of TLS_FIELDS) {
+      if (u[field] !== undefined) problems.push(`${at}.${field}: only an https:// upstream uses it`)
+    }
   }
   if ((u.client_cert_file === undefined) !== (u.client_key_file === undefined)) {
-    problems.push(`${at}.${u.client_cert_file === undefined ? 'client_cert_file' : 'client_key_file'}: mTLS needs both client_cert_file and client_key_file`)
+    const missing = u.client_cert_file === undefined ? 'client_cert_file' : 'client_key_file'
+    problems.push(`${at}.${missing}: mTLS needs both client_cert_file and client_key_file`)
   }
   return problems
 }

@@ -15,12 +15,17 @@ export interface HealthCheck {
   stop: () => Promise<void>
 }
 
-export function startHealthCheck (origin: string, check: HealthCheckConfig, connect: ConnectOptions, report: (passed: boolean) => void): HealthCheck {
+export function startHealthCheck (origin: string, check: HealthCheckConfig, connect: ConnectOptions,
+  report: (passed: boolean) => void): HealthCheck {
   const intervalMs = parseCheckDuration(check.interval) ?? 5000
   const timeoutMs = parseCheckDuration(check.timeout) ?? 2000
   const expected = check.expected_statuses === undefined ? undefined : new Set(check.expected_statuses)
-  const passes = (status: number): boolean => expected === undefined ? status >= 200 && status < 400 : expected.has(status)
-  const client = new Client(origin, { connect: { ...connect, timeout: Math.min(connect.timeout, timeoutMs) }, pipelining: 1 })
+  const passes = (status: number): boolean =>
+    expected === undefined ? status >= 200 && status < 400 : expected.has(status)
+  const client = new Client(origin, {
+    connect: { ...connect, timeout: Math.min(connect.timeout, timeoutMs) },
+    pipelining: 1
+  })
   const host = new URL(origin).host
   let stopped = false
   let timer: NodeJS.Timeout | undefined

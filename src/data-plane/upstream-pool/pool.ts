@@ -38,7 +38,9 @@ const NO_HEALTHY_TARGET = new NoHealthyTarget()
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'])
 
 /** A request as the proxy makes it: everything but the origin and the Host header, which the target sets. */
-export type ForwardOptions<T> = Omit<Dispatcher.RequestOptions<T>, 'origin' | 'headers'> & { headers: Record<string, string | string[] | undefined> }
+export type ForwardOptions<T> = Omit<Dispatcher.RequestOptions<T>, 'origin' | 'headers'> & {
+  headers: Record<string, string | string[] | undefined>
+}
 export type StreamCallback<T> = (err: Error | null, data: Dispatcher.StreamData<T>) => void
 
 interface Target {
@@ -85,7 +87,8 @@ export class UpstreamPool {
     this.targets = u.targets.map((url, index) => {
       const { origin, host } = new URL(url)
       const health = new TargetHealth(rules, (up, why) => { this.changed(target, up, why) })
-      const target: Target = { origin, host, index, dispatcher: this.dispatcherFor(origin), health, inflight: 0, check: undefined }
+      const dispatcher = this.dispatcherFor(origin)
+      const target: Target = { origin, host, index, dispatcher, health, inflight: 0, check: undefined }
       return target
     })
     this.startChecks()
@@ -131,7 +134,8 @@ export class UpstreamPool {
     this.attempt(target, opts, factory, callback, IDEMPOTENT.has(opts.method) && this.targets.length > 1)
   }
 
-  private attempt<T> (target: Target, opts: ForwardOptions<T>, factory: Dispatcher.StreamFactory<T>, callback: StreamCallback<T>, mayRetry: boolean): void {
+  private attempt<T> (target: Target, opts: ForwardOptions<T>, factory: Dispatcher.StreamFactory<T>,
+    callback: StreamCallback<T>, mayRetry: boolean): void {
     const body = opts.body as Readable | undefined
     const sent = mayRetry && body !== undefined ? detachable(body) : body
     opts.headers.host = target.host
@@ -182,7 +186,9 @@ export class UpstreamPool {
   private startChecks (): void {
     const check = this.o.upstream.health_check
     if (check === undefined) return
-    for (const t of this.targets) t.check = startHealthCheck(t.origin, check, this.connect, (passed) => { t.health.checked(passed) })
+    for (const t of this.targets) {
+      t.check = startHealthCheck(t.origin, check, this.connect, (passed) => { t.health.checked(passed) })
+    }
   }
 
   private dispatcherFor (origin: string): Pool {

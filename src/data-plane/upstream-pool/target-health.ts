@@ -25,7 +25,10 @@ export class TargetHealth {
   private connectionFailures = 0
   private ejection: NodeJS.Timeout | undefined
 
-  constructor (private readonly rules: HealthRules, private readonly onChange: (up: boolean, why: HealthChange) => void) {}
+  constructor (
+    private readonly rules: HealthRules,
+    private readonly onChange: (up: boolean, why: HealthChange) => void
+  ) {}
 
   /** An active check's result. */
   checked (passed: boolean): void {

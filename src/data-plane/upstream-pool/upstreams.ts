@@ -31,7 +31,11 @@ class SingleOrigin implements UpstreamDispatch {
   private readonly origin: string
   private readonly host: string
 
-  constructor (private readonly upstream: UpstreamConfig, tls: UpstreamTls, private readonly logFailure: (origin: string, err: unknown) => void) {
+  constructor (
+    private readonly upstream: UpstreamConfig,
+    tls: UpstreamTls,
+    private readonly logFailure: (origin: string, err: unknown) => void
+  ) {
     const url = new URL(upstream.url as string)
     this.origin = url.origin
     this.host = url.host
@@ -83,8 +87,9 @@ export function createUpstreams (config: Config, o: UpstreamsOptions): Upstreams
   for (const [name, u] of Object.entries(config.upstreams)) {
     const { tls, problems } = readUpstreamTls(name, u)
     if (problems.length > 0) throw new Error(problems.join('; '))
+    const states = o.targetStates(name)
     all.set(name, u.targets !== undefined
-      ? new UpstreamPool({ name, upstream: { ...u, targets: u.targets }, tls, states: o.targetStates(name), logger: o.logger })
+      ? new UpstreamPool({ name, upstream: { ...u, targets: u.targets }, tls, states, logger: o.logger })
       : new SingleOrigin(u, tls, connectionFailureLog(o.logger, name)))
   }
   return {
