@@ -51,8 +51,11 @@ export async function startTarget (t: Test, name: string, healthPath = '/health'
         res.writeHead(typeof target.health === 'function' ? target.health(n) : target.health).end()
         return
       }
-      target.requests.push({ method: req.method ?? '', url: req.url ?? '', body: Buffer.concat(chunks).toString('utf8') })
-      const answer = (): void => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ target: name })) }
+      const body = Buffer.concat(chunks).toString('utf8')
+      target.requests.push({ method: req.method ?? '', url: req.url ?? '', body })
+      const answer = (): void => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ target: name }))
+      }
       if (target.delayMs > 0) setTimeout(answer, target.delayMs)
       else answer()
     })
@@ -81,10 +84,15 @@ export async function startTarget (t: Test, name: string, healthPath = '/health'
 }
 
 /** The `keygate_upstream_target_up` value of each target of `upstream`, by target origin. */
-export async function targetsUp (registry: { getSingleMetric: (name: string) => unknown }, upstream: string): Promise<Record<string, number>> {
-  const metric = registry.getSingleMetric('keygate_upstream_target_up') as { get: () => Promise<{ values: Array<{ labels: Record<string, string>, value: number }> }> } | undefined
+type Gauge = { get: () => Promise<{ values: Array<{ labels: Record<string, string>, value: number }> }> } | undefined
+
+export async function targetsUp (registry: { getSingleMetric: (name: string) => unknown },
+  upstream: string): Promise<Record<string, number>> {
+  const metric = registry.getSingleMetric('keygate_upstream_target_up') as Gauge
   const out: Record<string, number> = {}
-  for (const v of (await metric?.get())?.values ?? []) if (v.labels.upstream === upstream) out[v.labels.target as string] = v.value
+  for (const v of (await metric?.get())?.values ?? []) {
+    if (v.labels.upstream === upstream) out[v.labels.target as string] = v.value
+  }
   return out
 }
 

@@ -35,8 +35,12 @@ export function makeTestCa (t: Test): TestCa {
   const at = (name: string): string => join(dir, name)
   const ssl = (...args: string[]): void => { execFileSync('openssl', args, { stdio: 'pipe' }) }
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes']
-  ssl('req', '-x509', ...ec, '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '2', '-subj', '/CN=keygate test CA')
-  ssl('req', '-x509', ...ec, '-keyout', at('wrong-ca.key'), '-out', at('wrong-ca.pem'), '-days', '2', '-subj', '/CN=another CA')
+  const selfSigned = (name: string, cn: string): void => {
+    const files = ['-keyout', at(`${name}.key`), '-out', at(`${name}.pem`)]
+    ssl('req', '-x509', ...ec, ...files, '-days', '2', '-subj', `/CN=${cn}`)
+  }
+  selfSigned('ca', 'keygate test CA')
+  selfSigned('wrong-ca', 'another CA')
   const signed = (name: string, cn: string, ext: string): void => {
     ssl('req', ...ec, '-keyout', at(`${name}.key`), '-out', at(`${name}.csr`), '-subj', `/CN=${cn}`)
     writeFileSync(at(`${name}.ext`), ext)
@@ -72,7 +76,8 @@ export async function startHttpsUpstream (t: Test, ca: TestCa, requireClientCert
     rejectUnauthorized: requireClientCert
   }, (req, res) => {
     const peer = (req.socket as TLSSocket).getPeerCertificate()
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client: peer?.subject?.CN ?? null }))
+    const client = peer?.subject?.CN ?? null
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client }))
   })
   server.on('tlsClientError', () => {})
   await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve) })

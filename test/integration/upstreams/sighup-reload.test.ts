@@ -35,15 +35,19 @@ t.test('SIGHUP: the upstream CA replaced in ca_file is used without a restart', 
     redisUrl: redis.url,
     prefix,
     upstreamUrl: url,
-    extra: { upstreams: { core: { url, ca_file: file, servername: SERVER_NAME, timeout_ms: 5000, connect_timeout_ms: 1000 } } }
+    extra: {
+      upstreams: { core: { url, ca_file: file, servername: SERVER_NAME, timeout_ms: 5000, connect_timeout_ms: 1000 } }
+    }
   })
-  const get = async (): Promise<number> => (await send(gw.port, 'GET', '/api/v1/users', { Authorization: `Bearer ${key}` })).status
+  const get = async (): Promise<number> =>
+    (await send(gw.port, 'GET', '/api/v1/users', { Authorization: `Bearer ${key}` })).status
 
   t.equal(await get(), 502, 'the certificate is refused with the CA first in the file')
   copyFileSync(ca.caFile, file)
   t.equal(await get(), 502, 'a changed file alone changes nothing')
   process.kill(gw.pid as number, 'SIGHUP')
-  await until(async () => gw.lines().some((l) => l.msg === 'SIGHUP: upstream TLS files re-read'), 10_000, 'the re-read logged', 20)
+  const reread = (): boolean => gw.lines().some((l) => l.msg === 'SIGHUP: upstream TLS files re-read')
+  await until(reread, 10_000, 'the re-read logged', 20)
   t.equal(await get(), 200, 'verified with the CA now in the file')
   t.equal(gw.stderr(), '', 'nothing on stderr')
 })

@@ -9,6 +9,16 @@ import t from 'tap'
 import { startGateway, eventually, type TestGateway } from '../../helpers/gateway.js'
 import { startTarget, tally, targetsUp, type Target } from '../../helpers/targets.js'
 
+const BAD_GATEWAY = { error: { code: 'bad_gateway', message: 'Upstream service unavailable', status: 502 } }
+const CHECK = (interval: string, timeout: string, after: number): string =>
+  `health_check: { path: /health, interval: ${interval}, timeout: ${timeout}, ` +
+  `unhealthy_after: ${after}, healthy_after: ${after} }`
+
+/** Each target's up state, by its URL. */
+async function upStates (gw: TestGateway): Promise<Record<string, number>> {
+  return await targetsUp(gw.app.metrics.registry, 'core')
+}
+
 const RULES = `rules:
   - { method: "*", path: /api/v1/open/*, permissions: [] }
 `
@@ -42,7 +52,8 @@ t.test('round robin: each target in turn', async (t) => {
     bodies.push(res.body)
   }
   t.same(tally(bodies), { a: 10, b: 10, c: 10 }, 'ten requests each')
-  t.same(bodies.slice(0, 6).map((b) => (JSON.parse(b) as { target: string }).target), ['a', 'b', 'c', 'a', 'b', 'c'], 'in turn')
+  const order = bodies.slice(0, 6).map((b) => (JSON.parse(b) as { target: string }).target)
+  t.same(order, ['a', 'b', 'c', 'a', 'b', 'c'], 'in turn')
   t.equal(targets[1]?.requests[0]?.url, '/api/v1/open/1', 'the decided path, as the client sent it')
 })
 
@@ -82,11 +93,12 @@ t.test('a refused connection: an idempotent request is retried on another target
   t.same(received, [{ method: 'PUT', url: '/api/v1/open/doc', body: 'the whole body' }], 'once, with its whole body')
 
   const posts = []
-  for (let i = 0; i < 3; i++) posts.push(await gw.send('POST', `/api/v1/open/post-${i}`, { ...auth, 'Content-Type': 'text/plain' }, `post ${i}`))
+  const text = { ...auth, 'Content-Type': 'text/plain' }
+  for (let i = 0; i < 3; i++) posts.push(await gw.send('POST', `/api/v1/open/post-${i}`, text, `post ${i}`))
   const statuses = posts.map((r) => r.status).sort()
   t.same(statuses, [200, 200, 502], 'the POST sent to the dead target is answered 502, not retried')
   const failed = posts.find((r) => r.status === 502)
-  t.same(JSON.parse(failed?.body ?? '{}'), { error: { code: 'bad_gateway', message: 'Upstream service unavailable', status: 502 } })
+  t.same(JSON.parse(failed?.body ?? '{}'), BAD_GATEWAY)
   const postsSeen = [...a.requests, ...c.requests].filter((r) => r.method === 'POST').map((r) => r.body).sort()
   t.equal(postsSeen.length, 2, 'the other targets got only the two POSTs meant for them')
   t.equal((await gw.logOf(failed ?? posts[0]!))?.reason, 'upstream_error')
@@ -95,29 +107,32 @@ t.test('a refused connection: an idempotent request is retried on another target
 t.test('no target up: 502 at once, nothing sent', async (t) => {
   const targets = await threeTargets(t)
   const gw = await startGateway(t, {
-    yaml: upstreamYaml(targets, 'health_check: { path: /health, interval: 100ms, timeout: 50ms, unhealthy_after: 1, healthy_after: 1 }')
+    yaml: upstreamYaml(targets, CHECK('100ms', '50ms', 1))
   })
   const key = await keyOf(gw)
   for (const x of targets) x.health = 503
-  t.not(await eventually(async () => Object.values(await targetsUp(gw.app.metrics.registry, 'core')).every((v) => v === 0), 5000), -1, 'every target out')
+  const all = async (v: number): Promise<boolean> => Object.values(await upStates(gw)).every((x) => x === v)
+  t.not(await eventually(async () => await all(0), 5000), -1, 'every target out')
   const res = await gw.get('/api/v1/open/x', key)
   t.equal(res.status, 502)
-  t.same(JSON.parse(res.body), { error: { code: 'bad_gateway', message: 'Upstream service unavailable', status: 502 } })
+  t.same(JSON.parse(res.body), BAD_GATEWAY)
   t.same(targets.map((x) => x.requests.length), [0, 0, 0], 'no target got the request')
   const errors = await gw.app.metrics.registry.getSingleMetric('keygate_upstream_errors_total')?.get()
-  t.equal(errors?.values.find((v) => v.labels.upstream === 'core' && v.labels.kind === 'no_target')?.value, 1, 'counted as no_target')
+  const noTarget = errors?.values.find((v) => v.labels.upstream === 'core' && v.labels.kind === 'no_target')
+  t.equal(noTarget?.value, 1, 'counted as no_target')
   t.ok(gw.logs.some((l) => l.msg === 'upstream target out' && l.why === 'check_failed'), 'each change is logged')
 
   for (const x of targets) x.health = 200
-  t.not(await eventually(async () => Object.values(await targetsUp(gw.app.metrics.registry, 'core')).every((v) => v === 1), 5000), -1, 'back after passing checks')
+  t.not(await eventually(async () => await all(1), 5000), -1, 'back after passing checks')
   t.equal((await gw.get('/api/v1/open/x', key)).status, 200)
 })
 
-t.test('a target killed under load: no idempotent request fails after the first failure; ejected, then back once it recovers', async (t) => {
+t.test('a target killed under load: no idempotent request fails after the first failure; ' +
+  'ejected, then back once it recovers', async (t) => {
   const targets = await threeTargets(t)
   const [, b] = targets as [Target, Target, Target]
   const gw = await startGateway(t, {
-    yaml: upstreamYaml(targets, 'health_check: { path: /health, interval: 200ms, timeout: 100ms, unhealthy_after: 2, healthy_after: 2 }')
+    yaml: upstreamYaml(targets, CHECK('200ms', '100ms', 2))
   })
   const key = await keyOf(gw)
   const results: Array<{ start: number, end: number, status: number }> = []
@@ -143,11 +158,11 @@ t.test('a target killed under load: no idempotent request fails after the first 
   const after = results.filter((r) => r.start > firstFailure)
   t.ok(results.length > 50, `a load (${results.length} requests)`)
   t.ok(failures.length <= 8, `at most the requests in flight on b when it died failed (${failures.length})`)
-  t.same(after.filter((r) => r.status !== 200), [], `none of the ${after.length} requests started after the first failure failed`)
+  t.same(after.filter((r) => r.status !== 200), [], `none of ${after.length} started after the first failure failed`)
   t.equal((await targetsUp(gw.app.metrics.registry, 'core'))[b.url], 0, 'b is out')
 
   await b.revive()
-  t.not(await eventually(async () => (await targetsUp(gw.app.metrics.registry, 'core'))[b.url] === 1, 5000), -1, 'b is back once its checks pass')
+  t.not(await eventually(async () => (await upStates(gw))[b.url] === 1, 5000), -1, 'b is back once its checks pass')
   const served = b.requests.length
   for (let i = 0; i < 6; i++) t.equal((await gw.get(`/api/v1/open/back-${i}`, key)).status, 200)
   t.ok(b.requests.length > served, 'and takes requests again')
@@ -159,12 +174,13 @@ t.test('health-check flapping is bounded by the thresholds', async (t) => {
   // passes and fails in turn: never two of a kind in a row
   a.health = (n) => n % 2 === 0 ? 500 : 200
   const gw = await startGateway(t, {
-    yaml: upstreamYaml(targets, 'health_check: { path: /health, interval: 300ms, timeout: 250ms, unhealthy_after: 2, healthy_after: 2 }')
+    yaml: upstreamYaml(targets, CHECK('300ms', '250ms', 2))
   })
   t.not(await eventually(async () => a.checks >= 8, 8000), -1, 'eight checks')
-  t.same(gw.logs.filter((l) => l.msg === 'upstream target out' || l.msg === 'upstream target back'), [], 'no change of state')
+  const changes = gw.logs.filter((l) => l.msg === 'upstream target out' || l.msg === 'upstream target back')
+  t.same(changes, [], 'no change of state')
   t.equal((await targetsUp(gw.app.metrics.registry, 'core'))[a.url], 1, 'still up')
   // two failed checks in a row take it out
   a.health = 500
-  t.not(await eventually(async () => (await targetsUp(gw.app.metrics.registry, 'core'))[a.url] === 0, 5000), -1, 'out after consecutive failures')
+  t.not(await eventually(async () => (await upStates(gw))[a.url] === 0, 5000), -1, 'out after consecutive failures')
 })

@@ -12,6 +12,12 @@ import { startGateway, eventually, type TestGateway } from '../../helpers/gatewa
 import { makeTestCa, SERVER_NAME, startHttpsUpstream } from '../../helpers/test-ca.js'
 import { reloadUpstreamTls } from '../../../src/server.js'
 
+const BAD_GATEWAY = { error: { code: 'bad_gateway', message: 'Upstream service unavailable', status: 502 } }
+
+function verifiedBy (url: string, caFile: string): string {
+  return `url: "${url}", ca_file: "${caFile}", servername: ${SERVER_NAME}`
+}
+
 function upstreamYaml (fields: string): string {
   return `upstreams:
   core: { ${fields}, timeout_ms: 2000, connect_timeout_ms: 1000 }
@@ -26,13 +32,14 @@ async function getOpen (gw: TestGateway): Promise<{ status: number, body: string
 }
 
 function refusedCertificateLogged (gw: TestGateway): boolean {
-  return gw.logs.some((l) => l.msg === 'upstream connection failed' && l.upstream === 'core' && typeof l.code === 'string' && l.code !== '')
+  return gw.logs.some((l) => l.msg === 'upstream connection failed' && l.upstream === 'core' &&
+    typeof l.code === 'string' && l.code !== '')
 }
 
 t.test('verified with ca_file and servername: the request goes through', async (t) => {
   const ca = makeTestCa(t)
   const url = await startHttpsUpstream(t, ca, false)
-  const gw = await startGateway(t, { yaml: upstreamYaml(`url: "${url}", ca_file: "${ca.caFile}", servername: ${SERVER_NAME}`) })
+  const gw = await startGateway(t, { yaml: upstreamYaml(verifiedBy(url, ca.caFile)) })
   const res = await getOpen(gw)
   t.equal(res.status, 200)
   t.same(JSON.parse(res.body), { client: null }, 'no client certificate unless configured')
@@ -51,7 +58,7 @@ t.test('refused: a certificate for another name, or from another CA, or with no 
       const gw = await startGateway(t, { yaml: upstreamYaml(fields) })
       const res = await getOpen(gw)
       t.equal(res.status, 502)
-      t.same(JSON.parse(res.body), { error: { code: 'bad_gateway', message: 'Upstream service unavailable', status: 502 } })
+      t.same(JSON.parse(res.body), BAD_GATEWAY)
       t.not(await eventually(async () => refusedCertificateLogged(gw)), -1, 'the refusal is logged with its code')
     })
   }
@@ -61,11 +68,12 @@ t.test('mTLS: an upstream that requires a client certificate gets the configured
   const ca = makeTestCa(t)
   const url = await startHttpsUpstream(t, ca, true)
   await t.test('without one: 502', async (t) => {
-    const gw = await startGateway(t, { yaml: upstreamYaml(`url: "${url}", ca_file: "${ca.caFile}", servername: ${SERVER_NAME}`) })
+    const gw = await startGateway(t, { yaml: upstreamYaml(verifiedBy(url, ca.caFile)) })
     t.equal((await getOpen(gw)).status, 502)
   })
   await t.test('with client_cert_file and client_key_file: through, as keygate-client', async (t) => {
-    const fields = `url: "${url}", ca_file: "${ca.caFile}", servername: ${SERVER_NAME}, client_cert_file: "${ca.clientCertFile}", client_key_file: "${ca.clientKeyFile}"`
+    const fields = `${verifiedBy(url, ca.caFile)}, client_cert_file: "${ca.clientCertFile}", ` +
+      `client_key_file: "${ca.clientKeyFile}"`
     const gw = await startGateway(t, { yaml: upstreamYaml(fields) })
     const res = await getOpen(gw)
     t.equal(res.status, 200)
@@ -81,7 +89,8 @@ t.test('SIGHUP re-reads ca_file: a CA replaced in its file is used for new conne
     await t.test(`an upstream with ${shape}`, async (t) => {
       copyFileSync(ca.wrongCaFile, file)
       const origin = shape === 'url' ? `url: "${url}"` : `targets: ["${url}"]`
-      const gw = await startGateway(t, { yaml: upstreamYaml(`${origin}, ca_file: "${file}", servername: ${SERVER_NAME}`) })
+      const fields = `${origin}, ca_file: "${file}", servername: ${SERVER_NAME}`
+      const gw = await startGateway(t, { yaml: upstreamYaml(fields) })
       t.equal((await getOpen(gw)).status, 502, 'refused with the old CA')
       copyFileSync(ca.caFile, file)
       reloadUpstreamTls(gw.app)
@@ -91,11 +100,12 @@ t.test('SIGHUP re-reads ca_file: a CA replaced in its file is used for new conne
   }
   await t.test('a file that cannot be used changes nothing', async (t) => {
     copyFileSync(ca.caFile, file)
-    const gw = await startGateway(t, { yaml: upstreamYaml(`url: "${url}", ca_file: "${file}", servername: ${SERVER_NAME}`) })
+    const gw = await startGateway(t, { yaml: upstreamYaml(verifiedBy(url, file)) })
     t.equal((await getOpen(gw)).status, 200)
     writeFileSync(file, 'not a certificate\n')
     reloadUpstreamTls(gw.app)
-    t.ok(gw.logs.some((l) => l.msg === 'SIGHUP: upstream TLS files not usable; the previous ones stay in use'), 'logged as an error')
+    const refused = 'SIGHUP: upstream TLS files not usable; the previous ones stay in use'
+    t.ok(gw.logs.some((l) => l.msg === refused), 'logged as an error')
     t.equal((await getOpen(gw)).status, 200, 'the previous CA still verifies')
   })
 })

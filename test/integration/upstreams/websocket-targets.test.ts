@@ -13,7 +13,10 @@ t.test('upgrades are spread over the targets; none up: 502', async (t) => {
   for (const up of ups) t.teardown(() => up.close())
   const gw = await startGateway(t, {
     yaml: `upstreams:
-  core: { targets: [${ups.map((u) => `"${u.url}"`).join(', ')}], passive: { failures: 1, ejection: 1m }, connect_timeout_ms: 1000 }
+  core:
+    targets: [${ups.map((u) => `"${u.url}"`).join(', ')}]
+    passive: { failures: 1, ejection: 1m }
+    connect_timeout_ms: 1000
 rules:
   - { method: GET, path: /api/v1/open/*, permissions: [] }
 `
@@ -25,7 +28,8 @@ rules:
     t.equal((await client.next()).data.toString(), 'ping', 'relayed')
     client.socket.close()
   }
-  t.same(ups.map((u) => u.upgrades.map((r) => r.url)), [['/api/v1/open/ws-0', '/api/v1/open/ws-2'], ['/api/v1/open/ws-1', '/api/v1/open/ws-3']], 'in turn')
+  const seen = ups.map((u) => u.upgrades.map((r) => r.url))
+  t.same(seen, [['/api/v1/open/ws-0', '/api/v1/open/ws-2'], ['/api/v1/open/ws-1', '/api/v1/open/ws-3']], 'in turn')
 
   // both targets out (passive ejection by refused requests), for a minute
   for (const up of ups) await up.close()

@@ -8,9 +8,15 @@ import { join } from 'node:path'
 import t from 'tap'
 import { parseConfig } from '../../../src/config/load.js'
 import { parseCheckDuration } from '../../../src/config/upstreams.js'
-import { configProblems } from '../../helpers/config.js'
+import { configProblems, MINIMAL_CONFIG } from '../../helpers/config.js'
 
-const ROUTES = 'routes: [{ prefix: /api/v1, upstream: core }, { prefix: /b, upstream: both }, { prefix: /n, upstream: none }, { prefix: /p, upstream: plain }, { prefix: /t, upstream: tls }]\n'
+const ROUTES = `routes:
+  - { prefix: /api/v1, upstream: core }
+  - { prefix: /b, upstream: both }
+  - { prefix: /n, upstream: none }
+  - { prefix: /p, upstream: plain }
+  - { prefix: /t, upstream: tls }
+`
 
 t.test('targets with their options parse, with the defaults of the check', async (t) => {
   const c = parseConfig(`
@@ -29,8 +35,9 @@ routes: [{ prefix: /api/v1, upstream: core }]
 })
 
 t.test('a single url is as it was', async (t) => {
-  const c = parseConfig('upstreams: { core: { url: "http://127.0.0.1:3000" } }\nroutes: [{ prefix: /api/v1, upstream: core }]\n')
-  t.same(c.upstreams.core, { url: 'http://127.0.0.1:3000', timeout_ms: 30000, connect_timeout_ms: 5000, connections: 256 })
+  const c = parseConfig(MINIMAL_CONFIG)
+  const defaults = { timeout_ms: 30000, connect_timeout_ms: 5000, connections: 256 }
+  t.same(c.upstreams.core, { url: 'http://127.0.0.1:3000', ...defaults })
 })
 
 t.test('every problem across upstream fields is listed at once', async (t) => {
@@ -40,7 +47,10 @@ t.test('every problem across upstream fields is listed at once', async (t) => {
   writeFileSync(notPem, 'hello\n')
   const found = configProblems(`
 upstreams:
-  core: { targets: ["http://10.0.0.1:1", "http://10.0.0.1:1/"], health_check: { interval: 1s, timeout: 2s }, balancing: fastest }
+  core:
+    targets: ["http://10.0.0.1:1", "http://10.0.0.1:1/"]
+    health_check: { interval: 1s, timeout: 2s }
+    balancing: fastest
   both: { url: "http://10.0.0.1:1", targets: ["http://10.0.0.2:1"] }
   none: { timeout_ms: 100 }
   plain: { url: "http://10.0.0.1:1", ca_file: /x.pem, health_check: { path: /h }, passive: { failures: 2 } }
@@ -65,6 +75,8 @@ t.test('a check duration: ms, s or m', async (t) => {
   t.equal(parseCheckDuration('5s'), 5000)
   t.equal(parseCheckDuration('2m'), 120000)
   t.equal(parseCheckDuration('5h'), undefined)
-  t.match(configProblems('upstreams: { core: { targets: ["http://a:1"], health_check: { interval: 0s } } }\nroutes: [{ prefix: /a, upstream: core }]\n'),
+  const zero = 'upstreams: { core: { targets: ["http://a:1"], health_check: { interval: 0s } } }\n' +
+    'routes: [{ prefix: /a, upstream: core }]\n'
+  t.match(configProblems(zero),
     [/upstreams\.core\.health_check\.interval: must be a duration above zero/])
 })

@@ -3,11 +3,14 @@
  * bound flapping; passive ejection; the return after the ejection without checks.
  */
 import t from 'tap'
-import { TargetHealth, type HealthChange, type HealthRules } from '../../../../src/data-plane/upstream-pool/target-health.js'
+import {
+  TargetHealth, type HealthChange, type HealthRules
+} from '../../../../src/data-plane/upstream-pool/target-health.js'
 
 function health (rules: Partial<HealthRules> = {}): { h: TargetHealth, changes: Array<[boolean, HealthChange]> } {
   const changes: Array<[boolean, HealthChange]> = []
-  const h = new TargetHealth({ unhealthyAfter: 2, healthyAfter: 3, passiveFailures: 3, ejectionMs: undefined, ...rules }, (up, why) => { changes.push([up, why]) })
+  const all: HealthRules = { unhealthyAfter: 2, healthyAfter: 3, passiveFailures: 3, ejectionMs: undefined, ...rules }
+  const h = new TargetHealth(all, (up, why) => { changes.push([up, why]) })
   t.teardown(() => { h.stop() })
   return { h, changes }
 }
