@@ -72,10 +72,6 @@ export function openUpstream (o: UpstreamOptions): UpstreamHandshake {
     autoPong: false,
     followRedirects: false,
     closeTimeout: o.closeTimeoutMs,
-    ca: o.tls.ca,
-    cert: o.tls.cert,
-    key: o.tls.key,
-    servername: o.tls.servername,
     // the request line as decided (ws would write the path as WHATWG URL re-serialised it)
     finishRequest (req) {
       request = req
@@ -89,6 +85,12 @@ export function openUpstream (o: UpstreamOptions): UpstreamHandshake {
   }
 
   if (o.origin === undefined) return { outcome: Promise.resolve({ kind: 'error', error: NO_TARGET }), abort: () => {} }
+  // an https:// upstream's TLS files and name (set only when configured)
+  if (o.tls.ca !== undefined) options.ca = o.tls.ca
+  if (o.tls.cert !== undefined) options.cert = o.tls.cert
+  if (o.tls.key !== undefined) options.key = o.tls.key
+  if (o.tls.servername !== undefined) options.servername = o.tls.servername
+
   let socket: WebSocket
   try {
     socket = new WebSocket(o.origin, o.protocols, options)
