@@ -43,7 +43,13 @@ function compareCli (): string {
 }
 
 const origin = await startOrigin(distDir, undefined)
-const ctx: ScenarioContext = { originUrl: `http://127.0.0.1:${origin.port}`, serverCpus: undefined, auxCpus: undefined, distDir }
+const ctx: ScenarioContext = {
+  originUrl: `http://127.0.0.1:${origin.port}`,
+  originTargets: origin.targets,
+  serverCpus: undefined,
+  auxCpus: undefined,
+  distDir
+}
 const personal = { authorization: `Bearer ${benchKeys.personal.key}` }
 const kg = { cache: '{ ttl_ms: 60000 }' }
 const cold = { ...kg, redis: 'command_timeout_ms: 60000', coldKeys: true, usage: { enabled: false } }

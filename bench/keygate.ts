@@ -91,6 +91,8 @@ export async function seed (url: string): Promise<void> {
 }
 
 export interface KeygateOptions {
+  /** YAML flow mapping for the upstream `core` (default: `{ url: <the origin> }`) */
+  upstream?: string
   /** YAML flow mapping for the `cache` section */
   cache?: string
   /** YAML flow mapping for the `keys` section (`{ accept_imported: true }`) */
@@ -231,7 +233,7 @@ export async function startKeygate (ctx: ScenarioContext, name: string, o: Keyga
   writeFileSync(config, `
 redis: { prefix: "${PREFIX}"${o.redis === undefined ? '' : `, ${o.redis}`} }
 upstreams:
-  core: { url: "${ctx.originUrl}" }
+  core: ${o.upstream ?? `{ url: "${ctx.originUrl}" }`}
 routes:
   - { prefix: /api/v1, upstream: core }
 rules:

@@ -158,6 +158,7 @@ async function main (): Promise<number> {
     const origin = await startOrigin(distDir, pinning.auxCpus)
     const ctx: ScenarioContext = {
       originUrl: `http://127.0.0.1:${origin.port}`,
+      originTargets: origin.targets,
       serverCpus: pinning.serverCpus,
       auxCpus: pinning.auxCpus,
       distDir,

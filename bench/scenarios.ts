@@ -57,7 +57,10 @@ export function referenceScenario (ctx: ScenarioContext): Scenario {
 
 /**
  * keygate rows: valid keys with the cache warm (the headline), the same with the
- * cache disabled (one Redis round trip per request), a flood of malformed keys
+ * the headline's settings with the upstream as three targets balanced round robin
+ * (three listeners of the one origin stub; against the headline: what the pool's choice
+ * of target costs a request; target >= 0.98), the cache disabled (one Redis round trip
+ * per request), a flood of malformed keys
  * (refused locally, no Redis), a flood of forged well-formed keys (a new id every
  * request, valid checksums: the per-peer unknown-key limit keeps Redis out), the same
  * with forged foreign-format tokens and `keys.accept_imported` on, an imported key with
@@ -72,6 +75,15 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
   const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` })
   return [
     { name: KEYGATE_PROXY, label: 'keygate proxy', start: async () => await startKeygate(ctx, 'keygate-cached'), headers: bearer(benchKeys.personal.key) },
+    {
+      // the headline with the upstream as three targets of the same origin stub, balanced round robin
+      name: 'keygate: personal key, cache warm, 3 targets (round robin)',
+      label: '3 targets',
+      start: async () => await startKeygate(ctx, 'keygate-targets', {
+        upstream: `{ targets: [${(ctx.originTargets ?? [ctx.originUrl]).map((u) => `"${u}"`).join(', ')}] }`
+      }),
+      headers: bearer(benchKeys.personal.key)
+    },
     { name: 'keygate: BOT key, cache warm', start: async () => await startKeygate(ctx, 'keygate-bot'), headers: bearer(benchKeys.bot.key) },
     { name: 'keygate: personal key, cache warm, request log off', start: async () => await startKeygate(ctx, 'keygate-nolog', { logLevel: 'silent' }), headers: bearer(benchKeys.personal.key) },
     {

@@ -7,18 +7,22 @@ import { nodeCommand, spawnServer, type ChildServer, type Launcher } from './pro
 export const BENCH_PATH = '/api/v1/users'
 
 /** The upstream stub, on the load generator's CPU so it never competes with the server under test. */
-export async function startOrigin (distDir: string, cpus: string | undefined): Promise<ChildServer> {
+export async function startOrigin (distDir: string, cpus: string | undefined):
+Promise<ChildServer & { targets: string[] }> {
   const port = await freePort()
-  return await spawnServer({
+  const extra = [await freePort(), await freePort()]
+  const child = await spawnServer({
     name: 'origin',
     command: process.execPath,
     args: [join(distDir, 'origin.js')],
-    env: { PORT: String(port), HOST: '127.0.0.1' },
+    env: { PORT: String(port), HOST: '127.0.0.1', EXTRA_PORTS: extra.join(',') },
     cpus,
     port,
     readyUrl: `http://127.0.0.1:${port}${BENCH_PATH}`,
     isReady: (status) => status === 200
   })
+  // the origin's port and its two extra listeners: three origins for the "3 targets" row
+  return Object.assign(child, { targets: [port, ...extra].map((p) => `http://127.0.0.1:${p}`) })
 }
 
 /**

@@ -72,6 +72,8 @@ export interface Scenario {
 export interface ScenarioContext {
   /** Base URL of the shared origin stub, e.g. 'http://127.0.0.1:41234'. */
   originUrl: string
+  /** three origins served by the same stub (its port and two more listeners), for the "3 targets" row */
+  originTargets?: string[]
   /** `taskset -c` CPU list for servers under test; undefined when not pinning. */
   serverCpus: string | undefined
   /** CPU list of the load generator and origin, for helper processes (e.g. redis-server); undefined when not pinning. */

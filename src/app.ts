@@ -21,6 +21,7 @@ import { Lifecycle } from './lifecycle.js'
 import { createLogger, sinkOf } from './logger.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
 import { buildDataPlane } from './data-plane/data-plane.js'
+import { createUpstreams, type Upstreams } from './data-plane/upstream-pool/upstreams.js'
 import { decisionFactory } from './decision/factory.js'
 import { PROXIED_METHODS } from './http/methods.js'
 import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-client.js'
@@ -61,6 +62,10 @@ export interface KeygateApp {
   logger: Logger
   /** the background parts, in the order they start (src/lifecycle.ts) */
   lifecycle: Lifecycle
+  /** every upstream's dispatcher (src/data-plane/upstream-pool/) */
+  upstreams: Upstreams
+  /** SIGHUP: re-reads the upstreams' TLS files; the problems when they cannot be used (nothing changed then) */
+  reloadUpstreamTls: () => string[]
   /** a graceful stop: every background part, last started first, each drained */
   close: () => Promise<void>
 }
@@ -84,7 +89,14 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   lifecycle.add({ name: 'registry connection', start: () => { health.start() }, stop: () => { health.stop(); redis.disconnect() } })
   const keys = redisKeys(config.redis.prefix)
   // Every metric (src/metrics/): the stages add to plain counters, read when /metrics is scraped.
-  const metrics = createMetrics({ rules: config.rules, upstreams: Object.keys(config.upstreams), redis: health, logStats: sinkOf(logger)?.stats })
+  const metrics = createMetrics({
+    rules: config.rules,
+    upstreams: Object.keys(config.upstreams),
+    upstreamTargets: Object.fromEntries(Object.entries(config.upstreams).flatMap(([name, u]) =>
+      u.targets === undefined ? [] : [[name, u.targets.map((t) => new URL(t).origin)]])),
+    redis: health,
+    logStats: sinkOf(logger)?.stats
+  })
   redis.on('error', () => { metrics.redis.connectionError() })
   // The cache of parsed records, kept current by push invalidation, read through by the
   // resolver within the fill budget, and refilled ahead of the requests (src/cache/).
@@ -134,7 +146,13 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   // (counting off: the request's last stage is not handed the counter, and costs nothing for it)
   const counting = config.usage.enabled ? counter : undefined
   const { tracking } = cache
-  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing })
+  // every upstream's dispatcher: one origin's agent, or a pool of targets with their health checks
+  const upstreams = createUpstreams(config, { logger, targetStates: metrics.targetStates })
+  // (closed once the listeners have stopped: registered before them)
+  lifecycle.add({ name: 'upstreams', stop: async () => { await upstreams.close() } })
+  const data = await buildDataPlane({
+    config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing, upstreams
+  })
   const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
   const authz = config.authz_listen !== undefined
     ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing })
@@ -160,6 +178,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     tracing,
     logger,
     lifecycle,
+    upstreams,
+    reloadUpstreamTls: () => upstreams.reloadTls(),
     close: async () => { await lifecycle.stop() }
   }
 }

@@ -1,7 +1,9 @@
 /**
  * The process entry for `keygate serve`: build the planes, wait for the registry,
  * listen, and close gracefully on SIGINT/SIGTERM (in-flight requests finish within
- * `shutdown_grace_ms`). The only file that exits the process.
+ * `shutdown_grace_ms`); on SIGHUP, re-read the upstreams' TLS files (`ca_file`,
+ * `client_cert_file`, `client_key_file`) named by the configuration loaded at start.
+ * The only file that exits the process.
  */
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type KeygateApp } from './app.js'
@@ -69,6 +71,16 @@ export async function startGateway (config: Config): Promise<KeygateApp> {
   return app
 }
 
+/**
+ * New connections to the upstreams use the TLS files as they are now; requests in flight
+ * finish on their connections. Files that cannot be used change nothing (logged).
+ */
+export function reloadUpstreamTls (app: KeygateApp): void {
+  const problems = app.reloadUpstreamTls()
+  if (problems.length === 0) app.logger.info('SIGHUP: upstream TLS files re-read')
+  else app.logger.error({ problems }, 'SIGHUP: upstream TLS files not usable; the previous ones stay in use')
+}
+
 export interface ServeOptions {
   /** worker processes (node:cluster); 1 = this process serves */
   workers?: number
@@ -104,6 +116,7 @@ export async function serve (config: Config, opts: ServeOptions = {}): Promise<v
     app.close().then(async () => { await flushLogger(app.logger); process.exit(0) }, () => process.exit(1))
   }
   process.once('SIGTERM', () => { shutdown('SIGTERM') })
+  process.on('SIGHUP', () => { reloadUpstreamTls(app) })
   if (isWorker()) {
     // the primary coordinates shutdown (a terminal's Ctrl-C reaches every process);
     // a worker whose primary is gone stops too

@@ -4,7 +4,8 @@
  * push-invalidation connection, so each is kept current by Redis independently;
  * nothing is shared but the listening sockets. The primary only supervises: it
  * replaces a worker that dies (with a backoff, so a crash loop does not spin), and
- * on SIGINT/SIGTERM stops the workers gracefully and exits when they have. A worker
+ * on SIGINT/SIGTERM stops the workers gracefully and exits when they have; SIGHUP it
+ * passes on to every worker. A worker
  * that cannot bind a listener is not replaced: no replacement could, so the primary
  * stops the others and exits 1, as a single process would, for its supervisor to see.
  */
@@ -81,6 +82,10 @@ export function supervise (o: SuperviseOptions): void {
   }
   process.once('SIGINT', () => { stop('SIGINT') })
   process.once('SIGTERM', () => { stop('SIGTERM') })
+  // SIGHUP: each worker re-reads the upstreams' TLS files (server.ts)
+  process.on('SIGHUP', () => {
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGHUP')
+  })
 
   serveClusterMetrics()
   logger.info({ workers: o.workers }, 'keygate starting workers')

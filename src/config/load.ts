@@ -13,6 +13,7 @@ import { redisConfigProblems, urlHoldsSecret } from './redis-url.js'
 import { isUnderPrefix, ruleProblems } from './rule-patterns.js'
 import { ConfigSchema, UpstreamSchema, type Config } from './schema.js'
 import { ssoProblems } from './sso.js'
+import { readUpstreamTls, upstreamProblems } from './upstreams.js'
 
 export const DEFAULT_CONFIG_FILE = 'config/keygate.yaml'
 
@@ -75,6 +76,12 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv = {}, source =
   problems.push(...guarded(() => crossFieldProblems(config, forServing)))
   // the assertion's key files are read when serving (and by `config check`); registry commands never sign
   if (forServing) problems.push(...guarded(() => readAssertionKeys(config.identity.assertion, hasValue(env[KEY_FILE_ENV]) ? KEY_FILE_ENV : KEY_FILE_FIELD).problems))
+  // so are the upstreams' TLS files
+  if (forServing) {
+    for (const [name, u] of Object.entries(config.upstreams ?? {})) {
+      problems.push(...guarded(() => readUpstreamTls(name, u).problems))
+    }
+  }
   if (problems.length > 0) throw new ConfigError(source, dedupe(problems))
   return config
 }
@@ -197,6 +204,9 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
       if (prefixes.has(r.prefix)) problems.push(`routes[${i}].prefix: ${r.prefix} is listed twice`)
       prefixes.add(r.prefix)
     })
+  })
+  check(() => {
+    for (const [name, u] of Object.entries(c.upstreams)) problems.push(...guarded(() => upstreamProblems(name, u)))
   })
   check(() => {
     c.rules.forEach((rule, i) => {

@@ -40,6 +40,7 @@ import { ROUTER_OPTIONS } from '../decision/route-table.js'
 import { loggedTarget, requestState } from '../http/request-state.js'
 import { checkTarget, type TargetCheck } from '../decision/target-policy.js'
 import { registerWebSockets } from '../websocket/upgrade.js'
+import { spanOrigin, type Upstreams } from './upstream-pool/upstreams.js'
 
 const kTarget = Symbol('keygate.target')
 type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
@@ -61,9 +62,13 @@ export interface DataPlaneOptions {
   assertions?: Assertions
   /** the trace context and the spans (src/tracing/) */
   tracing: Tracing
+  /** every upstream's dispatcher: one origin, or a pool of targets (upstream-pool/) */
+  upstreams: Upstreams
 }
 
-export async function buildDataPlane ({ config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing }: DataPlaneOptions): Promise<FastifyInstance> {
+export async function buildDataPlane ({
+  config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing, upstreams
+}: DataPlaneOptions): Promise<FastifyInstance> {
   // (the shared listener: src/http/listener.ts; a path under no route prefix is its 404)
   const { app, framing } = createListener({
     logger,
@@ -134,16 +139,42 @@ export async function buildDataPlane ({ config, logger, decider, redecider, trac
   // the trace context sent to each upstream, and its CLIENT span: one per upstream, for
   // the proxied requests and the WebSocket upgrades alike
   const toUpstreams = new Map<string, ToUpstream>()
-  for (const [name, upstream] of Object.entries(config.upstreams)) toUpstreams.set(name, tracing.toUpstream(name, upstream.url))
+  for (const [name, upstream] of Object.entries(config.upstreams)) {
+    toUpstreams.set(name, tracing.toUpstream(name, spanOrigin(upstream)))
+  }
   for (const route of config.routes) {
     const upstream = config.upstreams[route.upstream]
     const toUpstream = toUpstreams.get(route.upstream)
     if (upstream === undefined || toUpstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
-    await app.register(protectedRoute, { route, upstream, gate, rewriteRequestHeaders, bodyLimits, cors, meter: metrics.upstream(route.upstream), toUpstream })
+    await app.register(protectedRoute, {
+      route,
+      upstream,
+      dispatch: upstreams.get(route.upstream),
+      gate,
+      rewriteRequestHeaders,
+      bodyLimits,
+      cors,
+      meter: metrics.upstream(route.upstream),
+      toUpstream
+    })
   }
 
   // WebSocket upgrades, decided as a GET and relayed (src/websocket/)
-  registerWebSockets(app, { config, logger, decider, redecider, tracking, framing, rewriteRequestHeaders, toUpstreams, usage, counter, metrics, tracing })
+  registerWebSockets(app, {
+    config,
+    logger,
+    decider,
+    redecider,
+    tracking,
+    framing,
+    rewriteRequestHeaders,
+    toUpstreams,
+    upstreams,
+    usage,
+    counter,
+    metrics,
+    tracing
+  })
 
   await app.ready()
   return app

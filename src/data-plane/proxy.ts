@@ -1,13 +1,15 @@
 /**
  * The proxy stage: one protected route prefix -> one upstream, as its own encapsulated
- * fastify context: the gate hook, the body limit, and the upstream request on undici's
- * dispatcher (its own agent). Upstream failures become the catalogue's 502/504 (never
+ * fastify context: the gate hook, the body limit, and the upstream request on the
+ * upstream's dispatcher (upstream-pool/upstreams.ts: an undici agent for one `url`, a
+ * pool for `targets`). Upstream failures become the catalogue's 502/504 (never
  * an internal address or library code); upstream responses pass through unchanged.
  *
  * The request goes straight to undici: the path forwarded is the one the target policy
  * (receive) decided, which holds only RFC 3986 pchars, no dot and no empty segment, so
  * it names a path on the upstream's origin as it is (no URL is parsed per request); the
- * query is the client's raw one. Each request is sent once, never retried. Bodies
+ * query is the client's raw one. Each request is sent once; only an upstream with targets
+ * retries one, on another target, when nothing was sent (upstream-pool/pool.ts). Bodies
  * stream both ways: the client's through the body limit (body-limit.ts), the
  * upstream's to the client as it arrives: undici writes it into the client's response
  * itself (its `stream` API, with backpressure; no stream in between), so the proxy
@@ -20,7 +22,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Gate } from './gate.js'
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import type { Readable, Writable } from 'node:stream'
-import { Agent, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import type { RouteConfig, UpstreamConfig } from '../config/schema.js'
 import type { UpstreamMeter } from '../metrics/metrics.js'
 import type { ToUpstream } from '../tracing/request-trace.js'
@@ -30,6 +32,7 @@ import { deny } from '../http/deny.js'
 import { HOP_BY_HOP, withoutConnectionListed, type RequestHeaderRewriter } from '../http/identity-headers.js'
 import { PROXIED_METHODS } from '../http/methods.js'
 import { routePatterns } from '../decision/route-table.js'
+import type { UpstreamDispatch } from './upstream-pool/upstreams.js'
 
 /**
  * The upstream's response headers as the client gets them: hop-by-hop headers (and any
@@ -59,6 +62,8 @@ function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | unde
 export interface ProtectedRouteOptions {
   route: RouteConfig
   upstream: UpstreamConfig
+  /** where its requests go: one origin, or a pool of targets (upstream-pool/) */
+  dispatch: UpstreamDispatch
   gate: Gate
   rewriteRequestHeaders: RequestHeaderRewriter
   bodyLimits: BodyLimits
@@ -71,12 +76,6 @@ export interface ProtectedRouteOptions {
 }
 
 export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOptions): Promise<void> {
-  const agent = new Agent({
-    connections: o.upstream.connections,
-    connect: { timeout: o.upstream.connect_timeout_ms }
-  })
-  ctx.addHook('onClose', async () => { await agent.close() })
-
   ctx.addHook('onRequest', o.gate)
 
   // Bodies stream to the upstream as they arrive, byte for byte, whatever their type
@@ -89,10 +88,8 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
   ctx.addContentTypeParser(['application/json', 'text/plain'], passBody)
   ctx.addContentTypeParser('*', passBody)
 
-  // the upstream's origin, and its Host header (an upstream url is an origin: config/schema.ts)
-  const upstreamUrl = new URL(o.upstream.url)
-  const origin = upstreamUrl.origin
-  const host = upstreamUrl.host
+  // (the origin and the Host header are the dispatcher's: the url's, or the target's)
+  const dispatch = o.dispatch
   const timeout = o.upstream.timeout_ms
 
   /**
@@ -157,10 +154,8 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     const kg = request.kg
     kg.upstreamSentAt = performance.now()
     const headers = o.rewriteRequestHeaders(request, withoutConnectionListed(request.headers))
-    headers.host = host
     o.toUpstream(kg.trace, headers, request.method)
-    agent.stream({
-      origin,
+    dispatch.stream({
       path: kg.query.length > 1 ? kg.path + kg.query : kg.path,
       method: request.method as Dispatcher.HttpMethod,
       headers,

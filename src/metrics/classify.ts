@@ -3,7 +3,7 @@
  * address. Pure functions over the errors undici and ioredis raise.
  */
 
-export const UPSTREAM_ERROR_KINDS = ['refused', 'reset', 'timeout', 'other'] as const
+export const UPSTREAM_ERROR_KINDS = ['refused', 'reset', 'timeout', 'no_target', 'other'] as const
 export type UpstreamErrorKind = typeof UPSTREAM_ERROR_KINDS[number]
 
 const TIMEOUT_CODES = new Set([
@@ -27,11 +27,13 @@ function codesOf (err: unknown, into: string[] = [], depth = 0): string[] {
 /**
  * refused: nothing listens (ECONNREFUSED); reset: the connection broke before a
  * response (ECONNRESET, undici's "other side closed"); timeout: connect or response
- * headers later than the upstream's timeout (the 504s); other: anything else (a host
- * that does not resolve, TLS, an invalid response).
+ * headers later than the upstream's timeout (the 504s); no_target: an upstream with
+ * targets had none up, so nothing was sent; other: anything else (a host that does not
+ * resolve, TLS, an invalid response).
  */
 export function upstreamErrorKind (err: unknown): UpstreamErrorKind {
   const codes = codesOf(err)
+  if (codes.includes('KEYGATE_NO_HEALTHY_TARGET')) return 'no_target'
   if ((err as Coded | null)?.statusCode === 504 || codes.some((c) => TIMEOUT_CODES.has(c))) return 'timeout'
   if (codes.includes('ECONNREFUSED')) return 'refused'
   if (codes.some((c) => RESET_CODES.has(c))) return 'reset'

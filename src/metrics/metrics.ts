@@ -35,6 +35,8 @@ export interface MetricsOptions extends ScrapeSources {
   rules: ReadonlyArray<{ method: string, path: string }>
   /** the configured upstream names: `upstream` label */
   upstreams: readonly string[]
+  /** each upstream with targets: their origins, in order (`target` label) */
+  upstreamTargets?: Readonly<Record<string, readonly string[]>>
   redis: RedisState
   /** what the log could not write (src/logger.ts's live counters, read at scrape time); without it the `keygate_log_*` metrics are not exported */
   logStats?: Readonly<LogSinkStats> | undefined
@@ -72,6 +74,8 @@ export interface Metrics {
   /** the per-key usage counter's writes and losses */
   readonly usage: UsageMeter
   upstream: (name: string) => UpstreamMeter
+  /** an upstream's target states (1 up, 0 out), one byte per target, that its pool writes; undefined without targets */
+  targetStates: (name: string) => Uint8Array | undefined
   /** label sets allocated so far; each once, the first time it is seen */
   labelSets: () => number
 }
@@ -82,7 +86,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
   const r = registrar(registry)
   const requests = requestMetrics(r, o.rules)
   const auth = authMetrics(r)
-  const upstreams = upstreamMetrics(r, o.upstreams)
+  const upstreams = upstreamMetrics(r, o.upstreams, o.upstreamTargets)
   const redis = redisMetrics(r, o.redis)
   const adminSignIn = adminSignInMetrics(r)
   let rateLimitBlocked = (): number => 0
@@ -136,6 +140,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
       if (meter === undefined) throw new Error(`metrics: unknown upstream ${name}`)
       return meter
     },
+    targetStates: (name) => upstreams.states.get(name),
     labelSets: () => requests.labelSets() + auth.labelSets() + upstreams.labelSets() + redis.labelSets()
   }
 }

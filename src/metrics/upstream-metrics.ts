@@ -12,8 +12,21 @@ export interface UpstreamMeter {
   error: (err: unknown) => void
 }
 
-/** `upstreams`: the configured upstream names (`upstream` label). */
-export function upstreamMetrics (r: Registrar, upstreams: readonly string[]): { meters: Map<string, UpstreamMeter>, labelSets: () => number } {
+export interface UpstreamMetrics {
+  meters: Map<string, UpstreamMeter>
+  /** by upstream with targets: one byte per target, 1 up, 0 out */
+  states: Map<string, Uint8Array>
+  labelSets: () => number
+}
+
+/**
+ * `upstreams`: the configured upstream names (`upstream` label); `targets`: the targets
+ * of each upstream that lists them (`target` label, the configured origin). Each
+ * upstream's target states are one byte per target (1 up, 0 out), written by its pool
+ * (src/data-plane/upstream-pool/) and read when /metrics is scraped.
+ */
+export function upstreamMetrics (r: Registrar, upstreams: readonly string[],
+  targets: Readonly<Record<string, readonly string[]>> = {}): UpstreamMetrics {
   const names = [...new Set(upstreams)]
   const duration = r.histogram(new HistogramTable(
     'keygate_upstream_duration_seconds',
@@ -29,9 +42,25 @@ export function upstreamMetrics (r: Registrar, upstreams: readonly string[]): { 
   }))
   r.counter({
     name: 'keygate_upstream_errors_total',
-    help: 'Upstream requests that failed before a response, by upstream and kind: refused, reset, timeout (connect or response headers; the 504s), other.',
+    help: 'Upstream requests that failed before a response, by upstream and kind: refused, reset, ' +
+      'timeout (connect or response headers; the 504s), no_target (no target up), other.',
     labelNames: ['upstream', 'kind'],
     collect () { errors.exportTo(this) }
+  })
+  const states = new Map<string, Uint8Array>()
+  for (const [name, origins] of Object.entries(targets)) states.set(name, new Uint8Array(origins.length).fill(1))
+  r.gauge({
+    name: 'keygate_upstream_target_up',
+    help: 'Whether a target of an upstream with targets takes requests: 1 up, 0 taken out by its health check ' +
+      'or by passive ejection. Across worker processes, the lowest.',
+    labelNames: ['upstream', 'target'],
+    aggregator: 'min',
+    collect () {
+      for (const [name, up] of states) {
+        const origins = targets[name] ?? []
+        up.forEach((v, i) => { this.set({ upstream: name, target: origins[i] as string }, v) })
+      }
+    }
   })
   const meters = new Map<string, UpstreamMeter>()
   names.forEach((name, u) => {
@@ -42,5 +71,5 @@ export function upstreamMetrics (r: Registrar, upstreams: readonly string[]): { 
       error (err) { errors.add(u * nKinds + UPSTREAM_ERROR_KINDS.indexOf(upstreamErrorKind(err))) }
     })
   })
-  return { meters, labelSets: () => duration.size + errors.size }
+  return { meters, states, labelSets: () => duration.size + errors.size }
 }

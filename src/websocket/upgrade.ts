@@ -58,6 +58,7 @@ import { credentialOf, isWebSocketUpgrade, offeredProtocols } from './handshake.
 import { relay } from './relay.js'
 import { passUpstreamAnswer, refuseUpgrade, responseHeaders } from './respond.js'
 import { openUpstream, type UpstreamHandshake } from './upstream.js'
+import type { Upstreams } from '../data-plane/upstream-pool/upstreams.js'
 
 export interface WebSocketStageOptions {
   config: Config
@@ -72,6 +73,8 @@ export interface WebSocketStageOptions {
   rewriteRequestHeaders: RequestHeaderRewriter
   /** by upstream name: the trace context sent to it, and the handshake's CLIENT span (src/tracing/) */
   toUpstreams: ReadonlyMap<string, ToUpstream>
+  /** every upstream's dispatcher: the origin a handshake goes to, and its TLS settings */
+  upstreams: Upstreams
   usage: UsageRecorder
   /** each key's request counts (src/usage/counter.ts) */
   counter?: UsageCounter
@@ -240,8 +243,11 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     o.toUpstreams.get(name)?.(u.state.trace, headers, 'GET')
 
     const sentAt = performance.now()
+    const dispatch = o.upstreams.get(name)
     const handshake = openUpstream({
       upstream: upstreamConfig,
+      origin: dispatch.pickOrigin(),
+      tls: dispatch.connectOptions,
       target: u.state.path + u.state.query,
       headers,
       protocols: offeredProtocols(u.req),

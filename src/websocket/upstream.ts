@@ -16,6 +16,7 @@
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import { WebSocket, type ClientOptions } from 'ws'
+import type { ConnectionOptions } from 'node:tls'
 import type { UpstreamConfig } from '../config/schema.js'
 
 /** The largest body of a declined upgrade the gateway passes through. */
@@ -35,6 +36,10 @@ export interface UpstreamHandshake {
 
 export interface UpstreamOptions {
   upstream: UpstreamConfig
+  /** the origin the handshake goes to (the url, or a target that is up); undefined: none is up, a 502 */
+  origin: string | undefined
+  /** TLS for a `wss://` origin: the upstream's CA, client certificate and servername (verification stays on) */
+  tls: ConnectionOptions
   /** the path decided on and the raw query, as the request line carries them */
   target: string
   headers: IncomingHttpHeaders
@@ -46,6 +51,7 @@ export interface UpstreamOptions {
 const CONNECT_TIMEOUT = Object.assign(new Error('upstream connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' })
 const RESPONSE_TIMEOUT = Object.assign(new Error('upstream timeout'), { code: 'ETIMEDOUT' })
 const ANSWER_TOO_LARGE = new Error('upstream answer too large')
+const NO_TARGET = Object.assign(new Error('no healthy target'), { code: 'KEYGATE_NO_HEALTHY_TARGET' })
 const ABORTED = Object.assign(new Error('client gone'), { code: 'ECONNABORTED' })
 
 export function openUpstream (o: UpstreamOptions): UpstreamHandshake {
@@ -55,7 +61,7 @@ export function openUpstream (o: UpstreamOptions): UpstreamHandshake {
   let request: ClientRequest | undefined
   let upgradeHeaders: readonly string[] = []
 
-  const options: ClientOptions & { closeTimeout: number } = {
+  const options: ClientOptions & { closeTimeout: number, servername?: string } = {
     // (node's http.request also takes a list for a repeated header, as the rewriter may give)
     headers: o.headers as Record<string, string>,
     // no compression either way: messages pass as they are, and a small compressed
@@ -78,9 +84,16 @@ export function openUpstream (o: UpstreamOptions): UpstreamHandshake {
     }
   }
 
+  if (o.origin === undefined) return { outcome: Promise.resolve({ kind: 'error', error: NO_TARGET }), abort: () => {} }
+  // an https:// upstream's TLS files and name (set only when configured)
+  if (o.tls.ca !== undefined) options.ca = o.tls.ca
+  if (o.tls.cert !== undefined) options.cert = o.tls.cert
+  if (o.tls.key !== undefined) options.key = o.tls.key
+  if (o.tls.servername !== undefined) options.servername = o.tls.servername
+
   let socket: WebSocket
   try {
-    socket = new WebSocket(o.upstream.url, o.protocols, options)
+    socket = new WebSocket(o.origin, o.protocols, options)
   } catch (error: unknown) {
     // (an offer ws refuses; the client's offers were already parsed by ws's server side)
     return { outcome: Promise.resolve({ kind: 'error', error }), abort: () => {} }

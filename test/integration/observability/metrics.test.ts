@@ -182,7 +182,7 @@ t.test('GET /metrics: strict Prometheus text, and counters that move with traffi
     assertDeltas(t, before.families, after, 'keygate_upstream_duration_seconds_count', [[{ upstream: 'core' }, 3]])
     t.equal(one(after, 'keygate_upstream_duration_seconds_count', { upstream: 'down' }), 0, 'the refusing upstream has a series, never observed')
     assertDeltas(t, before.families, after, 'keygate_upstream_errors_total', [[{ upstream: 'down', kind: 'refused' }, 1]])
-    t.equal(series(after, 'keygate_upstream_errors_total').size, 8, 'every upstream x kind exists from the start (2 x 4)')
+    t.equal(series(after, 'keygate_upstream_errors_total').size, 10, 'every upstream x kind from the start (2 x 5)')
   })
 
   await t.test('Redis: up, no errors', async (t) => {

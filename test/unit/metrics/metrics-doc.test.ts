@@ -19,6 +19,7 @@ t.test('docs/metrics.md table = the exported keygate_* metrics', async (t) => {
   const m = createMetrics({
     rules: [{ method: 'GET', path: '/x' }],
     upstreams: ['core'],
+    upstreamTargets: { core: ['http://10.0.0.1:3300', 'http://10.0.0.2:3300'] },
     redis: { up: true, lastOkAt: 0 },
     defaultMetrics: false,
     cacheStats: () => ({ hits: 0, misses: 0, evictions: 0, invalidations: 0, entries: 0, trackingUp: false, trackingSince: 0 }),
