@@ -94,6 +94,10 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   const notSet = ['authorization', ...(assertions === undefined ? [assertionHeader.toLowerCase()] : [])]
   const toRemove = notSet.join(',')
   const toRemoveNoUser = [...notSet, `${headerPrefix.toLowerCase()}user-id`].join(',')
+  // an anonymous answer (a public rule, no key) sets no identity header: each is removed
+  const toRemoveAnonymous = [...notSet, ...['key-id', 'key-type', 'user-id', 'org-id', 'role']
+    .map((n) => headerPrefix.toLowerCase() + n), ...(assertions === undefined ? [] : [assertionHeader.toLowerCase()])].join(',')
+  const byHost = config.routes.some((r) => r.hosts !== undefined)
   // each route's name for the span (`<prefix>/*`)
   const routeNames = new Map(config.routes.map((r) => [r.prefix, routePatterns(r.prefix)[1]]))
 
@@ -133,9 +137,10 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     request.kg.method = original.method
     request.kg.path = loggedTarget(original.target)
 
-    // 4. the decision, as the data plane takes it
+    // 4. the decision, as the data plane takes it; the original Host picks routes with `hosts`
     const now = Date.now()
-    const verdict = decider.decideTarget(original.method, original.target, headers, client, now)
+    const host = byHost ? originalHost(raw) : undefined
+    const verdict = decider.decideTarget(original.method, original.target, headers, client, now, host)
     if (!(verdict instanceof Promise)) return answer(request, reply, verdict, now, original.target)
     verdict.then(
       (v) => { answer(request, reply, v, Date.now(), original.target) },
@@ -152,16 +157,22 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
       state.path = v.target.path
       state.trace.route = routeNames.get(v.target.route.prefix)
     }
-    const identity = applyVerdict(reply, v)
-    if (identity === undefined) return reply
-    state.reason = 'allowed'
-    usage.record(identity.keyId, now)
+    if (!applyVerdict(reply, v)) return reply
+    const identity = v.identity
+    if (identity === undefined) state.reason = 'public'
+    else {
+      state.reason = 'allowed'
+      usage.record(identity.keyId, now)
+    }
     reply.code(200).headers(identityHeaders(identity, request.id))
-    reply.header('x-envoy-auth-headers-to-remove', identity.userId === undefined ? toRemoveNoUser : toRemove)
+    // (the route's key header travels no further either)
+    const keyHeader = v.target?.route.keyHeader
+    const remove = identity === undefined ? toRemoveAnonymous : identity.userId === undefined ? toRemoveNoUser : toRemove
+    reply.header('x-envoy-auth-headers-to-remove', keyHeader === undefined ? remove : `${remove},${keyHeader}`)
     // the trace context for the proxy to forward: the decision is the upstream call's parent
     reply.header('traceparent', tracing.forwarded(state.trace))
     if (state.trace.tracestate !== undefined) reply.header('tracestate', state.trace.tracestate)
-    if (assertions !== undefined) {
+    if (assertions !== undefined && identity !== undefined) {
       // htu: the path as the proxy named it, which is the path it forwards (it differs
       // from the decided one only by percent-encoded unreserved characters)
       const q = originalTarget.indexOf('?')
@@ -176,6 +187,12 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   }
   await app.ready()
   return app
+}
+
+/** The original request's Host: the proxy's `X-Forwarded-Host` (Traefik; nginx as docs/authorizer.md sets it), else `Host`. */
+function originalHost (req: IncomingMessage): string | undefined {
+  const forwarded = req.headers['x-forwarded-host']
+  return typeof forwarded === 'string' ? forwarded : req.headers.host
 }
 
 function hasBody (req: IncomingMessage): boolean {

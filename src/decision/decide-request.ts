@@ -22,7 +22,6 @@
  * promise on the hot path), a promise otherwise. A refusal names its error code, its reason for the log line and
  * its RFC 6750 challenge.
  */
-import type { RouteConfig } from '../config/schema.js'
 import type { ErrorCode, Reason } from '../errors.js'
 import type { AuthenticateRequest, Authentication } from './authenticate-request.js'
 import { authorize, fromAllowedAddress } from './decide.js'
@@ -31,11 +30,17 @@ import { challenges } from './challenges.js'
 import type { CompiledRule, RuleMatcher } from './match-rule.js'
 import type { Limiter, Verdict as RateLimitVerdict } from '../ratelimit/limiter.js'
 import { checkTarget } from './target-policy.js'
+import type { Anonymous, PublicAccess } from './public-access.js'
+import type { Route } from './route-table.js'
 
-export type Verdict = Allowed | Refused
+export type { Anonymous } from './public-access.js'
+
+/** Allowed with a key, allowed anonymously by a public rule (public-access.ts), or refused. */
+export type Verdict = Allowed | Anonymous | Refused
 
 export interface Allowed {
   ok: true
+  anonymous?: undefined
   identity: Identity
   rule: CompiledRule
   /** the strictest rate limit that applies, for the RateLimit-* headers; none: undefined */
@@ -67,7 +72,7 @@ export interface Target {
   path: string
   /** the raw query string, `?` included */
   query: string
-  route: RouteConfig
+  route: Route
 }
 
 export type TargetVerdict =
@@ -81,31 +86,42 @@ export interface RequestDecider {
    * client a trusted proxy reports): the key's allowed addresses and the unknown-key
    * budget are its.
    */
-  decide: (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number) => Verdict | Promise<Verdict>
-  /** receive to rate limits, for a raw request target */
-  decideTarget: (method: string, target: string, rawHeaders: readonly string[], peer: string | undefined, now: number) => TargetVerdict | Promise<TargetVerdict>
+  decide: (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number, route?: Route) => Verdict | Promise<Verdict>
+  /** receive to rate limits, for a raw request target; `host`: its Host header (routes with `hosts`) */
+  decideTarget: (method: string, target: string, rawHeaders: readonly string[], peer: string | undefined, now: number, host?: string) => TargetVerdict | Promise<TargetVerdict>
 }
 
 export interface DeciderOptions {
   authenticate: AuthenticateRequest
   matchRule: RuleMatcher
   /** the route table (route-table.ts) */
-  routeOf: (path: string) => RouteConfig | undefined
+  routeOf: (path: string, host?: string) => Route | undefined
   /** the rate limits (src/ratelimit/); without one, none apply (`keygate check` shows them, never counts) */
   limiter?: Limiter | undefined
+  /** public rules, when any rule is public (public-access.ts) */
+  publicAccess?: PublicAccess | undefined
 }
 
-export function createDecider ({ authenticate, matchRule, routeOf, limiter }: DeciderOptions): RequestDecider {
-  function decide (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number): Verdict | Promise<Verdict> {
+export function createDecider ({ authenticate, matchRule, routeOf, limiter, publicAccess }: DeciderOptions): RequestDecider {
+  function decide (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number, route?: Route): Verdict | Promise<Verdict> {
+    const keyHeader = route?.keyHeader
+    // a public rule and no credential: anonymous, no credential read, no Redis
+    if (publicAccess !== undefined) {
+      const anonymous = publicAccess(method, path, rawHeaders, keyHeader, peer, now)
+      if (anonymous !== undefined) {
+        if (anonymous.ok) return anonymous
+        return { ok: false, code: 'rate_limited', reason: 'rate_limited', challenge: undefined, keyId: undefined, rule: anonymous.rule, rateLimit: anonymous.rateLimit }
+      }
+    }
     // credential to authenticate: who is calling
-    const auth = authenticate(rawHeaders, peer, now)
+    const auth = authenticate(rawHeaders, peer, now, keyHeader)
     if (!(auth instanceof Promise)) return howOften(mayThey(auth, method, path, peer, false), now)
     return auth.then((result) => howOften(mayThey(result, method, path, peer, true), Date.now()))
   }
 
   // rate limits: those that apply: every one is checked, the strictest decides
   function howOften (verdict: Verdict, now: number): Verdict | Promise<Verdict> {
-    if (!verdict.ok || limiter === undefined) return verdict
+    if (!verdict.ok || verdict.anonymous === true || limiter === undefined) return verdict
     const limited = limiter.check(verdict.identity, now)
     if (limited === undefined) return verdict
     if (!(limited instanceof Promise)) return limitedVerdict(verdict, limited)
@@ -138,15 +154,15 @@ export function createDecider ({ authenticate, matchRule, routeOf, limiter }: De
     return { ok: true, identity, rule: (match as NonNullable<typeof match>).rule, fromRedis }
   }
 
-  function decideTarget (method: string, raw: string, rawHeaders: readonly string[], peer: string | undefined, now: number): TargetVerdict | Promise<TargetVerdict> {
+  function decideTarget (method: string, raw: string, rawHeaders: readonly string[], peer: string | undefined, now: number, host?: string): TargetVerdict | Promise<TargetVerdict> {
     // receive (the target policy), route prefix. Neither reads a header or Redis.
     const checked = checkTarget(raw)
     if (!checked.ok) return refusedTarget('bad_request', 'bad_path', undefined)
-    const route = routeOf(checked.path)
+    const route = routeOf(checked.path, host)
     if (route === undefined) return refusedTarget('not_found', 'no_route', checked.path)
     const target: Target = { path: checked.path, query: checked.query, route }
 
-    const verdict = decide(method, checked.path, rawHeaders, peer, now)
+    const verdict = decide(method, checked.path, rawHeaders, peer, now, route)
     if (!(verdict instanceof Promise)) return withTarget(verdict, target)
     return verdict.then((v) => withTarget(v, target))
   }
