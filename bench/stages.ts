@@ -4,7 +4,8 @@
 // of keygate's cost is keygate's own code.
 import { randomUUID } from 'node:crypto'
 import { cacheName, RecordCache } from 'keygate/dist/cache/record-cache.js'
-import { authenticate, authorize } from 'keygate/dist/decision/decide.js'
+import { authenticate } from 'keygate/dist/decision/decide.js'
+import { authorize } from 'keygate/dist/decision/stages/authorize.js'
 import type { Identity } from 'keygate/dist/decision/identity.js'
 import { extractCredential } from 'keygate/dist/decision/extract-credential.js'
 import { createHeaderRewriter } from 'keygate/dist/http/identity-headers.js'

@@ -27,8 +27,9 @@
  * The resolver serves a tracked entry as fresh only while `verifiedAt` is recent
  * (within `cache.ttl_ms`), and measures the stale window from it.
  *
- * Losing the connection (or a ping timing out) ends the guarantee: `up` turns
- * false at once. When the connection is back, tracking is re-enabled, the cache
+ * Losing the connection ends the guarantee: `up` turns false at once. A ping that
+ * times out only stops `verifiedAt` (entries stop being fresh within a TTL); three
+ * in a row give the connection up as hung. When the connection is back, tracking is re-enabled, the cache
  * is flushed, and `up` turns true again; `onEstablished` is then told which key ids
  * the cache held, for the background refill to read again within the fill budget
  * (refill.ts), instead of every one of them missing at once.
@@ -42,6 +43,8 @@ import type { Logger } from 'pino'
 import type { CacheCounters } from './record-cache.js'
 
 const CHANNEL = '__redis__:invalidate'
+/** pings in a row that time out before the connection is given up as hung */
+const MISSED_PINGS = 3
 
 /** A record's cache name (record-cache.ts) that changed; undefined: any record may have. */
 export type ChangeListener = (name: string | undefined) => void
@@ -117,6 +120,8 @@ export class InvalidationTracker implements Tracking {
   private stopped = false
   private reopenTimer: NodeJS.Timeout | undefined
   private failures = 0
+  /** pings in a row that timed out on the current connection */
+  private missedPings = 0
   private readonly listeners: ChangeListener[] = []
   private established = 0
 
@@ -169,6 +174,7 @@ export class InvalidationTracker implements Tracking {
         return
       }
       this.sub = sub
+      this.missedPings = 0
       sub.on('ready', () => {
         this.establish(sub).catch((err: unknown) => { this.o.logger.error({ err }, 'cache: invalidation setup failed') })
       })
@@ -253,10 +259,14 @@ export class InvalidationTracker implements Tracking {
     const sentAt = this.now()
     const epoch = this.epoch
     sub.ping().then(() => {
+      if (this.sub === sub) this.missedPings = 0
       if (this.epoch === epoch && sentAt > this.verifiedAt) this.verifiedAt = sentAt
     }, () => {
-      // a hung server: give up this connection and open another
-      if (this.sub === sub) this.reconnect('ping failed')
+      // A late PONG is not a lost invalidation: the connection still delivers them in
+      // order, and `verifiedAt` not moving already ends freshness within a TTL. Only a
+      // server that stays silent is given up (a busy machine's one slow ping would
+      // otherwise flush the cache and refill it, and make it busier).
+      if (this.sub === sub && ++this.missedPings >= MISSED_PINGS) this.reconnect('ping failed')
     }).finally(() => { this.pinging = false })
   }
 

@@ -1,8 +1,9 @@
 /**
  * `keygate check`: the decision the gateway would take for one request, with its
  * reasons, from the function the gateway and the authorizer run (decide-request.ts:
- * the target policy, the route table, the authentication core, the rule), without the
- * rate limiter: the limits that apply are shown, never counted, so a check consumes nothing.
+ * the target policy, the route table, the authentication core, the stages after it), with
+ * the rate limits previewed: the limits that apply are shown, never counted, so a check
+ * consumes nothing (a malformed one refuses, as in the gateway).
  * It reads Redis directly (no cache), so it shows what a fresh gateway would decide.
  */
 import type { Config } from '../config/schema.js'
@@ -10,7 +11,7 @@ import { ERRORS, type ErrorCode, type Reason } from '../errors.js'
 import { decisionFactory } from '../decision/factory.js'
 import { identityHeaders } from '../http/identity-headers.js'
 import { MALFORMED, parseRateLimit } from '../config/rate-limit.js'
-import { applicableLimits, malformedLevel } from '../ratelimit/limiter.js'
+import { applicableLimits, previewLimiter } from '../ratelimit/limiter.js'
 import { PROXIED_METHODS } from '../http/methods.js'
 import { createIdentityResolver } from '../cache/resolve-identity.js'
 import type { RegistryClient } from '../registry/redis-client.js'
@@ -55,8 +56,10 @@ export interface Explanation {
 export async function explain (config: Config, redis: RegistryClient, method: string, target: string, key: string | undefined,
   from?: string, host?: string): Promise<Explanation> {
   // Redis itself, no cache; the rate limits shown below, never counted
-  const decider = decisionFactory(config, createIdentityResolver(config, redis), PROXIED_METHODS).decider()
-  // receive to authorize, as the gateway decides
+  const defaultLimit = config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default)
+  const limiter = previewLimiter(defaultLimit)
+  const decider = decisionFactory(config, createIdentityResolver(config, redis), PROXIED_METHODS).decider({ limiter })
+  // receive to rate limits, as the gateway decides
   const v = await decider.decideTarget(method, target, key === undefined ? [] : ['Authorization', `Bearer ${key}`], from, Date.now(), host)
 
   const out: Explanation = { allowed: false, status: 400, reason: v.ok ? 'allowed' : v.reason, method }
@@ -91,24 +94,22 @@ export async function explain (config: Config, redis: RegistryClient, method: st
     if (id.scope !== undefined && !id.scope.hasAll(needed)) by.push('scope')
     out.refused_by = by
   }
+  // rate limits: those that apply, shown, never counted
+  if (id !== undefined && (v.ok || v.code === 'rate_limited')) {
+    const applicable = applicableLimits(id, defaultLimit)
+    const limits: NonNullable<Explanation['rate_limits']> = {}
+    for (const level of ['key', 'role', 'org'] as const) {
+      const limit = applicable[level]
+      if (limit !== undefined) limits[level] = limit === MALFORMED ? 'malformed' : limit.text
+    }
+    if (Object.keys(limits).length > 0) out.rate_limits = limits
+  }
   if (!v.ok) return { ...out, status: ERRORS[v.code].status, code: v.code, reason: v.reason }
   const headersFor = (id: typeof v.identity): Record<string, string> => identityHeaders(config.identity.header_prefix, id, '(generated per request)')
   if (v.identity === undefined) {
     // a public rule, no key: no credential read, no Redis; the anonymous limit per client address
     if (config.rate_limits.anonymous !== undefined) out.rate_limits = { anonymous: config.rate_limits.anonymous }
     return { ...out, allowed: true, status: 'upstream', reason: 'public', headers: headersFor(undefined) }
-  }
-
-  // rate limits: those that apply, shown, never counted (a malformed one allows nothing)
-  const applicable = applicableLimits(v.identity, config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default))
-  const limits: NonNullable<Explanation['rate_limits']> = {}
-  for (const level of ['key', 'role', 'org'] as const) {
-    const limit = applicable[level]
-    if (limit !== undefined) limits[level] = limit === MALFORMED ? 'malformed' : limit.text
-  }
-  if (Object.keys(limits).length > 0) out.rate_limits = limits
-  if (malformedLevel(applicable) !== undefined) {
-    return { ...out, status: ERRORS.rate_limited.status, code: 'rate_limited', reason: 'invalid_record' }
   }
 
   // headers: what the upstream would receive

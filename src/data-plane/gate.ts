@@ -14,7 +14,8 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import type { UsageRecorder } from '../usage/last-used.js'
 import { declaredTooLarge, refuseBody } from './body-limit.js'
 import { answerPreflight, isPreflight, type CorsPolicy } from './cors.js'
-import type { RequestDecider, Verdict } from '../decision/decide-request.js'
+import type { RequestDecider } from '../decision/decide-request.js'
+import type { Verdict } from '../decision/verdict.js'
 import { applyVerdict } from '../http/verdict.js'
 import type { Route } from '../decision/route-table.js'
 

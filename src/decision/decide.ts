@@ -1,11 +1,10 @@
 /**
- * The authenticate and authorize stages as pure decisions over the resolved records: is the key good, and does
- * its effective role satisfy the matched rule. Each denial names its reason.
+ * The authenticate stage as a pure decision over the resolved records: is the key good, and who is calling.
+ * Each denial names its reason.
  */
 import type { Reason } from '../errors.js'
 import { digestMatches, secretMatches, type ParsedKey } from '../registry/key-format.js'
 import { INVALID, NO_GRANTS, scopedGrants } from '../registry/records.js'
-import type { RuleMatch } from './match-rule.js'
 import type { Identity } from './identity.js'
 import type { Resolved } from '../cache/resolve-identity.js'
 
@@ -51,26 +50,4 @@ export function authenticate (credential: ParsedKey, r: Resolved, now: number, d
       orgLimit: r.org?.rateLimit
     }
   }
-}
-
-/**
- * address: a key bound to `allowed_cidrs` is used only from them. `client`: the client
- * address as `trusted_proxies` (or, in authorizer mode, the trusted peers) allow it;
- * none known is refused.
- */
-export function fromAllowedAddress (identity: Identity, client: string | undefined): boolean {
-  return identity.addresses === undefined || identity.addresses.allows(client)
-}
-
-export type Authorized =
-  | { ok: true }
-  | { ok: false, reason: 'no_rule' | 'org_mismatch' }
-  | { ok: false, reason: 'missing_permission', scope: string }
-
-export function authorize (identity: Identity, match: RuleMatch | null): Authorized {
-  if (match === null) return { ok: false, reason: 'no_rule' }
-  const { rule, params } = match
-  if (rule.orgParam !== undefined && params[rule.orgParam] !== identity.org) return { ok: false, reason: 'org_mismatch' }
-  if (!identity.grants.hasAll(rule.permissions)) return { ok: false, reason: 'missing_permission', scope: rule.scope }
-  return { ok: true }
 }

@@ -8,30 +8,15 @@
  * so a refused key is never hidden behind a public rule.
  */
 import type { AnonymousLimit } from '../ratelimit/anonymous.js'
-import type { Verdict as RateLimitVerdict } from '../ratelimit/limiter.js'
-import type { CompiledRule, RuleMatcher } from './match-rule.js'
+import type { RuleMatcher } from './match-rule.js'
+import type { Anonymous, Refused } from './verdict.js'
 
-/** An anonymous request, allowed by a public rule. */
-export interface Anonymous {
-  ok: true
-  anonymous: true
-  identity: undefined
-  rule: CompiledRule
-  rateLimit?: RateLimitVerdict
-  fromRedis?: undefined
-}
-
-/** Over `rate_limits.anonymous`: the refusal's parts. */
-export interface AnonymousLimited {
-  ok: false
-  anonymous: true
-  rule: CompiledRule
-  rateLimit: RateLimitVerdict
-}
-
-/** A public rule's answer, or undefined: not a public rule, or a credential was sent (decided normally). */
+/**
+ * A public rule's answer: anonymous, or refused over `rate_limits.anonymous` (429); or
+ * undefined: not a public rule, or a credential was sent (decided normally).
+ */
 export type PublicAccess = (method: string, path: string, rawHeaders: readonly string[], keyHeader: string | undefined,
-  client: string | undefined, now: number) => Anonymous | AnonymousLimited | undefined
+  client: string | undefined, now: number) => Anonymous | Refused | undefined
 
 /** undefined when no rule is public: then the decision pays nothing for them. */
 export function createPublicAccess (matchRule: RuleMatcher, anyPublic: boolean, limit: AnonymousLimit | undefined): PublicAccess | undefined {
@@ -42,7 +27,9 @@ export function createPublicAccess (matchRule: RuleMatcher, anyPublic: boolean, 
     if (match === null || !match.rule.public) return undefined
     if (limit === undefined) return { ok: true, anonymous: true, identity: undefined, rule: match.rule }
     const v = limit(client, now)
-    if (!v.allowed) return { ok: false, anonymous: true, rule: match.rule, rateLimit: v }
+    if (!v.allowed) {
+      return { ok: false, code: 'rate_limited', reason: 'rate_limited', challenge: undefined, keyId: undefined, rule: match.rule, rateLimit: v }
+    }
     return { ok: true, anonymous: true, identity: undefined, rule: match.rule, rateLimit: v }
   }
 }

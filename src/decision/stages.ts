@@ -4,7 +4,10 @@
  * and the log's reasons follow. `decision` marks the stages of the one decision function
  * (decide-request.ts) that every front end calls; `authentication` those of the
  * authentication inside it (authenticate-request.ts), which the admin sign-in calls alone.
+ * The stages after authentication are the list the decision runs (stages/index.ts).
  */
+import { DECISION_STAGES } from './stages/index.js'
+
 export interface Stage {
   readonly name: string
   /** what a refusal at this stage answers (status codes), or what the stage does */
@@ -15,8 +18,11 @@ export interface Stage {
   readonly authentication: boolean
 }
 
-function stage (name: string, answer: string, files: readonly string[], part: 'decision' | 'authentication' | 'front end'): Stage {
-  return Object.freeze({ name, answer, files: Object.freeze(files), decision: part !== 'front end', authentication: part === 'authentication' })
+type Part = 'decision' | 'authentication' | 'front end'
+
+function stage (name: string, answer: string, files: readonly string[], part: Part): Stage {
+  const decision = part !== 'front end'
+  return Object.freeze({ name, answer, files: Object.freeze(files), decision, authentication: part === 'authentication' })
 }
 
 export const STAGES: readonly Stage[] = Object.freeze([
@@ -26,9 +32,7 @@ export const STAGES: readonly Stage[] = Object.freeze([
   stage('key format', '401 (local)', ['src/registry/key-format.ts'], 'authentication'),
   stage('records', '503', ['src/cache/resolve-identity.ts'], 'authentication'),
   stage('authenticate', '401', ['src/decision/decide.ts'], 'authentication'),
-  stage('address', '403', ['src/decision/decide.ts'], 'decision'),
-  stage('authorize', '403', ['src/decision/match-rule.ts', 'src/decision/decide.ts'], 'decision'),
-  stage('rate limits', '429', ['src/ratelimit/'], 'decision'),
+  ...DECISION_STAGES.map((s) => stage(s.name, s.answer, s.files, 'decision')),
   stage('body', '413/408', ['src/data-plane/body-limit.ts'], 'front end'),
   stage('headers', 'strip+set', ['src/http/identity-headers.ts'], 'front end'),
   stage('proxy', '502/504', ['src/data-plane/proxy.ts'], 'front end'),

@@ -2,7 +2,7 @@
 import type { Reason } from '../errors.js'
 import { NO_TRACE, type RequestTrace } from '../tracing/request-trace.js'
 import type { Identity } from '../decision/identity.js'
-import type { Verdict } from '../decision/decide-request.js'
+import type { Verdict } from '../decision/verdict.js'
 
 export interface RequestState {
   /** the authorizer: the method of the request decided on (the decision request's own otherwise) */

@@ -7,7 +7,7 @@
  * a WebSocket upgrade (src/websocket/).
  */
 import type { FastifyReply } from 'fastify'
-import type { Allowed, Anonymous, Verdict } from '../decision/decide-request.js'
+import type { Allowed, Anonymous, Verdict } from '../decision/verdict.js'
 import type { ErrorCode, Reason } from '../errors.js'
 import { rateLimitHeaders } from '../ratelimit/respond.js'
 import { deny } from './deny.js'

@@ -82,6 +82,14 @@ export function malformedLevel (l: ApplicableLimits): LimitLevel | undefined {
   return l.key === MALFORMED ? 'key' : l.role === MALFORMED ? 'role' : l.org === MALFORMED ? 'org' : undefined
 }
 
+/**
+ * The limits shown, never counted (`keygate check`): a malformed limit refuses as the
+ * limiter does; any other lets the request through, without touching Redis.
+ */
+export function previewLimiter (defaultLimit: RateLimit | undefined): Limiter {
+  return { check: (id) => malformedLevel(applicableLimits(id, defaultLimit)) === undefined ? undefined : MALFORMED_VERDICT }
+}
+
 export function createLimiter (o: LimiterOptions): Limiter {
   const names = bucketNames(o.bucketPrefix)
 

@@ -33,7 +33,8 @@ import type { Tracking } from '../cache/invalidation.js'
 import type { Reason } from '../errors.js'
 import type { CloseCause, WebSocketMeter } from '../metrics/websocket-metrics.js'
 import type { Identity } from '../decision/identity.js'
-import type { RequestDecider, Verdict } from '../decision/decide-request.js'
+import type { RequestDecider } from '../decision/decide-request.js'
+import type { Verdict } from '../decision/verdict.js'
 import type { Relay } from './relay.js'
 
 /** Close codes of the gateway's own closes (RFC 6455 section 7.4.1, IANA registry). */

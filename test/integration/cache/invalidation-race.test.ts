@@ -151,3 +151,48 @@ t.test('a write made while the tracking connection is down is not missed', async
   }, 3000, 'the re-established channel delivers', 5)
   t.pass('invalidations flow again after re-establishment')
 })
+
+const OWN_CONNECTION = { connectionName: 'keygate-invalidation', autoResubscribe: false, maxRetriesPerRequest: 0, retryStrategy: () => null }
+
+/** Holds the whole server for `ms` (a script runs alone): every command waits behind it. */
+async function busyServer (c: Redis, ms: number): Promise<void> {
+  const spin = 'local s=redis.call("TIME") local e=s[1]*1e6+s[2]+ARGV[1]*1000 ' +
+    'repeat local n=redis.call("TIME") until n[1]*1e6+n[2]>=e return 1'
+  await c.eval(spin, 0, String(ms))
+}
+
+t.test('a late ping keeps the channel; a server silent for three pings in a row loses it', async (t) => {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const other = new Redis(redis.url)
+  t.teardown(() => { other.disconnect() })
+  const fixtures = new Fixtures(other, uniquePrefix())
+  let established = 0
+  const tracker = new InvalidationTracker({
+    connect: async () => new Redis(redis.url, { ...OWN_CONNECTION, commandTimeout: 100 }),
+    ...cacheNaming(fixtures.keys),
+    cache: new RecordCache(100),
+    verifyEveryMs: 50,
+    onEstablished: () => { established++ },
+    logger: pino({ level: 'silent' })
+  })
+  tracker.start()
+  t.teardown(() => tracker.stop())
+  await until(() => tracker.up, 3000, 'tracking', 5)
+
+  // one ping answered late (the server busy for 150 ms, the ping's timeout 100 ms)
+  let wentDown = false
+  const watch = setInterval(() => { if (!tracker.up) wentDown = true }, 2)
+  t.teardown(() => { clearInterval(watch) })
+  const before = tracker.verifiedAt
+  await busyServer(other, 150)
+  await until(() => tracker.verifiedAt > before + 150, 3000, 'a ping answered after the busy spell', 5)
+  t.notOk(wentDown, 'the channel stayed up through one late ping')
+  t.equal(established, 1, 'and was not re-established (the cache was not flushed)')
+
+  // silent for a second: three pings in a row time out, the connection is given up
+  await busyServer(other, 1000)
+  await until(() => established === 2, 5000, 'tracking to be re-established', 5)
+  t.ok(wentDown, 'the channel went down while the server was silent')
+  t.ok(tracker.up, 'and is up again on a new connection')
+})

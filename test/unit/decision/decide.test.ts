@@ -2,7 +2,8 @@
 // and the identity an accepted key carries. The records are parsed from the hashes an
 // operator writes, so a row reads as the registry would hold it.
 import t from 'tap'
-import { authenticate, authorize } from '../../../src/decision/decide.js'
+import { authenticate } from '../../../src/decision/decide.js'
+import { authorize } from '../../../src/decision/stages/authorize.js'
 import type { Identity } from '../../../src/decision/identity.js'
 import { compileRules as compile } from '../../../src/decision/match-rule.js'
 import { PROXIED_METHODS } from '../../../src/http/methods.js'

@@ -4,6 +4,7 @@
 import t from 'tap'
 import { existsSync, readFileSync } from 'node:fs'
 import { STAGES } from '../../../src/decision/stages.js'
+import { DECISION_STAGES } from '../../../src/decision/stages/index.js'
 
 const root = new URL('../../../', import.meta.url)
 const readme = readFileSync(new URL('README.md', root), 'utf8')
@@ -46,4 +47,10 @@ t.test('every file a stage names is there', async (t) => {
 t.test('the decision is the stages from receive to rate limits; authentication, credential to authenticate', async (t) => {
   t.same(STAGES.filter((s) => s.decision).map((s) => s.name), ['receive', 'route prefix', 'credential', 'key format', 'records', 'authenticate', 'address', 'authorize', 'rate limits'])
   t.same(STAGES.filter((s) => s.authentication).map((s) => s.name), ['credential', 'key format', 'records', 'authenticate'])
+})
+
+t.test('the stages after authentication are the list the decision runs, in its order', async (t) => {
+  const names = STAGES.map((s) => s.name)
+  const after = names.slice(names.indexOf('authenticate') + 1, names.indexOf('body'))
+  t.same(after, DECISION_STAGES.map((s) => s.name))
 })

@@ -3,7 +3,7 @@
 // reply, the WebSocket upgrade its raw socket; both get exactly these calls.
 import t from 'tap'
 import { renderVerdict, type VerdictSink } from '../../../src/http/verdict.js'
-import type { Verdict } from '../../../src/decision/decide-request.js'
+import type { Verdict } from '../../../src/decision/verdict.js'
 import type { Identity } from '../../../src/decision/identity.js'
 import { NO_GRANTS } from '../../../src/registry/records.js'
 
