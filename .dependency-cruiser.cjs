@@ -4,7 +4,7 @@
 
 /** The floors of src/, lowest first: a module imports only from its own floor or lower ones. */
 const FLOORS = [
-  ['config/', 'errors.ts', 'version.ts', 'peer.ts', 'client-address.ts', 'heap-growth.ts', 'logger.ts'],
+  ['config/', 'errors.ts', 'version.ts', 'peer.ts', 'client-address.ts', 'heap-growth.ts', 'logger.ts', 'lifecycle.ts'],
   ['registry/', 'metrics/'],
   ['redact.ts', 'tracing/'],
   ['ratelimit/', 'usage/', 'cache/'],

@@ -11,23 +11,22 @@ import type { Logger } from 'pino'
 import { buildAdminPlane } from './admin/admin-plane.js'
 import { buildAuthorizerPlane } from './authorizer/authorizer-plane.js'
 import { loadAssertions, type Assertions } from './assertion/index.js'
-import { FillLimiter } from './cache/fill-limiter.js'
-import { InvalidationTracker, NO_TRACKING, type Tracking } from './cache/invalidation.js'
-import { recentlyUsedKeyIds, Refill } from './cache/refill.js'
-import { cacheNaming, RecordCache } from './cache/record-cache.js'
-import { trackingConnections } from './cache/tracking-connection.js'
+import { createCache } from './cache/create-cache.js'
+import type { FillLimiter } from './cache/fill-limiter.js'
+import type { Tracking } from './cache/invalidation.js'
+import type { Refill } from './cache/refill.js'
+import type { RecordCache } from './cache/record-cache.js'
 import type { Config } from './config/schema.js'
+import { Lifecycle } from './lifecycle.js'
 import { createLogger, sinkOf } from './logger.js'
 import { createMetrics, type Metrics } from './metrics/metrics.js'
 import { buildDataPlane } from './data-plane/data-plane.js'
 import { decisionFactory } from './decision/factory.js'
 import { PROXIED_METHODS } from './http/methods.js'
-import { createIdentityResolver } from './cache/resolve-identity.js'
-import { cacheTimings } from './cache/timings.js'
 import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-client.js'
 import { createTracing } from './tracing/tracing.js'
 import type { Tracing } from './tracing/request-trace.js'
-import { redisKeys, type RedisKeys } from './registry/redis-keys.js'
+import { redisKeys } from './registry/redis-keys.js'
 import { UsageRecorder } from './usage/last-used.js'
 import { UsageCounter } from './usage/counter.js'
 import { parseDuration } from './config/duration.js'
@@ -61,6 +60,9 @@ export interface KeygateApp {
   /** the trace context and, with tracing.otlp_endpoint, the span export (src/tracing/) */
   tracing: Tracing
   logger: Logger
+  /** the background parts, in the order they start (src/lifecycle.ts) */
+  lifecycle: Lifecycle
+  /** a graceful stop: every background part, last started first, each drained */
   close: () => Promise<void>
 }
 
@@ -72,55 +74,29 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const logger = opts.logger ?? createLogger(config.log.level)
   // the assertion's key files first: an unfit one stops the start before anything is opened
   const assertions = await loadAssertions(config.identity.assertion)
+  // The background parts, each added after those it relies on: started in this order
+  // once everything is built, stopped in the reverse order by close() (src/lifecycle.ts).
+  const lifecycle = new Lifecycle((name, err) => {
+    logger.warn({ err: { message: (err as Error).message }, part: name }, 'stop: a part did not stop cleanly')
+  })
 
   const redis = createRedis(config.redis)
   const health = new RedisHealth(redis)
-  health.start()
+  lifecycle.add({ name: 'registry connection', start: () => { health.start() }, stop: () => { health.stop(); redis.disconnect() } })
   const keys = redisKeys(config.redis.prefix)
-  // The cache of parsed records, kept current by push invalidation (src/cache/invalidation.ts).
-  const cache = new RecordCache(config.cache.max_entries, config.cache.negative_max_entries)
-  // The budget of registry reads, and the refill that reads ahead within it what the
-  // cache will need: at start, and after a flush (src/cache/refill.ts).
-  const fills = new FillLimiter({ perSecond: config.cache.fills_per_second, maxWaitMs: config.cache.fill_wait_ms })
-  const refill = new Refill({
-    limiter: fills,
-    read: (id) => resolver.refill(id),
-    session: () => tracking.since,
-    logger,
-    warmUp: config.cache.warm_up ? async () => await recentlyUsedKeyIds(redis, keys.usage, config.cache.max_entries) : undefined
-  })
-  const onEstablished = (held: string[], first: boolean): void => { refill.established(held, first) }
-  const tracker = config.cache.enabled && config.cache.tracking ? trackChanges(redis, keys, cache, config, logger, onEstablished) : undefined
-  tracker?.start()
-  const tracking = tracker ?? NO_TRACKING
-  // Rate-limit buckets this process saw refuse, held until their reset (src/ratelimit/).
-  const blocked = new BlockedBuckets()
   // Every metric (src/metrics/): the stages add to plain counters, read when /metrics is scraped.
-  const metrics = createMetrics({
-    rules: config.rules,
-    upstreams: Object.keys(config.upstreams),
-    redis: health,
-    cacheStats: () => ({ ...cache.counters, entries: cache.size, trackingUp: tracking.up, trackingSince: tracking.since }),
-    logStats: sinkOf(logger)?.stats,
-    rateLimitBlocked: () => blocked.size(Date.now()),
-    // (read at scrape time, once the counter below exists)
-    usageHeld: () => counter.held
-  })
+  const metrics = createMetrics({ rules: config.rules, upstreams: Object.keys(config.upstreams), redis: health, logStats: sinkOf(logger)?.stats })
   redis.on('error', () => { metrics.redis.connectionError() })
-  const resolver = createIdentityResolver(config, redis, {
-    records: cache,
-    tracking,
-    fills,
-    health,
-    onLookupError: (err) => { metrics.redis.lookupError(err) },
-    limitUnknownKeys: true
-  })
+  // The cache of parsed records, kept current by push invalidation, read through by the
+  // resolver within the fill budget, and refilled ahead of the requests (src/cache/).
+  const cache = createCache({ config, redis, keys, health, logger, onLookupError: (err) => { metrics.redis.lookupError(err) } })
+  for (const part of cache.background) lifecycle.add(part)
 
-  const usage = new UsageRecorder(redis, keys.usage, { keys: config.cache.max_entries })
   // (its own connection: a flush, up to a few hundred script calls, never queues ahead
   // of a request's lookup on the registry's connection)
   const usageRedis = createRedis(config.redis)
   usageRedis.on('error', () => { metrics.redis.connectionError() })
+  lifecycle.add({ name: 'usage connection', stop: () => { usageRedis.disconnect() } })
   const counter = new UsageCounter(usageRedis, keys, {
     enabled: config.usage.enabled,
     flushMs: config.usage.flush_ms,
@@ -130,6 +106,13 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     onError: (err) => { logger.warn({ err: { message: (err as Error).message } }, 'usage: counts could not be written; they are dropped') },
     meter: metrics.usage
   })
+  // the last counts: a graceful stop loses none
+  lifecycle.add({ name: 'usage counts', stop: async () => { await counter.stop() } })
+  const usage = new UsageRecorder(redis, keys.usage, { keys: config.cache.max_entries })
+  lifecycle.add({ name: 'last used', stop: async () => { await usage.stop() } })
+
+  // Rate-limit buckets this process saw refuse, held until their reset (src/ratelimit/).
+  const blocked = new BlockedBuckets()
   const limiter = createLimiter({
     script: new RateLimitScript(redis),
     blocked,
@@ -138,8 +121,10 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     defaultLimit: config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default),
     onError: config.rate_limits.on_error
   })
+  metrics.observe({ cacheStats: cache.stats, rateLimitBlocked: () => blocked.size(Date.now()), usageHeld: () => counter.held })
+
   // The decision, receive to rate limits, one function for the data plane and the authorizer
-  const decisions = decisionFactory(config, resolver, PROXIED_METHODS)
+  const decisions = decisionFactory(config, cache.resolver, PROXIED_METHODS)
   // (rate_limits.anonymous: public rules without a key, per client address, in this process)
   const anonymousRate = config.rate_limits.anonymous === undefined ? undefined : parseRateLimit(config.rate_limits.anonymous)
   const anonymous = anonymousRate === undefined ? undefined : anonymousLimit(anonymousRate)
@@ -148,11 +133,21 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const redecider = decisions.decider()
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set
   const tracing = await createTracing(config.tracing, config.keys.prefix)
+  // the spans of the last requests are exported before the gateway is gone
+  lifecycle.add({ name: 'span export', stop: async () => { await tracing.shutdown().catch(() => {}) } })
   // (counting off: the request's last stage is not handed the counter, and costs nothing for it)
   const counting = config.usage.enabled ? counter : undefined
-  const data = await buildDataPlane({ config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing, routes: decisions.routes })
+  const { tracking } = cache
+  const data = await buildDataPlane({
+    config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing, routes: decisions.routes
+  })
   const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
-  const authz = config.authz_listen !== undefined ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing }) : undefined
+  const authz = config.authz_listen !== undefined
+    ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing })
+    : undefined
+  // first to stop: no new request, and those in flight answered (and counted)
+  lifecycle.add({ name: 'listeners', stop: async () => { await Promise.allSettled([data.close(), admin.close(), authz?.close()]) } })
+  lifecycle.start()
 
   return {
     data,
@@ -160,44 +155,17 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     authz,
     redis,
     health,
-    cache,
+    cache: cache.records,
     tracking,
-    fills,
-    refill,
+    fills: cache.fills,
+    refill: cache.refill,
     metrics,
     usage,
     counter,
     assertions,
     tracing,
     logger,
-    async close () {
-      await Promise.allSettled([data.close(), admin.close(), authz?.close()])
-      // the spans of the last requests are exported before the gateway is gone
-      await tracing.shutdown().catch(() => {})
-      await usage.stop()
-      // the last counts: a graceful stop loses none
-      await counter.stop()
-      usageRedis.disconnect()
-      refill.stop()
-      await tracker?.stop()
-      health.stop()
-      redis.disconnect()
-    }
+    lifecycle,
+    close: async () => { await lifecycle.stop() }
   }
-}
-
-/** Push invalidation of the cache: every write to a key, user, role or org record, by anyone. */
-function trackChanges (redis: RegistryClient, keys: RedisKeys, cache: RecordCache, config: Config, logger: Logger,
-  onEstablished: (held: string[], first: boolean) => void): InvalidationTracker {
-  const connections = trackingConnections(redis, keys.keys)
-  const tracker = new InvalidationTracker({
-    connect: connections.connect,
-    ...cacheNaming(keys),
-    cache,
-    verifyEveryMs: cacheTimings(config.cache).verifyEveryMs,
-    onEstablished,
-    logger
-  })
-  connections.watch(() => tracker.node, () => { tracker.reconnect('the registry slot moved') })
-  return tracker
 }

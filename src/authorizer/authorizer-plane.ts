@@ -13,7 +13,7 @@
  *                                                                          decide-request.ts
  *   5. the answer     allowed: 200, empty, the identity headers (and the assertion),
  *                     and for Envoy the request headers to remove (the key, and the
- *                     identity headers this answer does not set);
+ *                     identity headers this answer does not set)        allowed-answer.ts;
  *                     refused: the data plane's status, error object and challenge;
  *                     RateLimit-* (and Retry-After) when a rate limit applies
  *   6. log            one line (`mode: "authz"`) and the metrics          request-log.ts
@@ -30,7 +30,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
-import { assertionHeaderName, JWKS_PATH, sendJwks, type Assertions } from '../assertion/index.js'
+import { JWKS_PATH, sendJwks, type Assertions } from '../assertion/index.js'
 import { sendError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../usage/last-used.js'
@@ -41,10 +41,11 @@ import { challenges } from '../decision/challenges.js'
 import { deny, refuseFraming } from '../http/deny.js'
 import { applyVerdict } from '../http/verdict.js'
 import { createListener } from '../http/listener.js'
-import { connectionPeer, identityHeadersFor, reportedClient } from '../http/identity-headers.js'
+import { connectionPeer, reportedClient } from '../http/identity-headers.js'
 import { PROXIED_METHODS } from '../http/methods.js'
 import { routePatterns } from '../decision/route-table.js'
 import { loggedTarget, requestState } from '../http/request-state.js'
+import { allowedAnswer } from './allowed-answer.js'
 import { namesOriginal, originalRequest } from './original-request.js'
 
 export interface AuthorizerPlaneOptions {
@@ -86,17 +87,8 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   const peerOf = connectionPeer(config.authz.trusted_peers)
   const pathPrefix = config.authz.path_prefix
   const proxy = config.authz.proxy
-  const headerPrefix = config.identity.header_prefix
-  const identityHeaders = identityHeadersFor(headerPrefix)
-  const assertionHeader = assertionHeaderName(headerPrefix)
-  // Envoy removes these from the request it forwards (other proxies ignore the header):
-  // the key, and a client's own copy of each identity header this answer does not set
-  const notSet = ['authorization', ...(assertions === undefined ? [assertionHeader.toLowerCase()] : [])]
-  const toRemove = notSet.join(',')
-  const toRemoveNoUser = [...notSet, `${headerPrefix.toLowerCase()}user-id`].join(',')
-  // an anonymous answer (a public rule, no key) sets no identity header: each is removed
-  const toRemoveAnonymous = [...notSet, ...['key-id', 'key-type', 'user-id', 'org-id', 'role']
-    .map((n) => headerPrefix.toLowerCase() + n), ...(assertions === undefined ? [] : [assertionHeader.toLowerCase()])].join(',')
+  // the allowed answer (Envoy removes the headers it names; other proxies ignore that header)
+  const writeAllowed = allowedAnswer({ headerPrefix: config.identity.header_prefix, assertions, tracing })
   const byHost = config.routes.some((r) => r.hosts !== undefined)
   // each route's name for the span (`<prefix>/*`)
   const routeNames = new Map(config.routes.map((r) => [r.prefix, routePatterns(r.prefix)[1]]))
@@ -164,21 +156,11 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
       state.reason = 'allowed'
       usage.record(identity.keyId, now)
     }
-    reply.code(200).headers(identityHeaders(identity, request.id))
     // (the route's key header travels no further either)
     const keyHeader = v.target?.route.keyHeader
-    const remove = identity === undefined ? toRemoveAnonymous : identity.userId === undefined ? toRemoveNoUser : toRemove
-    reply.header('x-envoy-auth-headers-to-remove', keyHeader === undefined ? remove : `${remove},${keyHeader}`)
-    // the trace context for the proxy to forward: the decision is the upstream call's parent
-    reply.header('traceparent', tracing.forwarded(state.trace))
-    if (state.trace.tracestate !== undefined) reply.header('tracestate', state.trace.tracestate)
-    if (assertions !== undefined && identity !== undefined) {
-      // htu: the path as the proxy named it, which is the path it forwards (it differs
-      // from the decided one only by percent-encoded unreserved characters)
-      const q = originalTarget.indexOf('?')
-      const forwardedPath = q === -1 ? originalTarget : originalTarget.slice(0, q)
-      reply.header(assertionHeader, assertions.forRequest(identity, state.method ?? request.method, forwardedPath, request.id, now))
-    }
+    const allowed = writeAllowed(identity, request.id, state.trace, state.method ?? request.method, originalTarget, now, keyHeader)
+    reply.code(allowed.status).headers(allowed.headers)
+    reply.header('x-envoy-auth-headers-to-remove', allowed.remove.list)
     return reply.send()
   }
 

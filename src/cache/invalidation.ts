@@ -48,6 +48,8 @@ const MISSED_PINGS = 3
 
 /** A record's cache name (record-cache.ts) that changed; undefined: any record may have. */
 export type ChangeListener = (name: string | undefined) => void
+/** `held`: the key ids the cache held before it was flushed; `first`: the first establishment since start */
+export type EstablishedListener = (held: string[], first: boolean) => void
 
 /** What the resolver needs to know about tracking, and the fill tickets. */
 export interface Tracking {
@@ -93,11 +95,6 @@ export interface InvalidationTrackerOptions {
   cache: TrackerTarget
   /** ping interval; keep it well under `cache.ttl_ms` */
   verifyEveryMs: number
-  /**
-   * Tracking is established (again): `held` are the key ids the cache held before it
-   * was flushed; `first`: the first establishment since start.
-   */
-  onEstablished?: (held: string[], first: boolean) => void
   logger: Logger
   now?: () => number
 }
@@ -123,6 +120,7 @@ export class InvalidationTracker implements Tracking {
   /** pings in a row that timed out on the current connection */
   private missedPings = 0
   private readonly listeners: ChangeListener[] = []
+  private readonly establishedListeners: EstablishedListener[] = []
   private established = 0
 
   constructor (private readonly o: InvalidationTrackerOptions) {
@@ -191,6 +189,14 @@ export class InvalidationTracker implements Tracking {
     this.listeners.push(listener)
   }
 
+  /**
+   * Tracking is established (again): `held` are the key ids the cache held before it
+   * was flushed; `first`: the first establishment since start (the refill, refill.ts).
+   */
+  onEstablished (listener: EstablishedListener): void {
+    this.establishedListeners.push(listener)
+  }
+
   private changed (name: string | undefined): void {
     for (const listener of this.listeners) listener(name)
   }
@@ -241,7 +247,8 @@ export class InvalidationTracker implements Tracking {
     this.verifiedAt = sentAt
     this.o.logger.info({ prefixes: this.o.prefixes }, 'cache: push invalidation established')
     this.changed(undefined)
-    this.o.onEstablished?.(held, this.established++ === 0)
+    const first = this.established++ === 0
+    for (const listener of this.establishedListeners) listener(held, first)
   }
 
   private lose (why: string): void {

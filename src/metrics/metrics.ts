@@ -30,27 +30,33 @@ import { VERSION } from '../version.js'
 
 export type { AdminSignInMeter, AuthMeter, CacheStats, RateLimitMeter, RedisMeter, RedisState, RequestMeter, UpstreamMeter, UsageMeter, WebSocketMeter }
 
-export interface MetricsOptions {
+export interface MetricsOptions extends ScrapeSources {
   /** the configured rules, in order: `rule` label `<METHOD> <path pattern>` */
   rules: ReadonlyArray<{ method: string, path: string }>
   /** the configured upstream names: `upstream` label */
   upstreams: readonly string[]
   redis: RedisState
-  /** the cache's counters; without it the `keygate_cache_*` metrics are not exported */
-  cacheStats?: () => CacheStats
   /** what the log could not write (src/logger.ts's live counters, read at scrape time); without it the `keygate_log_*` metrics are not exported */
   logStats?: Readonly<LogSinkStats> | undefined
-  /** rate-limit buckets this process holds blocked (src/ratelimit/blocked.ts), read at scrape time */
-  rateLimitBlocked?: () => number
-  /** distinct keys the usage counter holds, not yet written (src/usage/counter.ts), read at scrape time */
-  usageHeld?: () => number
   /** prom-client's default process and Node.js metrics, unprefixed (default true) */
   defaultMetrics?: boolean
   now?: () => number
 }
 
+/** What the metrics read at scrape time from parts built after them (app.ts hands them over once built). */
+export interface ScrapeSources {
+  /** the cache's counters; without it the `keygate_cache_*` metrics are not exported */
+  cacheStats?: () => CacheStats
+  /** rate-limit buckets this process holds blocked (src/ratelimit/blocked.ts) */
+  rateLimitBlocked?: () => number
+  /** distinct keys the usage counter holds, not yet written (src/usage/counter.ts) */
+  usageHeld?: () => number
+}
+
 export interface Metrics {
   readonly registry: Registry
+  /** the parts read at scrape time, once they are built; the metrics of a source not given read 0 or are absent */
+  observe: (sources: ScrapeSources) => void
   /** the data plane's responses (`mode="proxy"`) */
   readonly requests: RequestMeter
   /** the authorizer listener's responses (`mode="authz"`) */
@@ -79,10 +85,21 @@ export function createMetrics (o: MetricsOptions): Metrics {
   const upstreams = upstreamMetrics(r, o.upstreams)
   const redis = redisMetrics(r, o.redis)
   const adminSignIn = adminSignInMetrics(r)
-  const rateLimit = rateLimitMetrics(r, o.rateLimitBlocked ?? (() => 0))
+  let rateLimitBlocked = (): number => 0
+  let usageHeld = (): number => 0
+  const rateLimit = rateLimitMetrics(r, () => rateLimitBlocked())
   const webSockets = webSocketMetrics(r)
-  const usage = usageMetrics(r, o.usageHeld ?? (() => 0))
-  if (o.cacheStats !== undefined) cacheMetrics(r, o.cacheStats, o.now ?? Date.now)
+  const usage = usageMetrics(r, () => usageHeld())
+  let cacheObserved = false
+  const observe = (sources: ScrapeSources): void => {
+    if (sources.rateLimitBlocked !== undefined) rateLimitBlocked = sources.rateLimitBlocked
+    if (sources.usageHeld !== undefined) usageHeld = sources.usageHeld
+    if (sources.cacheStats !== undefined && !cacheObserved) {
+      cacheObserved = true
+      cacheMetrics(r, sources.cacheStats, o.now ?? Date.now)
+    }
+  }
+  observe(o)
   r.gauge({
     name: 'keygate_build_info',
     help: 'Always 1: the running keygate\'s version and the Node.js version it runs on, as labels.',
@@ -104,6 +121,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
 
   return {
     registry,
+    observe,
     requests: requests.meters.proxy,
     decisions: requests.meters.authz,
     upgrades: requests.meters.websocket,

@@ -173,9 +173,9 @@ t.test('a late ping keeps the channel; a server silent for three pings in a row 
     ...cacheNaming(fixtures.keys),
     cache: new RecordCache(100),
     verifyEveryMs: 50,
-    onEstablished: () => { established++ },
     logger: pino({ level: 'silent' })
   })
+  tracker.onEstablished(() => { established++ })
   tracker.start()
   t.teardown(() => tracker.stop())
   await until(() => tracker.up, 3000, 'tracking', 5)
