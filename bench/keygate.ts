@@ -118,7 +118,12 @@ export interface KeygateOptions {
   coldKeys?: boolean
   /** the `usage` section (docs/usage.md): per-key counting, on by default as in the product */
   usage?: { enabled?: boolean, flushMs?: number, maxKeys?: number }
+  /** a second route, `STRIP_PREFIX` with `strip_prefix: true` (docs/routing.md), its rule for BENCH_PATH under it */
+  stripPrefix?: boolean
 }
+
+/** The prefix of the strip_prefix row: `/strip/api/v1/users` reaches the origin as BENCH_PATH, as the headline's request does. */
+export const STRIP_PREFIX = '/strip'
 
 /** The `usage` section for the config file ('' when the row leaves the defaults). */
 function usageSection (o: KeygateOptions['usage']): string {
@@ -230,15 +235,18 @@ export async function startKeygate (ctx: ScenarioContext, name: string, o: Keyga
   const assertion = assertionSetup(dir, o.assertion)
   const sink = o.tracing === undefined ? undefined : await startOtlpSink(ctx.distDir, ctx.auxCpus)
   const tracing = o.tracing === undefined || sink === undefined ? '' : `tracing: { otlp_endpoint: "http://127.0.0.1:${sink.port}/v1/traces", sample_ratio: ${o.tracing.sampleRatio} }\n`
+  const strip = o.stripPrefix === true
+  const stripRoute = strip ? `  - { prefix: ${STRIP_PREFIX}, upstream: core, strip_prefix: true }\n` : ''
+  const stripRule = strip ? `  - { method: GET, path: ${STRIP_PREFIX}${BENCH_PATH}, permissions: [users:read] }\n` : ''
   writeFileSync(config, `
 redis: { prefix: "${PREFIX}"${o.redis === undefined ? '' : `, ${o.redis}`} }
 upstreams:
   core: ${o.upstream ?? `{ url: "${ctx.originUrl}" }`}
 routes:
   - { prefix: /api/v1, upstream: core }
-rules:
+${stripRoute}rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
-cache: ${benchCache(o.cache)}
+${stripRule}cache: ${benchCache(o.cache)}
 ${o.keys === undefined ? '' : `keys: ${o.keys}\n`}log: { level: ${o.logLevel ?? 'info'} }
 ${assertion.yaml}${tracing}${usageSection(o.usage)}`)
   const port = await freePort()

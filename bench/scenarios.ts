@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { coldKeyCount, coldKeys, nextColdAuthorization } from './cold-keys.js'
 import { FORGED_IDS, nextForgedForeignToken, nextForgedKey } from './forged-keys.js'
-import { BENCH_RATE_LIMIT, benchImported, benchKeys, PREFIX, seed, startBenchRedis, startKeygate, type KeygateOptions } from './keygate.js'
+import { BENCH_RATE_LIMIT, benchImported, benchKeys, PREFIX, seed, startBenchRedis, startKeygate, STRIP_PREFIX, type KeygateOptions } from './keygate.js'
 import { startNginx } from './nginx.js'
 import { startNginxLua } from './nginx-lua.js'
 import type { ChildServer } from './process.js'
@@ -93,6 +93,16 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       headers: bearer(benchKeys.limited.key),
       maxScriptsPer1k: 1001,
       target: { cpuRatio: 0.75 }
+    },
+    // a route that strips its prefix (docs/routing.md), against the headline: the same
+    // request reaches the origin, through a second route and the rewrite
+    {
+      name: `keygate: personal key, cache warm, strip_prefix (${STRIP_PREFIX}${BENCH_PATH} forwarded as ${BENCH_PATH})`,
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startKeygate(ctx, 'keygate-strip-prefix', { stripPrefix: true }),
+      headers: bearer(benchKeys.personal.key),
+      path: `${STRIP_PREFIX}${BENCH_PATH}`,
+      target: { cpuRatio: 0.98 }
     },
     // the signed identity assertion (docs/assertion.md), against the same row without it
     {

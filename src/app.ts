@@ -34,6 +34,7 @@ import { parseDuration } from './config/duration.js'
 import { BlockedBuckets } from './ratelimit/blocked.js'
 import { parseRateLimit } from './config/rate-limit.js'
 import { createLimiter } from './ratelimit/limiter.js'
+import { anonymousLimit } from './ratelimit/anonymous.js'
 import { RateLimitScript } from './ratelimit/script.js'
 
 export interface KeygateApp {
@@ -136,7 +137,10 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
 
   // The decision, receive to rate limits, one function for the data plane and the authorizer
   const decisions = decisionFactory(config, cache.resolver, PROXIED_METHODS)
-  const decider = decisions.decider({ limiter, meter: metrics.auth })
+  // (rate_limits.anonymous: public rules without a key, per client address, in this process)
+  const anonymousRate = config.rate_limits.anonymous === undefined ? undefined : parseRateLimit(config.rate_limits.anonymous)
+  const anonymous = anonymousRate === undefined ? undefined : anonymousLimit(anonymousRate)
+  const decider = decisions.decider({ limiter, meter: metrics.auth, anonymous })
   // ...and without the rate limits (nor the decision metrics), for open WebSockets decided again on a change
   const redecider = decisions.decider()
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set
@@ -151,7 +155,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   // (closed once the listeners have stopped: registered before them)
   lifecycle.add({ name: 'upstreams', stop: async () => { await upstreams.close() } })
   const data = await buildDataPlane({
-    config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing, upstreams
+    config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing, upstreams,
+    routes: decisions.routes
   })
   const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
   const authz = config.authz_listen !== undefined

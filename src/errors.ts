@@ -41,6 +41,8 @@ export const REASONS = [
   'expectation_failed', 'request_timeout', 'internal_error',
   'cors_preflight', 'cors_refused', 'unknown_key_limited',
   'rate_limit_unavailable',
+  // routes (docs/routing.md): a public rule passed without a key; the key in two places at once
+  'public', 'two_credentials',
   // the authorizer listener: a decision request from a peer not in authz.trusted_peers
   'untrusted_peer',
   // WebSocket upgrades (src/websocket/): not a WebSocket handshake; over a connection cap

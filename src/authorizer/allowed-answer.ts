@@ -4,8 +4,10 @@
  * its CheckResponse): status 200; the headers the proxy forwards upstream (the identity
  * headers, the request id, the trace context whose parent is the decision, and the
  * assertion when `identity.assertion` is on); and the request headers the proxy removes
- * (Envoy: the key, and a client's own copy of each identity header this answer does
- * not set). Protocol-neutral: no HTTP library.
+ * (Envoy: the key, in `Authorization` and in the route's key header, and a client's own
+ * copy of each identity header this answer does not set). An anonymous answer (a public
+ * rule, no key: docs/routing.md) sets `<prefix>Anonymous: true` and no identity header,
+ * so every one is removed. Protocol-neutral: no HTTP library.
  */
 import { assertionHeaderName, type Assertions } from '../assertion/index.js'
 import type { Identity } from '../decision/identity.js'
@@ -39,7 +41,8 @@ export interface AllowedAnswerOptions {
  * from the decided one only by percent-encoded unreserved characters.
  */
 export type WriteAllowed = (
-  identity: Identity, requestId: string, trace: RequestTrace, method: string, target: string, now: number
+  identity: Identity | undefined, requestId: string, trace: RequestTrace, method: string, target: string, now: number,
+  keyHeader?: string
 ) => AllowedAnswer
 
 export function allowedAnswer ({ headerPrefix, assertions, tracing }: AllowedAnswerOptions): WriteAllowed {
@@ -49,16 +52,19 @@ export function allowedAnswer ({ headerPrefix, assertions, tracing }: AllowedAns
   const removal = (names: string[]): Removal => Object.freeze({ names: Object.freeze(names), list: names.join(',') })
   const withUser = removal(notSet)
   const noUser = removal([...notSet, `${headerPrefix.toLowerCase()}user-id`])
+  const prefix = headerPrefix.toLowerCase()
+  const anonymous = removal(['authorization', assertionHeader, ...['key-id', 'key-type', 'user-id', 'org-id', 'role'].map((n) => prefix + n)])
 
-  return (identity, requestId, trace, method, target, now) => {
+  return (identity, requestId, trace, method, target, now, keyHeader) => {
     const headers = identityHeaders(identity, requestId)
     // the trace context for the proxy to forward: the decision is the upstream call's parent
     headers.traceparent = tracing.forwarded(trace)
     if (trace.tracestate !== undefined) headers.tracestate = trace.tracestate
-    if (assertions !== undefined) {
+    if (assertions !== undefined && identity !== undefined) {
       const q = target.indexOf('?')
       headers[assertionHeader] = assertions.forRequest(identity, method, q === -1 ? target : target.slice(0, q), requestId, now)
     }
-    return { status: 200, headers, remove: identity.userId === undefined ? noUser : withUser }
+    const remove = identity === undefined ? anonymous : identity.userId === undefined ? noUser : withUser
+    return { status: 200, headers, remove: keyHeader === undefined ? remove : removal([...remove.names, keyHeader]) }
   }
 }

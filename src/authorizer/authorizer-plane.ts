@@ -89,6 +89,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   const proxy = config.authz.proxy
   // the allowed answer (Envoy removes the headers it names; other proxies ignore that header)
   const writeAllowed = allowedAnswer({ headerPrefix: config.identity.header_prefix, assertions, tracing })
+  const byHost = config.routes.some((r) => r.hosts !== undefined)
   // each route's name for the span (`<prefix>/*`)
   const routeNames = new Map(config.routes.map((r) => [r.prefix, routePatterns(r.prefix)[1]]))
 
@@ -128,9 +129,10 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     request.kg.method = original.method
     request.kg.path = loggedTarget(original.target)
 
-    // 4. the decision, as the data plane takes it
+    // 4. the decision, as the data plane takes it; the original Host picks routes with `hosts`
     const now = Date.now()
-    const verdict = decider.decideTarget(original.method, original.target, headers, client, now)
+    const host = byHost ? originalHost(raw) : undefined
+    const verdict = decider.decideTarget(original.method, original.target, headers, client, now, host)
     if (!(verdict instanceof Promise)) return answer(request, reply, verdict, now, original.target)
     verdict.then(
       (v) => { answer(request, reply, v, Date.now(), original.target) },
@@ -147,11 +149,16 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
       state.path = v.target.path
       state.trace.route = routeNames.get(v.target.route.prefix)
     }
-    const identity = applyVerdict(reply, v)
-    if (identity === undefined) return reply
-    state.reason = 'allowed'
-    usage.record(identity.keyId, now)
-    const allowed = writeAllowed(identity, request.id, state.trace, state.method ?? request.method, originalTarget, now)
+    if (!applyVerdict(reply, v)) return reply
+    const identity = v.identity
+    if (identity === undefined) state.reason = 'public'
+    else {
+      state.reason = 'allowed'
+      usage.record(identity.keyId, now)
+    }
+    // (the route's key header travels no further either)
+    const keyHeader = v.target?.route.keyHeader
+    const allowed = writeAllowed(identity, request.id, state.trace, state.method ?? request.method, originalTarget, now, keyHeader)
     reply.code(allowed.status).headers(allowed.headers)
     reply.header('x-envoy-auth-headers-to-remove', allowed.remove.list)
     return reply.send()
@@ -162,6 +169,12 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
   }
   await app.ready()
   return app
+}
+
+/** The original request's Host: the proxy's `X-Forwarded-Host` (Traefik; nginx as docs/authorizer.md sets it), else `Host`. */
+function originalHost (req: IncomingMessage): string | undefined {
+  const forwarded = req.headers['x-forwarded-host']
+  return typeof forwarded === 'string' ? forwarded : req.headers.host
 }
 
 function hasBody (req: IncomingMessage): boolean {

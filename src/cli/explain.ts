@@ -22,9 +22,10 @@ export interface Explanation {
   code?: ErrorCode
   reason: Reason
   method: string
-  /** the path the rules see and the upstream would receive */
+  /** the path the rules see */
   path?: string
-  route?: { prefix: string, upstream: string }
+  /** the route; `forwarded_path`: the path the upstream would receive, when the route rewrites it */
+  route?: { prefix: string, upstream: string, hosts?: string[], key_header?: string, forwarded_path?: string }
   key_id?: string
   key_type?: string
   user_id?: string
@@ -41,26 +42,36 @@ export interface Explanation {
   from?: string
   /** a refusal for want of a permission or an address: which of role, scope and address refused */
   refused_by?: Array<'role' | 'scope' | 'address'>
-  rule?: { index: number, method: string, path: string, permissions: string[], org_param?: string }
+  rule?: { index: number, method: string, path: string, permissions: string[], org_param?: string, public?: true }
   /** the rate limits that apply (docs/rate-limits.md): `<count>/<period>`, or `malformed` */
-  rate_limits?: { key?: string, role?: string, org?: string }
+  rate_limits?: { key?: string, role?: string, org?: string, anonymous?: string }
   /** the identity headers the upstream would receive */
   headers?: Record<string, string>
 }
 
-/** `from`: the client address to decide for (a key bound to addresses is refused without one) */
-export async function explain (config: Config, redis: RegistryClient, method: string, target: string, key: string, from?: string): Promise<Explanation> {
+/**
+ * `from`: the client address to decide for (a key bound to addresses is refused without one);
+ * `key` undefined: a request without a credential (a public rule's); `host`: its Host header.
+ */
+export async function explain (config: Config, redis: RegistryClient, method: string, target: string, key: string | undefined,
+  from?: string, host?: string): Promise<Explanation> {
   // Redis itself, no cache; the rate limits shown below, never counted
   const defaultLimit = config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default)
   const limiter = previewLimiter(defaultLimit)
   const decider = decisionFactory(config, createIdentityResolver(config, redis), PROXIED_METHODS).decider({ limiter })
   // receive to rate limits, as the gateway decides
-  const v = await decider.decideTarget(method, target, ['Authorization', `Bearer ${key}`], from, Date.now())
+  const v = await decider.decideTarget(method, target, key === undefined ? [] : ['Authorization', `Bearer ${key}`], from, Date.now(), host)
 
   const out: Explanation = { allowed: false, status: 400, reason: v.ok ? 'allowed' : v.reason, method }
   const path = v.target !== undefined ? v.target.path : v.path
   if (path !== undefined) out.path = path
-  if (v.target !== undefined) out.route = { prefix: v.target.route.prefix, upstream: v.target.route.upstream }
+  if (v.target !== undefined) {
+    const r = v.target.route
+    out.route = { prefix: r.prefix, upstream: r.upstream }
+    if (r.hosts !== undefined) out.route.hosts = [...r.hosts]
+    if (r.key_header !== undefined) out.route.key_header = r.key_header
+    if (r.rewrite !== undefined) out.route.forwarded_path = r.rewrite(v.target.path)
+  }
   const id = v.identity
   if (!v.ok && v.keyId !== undefined) out.key_id = v.keyId
   if (from !== undefined) out.from = from
@@ -73,6 +84,7 @@ export async function explain (config: Config, redis: RegistryClient, method: st
     const r = v.rule
     out.rule = { index: r.index, method: r.method, path: r.path, permissions: [...r.permissions] }
     if (r.orgParam !== undefined) out.rule.org_param = r.orgParam
+    if (r.public) out.rule.public = true
   }
   if (!v.ok && v.reason === 'address_not_allowed') out.refused_by = ['address']
   if (!v.ok && v.reason === 'missing_permission' && id !== undefined && v.rule !== undefined) {
@@ -93,8 +105,13 @@ export async function explain (config: Config, redis: RegistryClient, method: st
     if (Object.keys(limits).length > 0) out.rate_limits = limits
   }
   if (!v.ok) return { ...out, status: ERRORS[v.code].status, code: v.code, reason: v.reason }
+  const headersFor = (id: typeof v.identity): Record<string, string> => identityHeaders(config.identity.header_prefix, id, '(generated per request)')
+  if (v.identity === undefined) {
+    // a public rule, no key: no credential read, no Redis; the anonymous limit per client address
+    if (config.rate_limits.anonymous !== undefined) out.rate_limits = { anonymous: config.rate_limits.anonymous }
+    return { ...out, allowed: true, status: 'upstream', reason: 'public', headers: headersFor(undefined) }
+  }
 
   // headers: what the upstream would receive
-  const headers = identityHeaders(config.identity.header_prefix, v.identity, '(generated per request)')
-  return { ...out, allowed: true, status: 'upstream', reason: 'allowed', headers }
+  return { ...out, allowed: true, status: 'upstream', reason: 'allowed', headers: headersFor(v.identity) }
 }

@@ -10,6 +10,7 @@ import { KEY_FILE_ENV, KEY_FILE_FIELD, readAssertionKeys } from './assertion-key
 import { addressProblem, trustedProxyProblem } from './addresses.js'
 import { corsProblems } from './cors.js'
 import { redisConfigProblems, urlHoldsSecret } from './redis-url.js'
+import { routeProblems } from './routes.js'
 import { isUnderPrefix, ruleProblems } from './rule-patterns.js'
 import { ConfigSchema, UpstreamSchema, type Config } from './schema.js'
 import { ssoProblems } from './sso.js'
@@ -197,14 +198,7 @@ function fileOnlyProblems (raw: Record<string, unknown>): string[] {
 function crossFieldProblems (c: Config, forServing: boolean): string[] {
   const problems: string[] = []
   const check = (fn: () => void): void => { problems.push(...guarded(() => { fn(); return [] })) }
-  check(() => {
-    const prefixes = new Set<string>()
-    c.routes.forEach((r, i) => {
-      if (c.upstreams[r.upstream] === undefined) problems.push(`routes[${i}].upstream: no upstream named "${r.upstream}" in upstreams (${knownUpstreams(c)})`)
-      if (prefixes.has(r.prefix)) problems.push(`routes[${i}].prefix: ${r.prefix} is listed twice`)
-      prefixes.add(r.prefix)
-    })
-  })
+  check(() => { problems.push(...routeProblems(c.routes, c.upstreams, c.identity.header_prefix)) })
   check(() => {
     for (const [name, u] of Object.entries(c.upstreams)) problems.push(...guarded(() => upstreamProblems(name, u)))
   })
@@ -241,11 +235,6 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
   check(() => { problems.push(...ssoProblems(c.sso)) })
   if (forServing && Array.isArray(c.routes) && c.routes.length === 0) problems.push('routes: at least one route prefix is needed, or nothing is served')
   return problems
-}
-
-function knownUpstreams (c: Config): string {
-  const names = Object.keys(c.upstreams)
-  return names.length === 0 ? 'none is defined' : `defined: ${names.join(', ')}`
 }
 
 /** `/upstreams/core/url` -> `upstreams.core.url`, `/rules/2/method` -> `rules[2].method` */

@@ -67,6 +67,10 @@ export function ruleProblems (rules: readonly RuleConfig[], methods: readonly st
       problems.push(`${field}.org_param: "${r.org_param}" is not a parameter of path ${r.path}`)
       return
     }
+    if (r.public === true && (r.permissions.length > 0 || r.org_param !== undefined)) {
+      problems.push(`${field}.public: a public rule lets requests through without a key, so it takes no permissions or org_param`)
+      return
+    }
     if (r.method !== '*' && !methods.includes(r.method)) {
       problems.push(`${field}.method: unknown HTTP method "${r.method}" (one of ${methods.join(', ')}, or *)`)
       return

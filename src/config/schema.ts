@@ -66,16 +66,33 @@ export const UpstreamSchema = Type.Object({
   connections: Type.Integer({ minimum: 1, maximum: 65_535, default: 256 })
 }, { additionalProperties: false })
 
+const PATH_PREFIX = '^(/|(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)+)$'
+const HeaderName = Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", description: 'a header name' })
+
+/** A route: how a client's request reaches one upstream (docs/routing.md); checks across fields: routes.ts */
 const Route = Type.Object({
-  prefix: Type.String({ pattern: '^(/|(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)+)$', description: 'a path prefix like /api/v1, without a trailing slash' }),
-  upstream: Type.String({ minLength: 1 })
+  prefix: Type.String({ pattern: PATH_PREFIX, description: 'a path prefix like /api/v1, without a trailing slash' }),
+  upstream: Type.String({ minLength: 1 }),
+  /** the Host names the route serves (exact, or `*.example.com`); absent: any host */
+  hosts: Type.Optional(Type.Array(Type.String({
+    pattern: '^(\\*\\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$',
+    description: 'a host name like api.example.com or *.example.com, without a port'
+  }), { minItems: 1 })),
+  /** the prefix is removed from the path forwarded */
+  strip_prefix: Type.Optional(Type.Boolean()),
+  /** the prefix is replaced by this one in the path forwarded */
+  rewrite_prefix: Type.Optional(Type.String({ pattern: PATH_PREFIX, description: 'a path prefix like /v2, without a trailing slash' })),
+  /** a request header that may carry the key instead of `Authorization` (migrations, e.g. Kong's `apikey`) */
+  key_header: Type.Optional(HeaderName)
 }, { additionalProperties: false })
 
 const Rule = Type.Object({
   method: Type.String({ pattern: '^(\\*|[A-Z][A-Z-]*)$', description: 'an HTTP method in capitals, or *' }),
   path: Type.String({ pattern: '^/', description: 'a path pattern starting with /' }),
   permissions: Type.Array(Permission, { default: [] }),
-  org_param: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }))
+  org_param: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
+  /** no key needed: requests without a credential pass anonymously (docs/routing.md) */
+  public: Type.Optional(Type.Boolean())
 }, { additionalProperties: false })
 
 export const ConfigSchema = Type.Object({
@@ -159,6 +176,8 @@ export const ConfigSchema = Type.Object({
   rate_limits: Type.Object({
     /** for every key without a `rate_limit` of its own (docs/rate-limits.md) */
     default: Type.Optional(Type.String({ pattern: RATE_LIMIT_PATTERN, description: 'a rate limit <count>/<period>, like 100/1s' })),
+    /** anonymous requests (public rules, no key) per client address, per instance */
+    anonymous: Type.Optional(Type.String({ pattern: RATE_LIMIT_PATTERN, description: 'a rate limit <count>/<period>, like 100/1s' })),
     /** Redis unreachable during a rate-limit check: let the request go on (counted), or 503 */
     on_error: Type.Union([Type.Literal('allow'), Type.Literal('deny')], { default: 'allow' })
   }, { additionalProperties: false, default: {} }),

@@ -34,7 +34,9 @@ import type { RequestDecider } from '../decision/decide-request.js'
 import { deny, refuseFraming } from '../http/deny.js'
 import { createListener } from '../http/listener.js'
 import { createGate } from './gate.js'
-import { clientAddressOf, createHeaderRewriter } from '../http/identity-headers.js'
+import { clientAddressOf, createHeaderRewriter, type RequestHeaderRewriter } from '../http/identity-headers.js'
+import type { Route, RouteTable } from '../decision/route-table.js'
+import { chooseRoute, routeConstraint, routeRegistrations } from './host-routes.js'
 import { protectedRoute } from './proxy.js'
 import { ROUTER_OPTIONS } from '../decision/route-table.js'
 import { loggedTarget, requestState } from '../http/request-state.js'
@@ -64,11 +66,16 @@ export interface DataPlaneOptions {
   tracing: Tracing
   /** every upstream's dispatcher: one origin, or a pool of targets (upstream-pool/) */
   upstreams: Upstreams
+  /** the routes, compiled (src/decision/route-table.ts) */
+  routes: RouteTable
 }
 
 export async function buildDataPlane ({
-  config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing, upstreams
+  config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing, upstreams, routes
 }: DataPlaneOptions): Promise<FastifyInstance> {
+  // routes with hosts: the table picks the route in the URL rewrite (host-routes.ts)
+  const byHost = routes.byHost
+  const routeIds = routes.routes.map((r) => String(r.index))
   // (the shared listener: src/http/listener.ts; a path under no route prefix is its 404)
   const { app, framing } = createListener({
     logger,
@@ -80,6 +87,7 @@ export async function buildDataPlane ({
       rewriteUrl (req: CheckedMessage) {
         const target = checkTarget(req.url ?? '')
         req[kTarget] = target
+        if (byHost && target.ok) chooseRoute(routes, routeIds, req, target.path)
         return target.ok ? target.path + target.query : '/'
       },
       routerOptions: ROUTER_OPTIONS,
@@ -121,20 +129,25 @@ export async function buildDataPlane ({
   const cors = compileCors(config.cors)
   if (cors !== undefined) app.addHook('onSend', corsHeaders(cors))
 
-  // each route prefix: the gate (credential to body), then the headers and the proxy to its upstream
-  const gate = createGate({
-    decider,
-    bodyLimit: config.limits.body_bytes,
-    usage,
-    cors
-  })
-  const rewriteRequestHeaders = createHeaderRewriter({
-    prefix: config.identity.header_prefix,
-    forwardAuthorization: config.identity.forward_authorization,
-    dropHeaders: config.identity.drop_headers,
-    trustedProxies: config.trusted_proxies,
-    assertions
-  })
+  // each route: the gate (credential to body), then the headers and the proxy to its upstream
+  if (byHost) app.addConstraintStrategy(routeConstraint)
+  // one header rewriter per key header (none: the one most routes share)
+  const rewriters = new Map<string | undefined, RequestHeaderRewriter>()
+  const rewriterOf = (route: Route): RequestHeaderRewriter => {
+    let rewriter = rewriters.get(route.keyHeader)
+    if (rewriter === undefined) {
+      rewriter = createHeaderRewriter({
+        prefix: config.identity.header_prefix,
+        forwardAuthorization: config.identity.forward_authorization,
+        dropHeaders: config.identity.drop_headers,
+        keyHeader: route.keyHeader,
+        trustedProxies: config.trusted_proxies,
+        assertions
+      })
+      rewriters.set(route.keyHeader, rewriter)
+    }
+    return rewriter
+  }
   const bodyLimits = { bytes: config.limits.body_bytes, idleMs: config.limits.body_idle_timeout_ms }
   // the trace context sent to each upstream, and its CLIENT span: one per upstream, for
   // the proxied requests and the WebSocket upgrades alike
@@ -142,16 +155,18 @@ export async function buildDataPlane ({
   for (const [name, upstream] of Object.entries(config.upstreams)) {
     toUpstreams.set(name, tracing.toUpstream(name, spanOrigin(upstream)))
   }
-  for (const route of config.routes) {
+  for (const route of routes.routes) {
     const upstream = config.upstreams[route.upstream]
     const toUpstream = toUpstreams.get(route.upstream)
     if (upstream === undefined || toUpstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
+    const gate = createGate({ decider, route, bodyLimit: config.limits.body_bytes, usage, cors })
     await app.register(protectedRoute, {
       route,
+      registrations: routeRegistrations(route, byHost),
       upstream,
       dispatch: upstreams.get(route.upstream),
       gate,
-      rewriteRequestHeaders,
+      rewriteRequestHeaders: rewriterOf(route),
       bodyLimits,
       cors,
       meter: metrics.upstream(route.upstream),
@@ -167,7 +182,7 @@ export async function buildDataPlane ({
     redecider,
     tracking,
     framing,
-    rewriteRequestHeaders,
+    rewriterOf,
     toUpstreams,
     upstreams,
     usage,

@@ -17,9 +17,12 @@ import { answerPreflight, isPreflight, type CorsPolicy } from './cors.js'
 import type { RequestDecider } from '../decision/decide-request.js'
 import type { Verdict } from '../decision/verdict.js'
 import { applyVerdict } from '../http/verdict.js'
+import type { Route } from '../decision/route-table.js'
 
 export interface GateOptions {
   decider: RequestDecider
+  /** the route the gate stands in front of: its key header, its rewrite */
+  route: Route
   bodyLimit: number
   /** notes each allowed key's use (last_used_at), batched off the request path */
   usage: UsageRecorder
@@ -31,6 +34,7 @@ export type Gate = (request: FastifyRequest, reply: FastifyReply, done: HookHand
 
 export function createGate (o: GateOptions): Gate {
   const { decider } = o
+  const rewrite = o.route.rewrite
   return function gate (request, reply, done) {
     // (CORS on: a browser's preflight carries no credential; answered by the gateway itself)
     if (o.cors !== undefined && isPreflight(request)) {
@@ -40,7 +44,7 @@ export function createGate (o: GateOptions): Gate {
 
     // credential to rate limits: who is calling, may they, how often
     const now = Date.now()
-    const verdict = decider.decide(request.method, request.kg.path, request.raw.rawHeaders, request.kg.clientIp, now)
+    const verdict = decider.decide(request.method, request.kg.path, request.raw.rawHeaders, request.kg.clientIp, now, o.route)
     if (!(verdict instanceof Promise)) {
       admit(request, reply, verdict, now, done)
       return
@@ -52,8 +56,7 @@ export function createGate (o: GateOptions): Gate {
   }
 
   function admit (request: FastifyRequest, reply: FastifyReply, verdict: Verdict, now: number, done: HookHandlerDoneFunction): void {
-    const identity = applyVerdict(reply, verdict)
-    if (identity === undefined) return
+    if (!applyVerdict(reply, verdict)) return
 
     // body: a declared body larger than the limit is refused before anything is read
     if (declaredTooLarge(request.headers, o.bodyLimit)) {
@@ -61,8 +64,14 @@ export function createGate (o: GateOptions): Gate {
       return
     }
 
-    request.kg.reason = 'allowed'
-    o.usage.record(identity.keyId, now)
+    // the path forwarded, derived from the decided one (src/decision/route-rewrite.ts)
+    if (rewrite !== undefined) request.kg.forwardPath = rewrite(request.kg.path)
+    if (verdict.identity === undefined) {
+      request.kg.reason = 'public'
+    } else {
+      request.kg.reason = 'allowed'
+      o.usage.record(verdict.identity.keyId, now)
+    }
     done()
   }
 }

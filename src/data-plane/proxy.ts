@@ -18,7 +18,7 @@
  * log line and the metrics, still do). A client gone mid-answer aborts the upstream
  * request; an upstream failing mid-answer closes the client's connection.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { Gate } from './gate.js'
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import type { Readable, Writable } from 'node:stream'
@@ -31,7 +31,6 @@ import { applyCorsHeaders, type CorsPolicy } from './cors.js'
 import { deny } from '../http/deny.js'
 import { HOP_BY_HOP, withoutConnectionListed, type RequestHeaderRewriter } from '../http/identity-headers.js'
 import { PROXIED_METHODS } from '../http/methods.js'
-import { routePatterns } from '../decision/route-table.js'
 import type { UpstreamDispatch } from './upstream-pool/upstreams.js'
 
 /**
@@ -61,6 +60,8 @@ function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | unde
 
 export interface ProtectedRouteOptions {
   route: RouteConfig
+  /** the URLs (and constraint) its handlers are registered under (host-routes.ts) */
+  registrations: ReadonlyArray<Pick<RouteOptions, 'url' | 'constraints'>>
   upstream: UpstreamConfig
   /** where its requests go: one origin, or a pool of targets (upstream-pool/) */
   dispatch: UpstreamDispatch
@@ -156,7 +157,8 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     const headers = o.rewriteRequestHeaders(request, withoutConnectionListed(request.headers))
     o.toUpstream(kg.trace, headers, request.method)
     dispatch.stream({
-      path: kg.query.length > 1 ? kg.path + kg.query : kg.path,
+      // the decided path, or what the route rewrites it to (src/decision/route-rewrite.ts)
+      path: kg.query.length > 1 ? (kg.forwardPath ?? kg.path) + kg.query : kg.forwardPath ?? kg.path,
       method: request.method as Dispatcher.HttpMethod,
       headers,
       body: request.body as Readable | undefined,
@@ -167,7 +169,7 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     return reply
   }
   // the prefix itself, and everything under it (`<prefix>/*` also matches `<prefix>/`)
-  for (const url of routePatterns(o.route.prefix)) {
-    ctx.route({ method: [...PROXIED_METHODS], url, handler: forward })
+  for (const registration of o.registrations) {
+    ctx.route({ method: [...PROXIED_METHODS], ...registration, handler: forward })
   }
 }

@@ -21,7 +21,7 @@ import type { AuthMeter } from '../metrics/auth-metrics.js'
 import { authenticate } from './decide.js'
 import type { Identity } from './identity.js'
 import { challenges } from './challenges.js'
-import { extractCredential } from './extract-credential.js'
+import { extractCredential, extractCredentialOrKeyHeader } from './extract-credential.js'
 import { parseKey } from '../registry/key-format.js'
 import { hash } from 'node:crypto'
 import { RegistryBusy, RegistryUnavailable } from '../cache/read-through.js'
@@ -55,7 +55,8 @@ export interface AuthenticatorOptions {
   isAdminToken?: ((token: string) => boolean) | undefined
 }
 
-export type AuthenticateRequest = (rawHeaders: readonly string[], peer: string | undefined, now: number) =>
+/** `keyHeader`: the route's `key_header` in lower case, where the key may travel too (extract-credential.ts) */
+export type AuthenticateRequest = (rawHeaders: readonly string[], peer: string | undefined, now: number, keyHeader?: string) =>
   Authentication | Promise<Authentication>
 /** With `isAdminToken` (the admin sign-in), the admin token is a result of its own. */
 export type AuthenticateSignIn = (rawHeaders: readonly string[], peer: string | undefined, now: number) =>
@@ -65,6 +66,7 @@ export type AuthenticateSignIn = (rawHeaders: readonly string[], peer: string | 
 const MISSING: AuthFailure = failure('unauthorized', 'missing_credential', challenges.none, undefined)
 const MALFORMED: AuthFailure = failure('unauthorized', 'malformed_credential', challenges.invalidToken, undefined)
 const BAD_CHECKSUM: AuthFailure = failure('unauthorized', 'bad_checksum', challenges.invalidToken, undefined)
+const TWO_CREDENTIALS: AuthFailure = failure('unauthorized', 'two_credentials', challenges.invalidToken, undefined)
 
 export function createAuthenticator (o: AuthenticatorOptions & { isAdminToken: (token: string) => boolean }): AuthenticateSignIn
 export function createAuthenticator (o: AuthenticatorOptions): AuthenticateRequest
@@ -101,10 +103,10 @@ export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignI
     )
   }
 
-  return function authenticateRequest (rawHeaders, peer, now) {
-    // credential: exactly one Bearer credential
-    const credential = extractCredential(rawHeaders)
-    if (!credential.ok) return credential.reason === 'missing_credential' ? MISSING : MALFORMED
+  return function authenticateRequest (rawHeaders, peer, now, keyHeader?: string) {
+    // credential: exactly one Bearer credential (or the route's key header)
+    const credential = keyHeader === undefined ? extractCredential(rawHeaders) : extractCredentialOrKeyHeader(rawHeaders, keyHeader)
+    if (!credential.ok) return credential.reason === 'missing_credential' ? MISSING : credential.reason === 'two_credentials' ? TWO_CREDENTIALS : MALFORMED
     if (o.isAdminToken?.(credential.token) === true) return ADMIN_TOKEN
 
     // key format: format and checksum, locally: a malformed key never reaches the cache or Redis

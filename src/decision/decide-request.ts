@@ -20,7 +20,6 @@
  * promise on the hot path), a promise otherwise. A refusal names its error code, its
  * reason for the log line and its RFC 6750 challenge.
  */
-import type { RouteConfig } from '../config/schema.js'
 import type { ErrorCode, Reason } from '../errors.js'
 import type { AuthenticateRequest, Authentication } from './authenticate-request.js'
 import { challenges } from './challenges.js'
@@ -30,13 +29,15 @@ import { DECISION_STAGES } from './stages/index.js'
 import type { DecisionStage, StageCheck } from './stages/stage.js'
 import { checkTarget } from './target-policy.js'
 import { refusal, type Allowed, type Passing, type Refused, type Verdict } from './verdict.js'
+import type { PublicAccess } from './public-access.js'
+import type { Route } from './route-table.js'
 
 /** receive and route prefix passed: the path decided on (and forwarded), its query, its route. */
 export interface Target {
   path: string
   /** the raw query string, `?` included */
   query: string
-  route: RouteConfig
+  route: Route
 }
 
 export type TargetVerdict =
@@ -50,30 +51,40 @@ export interface RequestDecider {
    * client a trusted proxy reports): the key's allowed addresses and the unknown-key
    * budget are its.
    */
-  decide: (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number) => Verdict | Promise<Verdict>
-  /** receive to rate limits, for a raw request target */
-  decideTarget: (method: string, target: string, rawHeaders: readonly string[], peer: string | undefined, now: number) => TargetVerdict | Promise<TargetVerdict>
+  decide: (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number, route?: Route) =>
+    Verdict | Promise<Verdict>
+  /** receive to rate limits, for a raw request target; `host`: its Host header (routes with `hosts`) */
+  decideTarget: (method: string, target: string, rawHeaders: readonly string[], peer: string | undefined, now: number, host?: string) =>
+    TargetVerdict | Promise<TargetVerdict>
 }
 
 export interface DeciderOptions {
   authenticate: AuthenticateRequest
   matchRule: RuleMatcher
   /** the route table (route-table.ts) */
-  routeOf: (path: string) => RouteConfig | undefined
+  routeOf: (path: string, host?: string) => Route | undefined
   /** the rate limits (src/ratelimit/); without one, none apply */
   limiter?: Limiter | undefined
   /** the stages after authentication, in order: DECISION_STAGES (stages/index.ts) */
   stages?: readonly DecisionStage[]
+  /** public rules, when any rule is public (public-access.ts) */
+  publicAccess?: PublicAccess | undefined
 }
 
-export function createDecider ({ authenticate, matchRule, routeOf, limiter, stages = DECISION_STAGES }: DeciderOptions): RequestDecider {
+export function createDecider ({ authenticate, matchRule, routeOf, limiter, stages = DECISION_STAGES, publicAccess }: DeciderOptions): RequestDecider {
   const checks: readonly StageCheck[] = stages.map((s) => s.build({ matchRule, limiter }))
 
   function decide (
-    method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number
+    method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number, route?: Route
   ): Verdict | Promise<Verdict> {
-    // credential to authenticate: who is calling
-    const auth = authenticate(rawHeaders, peer, now)
+    const keyHeader = route?.keyHeader
+    // a public rule and no credential: anonymous, no credential read, no Redis (public-access.ts)
+    if (publicAccess !== undefined) {
+      const anonymous = publicAccess(method, path, rawHeaders, keyHeader, peer, now)
+      if (anonymous !== undefined) return anonymous
+    }
+    // credential to authenticate: who is calling (`Authorization`, or the route's key header)
+    const auth = authenticate(rawHeaders, peer, now, keyHeader)
     if (!(auth instanceof Promise)) return authenticated(auth, method, path, peer, now, false)
     return auth.then((result) => authenticated(result, method, path, peer, Date.now(), true))
   }
@@ -91,16 +102,16 @@ export function createDecider ({ authenticate, matchRule, routeOf, limiter, stag
   }
 
   function decideTarget (
-    method: string, raw: string, rawHeaders: readonly string[], peer: string | undefined, now: number
+    method: string, raw: string, rawHeaders: readonly string[], peer: string | undefined, now: number, host?: string
   ): TargetVerdict | Promise<TargetVerdict> {
     // receive (the target policy), route prefix. Neither reads a header or Redis.
     const checked = checkTarget(raw)
     if (!checked.ok) return refusedTarget('bad_request', 'bad_path', undefined)
-    const route = routeOf(checked.path)
+    const route = routeOf(checked.path, host)
     if (route === undefined) return refusedTarget('not_found', 'no_route', checked.path)
     const target: Target = { path: checked.path, query: checked.query, route }
 
-    const verdict = decide(method, checked.path, rawHeaders, peer, now)
+    const verdict = decide(method, checked.path, rawHeaders, peer, now, route)
     if (!(verdict instanceof Promise)) return withTarget(verdict, target)
     return verdict.then((v) => withTarget(v, target))
   }

@@ -14,11 +14,15 @@ import type { Limiter } from '../ratelimit/limiter.js'
 import { createAuthenticator, type AuthenticateSignIn } from './authenticate-request.js'
 import { createDecider, type RequestDecider } from './decide-request.js'
 import { compileRules } from './match-rule.js'
-import { compileRouteTable } from './route-table.js'
+import { compileRouteTable, type RouteTable } from './route-table.js'
+import { createPublicAccess } from './public-access.js'
+import type { AnonymousLimit } from '../ratelimit/anonymous.js'
 
 export interface DecisionFactory {
   /** the decision, receive to rate limits; without `limiter`, no rate limit applies */
-  decider: (o?: { limiter?: Limiter | undefined, meter?: AuthMeter | undefined }) => RequestDecider
+  decider: (o?: { limiter?: Limiter | undefined, meter?: AuthMeter | undefined, anonymous?: AnonymousLimit | undefined }) => RequestDecider
+  /** the routes, compiled (route-table.ts) */
+  routes: RouteTable
   /** the admin sign-in's authentication: the admin token, or a key as the data plane authenticates it */
   signIn: (isAdminToken: (token: string) => boolean) => AuthenticateSignIn
   /** a signed-in person's user and role (an SSO session), from the same cache as keys */
@@ -30,14 +34,17 @@ export function decisionFactory (config: Config, resolver: IdentityResolver, met
   const keyPrefix = config.keys.prefix
   const acceptImported = config.keys.accept_imported
   const matchRule = compileRules(config.rules, methods)
-  const routeOf = compileRouteTable(config.routes)
+  const routes = compileRouteTable(config.routes)
+  const anyPublic = config.rules.some((r) => r.public === true)
   return {
-    decider: ({ limiter, meter } = {}) => createDecider({
+    decider: ({ limiter, meter, anonymous } = {}) => createDecider({
       authenticate: createAuthenticator({ keyPrefix, acceptImported, resolver, meter }),
       matchRule,
-      routeOf,
-      limiter
+      routeOf: routes.routeOf,
+      limiter,
+      publicAccess: createPublicAccess(matchRule, anyPublic, anonymous)
     }),
+    routes,
     signIn: (isAdminToken) => createAuthenticator({ keyPrefix, acceptImported, resolver, isAdminToken }),
     user: (userId, now) => resolver.resolveUser(userId, now)
   }

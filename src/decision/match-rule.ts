@@ -21,6 +21,8 @@ export interface CompiledRule {
   /** `scope` attribute of the 403 challenge (the permissions, space-separated). */
   scope: string
   orgParam: string | undefined
+  /** `public: true`: a request without a credential passes it anonymously (public-access.ts) */
+  public: boolean
 }
 
 export interface RuleMatch {
@@ -58,7 +60,8 @@ export function compileRules (rules: readonly RuleConfig[], methods: readonly st
       path: r.path,
       permissions: Object.freeze([...r.permissions]),
       scope: r.permissions.join(' '),
-      orgParam: r.org_param
+      orgParam: r.org_param,
+      public: r.public === true
     }
     const tier = r.method === '*' ? wildcard : explicit
     tier.set(`${r.method} ${shape.shape}`, compiled)

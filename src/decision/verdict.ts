@@ -8,16 +8,29 @@ import type { Identity } from './identity.js'
 import type { CompiledRule } from './match-rule.js'
 import type { Verdict as RateLimitVerdict } from '../ratelimit/limiter.js'
 
-export type Verdict = Allowed | Refused
+/** Allowed with a key, allowed without one by a public rule (public-access.ts), or refused. */
+export type Verdict = Allowed | Anonymous | Refused
 
 export interface Allowed {
   ok: true
+  anonymous?: undefined
   identity: Identity
   rule: CompiledRule
   /** the strictest rate limit that applies, for the RateLimit-* headers; none: undefined */
   rateLimit?: RateLimitVerdict
   /** the key's records were read from Redis (a cache miss) rather than the cache */
   fromRedis?: boolean
+}
+
+/** A request without a credential, allowed by a public rule (public-access.ts): no identity. */
+export interface Anonymous {
+  ok: true
+  anonymous: true
+  identity: undefined
+  rule: CompiledRule
+  /** `rate_limits.anonymous`, for the RateLimit-* headers */
+  rateLimit?: RateLimitVerdict
+  fromRedis?: undefined
 }
 
 export interface Refused {

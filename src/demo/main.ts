@@ -121,7 +121,10 @@ upstreams:
   core: { url: "http://127.0.0.1:${upstreamPort}" }
 routes:
   - { prefix: /api/v1, upstream: core }
+  - { prefix: /inventory, upstream: core, strip_prefix: true }
 rules:
+  - { method: GET,  path: /inventory/health,   public: true }
+  - { method: GET,  path: /inventory/*,        permissions: [inventory:read] }
   - { method: GET,  path: /api/v1/users,       permissions: [users:read] }
   - { method: POST, path: /api/v1/users,       permissions: [users:write] }
   - { method: "*",  path: /api/v1/orgs/:org/*, permissions: [orgs:read], org_param: org }
@@ -132,8 +135,8 @@ ${sso}`, { KEYGATE_REDIS_URL: redis.url, KEYGATE_OIDC_CLIENT_SECRET: clientSecre
   const actions = adminActions(adminWing(config, client), FULL_ADMIN, 'demo')
   await actions.putRole(
     'viewer',
-    ['users:read', 'orgs:read', 'keygate:keys:self'],
-    'reads users and its org; manages its own keys'
+    ['users:read', 'orgs:read', 'inventory:read', 'keygate:keys:self'],
+    'reads users, its org and the inventory; manages its own keys'
   )
   await actions.putRole('editor', ['users:*', 'orgs:read'], 'manages users')
   await actions.putRole('keygate-admin', ['keygate:admin'], 'full control of keygate: admin API and console')
@@ -165,7 +168,7 @@ keygate demo is running
                 export KEYGATE_REDIS_URL=${redis.url}${redis.child === undefined ? `   (and redis.prefix: "${prefix}")` : ''}
   upstream    demo backend on 127.0.0.1:${upstreamPort}, reachable only through the gateway
 
-  alice (org acme, role viewer: users:read orgs:read keygate:keys:self) has a personal key;
+  alice (org acme, role viewer: users:read orgs:read inventory:read keygate:keys:self) has a personal key;
   she can also sign in to the console with it and manage her own keys:
     ${personal.key}
   a BOT key in org acme with role editor (users:* orgs:read):
@@ -192,6 +195,15 @@ Try it (paste into another terminal):
 
   # 403: org mismatch (the key belongs to acme)
   curl -i ${base}/api/v1/orgs/globex/projects -H 'Authorization: Bearer ${personal.key}'
+
+  # 200: the backend under its own prefix: /inventory/items reaches it as /items (strip_prefix)
+  curl -i ${base}/inventory/items -H 'Authorization: Bearer ${personal.key}'
+
+  # 200: a public path, no key (the backend sees X-Auth-Anonymous: true)
+  curl -i ${base}/inventory/health
+
+  # 401: the rest of /inventory needs a key
+  curl -i ${base}/inventory/items
 
 Request log lines follow below. Ctrl-C stops the gateway, the upstream and the private Redis.
 

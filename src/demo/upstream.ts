@@ -13,7 +13,8 @@ export function createDemoUpstream (): Server {
       key_type: req.headers['x-auth-key-type'],
       user_id: req.headers['x-auth-user-id'],
       org_id: req.headers['x-auth-org-id'],
-      role: req.headers['x-auth-role']
+      role: req.headers['x-auth-role'],
+      anonymous: req.headers['x-auth-anonymous']
     }
     const body = req.method === 'GET' && req.url === '/api/v1/users'
       ? { users: [{ id: 'alice', name: 'Alice' }, { id: 'bob', name: 'Bob' }], caller }

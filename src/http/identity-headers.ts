@@ -23,6 +23,8 @@ export interface HeaderPolicy {
   forwardAuthorization: boolean
   /** identity.drop_headers: never forwarded, from any peer */
   dropHeaders?: readonly string[]
+  /** the route's `key_header`: the key may travel in it, so it is never forwarded */
+  keyHeader?: string | undefined
   trustedProxies: readonly string[]
   /** the signed identity assertion (`<prefix>Assertion`), when on */
   assertions?: Assertions | undefined
@@ -95,7 +97,9 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
   const names = identityHeaderNames(prefix)
   const stripped = new Set(ALWAYS_STRIPPED)
   if (!policy.forwardAuthorization) stripped.add('authorization')
-  for (const name of policy.dropHeaders ?? []) stripped.add(name.toLowerCase().replace(/_/g, '-'))
+  for (const name of [...policy.dropHeaders ?? [], ...policy.keyHeader === undefined ? [] : [policy.keyHeader]]) {
+    stripped.add(name.toLowerCase().replace(/_/g, '-'))
+  }
   const forwarding = new Set(FORWARDING)
   const peerOf = connectionPeer(policy.trustedProxies)
   const assertions = policy.assertions
@@ -122,8 +126,13 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
     const id = request.kg.identity
     if (id !== undefined) {
       setIdentity(out, names, id)
-      // bound to what is forwarded: the method, the decided path (no query), the request id
-      if (assertions !== undefined) out[names.assertion] = assertions.forRequest(id, request.method, request.kg.path, request.id, Date.now())
+      // bound to what is forwarded: the method, the path (no query), the request id
+      if (assertions !== undefined) {
+        out[names.assertion] = assertions.forRequest(id, request.method, request.kg.forwardPath ?? request.kg.path, request.id, Date.now())
+      }
+    } else if (request.kg.anonymous) {
+      // a public rule without a key (docs/routing.md): no identity, and the upstream is told so
+      out[names.anonymous] = 'true'
     }
     out['x-request-id'] = request.id
     for (const name in headers) {
@@ -204,11 +213,11 @@ function trustedPeers (cidrs: readonly string[]): (address: string) => boolean {
   }
 }
 
-interface IdentityHeaderNames { keyId: string, keyType: string, userId: string, orgId: string, role: string, assertion: string }
+interface IdentityHeaderNames { keyId: string, keyType: string, userId: string, orgId: string, role: string, assertion: string, anonymous: string }
 
 /** The identity header names for a (lower-cased) prefix, built once. */
 function identityHeaderNames (prefix: string): IdentityHeaderNames {
-  return { keyId: prefix + 'key-id', keyType: prefix + 'key-type', userId: prefix + 'user-id', orgId: prefix + 'org-id', role: prefix + 'role', assertion: assertionHeaderName(prefix) }
+  return { keyId: prefix + 'key-id', keyType: prefix + 'key-type', userId: prefix + 'user-id', orgId: prefix + 'org-id', role: prefix + 'role', assertion: assertionHeaderName(prefix), anonymous: prefix + 'anonymous' }
 }
 
 /** The identity headers, set on a header object. */
@@ -220,17 +229,21 @@ function setIdentity (out: Record<string, string | string[] | undefined>, names:
   out[names.role] = id.role
 }
 
-/** The identity headers for an identity, as the upstream receives them (for `keygate check`). */
-export function identityHeaders (prefix: string, id: Identity, requestId: string): Record<string, string> {
+/**
+ * The identity headers for an identity, as the upstream receives them (for `keygate check`);
+ * no identity (a public rule without a key): `<prefix>Anonymous: true` alone.
+ */
+export function identityHeaders (prefix: string, id: Identity | undefined, requestId: string): Record<string, string> {
   return identityHeadersFor(prefix)(id, requestId)
 }
 
 /** identityHeaders with the names built once (the authorizer's answer, per decision). */
-export function identityHeadersFor (prefix: string): (id: Identity, requestId: string) => Record<string, string> {
+export function identityHeadersFor (prefix: string): (id: Identity | undefined, requestId: string) => Record<string, string> {
   const names = identityHeaderNames(prefix.toLowerCase())
   return (id, requestId) => {
     const out: Record<string, string> = {}
-    setIdentity(out, names, id)
+    if (id === undefined) out[names.anonymous] = 'true'
+    else setIdentity(out, names, id)
     out['x-request-id'] = requestId
     return out
   }

@@ -15,6 +15,10 @@ export interface RequestState {
   query: string
   keyId: string | undefined
   identity: Identity | undefined
+  /** allowed by a public rule without a key: `<prefix>Anonymous: true` upstream, no identity headers */
+  anonymous: boolean
+  /** the path forwarded when the route rewrites it (route-rewrite.ts); undefined: `path` */
+  forwardPath: string | undefined
   reason: Reason | undefined
   /** index of the matched rule, for logs and metrics */
   rule: number | undefined
@@ -31,7 +35,7 @@ export interface RequestState {
 /** A request's state before any stage ran: `path` decided on, `query` as received. */
 export function requestState (path: string, query: string, trace: RequestTrace = NO_TRACE): RequestState {
   // (every field from the start, so every request's state has one shape)
-  return { method: undefined, via: undefined, path, query, keyId: undefined, identity: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0, trace, clientIp: undefined }
+  return { method: undefined, via: undefined, path, query, keyId: undefined, identity: undefined, anonymous: false, forwardPath: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0, trace, clientIp: undefined }
 }
 
 /**
@@ -46,8 +50,12 @@ export function noteVerdict (state: RequestState, verdict: Verdict): void {
     trace.decidedAt = performance.now()
     trace.fromRedis = verdict.fromRedis
   }
-  state.keyId = verdict.ok ? verdict.identity.keyId : verdict.keyId
-  if (verdict.ok) state.identity = verdict.identity
+  if (!verdict.ok) state.keyId = verdict.keyId
+  else if (verdict.identity === undefined) state.anonymous = true
+  else {
+    state.keyId = verdict.identity.keyId
+    state.identity = verdict.identity
+  }
 }
 
 /** A target as the log line shows one that was not decided on: query cut off, bounded (the log JSON-escapes it). */

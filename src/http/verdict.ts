@@ -7,8 +7,7 @@
  * a WebSocket upgrade (src/websocket/).
  */
 import type { FastifyReply } from 'fastify'
-import type { Verdict } from '../decision/verdict.js'
-import type { Identity } from '../decision/identity.js'
+import type { Allowed, Anonymous, Verdict } from '../decision/verdict.js'
 import type { ErrorCode, Reason } from '../errors.js'
 import { rateLimitHeaders } from '../ratelimit/respond.js'
 import { deny } from './deny.js'
@@ -21,13 +20,13 @@ export interface VerdictSink<T> {
   refuse: (to: T, code: ErrorCode, reason: Reason, challenge: string | undefined) => void
 }
 
-/** Renders a verdict onto `to`; returns the identity of an allowed request (undefined: refused, the refusal is sent). */
-export function renderVerdict<T> (verdict: Verdict, sink: VerdictSink<T>, to: T): Identity | undefined {
+/** Renders a verdict onto `to`; whether it allowed the request (false: refused, the refusal is sent). */
+export function renderVerdict<T> (verdict: Verdict, sink: VerdictSink<T>, to: T): verdict is Allowed | Anonymous {
   const limited = rateLimitHeaders(verdict.rateLimit)
   if (limited !== undefined) sink.rateLimit(to, limited)
-  if (verdict.ok) return verdict.identity
+  if (verdict.ok) return true
   sink.refuse(to, verdict.code, verdict.reason, verdict.challenge)
-  return undefined
+  return false
 }
 
 const REPLY: VerdictSink<FastifyReply> = {
@@ -42,7 +41,7 @@ const REPLY: VerdictSink<FastifyReply> = {
  * A verdict on a fastify request and its reply (the data plane's gate, the authorizer):
  * the rule and the key id on the request state (the log line), then the response.
  */
-export function applyVerdict (reply: FastifyReply, verdict: Verdict): Identity | undefined {
+export function applyVerdict (reply: FastifyReply, verdict: Verdict): verdict is Allowed | Anonymous {
   noteVerdict(reply.request.kg, verdict)
   return renderVerdict(verdict, REPLY, reply)
 }

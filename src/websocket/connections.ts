@@ -225,9 +225,10 @@ export class Connections {
   private apply (slot: Slot, verdict: Verdict): void {
     slot.deciding = false
     if (slot.closing || !this.slots.has(slot)) return
-    if (!verdict.ok) {
-      const unavailable = verdict.code === 'service_unavailable'
-      this.close(slot, unavailable ? CLOSE.tryAgainLater : CLOSE.policyViolation, unavailable ? CLOSE_REASON.unavailable : CLOSE_REASON.refused, unavailable ? 'unavailable' : 'revoked', verdict.reason)
+    // (anonymous cannot happen: the connection's credential is decided again; if it did, it is refused)
+    if (!verdict.ok || verdict.identity === undefined) {
+      const unavailable = !verdict.ok && verdict.code === 'service_unavailable'
+      this.close(slot, unavailable ? CLOSE.tryAgainLater : CLOSE.policyViolation, unavailable ? CLOSE_REASON.unavailable : CLOSE_REASON.refused, unavailable ? 'unavailable' : 'revoked', verdict.ok ? 'missing_credential' : verdict.reason)
       return
     }
     if (!sameIdentity(slot.identity, verdict.identity)) {

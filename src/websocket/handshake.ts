@@ -17,12 +17,17 @@ export function offeredProtocols (req: IncomingMessage): string[] {
   return header.split(',').map((p) => p.trim()).filter((p) => p !== '')
 }
 
-/** The `Authorization` header pairs: all a decision taken again reads of the request. */
-export function credentialOf (rawHeaders: readonly string[]): string[] {
+/**
+ * The `Authorization` header pairs: all a decision taken again reads of the request. A key
+ * that came in the route's key header (`keyHeader`, lower case; the first decision took it
+ * from there alone) is decided again as `Authorization: Bearer <key>`, the same credential.
+ */
+export function credentialOf (rawHeaders: readonly string[], keyHeader?: string): string[] {
   const out: string[] = []
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string
     if (name.length === 13 && name.toLowerCase() === 'authorization') out.push(name, rawHeaders[i + 1] as string)
+    else if (keyHeader !== undefined && name.toLowerCase() === keyHeader) out.push('authorization', `Bearer ${rawHeaders[i + 1] as string}`)
   }
   return out
 }

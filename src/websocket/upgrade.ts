@@ -48,7 +48,8 @@ import type { Framing } from '../http/framing.js'
 import { clientAddressOf, withoutConnectionListed, type RequestHeaderRewriter } from '../http/identity-headers.js'
 import { createRequestLog } from '../http/request-log.js'
 import { loggedTarget, noteVerdict, requestState, type RequestState } from '../http/request-state.js'
-import { routePatterns } from '../decision/route-table.js'
+import { routePatterns, type Route } from '../decision/route-table.js'
+import { challenges } from '../decision/challenges.js'
 import { renderVerdict, type VerdictSink } from '../http/verdict.js'
 import type { UsageRecorder } from '../usage/last-used.js'
 import type { UsageCounter } from '../usage/counter.js'
@@ -70,7 +71,8 @@ export interface WebSocketStageOptions {
   /** push invalidation: what tells open connections that a record changed */
   tracking: Tracking
   framing: Framing
-  rewriteRequestHeaders: RequestHeaderRewriter
+  /** each route's header rewriter (its key header is never forwarded either) */
+  rewriterOf: (route: Route) => RequestHeaderRewriter
   /** by upstream name: the trace context sent to it, and the handshake's CLIENT span (src/tracing/) */
   toUpstreams: ReadonlyMap<string, ToUpstream>
   /** every upstream's dispatcher: the origin a handshake goes to, and its TLS settings */
@@ -97,6 +99,8 @@ interface Upgrade {
   upstream?: UpstreamHandshake
   upstreamSocket?: WebSocket
   upstreamHeaders: readonly string[]
+  /** the route decided */
+  route?: Route
   /** the 101's extra headers: the rate limit's */
   headers: Record<string, string> | undefined
   /** the log line is written (once) */
@@ -198,7 +202,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
       refuse(u, 'internal_error', 'internal_error')
     }
     try {
-      const verdict = o.decider.decideTarget('GET', u.req.url ?? '', u.req.rawHeaders, u.state.clientIp, Date.now())
+      const verdict = o.decider.decideTarget('GET', u.req.url ?? '', u.req.rawHeaders, u.state.clientIp, Date.now(), u.req.headers.host)
       if (!(verdict instanceof Promise)) admit(u, verdict, done, failed)
       else verdict.then((v) => { admit(u, v, done, failed) }).catch(failed)
     } catch (err: unknown) {
@@ -212,14 +216,22 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     if (v.target !== undefined) state.trace.route = routePatterns(v.target.route.prefix)[1]
     if (!v.ok) state.path = v.target !== undefined ? v.target.path : v.path ?? state.path
     // the response a GET would get, on the raw socket (src/http/verdict.ts)
-    if (renderVerdict(v, onSocket, u) === undefined || !v.ok) return
+    if (!renderVerdict(v, onSocket, u) || !v.ok) return
+    // a public rule opens no WebSocket without a key (docs/routing.md)
+    if (v.identity === undefined) {
+      state.anonymous = false
+      onSocket.refuse(u, 'unauthorized', 'missing_credential', challenges.none)
+      return
+    }
     state.path = v.target.path
     state.query = v.target.query
+    state.forwardPath = v.target.route.rewrite?.(v.target.path)
+    u.route = v.target.route
     const upstream = config.upstreams[v.target.route.upstream]
     if (upstream === undefined) throw new Error(`routes: unknown upstream ${v.target.route.upstream}`)
 
     // 3. the caps
-    const slot = connections.admit(u.id, v.target.path, credentialOf(u.req.rawHeaders), v.identity, v.rule.index, u.state.clientIp)
+    const slot = connections.admit(u.id, v.target.path, credentialOf(u.req.rawHeaders, v.target.route.keyHeader), v.identity, v.rule.index, u.state.clientIp)
     if (slot === 'over_key') {
       refuse(u, 'rate_limited', 'websocket_key_limit', { ...u.headers, 'Retry-After': CAP_RETRY_AFTER_S })
       return
@@ -236,7 +248,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   /** 4. the upstream's handshake; the client's completes only once it switched protocols. */
   function connectUpstream (u: Upgrade, slot: Slot, name: string, upstreamConfig: UpstreamConfig, done: (ok: boolean) => void, failed: (err: unknown) => void): void {
     const meter = metrics.upstream(name)
-    const headers = o.rewriteRequestHeaders({ id: u.id, method: 'GET', kg: u.state, raw: u.req, protocol: 'http', headers: u.req.headers }, withoutConnectionListed(u.req.headers))
+    const headers = o.rewriterOf(u.route as Route)({ id: u.id, method: 'GET', kg: u.state, raw: u.req, protocol: 'http', headers: u.req.headers }, withoutConnectionListed(u.req.headers))
     // the upstream's host, as for a proxied request; the handshake's own headers are the upstream connection's
     delete headers.host
     for (const name in headers) if (name.startsWith('sec-websocket-')) delete headers[name]
@@ -248,7 +260,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
       upstream: upstreamConfig,
       origin: dispatch.pickOrigin(),
       tls: dispatch.connectOptions,
-      target: u.state.path + u.state.query,
+      target: (u.state.forwardPath ?? u.state.path) + u.state.query,
       headers,
       protocols: offeredProtocols(u.req),
       maxPayload: ws.max_message_bytes,

@@ -44,3 +44,21 @@ t.test('with the assertion: bound to the method and the path the proxy forwards,
   t.same(signed, ['k1 POST /api/v1/%7Eusers req-3'])
   t.same(a.remove.names, ['authorization'], 'the assertion header is set, not removed')
 })
+
+t.test('anonymous (a public rule, no key): X-Auth-Anonymous, no identity or assertion, every identity header removed', async (t) => {
+  const tracing = await createTracing(config.tracing, 'kg_')
+  const before = signed.length
+  const write = allowedAnswer({ headerPrefix: 'X-Auth-', assertions, tracing })
+  const a = write(undefined, 'req-4', tracing.receive([]), 'GET', '/api/v1/health', 0)
+  t.equal(a.headers['x-auth-anonymous'], 'true')
+  t.notOk('x-auth-key-id' in a.headers || 'x-auth-assertion' in a.headers, 'no identity, no assertion')
+  t.equal(signed.length, before, 'nothing signed')
+  t.same(a.remove.names, ['authorization', 'x-auth-assertion', 'x-auth-key-id', 'x-auth-key-type', 'x-auth-user-id', 'x-auth-org-id', 'x-auth-role'])
+})
+
+t.test('a route\'s key header is removed too', async (t) => {
+  const tracing = await createTracing(config.tracing, 'kg_')
+  const write = allowedAnswer({ headerPrefix: 'X-Auth-', assertions: undefined, tracing })
+  t.same(write(alice, 'req-5', tracing.receive([]), 'GET', '/kong/x', 0, 'apikey').remove.names, ['authorization', 'x-auth-assertion', 'apikey'])
+  t.equal(write(undefined, 'req-6', tracing.receive([]), 'GET', '/kong/x', 0, 'apikey').remove.list.endsWith(',apikey'), true)
+})

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { extractCredential } from '../../../src/decision/extract-credential.js'
+import { extractCredential, extractCredentialOrKeyHeader } from '../../../src/decision/extract-credential.js'
 
 const table: Array<[string, string[], string]> = [
   ['no Authorization header', ['Host', 'x'], 'missing_credential'],
@@ -29,4 +29,23 @@ for (const [why, raw, expected] of table) {
 t.test('the token is returned exactly', async (t) => {
   const r = extractCredential(['Authorization', 'Bearer  kg_abc'])
   t.same(r, { ok: true, token: 'kg_abc' })
+})
+
+t.test('a route\'s key header (lower-case name given): the key as its whole value', async (t) => {
+  const table: Array<[string, string[], string]> = [
+    ['the key header alone', ['ApiKey', 'kg_abc'], 'ok'],
+    ['Authorization alone', ['Authorization', 'Bearer kg_abc'], 'ok'],
+    ['neither', ['Host', 'x'], 'missing_credential'],
+    ['both, the same key', ['Authorization', 'Bearer kg_abc', 'apikey', 'kg_abc'], 'two_credentials'],
+    ['both, Authorization of another scheme', ['Authorization', 'Basic dXNlcjpwYXNz', 'apikey', 'kg_abc'], 'two_credentials'],
+    ['the key header twice', ['apikey', 'kg_abc', 'APIKEY', 'kg_abc'], 'malformed_credential'],
+    ['a scheme in the key header', ['apikey', 'Bearer kg_abc'], 'malformed_credential'],
+    ['an empty key header', ['apikey', ''], 'malformed_credential'],
+    ['a non-token68 character', ['apikey', 'kg_a"bc'], 'malformed_credential']
+  ]
+  for (const [why, raw, expected] of table) {
+    const r = extractCredentialOrKeyHeader(raw, 'apikey')
+    t.equal(r.ok ? 'ok' : r.reason, expected, why)
+    if (r.ok) t.equal(r.token, 'kg_abc', `${why}: the token exactly`)
+  }
 })

@@ -21,14 +21,19 @@ import type { RedisHealth } from '../../../src/registry/redis-client.js'
 import { generateKey } from '../../../src/registry/key-format.js'
 import { INVALID, NO_ORG_RECORD, parseKeyRecord, parseRoleRecord, parseUserRecord, type KeyRecord } from '../../../src/registry/records.js'
 import type { Chain } from '../../../src/registry/registry-reader.js'
-import { MINIMAL_CONFIG } from '../../helpers/config.js'
 import { MemoryRegistry } from '../../helpers/memory-registry.js'
 import { parseConfig } from '../../../src/config/load.js'
 
-const config = parseConfig(MINIMAL_CONFIG + `
+const config = parseConfig(`
+upstreams: { core: { url: "http://127.0.0.1:3000" } }
+routes:
+  - { prefix: /api/v1, upstream: core }
+  - { prefix: /kong, upstream: core, key_header: apikey }
 rules:
   - { method: GET, path: /api/v1/users, permissions: [users:read] }
   - { method: GET, path: /api/v1/orgs/:org/projects, permissions: [], org_param: org }
+  - { method: GET, path: /api/v1/health, public: true }
+  - { method: GET, path: /kong/users, permissions: [users:read] }
 `)
 const NOW = Date.UTC(2026, 5, 1)
 const key = generateKey('kg_')
@@ -66,6 +71,8 @@ interface Row {
   target?: string
   /** the Authorization header; default: `Bearer <the key>` */
   authorization?: string | null
+  /** more request headers, as raw name/value pairs */
+  extra?: string[]
   reason: Reason
   code?: ErrorCode
 }
@@ -111,6 +118,10 @@ const decided: Row[] = [
     reason: 'rate_limited',
     code: 'rate_limited'
   },
+  { what: 'a public rule, no credential', target: '/api/v1/health', authorization: null, reason: 'public' },
+  { what: 'a public rule with a bad key: decided as any request', target: '/api/v1/health', authorization: 'Bearer not-a-key', reason: 'malformed_credential', code: 'unauthorized' },
+  { what: 'the key in the route\'s key header', world: { chain: chain() }, target: '/kong/users', authorization: null, extra: ['ApiKey', key.key], reason: 'allowed' },
+  { what: 'the key in both Authorization and the key header', world: { chain: chain() }, target: '/kong/users', extra: ['apikey', key.key], reason: 'two_credentials', code: 'unauthorized' },
   { what: 'rate limits unavailable (on_error: deny)', world: { chain: chain(), limit: { allowed: false, reason: 'rate_limit_unavailable' } }, reason: 'rate_limit_unavailable', code: 'service_unavailable' }
 ]
 
@@ -147,14 +158,14 @@ async function decide (row: Row): Promise<TargetVerdict> {
   const resolver = new IdentityResolver({ cache, reader: registry.reader, health, unknownKeys, now: () => NOW })
   const limiter: Limiter | undefined = w.limit === undefined ? undefined : { check: () => w.limit }
   const decider = decisionFactory(config, resolver, PROXIED_METHODS).decider({ limiter })
-  const headers = row.authorization === null ? [] : ['Authorization', row.authorization ?? `Bearer ${key.key}`]
+  const headers = [...row.authorization === null ? [] : ['Authorization', row.authorization ?? `Bearer ${key.key}`], ...row.extra ?? []]
   return await decider.decideTarget('GET', row.target ?? '/api/v1/users', headers, '192.0.2.7', NOW)
 }
 
 t.test('the decision: each reason it gives, from the request and the registry', async (t) => {
   for (const row of decided) {
     const v = await decide(row)
-    t.equal(v.ok ? 'allowed' : v.reason, row.reason, row.what)
+    t.equal(v.ok ? (v.identity === undefined ? 'public' : 'allowed') : v.reason, row.reason, row.what)
     if (!v.ok) t.equal(v.code, row.code, `${row.what}: ${row.code ?? ''} (${ERRORS[v.code].status})`)
   }
 })

@@ -8,9 +8,9 @@ import type { Identity } from '../../../src/decision/identity.js'
 import { NO_GRANTS } from '../../../src/registry/records.js'
 
 const identity: Identity = { keyId: 'k1', type: 'bot', userId: undefined, org: 'acme', role: 'deployer', grants: NO_GRANTS }
-const rule = { index: 0, method: 'GET', path: '/api/v1/users', permissions: [], scope: '', orgParam: undefined }
+const rule = { index: 0, method: 'GET', path: '/api/v1/users', permissions: [], scope: '', orgParam: undefined, public: false }
 
-function record (verdict: Verdict): { calls: unknown[], result: Identity | undefined } {
+function record (verdict: Verdict): { calls: unknown[], result: boolean } {
   const calls: unknown[] = []
   const sink: VerdictSink<string> = {
     rateLimit: (to, headers) => { calls.push(['rateLimit', to, headers]) },
@@ -19,22 +19,22 @@ function record (verdict: Verdict): { calls: unknown[], result: Identity | undef
   return { calls, result: renderVerdict(verdict, sink, 'the response') }
 }
 
-t.test('allowed, no rate limit: the identity, nothing on the response', async (t) => {
+t.test('allowed, no rate limit: allowed, nothing on the response', async (t) => {
   const { calls, result } = record({ ok: true, identity, rule })
-  t.equal(result, identity)
+  t.equal(result, true)
   t.same(calls, [])
 })
 
-t.test('allowed under a rate limit: its headers, then the identity', async (t) => {
+t.test('allowed under a rate limit: its headers, then allowed', async (t) => {
   const { calls, result } = record({ ok: true, identity, rule, rateLimit: { allowed: true, limit: 10, remaining: 9, resetS: 1 } })
-  t.equal(result, identity)
+  t.equal(result, true)
   t.same(calls, [['rateLimit', 'the response', { 'ratelimit-limit': '10', 'ratelimit-remaining': '9', 'ratelimit-reset': '1' }]])
 })
 
 t.test('refused with a challenge: the refusal carries it', async (t) => {
   const challenge = 'Bearer realm="keygate", error="invalid_token"'
   const { calls, result } = record({ ok: false, code: 'unauthorized', reason: 'key_revoked', challenge, keyId: 'k1' })
-  t.equal(result, undefined)
+  t.equal(result, false)
   t.same(calls, [['refuse', 'the response', 'unauthorized', 'key_revoked', challenge]])
 })
 
@@ -49,4 +49,10 @@ t.test('refused over a limit: the limit\'s headers with Retry-After, then the 42
 t.test('rate limits unavailable: no limit headers, the 503', async (t) => {
   const { calls } = record({ ok: false, code: 'service_unavailable', reason: 'rate_limit_unavailable', challenge: undefined, keyId: 'k1', identity, rule })
   t.same(calls, [['refuse', 'the response', 'service_unavailable', 'rate_limit_unavailable', undefined]])
+})
+
+t.test('anonymous under the anonymous limit: its headers, then allowed', async (t) => {
+  const { calls, result } = record({ ok: true, anonymous: true, identity: undefined, rule: { ...rule, public: true }, rateLimit: { allowed: true, limit: 3, remaining: 2, resetS: 1 } })
+  t.equal(result, true)
+  t.same(calls, [['rateLimit', 'the response', { 'ratelimit-limit': '3', 'ratelimit-remaining': '2', 'ratelimit-reset': '1' }]])
 })
