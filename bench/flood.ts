@@ -70,7 +70,8 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
       const n = r.unexpectedStatus + r.errors
       if (n === 0) return
       bad += n
-      badWhat.push(`${what}: ${JSON.stringify(r.statusCounts)} expected ${expected}, ${r.errors} errors (${r.timeouts} timeouts)`)
+      badWhat.push(`${what}: ${JSON.stringify(r.statusCounts)} expected ${expected}, ${r.errors} errors ` +
+        `(${r.timeouts} timeouts)`)
     }
     let floodResponses = 0
     // key records read (an unknown key is one HMGET: no user, role or org behind it);
@@ -103,7 +104,8 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
         const wrong = f.sent - (f.statusCounts['401'] ?? 0)
         if (wrong > 0) {
           bad += wrong
-          badWhat.push(`forged keys: ${JSON.stringify(f.statusCounts)} of ${f.sent} expected 401, ${f.errors} errors or unanswered`)
+          badWhat.push(`forged keys: ${JSON.stringify(f.statusCounts)} of ${f.sent} expected 401, ${f.errors} errors ` +
+            'or unanswered')
         }
         d = r.reqPerSec
       }
@@ -120,19 +122,38 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
     const cpuRatio = cpuRatios.length === 0 ? Number.NaN : median(cpuRatios)
     const readsPer1k = 1000 * reads / Math.max(1, floodResponses)
     const failures: string[] = []
-    if (bad > 0) failures.push(`flood: ${bad} unexpected statuses or errors (the cached key must get 200, every forged key 401): ${badWhat.join('; ')}`)
-    if (!(cpuRatio >= RATIO_TARGET)) failures.push(`flood: the cached key's capacity during the flood (from CPU per request) is ${cpuRatio.toFixed(2)}× of without, below the ${RATIO_TARGET}× target`)
+    if (bad > 0) {
+      failures.push(`flood: ${bad} unexpected statuses or errors (the cached key must get 200, every forged key ` +
+        `401): ${badWhat.join('; ')}`)
+    }
+    if (!(cpuRatio >= RATIO_TARGET)) {
+      failures.push('flood: the cached key\'s capacity during the flood (from CPU per request) is ' +
+        `${cpuRatio.toFixed(2)}× of without, below the ${RATIO_TARGET}× target`)
+    }
     if (!(reads <= bound)) failures.push(`flood: ${reads} registry reads in ${elapsedS.toFixed(0)} s, above the per-peer budget's ${bound}`)
     return {
       markdown: [
-        `### Cached key during a flood of forged keys: ${FLOOD_RATE} forged keys a second from the same address, ${ROUNDS} paired rounds of ${ROUND_S} s`,
+        `### Cached key during a flood of forged keys: ${FLOOD_RATE} forged keys a second from the same address, ` +
+        `${ROUNDS} paired rounds of ${ROUND_S} s`,
         '',
-        '| cached key req/s alone (median) | during the flood (median) | server CPU alone / during | req/s during / alone (paired) | CPU/req alone / during (paired) | forged requests | key records read (bound) | reads per 1k forged |',
+        '| cached key req/s alone (median) | during the flood (median) | server CPU alone / during | req/s during / ' +
+        'alone (paired) | CPU/req alone / during (paired) | forged requests | key records read (bound) | reads per ' +
+        '1k forged |',
         '|---:|---:|---:|---:|---:|---:|---:|---:|',
-        `| ${median(alone).toFixed(0)} | ${median(during).toFixed(0)} | ${pctOf(serverPct.alone)} / ${pctOf(serverPct.during)} | ${ratio.toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | **${cpuRatio.toFixed(2)}×** (${Math.min(...cpuRatios).toFixed(2)}–${Math.max(...cpuRatios).toFixed(2)}) | ${floodResponses} | ${reads} (${bound}) | ${readsPer1k.toFixed(1)} |`,
+        `| ${median(alone).toFixed(0)} | ${median(during).toFixed(0)} | ${pctOf(serverPct.alone)} / ` +
+        `${pctOf(serverPct.during)} | ${ratio.toFixed(2)}× ` +
+        `(${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | **${cpuRatio.toFixed(2)}×** ` +
+        `(${Math.min(...cpuRatios).toFixed(2)}–${Math.max(...cpuRatios).toFixed(2)}) | ${floodResponses} | ${reads} ` +
+        `(${bound}) | ${readsPer1k.toFixed(1)} |`,
         '',
-        `Paired: the median over rounds of each round's ratio. CPU/req: the server's CPU time per cached-key response, the flood's CPU included. Targets: capacity during / alone (CPU/req) >= ${RATIO_TARGET}× (${cpuRatio >= RATIO_TARGET ? 'met' : 'NOT met'}); registry reads within the per-peer budget, ${BUDGET.burst} + ${BUDGET.perSecond}/s over the ${elapsedS.toFixed(0)} s measured (${reads <= bound ? 'met' : 'NOT met'}). ` +
-          `At ${FLOOD_RATE} forged keys a second the budget's refill alone is ${(1000 * BUDGET.perSecond / FLOOD_RATE).toFixed(0)} reads per 1,000; the unknown row of the table, flooding at full speed, is the per-1,000 figure.`,
+        'Paired: the median over rounds of each round\'s ratio. CPU/req: the server\'s CPU time per cached-key ' +
+        `response, the flood's CPU included. Targets: capacity during / alone (CPU/req) >= ${RATIO_TARGET}× ` +
+        `(${cpuRatio >= RATIO_TARGET ? 'met' : 'NOT met'}); registry reads within the per-peer budget, ` +
+        `${BUDGET.burst} + ${BUDGET.perSecond}/s over the ${elapsedS.toFixed(0)} s measured ` +
+        `(${reads <= bound ? 'met' : 'NOT met'}). ` +
+          `At ${FLOOD_RATE} forged keys a second the budget's refill alone is ` +
+          `${(1000 * BUDGET.perSecond / FLOOD_RATE).toFixed(0)} reads per 1,000; the unknown row of the table, ` +
+          'flooding at full speed, is the per-1,000 figure.',
         ''
       ].join('\n'),
       failures

@@ -98,12 +98,15 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
         file: 'keygate-compare'
       })
       const k = (n: number): string => `${(n / 1000).toFixed(1)}k`
-      const row = (c: Counted): string => `| ${c.name} | ${k(c.mainPerReq)} | ${(baseline.mainPerReq / c.mainPerReq).toFixed(2)}× | ${k(c.allPerReq)} | ${c.registryReads ?? '–'} |`
+      const row = (c: Counted): string => `| ${c.name} | ${k(c.mainPerReq)} | ` +
+        `${(baseline.mainPerReq / c.mainPerReq).toFixed(2)}× | ${k(c.allPerReq)} | ${c.registryReads ?? '–'} |`
       return {
         markdown: [
-          `### Instructions per request (callgrind), this build against BENCH_COMPARE's: ${MEASURED_REQUESTS.toLocaleString('en')} requests after ${WARMUP_REQUESTS.toLocaleString('en')} of warm-up`,
+          '### Instructions per request (callgrind), this build against BENCH_COMPARE\'s: ' +
+          `${MEASURED_REQUESTS.toLocaleString('en')} requests after ${WARMUP_REQUESTS.toLocaleString('en')} of warm-up`,
           '',
-          '| server | main thread, instructions/request | baseline ÷ this (main thread) | all threads | registry reads in the window |',
+          '| server | main thread, instructions/request | baseline ÷ this (main thread) | all threads | registry ' +
+          'reads in the window |',
           '|---|---:|---:|---:|---:|',
           row(baseline), row(keygate), row(other),
           `(this build ÷ the compare build, main thread: ${(other.mainPerReq / keygate.mainPerReq).toFixed(3)}×)`,
@@ -121,25 +124,37 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       file: 'keygate-tracing'
     })
     const failures = [...baseline.failures, ...reference.failures, ...keygate.failures, ...tracing.failures]
-    if (keygate.registryReads !== 0) failures.push(`instructions: keygate read ${keygate.registryReads ?? '?'} registry records in the measured window (expected every record from the cache)`)
+    if (keygate.registryReads !== 0) {
+      failures.push(`instructions: keygate read ${keygate.registryReads ?? '?'} registry records in the measured ` +
+        'window (expected every record from the cache)')
+    }
     const k = (n: number): string => `${(n / 1000).toFixed(1)}k`
-    const row = (c: Counted): string => `| ${c.name} | ${k(c.mainPerReq)} | ${(baseline.mainPerReq / c.mainPerReq).toFixed(2)}× | ${k(c.allPerReq)} | ${c.registryReads ?? '–'} |`
+    const row = (c: Counted): string => `| ${c.name} | ${k(c.mainPerReq)} | ` +
+      `${(baseline.mainPerReq / c.mainPerReq).toFixed(2)}× | ${k(c.allPerReq)} | ${c.registryReads ?? '–'} |`
     return {
       markdown: [
-        `### Instructions per request (callgrind): ${MEASURED_REQUESTS.toLocaleString('en')} requests after ${WARMUP_REQUESTS.toLocaleString('en')} of warm-up`,
+        `### Instructions per request (callgrind): ${MEASURED_REQUESTS.toLocaleString('en')} requests after ` +
+        `${WARMUP_REQUESTS.toLocaleString('en')} of warm-up`,
         '',
-        '| server | main thread, instructions/request | baseline ÷ this (main thread) | all threads | registry reads in the window |',
+        '| server | main thread, instructions/request | baseline ÷ this (main thread) | all threads | registry reads ' +
+        'in the window |',
         '|---|---:|---:|---:|---:|',
         row(baseline),
         row(reference),
         row(keygate),
         row(tracing),
-        `(keygate's instructions ÷ keygate's with tracing on, the throughput ratio tracing would give: main thread ${(keygate.mainPerReq / tracing.mainPerReq).toFixed(2)}×, all threads ${(keygate.allPerReq / tracing.allPerReq).toFixed(2)}×)`,
+        '(keygate\'s instructions ÷ keygate\'s with tracing on, the throughput ratio tracing would give: main thread ' +
+        `${(keygate.mainPerReq / tracing.mainPerReq).toFixed(2)}×, all threads ` +
+        `${(keygate.allPerReq / tracing.allPerReq).toFixed(2)}×)`,
         '',
-        'Counted by valgrind (`--tool=callgrind`), not timed: the same on a quiet or a noisy machine. The ratio of main-thread counts is the ' +
-        'throughput ratio the event loop\'s work alone would give; time also depends on cache misses and the kernel, which this does not see. ' +
-        'The other threads are V8\'s compiler and GC helpers; under valgrind the compiler keeps working long after it would have settled at full speed, ' +
-        'so that column varies from run to run. The reference is fastify + @fastify/reply-from without auth (http-proxy\'s engine without its route handler).',
+        'Counted by valgrind (`--tool=callgrind`), not timed: the same on a quiet or a noisy machine. The ratio of ' +
+        'main-thread counts is the ' +
+        'throughput ratio the event loop\'s work alone would give; time also depends on cache misses and the kernel, ' +
+        'which this does not see. ' +
+        'The other threads are V8\'s compiler and GC helpers; under valgrind the compiler keeps working long after ' +
+        'it would have settled at full speed, ' +
+        'so that column varies from run to run. The reference is fastify + @fastify/reply-from without auth ' +
+        '(http-proxy\'s engine without its route handler).',
         ''
       ].join('\n'),
       failures
@@ -174,7 +189,10 @@ export async function count (o: CountOptions): Promise<Counted> {
   const failures: string[] = []
   try {
     const warm = await load(server.port, o.headers, o.amounts?.warmUp ?? WARMUP_REQUESTS, o.path, o.headersFor)
-    if (warm.bad > 0) process.stderr.write(`[bench] instructions: ${o.name} warm-up had ${warm.bad} failed requests (a server starting under valgrind can time out)\n`)
+    if (warm.bad > 0) {
+      process.stderr.write(`[bench] instructions: ${o.name} warm-up had ${warm.bad} failed requests (a server ` +
+        'starting under valgrind can time out)\n')
+    }
     const readsBefore = await o.reads?.()
     await control(pid, o.host, '--zero')
     const measured = await load(server.port, o.headers, o.amounts?.measured ?? MEASURED_REQUESTS, o.path, o.headersFor)

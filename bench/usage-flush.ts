@@ -106,19 +106,30 @@ export async function usageFlush (ctx: ScenarioContext): Promise<ExtraResult> {
       const w = iv.writes
       if (w.length !== 1) failures.push(`usage flush: interval ${i + 1} took ${w.length} writes, not one`)
       if (calls !== expectedCalls) failures.push(`usage flush: interval ${i + 1}: ${calls} script calls, not ${expectedCalls}`)
-      return `| ${i === 0 ? 'first (script loaded)' : 'second (steady state)'} | ${w.map((x) => x.keys.toLocaleString('en')).join(' + ')} | ${sent.map(([n, c]) => `${c.toLocaleString('en')} ${n.toUpperCase()}`).join(', ')} | ${(iv.commands.get('hincrby') ?? 0).toLocaleString('en')} HINCRBY, ${(iv.commands.get('expireat') ?? 0).toLocaleString('en')} EXPIREAT | ${iv.socketWrites} | ${w.map((x) => x.ms.toFixed(0)).join(' + ')} | ${(iv.usec / 1000).toFixed(0)} | ${(calls / (FLUSH_MS / 1000)).toFixed(1)} |`
+      return `| ${i === 0 ? 'first (script loaded)' : 'second (steady state)'} | ` +
+        `${w.map((x) => x.keys.toLocaleString('en')).join(' + ')} | ` +
+        `${sent.map(([n, c]) => `${c.toLocaleString('en')} ${n.toUpperCase()}`).join(', ')} | ` +
+        `${(iv.commands.get('hincrby') ?? 0).toLocaleString('en')} HINCRBY, ` +
+        `${(iv.commands.get('expireat') ?? 0).toLocaleString('en')} EXPIREAT | ${iv.socketWrites} | ` +
+        `${w.map((x) => x.ms.toFixed(0)).join(' + ')} | ${(iv.usec / 1000).toFixed(0)} | ` +
+        `${(calls / (FLUSH_MS / 1000)).toFixed(1)} |`
     })
     return {
       markdown: [
-        `### Usage counting: ${keyCount.toLocaleString('en')} active keys in ${orgCount.toLocaleString('en')} orgs, one interval (${FLUSH_MS / 1000} s)`,
+        `### Usage counting: ${keyCount.toLocaleString('en')} active keys in ${orgCount.toLocaleString('en')} orgs, ` +
+        `one interval (${FLUSH_MS / 1000} s)`,
         '',
-        '| interval | keys written (per write) | commands the write sent | run inside Redis by the script | client socket writes | write duration (ms) | time inside Redis (ms) | commands per second from counting |',
+        '| interval | keys written (per write) | commands the write sent | run inside Redis by the script | client ' +
+        'socket writes | write duration (ms) | time inside Redis (ms) | commands per second from counting |',
         '|---|---:|---|---|---:|---:|---:|---:|',
         ...rows,
         '',
-        `keygate's UsageCounter (usage.flush_ms ${FLUSH_MS} ms, usage.max_keys 100,000) on a redis-server of its own, INFO commandstats around each interval. ` +
-        `Each key counted once (one request) within one interval; the counter's own timer writes them: ${expectedCalls} script calls of up to ${perCall} keys (and the orgs' sums) in one pipeline. ` +
-        'A socket write is one batch of commands on the wire, and the write awaits its replies once: one round trip. The first write of a process sends the script itself once (EVAL), later ones only its hash. ' +
+        `keygate's UsageCounter (usage.flush_ms ${FLUSH_MS} ms, usage.max_keys 100,000) on a redis-server of its ` +
+        'own, INFO commandstats around each interval. ' +
+        'Each key counted once (one request) within one interval; the counter\'s own timer writes them: ' +
+        `${expectedCalls} script calls of up to ${perCall} keys (and the orgs' sums) in one pipeline. ` +
+        'A socket write is one batch of commands on the wire, and the write awaits its replies once: one round trip. ' +
+        'The first write of a process sends the script itself once (EVAL), later ones only its hash. ' +
         'The commands per second are the script calls over the interval, whatever the request rate.',
         ''
       ].join('\n'),
