@@ -60,7 +60,9 @@ export async function propagation (ctx: ScenarioContext): Promise<ExtraResult> {
   const pools: Pool[] = []
   try {
     for (let i = 0; i < 3; i++) {
-      const gw = await startKeygate(ctx, `keygate-propagation-${i}`, { redisUrl: redis.url, unpinned: true, logLevel: 'warn' })
+      const gw = await startKeygate(ctx, `keygate-propagation-${i}`, {
+        redisUrl: redis.url, unpinned: true, logLevel: 'warn'
+      })
       gateways.push(gw)
       pools.push(new Pool(`http://127.0.0.1:${gw.port}`, { connections: 2 }))
     }
@@ -70,9 +72,30 @@ export async function propagation (ctx: ScenarioContext): Promise<ExtraResult> {
       return res.statusCode
     }
     const cases = [
-      { what: "key's status", key: personal.key, redisKey: k.key(personal.id), field: 'status', values: ['revoked', 'active'], statuses: [401, 200] },
-      { what: "user's status", key: userKey.key, redisKey: k.user('u2'), field: 'status', values: ['deactivated', 'active'], statuses: [401, 200] },
-      { what: "role's permissions", key: bot.key, redisKey: k.role('flip'), field: 'permissions', values: ['orgs:read', 'users:read'], statuses: [403, 200] }
+      {
+        what: "key's status",
+        key: personal.key,
+        redisKey: k.key(personal.id),
+        field: 'status',
+        values: ['revoked', 'active'],
+        statuses: [401, 200]
+      },
+      {
+        what: "user's status",
+        key: userKey.key,
+        redisKey: k.user('u2'),
+        field: 'status',
+        values: ['deactivated', 'active'],
+        statuses: [401, 200]
+      },
+      {
+        what: "role's permissions",
+        key: bot.key,
+        redisKey: k.role('flip'),
+        field: 'permissions',
+        values: ['orgs:read', 'users:read'],
+        statuses: [403, 200]
+      }
     ]
     const rows: string[] = []
     const failures: string[] = []
@@ -101,7 +124,9 @@ export async function propagation (ctx: ScenarioContext): Promise<ExtraResult> {
     }
     all.sort((a, b) => a - b)
     const p99 = percentile(all, 99)
-    if (!(p99 <= PROPAGATION_TARGET_MS)) failures.push(`propagation: p99 ${p99.toFixed(1)} ms is above the ${PROPAGATION_TARGET_MS} ms target`)
+    if (!(p99 <= PROPAGATION_TARGET_MS)) {
+      failures.push(`propagation: p99 ${p99.toFixed(1)} ms is above the ${PROPAGATION_TARGET_MS} ms target`)
+    }
     rows.push(`| **all** | ${all.length} | ${percentile(all, 50).toFixed(1)} | **${p99.toFixed(1)}** | ` +
       `${(all.at(-1) ?? Number.NaN).toFixed(1)} |`)
     return {
@@ -144,7 +169,9 @@ export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
     pool = new Pool(`http://127.0.0.1:${gw.port}`, { connections: 32 })
     let bad = 0
     const use = async (key: NewKey): Promise<void> => {
-      const res = await (pool as Pool).request({ method: 'GET', path: BENCH_PATH, headers: { authorization: `Bearer ${key.key}` } })
+      const res = await (pool as Pool).request({
+        method: 'GET', path: BENCH_PATH, headers: { authorization: `Bearer ${key.key}` }
+      })
       await res.body.dump()
       if (res.statusCode !== 200) bad++
     }
@@ -271,8 +298,16 @@ export async function sharedCore (ctx: ScenarioContext): Promise<ExtraResult> {
   const cpus = ctx.serverCpus
   const kinds: SharedServer[] = [
     { name: 'baseline', start: async () => await startBaseline(ctx.distDir, ctx.originUrl, cpus), headers: {} },
-    { name: 'control (the same plain proxy again)', start: async () => await startBaseline(ctx.distDir, ctx.originUrl, cpus), headers: {} },
-    { name: 'keygate: personal key, cache warm, request log on', start: async () => await startKeygate(ctx, 'keygate-shared-core'), headers: { authorization: `Bearer ${benchKeys.personal.key}` } }
+    {
+      name: 'control (the same plain proxy again)',
+      start: async () => await startBaseline(ctx.distDir, ctx.originUrl, cpus),
+      headers: {}
+    },
+    {
+      name: 'keygate: personal key, cache warm, request log on',
+      start: async () => await startKeygate(ctx, 'keygate-shared-core'),
+      headers: { authorization: `Bearer ${benchKeys.personal.key}` }
+    }
   ]
   const rounds: SharedMeasure[][] = []
   for (let r = 0; r < SHARED_ROUNDS; r++) rounds.push(await sharedRound(kinds))
@@ -320,7 +355,10 @@ async function sharedRound (kinds: readonly SharedServer[]): Promise<SharedMeasu
     for (const kind of kinds) servers.push(await kind.start())
     const loadAll = async (sec: number): Promise<SharedMeasure[]> => await Promise.all(servers.map(async (s, i) => {
       const meter = startCpuMeter(s.pid, [])
-      const result = await runRound({ url: `http://127.0.0.1:${s.port}${BENCH_PATH}`, headers: (kinds[i] as SharedServer).headers }, { connections: 50, pipelining: 1, durationSec: sec })
+      const result = await runRound(
+        { url: `http://127.0.0.1:${s.port}${BENCH_PATH}`, headers: (kinds[i] as SharedServer).headers },
+        { connections: 50, pipelining: 1, durationSec: sec }
+      )
       return { ...result, serverCpuPct: meter().serverPct }
     }))
     await loadAll(SHARED_WARMUP_SEC)

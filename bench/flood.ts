@@ -50,11 +50,20 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
   const gw = await startKeygate(ctx, 'keygate-flood', { redisUrl: redis.url })
   try {
     const url = `http://127.0.0.1:${gw.port}${BENCH_PATH}`
-    const cached = async (): Promise<RoundResult> => await runRound({ url, headers: { authorization: `Bearer ${key.key}` } }, { connections: 50, pipelining: 1, durationSec: ROUND_S })
-    const forged = async (durationSec: number): Promise<FloodResult> => await floodAt(gw.port, BENCH_PATH, FLOOD_RATE, durationSec)
+    const cached = async (): Promise<RoundResult> => await runRound(
+      { url, headers: { authorization: `Bearer ${key.key}` } },
+      { connections: 50, pipelining: 1, durationSec: ROUND_S }
+    )
+    const forged = async (durationSec: number): Promise<FloodResult> =>
+      await floodAt(gw.port, BENCH_PATH, FLOOD_RATE, durationSec)
     // warm-up: the cached key, then the flood at full speed (it spends the address's burst)
-    await runRound({ url, headers: { authorization: `Bearer ${key.key}` } }, { connections: 50, pipelining: 1, durationSec: WARMUP_S })
-    await runRound({ url, headers: {}, headersFor: () => ({ authorization: `Bearer ${nextForgedKey()}` }), expectedStatus: 401 }, { connections: 10, pipelining: 1, durationSec: 2 })
+    await runRound(
+      { url, headers: { authorization: `Bearer ${key.key}` } }, { connections: 50, pipelining: 1, durationSec: WARMUP_S }
+    )
+    await runRound(
+      { url, headers: {}, headersFor: () => ({ authorization: `Bearer ${nextForgedKey()}` }), expectedStatus: 401 },
+      { connections: 10, pipelining: 1, durationSec: 2 }
+    )
 
     const alone: number[] = []
     const during: number[] = []
@@ -63,7 +72,8 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
     /** the server's share of its core, alone and during the flood: below ~90%, the load generator held it back */
     const serverPct = { alone: [] as number[], during: [] as number[] }
     /** server CPU µs per cached-key response over the phase */
-    const cpuPerCached = (serverPct: number | undefined, cachedReqPerSec: number): number => serverPct === undefined || cachedReqPerSec <= 0 ? Number.NaN : 1e6 * (serverPct / 100) / cachedReqPerSec
+    const cpuPerCached = (serverPct: number | undefined, cachedReqPerSec: number): number =>
+      serverPct === undefined || cachedReqPerSec <= 0 ? Number.NaN : 1e6 * (serverPct / 100) / cachedReqPerSec
     let bad = 0
     const badWhat: string[] = []
     const note = (what: string, r: RoundResult, expected: string): void => {
@@ -130,7 +140,9 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
       failures.push('flood: the cached key\'s capacity during the flood (from CPU per request) is ' +
         `${cpuRatio.toFixed(2)}× of without, below the ${RATIO_TARGET}× target`)
     }
-    if (!(reads <= bound)) failures.push(`flood: ${reads} registry reads in ${elapsedS.toFixed(0)} s, above the per-peer budget's ${bound}`)
+    if (!(reads <= bound)) {
+      failures.push(`flood: ${reads} registry reads in ${elapsedS.toFixed(0)} s, above the per-peer budget's ${bound}`)
+    }
     return {
       markdown: [
         `### Cached key during a flood of forged keys: ${FLOOD_RATE} forged keys a second from the same address, ` +

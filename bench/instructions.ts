@@ -52,7 +52,10 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
   }
   const dir = mkdtempSync(join(tmpdir(), 'keygate-callgrind-'))
   const launcher = (name: string): Launcher => ({
-    prefix: ['valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no', `--callgrind-out-file=${join(dir, name)}.%p`],
+    prefix: [
+      'valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no',
+      `--callgrind-out-file=${join(dir, name)}.%p`
+    ],
     readyTimeoutMs: READY_TIMEOUT_MS
   })
   try {
@@ -71,7 +74,8 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       ? undefined
       : await count({
         name: 'reference',
-        start: async () => await startBaseline(ctx.distDir, ctx.originUrl, ctx.serverCpus, launcher('reference'), 'reply-from'),
+        start: async () =>
+          await startBaseline(ctx.distDir, ctx.originUrl, ctx.serverCpus, launcher('reference'), 'reply-from'),
         host: '127.0.0.1',
         headers: {},
         dir
@@ -80,7 +84,8 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       name: 'keygate',
       // A gateway under valgrind runs ~50x slower than its clock: with the default
       // 500 ms freshness it would refetch records the real gateway serves from its cache.
-      start: async () => await startKeygate(ctx, 'keygate-callgrind', { cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate') }),
+      start: async () =>
+        await startKeygate(ctx, 'keygate-callgrind', { cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate') }),
       host: process.env['HOST'],
       headers: { authorization: `Bearer ${benchKeys.personal.key}` },
       dir,
@@ -91,7 +96,9 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       // reference and tracing rows (each row under valgrind takes minutes)
       const other = await count({
         name: 'keygate, compare build',
-        start: async () => await startKeygate({ ...ctx, keygateCli: ctx.compareCli }, 'keygate-compare-callgrind', { cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate-compare') }),
+        start: async () => await startKeygate({ ...ctx, keygateCli: ctx.compareCli }, 'keygate-compare-callgrind', {
+          cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate-compare')
+        }),
         host: process.env['HOST'],
         headers: { authorization: `Bearer ${benchKeys.personal.key}` },
         dir,
@@ -117,7 +124,9 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
     }
     const tracing = await count({
       name: 'keygate, tracing on',
-      start: async () => await startKeygate(ctx, 'keygate-tracing-callgrind', { cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate-tracing'), tracing: { sampleRatio: 1 } }),
+      start: async () => await startKeygate(ctx, 'keygate-tracing-callgrind', {
+        cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate-tracing'), tracing: { sampleRatio: 1 }
+      }),
       host: process.env['HOST'],
       headers: { authorization: `Bearer ${benchKeys.personal.key}` },
       dir,
@@ -198,7 +207,9 @@ export async function count (o: CountOptions): Promise<Counted> {
     const measured = await load(server.port, o.headers, o.amounts?.measured ?? MEASURED_REQUESTS, o.path, o.headersFor)
     await control(pid, o.host, '--dump')
     const readsAfter = await o.reads?.()
-    if (measured.bad > 0) failures.push(`instructions: ${o.name} had ${measured.bad} failed requests in the measured window`)
+    if (measured.bad > 0) {
+      failures.push(`instructions: ${o.name} had ${measured.bad} failed requests in the measured window`)
+    }
     const threads = dumpTotals(o.dir, o.file ?? o.name, pid)
     const main = threads[0] ?? 0
     return {
@@ -213,7 +224,10 @@ export async function count (o: CountOptions): Promise<Counted> {
   }
 }
 
-async function load (port: number, headers: Record<string, string>, amount: number, path = BENCH_PATH, headersFor?: () => Record<string, string>): Promise<{ responses: number, bad: number }> {
+async function load (
+  port: number, headers: Record<string, string>, amount: number, path = BENCH_PATH,
+  headersFor?: () => Record<string, string>
+): Promise<{ responses: number, bad: number }> {
   const result = await autocannon({
     url: `http://127.0.0.1:${port}${path}`,
     headers,

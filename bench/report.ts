@@ -44,19 +44,25 @@ function row (s: ScenarioSummary): string {
 /** One line per targeted row: each figure, its target, met or not. */
 function targetLine (s: ScenarioSummary, t: Target): string {
   const checks: string[] = []
-  const check = (figure: number | undefined, text: string, bound: number, atLeast: boolean, digits: number, unit: string): void => {
+  const check = (
+    figure: number | undefined, text: string, bound: number, atLeast: boolean, digits: number, unit: string
+  ): void => {
     const met = figure !== undefined && (atLeast ? figure >= bound : figure <= bound)
     checks.push(`${text} ${fixed(figure, digits)}${unit} (target ${atLeast ? '≥' : '≤'} ` +
       `${bound.toLocaleString('en')}${unit}): ${met ? 'met' : '**not met**'}`)
   }
   if (t.reqPerSec !== undefined) check(s.reqPerSec, 'req/s', t.reqPerSec, true, 0, '')
   if (t.cpuUsPerReq !== undefined) check(s.cpuUsPerReq, 'CPU', t.cpuUsPerReq, false, 0, ' µs/req')
-  if (t.cpuRatio !== undefined) check(s.pairedCpuRatio, `vs ${s.comparedWith} (CPU/req, paired)`, t.cpuRatio, true, 2, '×')
+  if (t.cpuRatio !== undefined) {
+    check(s.pairedCpuRatio, `vs ${s.comparedWith} (CPU/req, paired)`, t.cpuRatio, true, 2, '×')
+  }
   return `- ${s.name}: ${checks.join('; ')}; req/s paired ${fixed(s.pairedRatio, 2)}×`
 }
 
 /** Problems that make numbers untrustworthy. Failures invalidate the run. */
-export function findProblems (summaries: readonly ScenarioSummary[], unexpectedExits: readonly string[]): { failures: string[], warnings: string[] } {
+export function findProblems (
+  summaries: readonly ScenarioSummary[], unexpectedExits: readonly string[]
+): { failures: string[], warnings: string[] } {
   const failures: string[] = unexpectedExits.map((why) => `${why} during the run`)
   const warnings: string[] = []
   for (const s of summaries) {
@@ -84,7 +90,9 @@ export function findProblems (summaries: readonly ScenarioSummary[], unexpectedE
   return { failures, warnings }
 }
 
-export function markdown (info: RunInfo, summaries: readonly ScenarioSummary[], problems: { failures: string[], warnings: string[] }): string {
+export function markdown (
+  info: RunInfo, summaries: readonly ScenarioSummary[], problems: { failures: string[], warnings: string[] }
+): string {
   const lines: string[] = []
   if (problems.failures.length > 0) {
     lines.push('> **BENCHMARK INVALID**', '>')

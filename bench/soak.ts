@@ -41,7 +41,9 @@ function gaugeMiB (text: string, pattern: string): number {
 }
 
 /** one point a minute: the lowest value of that minute */
-function minutely (samples: readonly HeapSample[], field: 'oldUsed' | 'heapUsed' | 'external'): Array<{ x: number, y: number }> {
+function minutely (
+  samples: readonly HeapSample[], field: 'oldUsed' | 'heapUsed' | 'external'
+): Array<{ x: number, y: number }> {
   const byMinute = new Map<number, number>()
   for (const s of samples) {
     const minute = Math.floor(s.x)
@@ -72,7 +74,9 @@ function soakSeconds (env: NodeJS.ProcessEnv = process.env): number {
   const raw = env['BENCH_SOAK_SECONDS']
   if (raw === undefined || raw === '') return 600
   const n = Number(raw)
-  if (!Number.isInteger(n) || n < 10) throw new Error(`BENCH_SOAK_SECONDS must be an integer of at least 10, got '${raw}'`)
+  if (!Number.isInteger(n) || n < 10) {
+    throw new Error(`BENCH_SOAK_SECONDS must be an integer of at least 10, got '${raw}'`)
+  }
   return n
 }
 
@@ -111,7 +115,9 @@ export async function soak (ctx: ScenarioContext): Promise<ExtraResult> {
     try {
       await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
         while (filled < headers.length) {
-          const res = await pool.request({ method: 'GET', path: BENCH_PATH, headers: { authorization: headers[filled++] as string } })
+          const res = await pool.request({
+            method: 'GET', path: BENCH_PATH, headers: { authorization: headers[filled++] as string }
+          })
           await res.body.dump()
           if (res.statusCode !== 200) fillBad++
         }

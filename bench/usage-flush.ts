@@ -83,7 +83,9 @@ export async function usageFlush (ctx: ScenarioContext): Promise<ExtraResult> {
       for (let i = 0; i < keyCount; i++) counter.count(ids[i] as string, orgs[i % orgCount], 200, 'allowed', now)
       // the timer's write
       const deadline = Date.now() + FLUSH_MS + 60_000
-      while (writes.length === writesBefore && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+      while (writes.length === writesBefore && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
       // (the next tick comes FLUSH_MS later, with nothing to write)
       const after = await commandStats(stats)
       const commands = new Map<string, number>()
@@ -105,7 +107,9 @@ export async function usageFlush (ctx: ScenarioContext): Promise<ExtraResult> {
       const calls = (iv.commands.get('evalsha') ?? 0) + (iv.commands.get('eval') ?? 0)
       const w = iv.writes
       if (w.length !== 1) failures.push(`usage flush: interval ${i + 1} took ${w.length} writes, not one`)
-      if (calls !== expectedCalls) failures.push(`usage flush: interval ${i + 1}: ${calls} script calls, not ${expectedCalls}`)
+      if (calls !== expectedCalls) {
+        failures.push(`usage flush: interval ${i + 1}: ${calls} script calls, not ${expectedCalls}`)
+      }
       return `| ${i === 0 ? 'first (script loaded)' : 'second (steady state)'} | ` +
         `${w.map((x) => x.keys.toLocaleString('en')).join(' + ')} | ` +
         `${sent.map(([n, c]) => `${c.toLocaleString('en')} ${n.toUpperCase()}`).join(', ')} | ` +
@@ -147,7 +151,9 @@ export async function usageFlush (ctx: ScenarioContext): Promise<ExtraResult> {
 if (import.meta.url === `file://${process.argv[1] ?? ''}`) {
   const { stopAll } = await import('./process.js')
   try {
-    const result = await usageFlush({ originUrl: '', serverCpus: undefined, auxCpus: undefined, distDir: new URL('.', import.meta.url).pathname })
+    const result = await usageFlush({
+      originUrl: '', serverCpus: undefined, auxCpus: undefined, distDir: new URL('.', import.meta.url).pathname
+    })
     process.stdout.write(result.markdown)
     for (const f of result.failures) process.stdout.write(`!!! ${f}\n`)
     process.exitCode = result.failures.length === 0 ? 0 : 1

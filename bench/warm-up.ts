@@ -79,7 +79,9 @@ async function redisSample (c: Redis, pid: number | undefined): Promise<RedisSam
 }
 
 /** per 1 s window from `t0`, the increase of `field` (interpolated between samples) */
-function perWindow (samples: RedisSample[], t0: number, windows: number, field: 'reads' | 'commands' | 'cpu'): number[] {
+function perWindow (
+  samples: RedisSample[], t0: number, windows: number, field: 'reads' | 'commands' | 'cpu'
+): number[] {
   const at = (t: number): number => {
     for (let i = 1; i < samples.length; i++) {
       const a = samples[i - 1] as RedisSample
@@ -91,7 +93,9 @@ function perWindow (samples: RedisSample[], t0: number, windows: number, field: 
   return Array.from({ length: windows }, (_, w) => at(t0 + (w + 1) * 1000) - at(t0 + w * 1000))
 }
 
-async function run (ctx: ScenarioContext, redisUrl: string, redisPid: number | undefined, keys: NewKey[], warmUp: boolean): Promise<WarmUpRun> {
+async function run (
+  ctx: ScenarioContext, redisUrl: string, redisPid: number | undefined, keys: NewKey[], warmUp: boolean
+): Promise<WarmUpRun> {
   const c = new Redis(redisUrl)
   const samples: RedisSample[] = []
   const sampling = { on: true, pid: undefined as number | undefined }
@@ -116,7 +120,12 @@ async function run (ctx: ScenarioContext, redisUrl: string, redisPid: number | u
       connections: 50,
       pipelining: 1,
       duration: RUN_S,
-      requests: [{ setupRequest: (request) => ({ ...request, headers: { ...request.headers, authorization: `Bearer ${(keys[next++ % KEYS] as NewKey).key}` } }) }]
+      requests: [{
+        setupRequest: (request) => ({
+          ...request,
+          headers: { ...request.headers, authorization: `Bearer ${(keys[next++ % KEYS] as NewKey).key}` }
+        })
+      }]
     })
     instance.on('response', () => {
       const w = Math.floor((performance.now() - t0) / 1000)
@@ -167,7 +176,10 @@ export async function warmUp (ctx: ScenarioContext): Promise<ExtraResult> {
   const keys = await seedPersonalKeys(client, KEYS, new Date().toISOString())
 
   try {
-    const runs = [await run(ctx, redis.url, redis.server.pid, keys, true), await run(ctx, redis.url, redis.server.pid, keys, false)]
+    const runs = [
+      await run(ctx, redis.url, redis.server.pid, keys, true),
+      await run(ctx, redis.url, redis.server.pid, keys, false)
+    ]
     const failures: string[] = []
     const rows = runs.map((r) => {
       const upTo = r.reachedS ?? RUN_S
@@ -182,7 +194,8 @@ export async function warmUp (ctx: ScenarioContext): Promise<ExtraResult> {
         failures.push(`warm-up (${r.label}): ${bad} responses were not 200 (${JSON.stringify(r.statuses)}, ` +
           `${r.errors} errors)`)
       }
-      const within = (s: number | undefined, bold: boolean): string => s === undefined ? `not within ${RUN_S} s` : bold ? `**${s} s**` : `${s} s`
+      const within = (s: number | undefined, bold: boolean): string =>
+        s === undefined ? `not within ${RUN_S} s` : bold ? `**${s} s**` : `${s} s`
       return `| ${r.label} | ${within(r.reachedS, true)} | ${within(r.servedS, false)} | ` +
         `${r.cpuToServedS === undefined ? 'n/a' : r.cpuToServedS.toFixed(1)} | ` +
         `${Number.isFinite(r.cachedReqPerSec) ? r.cachedReqPerSec.toFixed(0) : 'n/a'} | ` +
@@ -191,7 +204,9 @@ export async function warmUp (ctx: ScenarioContext): Promise<ExtraResult> {
         `${pct(r.otherPct)} | ${r.perSecond.slice(0, 12).join(' ')} |`
     })
     const shipped = runs[0] as WarmUpRun
-    if (!(shipped.reachedS !== undefined && shipped.reachedS <= TARGET_S)) failures.push(`warm-up: cached throughput not reached within ${TARGET_S} s of the first request`)
+    if (!(shipped.reachedS !== undefined && shipped.reachedS <= TARGET_S)) {
+      failures.push(`warm-up: cached throughput not reached within ${TARGET_S} s of the first request`)
+    }
     return {
       markdown: [
         `### Warm-up: a new instance started under full load on ${KEYS.toLocaleString('en')} keys`,
