@@ -58,7 +58,8 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
       await floodAt(gw.port, BENCH_PATH, FLOOD_RATE, durationSec)
     // warm-up: the cached key, then the flood at full speed (it spends the address's burst)
     await runRound(
-      { url, headers: { authorization: `Bearer ${key.key}` } }, { connections: 50, pipelining: 1, durationSec: WARMUP_S }
+      { url, headers: { authorization: `Bearer ${key.key}` } },
+      { connections: 50, pipelining: 1, durationSec: WARMUP_S }
     )
     await runRound(
       { url, headers: {}, headersFor: () => ({ authorization: `Bearer ${nextForgedKey()}` }), expectedStatus: 401 },
