@@ -13,7 +13,9 @@ import type { Identity } from 'keygate/dist/decision/identity.js'
 import { NO_GRANTS } from 'keygate/dist/registry/records.js'
 
 const N = Number(process.env.N ?? 20_000)
-const identity: Identity = { keyId: 'AbCdEfGh12345678', type: 'personal', userId: 'alice', org: 'acme', role: 'reader', grants: NO_GRANTS }
+const identity: Identity = {
+  keyId: 'AbCdEfGh12345678', type: 'personal', userId: 'alice', org: 'acme', role: 'reader', grants: NO_GRANTS
+}
 const requestId = randomUUID()
 const iss = issuerClaim('keygate')
 const claims = (): string => {
@@ -29,7 +31,9 @@ async function measure (name: string, fn: () => unknown): Promise<void> {
   const wall = Number(process.hrtime.bigint() - start) / N / 1000
   const used = process.cpuUsage(cpu)
   const cpuUs = (used.user + used.system) / N
-  process.stdout.write(`${name.padEnd(58)} ${wall.toFixed(2).padStart(7)} us wall ${cpuUs.toFixed(2).padStart(7)} us CPU\n`)
+  process.stdout.write(
+    `${name.padEnd(58)} ${wall.toFixed(2).padStart(7)} us wall ${cpuUs.toFixed(2).padStart(7)} us CPU\n`
+  )
 }
 
 async function run (alg: AssertionAlg, privateKey: KeyObject): Promise<void> {
@@ -62,8 +66,10 @@ async function run (alg: AssertionAlg, privateKey: KeyObject): Promise<void> {
     { alg, privateKey, publicKeys: [{ alg, key: createPublicKey(privateKey) }] }
   )
   if (assertions === undefined || reused === undefined) throw new Error('assertions are on')
-  await measure('keygate forRequest() (bind: request)', () => assertions.forRequest(identity, 'GET', '/api/v1/users', requestId, Date.now()))
-  await measure('keygate forRequest() (bind: identity, token reused)', () => reused.forRequest(identity, 'GET', '/api/v1/users', requestId, Date.now()))
+  await measure('keygate forRequest() (bind: request)', () =>
+    assertions.forRequest(identity, 'GET', '/api/v1/users', requestId, Date.now()))
+  await measure('keygate forRequest() (bind: identity, token reused)', () =>
+    reused.forRequest(identity, 'GET', '/api/v1/users', requestId, Date.now()))
 }
 
 process.stdout.write(`node ${process.version}, ${N} tokens per row\n`)

@@ -18,7 +18,9 @@ declare module 'autocannon' {
     /** requests per second over all connections (default: as fast as they answer) */
     overallRate?: number
     /** cycled in order; a `setupRequest` is called before every send of its request */
-    requests?: Array<{ setupRequest?: (request: { headers?: Record<string, string> }) => { headers?: Record<string, string> } }>
+    requests?: Array<{
+      setupRequest?: (request: { headers?: Record<string, string> }) => { headers?: Record<string, string> }
+    }>
   }
 
   export interface Histogram {
@@ -47,7 +49,10 @@ declare module 'autocannon' {
   }
 
   export interface Instance extends EventEmitter, PromiseLike<Result> {
-    on (event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTimeMs: number) => void): this
+    on (
+      event: 'response',
+      listener: (client: unknown, statusCode: number, resBytes: number, responseTimeMs: number) => void
+    ): this
     on (event: string, listener: (...args: unknown[]) => void): this
     stop (): void
   }

@@ -43,11 +43,15 @@ export function nextColdAuthorization (): string {
  * Writes the keys, their users and role into a Redis: HSETs pipelined 5,000 at a time
  * (100,000 keys in about a second).
  */
-export async function seedColdKeys (client: Redis, prefix: string, record: (key: NewKey, fields: Record<string, string>) => Record<string, string>): Promise<void> {
+export async function seedColdKeys (
+  client: Redis, prefix: string, record: (key: NewKey, fields: Record<string, string>) => Record<string, string>
+): Promise<void> {
   const k = redisKeys(prefix)
   let batch = client.pipeline()
   batch.hset(k.role('cold-reader'), { permissions: 'users:read' })
-  for (let u = 0; u < COLD_USERS; u++) batch.hset(k.user(`cold-user${u}`), { org: 'acme', role: 'cold-reader', status: 'active' })
+  for (let u = 0; u < COLD_USERS; u++) {
+    batch.hset(k.user(`cold-user${u}`), { org: 'acme', role: 'cold-reader', status: 'active' })
+  }
   for (const [i, key] of coldKeys().entries()) {
     batch.hset(k.key(key.id), record(key, { type: 'personal', user: `cold-user${i % COLD_USERS}` }))
     if (batch.length >= SEED_BATCH) {

@@ -53,7 +53,10 @@ export function readConfig (env: NodeJS.ProcessEnv, argv: readonly string[]): Be
   }
 }
 
-/** extras that run only when named: `instructions` needs valgrind and takes ~22 minutes; `usageFlush` measures Redis, not keygate's request path; `soak` takes BENCH_SOAK_SECONDS (10 minutes) */
+/**
+ * extras that run only when named: `instructions` needs valgrind and takes ~22 minutes; `usageFlush` measures Redis,
+ * not keygate's request path; `soak` takes BENCH_SOAK_SECONDS (10 minutes)
+ */
 const OPT_IN = new Set(['instructions', 'usageFlush', 'soak'])
 
 function extrasFrom (raw: string | undefined): (name: string) => boolean {
@@ -64,4 +67,7 @@ function extrasFrom (raw: string | undefined): (name: string) => boolean {
 }
 
 /** Environment variables that change the run, for the "exact command" line. */
-export const KNOBS = ['BENCH_DURATION', 'BENCH_ROUNDS', 'BENCH_WARMUP', 'BENCH_FRESH', 'BENCH_CONNECTIONS', 'BENCH_PIN', 'BENCH_FILTER', 'BENCH_OUT', 'BENCH_EXTRAS', 'BENCH_SOAK_SECONDS'] as const
+export const KNOBS = [
+  'BENCH_DURATION', 'BENCH_ROUNDS', 'BENCH_WARMUP', 'BENCH_FRESH', 'BENCH_CONNECTIONS', 'BENCH_PIN', 'BENCH_FILTER',
+  'BENCH_OUT', 'BENCH_EXTRAS', 'BENCH_SOAK_SECONDS'
+] as const

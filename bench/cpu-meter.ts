@@ -43,7 +43,9 @@ function partsSeconds (parts: readonly ServerPart[]): Record<string, number> | u
  * Start measuring now; call the returned function at the end of the window. The server
  * is one process (with its descendants) or several parts, whose CPU is summed.
  */
-export function startCpuMeter (server: number | readonly ServerPart[] | undefined, helperPids: readonly number[]): () => CpuUsage {
+export function startCpuMeter (
+  server: number | readonly ServerPart[] | undefined, helperPids: readonly number[]
+): () => CpuUsage {
   const parts = typeof server === 'object' ? server : undefined
   const serverSeconds = (): number | undefined => typeof server === 'number' ? treeCpuSeconds(server) : undefined
   const t0 = process.hrtime.bigint()
@@ -69,7 +71,8 @@ export function startCpuMeter (server: number | readonly ServerPart[] | undefine
       ? Object.values(partsPct).reduce((sum, v) => sum + v, 0)
       : server0 === undefined || server1 === undefined ? undefined : pct(server1 - server0)
     const loadgenPct = helpers0 === undefined || helpers1 === undefined ? undefined : pct(self + helpers1 - helpers0)
-    const otherPct = machine0 === undefined || machine1 === undefined || serverPct === undefined || loadgenPct === undefined
+    const otherPct = machine0 === undefined || machine1 === undefined ||
+      serverPct === undefined || loadgenPct === undefined
       ? undefined
       : Math.max(0, pct(machine1 - machine0) - serverPct - loadgenPct)
     return { serverPct, loadgenPct, otherPct, ...(partsPct === undefined ? {} : { partsPct }) }

@@ -15,7 +15,9 @@ import { Redis } from 'ioredis'
 import { Pool } from 'undici'
 import { generateKey, type NewKey } from 'keygate/dist/registry/key-format.js'
 import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
-import { benchKeys, keyRecord, PREFIX, registryCallsOf, seedPersonalKeys, startBenchRedis, startKeygate, type KeygateServer } from './keygate.js'
+import {
+  benchKeys, keyRecord, PREFIX, registryCallsOf, seedPersonalKeys, startBenchRedis, startKeygate, type KeygateServer
+} from './keygate.js'
 import { startCpuMeter } from './cpu-meter.js'
 import { runRound, type RoundResult } from './load.js'
 import { peakRssKiB } from './procfs.js'
@@ -58,7 +60,9 @@ export async function propagation (ctx: ScenarioContext): Promise<ExtraResult> {
   const pools: Pool[] = []
   try {
     for (let i = 0; i < 3; i++) {
-      const gw = await startKeygate(ctx, `keygate-propagation-${i}`, { redisUrl: redis.url, unpinned: true, logLevel: 'warn' })
+      const gw = await startKeygate(ctx, `keygate-propagation-${i}`, {
+        redisUrl: redis.url, unpinned: true, logLevel: 'warn'
+      })
       gateways.push(gw)
       pools.push(new Pool(`http://127.0.0.1:${gw.port}`, { connections: 2 }))
     }
@@ -68,9 +72,30 @@ export async function propagation (ctx: ScenarioContext): Promise<ExtraResult> {
       return res.statusCode
     }
     const cases = [
-      { what: "key's status", key: personal.key, redisKey: k.key(personal.id), field: 'status', values: ['revoked', 'active'], statuses: [401, 200] },
-      { what: "user's status", key: userKey.key, redisKey: k.user('u2'), field: 'status', values: ['deactivated', 'active'], statuses: [401, 200] },
-      { what: "role's permissions", key: bot.key, redisKey: k.role('flip'), field: 'permissions', values: ['orgs:read', 'users:read'], statuses: [403, 200] }
+      {
+        what: "key's status",
+        key: personal.key,
+        redisKey: k.key(personal.id),
+        field: 'status',
+        values: ['revoked', 'active'],
+        statuses: [401, 200]
+      },
+      {
+        what: "user's status",
+        key: userKey.key,
+        redisKey: k.user('u2'),
+        field: 'status',
+        values: ['deactivated', 'active'],
+        statuses: [401, 200]
+      },
+      {
+        what: "role's permissions",
+        key: bot.key,
+        redisKey: k.role('flip'),
+        field: 'permissions',
+        values: ['orgs:read', 'users:read'],
+        statuses: [403, 200]
+      }
     ]
     const rows: string[] = []
     const failures: string[] = []
@@ -94,12 +119,16 @@ export async function propagation (ctx: ScenarioContext): Promise<ExtraResult> {
       delays.sort((a, b) => a - b)
       all.push(...delays)
       if (lost > 0) failures.push(`propagation: ${lost} changes of a ${c.what} never reached an instance`)
-      rows.push(`| a ${c.what} | ${delays.length} | ${percentile(delays, 50).toFixed(1)} | ${percentile(delays, 99).toFixed(1)} | ${(delays.at(-1) ?? Number.NaN).toFixed(1)} |`)
+      rows.push(`| a ${c.what} | ${delays.length} | ${percentile(delays, 50).toFixed(1)} | ` +
+        `${percentile(delays, 99).toFixed(1)} | ${(delays.at(-1) ?? Number.NaN).toFixed(1)} |`)
     }
     all.sort((a, b) => a - b)
     const p99 = percentile(all, 99)
-    if (!(p99 <= PROPAGATION_TARGET_MS)) failures.push(`propagation: p99 ${p99.toFixed(1)} ms is above the ${PROPAGATION_TARGET_MS} ms target`)
-    rows.push(`| **all** | ${all.length} | ${percentile(all, 50).toFixed(1)} | **${p99.toFixed(1)}** | ${(all.at(-1) ?? Number.NaN).toFixed(1)} |`)
+    if (!(p99 <= PROPAGATION_TARGET_MS)) {
+      failures.push(`propagation: p99 ${p99.toFixed(1)} ms is above the ${PROPAGATION_TARGET_MS} ms target`)
+    }
+    rows.push(`| **all** | ${all.length} | ${percentile(all, 50).toFixed(1)} | **${p99.toFixed(1)}** | ` +
+      `${(all.at(-1) ?? Number.NaN).toFixed(1)} |`)
     return {
       markdown: [
         `### Change propagation: 3 instances, ${CHANGES} changes of each kind, written with a raw Redis client`,
@@ -108,7 +137,9 @@ export async function propagation (ctx: ScenarioContext): Promise<ExtraResult> {
         '|---|---:|---:|---:|---:|',
         ...rows,
         '',
-        `Time from the write's acknowledgement to the first response with the new decision on each instance (keep-alive polling). Target p99 <= ${PROPAGATION_TARGET_MS} ms: ${p99 <= PROPAGATION_TARGET_MS ? 'met' : 'NOT met'}.`,
+        'Time from the write\'s acknowledgement to the first response with the new decision on each instance ' +
+        `(keep-alive polling). Target p99 <= ${PROPAGATION_TARGET_MS} ms: ` +
+        `${p99 <= PROPAGATION_TARGET_MS ? 'met' : 'NOT met'}.`,
         ''
       ].join('\n'),
       failures
@@ -138,7 +169,9 @@ export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
     pool = new Pool(`http://127.0.0.1:${gw.port}`, { connections: 32 })
     let bad = 0
     const use = async (key: NewKey): Promise<void> => {
-      const res = await (pool as Pool).request({ method: 'GET', path: BENCH_PATH, headers: { authorization: `Bearer ${key.key}` } })
+      const res = await (pool as Pool).request({
+        method: 'GET', path: BENCH_PATH, headers: { authorization: `Bearer ${key.key}` }
+      })
       await res.body.dump()
       if (res.statusCode !== 200) bad++
     }
@@ -169,26 +202,44 @@ export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
     const evictions = Number(/^keygate_cache_evictions_total ([0-9.e+]+)/m.exec(scrape)?.[1])
     const spaces = [...scrape.matchAll(/^nodejs_heap_space_size_total_bytes\{space="([a-z_]+)"\} ([0-9.e+]+)/gm)]
       .map((m) => `${m[1] ?? ''} ${(Number(m[2]) / 1048576).toFixed(1)}`).join(', ')
-    const now = `${gauge('process_resident_memory_bytes')} MiB RSS now, V8 heap used ${gauge('nodejs_heap_size_used_bytes')} of ${gauge('nodejs_heap_size_total_bytes')} MiB, external ${gauge('nodejs_external_memory_bytes')} MiB, ${entries} cache entries; heap spaces (MiB): ${spaces}`
+    const now = `${gauge('process_resident_memory_bytes')} MiB RSS now, V8 heap used ` +
+      `${gauge('nodejs_heap_size_used_bytes')} of ${gauge('nodejs_heap_size_total_bytes')} MiB, external ` +
+      `${gauge('nodejs_external_memory_bytes')} MiB, ${entries} cache entries; heap spaces (MiB): ${spaces}`
     const peakMiB = (peak ?? Number.NaN) / 1024
     const baselineMiB = (baselinePeak ?? Number.NaN) / 1024
     const above = peakMiB - baselineMiB
     const failures: string[] = []
     if (bad > 0) failures.push(`memory: ${bad} requests were not 200`)
-    if (evictions !== 0) failures.push(`memory: the default cache evicted ${Number.isNaN(evictions) ? 'an unknown number of' : evictions} entries holding ${KEYS} keys`)
-    if (!(above <= ABOVE_BASELINE_TARGET_MIB)) failures.push(`memory: peak RSS ${above.toFixed(1)} MiB above the baseline's is more than the ${ABOVE_BASELINE_TARGET_MIB} MiB target`)
-    if (!(peakMiB <= RSS_TARGET_MIB)) failures.push(`memory: peak RSS ${peakMiB.toFixed(1)} MiB with ${KEYS} cached keys is above the ${RSS_TARGET_MIB} MiB target`)
+    if (evictions !== 0) {
+      failures.push('memory: the default cache evicted ' +
+        `${Number.isNaN(evictions) ? 'an unknown number of' : evictions} entries holding ${KEYS} keys`)
+    }
+    if (!(above <= ABOVE_BASELINE_TARGET_MIB)) {
+      failures.push(`memory: peak RSS ${above.toFixed(1)} MiB above the baseline's is more than the ` +
+        `${ABOVE_BASELINE_TARGET_MIB} MiB target`)
+    }
+    if (!(peakMiB <= RSS_TARGET_MIB)) {
+      failures.push(`memory: peak RSS ${peakMiB.toFixed(1)} MiB with ${KEYS} cached keys is above the ` +
+        `${RSS_TARGET_MIB} MiB target`)
+    }
     return {
       markdown: [
         `### Memory: ${KEYS.toLocaleString('en')} personal keys cached (1,000 users, 10 roles)`,
         '',
-        `| peak RSS idle (MiB) | after ${ONE_KEY_WARMUP_MS / 1000} s of load on one key | after ${KEYS.toLocaleString('en')} keys (MiB) | the baseline under the same load (MiB) | above the baseline (MiB) | registry records read in a second pass over every key |`,
+        `| peak RSS idle (MiB) | after ${ONE_KEY_WARMUP_MS / 1000} s of load on one key | after ` +
+        `${KEYS.toLocaleString('en')} keys (MiB) | the baseline under the same load (MiB) | above the baseline (MiB) ` +
+        '| registry records read in a second pass over every key |',
         '|---:|---:|---:|---:|---:|---:|',
-        `| ${((before ?? Number.NaN) / 1024).toFixed(1)} | ${((warmed ?? Number.NaN) / 1024).toFixed(1)} | **${peakMiB.toFixed(1)}** | ${baselineMiB.toFixed(1)} | **${above.toFixed(1)}** | ${secondPassReads} |`,
+        `| ${((before ?? Number.NaN) / 1024).toFixed(1)} | ${((warmed ?? Number.NaN) / 1024).toFixed(1)} | ` +
+        `**${peakMiB.toFixed(1)}** | ${baselineMiB.toFixed(1)} | **${above.toFixed(1)}** | ${secondPassReads} |`,
         '',
-        `VmHWM of the gateway process: started, loaded on one key (32 connections), then every key used twice. Target <= ${RSS_TARGET_MIB} MiB: ${peakMiB <= RSS_TARGET_MIB ? 'met' : 'NOT met'}. ` +
-        `What the ${KEYS.toLocaleString('en')} cached keys add to the peak is the difference between the second and third columns. ` +
-        `Above the baseline (fastify + @fastify/http-proxy, the same 32 connections and number of requests) at most ${ABOVE_BASELINE_TARGET_MIB} MiB: ${above <= ABOVE_BASELINE_TARGET_MIB ? 'met' : 'NOT met'}. At the end: ${now}.`,
+        'VmHWM of the gateway process: started, loaded on one key (32 connections), then every key used twice. ' +
+        `Target <= ${RSS_TARGET_MIB} MiB: ${peakMiB <= RSS_TARGET_MIB ? 'met' : 'NOT met'}. ` +
+        `What the ${KEYS.toLocaleString('en')} cached keys add to the peak is the difference between the second and ` +
+        'third columns. ' +
+        'Above the baseline (fastify + @fastify/http-proxy, the same 32 connections and number of requests) at most ' +
+        `${ABOVE_BASELINE_TARGET_MIB} MiB: ${above <= ABOVE_BASELINE_TARGET_MIB ? 'met' : 'NOT met'}. At the end: ` +
+        `${now}.`,
         ''
       ].join('\n'),
       failures
@@ -247,8 +298,16 @@ export async function sharedCore (ctx: ScenarioContext): Promise<ExtraResult> {
   const cpus = ctx.serverCpus
   const kinds: SharedServer[] = [
     { name: 'baseline', start: async () => await startBaseline(ctx.distDir, ctx.originUrl, cpus), headers: {} },
-    { name: 'control (the same plain proxy again)', start: async () => await startBaseline(ctx.distDir, ctx.originUrl, cpus), headers: {} },
-    { name: 'keygate: personal key, cache warm, request log on', start: async () => await startKeygate(ctx, 'keygate-shared-core'), headers: { authorization: `Bearer ${benchKeys.personal.key}` } }
+    {
+      name: 'control (the same plain proxy again)',
+      start: async () => await startBaseline(ctx.distDir, ctx.originUrl, cpus),
+      headers: {}
+    },
+    {
+      name: 'keygate: personal key, cache warm, request log on',
+      start: async () => await startKeygate(ctx, 'keygate-shared-core'),
+      headers: { authorization: `Bearer ${benchKeys.personal.key}` }
+    }
   ]
   const rounds: SharedMeasure[][] = []
   for (let r = 0; r < SHARED_ROUNDS; r++) rounds.push(await sharedRound(kinds))
@@ -262,19 +321,27 @@ export async function sharedCore (ctx: ScenarioContext): Promise<ExtraResult> {
     const cpuRatios = mine.map((m, r) => usPerReq(base[r] as SharedMeasure) / usPerReq(m))
     const bad = mine.reduce((n, m) => n + m.unexpectedStatus + m.errors, 0)
     if (bad > 0) failures.push(`shared core: ${kind.name} got ${bad} unexpected statuses or errors`)
-    return `| ${kind.name} | ${median(mine.map((m) => m.reqPerSec)).toFixed(0)} | **${median(ratios).toFixed(2)}×** | ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ${median(mine.map(usPerReq)).toFixed(0)} | ${median(cpuRatios).toFixed(2)}× | ${median(mine.map((m) => m.serverCpuPct ?? Number.NaN)).toFixed(0)}% | ${median(mine.map((m) => m.p99Ms)).toFixed(2)} |`
+    return `| ${kind.name} | ${median(mine.map((m) => m.reqPerSec)).toFixed(0)} | **${median(ratios).toFixed(2)}×** ` +
+      `| ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ` +
+      `${median(mine.map(usPerReq)).toFixed(0)} | ${median(cpuRatios).toFixed(2)}× | ` +
+      `${median(mine.map((m) => m.serverCpuPct ?? Number.NaN)).toFixed(0)}% | ` +
+      `${median(mine.map((m) => m.p99Ms)).toFixed(2)} |`
   })
   return {
     markdown: [
       `### Same core, same moment: ${kinds.length} servers loaded at once on CPU ${cpus ?? '(unpinned)'}`,
       '',
-      '| server | req/s (median) | vs baseline (median of rounds) | min–max | server CPU µs/req | vs baseline, CPU/req | share of the core | p99 ms |',
+      '| server | req/s (median) | vs baseline (median of rounds) | min–max | server CPU µs/req | vs baseline, ' +
+      'CPU/req | share of the core | p99 ms |',
       '|---|---:|---:|---:|---:|---:|---:|---:|',
       ...rows,
       '',
-      `${SHARED_ROUNDS} rounds, each with new processes: ${SHARED_WARMUP_SEC} s of warm-up, then ${SHARED_ROUND_SEC} s measured, 50 connections to each server. ` +
-      'The servers time-share one core, so the machine\'s drift (which moves the interleaved table above by up to ±20% from one round to the next here) ' +
-      'reaches all three alike; the control row is the method\'s own noise. Latencies are not comparable with the table above (each server has a third of the core).',
+      `${SHARED_ROUNDS} rounds, each with new processes: ${SHARED_WARMUP_SEC} s of warm-up, then ${SHARED_ROUND_SEC} ` +
+      's measured, 50 connections to each server. ' +
+      'The servers time-share one core, so the machine\'s drift (which moves the interleaved table above by up to ' +
+      '±20% from one round to the next here) ' +
+      'reaches all three alike; the control row is the method\'s own noise. Latencies are not comparable with the ' +
+      'table above (each server has a third of the core).',
       ''
     ].join('\n'),
     failures
@@ -288,7 +355,10 @@ async function sharedRound (kinds: readonly SharedServer[]): Promise<SharedMeasu
     for (const kind of kinds) servers.push(await kind.start())
     const loadAll = async (sec: number): Promise<SharedMeasure[]> => await Promise.all(servers.map(async (s, i) => {
       const meter = startCpuMeter(s.pid, [])
-      const result = await runRound({ url: `http://127.0.0.1:${s.port}${BENCH_PATH}`, headers: (kinds[i] as SharedServer).headers }, { connections: 50, pipelining: 1, durationSec: sec })
+      const result = await runRound(
+        { url: `http://127.0.0.1:${s.port}${BENCH_PATH}`, headers: (kinds[i] as SharedServer).headers },
+        { connections: 50, pipelining: 1, durationSec: sec }
+      )
       return { ...result, serverCpuPct: meter().serverPct }
     }))
     await loadAll(SHARED_WARMUP_SEC)

@@ -19,22 +19,23 @@ export async function floodAt (port: number, path: string, rate: number, duratio
   const statusCounts: Record<string, number> = {}
   let received = 0
   let errors = 0
-  const sockets: Socket[] = await Promise.all(Array.from({ length: SOCKETS }, async () => await new Promise<Socket>((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => { resolve(socket) })
-    socket.setNoDelay(true)
-    let tail = ''
-    socket.on('data', (chunk: Buffer) => {
-      const text = tail + chunk.toString('latin1')
-      for (const m of text.matchAll(STATUS_LINE)) {
-        statusCounts[m[1] as string] = (statusCounts[m[1] as string] ?? 0) + 1
-        received++
-      }
-      // (a status line cut by the chunk boundary is read with the next chunk)
-      const cut = text.lastIndexOf('HTTP/1.1 ')
-      tail = cut >= 0 && cut > text.length - 13 ? text.slice(cut) : ''
-    })
-    socket.on('error', (err) => { errors++; reject(err) })
-  })))
+  const sockets: Socket[] = await Promise.all(Array.from({ length: SOCKETS }, async () =>
+    await new Promise<Socket>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => { resolve(socket) })
+      socket.setNoDelay(true)
+      let tail = ''
+      socket.on('data', (chunk: Buffer) => {
+        const text = tail + chunk.toString('latin1')
+        for (const m of text.matchAll(STATUS_LINE)) {
+          statusCounts[m[1] as string] = (statusCounts[m[1] as string] ?? 0) + 1
+          received++
+        }
+        // (a status line cut by the chunk boundary is read with the next chunk)
+        const cut = text.lastIndexOf('HTTP/1.1 ')
+        tail = cut >= 0 && cut > text.length - 13 ? text.slice(cut) : ''
+      })
+      socket.on('error', (err) => { errors++; reject(err) })
+    })))
   let sent = 0
   const start = performance.now()
   await new Promise<void>((resolve) => {
@@ -47,7 +48,9 @@ export async function floodAt (port: number, path: string, rate: number, duratio
       }
       const due = Math.floor(elapsed * rate / 1000)
       for (; sent < due; sent++) {
-        (sockets[sent % SOCKETS] as Socket).write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${nextForgedKey()}\r\n\r\n`)
+        (sockets[sent % SOCKETS] as Socket).write(
+          `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${nextForgedKey()}\r\n\r\n`
+        )
       }
     }, TICK_MS)
   })

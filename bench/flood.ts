@@ -50,11 +50,21 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
   const gw = await startKeygate(ctx, 'keygate-flood', { redisUrl: redis.url })
   try {
     const url = `http://127.0.0.1:${gw.port}${BENCH_PATH}`
-    const cached = async (): Promise<RoundResult> => await runRound({ url, headers: { authorization: `Bearer ${key.key}` } }, { connections: 50, pipelining: 1, durationSec: ROUND_S })
-    const forged = async (durationSec: number): Promise<FloodResult> => await floodAt(gw.port, BENCH_PATH, FLOOD_RATE, durationSec)
+    const cached = async (): Promise<RoundResult> => await runRound(
+      { url, headers: { authorization: `Bearer ${key.key}` } },
+      { connections: 50, pipelining: 1, durationSec: ROUND_S }
+    )
+    const forged = async (durationSec: number): Promise<FloodResult> =>
+      await floodAt(gw.port, BENCH_PATH, FLOOD_RATE, durationSec)
     // warm-up: the cached key, then the flood at full speed (it spends the address's burst)
-    await runRound({ url, headers: { authorization: `Bearer ${key.key}` } }, { connections: 50, pipelining: 1, durationSec: WARMUP_S })
-    await runRound({ url, headers: {}, headersFor: () => ({ authorization: `Bearer ${nextForgedKey()}` }), expectedStatus: 401 }, { connections: 10, pipelining: 1, durationSec: 2 })
+    await runRound(
+      { url, headers: { authorization: `Bearer ${key.key}` } },
+      { connections: 50, pipelining: 1, durationSec: WARMUP_S }
+    )
+    await runRound(
+      { url, headers: {}, headersFor: () => ({ authorization: `Bearer ${nextForgedKey()}` }), expectedStatus: 401 },
+      { connections: 10, pipelining: 1, durationSec: 2 }
+    )
 
     const alone: number[] = []
     const during: number[] = []
@@ -63,14 +73,16 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
     /** the server's share of its core, alone and during the flood: below ~90%, the load generator held it back */
     const serverPct = { alone: [] as number[], during: [] as number[] }
     /** server CPU µs per cached-key response over the phase */
-    const cpuPerCached = (serverPct: number | undefined, cachedReqPerSec: number): number => serverPct === undefined || cachedReqPerSec <= 0 ? Number.NaN : 1e6 * (serverPct / 100) / cachedReqPerSec
+    const cpuPerCached = (serverPct: number | undefined, cachedReqPerSec: number): number =>
+      serverPct === undefined || cachedReqPerSec <= 0 ? Number.NaN : 1e6 * (serverPct / 100) / cachedReqPerSec
     let bad = 0
     const badWhat: string[] = []
     const note = (what: string, r: RoundResult, expected: string): void => {
       const n = r.unexpectedStatus + r.errors
       if (n === 0) return
       bad += n
-      badWhat.push(`${what}: ${JSON.stringify(r.statusCounts)} expected ${expected}, ${r.errors} errors (${r.timeouts} timeouts)`)
+      badWhat.push(`${what}: ${JSON.stringify(r.statusCounts)} expected ${expected}, ${r.errors} errors ` +
+        `(${r.timeouts} timeouts)`)
     }
     let floodResponses = 0
     // key records read (an unknown key is one HMGET: no user, role or org behind it);
@@ -103,7 +115,8 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
         const wrong = f.sent - (f.statusCounts['401'] ?? 0)
         if (wrong > 0) {
           bad += wrong
-          badWhat.push(`forged keys: ${JSON.stringify(f.statusCounts)} of ${f.sent} expected 401, ${f.errors} errors or unanswered`)
+          badWhat.push(`forged keys: ${JSON.stringify(f.statusCounts)} of ${f.sent} expected 401, ${f.errors} errors ` +
+            'or unanswered')
         }
         d = r.reqPerSec
       }
@@ -120,19 +133,40 @@ export async function flood (ctx: ScenarioContext): Promise<ExtraResult> {
     const cpuRatio = cpuRatios.length === 0 ? Number.NaN : median(cpuRatios)
     const readsPer1k = 1000 * reads / Math.max(1, floodResponses)
     const failures: string[] = []
-    if (bad > 0) failures.push(`flood: ${bad} unexpected statuses or errors (the cached key must get 200, every forged key 401): ${badWhat.join('; ')}`)
-    if (!(cpuRatio >= RATIO_TARGET)) failures.push(`flood: the cached key's capacity during the flood (from CPU per request) is ${cpuRatio.toFixed(2)}× of without, below the ${RATIO_TARGET}× target`)
-    if (!(reads <= bound)) failures.push(`flood: ${reads} registry reads in ${elapsedS.toFixed(0)} s, above the per-peer budget's ${bound}`)
+    if (bad > 0) {
+      failures.push(`flood: ${bad} unexpected statuses or errors (the cached key must get 200, every forged key ` +
+        `401): ${badWhat.join('; ')}`)
+    }
+    if (!(cpuRatio >= RATIO_TARGET)) {
+      failures.push('flood: the cached key\'s capacity during the flood (from CPU per request) is ' +
+        `${cpuRatio.toFixed(2)}× of without, below the ${RATIO_TARGET}× target`)
+    }
+    if (!(reads <= bound)) {
+      failures.push(`flood: ${reads} registry reads in ${elapsedS.toFixed(0)} s, above the per-peer budget's ${bound}`)
+    }
     return {
       markdown: [
-        `### Cached key during a flood of forged keys: ${FLOOD_RATE} forged keys a second from the same address, ${ROUNDS} paired rounds of ${ROUND_S} s`,
+        `### Cached key during a flood of forged keys: ${FLOOD_RATE} forged keys a second from the same address, ` +
+        `${ROUNDS} paired rounds of ${ROUND_S} s`,
         '',
-        '| cached key req/s alone (median) | during the flood (median) | server CPU alone / during | req/s during / alone (paired) | CPU/req alone / during (paired) | forged requests | key records read (bound) | reads per 1k forged |',
+        '| cached key req/s alone (median) | during the flood (median) | server CPU alone / during | req/s during / ' +
+        'alone (paired) | CPU/req alone / during (paired) | forged requests | key records read (bound) | reads per ' +
+        '1k forged |',
         '|---:|---:|---:|---:|---:|---:|---:|---:|',
-        `| ${median(alone).toFixed(0)} | ${median(during).toFixed(0)} | ${pctOf(serverPct.alone)} / ${pctOf(serverPct.during)} | ${ratio.toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | **${cpuRatio.toFixed(2)}×** (${Math.min(...cpuRatios).toFixed(2)}–${Math.max(...cpuRatios).toFixed(2)}) | ${floodResponses} | ${reads} (${bound}) | ${readsPer1k.toFixed(1)} |`,
+        `| ${median(alone).toFixed(0)} | ${median(during).toFixed(0)} | ${pctOf(serverPct.alone)} / ` +
+        `${pctOf(serverPct.during)} | ${ratio.toFixed(2)}× ` +
+        `(${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | **${cpuRatio.toFixed(2)}×** ` +
+        `(${Math.min(...cpuRatios).toFixed(2)}–${Math.max(...cpuRatios).toFixed(2)}) | ${floodResponses} | ${reads} ` +
+        `(${bound}) | ${readsPer1k.toFixed(1)} |`,
         '',
-        `Paired: the median over rounds of each round's ratio. CPU/req: the server's CPU time per cached-key response, the flood's CPU included. Targets: capacity during / alone (CPU/req) >= ${RATIO_TARGET}× (${cpuRatio >= RATIO_TARGET ? 'met' : 'NOT met'}); registry reads within the per-peer budget, ${BUDGET.burst} + ${BUDGET.perSecond}/s over the ${elapsedS.toFixed(0)} s measured (${reads <= bound ? 'met' : 'NOT met'}). ` +
-          `At ${FLOOD_RATE} forged keys a second the budget's refill alone is ${(1000 * BUDGET.perSecond / FLOOD_RATE).toFixed(0)} reads per 1,000; the unknown row of the table, flooding at full speed, is the per-1,000 figure.`,
+        'Paired: the median over rounds of each round\'s ratio. CPU/req: the server\'s CPU time per cached-key ' +
+        `response, the flood's CPU included. Targets: capacity during / alone (CPU/req) >= ${RATIO_TARGET}× ` +
+        `(${cpuRatio >= RATIO_TARGET ? 'met' : 'NOT met'}); registry reads within the per-peer budget, ` +
+        `${BUDGET.burst} + ${BUDGET.perSecond}/s over the ${elapsedS.toFixed(0)} s measured ` +
+        `(${reads <= bound ? 'met' : 'NOT met'}). ` +
+          `At ${FLOOD_RATE} forged keys a second the budget's refill alone is ` +
+          `${(1000 * BUDGET.perSecond / FLOOD_RATE).toFixed(0)} reads per 1,000; the unknown row of the table, ` +
+          'flooding at full speed, is the per-1,000 figure.',
         ''
       ].join('\n'),
       failures

@@ -52,7 +52,10 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
   }
   const dir = mkdtempSync(join(tmpdir(), 'keygate-callgrind-'))
   const launcher = (name: string): Launcher => ({
-    prefix: ['valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no', `--callgrind-out-file=${join(dir, name)}.%p`],
+    prefix: [
+      'valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no',
+      `--callgrind-out-file=${join(dir, name)}.%p`
+    ],
     readyTimeoutMs: READY_TIMEOUT_MS
   })
   try {
@@ -71,7 +74,8 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       ? undefined
       : await count({
         name: 'reference',
-        start: async () => await startBaseline(ctx.distDir, ctx.originUrl, ctx.serverCpus, launcher('reference'), 'reply-from'),
+        start: async () =>
+          await startBaseline(ctx.distDir, ctx.originUrl, ctx.serverCpus, launcher('reference'), 'reply-from'),
         host: '127.0.0.1',
         headers: {},
         dir
@@ -80,7 +84,8 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       name: 'keygate',
       // A gateway under valgrind runs ~50x slower than its clock: with the default
       // 500 ms freshness it would refetch records the real gateway serves from its cache.
-      start: async () => await startKeygate(ctx, 'keygate-callgrind', { cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate') }),
+      start: async () =>
+        await startKeygate(ctx, 'keygate-callgrind', { cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate') }),
       host: process.env['HOST'],
       headers: { authorization: `Bearer ${benchKeys.personal.key}` },
       dir,
@@ -91,19 +96,24 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
       // reference and tracing rows (each row under valgrind takes minutes)
       const other = await count({
         name: 'keygate, compare build',
-        start: async () => await startKeygate({ ...ctx, keygateCli: ctx.compareCli }, 'keygate-compare-callgrind', { cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate-compare') }),
+        start: async () => await startKeygate({ ...ctx, keygateCli: ctx.compareCli }, 'keygate-compare-callgrind', {
+          cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate-compare')
+        }),
         host: process.env['HOST'],
         headers: { authorization: `Bearer ${benchKeys.personal.key}` },
         dir,
         file: 'keygate-compare'
       })
       const k = (n: number): string => `${(n / 1000).toFixed(1)}k`
-      const row = (c: Counted): string => `| ${c.name} | ${k(c.mainPerReq)} | ${(baseline.mainPerReq / c.mainPerReq).toFixed(2)}× | ${k(c.allPerReq)} | ${c.registryReads ?? '–'} |`
+      const row = (c: Counted): string => `| ${c.name} | ${k(c.mainPerReq)} | ` +
+        `${(baseline.mainPerReq / c.mainPerReq).toFixed(2)}× | ${k(c.allPerReq)} | ${c.registryReads ?? '–'} |`
       return {
         markdown: [
-          `### Instructions per request (callgrind), this build against BENCH_COMPARE's: ${MEASURED_REQUESTS.toLocaleString('en')} requests after ${WARMUP_REQUESTS.toLocaleString('en')} of warm-up`,
+          '### Instructions per request (callgrind), this build against BENCH_COMPARE\'s: ' +
+          `${MEASURED_REQUESTS.toLocaleString('en')} requests after ${WARMUP_REQUESTS.toLocaleString('en')} of warm-up`,
           '',
-          '| server | main thread, instructions/request | baseline ÷ this (main thread) | all threads | registry reads in the window |',
+          '| server | main thread, instructions/request | baseline ÷ this (main thread) | all threads | registry ' +
+          'reads in the window |',
           '|---|---:|---:|---:|---:|',
           row(baseline), row(keygate), row(other),
           `(this build ÷ the compare build, main thread: ${(other.mainPerReq / keygate.mainPerReq).toFixed(3)}×)`,
@@ -114,32 +124,46 @@ export async function instructions (ctx: ScenarioContext): Promise<ExtraResult> 
     }
     const tracing = await count({
       name: 'keygate, tracing on',
-      start: async () => await startKeygate(ctx, 'keygate-tracing-callgrind', { cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate-tracing'), tracing: { sampleRatio: 1 } }),
+      start: async () => await startKeygate(ctx, 'keygate-tracing-callgrind', {
+        cache: '{ ttl_ms: 60000 }', launcher: launcher('keygate-tracing'), tracing: { sampleRatio: 1 }
+      }),
       host: process.env['HOST'],
       headers: { authorization: `Bearer ${benchKeys.personal.key}` },
       dir,
       file: 'keygate-tracing'
     })
     const failures = [...baseline.failures, ...reference.failures, ...keygate.failures, ...tracing.failures]
-    if (keygate.registryReads !== 0) failures.push(`instructions: keygate read ${keygate.registryReads ?? '?'} registry records in the measured window (expected every record from the cache)`)
+    if (keygate.registryReads !== 0) {
+      failures.push(`instructions: keygate read ${keygate.registryReads ?? '?'} registry records in the measured ` +
+        'window (expected every record from the cache)')
+    }
     const k = (n: number): string => `${(n / 1000).toFixed(1)}k`
-    const row = (c: Counted): string => `| ${c.name} | ${k(c.mainPerReq)} | ${(baseline.mainPerReq / c.mainPerReq).toFixed(2)}× | ${k(c.allPerReq)} | ${c.registryReads ?? '–'} |`
+    const row = (c: Counted): string => `| ${c.name} | ${k(c.mainPerReq)} | ` +
+      `${(baseline.mainPerReq / c.mainPerReq).toFixed(2)}× | ${k(c.allPerReq)} | ${c.registryReads ?? '–'} |`
     return {
       markdown: [
-        `### Instructions per request (callgrind): ${MEASURED_REQUESTS.toLocaleString('en')} requests after ${WARMUP_REQUESTS.toLocaleString('en')} of warm-up`,
+        `### Instructions per request (callgrind): ${MEASURED_REQUESTS.toLocaleString('en')} requests after ` +
+        `${WARMUP_REQUESTS.toLocaleString('en')} of warm-up`,
         '',
-        '| server | main thread, instructions/request | baseline ÷ this (main thread) | all threads | registry reads in the window |',
+        '| server | main thread, instructions/request | baseline ÷ this (main thread) | all threads | registry reads ' +
+        'in the window |',
         '|---|---:|---:|---:|---:|',
         row(baseline),
         row(reference),
         row(keygate),
         row(tracing),
-        `(keygate's instructions ÷ keygate's with tracing on, the throughput ratio tracing would give: main thread ${(keygate.mainPerReq / tracing.mainPerReq).toFixed(2)}×, all threads ${(keygate.allPerReq / tracing.allPerReq).toFixed(2)}×)`,
+        '(keygate\'s instructions ÷ keygate\'s with tracing on, the throughput ratio tracing would give: main thread ' +
+        `${(keygate.mainPerReq / tracing.mainPerReq).toFixed(2)}×, all threads ` +
+        `${(keygate.allPerReq / tracing.allPerReq).toFixed(2)}×)`,
         '',
-        'Counted by valgrind (`--tool=callgrind`), not timed: the same on a quiet or a noisy machine. The ratio of main-thread counts is the ' +
-        'throughput ratio the event loop\'s work alone would give; time also depends on cache misses and the kernel, which this does not see. ' +
-        'The other threads are V8\'s compiler and GC helpers; under valgrind the compiler keeps working long after it would have settled at full speed, ' +
-        'so that column varies from run to run. The reference is fastify + @fastify/reply-from without auth (http-proxy\'s engine without its route handler).',
+        'Counted by valgrind (`--tool=callgrind`), not timed: the same on a quiet or a noisy machine. The ratio of ' +
+        'main-thread counts is the ' +
+        'throughput ratio the event loop\'s work alone would give; time also depends on cache misses and the kernel, ' +
+        'which this does not see. ' +
+        'The other threads are V8\'s compiler and GC helpers; under valgrind the compiler keeps working long after ' +
+        'it would have settled at full speed, ' +
+        'so that column varies from run to run. The reference is fastify + @fastify/reply-from without auth ' +
+        '(http-proxy\'s engine without its route handler).',
         ''
       ].join('\n'),
       failures
@@ -174,13 +198,18 @@ export async function count (o: CountOptions): Promise<Counted> {
   const failures: string[] = []
   try {
     const warm = await load(server.port, o.headers, o.amounts?.warmUp ?? WARMUP_REQUESTS, o.path, o.headersFor)
-    if (warm.bad > 0) process.stderr.write(`[bench] instructions: ${o.name} warm-up had ${warm.bad} failed requests (a server starting under valgrind can time out)\n`)
+    if (warm.bad > 0) {
+      process.stderr.write(`[bench] instructions: ${o.name} warm-up had ${warm.bad} failed requests (a server ` +
+        'starting under valgrind can time out)\n')
+    }
     const readsBefore = await o.reads?.()
     await control(pid, o.host, '--zero')
     const measured = await load(server.port, o.headers, o.amounts?.measured ?? MEASURED_REQUESTS, o.path, o.headersFor)
     await control(pid, o.host, '--dump')
     const readsAfter = await o.reads?.()
-    if (measured.bad > 0) failures.push(`instructions: ${o.name} had ${measured.bad} failed requests in the measured window`)
+    if (measured.bad > 0) {
+      failures.push(`instructions: ${o.name} had ${measured.bad} failed requests in the measured window`)
+    }
     const threads = dumpTotals(o.dir, o.file ?? o.name, pid)
     const main = threads[0] ?? 0
     return {
@@ -195,7 +224,10 @@ export async function count (o: CountOptions): Promise<Counted> {
   }
 }
 
-async function load (port: number, headers: Record<string, string>, amount: number, path = BENCH_PATH, headersFor?: () => Record<string, string>): Promise<{ responses: number, bad: number }> {
+async function load (
+  port: number, headers: Record<string, string>, amount: number, path = BENCH_PATH,
+  headersFor?: () => Record<string, string>
+): Promise<{ responses: number, bad: number }> {
   const result = await autocannon({
     url: `http://127.0.0.1:${port}${path}`,
     headers,

@@ -37,7 +37,9 @@ export interface RoundResult {
 }
 
 /** autocannon's setupRequest that sets headersFor()'s headers on each request */
-export function perRequest (headersFor: () => Record<string, string>): (request: { headers?: Record<string, string> }) => { headers?: Record<string, string> } {
+export function perRequest (
+  headersFor: () => Record<string, string>
+): (request: { headers?: Record<string, string> }) => { headers?: Record<string, string> } {
   return (request) => ({ ...request, headers: { ...request.headers, ...headersFor() } })
 }
 

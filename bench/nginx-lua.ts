@@ -23,7 +23,9 @@ import { BENCH_PATH } from './servers.js'
 import { startCustomNginx } from './nginx.js'
 import type { ChildServer } from './process.js'
 
-export const LUA_MODULES = ['/usr/lib/nginx/modules/ndk_http_module.so', '/usr/lib/nginx/modules/ngx_http_lua_module.so']
+export const LUA_MODULES = [
+  '/usr/lib/nginx/modules/ndk_http_module.so', '/usr/lib/nginx/modules/ngx_http_lua_module.so'
+]
 /** how long a decision stays in the shared dict */
 const CACHE_TTL_S = 60
 
@@ -109,9 +111,13 @@ ngx.req.clear_header("Authorization")
 }
 
 /** nginx with the Lua key check in its access phase, proxying to the origin. */
-export async function startNginxLua (redisPort: number, prefix: string, originUrl: string, cpus: string | undefined): Promise<ChildServer> {
+export async function startNginxLua (
+  redisPort: number, prefix: string, originUrl: string, cpus: string | undefined
+): Promise<ChildServer> {
   const missing = LUA_MODULES.filter((m) => !existsSync(m))
-  if (missing.length > 0) throw new Error(`nginx + Lua: ${missing.join(', ')} not found (apt-get install -y libnginx-mod-http-lua)`)
+  if (missing.length > 0) {
+    throw new Error(`nginx + Lua: ${missing.join(', ')} not found (apt-get install -y libnginx-mod-http-lua)`)
+  }
   const port = await freePort()
   const backendPort = Number(new URL(originUrl).port)
   const lua = luaAuth(redisPort, prefix)

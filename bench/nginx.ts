@@ -62,7 +62,9 @@ server {
  * through it (with `readyStatus`, another authorizer's answer); without, the plain
  * proxy, ready once a request comes back from the origin.
  */
-export async function startNginx (authzPort: number | undefined, originUrl: string, cpus: string | undefined, readyStatus?: number): Promise<ChildServer> {
+export async function startNginx (
+  authzPort: number | undefined, originUrl: string, cpus: string | undefined, readyStatus?: number
+): Promise<ChildServer> {
   const port = await freePort()
   const backendPort = Number(new URL(originUrl).port)
   return await startCustomNginx({
@@ -118,7 +120,8 @@ ${typeof o.http === 'string' ? o.http : o.http(dir)}
 `)
   const check = spawnSync(bin, ['-t', '-p', dir, '-c', conf], { encoding: 'utf8' })
   if (check.status !== 0) throw new Error(`nginx -t refused the configuration:\n${check.stderr}`)
-  const errors = (): string => existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8').slice(-4096) : ''
+  const errors = (): string =>
+    existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8').slice(-4096) : ''
   let server: ChildServer
   try {
     server = await spawnServer({

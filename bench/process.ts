@@ -39,7 +39,9 @@ export interface Launcher {
 }
 
 /** `command` and `args` for running `node <args>`, under the launcher's prefix when there is one. */
-export function nodeCommand (args: readonly string[], launcher: Launcher | undefined): Pick<SpawnServerOptions, 'command' | 'args' | 'readyTimeoutMs'> {
+export function nodeCommand (
+  args: readonly string[], launcher: Launcher | undefined
+): Pick<SpawnServerOptions, 'command' | 'args' | 'readyTimeoutMs'> {
   if (launcher === undefined) return { command: process.execPath, args }
   const [command, ...rest] = launcher.prefix
   if (command === undefined) throw new Error('launcher: empty prefix')

@@ -41,7 +41,9 @@ function gaugeMiB (text: string, pattern: string): number {
 }
 
 /** one point a minute: the lowest value of that minute */
-function minutely (samples: readonly HeapSample[], field: 'oldUsed' | 'heapUsed' | 'external'): Array<{ x: number, y: number }> {
+function minutely (
+  samples: readonly HeapSample[], field: 'oldUsed' | 'heapUsed' | 'external'
+): Array<{ x: number, y: number }> {
   const byMinute = new Map<number, number>()
   for (const s of samples) {
     const minute = Math.floor(s.x)
@@ -72,7 +74,9 @@ function soakSeconds (env: NodeJS.ProcessEnv = process.env): number {
   const raw = env['BENCH_SOAK_SECONDS']
   if (raw === undefined || raw === '') return 600
   const n = Number(raw)
-  if (!Number.isInteger(n) || n < 10) throw new Error(`BENCH_SOAK_SECONDS must be an integer of at least 10, got '${raw}'`)
+  if (!Number.isInteger(n) || n < 10) {
+    throw new Error(`BENCH_SOAK_SECONDS must be an integer of at least 10, got '${raw}'`)
+  }
   return n
 }
 
@@ -111,7 +115,9 @@ export async function soak (ctx: ScenarioContext): Promise<ExtraResult> {
     try {
       await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
         while (filled < headers.length) {
-          const res = await pool.request({ method: 'GET', path: BENCH_PATH, headers: { authorization: headers[filled++] as string } })
+          const res = await pool.request({
+            method: 'GET', path: BENCH_PATH, headers: { authorization: headers[filled++] as string }
+          })
           await res.body.dump()
           if (res.statusCode !== 200) fillBad++
         }
@@ -165,24 +171,34 @@ export async function soak (ctx: ScenarioContext): Promise<ExtraResult> {
     const failures: string[] = []
     const bad = result.unexpectedStatus + result.errors
     if (fillBad > 0) failures.push(`soak: ${fillBad} of the first pass's responses were not 200`)
-    if (bad > 0) failures.push(`soak: ${result.unexpectedStatus} responses were not 200 (${JSON.stringify(result.statusCounts)}), ${result.errors} errors (${result.timeouts} timeouts)`)
+    if (bad > 0) {
+      failures.push(`soak: ${result.unexpectedStatus} responses were not 200 ` +
+        `(${JSON.stringify(result.statusCounts)}), ${result.errors} errors (${result.timeouts} timeouts)`)
+    }
     if (samples.length < 4) failures.push(`soak: only ${samples.length} RSS samples`)
     return {
       markdown: [
         `### Soak: ${seconds} s at full load on ${KEYS.toLocaleString('en')} cached keys`,
         '',
-        '| RSS idle (MiB) | every key cached | first sample | last sample | peak (VmHWM) | slope over the second half (MiB/min) | requests | req/s |',
+        '| RSS idle (MiB) | every key cached | first sample | last sample | peak (VmHWM) | slope over the second ' +
+        'half (MiB/min) | requests | req/s |',
         '|---:|---:|---:|---:|---:|---:|---:|---:|',
-        `| ${idleMiB.toFixed(1)} | ${filledMiB.toFixed(1)} | ${first.toFixed(1)} | ${last.toFixed(1)} | ${peakMiB.toFixed(1)} | **${signed(perMin)}** | ${result.responses} | ${result.reqPerSec.toFixed(0)} |`,
+        `| ${idleMiB.toFixed(1)} | ${filledMiB.toFixed(1)} | ${first.toFixed(1)} | ${last.toFixed(1)} | ` +
+        `${peakMiB.toFixed(1)} | **${signed(perMin)}** | ${result.responses} | ${result.reqPerSec.toFixed(0)} |`,
         '',
-        '| old space used, first / last sample (MiB) | slope over the second half, of each minute\'s lowest (MiB/min): old space used | heap used | outside the heap |',
+        '| old space used, first / last sample (MiB) | slope over the second half, of each minute\'s lowest ' +
+        '(MiB/min): old space used | heap used | outside the heap |',
         '|---:|---:|---:|---:|',
-        `| ${oldAt(heap[0])} / ${oldAt(heap.at(-1))} | **${heapSlope('oldUsed')}** | ${heapSlope('heapUsed')} | ${heapSlope('external')} |`,
+        `| ${oldAt(heap[0])} / ${oldAt(heap.at(-1))} | **${heapSlope('oldUsed')}** | ${heapSlope('heapUsed')} | ` +
+        `${heapSlope('external')} |`,
         '',
         `Responses other than 200, by reason: ${refusals(endScrape)}.`,
         '',
-        `VmRSS of the gateway every ${SAMPLE_MS / 1000} s under ${CONNECTIONS} connections, every key cached first, then the keys cycled in order (each used again every ${(KEYS / Math.max(result.reqPerSec, 1)).toFixed(0)} s or so); ` +
-        `the slope is the least-squares fit over the samples of the second half (${secondHalf.length} samples), after the heap reached its working size.`,
+        `VmRSS of the gateway every ${SAMPLE_MS / 1000} s under ${CONNECTIONS} connections, every key cached first, ` +
+        `then the keys cycled in order (each used again every ${(KEYS / Math.max(result.reqPerSec, 1)).toFixed(0)} s ` +
+        'or so); ' +
+        `the slope is the least-squares fit over the samples of the second half (${secondHalf.length} samples), ` +
+        'after the heap reached its working size.',
         ''
       ].join('\n'),
       failures

@@ -74,7 +74,9 @@ export interface ScenarioSummary {
   scriptsPer1k: number
   /** registry records read per 1,000 responses over the measured rounds */
   recordsPer1k: number
-  /** registry script calls (round trips) per cache miss over the measured rounds, for servers that report their misses */
+  /**
+   * registry script calls (round trips) per cache miss over the measured rounds, for servers that report their misses
+   */
   scriptsPerMiss: number | undefined
   /** cache misses per 1,000 responses over the measured rounds, for servers that report them */
   missesPer1k: number | undefined
@@ -96,8 +98,12 @@ const medianDefined = (values: ReadonlyArray<number | undefined>): number | unde
 const meanDefined = (values: ReadonlyArray<number | undefined>): number | undefined =>
   values.every((v): v is number => v !== undefined) && values.length > 0 ? mean(values) : undefined
 
-/** One row: `reference` is the row it is compared with (the baseline, or its own reference), labelled `comparedWith`. */
-export function summarize (measures: ScenarioMeasures, reference: ScenarioMeasures | undefined, comparedWith: string): ScenarioSummary {
+/**
+ * One row: `reference` is the row it is compared with (the baseline, or its own reference), labelled `comparedWith`.
+ */
+export function summarize (
+  measures: ScenarioMeasures, reference: ScenarioMeasures | undefined, comparedWith: string
+): ScenarioSummary {
   const rps = measures.rounds.map((r) => r.reqPerSec)
   const reqPerSec = mean(rps)
   const referenceRps = reference === undefined ? reqPerSec : mean(reference.rounds.map((r) => r.reqPerSec))
@@ -137,15 +143,23 @@ export function summarize (measures: ScenarioMeasures, reference: ScenarioMeasur
 
 /** a count over the rounds per 1,000 of their responses */
 function per1k (rounds: readonly RoundMeasure[], count: (r: RoundMeasure) => number): number {
-  return 1000 * rounds.reduce((sum, r) => sum + count(r), 0) / Math.max(1, rounds.reduce((sum, r) => sum + r.responses, 0))
+  return 1000 * rounds.reduce((sum, r) => sum + count(r), 0) /
+    Math.max(1, rounds.reduce((sum, r) => sum + r.responses, 0))
 }
 
-function missRates (rounds: readonly RoundMeasure[]): { scriptsPerMiss: number | undefined, missesPer1k: number | undefined } {
-  if (rounds.length === 0 || rounds.some((r) => r.cacheMisses === undefined)) return { scriptsPerMiss: undefined, missesPer1k: undefined }
+function missRates (
+  rounds: readonly RoundMeasure[]
+): { scriptsPerMiss: number | undefined, missesPer1k: number | undefined } {
+  if (rounds.length === 0 || rounds.some((r) => r.cacheMisses === undefined)) {
+    return { scriptsPerMiss: undefined, missesPer1k: undefined }
+  }
   const misses = rounds.reduce((sum, r) => sum + (r.cacheMisses ?? 0), 0)
   const scripts = rounds.reduce((sum, r) => sum + r.registryScripts, 0)
   const responses = rounds.reduce((sum, r) => sum + r.responses, 0)
-  return { scriptsPerMiss: misses > 0 ? scripts / misses : undefined, missesPer1k: responses > 0 ? 1000 * misses / responses : undefined }
+  return {
+    scriptsPerMiss: misses > 0 ? scripts / misses : undefined,
+    missesPer1k: responses > 0 ? 1000 * misses / responses : undefined
+  }
 }
 
 function partsPerReq (rounds: readonly RoundMeasure[]): Record<string, number> | undefined {

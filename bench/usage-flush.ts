@@ -83,7 +83,9 @@ export async function usageFlush (ctx: ScenarioContext): Promise<ExtraResult> {
       for (let i = 0; i < keyCount; i++) counter.count(ids[i] as string, orgs[i % orgCount], 200, 'allowed', now)
       // the timer's write
       const deadline = Date.now() + FLUSH_MS + 60_000
-      while (writes.length === writesBefore && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+      while (writes.length === writesBefore && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
       // (the next tick comes FLUSH_MS later, with nothing to write)
       const after = await commandStats(stats)
       const commands = new Map<string, number>()
@@ -105,20 +107,33 @@ export async function usageFlush (ctx: ScenarioContext): Promise<ExtraResult> {
       const calls = (iv.commands.get('evalsha') ?? 0) + (iv.commands.get('eval') ?? 0)
       const w = iv.writes
       if (w.length !== 1) failures.push(`usage flush: interval ${i + 1} took ${w.length} writes, not one`)
-      if (calls !== expectedCalls) failures.push(`usage flush: interval ${i + 1}: ${calls} script calls, not ${expectedCalls}`)
-      return `| ${i === 0 ? 'first (script loaded)' : 'second (steady state)'} | ${w.map((x) => x.keys.toLocaleString('en')).join(' + ')} | ${sent.map(([n, c]) => `${c.toLocaleString('en')} ${n.toUpperCase()}`).join(', ')} | ${(iv.commands.get('hincrby') ?? 0).toLocaleString('en')} HINCRBY, ${(iv.commands.get('expireat') ?? 0).toLocaleString('en')} EXPIREAT | ${iv.socketWrites} | ${w.map((x) => x.ms.toFixed(0)).join(' + ')} | ${(iv.usec / 1000).toFixed(0)} | ${(calls / (FLUSH_MS / 1000)).toFixed(1)} |`
+      if (calls !== expectedCalls) {
+        failures.push(`usage flush: interval ${i + 1}: ${calls} script calls, not ${expectedCalls}`)
+      }
+      return `| ${i === 0 ? 'first (script loaded)' : 'second (steady state)'} | ` +
+        `${w.map((x) => x.keys.toLocaleString('en')).join(' + ')} | ` +
+        `${sent.map(([n, c]) => `${c.toLocaleString('en')} ${n.toUpperCase()}`).join(', ')} | ` +
+        `${(iv.commands.get('hincrby') ?? 0).toLocaleString('en')} HINCRBY, ` +
+        `${(iv.commands.get('expireat') ?? 0).toLocaleString('en')} EXPIREAT | ${iv.socketWrites} | ` +
+        `${w.map((x) => x.ms.toFixed(0)).join(' + ')} | ${(iv.usec / 1000).toFixed(0)} | ` +
+        `${(calls / (FLUSH_MS / 1000)).toFixed(1)} |`
     })
     return {
       markdown: [
-        `### Usage counting: ${keyCount.toLocaleString('en')} active keys in ${orgCount.toLocaleString('en')} orgs, one interval (${FLUSH_MS / 1000} s)`,
+        `### Usage counting: ${keyCount.toLocaleString('en')} active keys in ${orgCount.toLocaleString('en')} orgs, ` +
+        `one interval (${FLUSH_MS / 1000} s)`,
         '',
-        '| interval | keys written (per write) | commands the write sent | run inside Redis by the script | client socket writes | write duration (ms) | time inside Redis (ms) | commands per second from counting |',
+        '| interval | keys written (per write) | commands the write sent | run inside Redis by the script | client ' +
+        'socket writes | write duration (ms) | time inside Redis (ms) | commands per second from counting |',
         '|---|---:|---|---|---:|---:|---:|---:|',
         ...rows,
         '',
-        `keygate's UsageCounter (usage.flush_ms ${FLUSH_MS} ms, usage.max_keys 100,000) on a redis-server of its own, INFO commandstats around each interval. ` +
-        `Each key counted once (one request) within one interval; the counter's own timer writes them: ${expectedCalls} script calls of up to ${perCall} keys (and the orgs' sums) in one pipeline. ` +
-        'A socket write is one batch of commands on the wire, and the write awaits its replies once: one round trip. The first write of a process sends the script itself once (EVAL), later ones only its hash. ' +
+        `keygate's UsageCounter (usage.flush_ms ${FLUSH_MS} ms, usage.max_keys 100,000) on a redis-server of its ` +
+        'own, INFO commandstats around each interval. ' +
+        'Each key counted once (one request) within one interval; the counter\'s own timer writes them: ' +
+        `${expectedCalls} script calls of up to ${perCall} keys (and the orgs' sums) in one pipeline. ` +
+        'A socket write is one batch of commands on the wire, and the write awaits its replies once: one round trip. ' +
+        'The first write of a process sends the script itself once (EVAL), later ones only its hash. ' +
         'The commands per second are the script calls over the interval, whatever the request rate.',
         ''
       ].join('\n'),
@@ -136,7 +151,9 @@ export async function usageFlush (ctx: ScenarioContext): Promise<ExtraResult> {
 if (import.meta.url === `file://${process.argv[1] ?? ''}`) {
   const { stopAll } = await import('./process.js')
   try {
-    const result = await usageFlush({ originUrl: '', serverCpus: undefined, auxCpus: undefined, distDir: new URL('.', import.meta.url).pathname })
+    const result = await usageFlush({
+      originUrl: '', serverCpus: undefined, auxCpus: undefined, distDir: new URL('.', import.meta.url).pathname
+    })
     process.stdout.write(result.markdown)
     for (const f of result.failures) process.stdout.write(`!!! ${f}\n`)
     process.exitCode = result.failures.length === 0 ? 0 : 1

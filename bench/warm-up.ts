@@ -35,7 +35,9 @@ const REACHED = 0.9
 const TARGET_S = 10
 /** cache.fills_per_second's default */
 const BUDGET = 20_000
-/** the records the registry's script reads for one key of `seedPersonalKeys`: its own, its user's, its role's, its org's */
+/**
+ * the records the registry's script reads for one key of `seedPersonalKeys`: its own, its user's, its role's, its org's
+ */
 const RECORDS_PER_KEY = 4
 
 const pct = (v: number | undefined): string => v === undefined ? 'n/a' : `${v.toFixed(0)}%`
@@ -77,7 +79,9 @@ async function redisSample (c: Redis, pid: number | undefined): Promise<RedisSam
 }
 
 /** per 1 s window from `t0`, the increase of `field` (interpolated between samples) */
-function perWindow (samples: RedisSample[], t0: number, windows: number, field: 'reads' | 'commands' | 'cpu'): number[] {
+function perWindow (
+  samples: RedisSample[], t0: number, windows: number, field: 'reads' | 'commands' | 'cpu'
+): number[] {
   const at = (t: number): number => {
     for (let i = 1; i < samples.length; i++) {
       const a = samples[i - 1] as RedisSample
@@ -89,7 +93,9 @@ function perWindow (samples: RedisSample[], t0: number, windows: number, field: 
   return Array.from({ length: windows }, (_, w) => at(t0 + (w + 1) * 1000) - at(t0 + w * 1000))
 }
 
-async function run (ctx: ScenarioContext, redisUrl: string, redisPid: number | undefined, keys: NewKey[], warmUp: boolean): Promise<WarmUpRun> {
+async function run (
+  ctx: ScenarioContext, redisUrl: string, redisPid: number | undefined, keys: NewKey[], warmUp: boolean
+): Promise<WarmUpRun> {
   const c = new Redis(redisUrl)
   const samples: RedisSample[] = []
   const sampling = { on: true, pid: undefined as number | undefined }
@@ -114,7 +120,12 @@ async function run (ctx: ScenarioContext, redisUrl: string, redisPid: number | u
       connections: 50,
       pipelining: 1,
       duration: RUN_S,
-      requests: [{ setupRequest: (request) => ({ ...request, headers: { ...request.headers, authorization: `Bearer ${(keys[next++ % KEYS] as NewKey).key}` } }) }]
+      requests: [{
+        setupRequest: (request) => ({
+          ...request,
+          headers: { ...request.headers, authorization: `Bearer ${(keys[next++ % KEYS] as NewKey).key}` }
+        })
+      }]
     })
     instance.on('response', () => {
       const w = Math.floor((performance.now() - t0) / 1000)
@@ -165,7 +176,10 @@ export async function warmUp (ctx: ScenarioContext): Promise<ExtraResult> {
   const keys = await seedPersonalKeys(client, KEYS, new Date().toISOString())
 
   try {
-    const runs = [await run(ctx, redis.url, redis.server.pid, keys, true), await run(ctx, redis.url, redis.server.pid, keys, false)]
+    const runs = [
+      await run(ctx, redis.url, redis.server.pid, keys, true),
+      await run(ctx, redis.url, redis.server.pid, keys, false)
+    ]
     const failures: string[] = []
     const rows = runs.map((r) => {
       const upTo = r.reachedS ?? RUN_S
@@ -176,25 +190,45 @@ export async function warmUp (ctx: ScenarioContext): Promise<ExtraResult> {
       const reads = during(r.reads)
       const commands = during(r.commands)
       const bad = Object.entries(r.statuses).filter(([s]) => s !== '200').reduce((n, [, c]) => n + c, 0) + r.errors
-      if (bad > 0) failures.push(`warm-up (${r.label}): ${bad} responses were not 200 (${JSON.stringify(r.statuses)}, ${r.errors} errors)`)
-      const within = (s: number | undefined, bold: boolean): string => s === undefined ? `not within ${RUN_S} s` : bold ? `**${s} s**` : `${s} s`
-      return `| ${r.label} | ${within(r.reachedS, true)} | ${within(r.servedS, false)} | ${r.cpuToServedS === undefined ? 'n/a' : r.cpuToServedS.toFixed(1)} | ${Number.isFinite(r.cachedReqPerSec) ? r.cachedReqPerSec.toFixed(0) : 'n/a'} | ` +
-        `${reads.peak.toFixed(0)} / ${reads.mean.toFixed(0)} | ${commands.peak.toFixed(0)} / ${commands.mean.toFixed(0)} | ${(r.startToFirstMs / 1000).toFixed(1)} s | ${pct(r.serverPct)} / ${pct(r.otherPct)} | ${r.perSecond.slice(0, 12).join(' ')} |`
+      if (bad > 0) {
+        failures.push(`warm-up (${r.label}): ${bad} responses were not 200 (${JSON.stringify(r.statuses)}, ` +
+          `${r.errors} errors)`)
+      }
+      const within = (s: number | undefined, bold: boolean): string =>
+        s === undefined ? `not within ${RUN_S} s` : bold ? `**${s} s**` : `${s} s`
+      return `| ${r.label} | ${within(r.reachedS, true)} | ${within(r.servedS, false)} | ` +
+        `${r.cpuToServedS === undefined ? 'n/a' : r.cpuToServedS.toFixed(1)} | ` +
+        `${Number.isFinite(r.cachedReqPerSec) ? r.cachedReqPerSec.toFixed(0) : 'n/a'} | ` +
+        `${reads.peak.toFixed(0)} / ${reads.mean.toFixed(0)} | ${commands.peak.toFixed(0)} / ` +
+        `${commands.mean.toFixed(0)} | ${(r.startToFirstMs / 1000).toFixed(1)} s | ${pct(r.serverPct)} / ` +
+        `${pct(r.otherPct)} | ${r.perSecond.slice(0, 12).join(' ')} |`
     })
     const shipped = runs[0] as WarmUpRun
-    if (!(shipped.reachedS !== undefined && shipped.reachedS <= TARGET_S)) failures.push(`warm-up: cached throughput not reached within ${TARGET_S} s of the first request`)
+    if (!(shipped.reachedS !== undefined && shipped.reachedS <= TARGET_S)) {
+      failures.push(`warm-up: cached throughput not reached within ${TARGET_S} s of the first request`)
+    }
     return {
       markdown: [
         `### Warm-up: a new instance started under full load on ${KEYS.toLocaleString('en')} keys`,
         '',
-        '| | time to cached req/s (≥ 90%) from the first request | to the cache serving (keys read ≤ 1% of responses) | gateway CPU seconds until then | cached req/s | registry keys read/s until then, peak / mean | Redis commands/s, peak / mean | process start to first request | CPU: gateway / other activity | req/s in each of the first 12 s |',
+        '| | time to cached req/s (≥ 90%) from the first request | to the cache serving (keys read ≤ 1% of ' +
+        'responses) | gateway CPU seconds until then | cached req/s | registry keys read/s until then, peak / mean | ' +
+        'Redis commands/s, peak / mean | process start to first request | CPU: gateway / other activity | req/s in ' +
+        'each of the first 12 s |',
         '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
         ...rows,
         '',
-        `${KEYS.toLocaleString('en')} personal keys (1,000 users, 10 roles), each in the usage hash; the gateway loaded from the moment it is ready, every key cycled in order, 50 connections, ${RUN_S} s. ` +
-        'CPU: the gateway\'s share of a core over the run, and that of every other process on the machine but the load generator and Redis: a busy machine slows the warm-up; the gateway\'s CPU seconds until the cache serves are what the warm-up takes on a core of its own. ' +
-        'Cached req/s: the median of the 1 s windows in which keys read were at most 1% of the responses (n/a: there was none). ' +
-        `Keys read: the registry's records read (HMGET inside its script) ÷ 4, the records of a key here (its own, its user's, its role's, its org's); Redis commands include those the script runs. Fill budget ${BUDGET.toLocaleString('en')} keys/s (the default). Target <= ${TARGET_S} s: ${shipped.reachedS !== undefined && shipped.reachedS <= TARGET_S ? 'met' : 'NOT met'}.`,
+        `${KEYS.toLocaleString('en')} personal keys (1,000 users, 10 roles), each in the usage hash; the gateway ` +
+        `loaded from the moment it is ready, every key cycled in order, 50 connections, ${RUN_S} s. ` +
+        'CPU: the gateway\'s share of a core over the run, and that of every other process on the machine but the ' +
+        'load generator and Redis: a busy machine slows the warm-up; the gateway\'s CPU seconds until the cache ' +
+        'serves are what the warm-up takes on a core of its own. ' +
+        'Cached req/s: the median of the 1 s windows in which keys read were at most 1% of the responses (n/a: there ' +
+        'was none). ' +
+        'Keys read: the registry\'s records read (HMGET inside its script) ÷ 4, the records of a key here (its own, ' +
+        'its user\'s, its role\'s, its org\'s); Redis commands include those the script runs. Fill budget ' +
+        `${BUDGET.toLocaleString('en')} keys/s (the default). Target <= ${TARGET_S} s: ` +
+        `${shipped.reachedS !== undefined && shipped.reachedS <= TARGET_S ? 'met' : 'NOT met'}.`,
         ''
       ].join('\n'),
       failures

@@ -49,7 +49,9 @@ export async function resumeSession () {
 /** The SSO provider's name, if SSO is configured: else null. */
 export async function ssoProvider () {
   try {
-    const res = await fetch(new URL('sso/provider', document.baseURI), { cache: 'no-store', credentials: 'omit', redirect: 'error' })
+    const res = await fetch(new URL('sso/provider', document.baseURI), {
+      cache: 'no-store', credentials: 'omit', redirect: 'error'
+    })
     if (!res.ok) return null
     const data = await res.json()
     return typeof data?.display_name === 'string' ? data.display_name : null
@@ -63,7 +65,9 @@ export function signOut () {
   if (withSession) {
     withSession = false
     // ends the session on every instance; the API also clears the cookie
-    fetch(new URL('session', BASE), { method: 'DELETE', headers: { 'x-requested-with': 'keygate' }, credentials: 'same-origin', redirect: 'error' }).catch(() => {})
+    fetch(new URL('session', BASE), {
+      method: 'DELETE', headers: { 'x-requested-with': 'keygate' }, credentials: 'same-origin', redirect: 'error'
+    }).catch(() => {})
   }
 }
 

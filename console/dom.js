@@ -39,7 +39,9 @@ export function say (el, message) {
 export function sayError (el, err) {
   const details = Array.isArray(err?.details) ? err.details : []
   el.replaceChildren(err?.message ?? String(err),
-    details.length === 0 ? '' : h('ul', { class: 'error-details' }, details.map((d) => h('li', { 'data-field': d.field }, d.reason))))
+    details.length === 0
+      ? ''
+      : h('ul', { class: 'error-details' }, details.map((d) => h('li', { 'data-field': d.field }, d.reason))))
   el.hidden = false
 }
 

@@ -1,7 +1,9 @@
 // Settings -> Integrations: the caller's keys, the Generate New Key dialog with the
 // one-time display of the new key, and revocation (after a confirmation).
 import { api } from './api.js'
-import { $, badge, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, sayError, show, timeCell } from './dom.js'
+import {
+  $, badge, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, sayError, show, timeCell
+} from './dom.js'
 import { editLimit, limitCell } from './limits.js'
 import { sparkline, totalOf } from './usage.js'
 
@@ -36,7 +38,8 @@ export function integrationsPage (ctx) {
     $('integrations-scope').textContent = scope === 'admin'
       ? 'Every key in the registry. A key is shown once, at creation; keygate keeps only a hash. Times are UTC.'
       : scope === 'org'
-        ? `Every key of org ${principal.org}. A key is shown once, at creation; keygate keeps only a hash. Times are UTC.`
+        ? `Every key of org ${principal.org}. A key is shown once, at creation; keygate keeps only a hash. ` +
+          'Times are UTC.'
         : 'Your personal keys and the BOT keys you created. A key is shown once, at creation. Times are UTC.'
     show($('org-usage-open'), scope === 'org')
     filter = scope === 'self' ? { user: principal.user } : scope === 'org' ? { org: principal.org } : {}
@@ -63,13 +66,16 @@ export function integrationsPage (ctx) {
     show($('keys-empty'), keys.length === 0 && page === 0 && q === '')
     $('keys-page').textContent = keys.length === 0
       ? (q === '' ? '' : 'No key matches.')
-      : `${(page * PAGE_SIZE + 1).toLocaleString('en')}-${(page * PAGE_SIZE + keys.length).toLocaleString('en')}${next === undefined ? ` of ${(page * PAGE_SIZE + keys.length).toLocaleString('en')}` : ''}`
+      : `${(page * PAGE_SIZE + 1).toLocaleString('en')}-${(page * PAGE_SIZE + keys.length).toLocaleString('en')}` +
+        `${next === undefined ? ` of ${(page * PAGE_SIZE + keys.length).toLocaleString('en')}` : ''}`
     $('keys-prev').disabled = page === 0
     $('keys-next').disabled = next === undefined
     usageOf(keys, mine)
   }
 
-  /** The rows' last 24 h, one read for the page: each total and a sparkline (a cell stays empty when it cannot be read). */
+  /**
+   * The rows' last 24 h, one read for the page: each total and a sparkline (a cell stays empty when it cannot be read).
+   */
   function usageOf (keys, mine) {
     if (keys.length === 0) return
     api.keysUsage(keys.map((k) => k.id)).then(({ keys: read }) => {
@@ -78,7 +84,9 @@ export function integrationsPage (ctx) {
         const cell = $('keys-body').querySelector(`tr[data-key-id="${id}"] .usage`)
         if (cell === null) continue
         const total = totalOf(points)
-        cell.replaceChildren(h('span', { class: 'usage-total', 'data-total': String(total) }, total.toLocaleString('en')), ' ', sparkline(points, `${total} requests in the last 24 hours`))
+        cell.replaceChildren(
+          h('span', { class: 'usage-total', 'data-total': String(total) }, total.toLocaleString('en')), ' ',
+          sparkline(points, `${total} requests in the last 24 hours`))
       }
     }).catch(() => {})
   }
@@ -114,14 +122,29 @@ export function integrationsPage (ctx) {
       ? h('td', { class: 'nowrap' }, h('span', { class: 'muted' }, 'user '), k.user ?? '')
       : h('td', { class: 'nowrap' }, h('span', { class: 'muted' }, 'role '), h('code', { class: 'chip' }, k.role ?? ''))
     const actions = k.status === 'active'
-      ? h('button', { type: 'button', class: 'button button-small button-danger-quiet', 'data-action': 'revoke', onclick: () => revoke(k) }, 'Revoke')
+      ? h('button', {
+        type: 'button',
+        class: 'button button-small button-danger-quiet',
+        'data-action': 'revoke',
+        onclick: () => revoke(k)
+      }, 'Revoke')
       : ''
     // (a key's own limit is an admin's to set: it replaces the default)
     const limit = ctx.scope === 'admin' && k.status === 'active'
-      ? h('button', { type: 'button', class: 'button button-small', 'data-action': 'limit', onclick: () => limitKey(k) }, 'Limit')
+      ? h('button', {
+        type: 'button', class: 'button button-small', 'data-action': 'limit', onclick: () => limitKey(k)
+      }, 'Limit')
       : ''
     return h('tr', { 'data-key-id': k.id, 'data-status': k.status },
-      h('td', {}, h('div', {}, h('button', { type: 'button', class: 'link', 'data-action': 'usage', onclick: () => ctx.usage.open({ key: k.id }, `Requests of ${k.name !== '' ? k.name : k.id}`).catch(ctx.fail) }, k.name !== '' ? k.name : 'unnamed')), h('div', { class: 'muted small nowrap' }, h('span', { class: 'mono' }, k.id), ` · ${k.org}`), restriction(k)),
+      h('td', {},
+        h('div', {}, h('button', {
+          type: 'button',
+          class: 'link',
+          'data-action': 'usage',
+          onclick: () => ctx.usage.open({ key: k.id }, `Requests of ${k.name !== '' ? k.name : k.id}`).catch(ctx.fail)
+        }, k.name !== '' ? k.name : 'unnamed')),
+        h('div', { class: 'muted small nowrap' }, h('span', { class: 'mono' }, k.id), ` · ${k.org}`),
+        restriction(k)),
       h('td', {}, badge(k.type === 'bot' ? 'BOT' : 'Personal', k.type === 'bot' ? 'bot' : 'personal')),
       owner,
       timeCell(k.created_at, ''),
@@ -141,8 +164,14 @@ export function integrationsPage (ctx) {
   /** A key's scope and addresses, when it has them. */
   function restriction (k) {
     const parts = []
-    if (k.scope !== undefined) parts.push(h('div', { class: 'key-restriction', 'data-testid': 'key-scope' }, h('span', { class: 'muted' }, 'scope '), permissionChips(k.scope)))
-    if (k.allowed_cidrs !== undefined) parts.push(h('div', { class: 'key-restriction', 'data-testid': 'key-cidrs' }, h('span', { class: 'muted' }, 'from '), h('span', { class: 'mono' }, k.allowed_cidrs.join(' '))))
+    if (k.scope !== undefined) {
+      parts.push(h('div', { class: 'key-restriction', 'data-testid': 'key-scope' },
+        h('span', { class: 'muted' }, 'scope '), permissionChips(k.scope)))
+    }
+    if (k.allowed_cidrs !== undefined) {
+      parts.push(h('div', { class: 'key-restriction', 'data-testid': 'key-cidrs' },
+        h('span', { class: 'muted' }, 'from '), h('span', { class: 'mono' }, k.allowed_cidrs.join(' '))))
+    }
     return parts.length === 0 ? '' : h('div', {}, ...parts)
   }
 
@@ -170,8 +199,11 @@ export function integrationsPage (ctx) {
   function revoke (k) {
     confirmAction({
       title: 'Revoke this key?',
-      message: `"${k.name !== '' ? k.name : k.id}" (${k.id}) stops working at once, on every gateway instance. This cannot be undone.` +
-        (k.id === ctx.session.principal.key_id ? ' This is the key you signed in with: the console signs you out.' : ''),
+      message: `"${k.name !== '' ? k.name : k.id}" (${k.id}) stops working at once, on every gateway instance. ` +
+        'This cannot be undone.' +
+        (k.id === ctx.session.principal.key_id
+          ? ' This is the key you signed in with: the console signs you out.'
+          : ''),
       confirm: 'Revoke key',
       action: () => api.revokeKey(k.id)
     }).then((ran) => ran ? load() : undefined).catch(ctx.fail)
@@ -190,14 +222,17 @@ export function integrationsPage (ctx) {
     ;[{ roles }, { users }] = await Promise.all([api.roles(), ctx.manages ? api.users() : { users: [] }])
     // (an admin makes keys in any org and reads every org's policy; anyone else's is their own org's)
     orgCaps = admin
-      ? new Map((await api.orgs()).orgs.filter((o) => o.key_max_ttl !== undefined).map((o) => [o.org, durationSeconds(o.key_max_ttl)]))
+      ? new Map((await api.orgs()).orgs
+        .filter((o) => o.key_max_ttl !== undefined)
+        .map((o) => [o.org, durationSeconds(o.key_max_ttl)]))
       : new Map(ctx.session.org_key_max_ttl_s === undefined ? [] : [[principal.org, ctx.session.org_key_max_ttl_s]])
     // Personal: admins pick the user; everyone else (org admins included: a personal key
     // acts as its user, so only that user or an admin makes one) makes keys for themselves
     show($('generate-user-row'), admin)
     if (admin) {
       $('generate-user').replaceChildren(...users.filter((u) => u.status === 'active').map((u) =>
-        h('option', { value: u.id, selected: u.id === principal.user }, u.name ? `${u.id} (${u.name}, ${u.org})` : `${u.id} (${u.org})`)))
+        h('option', { value: u.id, selected: u.id === principal.user },
+          u.name ? `${u.id} (${u.name}, ${u.org})` : `${u.id} (${u.org})`)))
     }
     // BOT: admins choose the org and may define a new role; others use their own org and the roles they may give
     show($('generate-org-row'), admin)
@@ -217,13 +252,16 @@ export function integrationsPage (ctx) {
    * longer choices are disabled and "never" reads as the shorter limit.
    */
   function offerExpiries (type) {
-    const caps = [type === 'bot' ? ctx.session.bot_key_max_ttl_s : undefined, orgCaps.get(keyOrg(type))].filter((c) => c !== undefined)
+    const caps = [type === 'bot' ? ctx.session.bot_key_max_ttl_s : undefined, orgCaps.get(keyOrg(type))]
+      .filter((c) => c !== undefined)
     const max = caps.length === 0 ? undefined : Math.min(...caps)
     const select = $('generate-expiry')
     for (const option of select.options) {
       const days = Number.parseInt(option.value, 10)
       option.disabled = max !== undefined && option.value !== '' && days * 86400 > max
-      if (option.value === '') option.textContent = max === undefined ? 'never' : `at the longest allowed (${formatDays(max)})`
+      if (option.value === '') {
+        option.textContent = max === undefined ? 'never' : `at the longest allowed (${formatDays(max)})`
+      }
     }
     if (select.selectedOptions[0]?.disabled === true) select.value = ''
   }
@@ -285,7 +323,8 @@ export function integrationsPage (ctx) {
       h('fieldset', { 'data-resource': resource },
         h('legend', {}, resource),
         h('div', { class: 'permission-grid' }, ...list.map((p) =>
-          h('label', { class: 'permission' }, h('input', { type: 'checkbox', value: p, checked: true }), h('code', {}, p)))))))
+          h('label', { class: 'permission' },
+            h('input', { type: 'checkbox', value: p, checked: true }), h('code', {}, p)))))))
     if (permissions.length === 0) $('generate-scope').replaceChildren(h('span', { class: 'muted' }, 'no permissions'))
   }
 
@@ -316,8 +355,11 @@ export function integrationsPage (ctx) {
       permissions = principal.permissions
     }
     return h('div', {},
-      h('div', {}, 'Role ', h('strong', { 'data-testid': 'personal-role' }, role ?? ''), h('span', { class: 'muted' }, ' (the user\'s role; the key follows it when it changes)')),
-      permissions === undefined ? h('span', { class: 'muted' }, 'unknown role: no permissions') : permissionChips(permissions))
+      h('div', {}, 'Role ', h('strong', { 'data-testid': 'personal-role' }, role ?? ''),
+        h('span', { class: 'muted' }, ' (the user\'s role; the key follows it when it changes)')),
+      permissions === undefined
+        ? h('span', { class: 'muted' }, 'unknown role: no permissions')
+        : permissionChips(permissions))
   }
 
   async function submit (event) {
@@ -340,7 +382,11 @@ export function integrationsPage (ctx) {
       if (cidrs.entries.length > 0) input.allowed_cidrs = cidrs.entries
       if (input.type === 'personal') {
         input.user = ctx.scope === 'admin' ? f.user.value : principal.user
-        if (!input.user) throw new Error(ctx.scope === 'admin' ? 'Pick the user the key belongs to.' : 'A personal key is made by its own user or an admin; sign in as that user.')
+        if (!input.user) {
+          throw new Error(ctx.scope === 'admin'
+            ? 'Pick the user the key belongs to.'
+            : 'A personal key is made by its own user or an admin; sign in as that user.')
+        }
       } else {
         input.org = ctx.scope === 'admin' ? f.org.value.trim() : principal.org
         if (!input.org) throw new Error('Enter the org the BOT key acts in.')
@@ -352,7 +398,8 @@ export function integrationsPage (ctx) {
       if (err.status === 401) ctx.fail(err)
       else if (err.status === 400 && input.type === 'bot' && ctx.scope !== 'admin' && input.expires_in !== undefined) {
         // the one 400 a well-formed request from this dialog can get: the self-service limit
-        say($('generate-error'), 'Your BOT keys may not live that long: choose a shorter expiry, or "never" for the longest allowed.')
+        say($('generate-error'),
+          'Your BOT keys may not live that long: choose a shorter expiry, or "never" for the longest allowed.')
       } else sayError($('generate-error'), err)
     } finally {
       $('generate-submit').disabled = false
@@ -364,7 +411,11 @@ export function integrationsPage (ctx) {
     const name = $('generate-new-role-name').value.trim()
     const permissions = checkedValues($('generate-new-role-permissions'))
     if (name === '') throw new Error('Name the new role.')
-    if (roles.some((r) => r.name === name)) throw new Error(`A role named "${name}" exists already: choose it under "Use an existing role", or pick another name.`)
+    if (roles.some((r) => r.name === name)) {
+      throw new Error(
+        `A role named "${name}" exists already: choose it under "Use an existing role", or pick another name.`
+      )
+    }
     if (permissions.length === 0) throw new Error('Tick at least one permission for the new role.')
     await api.putRole(name, permissions)
     roles = [...roles, { name, permissions }]

@@ -148,7 +148,9 @@ async function openPage (name) {
     if (link.dataset.page === name) link.setAttribute('aria-current', 'page')
     else link.removeAttribute('aria-current')
   }
-  for (const section of document.querySelectorAll('[data-page-section]')) show(section, section.dataset.pageSection === name)
+  for (const section of document.querySelectorAll('[data-page-section]')) {
+    show(section, section.dataset.pageSection === name)
+  }
   try {
     await pages[name].load()
   } catch (err) {
@@ -165,7 +167,9 @@ function scopeLabel (scope, principal) {
 
 function describe (principal) {
   if (principal.kind === 'token') return 'Admin token'
-  if (principal.kind === 'session') return `${principal.user} (${principal.org}, role ${principal.role}), signed in with SSO`
+  if (principal.kind === 'session') {
+    return `${principal.user} (${principal.org}, role ${principal.role}), signed in with SSO`
+  }
   const who = principal.user !== undefined ? principal.user : `BOT key ${principal.key_id}`
   return `${who} (${principal.org}, role ${principal.role})`
 }

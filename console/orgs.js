@@ -16,8 +16,15 @@ export function orgsPage (ctx) {
       h('td', {}, h('strong', {}, o.org), o.name === undefined ? '' : h('div', { class: 'muted small' }, o.name)),
       limitCell(o.rate_limit, o.rate_limit_used),
       h('td', { class: 'actions' },
-        h('button', { type: 'button', class: 'button button-small', 'data-action': 'usage', onclick: () => ctx.usage.open({ org: o.org }, `Requests of org ${o.org}`).catch(ctx.fail) }, 'Usage'), ' ',
-        h('button', { type: 'button', class: 'button button-small', 'data-action': 'limit', onclick: () => edit(o) }, 'Edit limit')))
+        h('button', {
+          type: 'button',
+          class: 'button button-small',
+          'data-action': 'usage',
+          onclick: () => ctx.usage.open({ org: o.org }, `Requests of org ${o.org}`).catch(ctx.fail)
+        }, 'Usage'), ' ',
+        h('button', {
+          type: 'button', class: 'button button-small', 'data-action': 'limit', onclick: () => edit(o)
+        }, 'Edit limit')))
   }
 
   function edit (o) {

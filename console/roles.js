@@ -1,7 +1,9 @@
 // Settings -> Roles (admins): the roles, their permissions and rate limits, and an
 // editor that ticks permissions from the catalogue. Deleting a role in use needs a second, forced step.
 import { api } from './api.js'
-import { $, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, sayError, show } from './dom.js'
+import {
+  $, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, sayError, show
+} from './dom.js'
 import { limitCell } from './limits.js'
 
 export function rolesPage (ctx) {
@@ -22,9 +24,16 @@ export function rolesPage (ctx) {
       h('td', {}, r.description ?? ''),
       limitCell(r.rate_limit),
       h('td', { class: 'actions' },
-        h('button', { type: 'button', class: 'button button-small', 'data-action': 'edit', onclick: () => edit(r) }, 'Edit'),
+        h('button', {
+          type: 'button', class: 'button button-small', 'data-action': 'edit', onclick: () => edit(r)
+        }, 'Edit'),
         ' ',
-        h('button', { type: 'button', class: 'button button-small button-danger-quiet', 'data-action': 'delete', onclick: () => remove(r) }, 'Delete')))
+        h('button', {
+          type: 'button',
+          class: 'button button-small button-danger-quiet',
+          'data-action': 'delete',
+          onclick: () => remove(r)
+        }, 'Delete')))
   }
 
   function edit (r) {
@@ -52,7 +61,9 @@ export function rolesPage (ctx) {
       if (editing === null && (await api.roles()).roles.some((r) => r.name === name)) {
         throw new Error(`A role named "${name}" exists already: edit it instead.`)
       }
-      await api.putRole(name, checkedValues($('role-permissions')), description === '' ? undefined : description, rateLimit)
+      await api.putRole(
+        name, checkedValues($('role-permissions')), description === '' ? undefined : description, rateLimit
+      )
       dialog.close()
       await load()
     } catch (err) {
@@ -69,7 +80,8 @@ export function rolesPage (ctx) {
     let force = false
     confirmAction({
       title: `Delete role ${r.name}?`,
-      message: 'Users and BOT keys with this role would lose its permissions. A role still in use is only deleted if you confirm a second time.',
+      message: 'Users and BOT keys with this role would lose its permissions. ' +
+        'A role still in use is only deleted if you confirm a second time.',
       confirm: 'Delete role',
       action: async () => {
         try {
@@ -78,7 +90,9 @@ export function rolesPage (ctx) {
           if (force || err.status !== 409) throw err
           force = true
           $('confirm-ok').textContent = 'Delete anyway'
-          throw new Error('This role is still used by users or BOT keys. Delete anyway? They will then have no permissions from it.')
+          throw new Error(
+            'This role is still used by users or BOT keys. Delete anyway? They will then have no permissions from it.'
+          )
         }
       }
     }).then((ran) => ran ? load() : undefined).catch(ctx.fail)

@@ -24,7 +24,10 @@ export function totalOf (points) {
 /** A small line of a series' total requests per point, for a table cell. */
 export function sparkline (points, label) {
   const el = h('span', { class: 'spark', role: 'img', 'aria-label': label })
-  const data = [points.map((p) => Date.parse(p.t) / 1000), points.map((p) => p.allowed + p.refused + p.limited + p.errors)]
+  const data = [
+    points.map((p) => Date.parse(p.t) / 1000),
+    points.map((p) => p.allowed + p.refused + p.limited + p.errors)
+  ]
   // (uPlot draws into the element once it is in the document: after the row is placed)
   queueMicrotask(() => {
     // eslint-disable-next-line no-new
@@ -65,7 +68,9 @@ export function usagePanel (ctx) {
     // the range ends with the current step, as the API's default does
     const stepMs = STEP_MS[step]
     const end = Math.ceil((Date.now() + 1) / stepMs) * stepMs
-    const range = { from: new Date(end - Number(since) * 3_600_000).toISOString(), to: new Date(end).toISOString(), step }
+    const range = {
+      from: new Date(end - Number(since) * 3_600_000).toISOString(), to: new Date(end).toISOString(), step
+    }
     const { points } = subject.key !== undefined
       ? await api.keyUsage(subject.key, range)
       : await api.orgUsage(subject.org, range)

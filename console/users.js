@@ -19,8 +19,15 @@ export function usersPage (ctx) {
   function row (u) {
     const active = u.status === 'active'
     const action = active
-      ? h('button', { type: 'button', class: 'button button-small button-danger-quiet', 'data-action': 'deactivate', onclick: () => deactivate(u) }, 'Deactivate')
-      : h('button', { type: 'button', class: 'button button-small', 'data-action': 'activate', onclick: () => activate(u) }, 'Activate')
+      ? h('button', {
+        type: 'button',
+        class: 'button button-small button-danger-quiet',
+        'data-action': 'deactivate',
+        onclick: () => deactivate(u)
+      }, 'Deactivate')
+      : h('button', {
+        type: 'button', class: 'button button-small', 'data-action': 'activate', onclick: () => activate(u)
+      }, 'Activate')
     return h('tr', { 'data-user-id': u.id, 'data-status': u.status ?? '' },
       h('td', {}, h('div', {}, u.name ?? u.id), u.name ? h('div', { class: 'mono muted small' }, u.id) : ''),
       h('td', {}, u.email ?? ''),
@@ -34,7 +41,8 @@ export function usersPage (ctx) {
     let deactivated
     confirmAction({
       title: `Deactivate ${u.id}?`,
-      message: `Every personal key of ${u.id} stops working at once. Their BOT keys keep working. You can activate the user again later, which restores their personal keys.` +
+      message: `Every personal key of ${u.id} stops working at once. Their BOT keys keep working. ` +
+        'You can activate the user again later, which restores their personal keys.' +
         (u.id === ctx.session.principal.user ? ' This is you: the key you signed in with stops too.' : ''),
       confirm: 'Deactivate',
       action: async () => { deactivated = await api.setUserStatus(u.id, false) }
@@ -42,7 +50,11 @@ export function usersPage (ctx) {
       if (!ran) return
       await load()
       const kept = deactivated?.created_keys ?? []
-      if (kept.length > 0) say($('users-notice'), `${u.id} is deactivated. BOT keys they created still work: ${kept.join(', ')} (revoke them under Integrations).`)
+      if (kept.length > 0) {
+        say($('users-notice'),
+          `${u.id} is deactivated. BOT keys they created still work: ${kept.join(', ')} ` +
+          '(revoke them under Integrations).')
+      }
     }).catch(ctx.fail)
   }
 

@@ -60,7 +60,14 @@ export class LogSink implements DestinationStream {
   private lastError: unknown
 
   constructor (fd: number, o: { maxBufferBytes?: number } = {}) {
-    this.out = pino.destination({ dest: fd, sync: false, contentMode: 'buffer', minLength: 1, maxWrite: 1024 * 1024, maxLength: o.maxBufferBytes ?? LOG_BUFFER_BYTES })
+    this.out = pino.destination({
+      dest: fd,
+      sync: false,
+      contentMode: 'buffer',
+      minLength: 1,
+      maxWrite: 1024 * 1024,
+      maxLength: o.maxBufferBytes ?? LOG_BUFFER_BYTES
+    })
     this.out.on('error', (err: unknown) => {
       if (err === this.lastError) return // (pino re-emits the errors it does not handle)
       this.lastError = err

@@ -26,6 +26,8 @@ export function peerOf (address: string | undefined): string {
   const [head = '', tail] = bare.split('::', 2)
   const front = head === '' ? [] : head.split(':')
   const back = tail === undefined || tail === '' ? [] : tail.split(':')
-  const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back]
+  const groups = tail === undefined
+    ? front
+    : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back]
   return groups.slice(0, 4).map((g) => Number.parseInt(g, 16).toString(16)).join(':') + '::/64'
 }

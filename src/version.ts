@@ -1,4 +1,6 @@
 /** keygate's version, from package.json (found beside both src/ and dist/). */
 import { readFileSync } from 'node:fs'
 
-export const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
+export const VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version

@@ -67,7 +67,8 @@ export const consolePlugin: FastifyPluginAsync<AdminPlaneOptions> = async (app) 
   })
 
   // /console -> console/ (relative, so the console also works behind a path prefix)
-  app.get('/', { prefixTrailingSlash: 'no-slash' }, (_request, reply) => reply.code(302).header('location', 'console/').send())
+  app.get('/', { prefixTrailingSlash: 'no-slash' }, (_request, reply) =>
+    reply.code(302).header('location', 'console/').send())
   app.get('/', { prefixTrailingSlash: 'slash' }, (_request, reply) => reply.type(index.contentType).send(index.body))
   app.get('/:file', (request, reply) => {
     const asset = assets.get((request.params as { file: string }).file)

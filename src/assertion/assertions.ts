@@ -35,7 +35,9 @@ export interface Assertions {
 export const IDENTITY_TOKENS_KEPT = 10_000
 
 /** The assertions for a configuration; undefined when they are off. */
-export async function createAssertions (a: AssertionConfig, keys: AssertionKeys | undefined): Promise<Assertions | undefined> {
+export async function createAssertions (
+  a: AssertionConfig, keys: AssertionKeys | undefined
+): Promise<Assertions | undefined> {
   if (!a.enabled) return undefined
   if (keys === undefined) throw new Error('identity.assertion.enabled: no signing key')
   const jwks = await jwkSet(keys.publicKeys)
@@ -66,11 +68,16 @@ export async function createAssertions (a: AssertionConfig, keys: AssertionKeys 
       // registry edit can fill with anything are length-prefixed; the role comes last);
       // the claims themselves (five JSON strings) are built only when a token is signed
       const user = identity.userId ?? ''
-      const who = `${identity.type}|${identity.keyId}|${user.length}:${user}|${identity.org.length}:${identity.org}|${identity.role}`
+      const who = `${identity.type}|${identity.keyId}|${user.length}:${user}|` +
+        `${identity.org.length}:${identity.org}|${identity.role}`
       const held = kept.get(who)
       if (held !== undefined && nowMs < held.renewAtMs && nowMs >= held.issuedAtMs) return held.token
       const iat = Math.floor(nowMs / 1000)
-      const fresh = { token: token(identityBoundClaims(iss, identityClaims(identity), iat, iat + ttl)), issuedAtMs: iat * 1000, renewAtMs: iat * 1000 + ttl * 500 }
+      const fresh = {
+        token: token(identityBoundClaims(iss, identityClaims(identity), iat, iat + ttl)),
+        issuedAtMs: iat * 1000,
+        renewAtMs: iat * 1000 + ttl * 500
+      }
       if (held !== undefined) kept.delete(who)
       else if (kept.size >= IDENTITY_TOKENS_KEPT) kept.delete(kept.keys().next().value as string)
       kept.set(who, fresh)

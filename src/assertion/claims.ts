@@ -21,7 +21,8 @@ export function subjectOf (id: Identity): string {
  * The claims that describe who is calling, without the braces: `"sub":..,...,"role":..`.
  */
 export function identityClaims (id: Identity): string {
-  return `"sub":${JSON.stringify(subjectOf(id))},"key_id":${JSON.stringify(id.keyId)},"key_type":${JSON.stringify(id.type)},"org":${JSON.stringify(id.org)},"role":${JSON.stringify(id.role)}`
+  return `"sub":${JSON.stringify(subjectOf(id))},"key_id":${JSON.stringify(id.keyId)},` +
+    `"key_type":${JSON.stringify(id.type)},"org":${JSON.stringify(id.org)},"role":${JSON.stringify(id.role)}`
 }
 
 /** `"iss":"<issuer>",`, computed once per configuration. */
@@ -30,8 +31,11 @@ export function issuerClaim (issuer: string): string {
 }
 
 /** The claims of a request-bound token: identity, method, path (no query), request id, times. */
-export function requestClaims (iss: string, identity: string, method: string, path: string, requestId: string, iat: number, exp: number): string {
-  return `{${iss}${identity},"htm":${JSON.stringify(method)},"htu":${JSON.stringify(path)},"jti":${JSON.stringify(requestId)},"iat":${iat},"exp":${exp}}`
+export function requestClaims (
+  iss: string, identity: string, method: string, path: string, requestId: string, iat: number, exp: number
+): string {
+  return `{${iss}${identity},"htm":${JSON.stringify(method)},"htu":${JSON.stringify(path)},` +
+    `"jti":${JSON.stringify(requestId)},"iat":${iat},"exp":${exp}}`
 }
 
 /** The claims of an identity-bound token: no method, path or request id. */

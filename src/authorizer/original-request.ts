@@ -41,7 +41,9 @@ const ORIGINAL_URI = 'x-original-uri'
 const NAMES: ReadonlySet<string> = new Set([FORWARDED_METHOD, FORWARDED_URI, ORIGINAL_METHOD, ORIGINAL_URI])
 const LENGTHS = new Set([FORWARDED_METHOD.length, FORWARDED_URI.length, ORIGINAL_METHOD.length, ORIGINAL_URI.length])
 
-export function originalRequest (rawHeaders: readonly string[], ownMethod: string, ownTarget: string, pathPrefix: string, proxy: Proxy = 'auto'): OriginalRequest {
+export function originalRequest (
+  rawHeaders: readonly string[], ownMethod: string, ownTarget: string, pathPrefix: string, proxy: Proxy = 'auto'
+): OriginalRequest {
   let fMethod: string | undefined
   let fUri: string | undefined
   let oMethod: string | undefined
@@ -81,7 +83,9 @@ export function namesOriginal (rawHeaders: readonly string[]): boolean {
     const name = rawHeaders[i] as string
     if (!LENGTHS.has(name.length)) continue
     const lower = name.toLowerCase()
-    if (lower === FORWARDED_METHOD || lower === FORWARDED_URI || lower === ORIGINAL_METHOD || lower === ORIGINAL_URI) return true
+    if (
+      lower === FORWARDED_METHOD || lower === FORWARDED_URI || lower === ORIGINAL_METHOD || lower === ORIGINAL_URI
+    ) return true
   }
   return false
 }

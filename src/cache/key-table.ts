@@ -47,7 +47,10 @@ export class KeyTable {
   /** the key's (org, user or role) pair, by its number in `pairs` (many keys share one) */
   private pairOf = new Uint32Array(0)
   private readonly pairs = new Pairs()
-  /** slot -> the key's own `rate_limit` (shared parsed objects, src/config/rate-limit.ts), for the few keys that have one */
+  /**
+   * slot -> the key's own `rate_limit` (shared parsed objects, src/config/rate-limit.ts), for the few keys that have
+   * one
+   */
   private readonly rateLimit = new Map<number, RecordLimit>()
   /** slot -> the key's scope and allowed_cidrs, for the keys flagged RESTRICTED */
   private readonly restrictions = new Map<number, KeyRestriction>()
@@ -70,7 +73,9 @@ export class KeyTable {
     if (slot === undefined) return undefined
     const flags = this.flags[slot] as number
     if ((flags & USED) === 0) this.flags[slot] = flags | USED
-    return { value: this.record(slot, flags), at: this.at[slot] as number, tracked: (flags & TRACKED) !== 0, used: true }
+    return {
+      value: this.record(slot, flags), at: this.at[slot] as number, tracked: (flags & TRACKED) !== 0, used: true
+    }
   }
 
   /** Stores or replaces a key's entry. The caller keeps the bound: a new id needs a free slot. */
@@ -91,7 +96,9 @@ export class KeyTable {
     this.at[slot] = at
     this.expiresAt[slot] = record?.expiresAt ?? Number.NaN
     const old = this.pairOf[slot] as number
-    this.pairOf[slot] = record === undefined ? NO_PAIR : this.pairs.take(record.org, (record.type === 'personal' ? record.user : record.role) as string)
+    this.pairOf[slot] = record === undefined
+      ? NO_PAIR
+      : this.pairs.take(record.org, (record.type === 'personal' ? record.user : record.role) as string)
     if (old !== NO_PAIR) this.pairs.drop(old)
     if (record?.rateLimit === undefined) this.rateLimit.delete(slot)
     else this.rateLimit.set(slot, record.rateLimit)

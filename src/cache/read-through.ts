@@ -71,7 +71,9 @@ export class ReadThroughCache {
     this.now = o.now ?? Date.now
   }
 
-  /** One record's entry if it may be served now: fresh, or, while Redis is known to be down, inside the stale window. */
+  /**
+   * One record's entry if it may be served now: fresh, or, while Redis is known to be down, inside the stale window.
+   */
   entry<K extends Kind> (kind: K, id: string, now: number): ReturnType<RecordCache[K]> | undefined {
     if (!this.o.enabled) return undefined
     const e = this.records[kind](id) as ReturnType<RecordCache[K]>

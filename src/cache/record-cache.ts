@@ -23,7 +23,9 @@
  * bound (`cache.negative_max_entries`, negative-store.ts): anyone can mint unknown key
  * ids, and they must never push a record out.
  */
-import { flatCopy, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord } from '../registry/records.js'
+import {
+  flatCopy, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord
+} from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
 import type { Cached, Entry } from './entry.js'
 import { KeyTable } from './key-table.js'
@@ -137,7 +139,9 @@ export class RecordCache {
 
   /** An imported key's lookup: the key id the token's SHA-256 names (null: no imported key has it). */
   imported (tokenSha256: string): Entry<string> | undefined {
-    return (used(this.imports.get(tokenSha256)) ?? this.negatives.get(KIND.imported + tokenSha256)) as Entry<string> | undefined
+    return (
+      used(this.imports.get(tokenSha256)) ?? this.negatives.get(KIND.imported + tokenSha256)
+    ) as Entry<string> | undefined
   }
 
   set (name: string, value: Cached<unknown>, at: number, tracked: boolean): void {
@@ -257,9 +261,12 @@ function used<T> (entry: Entry<T> | undefined): Entry<T> | undefined {
  * the cache name of a Redis key under them (undefined for any other key). Built once
  * per prefix; the Redis key names come from redis-keys.ts.
  */
-export function cacheNaming (keys: RedisKeys): { prefixes: string[], nameOf: (redisKey: string) => string | undefined } {
+export function cacheNaming (
+  keys: RedisKeys
+): { prefixes: string[], nameOf: (redisKey: string) => string | undefined } {
   const kinds: Array<[string, (id: string) => string]> = [
-    [keys.key(''), cacheName.key], [keys.user(''), cacheName.user], [keys.role(''), cacheName.role], [keys.org(''), cacheName.org],
+    [keys.key(''), cacheName.key], [keys.user(''), cacheName.user], [keys.role(''), cacheName.role],
+    [keys.org(''), cacheName.org],
     [keys.imported(''), cacheName.imported]
   ]
   return {

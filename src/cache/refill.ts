@@ -79,9 +79,13 @@ export class Refill {
       this.running = false
       const failed = loops.find((l) => l.status === 'rejected')
       if (failed !== undefined) {
-        this.o.logger.warn({ err: { message: (failed.reason as Error).message }, left: this.pending.size }, 'cache: refill stopped')
+        this.o.logger.warn(
+          { err: { message: (failed.reason as Error).message }, left: this.pending.size }, 'cache: refill stopped'
+        )
       } else if (!this.stopped) {
-        this.o.logger.info({ reads: this.done - done, ms: Math.round(performance.now() - started) }, 'cache: refill done')
+        this.o.logger.info(
+          { reads: this.done - done, ms: Math.round(performance.now() - started) }, 'cache: refill done'
+        )
       }
     })
   }
@@ -107,7 +111,12 @@ export class Refill {
     const read = this.o.warmUp as () => Promise<string[]>
     read().then((ids) => { this.add([...held, ...ids], 'warm-up') }, (err: unknown) => {
       const again = attempt < WARM_UP_ATTEMPTS
-      this.o.logger.warn({ err: { message: (err as Error).message }, attempt }, again ? 'cache: the usage hash could not be read for the warm-up; trying again' : 'cache: no warm-up (the usage hash could not be read)')
+      this.o.logger.warn(
+        { err: { message: (err as Error).message }, attempt },
+        again
+          ? 'cache: the usage hash could not be read for the warm-up; trying again'
+          : 'cache: no warm-up (the usage hash could not be read)'
+      )
       if (again) setTimeout(() => { if (this.o.session() !== 0) this.warmUp(held, attempt + 1) }, 1000).unref()
       else this.add(held, 'revalidation')
     })

@@ -13,7 +13,9 @@ import type { Config } from '../config/schema.js'
 import { registryErrorKind, RedisHealth, type RegistryClient } from '../registry/redis-client.js'
 import { redisKeys } from '../registry/redis-keys.js'
 import { RegistryReader, type Chain } from '../registry/registry-reader.js'
-import { INVALID, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord } from '../registry/records.js'
+import {
+  INVALID, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord
+} from '../registry/records.js'
 import type { FillLimiter } from './fill-limiter.js'
 import { NO_TRACKING, type Tracking } from './invalidation.js'
 import { ReadThroughCache, RegistryUnavailable, type Install, type Loader } from './read-through.js'
@@ -73,7 +75,8 @@ export class IdentityResolver {
 
   /**
    * Resolves from the cache synchronously when it can; otherwise one Redis round trip.
-   * `peer`: the client's address (the TCP peer, or the client a trusted proxy reports), whose misses are charged to its unknown-key
+   * `peer`: the client's address (the TCP peer, or the client a trusted proxy reports), whose misses are charged to its
+   * unknown-key
    * budget (callers without one, such as the admin sign-in, are not limited here).
    */
   resolve (keyId: string, now: number = this.now(), peer?: string): Resolved | Promise<Resolved> {
@@ -113,7 +116,9 @@ export class IdentityResolver {
    * unknown-key budget and refunded when the token is a key; a token whose lookup is
    * cached but whose key records are not is read as its key id (`resolve`).
    */
-  resolveImported (tokenSha256: string, now: number = this.now(), peer?: string): ResolvedImport | Promise<ResolvedImport> {
+  resolveImported (
+    tokenSha256: string, now: number = this.now(), peer?: string
+  ): ResolvedImport | Promise<ResolvedImport> {
     const { cache, unknownKeys } = this.o
     const { counters } = cache.records
     const lookup = cache.entry('imported', tokenSha256, now)
@@ -128,7 +133,9 @@ export class IdentityResolver {
     }
     const load = (): Promise<ResolvedImport> => {
       counters.misses++
-      return cache.load(cacheName.imported(tokenSha256), async (install) => await this.readImported(tokenSha256, install))
+      return cache.load(
+        cacheName.imported(tokenSha256), async (install) => await this.readImported(tokenSha256, install)
+      )
     }
     // (a lookup held but not servable now, or dropped since, names a key known to exist: not limited)
     if (peer === undefined || unknownKeys === undefined || cache.records.knownImport(tokenSha256)) return load()
@@ -217,7 +224,9 @@ export class IdentityResolver {
     }
     health.markUp()
     install(cacheName.user(userId), raw.user)
-    if (raw.user !== null && raw.user !== INVALID && raw.user.role !== '') install(cacheName.role(raw.user.role), raw.role)
+    if (raw.user !== null && raw.user !== INVALID && raw.user.role !== '') {
+      install(cacheName.role(raw.user.role), raw.role)
+    }
     return raw
   }
 
@@ -317,7 +326,9 @@ export interface ResolverParts {
  * budget and unknown-key budget) or, with `cache.enabled` false or no `records`, one
  * that reads Redis every time (`keygate check`).
  */
-export function createIdentityResolver (config: Config, redis: RegistryClient, parts: ResolverParts = {}): IdentityResolver {
+export function createIdentityResolver (
+  config: Config, redis: RegistryClient, parts: ResolverParts = {}
+): IdentityResolver {
   const enabled = config.cache.enabled && parts.records !== undefined
   const health = parts.health ?? new RedisHealth(redis)
   const cache = new ReadThroughCache({

@@ -28,4 +28,6 @@ export function cacheTimings (c: Config['cache']): CacheTimings {
 }
 
 /** No cache (`keygate check`): nothing is fresh, nothing stale is served. */
-export const NO_CACHE_TIMINGS: CacheTimings = Object.freeze({ ttlMs: 0, negativeTtlMs: 0, staleIfErrorMs: 0, verifyEveryMs: 50, sweepEveryMs: 100 })
+export const NO_CACHE_TIMINGS: CacheTimings = Object.freeze({
+  ttlMs: 0, negativeTtlMs: 0, staleIfErrorMs: 0, verifyEveryMs: 50, sweepEveryMs: 100
+})

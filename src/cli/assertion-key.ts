@@ -21,13 +21,17 @@ export function assertionKeyCommand (program: Command): void {
     .addOption(new Option('--alg <alg>', 'the signature algorithm').choices(['ES256', 'EdDSA']).default('ES256'))
     .option('--json', 'print the result as JSON')
     .action(async (file: string, opts: { alg: AssertionAlg, json?: boolean }) => {
-      const { privateKey } = opts.alg === 'EdDSA' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      const { privateKey } = opts.alg === 'EdDSA'
+        ? generateKeyPairSync('ed25519')
+        : generateKeyPairSync('ec', { namedCurve: 'P-256' })
       const pem = privateKey.export({ type: 'pkcs8', format: 'pem' })
       try {
         writeFileSync(file, pem, { mode: 0o600, flag: 'wx' })
       } catch (err: unknown) {
         const code = (err as NodeJS.ErrnoException).code
-        throw new Error(code === 'EEXIST' ? `${file} already exists; a key file is never overwritten` : `cannot write ${file}: ${code ?? 'failed'}`)
+        throw new Error(code === 'EEXIST'
+          ? `${file} already exists; a key file is never overwritten`
+          : `cannot write ${file}: ${code ?? 'failed'}`)
       }
       const { kid } = await publicJwk(createPublicKey(privateKey), opts.alg)
       if (opts.json === true) printJson({ file, alg: opts.alg, kid })

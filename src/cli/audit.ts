@@ -16,13 +16,18 @@ function count (value: string): number {
 
 export function auditCommand (program: Command): void {
   program.command('audit')
-    .description('print the audit trail, oldest first (--newest-first to reverse): time, actor, action, target, org, result (changes made directly in Redis are not in it)')
+    .description(
+      'print the audit trail, oldest first (--newest-first to reverse): time, actor, ' +
+      'action, target, org, result (changes made directly in Redis are not in it)'
+    )
     .option('--since <duration>', 'only entries newer than this, e.g. 24h', duration)
     .option('--limit <n>', 'only the newest n entries', count)
     .option('--newest-first', 'print the newest entry first (e.g. for keygate audit | head)')
     .option('--refused', 'the refused attempts instead: one line per principal, action, org and minute, with a count')
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { since?: number, limit?: number, newestFirst?: boolean, refused?: boolean, json?: boolean }) => {
+    .action(async (opts: {
+      since?: number, limit?: number, newestFirst?: boolean, refused?: boolean, json?: boolean
+    }) => {
       const inOrder = <T>(oldestFirst: T[]): T[] => opts.newestFirst === true ? oldestFirst.reverse() : oldestFirst
       if (opts.refused === true) {
         const rows = inOrder(await withRegistry(({ actions }) => newest((q) => actions.readRefusals(q), opts)))

@@ -10,7 +10,9 @@ import { cliConfig, duration } from './context.js'
 
 export function healthCommand (program: Command): void {
   program.command('health')
-    .description('exit 0 (and say so) when the running gateway\'s admin listener answers /healthz (or /readyz) with 200, else 1')
+    .description(
+      'exit 0 (and say so) when the running gateway\'s admin listener answers /healthz (or /readyz) with 200, else 1'
+    )
     .option('--ready', 'ask /readyz (Redis reachable) instead of /healthz (process alive)')
     .option('--timeout <duration>', 'give up after this long, e.g. 2s', duration, 2000)
     .action(async (opts: { ready?: boolean, timeout: number }) => {
@@ -21,7 +23,9 @@ export function healthCommand (program: Command): void {
         process.stdout.write(`ok: ${path} at ${host}:${port} answered 200\n`)
         return
       }
-      process.stderr.write(`error: ${path} at ${host}:${port} ${status === undefined ? 'did not answer' : `answered ${status}`}\n`)
+      process.stderr.write(
+        `error: ${path} at ${host}:${port} ${status === undefined ? 'did not answer' : `answered ${status}`}\n`
+      )
       process.exitCode = 1
     })
 }

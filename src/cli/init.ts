@@ -47,11 +47,14 @@ function conflict (o: InitOptions, role: RoleView | undefined, user: UserView | 
   return undefined
 }
 
-async function init (actions: AdminActions, o: InitOptions): Promise<{ role: boolean, user: boolean, key: Awaited<ReturnType<AdminActions['createKey']>> }> {
+async function init (
+  actions: AdminActions, o: InitOptions
+): Promise<{ role: boolean, user: boolean, key: Awaited<ReturnType<AdminActions['createKey']>> }> {
   const role = await orUndefined(actions.showRole(o.role))
   const user = await orUndefined(actions.showUser(o.user))
   if ((role !== undefined || user !== undefined) && o.force !== true) {
-    throw new Error(`keygate is initialised already (${role !== undefined ? `role ${o.role}` : `user ${o.user}`} exists); ` +
+    throw new Error('keygate is initialised already ' +
+      `(${role !== undefined ? `role ${o.role}` : `user ${o.user}`} exists); ` +
       `--force makes a new key for ${o.user}`)
   }
   const problem = conflict(o, role, user)
@@ -60,7 +63,9 @@ async function init (actions: AdminActions, o: InitOptions): Promise<{ role: boo
   if (user === undefined) {
     await actions.putUser(o.user, { org: o.org, role: o.role, name: o.name, email: o.email }, { createOnly: true })
   }
-  const key = await actions.createKey({ type: 'personal', user: o.user, name: 'keygate init', expiresInMs: o.expiresIn })
+  const key = await actions.createKey({
+    type: 'personal', user: o.user, name: 'keygate init', expiresInMs: o.expiresIn
+  })
   return { role: role === undefined, user: user === undefined, key }
 }
 
@@ -76,14 +81,16 @@ export function initCommand (program: Command): void {
     .option('--force', 'initialised already: make a new key for the admin user')
     .option('--json', 'print the result as JSON')
     .action(async (o: InitOptions) => {
-      const { role, user, key: { result: key, warnings } } = await withRegistry(async ({ actions }) => await init(actions, o))
+      const { role, user, key: { result: key, warnings } } =
+        await withRegistry(async ({ actions }) => await init(actions, o))
       printWarnings(warnings)
       if (o.json === true) {
         printJson({ role: o.role, role_created: role, user: o.user, user_created: user, key })
         return
       }
       process.stdout.write(
-        `${role ? 'Created' : 'Kept'} role ${o.role} (${ADMIN}); ${user ? 'created' : 'kept'} user ${o.user} (org ${o.org}).\n` +
+        `${role ? 'Created' : 'Kept'} role ${o.role} (${ADMIN}); ` +
+        `${user ? 'created' : 'kept'} user ${o.user} (org ${o.org}).\n` +
         `Key for ${o.user}, id ${key.id}${key.expires_at !== undefined ? `, expires ${key.expires_at}` : ''}:\n\n` +
         `  ${key.key}\n\n` +
         'Copy it now: it is shown only this once. It signs in to the console (/console on the admin\n' +

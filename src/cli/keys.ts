@@ -33,7 +33,9 @@ const NONE = 'none'
 function scopeList (value: string): string[] | typeof NONE {
   if (value.trim() === NONE) return NONE
   const list = value.split(/\s+/).filter((p) => p !== '')
-  if (list.length === 0) throw new UsageError('--scope takes permissions, space-separated, e.g. "users:read orders:read" (or none)')
+  if (list.length === 0) {
+    throw new UsageError('--scope takes permissions, space-separated, e.g. "users:read orders:read" (or none)')
+  }
   return list
 }
 
@@ -61,7 +63,8 @@ function owner (k: KeyView): string {
 
 function printCreated (created: CreatedKey, extra = ''): void {
   process.stdout.write(
-    `Created ${created.type} key ${created.id} (org ${created.org}, ${created.user !== undefined ? `user ${created.user}` : `role ${created.role ?? ''}`})\n\n` +
+    `Created ${created.type} key ${created.id} (org ${created.org}, ` +
+    `${created.user !== undefined ? `user ${created.user}` : `role ${created.role ?? ''}`})\n\n` +
     `  ${created.key}\n\n` +
     'Copy it now: it is shown only this once and cannot be recovered (only its hash is stored).\n' +
     (created.expires_at !== undefined ? `It expires at ${created.expires_at}.\n` : '') + extra
@@ -98,7 +101,8 @@ export function keysCommand (program: Command): void {
     )
     .option(
       '--rate-limit <limit>',
-      "the key's own rate limit, e.g. 100/1s or 5000/1h (default: rate_limits.default; its role's and org's limits apply too)",
+      "the key's own rate limit, e.g. 100/1s or 5000/1h (default: rate_limits.default; " +
+      "its role's and org's limits apply too)",
       rateLimit
     )
     .option(
@@ -112,13 +116,36 @@ export function keysCommand (program: Command): void {
       cidrList
     )
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { type: 'personal' | 'bot', user?: string, role?: string, org?: string, name?: string, expiresIn?: number, createdBy?: string, rateLimit?: string, scope?: string[] | typeof NONE, allowCidr?: string[] | typeof NONE, json?: boolean }) => {
+    .action(async (opts: {
+      type: 'personal' | 'bot',
+      user?: string,
+      role?: string,
+      org?: string,
+      name?: string,
+      expiresIn?: number,
+      createdBy?: string,
+      rateLimit?: string,
+      scope?: string[] | typeof NONE,
+      allowCidr?: string[] | typeof NONE,
+      json?: boolean
+    }) => {
       checkOwnerFlags(opts)
       const scope = listOrNull(opts.scope)
       const allowedCidrs = listOrNull(opts.allowCidr)
-      if (scope === null || allowedCidrs === null) throw new UsageError('a new key has no scope or addresses to remove: leave out --scope / --allow-cidr')
+      if (scope === null || allowedCidrs === null) {
+        throw new UsageError('a new key has no scope or addresses to remove: leave out --scope / --allow-cidr')
+      }
       const { result: created, warnings } = await withRegistry(async ({ actions }) => await actions.createKey({
-        type: opts.type, user: opts.user, role: opts.role, org: opts.org, name: opts.name, expiresInMs: opts.expiresIn, createdBy: opts.createdBy, rateLimit: opts.rateLimit, scope, allowedCidrs
+        type: opts.type,
+        user: opts.user,
+        role: opts.role,
+        org: opts.org,
+        name: opts.name,
+        expiresInMs: opts.expiresIn,
+        createdBy: opts.createdBy,
+        rateLimit: opts.rateLimit,
+        scope,
+        allowedCidrs
       }))
       printWarnings(warnings)
       if (opts.json === true) printJson(created)
@@ -133,9 +160,13 @@ export function keysCommand (program: Command): void {
     .option('--over-policy', "with --org: only the active keys that outlive the org's key_max_ttl")
     .option('--search <text>', 'only keys whose name, key id, user or role contains this text (any case)')
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { user?: string, org?: string, unusedFor?: number, overPolicy?: boolean, search?: string, json?: boolean }) => {
+    .action(async (opts: {
+      user?: string, org?: string, unusedFor?: number, overPolicy?: boolean, search?: string, json?: boolean
+    }) => {
       if (opts.overPolicy === true && opts.org === undefined) throw new UsageError('--over-policy needs --org <org>')
-      if (opts.overPolicy === true && opts.search !== undefined) throw new UsageError('--over-policy lists every such key: leave out --search')
+      if (opts.overPolicy === true && opts.search !== undefined) {
+        throw new UsageError('--over-policy lists every such key: leave out --search')
+      }
       const list = await withRegistry(async ({ actions }) => opts.overPolicy === true
         ? await actions.keysOverPolicy({ org: opts.org as string })
         : await actions.listKeys({ user: opts.user, org: opts.org, unusedForMs: opts.unusedFor, q: opts.search }))
@@ -153,10 +184,11 @@ export function keysCommand (program: Command): void {
         printJson(k)
         return
       }
-      for (const [
-        field,
-        value
-      ] of Object.entries({ ...k, owner: owner(k) })) process.stdout.write(`${field.padEnd(13)} ${value === '' ? '-' : Array.isArray(value) ? value.join(' ') : String(value)}\n`)
+      for (const [field, value] of Object.entries({ ...k, owner: owner(k) })) {
+        process.stdout.write(
+          `${field.padEnd(13)} ${value === '' ? '-' : Array.isArray(value) ? value.join(' ') : String(value)}\n`
+        )
+      }
     })
 
   keys.command('revoke')
@@ -170,7 +202,9 @@ export function keysCommand (program: Command): void {
     })
 
   keys.command('leaked')
-    .description('revoke the keys a secret scanner found (one key a line; - reads stdin): each live one is revoked as leaked')
+    .description(
+      'revoke the keys a secret scanner found (one key a line; - reads stdin): each live one is revoked as leaked'
+    )
     .argument('<file>', 'the keys, one a line (blank lines and lines starting with # are skipped)')
     .option('--source <text>', 'where they were found: a URL, or the scanner\'s name', 'keygate keys leaked')
     .option('--json', 'print the result as JSON')
@@ -199,13 +233,18 @@ export function keysCommand (program: Command): void {
         return
       }
       for (const r of results) {
-        const what = r.id === undefined ? 'not a keygate key' : r.revoked === true ? `key ${r.id} revoked as leaked` : `key ${r.id} was already revoked`
+        const what = r.id === undefined
+          ? 'not a keygate key'
+          : r.revoked === true ? `key ${r.id} revoked as leaked` : `key ${r.id} was already revoked`
         process.stdout.write(`${r.token_hash.slice(0, 16)}  ${r.label.padEnd(14)}  ${what}\n`)
       }
     })
 
   keys.command('import')
-    .description('bring keys from another system (docs/imports.md): one JSON object a line (- reads stdin); every line is imported, or none')
+    .description(
+      'bring keys from another system (docs/imports.md): ' +
+      'one JSON object a line (- reads stdin); every line is imported, or none'
+    )
     .argument(
       '<file>',
       'JSON lines: type, user or role, org, name, optional expires_at, and key (the plaintext) or sha256'
@@ -221,7 +260,11 @@ export function keysCommand (program: Command): void {
       })
       printWarnings(warnings)
       if (opts.json === true) printJson(imported)
-      else for (const k of imported) process.stdout.write(`line ${k.line}: imported ${k.type} key ${k.id} (org ${k.org})\n`)
+      else {
+        for (const k of imported) {
+          process.stdout.write(`line ${k.line}: imported ${k.type} key ${k.id} (org ${k.org})\n`)
+        }
+      }
     })
 
   keys.command('limit')
@@ -237,11 +280,17 @@ export function keysCommand (program: Command): void {
       const limit = limitOrNull(opts.rateLimit) ?? null
       const { changed } = await withRegistry(({ actions }) => actions.setKeyLimit(id, limit))
       if (opts.json === true) printJson({ id, rate_limit: limit, changed })
-      else process.stdout.write(limit === null ? `key ${id}: no rate limit of its own\n` : `key ${id}: rate limit ${limit}\n`)
+      else {
+        process.stdout.write(
+          limit === null ? `key ${id}: no rate limit of its own\n` : `key ${id}: rate limit ${limit}\n`
+        )
+      }
     })
 
   keys.command('restrict')
-    .description("set or remove a key's scope and the addresses it may be used from; every gateway applies it within a second")
+    .description(
+      "set or remove a key's scope and the addresses it may be used from; every gateway applies it within a second"
+    )
     .argument('<keyId>', 'the key id')
     .option(
       '--scope <permissions>',
@@ -250,19 +299,31 @@ export function keysCommand (program: Command): void {
     )
     .option('--allow-cidr <cidr>', 'an address range the key works from (repeatable); "none" removes them', cidrList)
     .option('--json', 'print the result as JSON')
-    .action(async (id: string, opts: { scope?: string[] | typeof NONE, allowCidr?: string[] | typeof NONE, json?: boolean }) => {
-      if (opts.scope === undefined && opts.allowCidr === undefined) throw new UsageError('give --scope and/or --allow-cidr (or "none" to remove one)')
+    .action(async (
+      id: string, opts: { scope?: string[] | typeof NONE, allowCidr?: string[] | typeof NONE, json?: boolean }
+    ) => {
+      if (opts.scope === undefined && opts.allowCidr === undefined) {
+        throw new UsageError('give --scope and/or --allow-cidr (or "none" to remove one)')
+      }
       const { changed } = await withRegistry(({ actions }) => actions.restrictKey(
         id,
         { scope: listOrNull(opts.scope), allowedCidrs: listOrNull(opts.allowCidr) }
       ))
       const k = await withRegistry(({ actions }) => actions.showKey(id))
       if (opts.json === true) printJson({ id, scope: k.scope ?? null, allowed_cidrs: k.allowed_cidrs ?? null, changed })
-      else process.stdout.write(`key ${id}: scope ${k.scope?.join(' ') ?? '(all of its role)'}; addresses ${k.allowed_cidrs?.join(' ') ?? '(any)'}${changed ? '' : ' (unchanged)'}\n`)
+      else {
+        process.stdout.write(
+          `key ${id}: scope ${k.scope?.join(' ') ?? '(all of its role)'}; ` +
+          `addresses ${k.allowed_cidrs?.join(' ') ?? '(any)'}${changed ? '' : ' (unchanged)'}\n`
+        )
+      }
     })
 
   keys.command('rotate')
-    .description('create a replacement key (same type, owner, role, org, name, rate limit, scope, addresses); the old key works until the grace period ends')
+    .description(
+      'create a replacement key (same type, owner, role, org, name, rate limit, ' +
+      'scope, addresses); the old key works until the grace period ends'
+    )
     .argument('<keyId>', 'the key to replace')
     .addOption(new Option(
       '--grace <duration>',

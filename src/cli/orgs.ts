@@ -15,7 +15,8 @@ function ttlOrNone (value: string): string {
 }
 
 export function orgsCommand (program: Command): void {
-  const orgs = program.command('orgs').description('manage org records (a display name, and a rate limit shared by every key of the org)')
+  const orgs = program.command('orgs')
+    .description('manage org records (a display name, and a rate limit shared by every key of the org)')
 
   orgs.command('put')
     .description("create or update an org's record; every gateway applies a changed limit within a second")
@@ -39,7 +40,13 @@ export function orgsCommand (program: Command): void {
         { rateLimit: limitOrNull(opts.rateLimit), keyMaxTtl, name: opts.name }
       ))
       if (opts.json === true) printJson(view)
-      else process.stdout.write(`org ${org}: ${view.rate_limit !== undefined ? `rate limit ${view.rate_limit}` : 'no rate limit'}, ${view.key_max_ttl !== undefined ? `keys live ${view.key_max_ttl} at most` : 'no key max TTL'}${view.name !== undefined ? ` (${view.name})` : ''}\n`)
+      else {
+        process.stdout.write(
+          `org ${org}: ${view.rate_limit !== undefined ? `rate limit ${view.rate_limit}` : 'no rate limit'}, ` +
+          `${view.key_max_ttl !== undefined ? `keys live ${view.key_max_ttl} at most` : 'no key max TTL'}` +
+          `${view.name !== undefined ? ` (${view.name})` : ''}\n`
+        )
+      }
     })
 
   orgs.command('list')
@@ -61,6 +68,8 @@ export function orgsCommand (program: Command): void {
         printJson(view)
         return
       }
-      for (const field of ORG_COLUMNS) process.stdout.write(`${field.padEnd(16)} ${String((view as Record<string, unknown>)[field] ?? '-')}\n`)
+      for (const field of ORG_COLUMNS) {
+        process.stdout.write(`${field.padEnd(16)} ${String((view as Record<string, unknown>)[field] ?? '-')}\n`)
+      }
     })
 }

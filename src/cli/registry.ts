@@ -18,7 +18,8 @@ import { printJson } from './output.js'
 export const EXIT_PENDING = 3
 
 export function registryCommand (program: Command): void {
-  const registry = program.command('registry').description('the registry as code: roles, org records and users as a YAML file')
+  const registry = program.command('registry')
+    .description('the registry as code: roles, org records and users as a YAML file')
 
   registry.command('export')
     .description('print roles, org records (limits, key policy) and users as YAML (never keys, secrets or hashes)')
@@ -28,7 +29,9 @@ export function registryCommand (program: Command): void {
     })
 
   registry.command('plan')
-    .description('show what applying the file would create, change and (--prune) delete; exit 0 no change, 3 pending, 1 invalid')
+    .description(
+      'show what applying the file would create, change and (--prune) delete; exit 0 no change, 3 pending, 1 invalid'
+    )
     .argument('<file>', 'the registry file (YAML)')
     .option('--prune', 'delete the roles, org records and users the file does not name')
     .option('--json', 'print the result as JSON')
@@ -54,7 +57,9 @@ export function registryCommand (program: Command): void {
 function readRegistryFile (path: string): RegistryFile {
   let text: string
   try {
-    if (path !== '-' && statSync(path).size > MAX_FILE_BYTES) throw new UsageError(`${path} is larger than ${MAX_FILE_BYTES} bytes`)
+    if (path !== '-' && statSync(path).size > MAX_FILE_BYTES) {
+      throw new UsageError(`${path} is larger than ${MAX_FILE_BYTES} bytes`)
+    }
     text = readFileSync(path === '-' ? 0 : path, 'utf8')
   } catch (err: unknown) {
     if (err instanceof UsageError) throw err
@@ -72,8 +77,17 @@ function report (path: string, result: ApplyResult, json: boolean, what: 'plan' 
         file: path,
         problems: result.problems.map((p) => ({ ...p.place, path: p.path, message: p.message }))
       })
-    } else for (const p of result.problems) process.stderr.write(`${placeText(path, p)}: ${p.path === '' ? '' : `${p.path}: `}${p.message}\n`)
-    if (!json) process.stderr.write(`${path}: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}; nothing ${what === 'apply' ? 'was' : 'would be'} changed\n`)
+    } else {
+      for (const p of result.problems) {
+        process.stderr.write(`${placeText(path, p)}: ${p.path === '' ? '' : `${p.path}: `}${p.message}\n`)
+      }
+    }
+    if (!json) {
+      process.stderr.write(
+        `${path}: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}; ` +
+        `nothing ${what === 'apply' ? 'was' : 'would be'} changed\n`
+      )
+    }
     return
   }
   if (json) {
@@ -83,8 +97,9 @@ function report (path: string, result: ApplyResult, json: boolean, what: 'plan' 
   for (const c of result.changes) process.stdout.write(changeText(c))
   const n = (op: Change['op']): number => result.changes.filter((c) => c.op === op).length
   if (result.changes.length === 0) process.stdout.write('No changes: the registry matches the file.\n')
-  else if (what === 'apply') process.stdout.write(`Applied: ${n('create')} created, ${n('change')} changed, ${n('delete')} deleted.\n`)
-  else process.stdout.write(`Plan: ${n('create')} to create, ${n('change')} to change, ${n('delete')} to delete.\n`)
+  else if (what === 'apply') {
+    process.stdout.write(`Applied: ${n('create')} created, ${n('change')} changed, ${n('delete')} deleted.\n`)
+  } else process.stdout.write(`Plan: ${n('create')} to create, ${n('change')} to change, ${n('delete')} to delete.\n`)
 }
 
 function placeText (path: string, p: FileProblem): string {

@@ -16,11 +16,14 @@ export function rolesCommand (program: Command): void {
     .option('--description <text>', 'what the role is for')
     .option(
       '--rate-limit <limit>',
-      'a rate limit for every key acting with the role, each its own bucket, e.g. 100/1s; "none" removes it (not given: kept)',
+      'a rate limit for every key acting with the role, each its own bucket, e.g. 100/1s; "none" removes it (not ' +
+      'given: kept)',
       rateLimitOrNone
     )
     .option('--json', 'print the result as JSON')
-    .action(async (role: string, opts: { permissions: string, description?: string, rateLimit?: string, json?: boolean }) => {
+    .action(async (
+      role: string, opts: { permissions: string, description?: string, rateLimit?: string, json?: boolean }
+    ) => {
       const permissions = opts.permissions.split(/\s+/).filter((p) => p !== '')
       const view = await withRegistry(({ actions }) => actions.putRole(
         role,
@@ -29,7 +32,12 @@ export function rolesCommand (program: Command): void {
         limitOrNull(opts.rateLimit)
       ))
       if (opts.json === true) printJson(view)
-      else process.stdout.write(`role ${role}: ${permissions.join(' ') || '(no permissions)'}${view.rate_limit !== undefined ? `, rate limit ${view.rate_limit}` : ''}\n`)
+      else {
+        process.stdout.write(
+          `role ${role}: ${permissions.join(' ') || '(no permissions)'}` +
+          `${view.rate_limit !== undefined ? `, rate limit ${view.rate_limit}` : ''}\n`
+        )
+      }
     })
 
   roles.command('list')
@@ -49,6 +57,12 @@ export function rolesCommand (program: Command): void {
     .action(async (role: string, opts: { force?: boolean, json?: boolean }) => {
       const refs = await withRegistry(({ actions }) => actions.deleteRole(role, opts.force === true))
       if (opts.json === true) printJson({ name: role, deleted: true, ...refs })
-      else process.stdout.write(`role ${role} deleted${refs.users.length + refs.keys.length > 0 ? ` (it was used by ${[...refs.users, ...refs.keys].join(', ')})` : ''}\n`)
+      else {
+        process.stdout.write(
+          `role ${role} deleted${refs.users.length + refs.keys.length > 0
+            ? ` (it was used by ${[...refs.users, ...refs.keys].join(', ')})`
+            : ''}\n`
+        )
+      }
     })
 }

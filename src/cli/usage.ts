@@ -15,14 +15,18 @@ function step (value: string): Step {
 
 export function usageCommand (program: Command): void {
   program.command('usage')
-    .description('print the requests of a key (or of an org with --org) per step: time, allowed, refused, limited, errors')
+    .description(
+      'print the requests of a key (or of an org with --org) per step: time, allowed, refused, limited, errors'
+    )
     .argument('[keyId]', 'the key id (never the whole key)')
     .option('--org <org>', 'the org\'s counts instead of a key\'s')
     .option('--since <duration>', 'how far back, e.g. 24h (default 24h)', duration)
     .option('--step <step>', '1m, 1h (default) or 1d', step)
     .option('--json', 'print the points as JSON')
     .action(async (keyId: string | undefined, opts: { org?: string, since?: number, step?: Step, json?: boolean }) => {
-      if ((keyId === undefined) === (opts.org === undefined)) throw new UsageError('give a key id or --org <org>, not both')
+      if ((keyId === undefined) === (opts.org === undefined)) {
+        throw new UsageError('give a key id or --org <org>, not both')
+      }
       const now = Date.now()
       const s = opts.step ?? '1h'
       const to = Math.ceil((now + 1) / STEPS[s]) * STEPS[s]

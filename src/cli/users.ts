@@ -14,15 +14,24 @@ export function usersCommand (program: Command): void {
     .option('--name <name>', 'display name')
     .option('--email <email>', 'email address')
     .option('--json', 'print the result as JSON')
-    .action(async (userId: string, opts: { org: string, role: string, name?: string, email?: string, json?: boolean }) => {
+    .action(async (
+      userId: string, opts: { org: string, role: string, name?: string, email?: string, json?: boolean }
+    ) => {
       const { result: { created }, warnings } = await withRegistry(({ actions }) => actions.putUser(userId, opts))
       printWarnings(warnings)
       if (opts.json === true) printJson({ id: userId, org: opts.org, role: opts.role, created })
-      else process.stdout.write(`user ${userId} ${created ? 'created' : 'updated'} (org ${opts.org}, role ${opts.role})\n`)
+      else {
+        process.stdout.write(
+          `user ${userId} ${created ? 'created' : 'updated'} (org ${opts.org}, role ${opts.role})\n`
+        )
+      }
     })
 
   users.command('deactivate')
-    .description('deactivate a user: all of their personal keys stop working at once; the BOT keys they created keep working (listed) unless --revoke-created-keys')
+    .description(
+      'deactivate a user: all of their personal keys stop working at once; ' +
+      'the BOT keys they created keep working (listed) unless --revoke-created-keys'
+    )
     .argument('<userId>', 'user id')
     .option('--revoke-created-keys', 'also revoke the BOT keys the user created, in the same change')
     .option('--json', 'print the result as JSON')
@@ -43,9 +52,14 @@ export function usersCommand (program: Command): void {
         return
       }
       process.stdout.write(`user ${userId} ${r.changed ? 'is now' : 'was already'} deactivated\n`)
-      if (r.revokedKeys.length > 0) process.stdout.write(`revoked the BOT keys they created: ${r.revokedKeys.join(', ')}\n`)
+      if (r.revokedKeys.length > 0) {
+        process.stdout.write(`revoked the BOT keys they created: ${r.revokedKeys.join(', ')}\n`)
+      }
       if (r.createdKeys.length > 0) {
-        process.stdout.write(`BOT keys they created still work: ${r.createdKeys.join(', ')} (revoke them with --revoke-created-keys, or keygate keys revoke <keyId>)\n`)
+        process.stdout.write(
+          `BOT keys they created still work: ${r.createdKeys.join(', ')} ` +
+          '(revoke them with --revoke-created-keys, or keygate keys revoke <keyId>)\n'
+        )
       }
     })
 

@@ -8,10 +8,16 @@ import { isIP } from 'node:net'
 /** A `host:port` the schema's pattern accepted: the port in range, an IP address well formed. */
 export function addressProblem (hostPort: string): string | undefined {
   const { host, port } = splitHostPort(hostPort)
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) return `port ${String(port)} is out of range (0 to 65535), in ${JSON.stringify(hostPort)}`
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    return `port ${String(port)} is out of range (0 to 65535), in ${JSON.stringify(hostPort)}`
+  }
   const bracketed = hostPort.startsWith('[')
-  if (bracketed && isIP(host) !== 6) return `${JSON.stringify(host)} is not an IPv6 address, in ${JSON.stringify(hostPort)}`
-  if (!bracketed && /^[0-9.]+$/.test(host) && isIP(host) !== 4) return `${JSON.stringify(host)} is not an IPv4 address, in ${JSON.stringify(hostPort)}`
+  if (bracketed && isIP(host) !== 6) {
+    return `${JSON.stringify(host)} is not an IPv6 address, in ${JSON.stringify(hostPort)}`
+  }
+  if (!bracketed && /^[0-9.]+$/.test(host) && isIP(host) !== 4) {
+    return `${JSON.stringify(host)} is not an IPv4 address, in ${JSON.stringify(hostPort)}`
+  }
   return undefined
 }
 

@@ -50,19 +50,26 @@ function typeName (key: KeyObject): string {
  * The keys for `a`, or the problems (each naming its setting). `keyFileSetting` names
  * where `a.key_file` came from. Disabled: no keys and no problems, whatever is set.
  */
-export function readAssertionKeys (a: AssertionConfig, keyFileSetting: string = EITHER): { keys?: AssertionKeys, problems: string[] } {
+export function readAssertionKeys (
+  a: AssertionConfig, keyFileSetting: string = EITHER
+): { keys?: AssertionKeys, problems: string[] } {
   if (!a.enabled) return { problems: [] }
   const problems: string[] = []
   let signing: { alg: AssertionAlg, key: KeyObject } | undefined
   if (a.key_file === undefined) {
-    problems.push(`identity.assertion.enabled: a signing key is needed: set ${KEY_FILE_ENV} (or ${KEY_FILE_FIELD}) to a PEM PKCS#8 file; ${GENERATE_HINT}`)
+    problems.push(
+      `identity.assertion.enabled: a signing key is needed: set ${KEY_FILE_ENV} (or ${KEY_FILE_FIELD}) ` +
+      `to a PEM PKCS#8 file; ${GENERATE_HINT}`
+    )
   } else {
     const file = a.key_file
     const read = readPem(file)
     if ('problem' in read) {
       problems.push(`${keyFileSetting}: ${read.problem}`)
     } else if (!read.text.startsWith(PKCS8)) {
-      problems.push(`${keyFileSetting}: ${file} is not an unencrypted PEM PKCS#8 private key (${PKCS8}); ${GENERATE_HINT}`)
+      problems.push(
+        `${keyFileSetting}: ${file} is not an unencrypted PEM PKCS#8 private key (${PKCS8}); ${GENERATE_HINT}`
+      )
     } else {
       const parsed = parse(() => createPrivateKey(read.text), file)
       if (typeof parsed === 'string') problems.push(`${keyFileSetting}: ${parsed}`)
@@ -79,7 +86,11 @@ export function readAssertionKeys (a: AssertionConfig, keyFileSetting: string = 
   })
   if (problems.length > 0 || signing === undefined) return { problems }
   return {
-    keys: { alg: signing.alg, privateKey: signing.key, publicKeys: [{ alg: signing.alg, key: createPublicKey(signing.key) }, ...previous] },
+    keys: {
+      alg: signing.alg,
+      privateKey: signing.key,
+      publicKeys: [{ alg: signing.alg, key: createPublicKey(signing.key) }, ...previous]
+    },
     problems
   }
 }
@@ -97,7 +108,9 @@ function readPem (file: string): { text: string } | { problem: string } {
     return { text: readFileSync(file, 'utf8').trimStart() }
   } catch (err: unknown) {
     const code = (err as NodeJS.ErrnoException).code
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory' : (code ?? 'unreadable')
+    const why = code === 'ENOENT'
+      ? 'no such file'
+      : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory' : (code ?? 'unreadable')
     return { problem: `cannot read ${file}: ${why}` }
   }
 }
@@ -112,6 +125,8 @@ function parse (fn: () => KeyObject, file: string): { alg: AssertionAlg, key: Ke
     return `${file} does not hold a PEM key keygate can read`
   }
   const alg = algorithmOf(key)
-  if (alg === undefined) return `${file} holds a ${typeName(key)} key; keygate signs with Ed25519 (EdDSA) or P-256 (ES256) keys`
+  if (alg === undefined) {
+    return `${file} holds a ${typeName(key)} key; keygate signs with Ed25519 (EdDSA) or P-256 (ES256) keys`
+  }
   return { alg, key }
 }

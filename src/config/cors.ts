@@ -5,10 +5,15 @@ import type { Config } from './schema.js'
 export function corsProblems (c: Config['cors']): string[] {
   const problems: string[] = []
   c.allowed_origins.forEach((origin, i) => {
-    if (origin !== '*' && !isOrigin(origin)) problems.push(`cors.allowed_origins[${i}]: "${origin}" is not an origin (scheme://host[:port], no path), or "*"`)
+    if (origin !== '*' && !isOrigin(origin)) {
+      problems.push(`cors.allowed_origins[${i}]: "${origin}" is not an origin (scheme://host[:port], no path), or "*"`)
+    }
   })
   if (c.allow_credentials && c.allowed_origins.includes('*')) {
-    problems.push('cors.allow_credentials: not with "*" in cors.allowed_origins (browsers refuse credentials for any origin); list the origins')
+    problems.push(
+      'cors.allow_credentials: not with "*" in cors.allowed_origins (browsers refuse credentials for any origin); ' +
+      'list the origins'
+    )
   }
   return problems
 }

@@ -96,7 +96,12 @@ export function parseRedisUrl (url: string): RedisTarget {
   const hosts = parseHosts(authority.slice(at + 1), DEFAULT_PORT[topology], !url.includes('@'))
 
   if (topology === 'standalone') {
-    if (hosts.length > 1) throw new RedisUrlError('a redis:// URL names one server; for several, use redis+sentinel:// (the sentinels) or redis+cluster:// (cluster nodes)')
+    if (hosts.length > 1) {
+      throw new RedisUrlError(
+        'a redis:// URL names one server; for several, use redis+sentinel:// (the sentinels) ' +
+        'or redis+cluster:// (cluster nodes)'
+      )
+    }
     noParams(params, 'a redis:// URL takes no ?parameters (the database is its path: redis://host:6379/2)')
     const db = path === '' || path === '/' ? '0' : path.slice(1)
     if (!DB.test(db)) throw new RedisUrlError('the path of a redis:// URL is the database number (redis://host:6379/2)')
@@ -107,10 +112,17 @@ export function parseRedisUrl (url: string): RedisTarget {
   if (topology === 'sentinel') {
     const name = path.slice(1)
     if (!path.startsWith('/') || !MASTER_NAME.test(name)) {
-      throw new RedisUrlError('a redis+sentinel:// URL names the master after the sentinels: redis+sentinel://host:26379[,host:port...]/<master-name> (letters, digits, . _ -)')
+      throw new RedisUrlError(
+        'a redis+sentinel:// URL names the master after the sentinels: ' +
+        'redis+sentinel://host:26379[,host:port...]/<master-name> (letters, digits, . _ -)'
+      )
     }
     for (const key of params.keys()) {
-      if (!SENTINEL_PARAMS.includes(key)) throw new RedisUrlError(`unknown parameter "${key}" (a redis+sentinel:// URL takes ${SENTINEL_PARAMS.join(', ')})`)
+      if (!SENTINEL_PARAMS.includes(key)) {
+        throw new RedisUrlError(
+          `unknown parameter "${key}" (a redis+sentinel:// URL takes ${SENTINEL_PARAMS.join(', ')})`
+        )
+      }
     }
     const db = params.get('db') ?? '0'
     if (!DB.test(db)) throw new RedisUrlError('?db= must be a database number')
@@ -119,11 +131,15 @@ export function parseRedisUrl (url: string): RedisTarget {
     const sentinelPassword = params.get('sentinel_password')
     if (sentinelUsername !== null && sentinelUsername !== '') target.sentinelUsername = sentinelUsername
     if (sentinelPassword !== null && sentinelPassword !== '') target.sentinelPassword = sentinelPassword
-    if (target.sentinelUsername !== undefined && target.sentinelPassword === undefined) throw new RedisUrlError('sentinel_username needs sentinel_password')
+    if (target.sentinelUsername !== undefined && target.sentinelPassword === undefined) {
+      throw new RedisUrlError('sentinel_username needs sentinel_password')
+    }
     return target
   }
 
-  if (path !== '' && path !== '/') throw new RedisUrlError('a redis+cluster:// URL takes no path (a Redis Cluster has only database 0)')
+  if (path !== '' && path !== '/') {
+    throw new RedisUrlError('a redis+cluster:// URL takes no path (a Redis Cluster has only database 0)')
+  }
   noParams(params, 'a redis+cluster:// URL takes no ?parameters')
   return { topology, tls, nodes: hosts, ...credentials }
 }
@@ -170,8 +186,10 @@ export function redisConfigProblems (section: unknown): string[] {
   }
   if (target.topology === 'cluster' && typeof prefix === 'string' && hashTag(prefix) === undefined) {
     return [
-      `redis.prefix: a Redis Cluster registry needs a hash tag in the prefix, such as "{${prefix.replace(/[{}:]+$/, '') || 'keygate'}}:", ` +
-      'so that every registry key hashes to one slot (the gateway\'s Lua read and the CLI\'s MULTI/EXEC each touch several keys at once; ' +
+      'redis.prefix: a Redis Cluster registry needs a hash tag in the prefix, ' +
+      `such as "{${prefix.replace(/[{}:]+$/, '') || 'keygate'}}:", ` +
+      'so that every registry key hashes to one slot ' +
+      '(the gateway\'s Lua read and the CLI\'s MULTI/EXEC each touch several keys at once; ' +
       `see docs/topologies.md); got ${JSON.stringify(prefix)}`
     ]
   }
@@ -180,7 +198,8 @@ export function redisConfigProblems (section: unknown): string[] {
 
 /** host:port list, without credentials: what may appear in a log line or an error. */
 export function describeTarget (t: RedisTarget): string {
-  const list = (hs: HostPort[]): string => hs.map((h) => `${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}`).join(',')
+  const list = (hs: HostPort[]): string =>
+    hs.map((h) => `${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}`).join(',')
   const tls = t.tls ? ' (TLS)' : ''
   if (t.topology === 'standalone') return `standalone ${list([t])} db ${t.db}${tls}`
   if (t.topology === 'sentinel') return `sentinel master "${t.name}" via ${list(t.sentinels)} db ${t.db}${tls}`
@@ -193,7 +212,9 @@ function parseCredentials (userinfo: string): Credentials {
   const password = colon === -1 ? '' : decode(userinfo.slice(colon + 1))
   if (password === '') {
     if (username === '') return {}
-    throw new RedisUrlError('a username needs a password (redis://user:password@host); the password-only form is redis://:password@host')
+    throw new RedisUrlError(
+      'a username needs a password (redis://user:password@host); the password-only form is redis://:password@host'
+    )
   }
   return username === '' ? { password } : { username, password }
 }
@@ -212,7 +233,10 @@ function parseHosts (list: string, defaultPort: number, echo: boolean): HostPort
     const m = HOST.exec(item)
     const port = m?.[3] === undefined ? defaultPort : Number(m[3])
     if (m === null || port < 1 || port > 65535) {
-      throw new RedisUrlError(`${echo ? `"${item.slice(0, 100)}"` : 'an entry of the host list'} is not host[:port] (IPv6 in brackets: [::1]:6379)`)
+      throw new RedisUrlError(
+        `${echo ? `"${item.slice(0, 100)}"` : 'an entry of the host list'} ` +
+        'is not host[:port] (IPv6 in brackets: [::1]:6379)'
+      )
     }
     return { host: (m[1] ?? m[2]) as string, port }
   })

@@ -19,16 +19,27 @@ export function ssoProblems (s: Config['sso']): string[] {
   const redirect = parseUrl(o.redirect_uri)
   if (redirect !== undefined) {
     if (redirect.protocol === 'http:' && !isLoopback(redirect.hostname)) {
-      problems.push('sso.oidc.redirect_uri: must be https:// (http:// only on localhost, 127.0.0.1 or [::1]), or the session cookie would travel in clear')
+      problems.push(
+        'sso.oidc.redirect_uri: must be https:// (http:// only on localhost, 127.0.0.1 or [::1]), ' +
+        'or the session cookie would travel in clear'
+      )
     }
     const path = redirect.pathname
-    if (!path.startsWith(CALLBACK_UNDER) || path === CALLBACK_UNDER || path === SSO_LOGIN_PATH || path === SSO_PROVIDER_PATH) {
-      problems.push(`sso.oidc.redirect_uri: its path must be under ${CALLBACK_UNDER} and be neither ${SSO_LOGIN_PATH} nor ${SSO_PROVIDER_PATH}, like ${CALLBACK_UNDER}callback; got ${path}`)
+    if (
+      !path.startsWith(CALLBACK_UNDER) || path === CALLBACK_UNDER ||
+      path === SSO_LOGIN_PATH || path === SSO_PROVIDER_PATH
+    ) {
+      problems.push(
+        `sso.oidc.redirect_uri: its path must be under ${CALLBACK_UNDER} and be neither ${SSO_LOGIN_PATH} ` +
+        `nor ${SSO_PROVIDER_PATH}, like ${CALLBACK_UNDER}callback; got ${path}`
+      )
     }
   }
   const scopes = o.scopes.split(' ')
   if (!scopes.includes('openid')) problems.push('sso.oidc.scopes: must include openid')
-  if (o.match === 'email' && !scopes.includes('email')) problems.push('sso.oidc.scopes: must include email when sso.oidc.match is email')
+  if (o.match === 'email' && !scopes.includes('email')) {
+    problems.push('sso.oidc.scopes: must include email when sso.oidc.match is email')
+  }
   return problems
 }
 

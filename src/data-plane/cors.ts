@@ -55,7 +55,8 @@ function allowedOrigin (policy: CorsPolicy, origin: string | string[] | undefine
 }
 
 export function isPreflight (request: FastifyRequest): boolean {
-  return request.method === 'OPTIONS' && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined
+  return request.method === 'OPTIONS' && request.headers.origin !== undefined &&
+    request.headers['access-control-request-method'] !== undefined
 }
 
 /** Answers a preflight: 204 with the CORS headers, or 403. Never authenticated, never forwarded. */
@@ -63,7 +64,8 @@ export function answerPreflight (policy: CorsPolicy, request: FastifyRequest, re
   const origin = allowedOrigin(policy, request.headers.origin)
   const method = request.headers['access-control-request-method']
   const asked = request.headers['access-control-request-headers']
-  const headersOk = typeof asked !== 'string' || asked.split(',').every((h) => h.trim() === '' || policy.headers.has(h.trim().toLowerCase()))
+  const headersOk = typeof asked !== 'string' ||
+    asked.split(',').every((h) => h.trim() === '' || policy.headers.has(h.trim().toLowerCase()))
   if (origin === undefined || typeof method !== 'string' || !policy.methods.has(method) || !headersOk) {
     deny(reply, 'forbidden', 'cors_refused')
     return
@@ -86,7 +88,9 @@ export function answerPreflight (policy: CorsPolicy, request: FastifyRequest, re
  * applyCorsHeaders, the same rule.
  */
 export function corsHeaders (policy: CorsPolicy) {
-  return function onSend (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
+  return function onSend (
+    request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void
+  ): void {
     applyCorsHeaders(policy, request, reply)
     done(null, payload)
   }

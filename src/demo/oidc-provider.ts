@@ -31,14 +31,18 @@ export interface DemoProvider {
   close: () => Promise<void>
 }
 
-export async function startDemoProvider (o: { port: number, clients: DemoClient[], accounts: Record<string, DemoAccount> }): Promise<DemoProvider> {
+export async function startDemoProvider (
+  o: { port: number, clients: DemoClient[], accounts: Record<string, DemoAccount> }
+): Promise<DemoProvider> {
   const issuer = `http://127.0.0.1:${o.port}`
   const { privateKey } = await generateKeyPair('RS256', { extractable: true })
   const jwk = { ...await exportJWK(privateKey), kid: 'demo', alg: 'RS256', use: 'sig' }
   const configuration: Configuration = {
     clients: o.clients.map((c) => ({
       client_id: c.client_id,
-      ...(c.client_secret === undefined ? { token_endpoint_auth_method: 'none' } : { client_secret: c.client_secret, token_endpoint_auth_method: 'client_secret_post' }),
+      ...(c.client_secret === undefined
+        ? { token_endpoint_auth_method: 'none' }
+        : { client_secret: c.client_secret, token_endpoint_auth_method: 'client_secret_post' }),
       redirect_uris: c.redirect_uris,
       grant_types: ['authorization_code'],
       response_types: ['code']
@@ -64,10 +68,15 @@ export async function startDemoProvider (o: { port: number, clients: DemoClient[
     }
   }
   const provider = new Provider(issuer, configuration)
-  const server: Server = await new Promise((resolve) => { const s = provider.listen(o.port, '127.0.0.1', () => resolve(s)) })
+  const server: Server = await new Promise((resolve) => {
+    const s = provider.listen(o.port, '127.0.0.1', () => resolve(s))
+  })
   return {
     issuer,
     provider,
-    close: async () => await new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) })
+    close: async () => await new Promise<void>((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    })
   }
 }

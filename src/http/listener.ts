@@ -6,7 +6,9 @@
  * state (request-state.ts), and the shared not-found and error answers. With `log`, one
  * line per request and its metrics (request-log.ts); with `tracing`, the spans.
  */
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
+import Fastify, {
+  LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions
+} from 'fastify'
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
@@ -80,7 +82,9 @@ export function createListener (o: ListenerOptions): Listener {
     if (own !== undefined) return own
     const status = err.statusCode ?? 500
     if (status >= 400 && status < 500) return deny(reply, codeForStatus(status), 'bad_request')
-    logger.error({ req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } }, 'internal error')
+    logger.error(
+      { req_id: request.id, err: { type: err.name, message: err.message, stack: err.stack } }, 'internal error'
+    )
     return deny(reply, codeForStatus(status), 'internal_error')
   })
   return { app, framing }

@@ -44,12 +44,16 @@ export interface RequestLog {
 /** the bytes of a batch */
 const BATCH = 64 * 1024
 
-export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix = 'kg_', mode: Mode = 'proxy', usage?: UsageCounter): RequestLog {
+export function createRequestLog (
+  logger: Logger, meter: RequestMeter, keyPrefix = 'kg_', mode: Mode = 'proxy', usage?: UsageCounter
+): RequestLog {
   const redact = createRedactor(keyPrefix)
   const sink = sinkOf(logger)
   const stream = destinationOf(logger)
   // (a destination of the caller's, in tests, takes the lines as a string)
-  const write = sink !== undefined ? (bytes: Buffer) => { sink.writeBytes(bytes) } : (bytes: Buffer) => { stream.write(bytes.toString('latin1')) }
+  const write = sink !== undefined
+    ? (bytes: Buffer) => { sink.writeBytes(bytes) }
+    : (bytes: Buffer) => { stream.write(bytes.toString('latin1')) }
   const pid = process.pid
   // the line's fixed parts, written once
   const pidReqId = `,"pid":${pid},"req_id":"`
@@ -90,7 +94,11 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
     meter.response(s?.rule, status, reason, ms)
     const now = Date.now()
     if (usage !== undefined && s?.keyId !== undefined) usage.count(s.keyId, s.identity?.org, status, s.reason, now)
-    if (logger.isLevelEnabled('info')) append(s === undefined ? genericLine(request, status, reason, ms, now) : line(request, s, status, reason, ms, now))
+    if (logger.isLevelEnabled('info')) {
+      append(
+        s === undefined ? genericLine(request, status, reason, ms, now) : line(request, s, status, reason, ms, now)
+      )
+    }
     done()
   }
 
@@ -100,8 +108,12 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
    * token, base62 key id, reason); a path that passed the target policy holds only RFC 3986 pchars, any
    * other goes through JSON.stringify.
    */
-  function line (request: LoggedRequest, s: RequestState, status: number, reason: string, ms: number, now: number): string {
-    return '{"level":30,"time":' + now + pidReqId + request.id + '","trace_id":"' + s.trace.traceId + modeField + (s.via === undefined ? '' : `,"via":"${s.via}"`) + `,"method":"${s.method ?? request.method}","path":${jsonString(redact.path(s.path))},"status":${status}` +
+  function line (
+    request: LoggedRequest, s: RequestState, status: number, reason: string, ms: number, now: number
+  ): string {
+    return '{"level":30,"time":' + now + pidReqId + request.id + '","trace_id":"' + s.trace.traceId + modeField +
+      (s.via === undefined ? '' : `,"via":"${s.via}"`) +
+      `,"method":"${s.method ?? request.method}","path":${jsonString(redact.path(s.path))},"status":${status}` +
       (s.clientIp === undefined ? '' : `,"client_ip":${jsonString(s.clientIp.slice(0, 64))}`) +
       (s.keyId === undefined ? '' : `,"key_id":"${s.keyId}"`) +
       `,"reason":"${reason}"` +
@@ -111,14 +123,28 @@ export function createRequestLog (logger: Logger, meter: RequestMeter, keyPrefix
 
   /** A request the gateway's first hook never saw (no state, so no trace of its own): the same shape, generically. */
   function genericLine (request: LoggedRequest, status: number, reason: string, ms: number, now: number): string {
-    return asciiJson({ level: 30, time: now, pid, req_id: request.id, trace_id: newTraceId(), mode, method: request.method, status, reason, latency_ms: Math.round(ms * 1000) / 1000, msg: 'request' }) + '\n'
+    return asciiJson({
+      level: 30,
+      time: now,
+      pid,
+      req_id: request.id,
+      trace_id: newTraceId(),
+      mode,
+      method: request.method,
+      status,
+      reason,
+      latency_ms: Math.round(ms * 1000) / 1000,
+      msg: 'request'
+    }) + '\n'
   }
 
   return { hook, flush: () => { clearInterval(timer); flush() } }
 }
 
 // `.5`, `.25`, `.125` ...: the fraction of a millisecond in microseconds, as a JS number prints it
-const FRACTIONS: readonly string[] = Array.from({ length: 1000 }, (_, us) => us === 0 ? '' : ('.' + String(us).padStart(3, '0')).replace(/0+$/, ''))
+const FRACTIONS: readonly string[] = Array.from(
+  { length: 1000 }, (_, us) => us === 0 ? '' : ('.' + String(us).padStart(3, '0')).replace(/0+$/, '')
+)
 
 /**
  * A duration in milliseconds, rounded to the microsecond, as `String(Math.round(ms * 1000) / 1000)`

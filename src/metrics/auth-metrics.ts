@@ -20,7 +20,8 @@ export function authMetrics (r: Registrar): { meter: AuthMeter, labelSets: () =>
   const fromRedisLabels: Labels = { source: 'redis' }
   r.counter({
     name: 'keygate_auth_decisions_total',
-    help: 'Authentication decisions that needed records, by where the records came from: "cache" (synchronous) or "redis" (one round trip, timed in keygate_auth_decision_duration_seconds).',
+    help: 'Authentication decisions that needed records, by where the records came from: "cache" (synchronous) or ' +
+      '"redis" (one round trip, timed in keygate_auth_decision_duration_seconds).',
     labelNames: ['source'],
     collect () {
       this.reset()
@@ -30,7 +31,8 @@ export function authMetrics (r: Registrar): { meter: AuthMeter, labelSets: () =>
   })
   const duration = r.histogram(new HistogramTable(
     'keygate_auth_decision_duration_seconds',
-    'Authentication decisions that waited for Redis: from the registry lookup to its records (or its failure). Decisions from the cache are counted, not timed.',
+    'Authentication decisions that waited for Redis: from the registry lookup to its records (or its failure). ' +
+    'Decisions from the cache are counted, not timed.',
     AUTH_BUCKETS,
     () => ({})
   ))

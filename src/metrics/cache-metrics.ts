@@ -15,10 +15,18 @@ export interface CacheStats {
 export function cacheMetrics (r: Registrar, stats: () => CacheStats, now: () => number): void {
   r.total('keygate_cache_hits_total', 'Decisions served from the in-process cache.', () => stats().hits)
   r.total('keygate_cache_misses_total', 'Decisions that needed a Redis round trip.', () => stats().misses)
-  r.total('keygate_cache_evictions_total', 'Cache entries evicted by the size bounds (cache.max_entries, cache.negative_max_entries).', () => stats().evictions)
-  r.total('keygate_cache_invalidations_total', 'Invalidation messages applied to the cache (push invalidation).', () => stats().invalidations)
-  r.level('keygate_cache_entries', 'Entries now held by the cache (key, user, role and org records, and negative entries).', 'sum', () => stats().entries)
-  r.level('keygate_cache_tracking_up', 'Whether the invalidation (tracking) connection is established (1) or not (0).', 'min', () => stats().trackingUp ? 1 : 0)
+  r.total('keygate_cache_evictions_total',
+    'Cache entries evicted by the size bounds (cache.max_entries, cache.negative_max_entries).',
+    () => stats().evictions)
+  r.total('keygate_cache_invalidations_total',
+    'Invalidation messages applied to the cache (push invalidation).',
+    () => stats().invalidations)
+  r.level('keygate_cache_entries',
+    'Entries now held by the cache (key, user, role and org records, and negative entries).', 'sum',
+    () => stats().entries)
+  r.level('keygate_cache_tracking_up',
+    'Whether the invalidation (tracking) connection is established (1) or not (0).', 'min',
+    () => stats().trackingUp ? 1 : 0)
   r.level('keygate_cache_tracking_connection_age_seconds',
     'Seconds since the invalidation (tracking) connection was (re-)established; 0 while it is down.', 'min',
     () => {

@@ -29,7 +29,10 @@ export async function clusterMetrics (timeoutMs = 5000): Promise<string> {
   if (pending.size === 0) process.on('message', onResponse)
   const id = nextId++
   return await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => { settle(id); reject(new Error('the primary did not answer the metrics request')) }, timeoutMs)
+    const timer = setTimeout(() => {
+      settle(id)
+      reject(new Error('the primary did not answer the metrics request'))
+    }, timeoutMs)
     pending.set(id, {
       resolve: (text) => { clearTimeout(timer); resolve(text) },
       reject: (err) => { clearTimeout(timer); reject(err) }
@@ -59,7 +62,9 @@ export function serveClusterMetrics (): void {
     if (message?.type !== REQUEST) return
     aggregator.clusterMetrics().then(
       (text) => { worker.send({ type: RESPONSE, id: message.id, text } satisfies MetricsMessage) },
-      (err: unknown) => { worker.send({ type: RESPONSE, id: message.id, error: (err as Error).message } satisfies MetricsMessage) }
+      (err: unknown) => {
+        worker.send({ type: RESPONSE, id: message.id, error: (err as Error).message } satisfies MetricsMessage)
+      }
     )
   })
 }

@@ -31,7 +31,9 @@ export function rateLimitMetrics (r: Registrar, blocked: () => number): RateLimi
   for (let slot = 0; slot < LIMIT_LEVELS.length * REFUSAL_SOURCES.length; slot++) limited.add(slot, 0)
   r.counter({
     name: 'keygate_rate_limited_total',
-    help: 'Requests refused with 429 rate_limited, by the level of the limit that decided (key: the key\'s own or the default; role; org) and where: "redis" (the script), "local" (a bucket this process holds blocked until its reset), "malformed" (a record\'s rate_limit that does not parse).',
+    help: 'Requests refused with 429 rate_limited, by the level of the limit that decided (key: the key\'s own or ' +
+      'the default; role; org) and where: "redis" (the script), "local" (a bucket this process holds blocked until ' +
+      'its reset), "malformed" (a record\'s rate_limit that does not parse).',
     labelNames: ['level', 'source'],
     collect () { limited.exportTo(this) }
   })
@@ -40,7 +42,8 @@ export function rateLimitMetrics (r: Registrar, blocked: () => number): RateLimi
   errors.add(1, 0)
   r.counter({
     name: 'keygate_rate_limit_errors_total',
-    help: 'Rate-limit checks that could not reach Redis (unreachable, redis.command_timeout_ms, an error reply), by what rate_limits.on_error did: "allow" (the request went on, unlimited) or "deny" (503).',
+    help: 'Rate-limit checks that could not reach Redis (unreachable, redis.command_timeout_ms, an error reply), by ' +
+      'what rate_limits.on_error did: "allow" (the request went on, unlimited) or "deny" (503).',
     labelNames: ['on_error'],
     collect () { errors.exportTo(this) }
   })
@@ -49,7 +52,9 @@ export function rateLimitMetrics (r: Registrar, blocked: () => number): RateLimi
     blocked)
   return {
     allowed () { allowed++ },
-    limited (level, source) { limited.add(REFUSAL_SOURCES.indexOf(source) * LIMIT_LEVELS.length + LIMIT_LEVELS.indexOf(level)) },
+    limited (level, source) {
+      limited.add(REFUSAL_SOURCES.indexOf(source) * LIMIT_LEVELS.length + LIMIT_LEVELS.indexOf(level))
+    },
     error (denied) { errors.add(denied ? 1 : 0) }
   }
 }

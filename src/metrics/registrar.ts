@@ -21,7 +21,9 @@ export interface Registrar {
 }
 
 export function registrar (registry: Registry): Registrar {
-  const counter = (c: CounterConfiguration<string>): void => { registry.registerMetric(new Counter({ ...c, registers: [] })) }
+  const counter = (c: CounterConfiguration<string>): void => {
+    registry.registerMetric(new Counter({ ...c, registers: [] }))
+  }
   const gauge = (c: GaugeConfiguration<string>): void => { registry.registerMetric(new Gauge({ ...c, registers: [] })) }
   return {
     counter,

@@ -29,7 +29,9 @@ const REASON_INDEX = new Map<string, number>(REASONS.map((r, i) => [r, i]))
 const INTERNAL_ERROR = REASON_INDEX.get('internal_error') as number
 
 /** `rules`: the configured rules, in order: `rule` label `<METHOD> <path pattern>`. */
-export function requestMetrics (r: Registrar, rules: ReadonlyArray<{ method: string, path: string }>): { meters: Record<Mode, RequestMeter>, labelSets: () => number } {
+export function requestMetrics (
+  r: Registrar, rules: ReadonlyArray<{ method: string, path: string }>
+): { meters: Record<Mode, RequestMeter>, labelSets: () => number } {
   // label values by index: index 0 is "none" (no rule matched, or none was evaluated)
   const ruleLabels = ['none', ...rules.map((rule) => `${rule.method} ${rule.path}`)]
   const ruleLabel = (i: number): string => ruleLabels[i] ?? 'none'
@@ -45,11 +47,19 @@ export function requestMetrics (r: Registrar, rules: ReadonlyArray<{ method: str
     const reason = inMode % nReasons
     const rest = (inMode - reason) / nReasons
     const status = rest % 1000
-    return { mode: MODES[mode] as string, rule: ruleLabel((rest - status) / 1000), status: String(status), status_class: statusClass(status), reason: REASONS[reason] as string }
+    return {
+      mode: MODES[mode] as string,
+      rule: ruleLabel((rest - status) / 1000),
+      status: String(status),
+      status_class: statusClass(status),
+      reason: REASONS[reason] as string
+    }
   })
   r.counter({
     name: 'keygate_requests_total',
-    help: 'Responses, by mode (proxy: the data plane; authz: the authorizer listener; websocket: the data plane\'s WebSocket upgrades, 101 when the upgrade went through), matched rule ("none" when no rule matched or none was evaluated), HTTP status, its class and decision reason.',
+    help: 'Responses, by mode (proxy: the data plane; authz: the authorizer listener; websocket: the data plane\'s ' +
+      'WebSocket upgrades, 101 when the upgrade went through), matched rule ("none" when no rule matched or none was ' +
+      'evaluated), HTTP status, its class and decision reason.',
     labelNames: ['mode', 'rule', 'status', 'status_class', 'reason'],
     collect () { requests.exportTo(this) }
   })
@@ -57,13 +67,19 @@ export function requestMetrics (r: Registrar, rules: ReadonlyArray<{ method: str
   // slot = mode * perModeTimed + (rule + 1) * 1000 + status
   const duration = r.histogram(new HistogramTable(
     'keygate_request_duration_seconds',
-    'Whole requests, from fastify receiving the request to the last byte of the response, by mode, rule, status and its class.',
+    'Whole requests, from fastify receiving the request to the last byte of the response, by mode, rule, status and ' +
+    'its class.',
     REQUEST_BUCKETS,
     (slot) => {
       const mode = Math.floor(slot / perModeTimed)
       const inMode = slot - mode * perModeTimed
       const status = inMode % 1000
-      return { mode: MODES[mode] as string, rule: ruleLabel(Math.floor(inMode / 1000)), status: String(status), status_class: statusClass(status) }
+      return {
+        mode: MODES[mode] as string,
+        rule: ruleLabel(Math.floor(inMode / 1000)),
+        status: String(status),
+        status_class: statusClass(status)
+      }
     }
   ))
 
@@ -83,7 +99,10 @@ export function requestMetrics (r: Registrar, rules: ReadonlyArray<{ method: str
       ruleLabel: (rule) => ruleLabel(rule + 1)
     }
   }
-  return { meters: { proxy: meterOf(0), authz: meterOf(1), websocket: meterOf(2) }, labelSets: () => requests.size + duration.size }
+  return {
+    meters: { proxy: meterOf(0), authz: meterOf(1), websocket: meterOf(2) },
+    labelSets: () => requests.size + duration.size
+  }
 }
 
 /** `2xx` for 200 ... (`0xx` for a response without a status) */

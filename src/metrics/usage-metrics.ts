@@ -34,20 +34,24 @@ export function usageMetrics (r: Registrar, held: () => number): UsageMeter {
   let errors = 0
   let full = 0
   r.total('keygate_usage_flushes_total',
-    'Writes of the per-key usage counts to Redis (one every usage.flush_ms with something to write, and one per batch that reached usage.max_keys), failed ones included.',
+    'Writes of the per-key usage counts to Redis (one every usage.flush_ms with something to write, and one per ' +
+    'batch that reached usage.max_keys), failed ones included.',
     () => flushes)
   r.total('keygate_usage_flush_errors_total',
-    'Writes of the usage counts that failed (Redis unreachable, a timeout, an error reply): their counts are lost (keygate_usage_dropped_total{reason="failed"}).',
+    'Writes of the usage counts that failed (Redis unreachable, a timeout, an error reply): their counts are lost ' +
+    '(keygate_usage_dropped_total{reason="failed"}).',
     () => errors)
   r.total('keygate_usage_full_batches_total',
     'Batches of usage counts that reached usage.max_keys distinct keys and were written before the interval ended.',
     () => full)
   r.level('keygate_usage_keys_held',
-    'Distinct keys whose usage counts are held in memory waiting for a write (the batch being counted and those waiting; at most three times usage.max_keys). The batch being written is not included.', 'sum',
+    'Distinct keys whose usage counts are held in memory waiting for a write (the batch being counted and those ' +
+    'waiting; at most three times usage.max_keys). The batch being written is not included.', 'sum',
     held)
   const duration = r.histogram(new HistogramTable(
     'keygate_usage_flush_duration_seconds',
-    'Writes of the usage counts to Redis, from the first command sent to the last reply (the org reads for keys whose decision did not name it included).',
+    'Writes of the usage counts to Redis, from the first command sent to the last reply (the org reads for keys ' +
+    'whose decision did not name it included).',
     FLUSH_BUCKETS,
     () => ({})
   ))
@@ -64,7 +68,9 @@ export function usageMetrics (r: Registrar, held: () => number): UsageMeter {
   for (let slot = 0; slot < USAGE_DROP_REASONS.length; slot++) dropped.add(slot, 0)
   r.counter({
     name: 'keygate_usage_dropped_total',
-    help: 'Requests counted for per-key usage whose counts were never written, by reason: behind (the writes fell behind: more than twice usage.max_keys keys waited, and the oldest waiting batch was dropped), failed (their write failed).',
+    help: 'Requests counted for per-key usage whose counts were never written, by reason: behind (the writes fell ' +
+      'behind: more than twice usage.max_keys keys waited, and the oldest waiting batch was dropped), failed (their ' +
+      'write failed).',
     labelNames: ['reason'],
     collect () { dropped.exportTo(this) }
   })

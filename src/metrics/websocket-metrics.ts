@@ -31,7 +31,9 @@ export function webSocketMetrics (r: Registrar): WebSocketMeter {
   for (let slot = 0; slot < CLOSE_CAUSES.length; slot++) closed.add(slot, 0)
   r.counter({
     name: 'keygate_websocket_closed_total',
-    help: 'WebSocket connections ended, by cause: client, upstream (that side closed or went away), revoked (a decision taken again on a registry change refused it: close code 1008), unavailable (the registry could not be read: 1013), error (a protocol error or a message over websocket.max_message_bytes), shutdown (1001).',
+    help: 'WebSocket connections ended, by cause: client, upstream (that side closed or went away), revoked (a ' +
+      'decision taken again on a registry change refused it: close code 1008), unavailable (the registry could not ' +
+      'be read: 1013), error (a protocol error or a message over websocket.max_message_bytes), shutdown (1001).',
     labelNames: ['cause'],
     collect () { closed.exportTo(this) }
   })

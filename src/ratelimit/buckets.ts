@@ -31,6 +31,8 @@ export function bucketNames (base: string): BucketNames {
  * Requests the bucket counts in the window now (by this process's clock, which is
  * close enough to Redis's for a view): what the admin views show as a limit's use.
  */
-export async function bucketUse (redis: RegistryClient, name: string, limit: RateLimit, now = Date.now()): Promise<number> {
+export async function bucketUse (
+  redis: RegistryClient, name: string, limit: RateLimit, now = Date.now()
+): Promise<number> {
   return counted(countsOf(await redis.hgetall(name), limit), limit, now)
 }

@@ -7,7 +7,9 @@
  */
 import type { Verdict } from './limiter.js'
 
-/** The headers of a verdict, as name -> value (undefined: none apply); also for a WebSocket upgrade (src/websocket/). */
+/**
+ * The headers of a verdict, as name -> value (undefined: none apply); also for a WebSocket upgrade (src/websocket/).
+ */
 export function rateLimitHeaders (v: Verdict | undefined): Record<string, string> | undefined {
   if (v === undefined || (!v.allowed && v.reason === 'rate_limit_unavailable')) return undefined
   const headers: Record<string, string> = {

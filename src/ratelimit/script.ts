@@ -131,7 +131,9 @@ export class RateLimitScript {
     for (const b of buckets) args.push(b.limit.count, b.limit.periodMs)
     const reply = await (this.redis as unknown as TakeCommand).keygateRateLimit(buckets.length, ...args)
     const out: BucketResult[] = []
-    for (let i = 0; i < buckets.length; i++) out.push({ used: reply[1 + 2 * i] as number, resetMs: reply[2 + 2 * i] as number })
+    for (let i = 0; i < buckets.length; i++) {
+      out.push({ used: reply[1 + 2 * i] as number, resetMs: reply[2 + 2 * i] as number })
+    }
     return { allowed: reply[0] === 1, buckets: out }
   }
 }

@@ -49,7 +49,8 @@ export function checksum (body: string): string {
  * states it for `kg_`): the prefix, the id, `_`, then the secret and the checksum.
  */
 export function keyPattern (prefix: string): string {
-  return `${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[0-9A-Za-z]{${ID_LENGTH}}_[0-9A-Za-z]{${SECRET_LENGTH + CHECKSUM_LENGTH}}`
+  return `${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}` +
+    `[0-9A-Za-z]{${ID_LENGTH}}_[0-9A-Za-z]{${SECRET_LENGTH + CHECKSUM_LENGTH}}`
 }
 
 export interface NewKey {

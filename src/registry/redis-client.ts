@@ -19,7 +19,9 @@ export function isCluster (client: RegistryClient): client is Cluster {
 }
 
 /** Resolves once a Redis at `url` answers PING (for starting one: the demo, the benchmark). */
-export async function waitForRedis (url: string, opts: { attempts?: number, signal?: AbortSignal } = {}): Promise<void> {
+export async function waitForRedis (
+  url: string, opts: { attempts?: number, signal?: AbortSignal } = {}
+): Promise<void> {
   for (let i = 0; i < (opts.attempts ?? 100); i++) {
     opts.signal?.throwIfAborted()
     const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })

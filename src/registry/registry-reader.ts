@@ -105,7 +105,9 @@ const BATCH_MAX = 128
  * value is the key id; then the chain as above, the key id appended to the reply. Still
  * one round trip: a token that is not in keygate's format costs one Redis read at most.
  */
-const IMPORTED_LUA = FOUND_LUA + chainLua("local id = redis.call('GET', KEYS[1])\nif not id then return {} end\nlocal kname = ARGV[1] .. 'key:' .. id", ', id')
+const IMPORTED_LUA = FOUND_LUA + chainLua(
+  "local id = redis.call('GET', KEYS[1])\nif not id then return {} end\nlocal kname = ARGV[1] .. 'key:' .. id", ', id'
+)
 
 /**
  * A signed-in person's user record and its role (src/admin/sso/): USER_FIELDS (3) and
@@ -196,7 +198,9 @@ export class RegistryReader {
   private waiting: Waiting[] = []
   private readonly batches: boolean
 
-  constructor (private readonly redis: RegistryClient, private readonly keys: RedisKeys, private readonly prefix: string) {
+  constructor (
+    private readonly redis: RegistryClient, private readonly keys: RedisKeys, private readonly prefix: string
+  ) {
     redis.defineCommand('keygateChain', { numberOfKeys: 1, lua: CHAIN_LUA })
     // (the number of keys is the call's first argument)
     redis.defineCommand('keygateChains', { lua: CHAINS_LUA })
@@ -222,7 +226,9 @@ export class RegistryReader {
 
   /** An imported key by the SHA-256 (hex) of the whole token: one EVALSHA, sent alone. */
   async fetchImported (tokenSha256: string): Promise<ImportedChain> {
-    const reply = await (this.redis as unknown as ChainCommand).keygateImported(this.keys.imported(tokenSha256), this.prefix)
+    const reply = await (this.redis as unknown as ChainCommand).keygateImported(
+      this.keys.imported(tokenSha256), this.prefix
+    )
     if (reply.length === 0) return { keyId: null, chain: NO_KEY }
     const keyId = reply[reply.length - 1]
     if (typeof keyId !== 'string') throw new Error('registry read: an imported key\'s reply without its id')
@@ -232,7 +238,9 @@ export class RegistryReader {
   private readonly send = (): void => {
     const batch = this.waiting
     this.waiting = []
-    for (let i = 0; i < batch.length; i += BATCH_MAX) this.sendChunk(batch.length <= BATCH_MAX ? batch : batch.slice(i, i + BATCH_MAX))
+    for (let i = 0; i < batch.length; i += BATCH_MAX) {
+      this.sendChunk(batch.length <= BATCH_MAX ? batch : batch.slice(i, i + BATCH_MAX))
+    }
   }
 
   /** One script call: a lone read's own, or up to BATCH_MAX reads' shared one. */
@@ -242,7 +250,10 @@ export class RegistryReader {
       const w = chunk[0] as Waiting
       redis.keygateChain(w.key, this.prefix).then((reply) => { settle(w, reply) }, w.reject)
     } else {
-      redis.keygateChains(...chainsArgs(chunk, this.prefix)).then((replies) => { settleAll(chunk, replies) }, (err: unknown) => { rejectAll(chunk, err) })
+      redis.keygateChains(...chainsArgs(chunk, this.prefix)).then(
+        (replies) => { settleAll(chunk, replies) },
+        (err: unknown) => { rejectAll(chunk, err) }
+      )
     }
   }
 }

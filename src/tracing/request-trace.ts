@@ -19,7 +19,10 @@ export interface ServerSpan {
   readonly context: SpanContext
   /** the client's span, its parent (remote); undefined: a root span */
   readonly parent: SpanContext | undefined
-  /** Date.now() at receive: the span's start on the wall clock; its other times are measured from there on performance.now() */
+  /**
+   * Date.now() at receive: the span's start on the wall clock; its other times are measured from there on
+   * performance.now()
+   */
   readonly startedOn: number
 }
 
@@ -84,7 +87,10 @@ export interface Tracing {
   receive: (rawHeaders: readonly string[]) => RequestTrace
   /** for one upstream: sets `traceparent` (and `tracestate`) on the headers sent, and starts the CLIENT span */
   toUpstream: (name: string, url: string) => ToUpstream
-  /** the `traceparent` for a proxy that forwards the request itself (the authorizer's answer): the gateway's span is its parent */
+  /**
+   * the `traceparent` for a proxy that forwards the request itself (the authorizer's answer): the gateway's span is its
+   * parent
+   */
   forwarded: (trace: RequestTrace) => string
   /** the listener's onResponse hook that ends and exports the spans; undefined when nothing is exported */
   finisher: (mode: Mode) => SpanFinisher | undefined

@@ -17,17 +17,26 @@
  * span's too; the CLIENT span is a child of the SERVER span; both carry the client's
  * `tracestate`; a string attribute is at most 2048 characters.
  */
-import { createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace as otel, type Attributes, type HrTime, type Link, type SpanContext, type SpanStatus } from '@opentelemetry/api'
+import {
+  createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace as otel, type Attributes, type HrTime,
+  type Link, type SpanContext, type SpanStatus
+} from '@opentelemetry/api'
 import { hrTimeDuration, millisToHrTime, type InstrumentationScope } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources'
-import { AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type ReadableSpan, type Sampler, type TimedEvent } from '@opentelemetry/sdk-trace-base'
+import {
+  AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler,
+  type ReadableSpan, type Sampler, type TimedEvent
+} from '@opentelemetry/sdk-trace-base'
 import type { FastifyRequest } from 'fastify'
 import type { TracingConfig } from '../config/schema.js'
 import type { Mode } from '../metrics/request-metrics.js'
 import { createRedactor } from '../redact.js'
 import { clientTrace, newSpanId, newTraceId, traceparent } from './trace-context.js'
-import { forwarded, RequestTrace, setTraceHeaders, type ServerSpan, type SpanFinisher, type ToUpstream, type Tracing, type UpstreamCall } from './request-trace.js'
+import {
+  forwarded, RequestTrace, setTraceHeaders, type ServerSpan, type SpanFinisher, type ToUpstream, type Tracing,
+  type UpstreamCall
+} from './request-trace.js'
 
 /** Spans waiting for export at most; past it, new spans are dropped until a batch is sent. */
 const MAX_QUEUE = 8192
@@ -73,9 +82,13 @@ function limited (value: string): string {
 
 export function spanExport (config: TracingConfig, endpoint: string, keyPrefix: string): Tracing {
   // (at 1.0 every root is sampled: no need to read the trace id)
-  const root: Sampler = config.sample_ratio >= 1 ? new AlwaysOnSampler() : new TraceIdRatioBasedSampler(config.sample_ratio)
+  const root: Sampler = config.sample_ratio >= 1
+    ? new AlwaysOnSampler()
+    : new TraceIdRatioBasedSampler(config.sample_ratio)
   const sampler = config.parent_based ? new ParentBasedSampler({ root }) : root
-  const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: endpoint }), { maxQueueSize: MAX_QUEUE, maxExportBatchSize: 512, scheduledDelayMillis: 1000 })
+  const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: endpoint }), {
+    maxQueueSize: MAX_QUEUE, maxExportBatchSize: 512, scheduledDelayMillis: 1000
+  })
   const resource = resourceFromAttributes({ 'service.name': config.service_name })
   const scope: InstrumentationScope = { name: 'keygate' }
   const redact = createRedactor(keyPrefix)
@@ -93,11 +106,18 @@ export function spanExport (config: TracingConfig, endpoint: string, keyPrefix: 
           ...(client.tracestate === undefined ? {} : { traceState: createTraceState(client.tracestate) })
         }
     const traceId = parent?.traceId ?? newTraceId()
-    const decision = sampler.shouldSample(parent === undefined ? ROOT_CONTEXT : otel.setSpanContext(ROOT_CONTEXT, parent), traceId, 'HTTP', SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS).decision
-    if (decision !== SamplingDecision.RECORD_AND_SAMPLED) return new RequestTrace(traceId, false, client?.tracestate, undefined, undefined, 0)
+    const decision = sampler.shouldSample(
+      parent === undefined ? ROOT_CONTEXT : otel.setSpanContext(ROOT_CONTEXT, parent),
+      traceId, 'HTTP', SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS
+    ).decision
+    if (decision !== SamplingDecision.RECORD_AND_SAMPLED) {
+      return new RequestTrace(traceId, false, client?.tracestate, undefined, undefined, 0)
+    }
     const spanId = newSpanId()
     const span: ServerSpan = {
-      context: parent?.traceState === undefined ? { traceId, spanId, traceFlags: TraceFlags.SAMPLED } : { traceId, spanId, traceFlags: TraceFlags.SAMPLED, traceState: parent.traceState },
+      context: parent?.traceState === undefined
+        ? { traceId, spanId, traceFlags: TraceFlags.SAMPLED }
+        : { traceId, spanId, traceFlags: TraceFlags.SAMPLED, traceState: parent.traceState },
       parent,
       startedOn: Date.now()
     }
@@ -124,7 +144,9 @@ export function spanExport (config: TracingConfig, endpoint: string, keyPrefix: 
       const spanId = newSpanId()
       const parent = server.context
       trace.client = {
-        context: parent.traceState === undefined ? { traceId: trace.traceId, spanId, traceFlags: TraceFlags.SAMPLED } : { traceId: trace.traceId, spanId, traceFlags: TraceFlags.SAMPLED, traceState: parent.traceState },
+        context: parent.traceState === undefined
+          ? { traceId: trace.traceId, spanId, traceFlags: TraceFlags.SAMPLED }
+          : { traceId: trace.traceId, spanId, traceFlags: TraceFlags.SAMPLED, traceState: parent.traceState },
         startedAt: performance.now(),
         call: callFor(method)
       }
@@ -168,16 +190,24 @@ export function spanExport (config: TracingConfig, endpoint: string, keyPrefix: 
         const { call } = client
         const start = millisToHrTime(origin + client.startedAt)
         const answered = t.answeredAt !== 0
-        const callAttributes: Attributes = { 'server.address': call.address, 'server.port': call.port, 'keygate.upstream': call.upstream, 'http.request.method': call.method }
+        const callAttributes: Attributes = {
+          'server.address': call.address,
+          'server.port': call.port,
+          'keygate.upstream': call.upstream,
+          'http.request.method': call.method
+        }
         // the upstream answered: its status is the response's; no answer: the gateway's
         // 502 / 504 (or the client went away)
         if (answered) callAttributes['http.response.status_code'] = status
         else callAttributes['error.type'] = reason
         processor.onEnd(new SpanRecord(call.method, SpanKind.CLIENT, client.context, span.context, start,
-          answered ? millisToHrTime(origin + t.answeredAt) : end, answered && status < 500 ? UNSET : ERROR, callAttributes, resource, scope))
+          answered ? millisToHrTime(origin + t.answeredAt) : end, answered && status < 500 ? UNSET : ERROR,
+          callAttributes, resource, scope))
       }
-      processor.onEnd(new SpanRecord(route === undefined ? method : method + ' ' + route, SpanKind.SERVER, span.context, span.parent,
-        millisToHrTime(origin + t.startedAt), end, status >= 500 ? ERROR : UNSET, attributes, resource, scope))
+      processor.onEnd(new SpanRecord(
+        route === undefined ? method : method + ' ' + route, SpanKind.SERVER, span.context, span.parent,
+        millisToHrTime(origin + t.startedAt), end, status >= 500 ? ERROR : UNSET, attributes, resource, scope
+      ))
       done()
     }
   }

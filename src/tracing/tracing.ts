@@ -26,7 +26,9 @@ import { clientTrace, newTraceId } from './trace-context.js'
 import { forwarded, RequestTrace, setTraceHeaders, type Tracing } from './request-trace.js'
 
 export async function createTracing (config: TracingConfig, keyPrefix: string): Promise<Tracing> {
-  if (config.otlp_endpoint !== undefined) return (await import('./span-export.js')).spanExport(config, config.otlp_endpoint, keyPrefix)
+  if (config.otlp_endpoint !== undefined) {
+    return (await import('./span-export.js')).spanExport(config, config.otlp_endpoint, keyPrefix)
+  }
   const parentBased = config.parent_based
   // (at 1.0 every trace is sampled: no need to read the trace id)
   const sampledByRatio = config.sample_ratio >= 1 ? () => true : await ratioSampling(config.sample_ratio)
@@ -35,7 +37,12 @@ export async function createTracing (config: TracingConfig, keyPrefix: string): 
     exporting: false,
     receive (rawHeaders) {
       const client = clientTrace(rawHeaders)
-      if (client !== undefined) return new RequestTrace(client.traceId, parentBased ? client.sampled : sampledByRatio(client.traceId), client.tracestate, undefined, undefined, 0)
+      if (client !== undefined) {
+        return new RequestTrace(
+          client.traceId, parentBased ? client.sampled : sampledByRatio(client.traceId), client.tracestate,
+          undefined, undefined, 0
+        )
+      }
       const traceId = newTraceId()
       return new RequestTrace(traceId, sampledByRatio(traceId), undefined, undefined, undefined, 0)
     },
@@ -49,7 +56,9 @@ export async function createTracing (config: TracingConfig, keyPrefix: string): 
 
 /** OpenTelemetry's TraceIdRatioBased rule: whether a trace id falls in the sampled share. */
 async function ratioSampling (ratio: number): Promise<(traceId: string) => boolean> {
-  const [{ ROOT_CONTEXT }, { SamplingDecision, TraceIdRatioBasedSampler }] = await Promise.all([import('@opentelemetry/api'), import('@opentelemetry/sdk-trace-base')])
+  const [{ ROOT_CONTEXT }, { SamplingDecision, TraceIdRatioBasedSampler }] = await Promise.all([
+    import('@opentelemetry/api'), import('@opentelemetry/sdk-trace-base')
+  ])
   const sampler = new TraceIdRatioBasedSampler(ratio)
   return (traceId) => sampler.shouldSample(ROOT_CONTEXT, traceId).decision === SamplingDecision.RECORD_AND_SAMPLED
 }

@@ -1,7 +1,8 @@
 /**
  * How many requests each key had, per minute, counted off the request path: a request
  * adds one to an in-memory count (`count`, a Map lookup and an increment), and a timer
- * writes the counts to Redis every `flushMs` (at most 5 s) in one pipelined write. A process that crashes loses the counts of its last interval at most.
+ * writes the counts to Redis every `flushMs` (at most 5 s) in one pipelined write. A process that crashes loses the
+ * counts of its last interval at most.
  *
  * Four classes, from the response's status and the decision's reason (`outcomeOf`):
  * allowed (the gateway let it through, whatever the upstream answered), refused (401 or
@@ -47,7 +48,9 @@ export const DAY_MS = 86_400_000
 export const MINUTES_KEPT_MS = 48 * HOUR_MS
 
 /** A refusal that names no existing key: not counted. */
-const NO_KEY: ReadonlySet<Reason> = new Set<Reason>(['missing_credential', 'malformed_credential', 'bad_checksum', 'unknown_key', 'unknown_key_limited'])
+const NO_KEY: ReadonlySet<Reason> = new Set<Reason>([
+  'missing_credential', 'malformed_credential', 'bad_checksum', 'unknown_key', 'unknown_key_limited'
+])
 
 /**
  * The class a response counts in (index into CLASSES), or -1: not counted (a 4xx other
@@ -175,7 +178,9 @@ export class UsageCounter {
    * Hot path: one response of `keyId` (undefined: no key) with `status` and the
    * decision's `reason`; `org` when the decision knows it.
    */
-  count (keyId: string | undefined, org: string | undefined, status: number, reason: Reason | undefined, now: number): void {
+  count (
+    keyId: string | undefined, org: string | undefined, status: number, reason: Reason | undefined, now: number
+  ): void {
     if (keyId === undefined || !this.enabled) return
     const outcome = outcomeOf(status, reason)
     if (outcome < 0) return
@@ -272,7 +277,12 @@ export class UsageCounter {
       const at = minute * MINUTE_MS
       const hour = Math.floor(at / HOUR_MS)
       const day = Math.floor(at / DAY_MS)
-      const minuteArgs = [String(minute - hour * 60), String(hour - day * 24), Math.ceil(((hour + 1) * HOUR_MS + MINUTES_KEPT_MS) / 1000), Math.ceil(((day + 1) * DAY_MS + this.retentionMs) / 1000)]
+      const minuteArgs = [
+        String(minute - hour * 60),
+        String(hour - day * 24),
+        Math.ceil(((hour + 1) * HOUR_MS + MINUTES_KEPT_MS) / 1000),
+        Math.ceil(((day + 1) * DAY_MS + this.retentionMs) / 1000)
+      ]
       const orgs = new Map<string, Counts>()
       for (const [keyId, c] of counts) {
         writes.add(k.usageMinutes(keyId, hour), k.usageHours(keyId, day), minuteArgs, c)
@@ -286,7 +296,9 @@ export class UsageCounter {
     await writes.exec()
   }
 
-  /** The org of each counted key whose decision did not name it (a refusal of a revoked key...), read in one round trip. */
+  /**
+   * The org of each counted key whose decision did not name it (a refusal of a revoked key...), read in one round trip.
+   */
   private async fillOrgs (batches: Batch[]): Promise<void> {
     const missing: Counts[] = []
     const names: string[] = []
@@ -362,7 +374,10 @@ class Writes {
     else this.sent.push(this.redis.hget(key, field))
   }
 
-  /** the counts `c` of the minute `args` describes, into `minutes` and `hours` (one slot: the names differ after the tag) */
+  /**
+   * the counts `c` of the minute `args` describes, into `minutes` and `hours` (one slot: the names differ after the
+   * tag)
+   */
   add (minutes: string, hours: string, args: Array<string | number>, c: Counts): void {
     const slot = this.line === undefined ? slotName(minutes) : ''
     let call = this.calls.get(slot)

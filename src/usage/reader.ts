@@ -45,21 +45,29 @@ export function bucketsOf (range: UsageRange): { from: number, to: number, count
  * the current step and `from` 24 h before `to` unless given (24 points by the hour).
  * One rule for the admin API and the CLI; a problem names its field.
  */
-export function usageRange (q: { from?: number, to?: number, step?: Step }, now: number): UsageRange | { field: string, reason: string } {
+export function usageRange (
+  q: { from?: number, to?: number, step?: Step }, now: number
+): UsageRange | { field: string, reason: string } {
   const step = q.step ?? '1h'
   const to = q.to ?? Math.ceil((now + 1) / STEPS[step]) * STEPS[step]
   const from = q.from ?? to - DAY_MS
   if (from > to) return { field: 'from', reason: 'after to' }
   const range: UsageRange = { from, to, step }
-  if (bucketsOf(range).count > MAX_POINTS) return { field: 'step', reason: `the range holds more than ${MAX_POINTS} points at this step` }
+  if (bucketsOf(range).count > MAX_POINTS) {
+    return { field: 'step', reason: `the range holds more than ${MAX_POINTS} points at this step` }
+  }
   return range
 }
 
 export type UsageSubject = { key: string } | { org: string }
 
-export async function readUsage (redis: RegistryClient, keys: RedisKeys, subject: UsageSubject, range: UsageRange): Promise<UsagePoint[]> {
+export async function readUsage (
+  redis: RegistryClient, keys: RedisKeys, subject: UsageSubject, range: UsageRange
+): Promise<UsagePoint[]> {
   const names = hashNamesOf(keys, subject, range)
-  return pointsOf(await sendReads(redis, names.map((name) => ({ hgetall: name }))) as Array<Record<string, string>>, range)
+  return pointsOf(
+    await sendReads(redis, names.map((name) => ({ hgetall: name }))) as Array<Record<string, string>>, range
+  )
 }
 
 /** the key record's fields that decide who may read its usage (src/admin/policy/scope-rules.ts) */
@@ -75,10 +83,14 @@ export const BATCH_MAX_POINTS = 20_000
  * caller's scope check, made on the answer: a key without a record has no owner) and
  * its usage hashes. A key asked twice is answered once.
  */
-export async function readKeysUsage (redis: RegistryClient, keys: RedisKeys, ids: readonly string[], range: UsageRange): Promise<Array<{ id: string, owner: KeyOwner | undefined, points: UsagePoint[] }>> {
+export async function readKeysUsage (
+  redis: RegistryClient, keys: RedisKeys, ids: readonly string[], range: UsageRange
+): Promise<Array<{ id: string, owner: KeyOwner | undefined, points: UsagePoint[] }>> {
   const unique = [...new Set(ids)]
   if (unique.length === 0) return []
-  if (unique.length * bucketsOf(range).count > BATCH_MAX_POINTS) throw new RangeError(`at most ${BATCH_MAX_POINTS} points`)
+  if (unique.length * bucketsOf(range).count > BATCH_MAX_POINTS) {
+    throw new RangeError(`at most ${BATCH_MAX_POINTS} points`)
+  }
   const names = unique.map((id) => hashNamesOf(keys, { key: id }, range))
   const reads: Read[] = []
   unique.forEach((id, i) => {
@@ -92,7 +104,9 @@ export async function readKeysUsage (redis: RegistryClient, keys: RedisKeys, ids
     const count = (names[i] as string[]).length
     const points = pointsOf(replies.slice(at + 1, at + 1 + count) as Array<Record<string, string>>, range)
     at += 1 + count
-    const owner: KeyOwner | undefined = type === null || type === undefined || org === null || org === undefined ? undefined : { type, org }
+    const owner: KeyOwner | undefined = type === null || type === undefined || org === null || org === undefined
+      ? undefined
+      : { type, org }
     if (owner !== undefined && user !== null && user !== undefined) owner.user = user
     if (owner !== undefined && createdBy !== null && createdBy !== undefined) owner.created_by = createdBy
     return { id, owner, points }
@@ -108,7 +122,10 @@ type Read = { hgetall: string } | { hmget: string, fields: readonly string[] }
  */
 async function sendReads (redis: RegistryClient, reads: Read[]): Promise<unknown[]> {
   if (reads.length === 0) return []
-  if (isCluster(redis)) return await Promise.all(reads.map(async (r) => 'hgetall' in r ? await redis.hgetall(r.hgetall) : await redis.hmget(r.hmget, ...r.fields)))
+  if (isCluster(redis)) {
+    return await Promise.all(reads.map(async (r) =>
+      'hgetall' in r ? await redis.hgetall(r.hgetall) : await redis.hmget(r.hmget, ...r.fields)))
+  }
   const pipeline = redis.pipeline()
   for (const r of reads) {
     if ('hgetall' in r) pipeline.hgetall(r.hgetall)
@@ -128,8 +145,12 @@ function hashNamesOf (keys: RedisKeys, subject: UsageSubject, range: UsageRange)
   const minutes = range.step === '1m'
   const spanMs = minutes ? HOUR_MS : DAY_MS
   const name = minutes
-    ? ('key' in subject ? (n: number) => keys.usageMinutes(subject.key, n) : (n: number) => keys.orgUsageMinutes(subject.org, n))
-    : ('key' in subject ? (n: number) => keys.usageHours(subject.key, n) : (n: number) => keys.orgUsageHours(subject.org, n))
+    ? ('key' in subject
+        ? (n: number) => keys.usageMinutes(subject.key, n)
+        : (n: number) => keys.orgUsageMinutes(subject.org, n))
+    : ('key' in subject
+        ? (n: number) => keys.usageHours(subject.key, n)
+        : (n: number) => keys.orgUsageHours(subject.org, n))
   const first = Math.floor(from / spanMs)
   const last = Math.floor((to - 1) / spanMs)
   return Array.from({ length: last - first + 1 }, (_, i) => name(first + i))

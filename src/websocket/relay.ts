@@ -38,7 +38,8 @@ export interface Relay {
 
 /** Close codes an endpoint may send (RFC 6455 section 7.4; 1005 and 1006 only describe). */
 function sendable (code: number): boolean {
-  return (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999)
+  return (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) ||
+    (code >= 3000 && code <= 4999)
 }
 
 export function relay (client: WebSocket, upstream: WebSocket, maxBufferedBytes: number): Relay {
@@ -57,8 +58,9 @@ export function relay (client: WebSocket, upstream: WebSocket, maxBufferedBytes:
       ending = { cause: failedHere ? 'error' : side, code }
       // (the other side may be paused by backpressure: it must read the close's answer)
       other.resume()
-      if (failedHere || code === 1006) other.close(side === 'client' ? 1001 : 1014, side === 'client' ? 'client went away' : 'upstream went away')
-      else if (code === 1005) other.close()
+      if (failedHere || code === 1006) {
+        other.close(side === 'client' ? 1001 : 1014, side === 'client' ? 'client went away' : 'upstream went away')
+      } else if (code === 1005) other.close()
       else if (sendable(code)) other.close(code, reason)
       else other.close(1001)
     }

@@ -12,7 +12,9 @@ import { ERRORS, errorBody, JSON_CONTENT_TYPE, type ErrorCode } from '../errors.
 import { HOP_BY_HOP } from '../http/identity-headers.js'
 
 /** Writes the catalogue's error for `code`; returns its status. */
-export function refuseUpgrade (socket: Duplex, code: ErrorCode, requestId: string, headers: Record<string, string> = {}): number {
+export function refuseUpgrade (
+  socket: Duplex, code: ErrorCode, requestId: string, headers: Record<string, string> = {}
+): number {
   const { status } = ERRORS[code]
   const body = errorBody(code)
   let head = statusLine(status) +
@@ -28,9 +30,14 @@ export function refuseUpgrade (socket: Duplex, code: ErrorCode, requestId: strin
  * The upstream's answer to an upgrade it declined, read whole (`body`), with the
  * gateway's own `headers` (its RateLimit-*, which replace the upstream's); returns its status.
  */
-export function passUpstreamAnswer (socket: Duplex, status: number, rawHeaders: readonly string[], body: Buffer, requestId: string, headers: Record<string, string> = {}): number {
+export function passUpstreamAnswer (
+  socket: Duplex, status: number, rawHeaders: readonly string[], body: Buffer, requestId: string,
+  headers: Record<string, string> = {}
+): number {
   let head = statusLine(status)
-  for (const [name, value] of responseHeaders(rawHeaders, ['content-length', 'x-request-id', ...Object.keys(headers)])) head += `${name}: ${value}\r\n`
+  for (const [name, value] of responseHeaders(
+    rawHeaders, ['content-length', 'x-request-id', ...Object.keys(headers)]
+  )) head += `${name}: ${value}\r\n`
   for (const name in headers) head += `${name}: ${headers[name] as string}\r\n`
   head += `Content-Length: ${body.length}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n`
   end(socket, Buffer.concat([Buffer.from(head, 'latin1'), body]))

@@ -34,7 +34,11 @@ export async function useOpenApi (app: FastifyInstance): Promise<void> {
       tags: [...TAGS],
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'the admin token, or a keygate key whose role grants an admin scope' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'the admin token, or a keygate key whose role grants an admin scope'
+          },
           session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'an SSO session of the console' }
         }
       },
@@ -46,5 +50,7 @@ export async function useOpenApi (app: FastifyInstance): Promise<void> {
 
 /** GET /openapi.json: the document, built once on first use (the routes are fixed by then). */
 export function openApiRoute (app: FastifyInstance): void {
-  app.get('/openapi.json', { schema: { summary: 'This document: the admin API in OpenAPI 3.0', tags: ['api'] } }, async () => app.swagger())
+  app.get('/openapi.json', {
+    schema: { summary: 'This document: the admin API in OpenAPI 3.0', tags: ['api'] }
+  }, async () => app.swagger())
 }

@@ -9,7 +9,9 @@ import { actionsOf, requireAdmin, type ApiContext } from './context.js'
 import { DeleteRoleQuery, NoQuery, PutRoleBody, RoleDeleted, RoleList, RoleParams, RoleViewSchema } from './schemas.js'
 
 export function roleRoutes (app: FastifyInstance, ctx: ApiContext): void {
-  app.get('/roles', { schema: { summary: 'List roles', tags: ['roles'], querystring: NoQuery, response: { 200: RoleList } } }, async (request) => {
+  app.get('/roles', {
+    schema: { summary: 'List roles', tags: ['roles'], querystring: NoQuery, response: { 200: RoleList } }
+  }, async (request) => {
     return { roles: await actionsOf(ctx, request).listRoles() }
   })
 

@@ -12,7 +12,8 @@ import { CURSOR, IMPORTED_KEY_MAX, KEY_NAME_MAX, ORG_NAME_MAX } from '../model/l
 import { NAME } from '../../registry/records.js'
 import { RATE_LIMIT_PATTERN } from '../../config/rate-limit.js'
 import {
-  AuditEntrySchema, CreatedKeySchema, KeyViewSchema, OrgViewSchema, RefusalAggregateSchema, RoleViewSchema, RotatedKeySchema, UserViewSchema
+  AuditEntrySchema, CreatedKeySchema, KeyViewSchema, OrgViewSchema, RefusalAggregateSchema, RoleViewSchema,
+  RotatedKeySchema, UserViewSchema
 } from '../model/views.js'
 import { ID_LENGTH } from '../../registry/key-format.js'
 import { BATCH_MAX_KEYS } from '../../usage/reader.js'

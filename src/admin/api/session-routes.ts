@@ -17,7 +17,14 @@ import { cookieValue, SESSION_COOKIE, sessionCookie, type Sso } from '../sso/ind
 
 export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Config, sso: Sso | undefined): void {
   const botKeyMaxTtlS = Math.floor((parseDuration(config.admin.self_service_max_ttl) as number) / 1000)
-  app.get('/session', { schema: { summary: 'Who is signed in, and with what scope', tags: ['session'], querystring: NoQuery, response: { 200: Session } } }, async (request): Promise<SessionView> => {
+  app.get('/session', {
+    schema: {
+      summary: 'Who is signed in, and with what scope',
+      tags: ['session'],
+      querystring: NoQuery,
+      response: { 200: Session }
+    }
+  }, async (request): Promise<SessionView> => {
     const p = principalOf(request)
     const scope = { scope: p.scope, admin: p.scope === 'admin', self: p.scope === 'self' }
     if (p.kind === 'token') return { principal: { kind: 'token' }, ...scope }
@@ -44,10 +51,14 @@ export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Co
   })
 
   // sign-out: the session ends on every instance, and the browser forgets its cookie
-  app.delete('/session', { schema: { summary: 'Sign out: end the console\'s SSO session', tags: ['session'], querystring: NoQuery } }, async (request, reply) => {
+  app.delete('/session', {
+    schema: { summary: 'Sign out: end the console\'s SSO session', tags: ['session'], querystring: NoQuery }
+  }, async (request, reply) => {
     const p = principalOf(request)
     const id = cookieValue(request.headers.cookie, SESSION_COOKIE)
-    if (p.kind !== 'session' || id === undefined || sso === undefined) throw badRequest('signed in with a credential, not a session: nothing to sign out of')
+    if (p.kind !== 'session' || id === undefined || sso === undefined) {
+      throw badRequest('signed in with a credential, not a session: nothing to sign out of')
+    }
     await sso.sessions.end(id)
     return await reply.code(204).header('set-cookie', sessionCookie(sso, undefined)).send()
   })

@@ -10,7 +10,8 @@ import type { FastifyInstance } from 'fastify'
 import { actionsOf, requireScope, type ApiContext } from './context.js'
 import { withWarnings } from './refusal.js'
 import {
-  ActivateBody, DeactivateBody, ListUsersQuery, NoQuery, PutUserBody, PutUserResponse, UserList, UserParams, UserStatusChanged, UserViewSchema
+  ActivateBody, DeactivateBody, ListUsersQuery, NoQuery, PutUserBody, PutUserResponse, UserList, UserParams,
+  UserStatusChanged, UserViewSchema
 } from './schemas.js'
 
 export function userRoutes (app: FastifyInstance, ctx: ApiContext): void {

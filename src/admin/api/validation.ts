@@ -42,13 +42,18 @@ export function useJsonValidation (app: FastifyInstance, keyPrefix: string): voi
   app.addHook('preValidation', async (request: FastifyRequest) => {
     // a route whose body is keys by design (leaked keys) takes them there, and only there
     const bodyTakesKeys = (request.routeOptions.config as { takesKeys?: boolean }).takesKeys === true
-    if (holdsKey(request.params, keyShape) || holdsKey(request.query, keyShape) || (!bodyTakesKeys && holdsKey(request.body, keyShape))) {
+    if (
+      holdsKey(request.params, keyShape) || holdsKey(request.query, keyShape) ||
+      (!bodyTakesKeys && holdsKey(request.body, keyShape))
+    ) {
       throw badRequest('a value looks like a whole keygate key; refused unread (the API takes key ids, never keys)')
     }
   })
 }
 
-function compile (schema: TSchema, httpPart: string | undefined, redact: Redactor): (data: unknown) => { value?: unknown, error?: Error } {
+function compile (
+  schema: TSchema, httpPart: string | undefined, redact: Redactor
+): (data: unknown) => { value?: unknown, error?: Error } {
   const check = TypeCompiler.Compile(schema)
   return (data: unknown) => {
     // fastify gives a request without a body `null` (a JSON `null` is refused by the parser below)
@@ -56,7 +61,11 @@ function compile (schema: TSchema, httpPart: string | undefined, redact: Redacto
     if (check.Check(value)) return { value }
     // the failing field and rule, for the log line; never the value
     const first = check.Errors(value).First()
-    return { error: new ValidationFailure(redact.text(`${httpPart ?? 'request'}${first?.path ?? ''}: ${first?.message ?? 'invalid'}`)) }
+    return {
+      error: new ValidationFailure(
+        redact.text(`${httpPart ?? 'request'}${first?.path ?? ''}: ${first?.message ?? 'invalid'}`)
+      )
+    }
   }
 }
 
@@ -75,7 +84,9 @@ export function recordsBodyValidator (keyPrefix: string, outer: TSchema): Fastif
 function holdsKey (value: unknown, keyShape: RegExp, depth = 0): boolean {
   if (typeof value === 'string') return keyShape.test(value)
   if (depth > 8 || typeof value !== 'object' || value === null) return false
-  for (const [name, v] of Object.entries(value)) if (keyShape.test(name) || holdsKey(v, keyShape, depth + 1)) return true
+  for (const [name, v] of Object.entries(value)) {
+    if (keyShape.test(name) || holdsKey(v, keyShape, depth + 1)) return true
+  }
   return false
 }
 

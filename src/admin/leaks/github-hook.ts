@@ -64,7 +64,9 @@ export async function githubHook (app: FastifyInstance, o: GithubHookOptions): P
 function signatureHeaders (request: FastifyRequest): { identifier: string, signature: string } | undefined {
   const identifier = request.headers['github-public-key-identifier']
   const signature = request.headers['github-public-key-signature']
-  if (typeof identifier !== 'string' || typeof signature !== 'string' || !IDENTIFIER.test(identifier) || signature === '') return undefined
+  if (
+    typeof identifier !== 'string' || typeof signature !== 'string' || !IDENTIFIER.test(identifier) || signature === ''
+  ) return undefined
   return { identifier, signature }
 }
 
@@ -92,11 +94,13 @@ async function handle (o: GithubHookOptions, request: FastifyRequest, reply: Fas
     true_positive: outcomes.filter((x) => x.label === 'true_positive').length,
     revoked: outcomes.flatMap((x) => x.revoked === true && x.id !== undefined ? [x.id] : [])
   }, 'secret scanning report')
-  return await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(reported.map((r, i) => ({
-    token_hash: createHash('sha256').update(r.token).digest('hex'),
-    token_type: r.type,
-    label: outcomes[i]?.label ?? 'false_positive'
-  }))))
+  return await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(
+    reported.map((r, i) => ({
+      token_hash: createHash('sha256').update(r.token).digest('hex'),
+      token_type: r.type,
+      label: outcomes[i]?.label ?? 'false_positive'
+    }))
+  ))
 }
 
 /** GitHub's report: a JSON array of `{token, type, url, source}`; undefined when it is not one. */
@@ -112,8 +116,13 @@ export function parseReport (body: Buffer): Reported[] | undefined {
   for (const item of value as unknown[]) {
     if (typeof item !== 'object' || item === null) return undefined
     const { token, type, url, source } = item as Record<string, unknown>
-    if (typeof token !== 'string' || token === '' || token.length > MAX_TOKEN_LENGTH || typeof type !== 'string' || type.length > 256) return undefined
-    if ((url !== undefined && typeof url !== 'string') || (source !== undefined && typeof source !== 'string')) return undefined
+    if (
+      typeof token !== 'string' || token === '' || token.length > MAX_TOKEN_LENGTH ||
+      typeof type !== 'string' || type.length > 256
+    ) return undefined
+    if ((url !== undefined && typeof url !== 'string') || (source !== undefined && typeof source !== 'string')) {
+      return undefined
+    }
     out.push({ token, type, url, source })
   }
   return out

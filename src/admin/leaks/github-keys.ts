@@ -24,7 +24,10 @@ const LIST_MAX_BYTES = 256 * 1024
 export type SignatureCheck = 'valid' | 'invalid' | 'unavailable'
 
 export interface GithubKeys {
-  /** Whether `signature` (base64 DER) over `body` is by the key `identifier` names; `unavailable`: the list cannot be fetched. */
+  /**
+   * Whether `signature` (base64 DER) over `body` is by the key `identifier` names; `unavailable`: the list cannot be
+   * fetched.
+   */
   check: (identifier: string, signature: string, body: Buffer) => Promise<SignatureCheck>
 }
 
@@ -37,7 +40,9 @@ export function createGithubKeys (o: { url: string, timeoutMs: number, now?: () 
 
   async function load (): Promise<void> {
     attemptedAt = now()
-    const res = await fetch(o.url, { signal: AbortSignal.timeout(o.timeoutMs), headers: { accept: 'application/json' } })
+    const res = await fetch(o.url, {
+      signal: AbortSignal.timeout(o.timeoutMs), headers: { accept: 'application/json' }
+    })
     const text = await res.text()
     if (res.status !== 200 || text.length > LIST_MAX_BYTES) throw new Error(`GitHub's key list answered ${res.status}`)
     keys = parseKeyList(JSON.parse(text) as unknown)

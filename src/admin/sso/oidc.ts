@@ -38,7 +38,11 @@ export function createOidcFlow (c: OidcConfig): OidcFlow {
       c.client_secret === undefined ? oidc.None() : undefined,
       // the ID token's signature is checked against the JWK Set even though it came
       // straight from the token endpoint (openid-client would otherwise rely on TLS alone)
-      { execute: new URL(c.issuer).protocol === 'http:' ? [oidc.enableNonRepudiationChecks, oidc.allowInsecureRequests] : [oidc.enableNonRepudiationChecks] }
+      {
+        execute: new URL(c.issuer).protocol === 'http:'
+          ? [oidc.enableNonRepudiationChecks, oidc.allowInsecureRequests]
+          : [oidc.enableNonRepudiationChecks]
+      }
     )
     try {
       return await discovered
@@ -52,7 +56,9 @@ export function createOidcFlow (c: OidcConfig): OidcFlow {
   return {
     async begin () {
       const config = await configuration()
-      const pending: PendingLogin = { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier() }
+      const pending: PendingLogin = {
+        state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier()
+      }
       const url = oidc.buildAuthorizationUrl(config, {
         redirect_uri: c.redirect_uri,
         scope: c.scopes,

@@ -35,7 +35,9 @@ export function ssoRoutes (app: FastifyInstance, sso: Sso, redirectUri: string, 
   const consoleUrl = new URL('/console/', redirectUri).href
   const callbackPath = new URL(redirectUri).pathname
 
-  const fail = (request: FastifyRequest, reply: FastifyReply, outcome: string, message: string, err?: unknown): FastifyReply => {
+  const fail = (
+    request: FastifyRequest, reply: FastifyReply, outcome: string, message: string, err?: unknown
+  ): FastifyReply => {
     logger.warn({ req_id: request.id, outcome, error: errorCode(err) }, 'sso sign-in refused')
     reply.header('set-cookie', loginCookie(sso, undefined))
     return reply.code(303).header('location', `${consoleUrl}#sso_error=${encodeURIComponent(message)}`).send()
@@ -43,12 +45,15 @@ export function ssoRoutes (app: FastifyInstance, sso: Sso, redirectUri: string, 
 
   // what the console's sign-in page shows: the button's name (no credential needed)
   const provider = JSON.stringify({ display_name: oidc.displayName })
-  app.get(SSO_PROVIDER_PATH, async (_request, reply) => await reply.type('application/json; charset=utf-8').send(provider))
+  app.get(SSO_PROVIDER_PATH, async (_request, reply) =>
+    await reply.type('application/json; charset=utf-8').send(provider))
 
   const starts = createSignInLimit({ perMinute: LOGIN_STARTS_PER_MINUTE })
   app.get(SSO_LOGIN_PATH, async (request, reply) => {
     const start = starts.attempt(peerOf(request.socket.remoteAddress))
-    if (typeof start === 'number') return fail(request, reply, 'too_many_sign_ins', `too many sign-ins from this address; try again in ${start} s`)
+    if (typeof start === 'number') {
+      return fail(request, reply, 'too_many_sign_ins', `too many sign-ins from this address; try again in ${start} s`)
+    }
     // (every start counts, whatever comes of it)
     start.failed()
     let begun
@@ -65,14 +70,19 @@ export function ssoRoutes (app: FastifyInstance, sso: Sso, redirectUri: string, 
   app.get(callbackPath, async (request, reply) => {
     const loginId = cookieValue(request.headers.cookie, LOGIN_COOKIE)
     const pending = loginId === undefined ? undefined : await sso.sessions.takeLogin(loginId)
-    if (pending === undefined) return fail(request, reply, 'no_login', 'the sign-in expired or was already used; sign in again')
+    if (pending === undefined) {
+      return fail(request, reply, 'no_login', 'the sign-in expired or was already used; sign in again')
+    }
     const q = request.raw.url?.indexOf('?') ?? -1
     const query = q === -1 ? '' : (request.raw.url as string).slice(q + 1)
     let claims
     try {
       claims = await oidc.flow.finish(query, pending)
     } catch (err: unknown) {
-      return fail(request, reply, 'provider_answer_refused', `the sign-in with ${oidc.displayName} did not succeed; sign in again`, err)
+      return fail(
+        request, reply, 'provider_answer_refused',
+        `the sign-in with ${oidc.displayName} did not succeed; sign in again`, err
+      )
     }
     let match
     try {
@@ -88,7 +98,10 @@ export function ssoRoutes (app: FastifyInstance, sso: Sso, redirectUri: string, 
   })
 }
 
-/** What a log line may say of a failure: openid-client's error code or the error's class, never its message (it may quote a claim). */
+/**
+ * What a log line may say of a failure: openid-client's error code or the error's class, never its message (it may
+ * quote a claim).
+ */
 function errorCode (err: unknown): string | undefined {
   if (err === undefined) return undefined
   if (typeof err === 'object' && err !== null) {

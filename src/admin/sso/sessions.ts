@@ -42,7 +42,9 @@ function digestOf (id: string): string {
 }
 
 export class SessionStore {
-  constructor (private readonly redis: RegistryClient, private readonly keys: RedisKeys, private readonly ttlMs: number) {}
+  constructor (
+    private readonly redis: RegistryClient, private readonly keys: RedisKeys, private readonly ttlMs: number
+  ) {}
 
   /** A new session for `user`; its id, for the cookie. */
   async begin (user: string, org: string, now: number): Promise<string> {
