@@ -155,7 +155,17 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   // (closed once the listeners have stopped: registered before them)
   lifecycle.add({ name: 'upstreams', stop: async () => { await upstreams.close() } })
   const data = await buildDataPlane({
-    config, logger, decider, redecider, tracking, usage, counter: counting, metrics, assertions, tracing, upstreams,
+    config,
+    logger,
+    decider,
+    redecider,
+    tracking,
+    usage,
+    counter: counting,
+    metrics,
+    assertions,
+    tracing,
+    upstreams,
     routes: decisions.routes
   })
   const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
