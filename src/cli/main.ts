@@ -8,7 +8,7 @@
 import { Command, CommanderError } from 'commander'
 import { ConfigError, configFile, loadConfig } from '../config/load.js'
 import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../admin/model/errors.js'
-import { redisDidNotAnswer } from '../registry/redis-client.js'
+import { redisDidNotAnswer } from '../registry/redis-replies.js'
 import { VERSION } from '../version.js'
 import { parseWorkers } from '../workers.js'
 import { assertionKeyCommand } from './assertion-key.js'
