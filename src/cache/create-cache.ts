@@ -3,20 +3,25 @@
  * (record-cache.ts), the fill budget (fill-limiter.ts), push invalidation over its own
  * connection (invalidation.ts, tracking-connection.ts), the resolver that reads through
  * them (resolve-identity.ts) and the refill that reads ahead what the cache will need
- * (refill.ts). Its background parts are handed back in the order they start.
+ * (refill.ts). Its background parts are handed back in the order they start. And the
+ * one way a resolver is built, with that cache or without one (`keygate check`).
  */
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
 import type { Background } from '../lifecycle.js'
 import type { CacheStats } from '../metrics/metrics.js'
-import type { RedisHealth, RegistryClient } from '../registry/redis-client.js'
-import type { RedisKeys } from '../registry/redis-keys.js'
 import { FillLimiter } from './fill-limiter.js'
-import { InvalidationTracker, NO_TRACKING, type Tracking } from './invalidation.js'
+import { InvalidationTracker } from './invalidation.js'
+import { NO_TRACKING, type Tracking } from './tracking.js'
 import { cacheNaming, RecordCache } from './record-cache.js'
 import { recentlyUsedKeyIds, Refill } from './refill.js'
-import { createIdentityResolver, type IdentityResolver } from './resolve-identity.js'
-import { cacheTimings } from './timings.js'
+import { ReadThroughCache } from './read-through.js'
+import { IdentityResolver } from './resolve-identity.js'
+import { cacheTimings, NO_CACHE_TIMINGS } from './timings.js'
+import { UnknownKeyLimit, unknownKeyLimits } from './unknown-key-limit.js'
+import { RedisHealth, type RegistryClient } from '../registry/redis-client.js'
+import { RegistryReader } from '../registry/registry-reader.js'
+import { redisKeys, type RedisKeys } from '../registry/redis-keys.js'
 import { trackingConnections } from './tracking-connection.js'
 
 export interface CacheOptions {
@@ -76,4 +81,40 @@ function trackChanges (redis: RegistryClient, keys: RedisKeys, records: RecordCa
   })
   connections.watch(() => tracker.node, () => { tracker.reconnect('the registry slot moved') })
   return tracker
+}
+
+export interface ResolverParts {
+  /** the record store (`cache.max_entries`); none: a small one that is never served (`enabled: false`) */
+  records?: RecordCache
+  tracking?: Tracking
+  fills?: FillLimiter
+  health?: RedisHealth
+  onLookupError?: (err: unknown) => void
+  /** the unknown-key budget applies (the gateway; not `keygate check`) */
+  limitUnknownKeys?: boolean
+}
+
+/**
+ * The one way a resolver is built: the gateway's (its cache, push invalidation, fill
+ * budget and unknown-key budget) or, with `cache.enabled` false or no `records`, one
+ * that reads Redis every time (`keygate check`).
+ */
+export function createIdentityResolver (config: Config, redis: RegistryClient, parts: ResolverParts = {}): IdentityResolver {
+  const enabled = config.cache.enabled && parts.records !== undefined
+  const health = parts.health ?? new RedisHealth(redis)
+  const cache = new ReadThroughCache({
+    records: parts.records ?? new RecordCache(16),
+    enabled,
+    tracking: parts.tracking ?? NO_TRACKING,
+    fills: parts.fills,
+    health,
+    timings: parts.records === undefined ? NO_CACHE_TIMINGS : cacheTimings(config.cache)
+  })
+  return new IdentityResolver({
+    cache,
+    reader: new RegistryReader(redis, redisKeys(config.redis.prefix), config.redis.prefix),
+    health,
+    onLookupError: parts.onLookupError,
+    unknownKeys: parts.limitUnknownKeys === true ? new UnknownKeyLimit(unknownKeyLimits(config)) : undefined
+  })
 }

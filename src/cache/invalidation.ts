@@ -41,37 +41,14 @@
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { CacheCounters } from './record-cache.js'
+import type { ChangeListener, FillTicket, Tracking } from './tracking.js'
 
 const CHANNEL = '__redis__:invalidate'
 /** pings in a row that time out before the connection is given up as hung */
 const MISSED_PINGS = 3
 
-/** A record's cache name (record-cache.ts) that changed; undefined: any record may have. */
-export type ChangeListener = (name: string | undefined) => void
 /** `held`: the key ids the cache held before it was flushed; `first`: the first establishment since start */
 export type EstablishedListener = (held: string[], first: boolean) => void
-
-/** What the resolver needs to know about tracking, and the fill tickets. */
-export interface Tracking {
-  /** the channel is established (tracked entries may be fresh) */
-  readonly up: boolean
-  /** the cache agrees with Redis as of this moment (epoch ms): the last answered ping */
-  readonly verifiedAt: number
-  /** when tracking was last established (epoch ms); 0 while down */
-  readonly since: number
-  beginFill: () => FillTicket
-  mayInstall: (ticket: FillTicket, name: string) => boolean
-  endFill: () => void
-  /** `listener` hears of every change push invalidation reports, once the cache dropped what changed */
-  onChange: (listener: ChangeListener) => void
-}
-
-export interface FillTicket {
-  /** the fill started while tracking was up: what it installs is tracked */
-  tracked: boolean
-  epoch: number
-  seq: number
-}
 
 export interface TrackerTarget {
   delete: (name: string) => void
@@ -298,15 +275,4 @@ export class InvalidationTracker implements Tracking {
       this.changed(name)
     }
   }
-}
-
-/** No push invalidation (`cache.tracking: false`): every entry lives by its TTL. */
-export const NO_TRACKING: Tracking = {
-  up: false,
-  verifiedAt: Number.NEGATIVE_INFINITY,
-  since: 0,
-  beginFill: () => ({ tracked: false, epoch: 0, seq: 0 }),
-  mayInstall: () => true,
-  endFill: () => {},
-  onChange: () => {}
 }

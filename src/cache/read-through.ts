@@ -25,7 +25,7 @@
  */
 import type { RedisHealth } from '../registry/redis-client.js'
 import type { FillLimiter } from './fill-limiter.js'
-import type { FillTicket, Tracking } from './invalidation.js'
+import type { FillTicket, Tracking } from './tracking.js'
 import type { Entry } from './entry.js'
 import { cacheName, type RecordCache } from './record-cache.js'
 import type { CacheTimings } from './timings.js'

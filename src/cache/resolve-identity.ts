@@ -9,19 +9,13 @@
  * unless the key came back unknown; a peer with no budget left gets
  * `{ key: null, limited: true }` without a Redis command.
  */
-import type { Config } from '../config/schema.js'
-import { registryErrorKind, RedisHealth, type RegistryClient } from '../registry/redis-client.js'
-import { redisKeys } from '../registry/redis-keys.js'
-import { RegistryReader, type Chain } from '../registry/registry-reader.js'
-import {
-  INVALID, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord
-} from '../registry/records.js'
-import type { FillLimiter } from './fill-limiter.js'
-import { NO_TRACKING, type Tracking } from './invalidation.js'
-import { ReadThroughCache, RegistryUnavailable, type Install, type Loader } from './read-through.js'
-import { cacheName, RecordCache } from './record-cache.js'
-import { cacheTimings, NO_CACHE_TIMINGS } from './timings.js'
-import { UnknownKeyLimit, unknownKeyLimits } from './unknown-key-limit.js'
+import type { RedisHealth } from '../registry/redis-client.js'
+import { registryErrorKind } from '../registry/redis-replies.js'
+import type { Chain, RegistryReader } from '../registry/registry-reader.js'
+import { INVALID, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord } from '../registry/records.js'
+import { RegistryUnavailable, type Install, type Loader, type ReadThroughCache } from './read-through.js'
+import { cacheName } from './record-cache.js'
+import type { UnknownKeyLimit } from './unknown-key-limit.js'
 
 /** The records one decision needs; `null` where the record does not exist. */
 export interface Resolved {
@@ -308,42 +302,4 @@ export class IdentityResolver {
     install(cacheName.org(key.org), org)
     return { key, user, roleName, role, org }
   }
-}
-
-export interface ResolverParts {
-  /** the record store (`cache.max_entries`); none: a small one that is never served (`enabled: false`) */
-  records?: RecordCache
-  tracking?: Tracking
-  fills?: FillLimiter
-  health?: RedisHealth
-  onLookupError?: (err: unknown) => void
-  /** the unknown-key budget applies (the gateway; not `keygate check`) */
-  limitUnknownKeys?: boolean
-}
-
-/**
- * The one way a resolver is built: the gateway's (its cache, push invalidation, fill
- * budget and unknown-key budget) or, with `cache.enabled` false or no `records`, one
- * that reads Redis every time (`keygate check`).
- */
-export function createIdentityResolver (
-  config: Config, redis: RegistryClient, parts: ResolverParts = {}
-): IdentityResolver {
-  const enabled = config.cache.enabled && parts.records !== undefined
-  const health = parts.health ?? new RedisHealth(redis)
-  const cache = new ReadThroughCache({
-    records: parts.records ?? new RecordCache(16),
-    enabled,
-    tracking: parts.tracking ?? NO_TRACKING,
-    fills: parts.fills,
-    health,
-    timings: parts.records === undefined ? NO_CACHE_TIMINGS : cacheTimings(config.cache)
-  })
-  return new IdentityResolver({
-    cache,
-    reader: new RegistryReader(redis, redisKeys(config.redis.prefix), config.redis.prefix),
-    health,
-    onLookupError: parts.onLookupError,
-    unknownKeys: parts.limitUnknownKeys === true ? new UnknownKeyLimit(unknownKeyLimits(config)) : undefined
-  })
 }

@@ -13,7 +13,7 @@ import { identityHeaders } from '../http/identity-headers.js'
 import { MALFORMED, parseRateLimit } from '../config/rate-limit.js'
 import { applicableLimits, previewLimiter } from '../ratelimit/limiter.js'
 import { PROXIED_METHODS } from '../http/methods.js'
-import { createIdentityResolver } from '../cache/resolve-identity.js'
+import { createIdentityResolver } from '../cache/create-cache.js'
 import type { RegistryClient } from '../registry/redis-client.js'
 
 export interface Explanation {

@@ -10,6 +10,11 @@
 import { BlockList, isIP } from 'node:net'
 import { recordLimit, type RecordLimit } from '../config/rate-limit.js'
 import { GRANT } from '../config/permission.js'
+import { Grants } from './grants.js'
+import { parseTimestamp } from './record-values.js'
+
+export { Grants, NO_GRANTS, RESERVED_NAMESPACE, scopedGrants } from './grants.js'
+export { flatCopy, isoTimestamp, parseTimestamp } from './record-values.js'
 
 /**
  * User ids, org names and role names, as every record holds them and every admin front
@@ -80,86 +85,6 @@ export interface OrgRecord {
  * key ids anyone can mint (they share the negative store's bound).
  */
 export const NO_ORG_RECORD: OrgRecord = Object.freeze({ rateLimit: undefined })
-
-/**
- * Granted permissions: `*` covers everything, `users:*` every `users:` action, except
- * the reserved `keygate:` namespace (administration), which is granted only by name:
- * no wildcard ever makes a key an administrator.
- */
-export class Grants {
-  readonly all: boolean
-  private readonly exact: Set<string>
-  private readonly prefixes: string[]
-
-  /** `permissions`: as the role record lists them */
-  constructor (readonly permissions: readonly string[]) {
-    this.all = permissions.includes('*')
-    this.exact = new Set(permissions.filter((p) => !p.endsWith('*')))
-    this.prefixes = permissions.filter((p) => p.endsWith(':*')).map((p) => p.slice(0, -1))
-  }
-
-  private lastRole: Grants | undefined
-  private lastWithin: Grants | undefined
-  private within: WeakMap<Grants, Grants> | undefined
-
-  /**
-   * These grants as a key's scope over its role's: what both grant (scopedGrants).
-   * Worked out once per (scope, role) pair, the last pair at hand.
-   */
-  narrow (role: Grants): Grants {
-    if (role === this.lastRole) return this.lastWithin as Grants
-    this.within ??= new WeakMap()
-    let narrowed = this.within.get(role)
-    if (narrowed === undefined) {
-      narrowed = new Grants(bothGrant(role, this))
-      this.within.set(role, narrowed)
-    }
-    this.lastRole = role
-    this.lastWithin = narrowed
-    return narrowed
-  }
-
-  has (permission: string): boolean {
-    if (this.exact.has(permission)) return true
-    if (permission.startsWith(RESERVED_NAMESPACE)) return false
-    if (this.all) return true
-    for (const prefix of this.prefixes) if (permission.startsWith(prefix)) return true
-    return false
-  }
-
-  hasAll (permissions: readonly string[]): boolean {
-    for (const p of permissions) if (!this.has(p)) return false
-    return true
-  }
-}
-
-/**
- * The one intersection of a role's grants and a key's scope, for the gateway's
- * decision and the admin scopes alike: a permission is granted when both grant it,
- * each by section 4's rules (`*`, `resource:*`, `keygate:` by name only). No scope:
- * the role's grants themselves.
- */
-export function scopedGrants (role: Grants, scope: Grants | undefined): Grants {
-  return scope === undefined ? role : scope.narrow(role)
-}
-
-/**
- * The permissions both grant, as one list: each side's permissions the other grants.
- * A permission granted by both is granted through one of these: when neither grants
- * it by name, each grants it through a wildcard, and the narrower of the two wildcards
- * (`users:*` under `*`) is granted by the other.
- */
-function bothGrant (a: Grants, b: Grants): string[] {
-  const out = new Set<string>()
-  for (const p of a.permissions) if (b.has(p)) out.add(p)
-  for (const p of b.permissions) if (a.has(p)) out.add(p)
-  return [...out]
-}
-
-/** permissions starting with this are granted only by name */
-export const RESERVED_NAMESPACE = 'keygate:'
-
-export const NO_GRANTS = new Grants([])
 
 /** HGETALL's reply as a flat [field, value, ...] array -> object. */
 export function fieldsOf (flat: readonly string[]): Record<string, string> {
@@ -357,30 +282,4 @@ export function parseOrgRecord (f: Record<string, string>): OrgRecord {
 export function orgRecordOf (rateLimit: Field): OrgRecord {
   const limit = recordLimit(rateLimit ?? undefined)
   return limit === undefined ? NO_ORG_RECORD : { rateLimit: limit }
-}
-
-/**
- * A flat copy of a string. A slice of 13 or more characters is a view that keeps the
- * whole string it was cut from alive (for a key id: the request's Authorization
- * header), which matters for strings held as long as a cache entry.
- */
-export function flatCopy (text: string): string {
-  if (text.length < 13) return text
-  const copy = Buffer.from(text, 'utf8').toString('utf8')
-  // (a lone surrogate does not survive UTF-8: then the view is kept, never a different string)
-  return copy === text ? copy : text
-}
-
-/** epoch ms -> the registry's timestamp form, `2027-01-31T00:00:00Z` (UTC, whole seconds). */
-export function isoTimestamp (ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
-}
-
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/
-
-/** ISO 8601 with a time and a zone (`2027-01-31T00:00:00Z`) -> epoch ms. */
-export function parseTimestamp (text: string): number | undefined {
-  if (!ISO_8601.test(text)) return undefined
-  const ms = Date.parse(text)
-  return Number.isNaN(ms) ? undefined : ms
 }

@@ -29,7 +29,7 @@
  */
 import type { Logger } from 'pino'
 import { cacheName } from '../cache/record-cache.js'
-import type { Tracking } from '../cache/invalidation.js'
+import type { Tracking } from '../cache/tracking.js'
 import type { Reason } from '../errors.js'
 import type { CloseCause, WebSocketMeter } from '../metrics/websocket-metrics.js'
 import type { Identity } from '../decision/identity.js'

@@ -36,76 +36,26 @@ import type { FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { Logger } from 'pino'
 import { WebSocketServer, type ServerOptions, type VerifyClientCallbackAsync, type WebSocket } from 'ws'
-import type { Tracking } from '../cache/invalidation.js'
 import { cacheTimings } from '../cache/timings.js'
-import type { Config, UpstreamConfig } from '../config/schema.js'
+import type { UpstreamConfig } from '../config/schema.js'
 import type { ErrorCode, Reason } from '../errors.js'
-import type { Metrics } from '../metrics/metrics.js'
-import type { RequestDecider, TargetVerdict } from '../decision/decide-request.js'
-import type { Framing } from '../http/framing.js'
-import { clientAddressOf, withoutConnectionListed, type RequestHeaderRewriter } from '../http/identity-headers.js'
+import type { TargetVerdict } from '../decision/decide-request.js'
+import { clientAddressOf, withoutConnectionListed } from '../http/identity-headers.js'
 import { createRequestLog } from '../http/request-log.js'
-import { loggedTarget, noteVerdict, requestState, type RequestState } from '../http/request-state.js'
+import { loggedTarget, noteVerdict, requestState } from '../http/request-state.js'
 import { routePatterns, type Route } from '../decision/route-table.js'
 import { challenges } from '../decision/challenges.js'
 import { renderVerdict, type VerdictSink } from '../http/verdict.js'
-import type { UsageRecorder } from '../usage/last-used.js'
-import type { UsageCounter } from '../usage/counter.js'
-import type { ToUpstream, Tracing } from '../tracing/request-trace.js'
 import { Connections, type Slot } from './connections.js'
 import { credentialOf, isWebSocketUpgrade, offeredProtocols } from './handshake.js'
 import { relay } from './relay.js'
 import { passUpstreamAnswer, refuseUpgrade, responseHeaders } from './respond.js'
-import { openUpstream, type UpstreamHandshake } from './upstream.js'
-import type { Upstreams } from '../data-plane/upstream-pool/upstreams.js'
-
-export interface WebSocketStageOptions {
-  config: Config
-  logger: Logger
-  /** the decision, receive to rate limits, as for every request */
-  decider: RequestDecider
-  /** the same decision without the rate limits, for open connections (connections.ts) */
-  redecider: RequestDecider
-  /** push invalidation: what tells open connections that a record changed */
-  tracking: Tracking
-  framing: Framing
-  /** each route's header rewriter (its key header is never forwarded either) */
-  rewriterOf: (route: Route) => RequestHeaderRewriter
-  /** by upstream name: the trace context sent to it, and the handshake's CLIENT span (src/tracing/) */
-  toUpstreams: ReadonlyMap<string, ToUpstream>
-  /** every upstream's dispatcher: the origin a handshake goes to, and its TLS settings */
-  upstreams: Upstreams
-  usage: UsageRecorder
-  /** each key's request counts (src/usage/counter.ts) */
-  counter?: UsageCounter
-  metrics: Metrics
-  /** the W3C trace context, continued or started, and the spans (src/tracing/) */
-  tracing: Tracing
-}
+import { openUpstream } from './upstream.js'
+import type { Upgrade, WebSocketStageOptions } from './upgrade-options.js'
 
 /** Seconds a client over a connection cap is asked to wait. */
 const CAP_RETRY_AFTER_S = '5'
-
-/** An upgrade being answered: what the stages learned, for the next ones and the log line. */
-interface Upgrade {
-  id: string
-  req: IncomingMessage
-  socket: Duplex
-  state: RequestState
-  startedAt: number
-  slot?: Slot
-  upstream?: UpstreamHandshake
-  upstreamSocket?: WebSocket
-  upstreamHeaders: readonly string[]
-  /** the route decided */
-  route?: Route
-  /** the 101's extra headers: the rate limit's */
-  headers: Record<string, string> | undefined
-  /** the log line is written (once) */
-  logged: boolean
-}
 
 export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptions): Connections | undefined {
   const { config, metrics } = o

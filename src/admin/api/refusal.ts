@@ -13,12 +13,8 @@ import type { Logger } from 'pino'
 import { sendError, codeForStatus, ERRORS, JSON_CONTENT_TYPE, type ErrorCode } from '../../errors.js'
 import { challenges } from '../../decision/challenges.js'
 import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../model/errors.js'
-import {
-  isUnavailableReply,
-  isWrongTypeReply,
-  redisDidNotAnswer,
-  type RedisHealth
-} from '../../registry/redis-client.js'
+import type { RedisHealth } from '../../registry/redis-client.js'
+import { isUnavailableReply, isWrongTypeReply, redisDidNotAnswer } from '../../registry/redis-replies.js'
 
 export class ApiRefusal extends Error {
   override readonly name = 'ApiRefusal'

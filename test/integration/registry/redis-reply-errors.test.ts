@@ -22,7 +22,7 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { Redis } from 'ioredis'
-import { unavailableReply } from '../../../src/registry/redis-client.js'
+import { unavailableReply } from '../../../src/registry/redis-replies.js'
 import { Fixtures, type KeyFixture } from '../../helpers/fixtures.js'
 import { eventually, startGateway, type TestGateway } from '../../helpers/gateway.js'
 import { asTestRedis, serverArgs, startRedisNode, type RedisNode } from '../../helpers/redis-node.js'

@@ -1,7 +1,7 @@
 // The read-through cache owns freshness (src/cache/read-through.ts): which entries may
 // be served, one read for concurrent loads, the fill budget, install unless raced.
 import t from 'tap'
-import { NO_TRACKING, type Tracking } from '../../../src/cache/invalidation.js'
+import { NO_TRACKING, type Tracking } from '../../../src/cache/tracking.js'
 import { ReadThroughCache, RegistryBusy, type Loader } from '../../../src/cache/read-through.js'
 import { cacheName, RecordCache } from '../../../src/cache/record-cache.js'
 import type { FillLimiter } from '../../../src/cache/fill-limiter.js'

@@ -5,7 +5,8 @@
  * classification of error replies.
  */
 import t from 'tap'
-import { connectionPlan, isUnavailableReply, isWrongTypeReply, registryErrorKind, unavailableReply } from '../../../src/registry/redis-client.js'
+import { connectionPlan } from '../../../src/registry/redis-client.js'
+import { isUnavailableReply, isWrongTypeReply, registryErrorKind, unavailableReply } from '../../../src/registry/redis-replies.js'
 import { describeTarget, hashTag, parseRedisUrl, RedisUrlError, urlHoldsSecret } from '../../../src/config/redis-url.js'
 
 const redisCfg = (url: string) => ({ url, prefix: '{keygate}:', command_timeout_ms: 500, connect_timeout_ms: 1000 })

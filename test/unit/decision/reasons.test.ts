@@ -5,7 +5,7 @@
 // test that proves each. A reason with no row fails the completeness check.
 import t from 'tap'
 import { existsSync, readFileSync } from 'node:fs'
-import { NO_TRACKING } from '../../../src/cache/invalidation.js'
+import { NO_TRACKING } from '../../../src/cache/tracking.js'
 import { ReadThroughCache } from '../../../src/cache/read-through.js'
 import { RecordCache } from '../../../src/cache/record-cache.js'
 import { IdentityResolver } from '../../../src/cache/resolve-identity.js'
