@@ -5,9 +5,11 @@
  *   1. who may      the caller's scope (keyToCreate): an admin any key; an org admin BOT
  *                   keys of its org with a role within its grants, and its own personal
  *                   keys; a self principal its own personal keys. Defaults filled in.
- *   2. references   the user exists and is active, the role exists, the creator exists;
+ *   2. the caller's key  no wider than the key the caller signed in with: addresses
+ *                   within its own, expiry no later (caller-key.ts)
+ *   3. references   the user exists and is active, the role exists, the creator exists;
  *                   every problem at once (references.ts). An org with no record warns.
- *   3. the record   its shape (name, creator, rate limit, scope, addresses), its owner
+ *   4. the record   its shape (name, creator, rate limit, scope, addresses), its owner
  *                   resolved to its org, the org's key policy (key-records.ts keyRecord).
  */
 import { userActor } from '../model/actors.js'
@@ -20,6 +22,7 @@ import {
   checkKeyExclusions, checkKeyRequirements, type CreateKeyInput, type KeyOwnerFields, type KeyRequest
 } from './key-input.js'
 import { keyRecord } from './key-records.js'
+import { withinCallerKey } from './caller-key.js'
 import { keyReferences } from './references.js'
 
 import { denied, denyingReads } from './refusals.js'
@@ -46,7 +49,7 @@ export function decideKeyCreation (
   r: KeyRequest,
   o: { selfServiceMaxTtlMs: number, actor: string, now: number }
 ): KeyCreation {
-  const input = keyToCreate(s, snap, r, o.selfServiceMaxTtlMs)
+  const input = withinCallerKey(s, keyToCreate(s, snap, r, o.selfServiceMaxTtlMs), o.now)
   const warnings = keyReferences(snap, input)
   return { input, warnings, ...keyRecord(snap, input, o) }
 }
