@@ -12,11 +12,16 @@
  *   expiry      a key it mints expires no later than its own: none asked means its
  *               own expiry; a later one is refused (400); a rotation is capped
  *
+ *   owner       a key made by a key records the person at the root of the chain
+ *               (`owner: user:<id>`) beside `created_by: key:<id>` (creationOwner)
+ *
  * The admin token, the CLI, the hooks and an SSO session sign in with no key: nothing here applies.
  */
 import { cidrProblems } from '../../registry/records.js'
 import { AdminError } from '../model/errors.js'
+import { ownerOf, rootUserOf, userActor } from '../model/actors.js'
 import type { AdminScope, CallerKey } from '../model/principal.js'
+import type { Snapshot } from '../model/snapshot.js'
 import { denied } from './refusals.js'
 
 /** What a new key's addresses and expiry may be, under the caller's key. */
@@ -78,6 +83,19 @@ export function restrictionWithinCallerKey (
     throw denied(s, 'forbidden', 'a key does not remove its own scope', undefined,
       [{ field: 'scope', reason: 'the caller\'s own key is scoped; it stays so' }])
   }
+}
+
+/**
+ * The person at the root of a new key's chain of creators, as `user:<id>`: the user its
+ * creator names, else the root of the key the caller signed in with (`snap` holds that
+ * key's record); undefined: none (the CLI, the admin token).
+ */
+export function creationOwner (s: AdminScope, snap: Snapshot, createdBy: string | undefined): string | undefined {
+  const named = ownerOf(createdBy)
+  if (named !== undefined) return userActor(named)
+  const fields = s.key === undefined ? undefined : snap.keys.get(s.key.id)
+  const root = fields?.type === undefined ? undefined : rootUserOf({ ...fields, type: fields.type })
+  return root === undefined ? undefined : userActor(root)
 }
 
 function checkAddresses (s: AdminScope, key: CallerKey, cidrs: readonly string[]): void {

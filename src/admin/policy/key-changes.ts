@@ -6,7 +6,7 @@
  */
 import { parseRateLimit } from '../../config/rate-limit.js'
 import { isoTimestamp, parseTimestamp } from '../../registry/records.js'
-import { readCreatedBy } from '../model/actors.js'
+import { ownerOf, readCreatedBy } from '../model/actors.js'
 import { AdminError } from '../model/errors.js'
 import type { AdminScope } from '../model/principal.js'
 import type { Snapshot } from '../model/snapshot.js'
@@ -97,7 +97,7 @@ export interface Rotation {
 }
 
 /**
- * Rotating: a new key with the same type, owner, role, org, name, creator, rate limit,
+ * Rotating: a new key with the same type, owner, role, org, name, creator (and root owner), rate limit,
  * scope and addresses; the old one keeps working until now + grace (or its own earlier
  * expiry). Only an active key is rotated. A personal key whose user has left the key's
  * org is not (409): the new key keeps the key's org, never the user's current one. The
@@ -139,7 +139,7 @@ export function decideRotation (
   // the new key is the old one's: its type, org, owner (the user, or the role), name, creator and rate limit
   const owner = old.type === 'personal' ? { user: old.user } : { role: old.role, org: old.org }
   const input: CreateKeyInput = { type: old.type, ...owner, name: old.name, createdBy: readCreatedBy(old.created_by) }
-  // (a malformed limit is not carried over: the new key gets the default until an admin sets one)
+  if (ownerOf(old.owner) !== undefined) input.owner = old.owner  // (a malformed limit is not carried over: the new key gets the default until an admin sets one)
   if (old.rate_limit !== undefined && parseRateLimit(old.rate_limit) !== undefined) input.rateLimit = old.rate_limit
   // its scope and addresses, as they are: a replacement is never wider than the key it replaces
   if (old.scope !== undefined && old.scope !== '') input.scope = old.scope.split(/\s+/).filter((p) => p !== '')
