@@ -1,12 +1,21 @@
-/** User records: org, role, status, name and email; indexed globally and per org; their SSO sessions. */
+/**
+ * User records: org, role, status, name and email; indexed globally and per org, listed
+ * as Redis holds them (record-names.ts); their SSO sessions.
+ */
 import type { ChainableCommander } from 'ioredis'
 import { AdminError } from '../model/errors.js'
 import { userViewOf, type UserView } from '../model/views.js'
+import { recordNames } from './record-names.js'
 import { hgetallMany, type StoreContext } from './transactions.js'
 
 export async function listUsers (ctx: StoreContext, filter: { org?: string | undefined } = {}): Promise<UserView[]> {
-  const index = filter.org === undefined ? ctx.keys.users : ctx.keys.orgUsers(filter.org)
-  const ids = (await ctx.redis.smembers(index)).sort()
+  // every user Redis holds (an org's: its index too, then each record's org decides)
+  const ids = await recordNames(
+    ctx.redis,
+    ctx.keys,
+    'user',
+    filter.org === undefined ? undefined : ctx.keys.orgUsers(filter.org)
+  )
   const records = await hgetallMany(ctx.redis, ids.map((id) => ctx.keys.user(id)))
   return ids.flatMap((id, i) => {
     const r = records[i]
