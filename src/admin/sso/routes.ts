@@ -77,6 +77,8 @@ export function ssoRoutes (app: FastifyInstance, sso: Sso, redirectUri: string, 
     let match
     try {
       match = await oidc.match(claims)
+      // audited before the session begins: no session without its entry
+      if (match.ok) await oidc.audit(match)
     } catch (err: unknown) {
       return fail(request, reply, 'match_failed', 'the sign-in could not be completed; try again later', err)
     }
