@@ -65,7 +65,9 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
   const sso = o.sso ?? await createSso(o.config, o.redis)
   await app.register(adminApi, { ...o, sso, prefix: '/admin/v1' })
   await app.register(consolePlugin, { ...o, sso, prefix: '/console' })
-  if (o.config.sso.oidc !== undefined) ssoRoutes(app, sso, o.config.sso.oidc.redirect_uri, o.logger)
+  if (o.config.sso.oidc !== undefined) {
+    ssoRoutes(app, sso, { redirectUri: o.config.sso.oidc.redirect_uri, trustedProxies: o.config.trusted_proxies }, o.logger)
+  }
 
   await app.ready()
   return app

@@ -12,7 +12,7 @@ import Fastify, {
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
-import { codeForStatus, type Reason } from '../errors.js'
+import { codeForStatus, sendError, type Reason } from '../errors.js'
 import type { RequestMeter } from '../metrics/metrics.js'
 import type { Mode } from '../metrics/request-metrics.js'
 import type { Tracing } from '../tracing/request-trace.js'
@@ -57,6 +57,17 @@ export function createListener (o: ListenerOptions): Listener {
     genReqId: () => randomUUID(),
     http: headLimits(o.limits),
     clientErrorHandler: onClientError(logger, o.refused),
+    // what the router refuses before any route or hook (a path parameter over its
+    // maxParamLength, a malformed escape in one): fastify's own answer would echo the
+    // path, and a key with it; the catalogue's 400 instead, with a request id and a log line
+    frameworkErrors: (err, request, reply) => {
+      reply.header('x-request-id', request.id)
+      logger.info({ req_id: request.id, method: request.method, status: 400, reason: 'bad_request', detail: err.code },
+        'request refused by the router')
+      o.refused?.(400, 'bad_request')
+      // (no request state: the request met no hook)
+      return sendError(reply, 'bad_request')
+    },
     ...o.fastify
   })
   if (o.allMethods === true) {

@@ -7,7 +7,8 @@
  * otherwise make an upstream or a proxy refuse the request (a 502). A malformed
  * `rate_limit` parses to a limit that allows nothing (src/config/rate-limit.ts).
  */
-import { BlockList, isIP } from 'node:net'
+import { AddressList } from './address-list.js'
+import { INVALID, type Invalid } from './invalid.js'
 import { recordLimit, type RecordLimit } from '../config/rate-limit.js'
 import { GRANT } from '../config/permission.js'
 import { Grants } from './grants.js'
@@ -16,14 +17,15 @@ import { parseTimestamp } from './record-values.js'
 export { Grants, NO_GRANTS, RESERVED_NAMESPACE, scopedGrants } from './grants.js'
 export { flatCopy, isoTimestamp, parseTimestamp } from './record-values.js'
 
+export { AddressList, cidrProblems } from './address-list.js'
+
 /**
  * User ids, org names and role names, as every record holds them and every admin front
  * end writes them (the admin API's schemas take it too).
  */
 export const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$/
 
-export const INVALID = 'invalid' as const
-export type Invalid = typeof INVALID
+export { INVALID, type Invalid } from './invalid.js'
 
 /**
  * A key record as the gateway caches it: only what a decision reads. One is held per
@@ -167,53 +169,6 @@ const RESTRICTIONS_SHARED = 1000
 
 function splitList (text: Field): string[] {
   return (text ?? '').split(/\s+/).filter((p) => p !== '')
-}
-
-/**
- * `allowed_cidrs`: IPv4 and IPv6 CIDRs (a bare address is one host), matched with
- * node:net's BlockList. A client address in IPv4-mapped IPv6 form (`::ffff:10.0.0.1`)
- * is matched as its IPv4 address; a zone id is ignored; no address is never allowed.
- */
-export class AddressList {
-  private constructor (readonly cidrs: readonly string[], private readonly list: BlockList) {}
-
-  /** The list, or INVALID when an entry is not a CIDR (cidrProblems names why). */
-  static parse (cidrs: readonly string[]): AddressList | Invalid {
-    if (cidrs.length === 0 || cidrProblems(cidrs).length > 0) return INVALID
-    const list = new BlockList()
-    for (const c of cidrs) {
-      const { address, prefix, family } = cidrParts(c) as CidrParts
-      list.addSubnet(address, prefix, family)
-    }
-    return new AddressList(Object.freeze([...cidrs]), list)
-  }
-
-  allows (address: string | undefined): boolean {
-    if (address === undefined) return false
-    let a = address.includes('%') ? address.slice(0, address.indexOf('%')) : address
-    if (a.startsWith('::ffff:') && isIP(a.slice(7)) === 4) a = a.slice(7)
-    const family = isIP(a)
-    if (family === 0) return false
-    return this.list.check(a, family === 4 ? 'ipv4' : 'ipv6')
-  }
-}
-
-interface CidrParts { address: string, prefix: number, family: 'ipv4' | 'ipv6' }
-
-function cidrParts (cidr: string): CidrParts | undefined {
-  const slash = cidr.indexOf('/')
-  const address = slash === -1 ? cidr : cidr.slice(0, slash)
-  const family = isIP(address)
-  if (family === 0 || address.includes('%')) return undefined
-  const max = family === 4 ? 32 : 128
-  const bits = slash === -1 ? String(max) : cidr.slice(slash + 1)
-  if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return undefined
-  return { address, prefix: Number(bits), family: family === 4 ? 'ipv4' : 'ipv6' }
-}
-
-/** Why each entry of an address list is not an IPv4 or IPv6 CIDR (empty: all are fine). */
-export function cidrProblems (cidrs: readonly string[]): string[] {
-  return cidrs.filter((c) => cidrParts(c) === undefined).map((c) => `invalid address "${c.slice(0, 64)}" (expected an IPv4 or IPv6 CIDR such as 10.0.0.0/8 or 2001:db8::/32)`)
 }
 
 /** A user record from its fields (HGETALL's object form). */

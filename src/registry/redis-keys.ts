@@ -15,6 +15,8 @@ export interface RedisKeys {
   orgKeys: (org: string) => string
   /** set of user ids in an org */
   orgUsers: (org: string) => string
+  /** string: the user whose record holds this email (lower case): one user per sign-in email (docs/sso.md) */
+  userEmail: (email: string) => string
   /** string: the key id of an imported key, by the SHA-256 (hex) of the whole token (docs/imports.md) */
   imported: (tokenSha256: string) => string
   /** set of every key id */
@@ -60,6 +62,7 @@ export function redisKeys (prefix: string): RedisKeys {
     userKeys: (id) => `${prefix}user-keys:${id}`,
     orgKeys: (org) => `${prefix}org-keys:${org}`,
     orgUsers: (org) => `${prefix}org-users:${org}`,
+    userEmail: (email) => `${prefix}user-email:${email}`,
     imported: (sha) => `${prefix}imported:${sha}`,
     keys: `${prefix}keys`,
     users: `${prefix}users`,

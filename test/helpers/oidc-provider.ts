@@ -212,7 +212,10 @@ export interface SsoWorld {
 }
 
 /** A gateway with sso.oidc pointing at a real provider; users dana (keygate:keys:self) and erin. */
-export async function ssoWorld (t: Test, o: { match?: 'sub' | 'email', createUsers?: string, issuer?: string } = {}): Promise<SsoWorld> {
+export async function ssoWorld (
+  t: Test,
+  o: { match?: 'sub' | 'email', createUsers?: string, issuer?: string, yaml?: string } = {}
+): Promise<SsoWorld> {
   const adminPort = await freePort()
   const adminUrl = `http://127.0.0.1:${adminPort}`
   const redirectUri = `${adminUrl}/console/sso/callback`
@@ -229,7 +232,8 @@ sso:
     redirect_uri: "${redirectUri}"
     match: ${o.match ?? 'sub'}
     display_name: Test IdP
-${o.createUsers ?? ''}`
+${o.createUsers ?? ''}
+${o.yaml ?? ''}`
   })
   await gw.fixtures.role('self-service', ['users:read', 'keygate:keys:self'])
   await gw.fixtures.user('dana', 'acme', 'self-service')

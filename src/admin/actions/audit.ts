@@ -33,6 +33,22 @@ export async function readRefusals (
   return await a.store.audit.refusals(ownOrg(a, q), now)
 }
 
+/**
+ * A person signed in through SSO (admin only: the sign-in's own actions), audited as
+ * `session.begin` on `user:<id>`, with the claim that matched and its value.
+ */
+export async function recordSignIn (
+  a: ActionContext,
+  user: string,
+  org: string,
+  by: { claim: 'sub' | 'email', value: string }
+): Promise<void> {
+  requireAdmin(a.scope, 'recording a sign-in')
+  await a.store.redis.xadd(...a.store.audit.changeArgs(
+    'session.begin', `user:${user}`, 'ok', { claim: by.claim, [by.claim]: by.value }, org
+  ))
+}
+
 /** Types every `created_by` and unindexes BOT keys from non-user "owners" (store/created-by-migration.ts). */
 export async function migrateCreatedBy (a: ActionContext): Promise<{ rewritten: string[], unindexed: string[] }> {
   requireAdmin(a.scope, 'migrating created_by')

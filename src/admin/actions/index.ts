@@ -125,6 +125,11 @@ export class AdminActions {
     return await orgs.putOrg(this.a, org, input)
   }
 
+  /** An SSO sign-in, audited as `session.begin` with the claim that matched. */
+  async recordSignIn (user: string, org: string, by: { claim: 'sub' | 'email', value: string }): Promise<void> {
+    await audit.recordSignIn(this.a, user, org, by)
+  }
+
   // ---- the registry as code ------------------------------------------------
 
   async planRegistry (file: RegistryFile, prune: boolean): Promise<ApplyResult> {

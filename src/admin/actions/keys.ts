@@ -27,7 +27,10 @@ export async function createKey (a: ActionContext, r: KeyRequest, now = Date.now
   return await write(a, 'key.create', keyCreationTarget(a.scope, r), async (w) => {
     // its user (a personal key's: its role and org), its role, its creator, its org
     const user = r.type === 'personal' ? r.user ?? caller.user : undefined
-    const snap = await w.read({ users: [user, r.createdBy, caller.user], roles: [r.role], orgs: [r.org ?? caller.org] })
+    // (and the key the caller signed in with: the root of the new key's chain of creators)
+    const snap = await w.read({
+      users: [user, r.createdBy, caller.user], roles: [r.role], orgs: [r.org ?? caller.org], keys: [a.scope.key?.id]
+    })
     const owner = snap.users.get(user ?? '')
     await w.read({ roles: [owner?.role], orgs: [owner?.org] }, snap)
     const { input, org, record, warnings } = decideKeyCreation(

@@ -3,7 +3,9 @@ import { isoTimestamp } from '../../registry/records.js'
 import { decidePutUser, decideUserStatus, type UserInput, type UserStatusChange } from '../policy/users.js'
 import { orgFilter } from '../policy/scope-rules.js'
 import { listKeys, setKeyFields } from '../store/keys.js'
-import { putUser as writeUser, setUserStatus as writeStatus, userSessions } from '../store/users.js'
+import {
+  putUser as writeUser, setUserStatus as writeStatus, unindexedEmailHolder, userSessions
+} from '../store/users.js'
 import { write, type ActionContext, type Warned } from './context.js'
 
 export type { UserInput, UserStatusChange } from '../policy/users.js'
@@ -17,11 +19,18 @@ export async function putUser (
 ): Promise<Warned<{ created: boolean }>> {
   const action = o.createOnly === true ? 'user.create' : 'user.put'
   return await write(a, action, `user:${id}`, async (w) => {
-    const snap = await w.read({ users: [id], roles: [input.role], orgs: [input.org] })
-    await w.read({ roles: [snap.users.get(id)?.role] }, snap)
+    const email = input.email?.toLowerCase()
+    const snap = await w.read({ users: [id], roles: [input.role], orgs: [input.org], emails: [email] })
+    // an email the index does not know yet may still be another user's record's
+    if (email !== undefined && email !== snap.users.get(id)?.email?.toLowerCase() && !snap.emails.has(email)) {
+      const holder = await unindexedEmailHolder(a.store, email, id)
+      if (holder !== undefined) (snap.emails as Map<string, string>).set(email, holder)
+    }
+    // the role it acts with now, and the user holding the email (whose record decides)
+    await w.read({ roles: [snap.users.get(id)?.role], users: [snap.emails.get(email ?? '')] }, snap)
     const put = decidePutUser(a.scope, snap, id, input, o)
     const tx = w.multi()
-    writeUser(a.store, tx, id, put.fields, put.fromOrg)
+    writeUser(a.store, tx, id, put.fields, put.fromOrg, put.fromEmail)
     tx.xadd(...a.store.audit.changeArgs(action, `user:${id}`, 'ok', put.fields, input.org))
     await w.commit(tx)
     return { result: { created: put.created }, warnings: put.warnings }

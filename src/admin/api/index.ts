@@ -38,6 +38,7 @@ import { sessionRoutes } from './session-routes.js'
 import { createSessionSignIn, createSignIn, createSignInKind } from './sign-in.js'
 import { cookieValue, SESSION_COOKIE } from '../sso/index.js'
 import { peerOf } from '../../peer.js'
+import { clientAddressOf } from '../../http/identity-headers.js'
 import { createSignInLimit } from './sign-in-limit.js'
 import { openApiRoute, useOpenApi } from './openapi.js'
 import { usageRoutes } from './usage-routes.js'
@@ -53,6 +54,8 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
     decisions: o.decisions,
     usage: o.usage
   })
+  // the client as the data plane knows it: the TCP peer, or the client a trusted proxy reports
+  const clientOf = clientAddressOf(o.config.trusted_proxies)
   const kindOf = createSignInKind({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix })
   // the admin token's failures and key failures, counted apart
   const limits = {
@@ -114,7 +117,7 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
     }
     let result
     try {
-      result = await signIn(request.raw.rawHeaders)
+      result = await signIn(request.raw.rawHeaders, clientOf(request.raw.socket, request.raw.rawHeaders))
     } catch (err: unknown) {
       attempt?.passed()
       throw err
@@ -133,6 +136,11 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
       return
     }
     request.adminApi.keyId = result.keyId
+    if (result.code === 'forbidden' && result.reason === 'address_not_allowed') {
+      request.adminApi.reason = result.reason
+      request.adminApi.detail = 'the key is bound to other client addresses (allowed_cidrs)'
+      return sendError(reply, 'forbidden')
+    }
     if (result.code === 'forbidden') return refuse(request, reply, undefined, 'the key grants no admin scope')
     request.adminApi.reason = result.reason
     if (result.challenge !== undefined) reply.header('www-authenticate', result.challenge)

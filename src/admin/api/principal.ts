@@ -19,6 +19,7 @@ import {
   ORG_ADMIN_PERMISSION,
   SELF_PERMISSION,
   type AdminScope,
+  type CallerKey,
   type ScopeName
 } from '../model/principal.js'
 import type { Grants } from '../../registry/records.js'
@@ -45,6 +46,8 @@ export interface KeyPrincipal {
   grants: Grants
   scope: ScopeName
   actor: string
+  /** the key's own restrictions and expiry: what it neither widens nor exceeds in what it mints */
+  key: CallerKey
 }
 
 /** A person signed in through SSO: what a personal key of their user would be, without a key. */
@@ -68,8 +71,9 @@ export const TOKEN_PRINCIPAL: TokenPrincipal = { kind: 'token', scope: 'admin', 
 /** The principal as the admin policy sees it. */
 export function adminScopeOf (p: Principal): AdminScope {
   if (p.kind === 'token') return { scope: 'admin' }
-  if (p.scope === 'admin') return { scope: 'admin' }
-  if (p.scope === 'org') return { scope: 'org', org: p.org, grants: p.grants, user: p.user }
+  const key = p.kind === 'key' ? p.key : undefined
+  if (p.scope === 'admin') return { scope: 'admin', key }
+  if (p.scope === 'org') return { scope: 'org', org: p.org, grants: p.grants, user: p.user, key }
   if (p.user === undefined) throw new Error('a self principal without a user')
-  return { scope: 'self', org: p.org, grants: p.grants, user: p.user }
+  return { scope: 'self', org: p.org, grants: p.grants, user: p.user, key }
 }

@@ -72,16 +72,24 @@ export function createSignInLimit (o: SignInLimitOptions): SignInLimit {
     return w
   }
 
-  function makeRoom (t: number): void {
+  /**
+   * Room for one more peer: closed windows go first, then open ones that block nothing
+   * (below the limit, nothing in flight), oldest first. A blocked window is never
+   * forgotten (a flood of new addresses would otherwise unblock a guesser): with every
+   * window blocked, the seconds until the oldest closes; undefined: room made.
+   */
+  function makeRoom (t: number): number | undefined {
     for (const [peer, w] of windows) {
-      if (windows.size < maxPeers) return
+      if (windows.size < maxPeers) return undefined
       if (w.inFlight === 0 && (w.failures === 0 || t - w.opened >= WINDOW_MS)) windows.delete(peer)
     }
-    while (windows.size >= maxPeers) {
-      const oldest = windows.keys().next()
-      if (oldest.done === true) return
-      windows.delete(oldest.value)
+    for (const [peer, w] of windows) {
+      if (windows.size < maxPeers) return undefined
+      if (w.inFlight === 0 && w.failures < o.perMinute) windows.delete(peer)
     }
+    if (windows.size < maxPeers) return undefined
+    const oldest = Math.min(...[...windows.values()].map((w) => w.opened === 0 ? t : w.opened))
+    return Math.max(1, Math.ceil((oldest + WINDOW_MS - t) / 1000))
   }
 
   return {
@@ -93,7 +101,8 @@ export function createSignInLimit (o: SignInLimitOptions): SignInLimit {
         return w.failures >= o.perMinute ? Math.max(1, Math.ceil((w.opened + WINDOW_MS - t) / 1000)) : 1
       }
       if (w === undefined) {
-        makeRoom(t)
+        const wait = makeRoom(t)
+        if (wait !== undefined) return wait
         w = { opened: 0, failures: 0, inFlight: 0 }
         windows.set(peer, w)
       }

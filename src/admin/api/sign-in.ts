@@ -2,13 +2,15 @@
  * Sign-in to the admin API: `Authorization: Bearer <credential>`, parsed exactly as
  * on the data plane. The credential is the admin token (KEYGATE_ADMIN_TOKEN, compared
  * in constant time), or a keygate key, checked by the data plane's own stages
- * (format, resolve, authenticate): a revoked key or a deactivated user loses admin
- * access exactly when it loses data-plane access. Without a Bearer credential, an SSO
+ * (format, resolve, authenticate, address): a revoked key, a deactivated user or a
+ * client outside the key's `allowed_cidrs` loses admin access exactly when it loses
+ * data-plane access. Without a Bearer credential, an SSO
  * session's cookie signs in instead (createSessionSignIn).
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { AuthFailure } from '../../decision/authenticate-request.js'
 import { extractCredential } from '../../decision/extract-credential.js'
+import { fromAllowedAddress } from '../../decision/decide.js'
 import type { DecisionFactory } from '../../decision/factory.js'
 import { parseKey } from '../../registry/key-format.js'
 import { scopeOfGrants } from '../model/principal.js'
@@ -23,8 +25,17 @@ export type SignIn =
   | { ok: true, principal: Principal }
   /** 401 or 503, as on the data plane */
   | AuthFailure
-  /** a valid key granting no admin scope (keygate:admin, keygate:org:admin, keygate:keys:self) */
-  | { ok: false, code: 'forbidden', reason: 'missing_permission', challenge: undefined, keyId: string | undefined }
+  /**
+   * a valid key granting no admin scope (keygate:admin, keygate:org:admin, keygate:keys:self),
+   * or used from a client address outside its `allowed_cidrs`
+   */
+  | {
+    ok: false,
+    code: 'forbidden',
+    reason: 'missing_permission' | 'address_not_allowed',
+    challenge: undefined,
+    keyId: string | undefined
+  }
 
 export interface SignInOptions {
   /** the admin token; undefined: token sign-in is off */
@@ -59,10 +70,14 @@ export function createSignInKind (
   }
 }
 
-export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[]) => Promise<SignIn> {
+/**
+ * `client`: the client's address as `trusted_proxies` allow it (the TCP peer, or the
+ * client a trusted proxy reports), as on the data plane.
+ */
+export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[], client: string) => Promise<SignIn> {
   const authenticate = o.decisions.signIn(adminTokenCheck(o.adminToken))
 
-  return async function signIn (rawHeaders) {
+  return async function signIn (rawHeaders, client) {
     const now = Date.now()
     // (no peer: a sign-in is not charged to the data plane's per-peer budget of
     // unknown-key lookups, so a forged-key flood from an admin's address cannot lock
@@ -73,11 +88,15 @@ export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[])
 
     const { identity } = auth
     const scope = scopeOfGrants(identity.grants, identity.type)
-    if (scope === undefined) {
+    // a key's addresses hold wherever the key is used, the admin API included
+    const refusal = !fromAllowedAddress(identity, client)
+      ? 'address_not_allowed'
+      : scope === undefined ? 'missing_permission' : undefined
+    if (refusal !== undefined || scope === undefined) {
       return {
         ok: false,
         code: 'forbidden',
-        reason: 'missing_permission',
+        reason: refusal ?? 'missing_permission',
         challenge: undefined,
         keyId: identity.keyId
       }
@@ -95,7 +114,13 @@ export function createSignIn (o: SignInOptions): (rawHeaders: readonly string[])
         permissions: identity.grants.permissions,
         grants: identity.grants,
         scope,
-        actor: `key:${identity.keyId}`
+        actor: `key:${identity.keyId}`,
+        key: {
+          id: identity.keyId,
+          addresses: identity.addresses,
+          scope: identity.scope,
+          expiresAt: identity.expiresAt
+        }
       }
     }
   }

@@ -8,7 +8,10 @@
  *   admin-token     the admin API's token
  *   scanner:<name>  a secret scanner's signed report (`scanner:github`), in the audit trail
  *
- * Only `user:` values own anything. A stored value with none of these types predates
+ * Only `user:` values own anything. A key made by a key records, beside `created_by:
+ * key:<id>`, the human at the root of its chain of creators (`owner: user:<id>`), so
+ * that whatever a person's keys make stays that person's, however many generations
+ * down (offboarding revokes the whole tree). A stored value with none of these types predates
  * typing and names a user id (`keygate migrate created-by` rewrites such values).
  */
 const TYPED = /^(user|key|cli|scanner):./
@@ -38,10 +41,24 @@ export function isTypedActor (value: string): boolean {
   return readCreatedBy(value) === value
 }
 
-/** The keys a user owns: their personal keys, and the BOT keys they created (`created_by` = `user:<id>`). */
-export function ownsKey (
-  user: string,
-  key: { type: string, user?: string | undefined, created_by?: string | undefined }
-): boolean {
-  return key.user === user || (key.type === 'bot' && ownerOf(key.created_by) === user)
+/** What ownership reads of a key. */
+export interface OwnedKey {
+  type: string
+  user?: string | undefined
+  created_by?: string | undefined
+  owner?: string | undefined
+}
+
+/**
+ * The user at the root of a key's chain of creators: a personal key's user; a BOT key's
+ * `owner`, else the user its `created_by` names; undefined: no user (the CLI, the token).
+ */
+export function rootUserOf (key: OwnedKey): string | undefined {
+  if (key.type === 'personal') return key.user
+  return ownerOf(key.owner) ?? ownerOf(key.created_by)
+}
+
+/** The keys a user owns: their personal keys, and the BOT keys at the root of whose chain they are. */
+export function ownsKey (user: string, key: OwnedKey): boolean {
+  return key.user === user || (key.type === 'bot' && rootUserOf(key) === user)
 }

@@ -10,7 +10,7 @@
  * No wildcard grants a `keygate:` permission: a role of `*` is no administrator. A BOT key
  * has no user, so `keygate:keys:self` gives it nothing.
  */
-import type { Grants } from '../../registry/records.js'
+import type { AddressList, Grants } from '../../registry/records.js'
 
 export const ADMIN_PERMISSION = 'keygate:admin'
 export const ORG_ADMIN_PERMISSION = 'keygate:org:admin'
@@ -19,9 +19,23 @@ export const SELF_PERMISSION = 'keygate:keys:self'
 export type ScopeName = 'admin' | 'org' | 'self'
 
 export type AdminScope =
-  | { scope: 'admin', user?: undefined }
-  | { scope: 'org', org: string, grants: Grants, user: string | undefined }
-  | { scope: 'self', org: string, grants: Grants, user: string }
+  | { scope: 'admin', user?: undefined, key?: CallerKey | undefined }
+  | { scope: 'org', org: string, grants: Grants, user: string | undefined, key?: CallerKey | undefined }
+  | { scope: 'self', org: string, grants: Grants, user: string, key?: CallerKey | undefined }
+
+/**
+ * The key a principal signed in with, when it did (src/admin/policy/caller-key.ts): what
+ * it may not widen on itself, nor exceed in the keys it mints.
+ */
+export interface CallerKey {
+  id: string
+  /** its `allowed_cidrs`; undefined: any address */
+  addresses: AddressList | undefined
+  /** its `scope`; undefined: none */
+  scope: Grants | undefined
+  /** when it expires (epoch ms); undefined: never */
+  expiresAt: number | undefined
+}
 
 /** The admin token, the CLI, the hooks, SSO's user creation. */
 export const FULL_ADMIN: AdminScope = { scope: 'admin' }

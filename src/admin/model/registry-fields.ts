@@ -28,7 +28,7 @@ export const KINDS: Record<Kind, { section: 'roles' | 'orgs' | 'users', fields: 
   },
   org: {
     section: 'orgs',
-    fields: [{ name: 'name' }, { name: 'rate_limit' }]
+    fields: [{ name: 'name' }, { name: 'rate_limit' }, { name: 'key_max_ttl' }]
   },
   user: {
     section: 'users',
@@ -55,6 +55,12 @@ export function fileFields (kind: Kind, record: Record<string, string>): Record<
     out[f.name] = f.list === true ? v.split(/\s+/).filter((p) => p !== '').join(' ') : v
   }
   return out
+}
+
+/** The fields a record holds (with a value) that a registry file cannot carry, sorted. */
+export function unfiledFields (kind: Kind, record: Record<string, string>): string[] {
+  const filed = new Set(KINDS[kind].fields.map((f) => f.name))
+  return Object.keys(record).filter((f) => !filed.has(f) && record[f] !== '').sort()
 }
 
 /** Where in the file: line and column, from 1. */
@@ -105,6 +111,8 @@ export interface RegistryState {
   records: Record<Kind, Map<string, Record<string, string>>>
   /** role -> the active BOT keys acting with it */
   botKeys: Map<string, string[]>
+  /** each record holding fields a file cannot carry: those fields (prune never deletes such a record) */
+  unfiled: Record<Kind, Map<string, string[]>>
 }
 
 /** What applying a registry file changes (policy/registry-plan.ts plans it), record by record. */

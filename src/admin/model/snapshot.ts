@@ -15,6 +15,8 @@ export interface Snapshot {
   keys: ReadonlyMap<string, Fields>
   /** imported keys' lookups: the SHA-256 of a token -> its key id */
   imported: ReadonlyMap<string, string>
+  /** the email index: an email (lower case) -> the user whose record holds it */
+  emails: ReadonlyMap<string, string>
 }
 
 /** The records to read, by kind; an undefined name is skipped. */
@@ -24,6 +26,8 @@ export interface SnapshotNames {
   orgs?: Iterable<string | undefined>
   keys?: Iterable<string | undefined>
   imported?: Iterable<string>
+  /** emails, lower case */
+  emails?: Iterable<string | undefined>
 }
 
 /** A snapshot's records as plain objects, by kind. */
@@ -33,6 +37,7 @@ export interface SnapshotRecords {
   orgs?: Record<string, Fields>
   keys?: Record<string, Fields>
   imported?: Record<string, string>
+  emails?: Record<string, string>
 }
 
 /** A snapshot of the given records (the policy's unit tables build theirs this way). */
@@ -42,6 +47,7 @@ export function snapshotOf (records: SnapshotRecords = {}): Snapshot {
     roles: new Map(Object.entries(records.roles ?? {})),
     orgs: new Map(Object.entries(records.orgs ?? {})),
     keys: new Map(Object.entries(records.keys ?? {})),
-    imported: new Map(Object.entries(records.imported ?? {}))
+    imported: new Map(Object.entries(records.imported ?? {})),
+    emails: new Map(Object.entries(records.emails ?? {}))
   }
 }

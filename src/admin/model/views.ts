@@ -24,6 +24,8 @@ export const KeyViewSchema = Type.Object({
   status: Str,
   created_at: OptStr,
   created_by: OptStr,
+  /** `user:<id>`: the person at the root of the key's chain of creators (a key made by a key) */
+  owner: OptStr,
   expires_at: OptStr,
   revoked_at: OptStr,
   /** `leaked`: revoked on a scanner's report (section 18), found at `leak_source` */

@@ -22,6 +22,11 @@ export interface ImportInput extends CreateKeyInput {
   /** `key` (hashed here) or `sha256` */
   from: 'key' | 'sha256'
   expiresAt?: string | undefined
+  /**
+   * a personal key's `org`, as its line states it: checked against its user's org when
+   * the user is found (imports.ts); the key takes its org from its user all the same
+   */
+  statedOrg?: string | undefined
 }
 
 /** The refusal of an import with problems: each one listed, nothing written. */
@@ -115,7 +120,9 @@ function checkImportRecords (
       type: s.type,
       user: s.user,
       role: s.role,
-      org: s.org,
+      // a personal key takes its org from its user: one named is checked against it (imports.ts)
+      org: s.type === 'personal' ? undefined : s.org,
+      statedOrg: s.type === 'personal' ? s.org : undefined,
       name: s.name,
       sha256: '',
       from: 'key'

@@ -10,7 +10,8 @@
  *                            as the equivalent `expires_in`), then its references. A
  *                            record refused by the scope makes the import a 403.
  *   2. the registry          each token not imported yet, each owner resolved (an
- *                            active user, an existing role), each expiry within its
+ *                            active user, an existing role; a personal key's stated
+ *                            org its user's), each expiry within its
  *                            org's key policy (none asked means the cap).
  */
 import { isoTimestamp, parseTimestamp } from '../../registry/records.js'
@@ -133,7 +134,11 @@ function importedRecords (
     const existing = snap.imported.get(input.sha256)
     if (existing !== undefined) problems.push(lineProblem(input.place, 'key', `already imported as key ${existing}`))
     try {
-      return resolveOwner(snap, input)
+      const org = resolveOwner(snap, input)
+      if (input.statedOrg !== undefined && input.statedOrg !== org) {
+        problems.push(lineProblem(input.place, 'org', `user "${input.user ?? ''}" is not in org "${input.statedOrg}"`))
+      }
+      return org
     } catch (err: unknown) {
       if (!(err instanceof AdminError)) throw err
       problems.push(lineProblem(input.place, input.type === 'personal' ? 'user' : 'role', err.message))

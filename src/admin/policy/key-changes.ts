@@ -6,7 +6,7 @@
  */
 import { parseRateLimit } from '../../config/rate-limit.js'
 import { isoTimestamp, parseTimestamp } from '../../registry/records.js'
-import { readCreatedBy } from '../model/actors.js'
+import { ownerOf, readCreatedBy } from '../model/actors.js'
 import { AdminError } from '../model/errors.js'
 import type { AdminScope } from '../model/principal.js'
 import type { Snapshot } from '../model/snapshot.js'
@@ -16,6 +16,7 @@ import { newKeyRecord, resolveOwner } from './key-records.js'
 import { checkKeyRestriction } from './key-input.js'
 import { checkRateLimit } from './names.js'
 import { checkScope, manageableKey, requireAdmin } from './scope-rules.js'
+import { restrictionWithinCallerKey, rotationWithinCallerKey } from './caller-key.js'
 
 /** A change decided: `changed` false when the record is already as asked (nothing is written). */
 export type KeyChange<T> = { changed: false } | ({ changed: true, org: string | undefined } & T)
@@ -36,7 +37,8 @@ export interface KeyRestrictionChange {
 
 /**
  * Restricting: an admin any key; an org admin its org's keys acting within its grants;
- * a self principal its own user's keys; a scope within the caller's own grants. `next`:
+ * a self principal its own user's keys; a scope within the caller's own grants, and
+ * nothing wider than the caller's own key allows (caller-key.ts). `next`:
  * each field's value, null to remove it.
  */
 export function decideRestriction (s: AdminScope, snap: Snapshot, id: string, change: KeyRestrictionChange): KeyChange<{
@@ -47,6 +49,7 @@ export function decideRestriction (s: AdminScope, snap: Snapshot, id: string, ch
 }> {
   if (s.scope !== 'admin') checkScope(s, snap, change.scope, manageableKey(s, snap, id, 'key.restrict'))
   checkKeyRestriction({ scope: change.scope ?? undefined, allowedCidrs: change.allowedCidrs ?? undefined })
+  restrictionWithinCallerKey(s, id, change)
   const key = snap.keys.get(id)
   if (key?.type === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
   const scope = key.scope ?? null
@@ -94,12 +97,13 @@ export interface Rotation {
 }
 
 /**
- * Rotating: a new key with the same type, owner, role, org, name, creator, rate limit,
+ * Rotating: a new key with the same type, owner, role, org, name, creator (and root owner), rate limit,
  * scope and addresses; the old one keeps working until now + grace (or its own earlier
  * expiry). Only an active key is rotated. A personal key whose user has left the key's
  * org is not (409): the new key keeps the key's org, never the user's current one. The
  * new key's expiry is the old one's, within the org's key policy and (for a caller
- * narrower than an admin) the self-service cap of a BOT key.
+ * narrower than an admin) the self-service cap of a BOT key. A caller signed in with a
+ * key rotates only keys within that key's addresses, and the new key expires with it.
  */
 export function decideRotation (
   s: AdminScope,
@@ -135,7 +139,7 @@ export function decideRotation (
   // the new key is the old one's: its type, org, owner (the user, or the role), name, creator and rate limit
   const owner = old.type === 'personal' ? { user: old.user } : { role: old.role, org: old.org }
   const input: CreateKeyInput = { type: old.type, ...owner, name: old.name, createdBy: readCreatedBy(old.created_by) }
-  // (a malformed limit is not carried over: the new key gets the default until an admin sets one)
+  if (ownerOf(old.owner) !== undefined) input.owner = old.owner  // (a malformed limit is not carried over: the new key gets the default until an admin sets one)
   if (old.rate_limit !== undefined && parseRateLimit(old.rate_limit) !== undefined) input.rateLimit = old.rate_limit
   // its scope and addresses, as they are: a replacement is never wider than the key it replaces
   if (old.scope !== undefined && old.scope !== '') input.scope = old.scope.split(/\s+/).filter((p) => p !== '')
@@ -165,7 +169,9 @@ export function decideRotation (
   // the org's key policy as it is now: the new key expires within it
   const cap = keyCapOf(org, snap.orgs.get(org))
   if (cap !== undefined) input.expiresInMs = Math.min(input.expiresInMs ?? cap, cap)
-  const record = { ...newKeyRecord(input, org, o), replaces: id }
+  // and no wider than the key the caller signed in with, whose holder gets the new secret
+  const bounded = rotationWithinCallerKey(s, input, o.now)
+  const record = { ...newKeyRecord(bounded, org, o), replaces: id }
   const replacesExpiresAt = isoTimestamp(Math.min(o.now + graceMs, oldExpiry ?? Number.POSITIVE_INFINITY))
-  return { org, input, record, replacesExpiresAt }
+  return { org, input: bounded, record, replacesExpiresAt }
 }

@@ -5,9 +5,12 @@
  *   1. who may      the caller's scope (keyToCreate): an admin any key; an org admin BOT
  *                   keys of its org with a role within its grants, and its own personal
  *                   keys; a self principal its own personal keys. Defaults filled in.
- *   2. references   the user exists and is active, the role exists, the creator exists;
+ *   2. the caller's key  no wider than the key the caller signed in with: addresses
+ *                   within its own, expiry no later; the person at the root of the
+ *                   chain of creators recorded as its owner (caller-key.ts)
+ *   3. references   the user exists and is active, the role exists, the creator exists;
  *                   every problem at once (references.ts). An org with no record warns.
- *   3. the record   its shape (name, creator, rate limit, scope, addresses), its owner
+ *   4. the record   its shape (name, creator, rate limit, scope, addresses), its owner
  *                   resolved to its org, the org's key policy (key-records.ts keyRecord).
  */
 import { userActor } from '../model/actors.js'
@@ -20,6 +23,7 @@ import {
   checkKeyExclusions, checkKeyRequirements, type CreateKeyInput, type KeyOwnerFields, type KeyRequest
 } from './key-input.js'
 import { keyRecord } from './key-records.js'
+import { creationOwner, withinCallerKey } from './caller-key.js'
 import { keyReferences } from './references.js'
 
 import { denied, denyingReads } from './refusals.js'
@@ -46,7 +50,10 @@ export function decideKeyCreation (
   r: KeyRequest,
   o: { selfServiceMaxTtlMs: number, actor: string, now: number }
 ): KeyCreation {
-  const input = keyToCreate(s, snap, r, o.selfServiceMaxTtlMs)
+  const asked = withinCallerKey(s, keyToCreate(s, snap, r, o.selfServiceMaxTtlMs), o.now)
+  // (a personal key's owner is its user)
+  const owner = asked.type === 'bot' ? creationOwner(s, snap, asked.createdBy) : undefined
+  const input = owner === undefined ? asked : { ...asked, owner }
   const warnings = keyReferences(snap, input)
   return { input, warnings, ...keyRecord(snap, input, o) }
 }

@@ -72,6 +72,8 @@ export interface CreateKeyInput extends KeyOwnerFields, KeyRestrictionInput {
   expiresInMs?: number | undefined
   /** a typed actor (model/actors.ts); default: the acting principal's actor */
   createdBy?: string | undefined
+  /** `user:<id>`: the person at the root of the key's chain of creators (model/actors.ts rootUserOf) */
+  owner?: string | undefined
   /** the key's own `rate_limit`, `<count>/<period>` */
   rateLimit?: string | undefined
   /**

@@ -59,6 +59,7 @@ export function newKeyRecord (
   }
   if (input.type === 'personal') record.user = input.user as string
   else record.role = input.role as string
+  if (input.owner !== undefined) record.owner = input.owner
   if (input.expiresInMs !== undefined) record.expires_at = isoTimestamp(o.now + input.expiresInMs)
   if (input.rateLimit !== undefined) record.rate_limit = input.rateLimit
   if (input.scope !== undefined) record.scope = input.scope.join(' ')

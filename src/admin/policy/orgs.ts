@@ -27,6 +27,11 @@ export interface OrgPut {
   detail: Record<string, string>
 }
 
+/** Why a `key_max_ttl` is not one (a positive duration), or undefined: the org command's and the registry file's check. */
+export function keyMaxTtlProblem (value: string): string | undefined {
+  return (parseDuration(value) ?? 0) > 0 ? undefined : `invalid key_max_ttl "${value}" (a duration such as 90d, 24h)`
+}
+
 export function decidePutOrg (s: AdminScope, org: string, input: OrgInput): OrgPut {
   requireAdmin(s, 'an org\'s record')
   checkName('org', org)
@@ -34,9 +39,9 @@ export function decidePutOrg (s: AdminScope, org: string, input: OrgInput): OrgP
     throw new AdminError('nothing to set: give a rate limit, a key max TTL (or none to remove one) or a name')
   }
   if (typeof input.rateLimit === 'string') checkRateLimit(input.rateLimit)
-  if (typeof input.keyMaxTtl === 'string' && !((parseDuration(input.keyMaxTtl) ?? 0) > 0)) {
-    const why = `invalid key_max_ttl "${input.keyMaxTtl}" (a duration such as 90d, 24h)`
-    throw new AdminError(why, 'invalid', undefined, [{ field: 'key_max_ttl', reason: why }])
+  const ttlProblem = typeof input.keyMaxTtl === 'string' ? keyMaxTtlProblem(input.keyMaxTtl) : undefined
+  if (ttlProblem !== undefined) {
+    throw new AdminError(ttlProblem, 'invalid', undefined, [{ field: 'key_max_ttl', reason: ttlProblem }])
   }
   if (input.name !== undefined && input.name.length > ORG_NAME_MAX) {
     throw new AdminError(`the org name is longer than ${ORG_NAME_MAX} characters`)

@@ -16,6 +16,7 @@ import {
   type RegistryFile
 } from '../model/registry-fields.js'
 import { nameProblem, rateLimitProblem, roleShapeProblems, userShapeProblems } from './names.js'
+import { keyMaxTtlProblem } from './orgs.js'
 
 type Check = (value: string) => string | undefined
 
@@ -35,7 +36,8 @@ const FIELD_CHECKS: Record<Kind, Record<string, Check>> = {
   },
   org: {
     name: longerThan('the org name', ORG_NAME_MAX),
-    rate_limit: rateLimitProblem
+    rate_limit: rateLimitProblem,
+    key_max_ttl: keyMaxTtlProblem
   },
   user: {
     org: (v) => nameProblem('org', v),
@@ -105,7 +107,7 @@ function recordProblems (
   }
   const found = [...file.problems.slice(0, record.problemsBefore), ...before, ...out]
   if (kind === 'org' && Object.keys(record.fields).length === 0 && found.every((p) => !p.path.startsWith(path))) {
-    out.push({ place: record.place, path, message: 'an org record needs a name or a rate_limit' })
+    out.push({ place: record.place, path, message: 'an org record needs a name, a rate_limit or a key_max_ttl' })
   }
   if (file.org !== undefined && kind === 'user' && record.fields.org !== undefined && record.fields.org !== file.org) {
     out.push({

@@ -6,7 +6,9 @@
  * The file is the whole truth for each record it names (a field it leaves out is
  * removed), except fields marked `keptWhenAbsent` (a user's status). A record it does
  * not name is kept, unless `prune`; a file with `org:` prunes that org's users and its
- * org record only, never roles (they are every org's).
+ * org record only, never roles (they are every org's). Prune never deletes a record
+ * holding fields a file cannot carry (what an export could not show). Every change
+ * names each field it sets, changes or deletes, with its value before.
  */
 import {
   KINDS, KIND_ORDER, type ApplyResult, type Change, type FieldChange, type FileProblem, type Plan, type RegistryFile,
@@ -53,6 +55,16 @@ export function planRegistry (file: RegistryFile, state: RegistryState, prune: b
       const otherOrg = kind === 'role' || (kind === 'org' && name !== file.org) ||
         (kind === 'user' && have.org !== file.org)
       if (file.org !== undefined && otherOrg) continue
+      const unfiled = state.unfiled[kind].get(name)
+      if (unfiled !== undefined) {
+        problems.push({
+          place: undefined,
+          path: `${KINDS[kind].section}.${name}`,
+          message: `--prune would delete ${kind} "${name}", which holds fields a registry file cannot carry ` +
+            `(${unfiled.join(', ')}): keep it in the file, or remove those fields first`
+        })
+        continue
+      }
       changes.push({
         op: 'delete',
         kind,

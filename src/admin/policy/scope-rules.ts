@@ -18,7 +18,7 @@
  * Refused writes are audited (`denied: <why>`); refused reads are not.
  */
 import { Grants, scopedGrants } from '../../registry/records.js'
-import { ownsKey, readCreatedBy } from '../model/actors.js'
+import { ownsKey, readCreatedBy, type OwnedKey } from '../model/actors.js'
 import { AdminError } from '../model/errors.js'
 import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, type AdminScope } from '../model/principal.js'
 import type { Fields, Snapshot } from '../model/snapshot.js'
@@ -33,7 +33,7 @@ import { denied, denyingReads } from './refusals.js'
 export const PERSONAL_KEY_REFUSAL = 'a personal key acts as its user: only that user or an admin creates or rotates one'
 
 /** What the scope rules read of a key: its owner fields, role and scope. */
-export type KeyFacts = Pick<KeyView, 'id' | 'type' | 'org' | 'user' | 'role' | 'created_by' | 'scope'>
+export type KeyFacts = Pick<KeyView, 'id' | 'type' | 'org' | 'user' | 'role' | 'created_by' | 'owner' | 'scope'>
 
 /** A key record's facts (a snapshot's fields); undefined when there is no record. */
 export function keyFactsOf (id: string, f: Fields | undefined): KeyFacts | undefined {
@@ -43,6 +43,7 @@ export function keyFactsOf (id: string, f: Fields | undefined): KeyFacts | undef
   if (f.role !== undefined && f.role !== '') facts.role = f.role
   const createdBy = readCreatedBy(f.created_by)
   if (createdBy !== undefined) facts.created_by = createdBy
+  if (f.owner !== undefined && f.owner !== '') facts.owner = f.owner
   const scope = (f.scope ?? '').split(/\s+/).filter((p) => p !== '')
   if (scope.length > 0) facts.scope = scope
   return facts
@@ -100,7 +101,7 @@ export function givableRoles<R extends { permissions: readonly string[] }> (s: A
 /** Whether the caller may read a key with these owner fields (visibleKey's rule, for keys read in bulk). */
 export function seesKey (
   s: AdminScope,
-  key: { type: string, org: string, user?: string | undefined, created_by?: string | undefined }
+  key: OwnedKey & { org: string }
 ): boolean {
   if (s.scope === 'org') return key.org === s.org
   if (s.scope === 'self') return ownsKey(s.user, key)

@@ -24,6 +24,8 @@ export interface UserPut {
   fields: Record<string, string>
   /** the org the user leaves (its org index), when it moves */
   fromOrg: string | undefined
+  /** the email (lower case) the user gives up, whose index entry goes */
+  fromEmail?: string | undefined
   created: boolean
   warnings: ErrorDetail[]
 }
@@ -55,8 +57,34 @@ export function decidePutUser (
   if (existing?.status === undefined) fields.status = 'active'
   if (input.name !== undefined) fields.name = input.name
   if (input.email !== undefined) fields.email = input.email
+  const fromEmail = checkEmail(s, snap, id, input.email)
   const fromOrg = existing?.org !== undefined && existing.org !== input.org ? existing.org : undefined
-  return { fields, fromOrg, created: existing?.status === undefined, warnings }
+  return { fields, fromOrg, fromEmail, created: existing?.status === undefined, warnings }
+}
+
+/**
+ * A user's email is how SSO's `match: email` signs a person in as that user (docs/sso.md),
+ * so it is one user's only, and only `keygate:admin` sets another user's: an org admin
+ * writing its own IdP email into a colleague's record would sign in as the colleague.
+ * Another user's email (in any case) is refused (409) while that user's record holds it
+ * (`snap.emails`: the index, its holder's record read too). Returns the email the user
+ * gives up (lower case), if any.
+ */
+function checkEmail (s: AdminScope, snap: Snapshot, id: string, email: string | undefined): string | undefined {
+  if (email === undefined) return undefined
+  const before = snap.users.get(id)?.email
+  const wanted = email.toLowerCase()
+  if (before?.toLowerCase() === wanted) return undefined
+  if (s.scope !== 'admin' && id !== s.user) {
+    throw denied(s, 'forbidden', 'only keygate:admin sets another user\'s email (it signs a person in)', undefined,
+      [{ field: 'email', reason: 'only keygate:admin sets another user\'s email' }])
+  }
+  const holder = snap.emails.get(wanted)
+  if (wanted !== '' && holder !== undefined && holder !== id && snap.users.get(holder)?.email?.toLowerCase() === wanted) {
+    const why = 'the email is another user\'s (a sign-in email belongs to one user)'
+    throw new AdminError(why, 'conflict', undefined, [{ field: 'email', reason: why }])
+  }
+  return before === undefined || before === '' ? undefined : before.toLowerCase()
 }
 
 export interface UserStatusChange {

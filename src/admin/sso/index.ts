@@ -10,7 +10,7 @@ import { parseDuration } from '../../config/duration.js'
 import type { Config } from '../../config/schema.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import { redisKeys } from '../../registry/redis-keys.js'
-import { createMatcher, type Match } from './match.js'
+import { createMatcher, createSignInAudit, type Match } from './match.js'
 import type { Claims, OidcFlow } from './oidc.js'
 import { LOGIN_TTL_MS, SessionStore } from './sessions.js'
 
@@ -21,7 +21,13 @@ export const LOGIN_COOKIE = 'keygate_sso_login'
 export interface Sso {
   sessions: SessionStore
   /** absent: `sso.oidc` is not configured on this instance (no sign-in starts here) */
-  oidc: { flow: OidcFlow, match: (claims: Claims) => Promise<Match>, displayName: string } | undefined
+  oidc: {
+    flow: OidcFlow
+    match: (claims: Claims) => Promise<Match>
+    /** the sign-in's audit entry, with the claim that matched */
+    audit: (m: Match & { ok: true }) => Promise<void>
+    displayName: string
+  } | undefined
   /** the `Secure` attribute: with an https redirect_uri */
   secure: boolean
   ttlMs: number
@@ -40,6 +46,7 @@ export async function createSso (config: Config, redis: RegistryClient): Promise
       : {
           flow,
           match: createMatcher(config, redis),
+          audit: createSignInAudit(config, redis),
           displayName: o.display_name
         },
     secure: o !== undefined && o.redirect_uri.startsWith('https:'),

@@ -10,7 +10,8 @@
  * No such user, or a deactivated one: refused, with a message naming the claim's
  * value, and nothing created; unless `create_users` asks for a new user with that
  * org and role, created through the admin actions as the actor `sso:<issuer>` (audited
- * as `user.create`).
+ * as `user.create`). Each sign-in is audited as `session.begin` with the claim that
+ * matched (createSignInAudit).
  */
 import type { Config, OidcConfig } from '../../config/schema.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
@@ -22,9 +23,19 @@ import type { UserView } from '../model/views.js'
 import type { Claims } from './oidc.js'
 
 export type Match =
-  | { ok: true, user: string, org: string, created: boolean }
+  /** `claim`, `value`: what matched the user (the audit's `session.begin` records both) */
+  | { ok: true, user: string, org: string, created: boolean, claim: 'sub' | 'email', value: string }
   /** `message`: for the person, on the console's sign-in page (never for a log line) */
   | { ok: false, message: string }
+
+interface Claim { claim: 'sub' | 'email', value: string }
+
+/** The audit entry of a sign-in (`session.begin`, with the claim that matched), written before the session begins. */
+export function createSignInAudit (config: Config, redis: RegistryClient): (m: Match & { ok: true }) => Promise<void> {
+  const c = config.sso.oidc as OidcConfig
+  const actions = adminActions(adminWing(config, redis), FULL_ADMIN, `sso:${c.issuer}`)
+  return async (m) => { await actions.recordSignIn(m.user, m.org, { claim: m.claim, value: m.value }) }
+}
 
 export function createMatcher (config: Config, redis: RegistryClient): (claims: Claims) => Promise<Match> {
   const c = config.sso.oidc as OidcConfig
@@ -34,7 +45,7 @@ export function createMatcher (config: Config, redis: RegistryClient): (claims: 
     return await actions.showUser(id).catch(ifMissing(undefined))
   }
 
-  async function found (id: string, by: string): Promise<Match> {
+  async function found (id: string, by: string, claim: Claim): Promise<Match> {
     const user = await userOf(id)
     if (user?.status === undefined || user.org === undefined) {
       return {
@@ -43,10 +54,10 @@ export function createMatcher (config: Config, redis: RegistryClient): (claims: 
       }
     }
     if (user.status !== 'active') return { ok: false, message: `the keygate user matching ${by} is deactivated` }
-    return { ok: true, user: id, org: user.org, created: false }
+    return { ok: true, user: id, org: user.org, created: false, ...claim }
   }
 
-  async function create (id: string, by: string, email: string | undefined): Promise<Match> {
+  async function create (id: string, by: string, email: string | undefined, claim: Claim): Promise<Match> {
     const make = c.create_users
     if (make === undefined) return { ok: false, message: `no keygate user matches ${by}` }
     if (!NAME.test(id)) {
@@ -73,7 +84,7 @@ export function createMatcher (config: Config, redis: RegistryClient): (claims: 
       }
       throw err
     }
-    return { ok: true, user: id, org: make.org, created: true }
+    return { ok: true, user: id, org: make.org, created: true, ...claim }
   }
 
   async function byEmail (claims: Claims): Promise<Match> {
@@ -84,20 +95,23 @@ export function createMatcher (config: Config, redis: RegistryClient): (claims: 
     const wanted = email.toLowerCase()
     const matches = (await actions.listUsers()).filter((u) => u.email?.toLowerCase() === wanted).map((u) => u.id)
     if (matches.length > 1) return { ok: false, message: `more than one keygate user has ${by}` }
-    if (matches.length === 1) return await found(matches[0] as string, by)
-    return await create(email, by, email)
+    const claim: Claim = { claim: 'email', value: email }
+    if (matches.length === 1) return await found(matches[0] as string, by, claim)
+    return await create(email, by, email, claim)
   }
 
   async function bySub (claims: Claims): Promise<Match> {
     const sub = claims.sub
     const by = `the subject ${sub}`
-    if (!NAME.test(sub)) return await create(sub, by, undefined)
-    const m = await found(sub, by)
+    const claim: Claim = { claim: 'sub', value: sub }
+    if (!NAME.test(sub)) return await create(sub, by, undefined, claim)
+    const m = await found(sub, by, claim)
     if (m.ok || await userOf(sub) !== undefined) return m
     return await create(
       sub,
       by,
-      claims.email_verified === true && typeof claims.email === 'string' ? claims.email : undefined
+      claims.email_verified === true && typeof claims.email === 'string' ? claims.email : undefined,
+      claim
     )
   }
 

@@ -10,9 +10,12 @@
  *                              token, the person is matched to a user, a session is
  *                              begun, and the browser goes to the console
  *
- * Each sign-in begun keeps a small record in Redis for 10 minutes, so a peer address
- * begins at most LOGIN_STARTS_PER_MINUTE a minute (per instance); past that, the
- * console's sign-in page says when to try again.
+ * Each sign-in begun keeps a small record in Redis for 10 minutes, so a client begins
+ * at most LOGIN_STARTS_PER_MINUTE a minute (per instance; the client is the TCP peer, or
+ * the one a trusted proxy reports: behind the TLS proxy every browser shares the proxy's
+ * address), and the instance at most LOGIN_STARTS_PER_MINUTE_IN_ALL (so the records
+ * stored are bounded whatever the number of addresses); past either, the console's
+ * sign-in page says when to try again.
  *
  * Any failure sends the browser to the console's sign-in page with a message in the
  * URL's fragment (never sent to a server, so never in a log) and no session. The log
@@ -22,14 +25,23 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import { SSO_LOGIN_PATH, SSO_PROVIDER_PATH } from '../../config/sso.js'
+import { clientAddressOf } from '../../http/identity-headers.js'
 import { peerOf } from '../../peer.js'
 import { createSignInLimit } from '../api/sign-in-limit.js'
 import { cookieValue, LOGIN_COOKIE, loginCookie, sessionCookie, type Sso } from './index.js'
 
-/** sign-ins begun per peer address and minute: far above a person's, far below a flood's */
+/** sign-ins begun per client address and minute: far above a person's, far below a flood's */
 export const LOGIN_STARTS_PER_MINUTE = 120
+/** sign-ins begun per instance and minute, all clients together: at most 10x this many records stored */
+export const LOGIN_STARTS_PER_MINUTE_IN_ALL = 1200
 
-export function ssoRoutes (app: FastifyInstance, sso: Sso, redirectUri: string, logger: Logger): void {
+export function ssoRoutes (
+  app: FastifyInstance,
+  sso: Sso,
+  o: { redirectUri: string, trustedProxies: readonly string[] },
+  logger: Logger
+): void {
+  const redirectUri = o.redirectUri
   const oidc = sso.oidc
   if (oidc === undefined) return
   const consoleUrl = new URL('/console/', redirectUri).href
@@ -49,13 +61,21 @@ export function ssoRoutes (app: FastifyInstance, sso: Sso, redirectUri: string, 
     await reply.type('application/json; charset=utf-8').send(provider))
 
   const starts = createSignInLimit({ perMinute: LOGIN_STARTS_PER_MINUTE })
+  const allStarts = createSignInLimit({ perMinute: LOGIN_STARTS_PER_MINUTE_IN_ALL })
+  const clientOf = clientAddressOf(o.trustedProxies)
   app.get(SSO_LOGIN_PATH, async (request, reply) => {
-    const start = starts.attempt(peerOf(request.socket.remoteAddress))
+    const start = starts.attempt(peerOf(clientOf(request.raw.socket, request.raw.rawHeaders)))
     if (typeof start === 'number') {
       return fail(request, reply, 'too_many_sign_ins', `too many sign-ins from this address; try again in ${start} s`)
     }
+    const any = allStarts.attempt('(all)')
+    if (typeof any === 'number') {
+      start.passed()
+      return fail(request, reply, 'too_many_sign_ins', `too many sign-ins at once; try again in ${any} s`)
+    }
     // (every start counts, whatever comes of it)
     start.failed()
+    any.failed()
     let begun
     try {
       begun = await oidc.flow.begin()
@@ -87,6 +107,8 @@ export function ssoRoutes (app: FastifyInstance, sso: Sso, redirectUri: string, 
     let match
     try {
       match = await oidc.match(claims)
+      // audited before the session begins: no session without its entry
+      if (match.ok) await oidc.audit(match)
     } catch (err: unknown) {
       return fail(request, reply, 'match_failed', 'the sign-in could not be completed; try again later', err)
     }

@@ -1,14 +1,14 @@
 /**
  * Key records: read as admins see them (never the secret, never its hash), listed
  * through the index sets (the global set, its org's, and its owner's: the user of a
- * personal key, the creating user of a BOT key), and written into a change's
+ * personal key, the user at the root of a BOT key's chain of creators), and written into a change's
  * transaction with their index entries.
  */
 import type { ChainableCommander } from 'ioredis'
 import { parseRateLimit } from '../../config/rate-limit.js'
 import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
 import { parseTimestamp } from '../../registry/records.js'
-import { ownerOf, ownsKey, readCreatedBy } from '../model/actors.js'
+import { ownsKey, readCreatedBy, rootUserOf } from '../model/actors.js'
 import { AdminError } from '../model/errors.js'
 import type { KeyView } from '../model/views.js'
 import type { StoreContext } from './transactions.js'
@@ -22,6 +22,7 @@ const KEY_FIELDS_SHOWN = [
   'status',
   'created_at',
   'created_by',
+  'owner',
   'expires_at',
   'revoked_at',
   'revoked_reason',
@@ -66,7 +67,7 @@ export function keyIndexOf (ctx: StoreContext, filter: KeyFilter): string {
 
 /** What a listing's filter reads of a key. */
 export type MatchedKey =
-  Pick<KeyView, 'id' | 'type' | 'org' | 'user' | 'role' | 'created_by' | 'created_at' | 'last_used_at'> &
+  Pick<KeyView, 'id' | 'type' | 'org' | 'user' | 'role' | 'created_by' | 'owner' | 'created_at' | 'last_used_at'> &
   { name?: string | undefined }
 
 /**
@@ -93,11 +94,11 @@ export function keyMatcher (filter: KeyFilter, now: number): (k: MatchedKey) => 
 }
 
 /**
- * Writes a new key's record and its index entries into `tx`: its owner is its user, or the user who created a BOT
- * key.
+ * Writes a new key's record and its index entries into `tx`: its owner is its user, or the user at the root of a BOT
+ * key's chain of creators.
  */
 export function addKey (ctx: StoreContext, tx: ChainableCommander, id: string, record: Record<string, string>): void {
-  const owner = record.type === 'personal' ? record.user : ownerOf(record.created_by)
+  const owner = rootUserOf({ type: record.type as string, ...record })
   tx.hset(ctx.keys.key(id), record).sadd(ctx.keys.keys, id).sadd(ctx.keys.orgKeys(record.org as string), id)
   if (owner !== undefined) tx.sadd(ctx.keys.userKeys(owner), id)
 }

@@ -1,19 +1,20 @@
 /**
  * Org records (`keygate:org:<org>`): a display name, a rate limit (one bucket shared by
  * every key of the org) and `key_max_ttl`; each shown with its limit's use now. An org
- * exists as a name on users and keys whether or not it has a record. Listed through the
- * orgs index set.
+ * exists as a name on users and keys whether or not it has a record. Listed as Redis
+ * holds them (the orgs index set and a SCAN: record-names.ts).
  */
 import type { ChainableCommander } from 'ioredis'
 import { parseRateLimit } from '../../config/rate-limit.js'
 import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
 import { AdminError } from '../model/errors.js'
 import { orgViewOf, type OrgView } from '../model/views.js'
+import { recordNames } from './record-names.js'
 import { hgetallMany, type StoreContext } from './transactions.js'
 
 /** Org records, each with its limit's use now; `only`: that org's alone. */
 export async function listOrgs (ctx: StoreContext, only?: string, now = Date.now()): Promise<OrgView[]> {
-  const names = only !== undefined ? [only] : (await ctx.redis.smembers(ctx.keys.orgs)).sort()
+  const names = only !== undefined ? [only] : await recordNames(ctx.redis, ctx.keys, 'org')
   const records = await hgetallMany(ctx.redis, names.map((n) => ctx.keys.org(n)))
   const views = names.flatMap((org, i) => {
     const r = records[i]

@@ -1,22 +1,19 @@
 /**
  * The registry as a registry file sees it (model/registry-fields.ts): every role, org
  * record and user, each with the fields of the file's table, and which roles active BOT
- * keys act with (a role they use is never pruned). Read through the index sets, never
- * KEYS or SCAN. And a plan's change, written into a transaction.
+ * keys act with (a role they use is never pruned), and the fields each record holds
+ * beyond the file's (what a file cannot carry, so prune never deletes it). Every
+ * record Redis holds, indexed or not (record-names.ts). And a plan's change, written
+ * into a transaction.
  */
 import type { ChainableCommander } from 'ioredis'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
-import { fileFields, type Change, type Kind, type RegistryState } from '../model/registry-fields.js'
+import { fileFields, unfiledFields, type Change, type Kind, type RegistryState } from '../model/registry-fields.js'
+import { indexOf, recordKey, recordNames } from './record-names.js'
 import { hgetallMany, type StoreContext } from './transactions.js'
 
-export function indexOf (keys: RedisKeys, kind: Kind): string {
-  return kind === 'role' ? keys.roles : kind === 'org' ? keys.orgs : keys.users
-}
-
-export function recordKey (keys: RedisKeys, kind: Kind, name: string): string {
-  return kind === 'role' ? keys.role(name) : kind === 'org' ? keys.org(name) : keys.user(name)
-}
+export { indexOf, recordKey }
 
 /** `beforeRead`: told every record key about to be read (apply WATCHes them first). */
 export async function readState (
@@ -25,17 +22,21 @@ export async function readState (
   beforeRead?: (recordKeys: string[]) => Promise<void>
 ): Promise<RegistryState> {
   const names = {} as Record<Kind, string[]>
-  for (const kind of ['role', 'org', 'user'] as const) names[kind] = (await redis.smembers(indexOf(keys, kind))).sort()
+  for (const kind of ['role', 'org', 'user'] as const) names[kind] = await recordNames(redis, keys, kind)
   const keyIds = await redis.smembers(keys.keys)
   const all = (['role', 'org', 'user'] as const).flatMap((kind) => names[kind].map((n) => recordKey(keys, kind, n)))
   await beforeRead?.(all)
   const hashes = await hgetallMany(redis, all)
   const records: RegistryState['records'] = { role: new Map(), org: new Map(), user: new Map() }
+  const unfiled: RegistryState['unfiled'] = { role: new Map(), org: new Map(), user: new Map() }
   let i = 0
   for (const kind of ['role', 'org', 'user'] as const) {
     for (const name of names[kind]) {
       const h = hashes[i++] ?? {}
-      if (Object.keys(h).length > 0) records[kind].set(name, fileFields(kind, h))
+      if (Object.keys(h).length === 0) continue
+      records[kind].set(name, fileFields(kind, h))
+      const beyond = unfiledFields(kind, h)
+      if (beyond.length > 0) unfiled[kind].set(name, beyond)
     }
   }
   const botKeys = new Map<string, string[]>()
@@ -53,7 +54,7 @@ export async function readState (
       }
     })
   }
-  return { records, botKeys }
+  return { records, botKeys, unfiled }
 }
 
 /** Writes one change of a plan into `tx`: the record, its index entry, a user's org index. */

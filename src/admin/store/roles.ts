@@ -1,11 +1,12 @@
-/** Role records: a name, its permissions, a description and a rate limit; listed through the roles index set. */
+/** Role records: a name, its permissions, a description and a rate limit; listed as Redis holds them (record-names.ts). */
 import type { ChainableCommander } from 'ioredis'
 import { AdminError } from '../model/errors.js'
 import { roleViewOf, type RoleView } from '../model/views.js'
+import { recordNames } from './record-names.js'
 import { hgetallMany, type StoreContext } from './transactions.js'
 
 export async function listRoles (ctx: StoreContext): Promise<RoleView[]> {
-  const names = (await ctx.redis.smembers(ctx.keys.roles)).sort()
+  const names = await recordNames(ctx.redis, ctx.keys, 'role')
   const records = await hgetallMany(ctx.redis, names.map((n) => ctx.keys.role(n)))
   return names.flatMap((name, i) => {
     const r = records[i]

@@ -34,16 +34,19 @@ export async function readSnapshot (
     }
   }
   const lookups = [...new Set(names.imported ?? [])].filter((sha256) => !into.imported.has(sha256))
+  const emails = [...new Set(names.emails ?? [])].filter((e): e is string => e !== undefined && !into.emails.has(e))
   const watched = [
     ...wanted.map(([kind, name]) => redisKey[kind](name)),
-    ...lookups.map((sha256) => keys.imported(sha256))
+    ...lookups.map((sha256) => keys.imported(sha256)),
+    ...emails.map((email) => keys.userEmail(email))
   ]
   if (watched.length === 0) return into
   await conn.watch(...watched)
   // (issued together: one round trip)
-  const [records, ids] = await Promise.all([
+  const [records, ids, holders] = await Promise.all([
     Promise.all(wanted.map(async ([kind, name]) => await conn.hgetall(redisKey[kind](name)))),
-    lookups.length === 0 ? [] : conn.mget(...lookups.map((sha256) => keys.imported(sha256)))
+    lookups.length === 0 ? [] : conn.mget(...lookups.map((sha256) => keys.imported(sha256))),
+    Promise.all(emails.map(async (email) => await conn.get(keys.userEmail(email))))
   ])
   wanted.forEach(([kind, name], i) => {
     const record = records[i] ?? {}
@@ -55,6 +58,10 @@ export async function readSnapshot (
   lookups.forEach((sha256, i) => {
     const id = ids[i]
     if (id !== null && id !== undefined) (into.imported as Map<string, string>).set(sha256, id)
+  })
+  emails.forEach((email, i) => {
+    const id = holders[i]
+    if (id !== null && id !== undefined) (into.emails as Map<string, string>).set(email, id)
   })
   return into
 }

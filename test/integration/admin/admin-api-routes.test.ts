@@ -77,13 +77,13 @@ t.test('every route, as an admin', async (t) => {
       })
 
       await t.test('users: put (201 created, 200 updated), show, list, deactivate and activate on the data plane', async (t) => {
-        const created = await call(gw, 'PUT', `/admin/v1/users/${user}`, cred, { org: 'acme', role, name: 'Erin', email: 'erin@example.com' })
+        const created = await call(gw, 'PUT', `/admin/v1/users/${user}`, cred, { org: 'acme', role, name: 'Erin', email: `${user}@example.com` })
         t.equal(created.status, 201)
         const warnings = [{ field: 'org', reason: 'org "acme" has no record: it has no name and no org rate limit until one is put' }]
-        t.same(created.json(), { id: user, org: 'acme', role, status: 'active', name: 'Erin', email: 'erin@example.com', warnings })
+        t.same(created.json(), { id: user, org: 'acme', role, status: 'active', name: 'Erin', email: `${user}@example.com`, warnings })
         const updated = await call(gw, 'PUT', `/admin/v1/users/${user}`, cred, { org: 'acme', role })
         t.equal(updated.status, 200)
-        t.same((await call(gw, 'GET', `/admin/v1/users/${user}`, cred)).json(), { id: user, org: 'acme', role, status: 'active', name: 'Erin', email: 'erin@example.com' })
+        t.same((await call(gw, 'GET', `/admin/v1/users/${user}`, cred)).json(), { id: user, org: 'acme', role, status: 'active', name: 'Erin', email: `${user}@example.com` })
         const acme = (await call(gw, 'GET', '/admin/v1/users?org=acme', cred)).json() as { users: Array<{ id: string, org: string }> }
         t.ok(acme.users.some((u) => u.id === user))
         t.ok(acme.users.every((u) => u.org === 'acme'), 'filtered by org')

@@ -54,7 +54,7 @@ t.test('a peer whose attempts all passed is not kept', async (t) => {
   t.equal(limit.size(), 0, 'passed: dropped')
 })
 
-t.test('memory is bounded: closed windows go first, then the oldest', async (t) => {
+t.test('memory is bounded: closed windows go first, then unblocked ones; a blocked peer is never forgotten', async (t) => {
   let now = 0
   const limit = createSignInLimit({ perMinute: 1, maxPeers: 3, now: () => now })
   fail(limit, 'old')
@@ -64,10 +64,23 @@ t.test('memory is bounded: closed windows go first, then the oldest', async (t) 
   fail(limit, 'p3')
   t.equal(limit.size(), 3)
   t.ok(typeof limit.attempt('p1') === 'number' && typeof limit.attempt('p2') === 'number' && typeof limit.attempt('p3') === 'number', 'the closed window made room')
-  fail(limit, 'p4')
+  t.equal(limit.attempt('p4'), 60, 'every window blocked: a new peer waits for the oldest to close')
   t.equal(limit.size(), 3, 'never more than maxPeers')
-  t.not(typeof limit.attempt('p1'), 'number', 'the oldest open window was dropped')
-  t.equal(typeof limit.attempt('p4'), 'number')
   for (let i = 0; i < 10_000; i++) fail(limit, `flood${i}`)
   t.equal(limit.size(), 3)
+  t.equal(limit.attempt('p1'), 60, 'the blocked peers are still blocked after a flood of new ones')
+  t.equal(typeof limit.attempt('p3'), 'number')
+  now += 60_000
+  t.equal(fail(limit, 'p4'), 0, 'the windows closed: room again')
+})
+
+t.test('under load, an unblocked window makes room before any blocked one', async (t) => {
+  let now = 0
+  const limit = createSignInLimit({ perMinute: 2, maxPeers: 2, now: () => now })
+  fail(limit, 'blocked')
+  fail(limit, 'blocked')
+  fail(limit, 'once')
+  now = 1000
+  t.equal(fail(limit, 'new'), 0, 'a new peer is counted: the unblocked window made room')
+  t.equal(limit.attempt('blocked'), 59, 'the blocked one stays blocked')
 })

@@ -1,6 +1,6 @@
 /** `created_by` values: typed actors, and how a legacy untyped value is read. */
 import t from 'tap'
-import { isTypedActor, ownerOf, ownsKey, readCreatedBy } from '../../../../src/admin/model/actors.js'
+import { isTypedActor, ownerOf, ownsKey, readCreatedBy, rootUserOf } from '../../../../src/admin/model/actors.js'
 
 t.test('reading a stored created_by', async (t) => {
   const cases: Array<[string | undefined, string | undefined, string | undefined]> = [
@@ -36,4 +36,20 @@ t.test('ownership compares typed values', async (t) => {
     ownsKey('alice', { type: 'personal', user: 'bob', created_by: 'user:alice' }),
     'creating a personal key for someone else does not make it yours'
   )
+})
+
+t.test('a key made by a key belongs to the person at the root of the chain', async (t) => {
+  const rows: Array<[string, Record<string, string>, string | undefined]> = [
+    ['a personal key: its user', { type: 'personal', user: 'bob', owner: 'user:alice' }, 'bob'],
+    ['a BOT key made by a user', { type: 'bot', created_by: 'user:olga' }, 'olga'],
+    ['a BOT key made by a key, with its root', { type: 'bot', created_by: 'key:AbC', owner: 'user:olga' }, 'olga'],
+    ['a BOT key made by a key, without one', { type: 'bot', created_by: 'key:AbC' }, undefined],
+    ['an owner that names no user', { type: 'bot', created_by: 'user:olga', owner: 'cli:root' }, 'olga'],
+    ['the CLI\'s', { type: 'bot', created_by: 'cli:root' }, undefined]
+  ]
+  for (const [what, key, root] of rows) {
+    t.equal(rootUserOf({ type: key.type as string, ...key }), root, what)
+    if (root !== undefined) t.ok(ownsKey(root, { type: key.type as string, ...key }), `${what}: owned`)
+  }
+  t.notOk(ownsKey('mallory', { type: 'bot', created_by: 'key:AbC', owner: 'user:olga' }), 'nobody else')
 })

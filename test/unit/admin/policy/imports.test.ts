@@ -84,6 +84,21 @@ t.test('decideImport: every record good, or nothing, every problem named with it
       allowed({ warnings: [{ field: 'record 3: org', reason: /^record 3: org: org "newco" has no record/ }] })
     ],
     [
+      'a personal key stating its user\'s org',
+      ADMIN,
+      [rec(4, { type: 'personal', user: 'alice', statedOrg: 'acme' })],
+      allowed({ records: [{ org: 'acme', record: { type: 'personal', user: 'alice', org: 'acme' } }] })
+    ],
+    [
+      'a personal key stating another org',
+      ADMIN,
+      [rec(4, { type: 'personal', user: 'alice', statedOrg: 'globex' })],
+      refused({
+        kind: 'invalid',
+        details: [{ field: 'record 4: org', reason: 'record 4: org: user "alice" is not in org "globex"' }]
+      })
+    ],
+    [
       'a self principal',
       SELF,
       [rec(0, { type: 'personal' })],

@@ -88,7 +88,7 @@ t.test('each record\'s checks, with the place and path of the value they concern
     [
       'an empty org record',
       file({ org: { acme: rec('org', 2, {}) } }),
-      [[2, 3, 'orgs.acme', 'an org record needs a name or a rate_limit']]
+      [[2, 3, 'orgs.acme', 'an org record needs a name, a rate_limit or a key_max_ttl']]
     ],
     [
       'an org record that is no name',

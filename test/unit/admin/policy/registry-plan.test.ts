@@ -23,13 +23,22 @@ const file = (records: Partial<Record<Kind, Record<string, DesiredRecord>>>, org
   },
   problems: []
 })
-const state = (records: Partial<Record<Kind, Record<string, Record<string, string>>>>, botKeys: Record<string, string[]> = {}): RegistryState => ({
+const state = (
+  records: Partial<Record<Kind, Record<string, Record<string, string>>>>,
+  botKeys: Record<string, string[]> = {},
+  unfiled: Partial<Record<Kind, Record<string, string[]>>> = {}
+): RegistryState => ({
   records: {
     role: new Map(Object.entries(records.role ?? {})),
     org: new Map(Object.entries(records.org ?? {})),
     user: new Map(Object.entries(records.user ?? {}))
   },
-  botKeys: new Map(Object.entries(botKeys))
+  botKeys: new Map(Object.entries(botKeys)),
+  unfiled: {
+    role: new Map(Object.entries(unfiled.role ?? {})),
+    org: new Map(Object.entries(unfiled.org ?? {})),
+    user: new Map(Object.entries(unfiled.user ?? {}))
+  }
 })
 const registry = state({
   role: { reader: { permissions: 'users:read' }, writer: { permissions: 'users:*', description: 'w' } },
@@ -148,4 +157,21 @@ t.test('planResult: the changes, or every problem in the order of the file, thos
   )
   t.same(result.ok ? [] : result.problems.map((x) => x.path), ['own 2', 'ref 5', 'own 9', 'prune'])
   t.equal(result.ok, false)
+})
+
+t.test('prune: a record holding fields a file cannot carry is never deleted; a policy deleted is named', async (t) => {
+  const held = state(
+    { org: { acme: { name: 'Acme' }, capped: { key_max_ttl: '30d' }, oddco: { name: 'Odd' } } },
+    {},
+    { org: { oddco: ['billing_plan'] } }
+  )
+  const plan = planRegistry(file({ org: { acme: rec(2, { name: 'Acme' }) } }), held, true)
+  t.same(plan.changes, [{ op: 'delete', kind: 'org', name: 'capped', fields: [{ field: 'key_max_ttl', from: '30d' }], fromOrg: undefined }])
+  t.same(plan.problems, [{
+    place: undefined,
+    path: 'orgs.oddco',
+    message: '--prune would delete org "oddco", which holds fields a registry file cannot carry (billing_plan): ' +
+      'keep it in the file, or remove those fields first'
+  }])
+  t.same(planRegistry(file({ org: { acme: rec(2, { name: 'Acme' }) } }), held, false).problems, [], 'without prune: kept')
 })

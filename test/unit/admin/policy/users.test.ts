@@ -8,6 +8,34 @@ import { ADMIN, allowed, judge, ORG, refused, SELF, verdict, world } from '../..
 const snap = world()
 const NAME_HELP = '(letters, digits and _.@:- ; up to 128 characters)'
 
+t.test('decidePutUser: a user\'s email signs a person in: one user\'s, set on another user by an admin only', async (t) => {
+  const held = world({
+    users: {
+      olga: { org: 'acme', role: 'orgadmin', status: 'active', email: 'olga@example.com' },
+      alice: { org: 'acme', role: 'reader', status: 'active', email: 'alice@example.com' },
+      bob: { org: 'acme', role: 'writer', status: 'active', email: 'old@example.com' }
+    },
+    emails: { 'alice@example.com': 'alice', 'gone@example.com': 'bob' }
+  })
+  const put = (email: string): UserInput => ({ org: 'acme', role: 'reader', email })
+  const rows: Array<[string, AdminScope, string, UserInput, unknown]> = [
+    ['org: another user\'s email', ORG, 'alice', put('olga@example.com'), refused({
+      kind: 'forbidden', audit: 'denied', details: [{ field: 'email', reason: 'only keygate:admin sets another user\'s email' }]
+    })],
+    ['org: a new user\'s email', ORG, 'zed', put('zed@example.com'), refused({ kind: 'forbidden' })],
+    ['org: another user\'s email, unchanged (any case)', ORG, 'alice', put('ALICE@example.com'), allowed()],
+    ['org: its own email', ORG, 'olga', { org: 'acme', role: 'orgadmin', email: 'o@example.com' },
+      allowed({ fromEmail: 'olga@example.com' })],
+    ['org: its own, taking another user\'s', ORG, 'olga', { org: 'acme', role: 'orgadmin', email: 'Alice@Example.com' },
+      refused({ kind: 'conflict', details: [{ field: 'email', reason: /another user's/ }] })],
+    ['admin: another user\'s email', ADMIN, 'bob', put('new@example.com'), allowed({ fromEmail: 'old@example.com' })],
+    ['admin: an email the index names for a user who no longer holds it', ADMIN, 'alice', put('gone@example.com'),
+      allowed({ fromEmail: 'alice@example.com' })],
+    ['admin: another user\'s email', ADMIN, 'bob', put('alice@example.com'), refused({ kind: 'conflict' })]
+  ]
+  for (const [what, s, id, input, expected] of rows) judge(t, verdict(() => decidePutUser(s, held, id, input)), expected, what)
+})
+
 t.test('decidePutUser: who may, the id and references, then the fields (a new user active, an existing one keeps its status)', async (t) => {
   const rows: Array<[string, AdminScope, string, UserInput, { createOnly?: boolean }, unknown]> = [
     ['admin: a new user', ADMIN, 'zed', { org: 'acme', role: 'reader', name: 'Zed' }, {}, allowed({
