@@ -10,7 +10,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { AuthFailure } from '../../decision/authenticate-request.js'
 import { extractCredential } from '../../decision/extract-credential.js'
-import { fromAllowedAddress } from '../../decision/decide.js'
+import { fromAllowedAddress } from '../../decision/stages/address.js'
 import type { DecisionFactory } from '../../decision/factory.js'
 import { parseKey } from '../../registry/key-format.js'
 import { scopeOfGrants } from '../model/principal.js'
