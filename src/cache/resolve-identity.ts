@@ -12,39 +12,17 @@
 import type { RedisHealth } from '../registry/redis-client.js'
 import { registryErrorKind } from '../registry/redis-replies.js'
 import type { Chain, RegistryReader } from '../registry/registry-reader.js'
-import { INVALID, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord } from '../registry/records.js'
+import { INVALID, type Invalid, type UserRecord } from '../registry/records.js'
 import { RegistryUnavailable, type Install, type Loader, type ReadThroughCache } from './read-through.js'
 import { cacheName } from './record-cache.js'
 import type { UnknownKeyLimit } from './unknown-key-limit.js'
+import type { Resolved, ResolvedImport, ResolvedUser } from './resolved.js'
 
-/** The records one decision needs; `null` where the record does not exist. */
-export interface Resolved {
-  key: KeyRecord | Invalid | null
-  /** personal keys only */
-  user?: UserRecord | Invalid | null
-  roleName?: string
-  role?: RoleRecord | null
-  /** the key's org record (`keygate:org:<org>`); NO_ORG_RECORD when there is none */
-  org?: OrgRecord | null
-  /** the key was not looked up: the peer's budget of unknown-key lookups is spent */
-  limited?: true
-}
-
-/** A user and its role (null where the record does not exist). */
-export interface ResolvedUser {
-  user: UserRecord | Invalid | null
-  role: RoleRecord | null
-}
+export type { Resolved, ResolvedImport, ResolvedUser } from './resolved.js'
 
 const LIMITED: Resolved = Object.freeze({ key: null, limited: true })
 /** the start of an imported-key lookup's cache name (a key id never has a `:`) */
 const IMPORTED_NAME = cacheName.imported('')
-
-/** An imported key's records, and its key id once the token was found. */
-export interface ResolvedImport {
-  keyId: string | null
-  records: Resolved
-}
 
 const UNKNOWN_IMPORT: ResolvedImport = Object.freeze({ keyId: null, records: Object.freeze({ key: null }) })
 const LIMITED_IMPORT: ResolvedImport = Object.freeze({ keyId: null, records: LIMITED })
@@ -69,9 +47,8 @@ export class IdentityResolver {
 
   /**
    * Resolves from the cache synchronously when it can; otherwise one Redis round trip.
-   * `peer`: the client's address (the TCP peer, or the client a trusted proxy reports), whose misses are charged to its
-   * unknown-key
-   * budget (callers without one, such as the admin sign-in, are not limited here).
+   * `peer`: the client's address (the TCP peer, or the client a trusted proxy reports),
+   * whose misses are charged to its unknown-key budget (callers without one, such as the admin sign-in, are not limited here).
    */
   resolve (keyId: string, now: number = this.now(), peer?: string): Resolved | Promise<Resolved> {
     const { cache, unknownKeys } = this.o
