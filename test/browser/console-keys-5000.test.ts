@@ -17,9 +17,12 @@ const OUT = process.env.KEYGATE_SHOTS ?? fileURLToPath(new URL('../../.scratch/'
 const KEYS = 5000
 const PAGE = 50
 
-/** Waits until `check` holds (the page is driven by the API's answers), else fails naming `what`. */
+/**
+ * Waits until `check` holds (the page is driven by the API's answers), else fails naming `what`.
+ * (A search pages through the org's 5,000 keys a few requests at a time: a minute, for a busy machine.)
+ */
 async function until (what: string, check: () => Promise<boolean>): Promise<void> {
-  if (await eventually(check, 20_000, 50) < 0) throw new Error(`timed out waiting for ${what}`)
+  if (await eventually(check, 60_000, 50) < 0) throw new Error(`timed out waiting for ${what}`)
 }
 
 t.test('an org of 5,000 keys: pages, search and usage from the API', async (t) => {
