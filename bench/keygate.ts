@@ -178,8 +178,9 @@ function benchCache (cache: string | undefined): string {
 function assertionSetup (dir: string, o: KeygateOptions['assertion']): { yaml: string, env: Record<string, string> } {
   if (o === undefined) return { yaml: '', env: {} }
   const file = join(dir, 'assertion.pem')
-  const { privateKey } =
-    o.alg === 'EdDSA' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const { privateKey } = o.alg === 'EdDSA'
+    ? generateKeyPairSync('ed25519')
+    : generateKeyPairSync('ec', { namedCurve: 'P-256' })
   writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 })
   return {
     yaml: `identity: { assertion: { enabled: true, bind: ${o.bind} } }\n`,

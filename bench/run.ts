@@ -159,8 +159,9 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
       const cpu = meter()
       const calls = callsSince(callsBefore, await registryCalls())
       const missesAfter = missesBefore === undefined ? undefined : await s.server.cacheMisses?.()
-      const cacheMisses =
-        missesBefore === undefined || missesAfter === undefined ? undefined : missesAfter - missesBefore
+      const cacheMisses = missesBefore === undefined || missesAfter === undefined
+        ? undefined
+        : missesAfter - missesBefore
       const measured = {
         ...result,
         round,
@@ -174,10 +175,9 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
       }
       measures[i]?.rounds.push(measured)
       const usPerReq = cpuPerReq(measured)
-      const bad =
-        result.unexpectedStatus + result.errors > 0
-          ? `  !!! ${result.unexpectedStatus} unexpected status, ${result.errors} errors`
-          : ''
+      const bad = result.unexpectedStatus + result.errors > 0
+        ? `  !!! ${result.unexpectedStatus} unexpected status, ${result.errors} errors`
+        : ''
       log(`round ${round}/${config.rounds} ${s.scenario.name}: ${result.reqPerSec.toFixed(0)} req/s, ` +
         `p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, CPU server ${pct(cpu.serverPct)} ` +
         `(${usPerReq === undefined ? 'n/a' : usPerReq.toFixed(0)} µs/req${partsNote(measured)}) ` +
