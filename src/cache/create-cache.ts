@@ -53,8 +53,9 @@ export interface Cache {
 export function createCache ({ config, redis, keys, health, logger, onLookupError }: CacheOptions): Cache {
   const records = new RecordCache(config.cache.max_entries, config.cache.negative_max_entries)
   const fills = new FillLimiter({ perSecond: config.cache.fills_per_second, maxWaitMs: config.cache.fill_wait_ms })
-  const tracker =
-    config.cache.enabled && config.cache.tracking ? trackChanges(redis, keys, records, config, logger) : undefined
+  const tracker = config.cache.enabled && config.cache.tracking
+    ? trackChanges(redis, keys, records, config, logger)
+    : undefined
   const tracking = tracker ?? NO_TRACKING
   const resolver = createIdentityResolver(config, redis, {
     records,
