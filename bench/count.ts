@@ -8,7 +8,8 @@
 //                                           keys cycled in order, each request a miss; prints the
 //                                           registry reads per request),
 //                                           authz, hello, hello-node-http,
-//                                           keygate-compare, keygate-cold-compare, authz-compare (BENCH_COMPARE's build)
+//                                           keygate-compare, keygate-cold-compare, authz-compare
+//                                           (BENCH_COMPARE's build)
 // Env: COUNT_WARMUP (default 10000), COUNT_MEASURED (default 3000), COUNT_KEEP=1 keeps the
 // callgrind files (their directory is printed), COUNT_CPU_PROF=<dir>: instead of
 // valgrind, run the server under `node --cpu-prof` into <dir> (JS-level attribution).
@@ -32,13 +33,24 @@ const measured = Number(process.env['COUNT_MEASURED'] ?? '3000')
 const cpuProf = process.env['COUNT_CPU_PROF']
 const dir = mkdtempSync(join(tmpdir(), 'keygate-count-'))
 const launcher = (name: string): Launcher | undefined => cpuProf !== undefined
-  ? { prefix: ['env', `NODE_OPTIONS=--cpu-prof --cpu-prof-dir=${cpuProf} --cpu-prof-name=${name}.cpuprofile`], readyTimeoutMs: 30_000 }
-  : { prefix: ['valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no', `--callgrind-out-file=${join(dir, name)}.%p`], readyTimeoutMs: 600_000 }
+  ? {
+      prefix: ['env', `NODE_OPTIONS=--cpu-prof --cpu-prof-dir=${cpuProf} --cpu-prof-name=${name}.cpuprofile`],
+      readyTimeoutMs: 30_000
+    }
+  : {
+      prefix: [
+        'valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no',
+        `--callgrind-out-file=${join(dir, name)}.%p`
+      ],
+      readyTimeoutMs: 600_000
+    }
 
 /** BENCH_COMPARE's build, for the `*-compare` targets */
 function compareCli (): string {
   const dir = process.env['BENCH_COMPARE']
-  if (dir === undefined || dir === '') throw new Error('the -compare targets need BENCH_COMPARE=<a built keygate checkout>')
+  if (dir === undefined || dir === '') {
+    throw new Error('the -compare targets need BENCH_COMPARE=<a built keygate checkout>')
+  }
   return join(resolve(dir), 'dist/cli/main.js')
 }
 
@@ -78,14 +90,18 @@ async function registryScripts (): Promise<number> {
 }
 
 // the cold-keys row (bench/scenarios.ts): every request a key's first in the process, a
-// miss and at most one registry round trip (shared by the misses of one turn); warm-up and counted requests must not exceed the keys.
+// miss and at most one registry round trip (shared by the misses of one turn); warm-up and
+// counted requests must not exceed the keys.
 // Under valgrind (~50x slower) the default 500 ms command timeout and freshness fail
 // reads and drop tracking (a flush and a refill of every key): both at their most.
 function coldTarget (name: string, compare = false): Target {
   return {
     start: async () => {
       coldKeys()
-      return await startKeygate(compare ? { ...ctx, keygateCli: compareCli() } : ctx, name, { ...cold, launcher: launcher(name) })
+      return await startKeygate(compare ? { ...ctx, keygateCli: compareCli() } : ctx, name, {
+        ...cold,
+        launcher: launcher(name)
+      })
     },
     headers: {},
     headersFor: () => ({ authorization: nextColdAuthorization() }),
@@ -94,8 +110,16 @@ function coldTarget (name: string, compare = false): Target {
 }
 
 const targets: Record<string, Target> = {
-  baseline: { start: async () => await startBaseline(distDir, ctx.originUrl, undefined, launcher('baseline')), headers: {}, host: '127.0.0.1' },
-  reference: { start: async () => await startBaseline(distDir, ctx.originUrl, undefined, launcher('reference'), 'reply-from'), headers: {}, host: '127.0.0.1' },
+  baseline: {
+    start: async () => await startBaseline(distDir, ctx.originUrl, undefined, launcher('baseline')),
+    headers: {},
+    host: '127.0.0.1'
+  },
+  reference: {
+    start: async () => await startBaseline(distDir, ctx.originUrl, undefined, launcher('reference'), 'reply-from'),
+    headers: {},
+    host: '127.0.0.1'
+  },
   keygate: {
     start: async () => {
       const s = await startKeygate(ctx, 'keygate', { ...kg, launcher: launcher('keygate') })
@@ -111,18 +135,49 @@ const targets: Record<string, Target> = {
   // reads and drop tracking (a flush and a refill of every key): both at their most.
   'keygate-cold': coldTarget('keygate-cold'),
   'keygate-cold-compare': coldTarget('keygate-cold-compare', true),
-  'keygate-compare': { start: async () => await startKeygate({ ...ctx, keygateCli: compareCli() }, 'keygate-compare', { ...kg, launcher: launcher('keygate-compare') }), headers: personal },
+  'keygate-compare': {
+    start: async () =>
+      await startKeygate({ ...ctx, keygateCli: compareCli() }, 'keygate-compare', {
+        ...kg,
+        launcher: launcher('keygate-compare')
+      }),
+    headers: personal
+  },
   'authz-compare': {
     start: async () => {
-      const s = await startKeygate({ ...ctx, keygateCli: compareCli() }, 'authz-compare', { ...kg, authz: true, launcher: launcher('authz-compare') })
+      const s = await startKeygate({ ...ctx, keygateCli: compareCli() }, 'authz-compare', {
+        ...kg,
+        authz: true,
+        launcher: launcher('authz-compare')
+      })
       return { ...s, port: s.authzPort ?? 0 }
     },
     headers: traefikDecision(benchKeys.personal.key),
     authz: true
   },
-  'keygate-nolog': { start: async () => await startKeygate(ctx, 'keygate-nolog', { ...kg, logLevel: 'warn', launcher: launcher('keygate-nolog') }), headers: personal },
-  'keygate-nousage': { start: async () => await startKeygate(ctx, 'keygate-nousage', { ...kg, usage: { enabled: false }, launcher: launcher('keygate-nousage') }), headers: personal },
-  'keygate-tracing': { start: async () => await startKeygate(ctx, 'keygate-tracing', { ...kg, tracing: { sampleRatio: 1 }, launcher: launcher('keygate-tracing') }), headers: personal },
+  'keygate-nolog': {
+    start: async () =>
+      await startKeygate(ctx, 'keygate-nolog', { ...kg, logLevel: 'warn', launcher: launcher('keygate-nolog') }),
+    headers: personal
+  },
+  'keygate-nousage': {
+    start: async () =>
+      await startKeygate(ctx, 'keygate-nousage', {
+        ...kg,
+        usage: { enabled: false },
+        launcher: launcher('keygate-nousage')
+      }),
+    headers: personal
+  },
+  'keygate-tracing': {
+    start: async () =>
+      await startKeygate(ctx, 'keygate-tracing', {
+        ...kg,
+        tracing: { sampleRatio: 1 },
+        launcher: launcher('keygate-tracing')
+      }),
+    headers: personal
+  },
   authz: {
     start: async () => {
       const s = await startKeygate(ctx, 'authz', { ...kg, authz: true, launcher: launcher('authz') })
@@ -131,8 +186,18 @@ const targets: Record<string, Target> = {
     headers: traefikDecision(benchKeys.personal.key),
     authz: true
   },
-  hello: { start: async () => await startHello(distDir, undefined, launcher('hello')), headers: traefikDecision(benchKeys.personal.key), host: '127.0.0.1', authz: true },
-  'hello-node-http': { start: async () => await startHello(distDir, undefined, launcher('hello-node-http'), 'node-http'), headers: traefikDecision(benchKeys.personal.key), host: '127.0.0.1', authz: true }
+  hello: {
+    start: async () => await startHello(distDir, undefined, launcher('hello')),
+    headers: traefikDecision(benchKeys.personal.key),
+    host: '127.0.0.1',
+    authz: true
+  },
+  'hello-node-http': {
+    start: async () => await startHello(distDir, undefined, launcher('hello-node-http'), 'node-http'),
+    headers: traefikDecision(benchKeys.personal.key),
+    host: '127.0.0.1',
+    authz: true
+  }
 }
 
 try {
@@ -155,15 +220,30 @@ try {
       continue
     }
     const started = Date.now()
-    const c = await count({ name, start: t.start, host: t.host ?? process.env['HOST'], headers: t.headers, headersFor: t.headersFor, dir, amounts: { warmUp, measured }, path: t.authz === true ? '/' : BENCH_PATH, reads: t.usageWrites ?? t.reads })
+    const c = await count({
+      name,
+      start: t.start,
+      host: t.host ?? process.env['HOST'],
+      headers: t.headers,
+      headersFor: t.headersFor,
+      dir,
+      amounts: { warmUp, measured },
+      path: t.authz === true ? '/' : BENCH_PATH,
+      reads: t.usageWrites ?? t.reads
+    })
     rows.push({ ...c, target: name })
     // (keygate: the usage counter's timed writes that fell in the counted window, each counted in with the requests)
     const writes = c.registryReads === undefined
       ? ''
       : t.usageWrites !== undefined
         ? `, ${c.registryReads} usage writes in the counted window`
-        : `, ${(c.registryReads / measured).toFixed(3)} registry script calls (round trips)/request in the counted window`
-    process.stdout.write(`${name}: main thread ${(c.mainPerReq / 1000).toFixed(1)}k instructions/request, all threads ${(c.allPerReq / 1000).toFixed(1)}k${writes} (${((Date.now() - started) / 1000).toFixed(0)} s)${c.failures.length > 0 ? ` (${c.failures.join('; ')})` : ''}\n`)
+        : `, ${(c.registryReads / measured).toFixed(3)} registry script calls (round trips)/request ` +
+          'in the counted window'
+    process.stdout.write(
+      `${name}: main thread ${(c.mainPerReq / 1000).toFixed(1)}k instructions/request, ` +
+      `all threads ${(c.allPerReq / 1000).toFixed(1)}k${writes} (${((Date.now() - started) / 1000).toFixed(0)} s)` +
+      `${c.failures.length > 0 ? ` (${c.failures.join('; ')})` : ''}\n`
+    )
   }
 } finally {
   await origin.stop()

@@ -46,7 +46,10 @@ let coldSeeded: { url: string, done: Promise<void> } | undefined
 let users = 0
 
 /** A redis-server of the benchmark's, on the load generator's CPU. */
-export async function startBenchRedis (ctx: ScenarioContext, name = 'redis'): Promise<{ url: string, server: ChildServer }> {
+export async function startBenchRedis (
+  ctx: ScenarioContext,
+  name = 'redis'
+): Promise<{ url: string, server: ChildServer }> {
   const port = await freePort()
   const server = await spawnServer({
     name,
@@ -71,7 +74,15 @@ async function sharedRedis (ctx: ScenarioContext): Promise<{ url: string, server
 
 /** A key record as the registry holds it (org acme, active). */
 export function keyRecord (key: NewKey, fields: Record<string, string>): Record<string, string> {
-  return { hash: key.hash, org: 'acme', name: 'bench', status: 'active', created_at: new Date().toISOString(), created_by: 'bench', ...fields }
+  return {
+    hash: key.hash,
+    org: 'acme',
+    name: 'bench',
+    status: 'active',
+    created_at: new Date().toISOString(),
+    created_by: 'bench',
+    ...fields
+  }
 }
 
 export async function seed (url: string): Promise<void> {
@@ -83,8 +94,20 @@ export async function seed (url: string): Promise<void> {
     .hset(k.user('bench-user'), { org: 'acme', role: 'reader', status: 'active' })
     .hset(k.key(benchKeys.personal.id), keyRecord(benchKeys.personal, { type: 'personal', user: 'bench-user' }))
     .hset(k.key(benchKeys.bot.id), keyRecord(benchKeys.bot, { type: 'bot', role: 'reader' }))
-    .hset(k.key(benchKeys.limited.id), keyRecord(benchKeys.limited, { type: 'personal', user: 'bench-user', rate_limit: BENCH_RATE_LIMIT }))
-    .hset(k.key(benchImported.id), { org: 'acme', name: 'bench', status: 'active', created_at: new Date().toISOString(), created_by: 'bench', type: 'personal', user: 'bench-user', hash: importedSha, imported: 'key' })
+    .hset(k.key(benchKeys.limited.id), keyRecord(benchKeys.limited, {
+      type: 'personal', user: 'bench-user', rate_limit: BENCH_RATE_LIMIT
+    }))
+    .hset(k.key(benchImported.id), {
+      org: 'acme',
+      name: 'bench',
+      status: 'active',
+      created_at: new Date().toISOString(),
+      created_by: 'bench',
+      type: 'personal',
+      user: 'bench-user',
+      hash: importedSha,
+      imported: 'key'
+    })
     .set(k.imported(importedSha), benchImported.id)
     .exec()
   client.disconnect()
@@ -122,7 +145,10 @@ export interface KeygateOptions {
   stripPrefix?: boolean
 }
 
-/** The prefix of the strip_prefix row: `/strip/api/v1/users` reaches the origin as BENCH_PATH, as the headline's request does. */
+/**
+ * The prefix of the strip_prefix row: `/strip/api/v1/users` reaches the origin as BENCH_PATH, as the headline's
+ * request does.
+ */
 export const STRIP_PREFIX = '/strip'
 
 /** The `usage` section for the config file ('' when the row leaves the defaults). */
@@ -152,9 +178,14 @@ function benchCache (cache: string | undefined): string {
 function assertionSetup (dir: string, o: KeygateOptions['assertion']): { yaml: string, env: Record<string, string> } {
   if (o === undefined) return { yaml: '', env: {} }
   const file = join(dir, 'assertion.pem')
-  const { privateKey } = o.alg === 'EdDSA' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const { privateKey } = o.alg === 'EdDSA'
+    ? generateKeyPairSync('ed25519')
+    : generateKeyPairSync('ec', { namedCurve: 'P-256' })
   writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 })
-  return { yaml: `identity: { assertion: { enabled: true, bind: ${o.bind} } }\n`, env: { KEYGATE_ASSERTION_KEY_FILE: file } }
+  return {
+    yaml: `identity: { assertion: { enabled: true, bind: ${o.bind} } }\n`,
+    env: { KEYGATE_ASSERTION_KEY_FILE: file }
+  }
 }
 
 export interface KeygateServer extends RunningServer {
@@ -225,7 +256,11 @@ export function callsSince (before: RegistryCalls, after: RegistryCalls): Regist
   return { scripts: after.scripts - before.scripts, records: after.records - before.records }
 }
 
-export async function startKeygate (ctx: ScenarioContext, name: string, o: KeygateOptions = {}): Promise<KeygateServer> {
+export async function startKeygate (
+  ctx: ScenarioContext,
+  name: string,
+  o: KeygateOptions = {}
+): Promise<KeygateServer> {
   const shared = o.redisUrl === undefined ? await sharedRedis(ctx) : undefined
   const url = o.redisUrl ?? shared?.url ?? ''
   if (shared !== undefined) users++
@@ -234,7 +269,10 @@ export async function startKeygate (ctx: ScenarioContext, name: string, o: Keyga
   const config = join(dir, 'keygate.yaml')
   const assertion = assertionSetup(dir, o.assertion)
   const sink = o.tracing === undefined ? undefined : await startOtlpSink(ctx.distDir, ctx.auxCpus)
-  const tracing = o.tracing === undefined || sink === undefined ? '' : `tracing: { otlp_endpoint: "http://127.0.0.1:${sink.port}/v1/traces", sample_ratio: ${o.tracing.sampleRatio} }\n`
+  const tracing = o.tracing === undefined || sink === undefined
+    ? ''
+    : `tracing: { otlp_endpoint: "http://127.0.0.1:${sink.port}/v1/traces", ` +
+      `sample_ratio: ${o.tracing.sampleRatio} }\n`
   const strip = o.stripPrefix === true
   const stripRoute = strip ? `  - { prefix: ${STRIP_PREFIX}, upstream: core, strip_prefix: true }\n` : ''
   const stripRule = strip ? `  - { method: GET, path: ${STRIP_PREFIX}${BENCH_PATH}, permissions: [users:read] }\n` : ''
@@ -254,7 +292,10 @@ ${assertion.yaml}${tracing}${usageSection(o.usage)}`)
   const authzPort = o.authz === true ? await freePort() : undefined
   const gateway = await spawnServer({
     name,
-    ...nodeCommand([ctx.keygateCli ?? KEYGATE_CLI, 'serve', ...(o.workers === undefined ? [] : ['--workers', String(o.workers)])], o.launcher),
+    ...nodeCommand(
+      [ctx.keygateCli ?? KEYGATE_CLI, 'serve', ...(o.workers === undefined ? [] : ['--workers', String(o.workers)])],
+      o.launcher
+    ),
     env: {
       KEYGATE_CONFIG: config,
       KEYGATE_REDIS_URL: url,
@@ -296,7 +337,9 @@ export async function seedPersonalKeys (client: Redis, count: number, usedAt?: s
   const keys: NewKey[] = []
   let batch = client.pipeline()
   for (let r = 0; r < 10; r++) batch.hset(k.role(`role${r}`), { permissions: 'users:read orgs:read' })
-  for (let u = 0; u < 1000; u++) batch.hset(k.user(`user${u}`), { org: 'acme', role: `role${u % 10}`, status: 'active' })
+  for (let u = 0; u < 1000; u++) {
+    batch.hset(k.user(`user${u}`), { org: 'acme', role: `role${u % 10}`, status: 'active' })
+  }
   for (let i = 0; i < count; i++) {
     const key = generateKey('kg_')
     keys.push(key)

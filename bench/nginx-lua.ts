@@ -91,7 +91,8 @@ if not cached then
   sock:setkeepalive(10000, 16)
   if not rec or rec.status ~= "active" or sha256_hex(secret) ~= rec.hash then
     cached = "401"
-  elseif not user or user.status ~= "active" or not role or not (" " .. (role.permissions or "") .. " "):find(" users:read ", 1, true) then
+  elseif not user or user.status ~= "active" or not role
+      or not (" " .. (role.permissions or "") .. " "):find(" users:read ", 1, true) then
     cached = "403"
   else
     cached = table.concat({ id, rec.type, rec.user, user.org, user.role }, "\\n")

@@ -21,7 +21,15 @@ import { applyPinning } from './pinning.js'
 import { killAllSync, stopAll, unexpectedExits } from './process.js'
 import { peakRssKiB } from './procfs.js'
 import { findProblems, markdown, type RunInfo } from './report.js'
-import { authorizerScenarios, baselineScenario, compareScenarios, controlScenario, helloScenario, keygateScenarios, referenceScenario } from './scenarios.js'
+import {
+  authorizerScenarios,
+  baselineScenario,
+  compareScenarios,
+  controlScenario,
+  helloScenario,
+  keygateScenarios,
+  referenceScenario
+} from './scenarios.js'
 import { BENCH_PATH, startOrigin } from './servers.js'
 import { cpuPerReq, summarize, type RoundMeasure, type ScenarioMeasures } from './summary.js'
 import type { RunningServer, Scenario, ScenarioContext } from './types.js'
@@ -51,7 +59,9 @@ function runInfo (config: BenchConfig, pinningNote: string): RunInfo {
     pinning: pinningNote,
     settings: `autocannon ${config.connections} connections, pipelining ${config.pipelining}, ` +
       `${config.rounds} interleaved rounds × ${config.durationSec} s per scenario, ` +
-      (config.freshProcesses ? `each on a new server process after its own ${config.warmupSec} s warm-up, ` : `one server process per scenario for the whole run after one ${config.warmupSec} s warm-up, `) +
+      (config.freshProcesses
+        ? `each on a new server process after its own ${config.warmupSec} s warm-up, `
+        : `one server process per scenario for the whole run after one ${config.warmupSec} s warm-up, `) +
       `GET ${BENCH_PATH}, origin stub in its own process`
   }
 }
@@ -59,7 +69,8 @@ function runInfo (config: BenchConfig, pinningNote: string): RunInfo {
 interface Started { scenario: Scenario, server: RunningServer, url: string }
 
 /** A filter part matches a name it is in; one ending in `$`, a name ending with the rest. */
-const matches = (name: string, part: string): boolean => part.endsWith('$') ? name.endsWith(part.slice(0, -1)) : name.includes(part)
+const matches = (name: string, part: string): boolean =>
+  part.endsWith('$') ? name.endsWith(part.slice(0, -1)) : name.includes(part)
 
 /**
  * The baseline, the scenarios whose name contains the filter (or one of its
@@ -67,15 +78,23 @@ const matches = (name: string, part: string): boolean => part.endsWith('$') ? na
  */
 function selected (filter: string | undefined, all: readonly Scenario[]): Scenario[] {
   const parts = filter?.split('|').filter((p) => p !== '')
-  const names = new Set(all.filter((s, i) => i === 0 || parts === undefined || parts.some((p) => matches(s.name, p))).map((s) => s.name))
+  const names = new Set(
+    all.filter((s, i) => i === 0 || parts === undefined || parts.some((p) => matches(s.name, p))).map((s) => s.name)
+  )
   for (const s of all) if (names.has(s.name) && s.compareWith !== undefined) names.add(s.compareWith)
-  for (const name of names) if (!all.some((s) => s.name === name)) throw new Error(`a scenario is compared with "${name}", which is not in the list`)
+  for (const name of names) {
+    if (!all.some((s) => s.name === name)) {
+      throw new Error(`a scenario is compared with "${name}", which is not in the list`)
+    }
+  }
   return all.filter((s) => names.has(s.name))
 }
 
 /** ", nginx 30 + keygate 40" for a server made of parts */
 function partsNote (m: RoundMeasure): string {
-  const parts = Object.entries(m.partsCpuPct ?? {}).map(([label, pct]) => `${label} ${(cpuPerReq({ serverCpuPct: pct, reqPerSec: m.reqPerSec }) ?? 0).toFixed(0)}`)
+  const parts = Object.entries(m.partsCpuPct ?? {}).map(
+    ([label, pct]) => `${label} ${(cpuPerReq({ serverCpuPct: pct, reqPerSec: m.reqPerSec }) ?? 0).toFixed(0)}`
+  )
   return parts.length === 0 ? '' : `: ${parts.join(' + ')}`
 }
 
@@ -87,14 +106,24 @@ async function start (scenario: Scenario): Promise<Started> {
 async function measure (config: BenchConfig, started: Started[], helperPids: number[]): Promise<ScenarioMeasures[]> {
   const load = (durationSec: number): LoadSettings =>
     ({ connections: config.connections, pipelining: config.pipelining, durationSec })
-  const target = (s: Started): RoundTarget =>
-    ({ url: s.url, headers: s.scenario.headers, headersFor: s.scenario.headersFor, expectedStatus: s.scenario.expectedStatus })
+  const target = (s: Started): RoundTarget => ({
+    url: s.url,
+    headers: s.scenario.headers,
+    headersFor: s.scenario.headersFor,
+    expectedStatus: s.scenario.expectedStatus
+  })
 
   const measures: ScenarioMeasures[] = []
   for (const s of started) {
     log(`warm-up ${s.scenario.name} (${config.warmupSec} s)`)
     const warmup = await runRound(target(s), load(config.warmupSec))
-    measures.push({ name: s.scenario.name, expectedStatus: s.scenario.expectedStatus, warmups: [warmup], rounds: [], peakRssKiB: undefined })
+    measures.push({
+      name: s.scenario.name,
+      expectedStatus: s.scenario.expectedStatus,
+      warmups: [warmup],
+      rounds: [],
+      peakRssKiB: undefined
+    })
     await delay(PAUSE_BETWEEN_ROUNDS_MS)
   }
   // a server's peak RSS, kept across its restarts
@@ -130,11 +159,25 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
       const cpu = meter()
       const calls = callsSince(callsBefore, await registryCalls())
       const missesAfter = missesBefore === undefined ? undefined : await s.server.cacheMisses?.()
-      const cacheMisses = missesBefore === undefined || missesAfter === undefined ? undefined : missesAfter - missesBefore
-      const measured = { ...result, round, serverCpuPct: cpu.serverPct, loadgenCpuPct: cpu.loadgenPct, otherCpuPct: cpu.otherPct, registryScripts: calls.scripts, registryRecords: calls.records, cacheMisses, partsCpuPct: cpu.partsPct }
+      const cacheMisses = missesBefore === undefined || missesAfter === undefined
+        ? undefined
+        : missesAfter - missesBefore
+      const measured = {
+        ...result,
+        round,
+        serverCpuPct: cpu.serverPct,
+        loadgenCpuPct: cpu.loadgenPct,
+        otherCpuPct: cpu.otherPct,
+        registryScripts: calls.scripts,
+        registryRecords: calls.records,
+        cacheMisses,
+        partsCpuPct: cpu.partsPct
+      }
       measures[i]?.rounds.push(measured)
       const usPerReq = cpuPerReq(measured)
-      const bad = result.unexpectedStatus + result.errors > 0 ? `  !!! ${result.unexpectedStatus} unexpected status, ${result.errors} errors` : ''
+      const bad = result.unexpectedStatus + result.errors > 0
+        ? `  !!! ${result.unexpectedStatus} unexpected status, ${result.errors} errors`
+        : ''
       log(`round ${round}/${config.rounds} ${s.scenario.name}: ${result.reqPerSec.toFixed(0)} req/s, ` +
         `p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, CPU server ${pct(cpu.serverPct)} ` +
         `(${usPerReq === undefined ? 'n/a' : usPerReq.toFixed(0)} µs/req${partsNote(measured)}) ` +
@@ -162,7 +205,9 @@ async function main (): Promise<number> {
       serverCpus: pinning.serverCpus,
       auxCpus: pinning.auxCpus,
       distDir,
-      compareCli: process.env.BENCH_COMPARE === undefined || process.env.BENCH_COMPARE === '' ? undefined : `${process.env.BENCH_COMPARE.replace(/\/$/, '')}/dist/cli/main.js`
+      compareCli: process.env.BENCH_COMPARE === undefined || process.env.BENCH_COMPARE === ''
+        ? undefined
+        : `${process.env.BENCH_COMPARE.replace(/\/$/, '')}/dist/cli/main.js`
     }
     const scenarios = selected(config.filter, [
       baselineScenario(ctx), controlScenario(ctx), referenceScenario(ctx), ...keygateScenarios(ctx),
@@ -178,19 +223,30 @@ async function main (): Promise<number> {
       const against = s.scenario.compareWith ?? started[0]?.scenario.name
       const j = started.findIndex((x) => x.scenario.name === against)
       const reference = started[j]?.scenario
-      const label = reference === undefined ? 'baseline' : reference.label ?? reference.name.split(':')[0] ?? reference.name
+      const label = reference === undefined
+        ? 'baseline'
+        : reference.label ?? reference.name.split(':')[0] ?? reference.name
       return { ...summarize(measures[i] as ScenarioMeasures, measures[j], label), target: s.scenario.target }
     })
     const problems = findProblems(summaries, unexpectedExits())
     for (const [i, s] of started.entries()) {
       const summary = summaries[i]
       const maxScripts = s.scenario.maxScriptsPer1k
-      if (maxScripts !== undefined && summary !== undefined && !(summary.scriptsPer1k <= maxScripts)) problems.failures.push(`"${s.scenario.name}": ${summary.scriptsPer1k.toFixed(2)} registry script calls per 1,000 responses, above the ${maxScripts} target`)
+      if (maxScripts !== undefined && summary !== undefined && !(summary.scriptsPer1k <= maxScripts)) {
+        problems.failures.push(`"${s.scenario.name}": ${summary.scriptsPer1k.toFixed(2)} registry script calls ` +
+          `per 1,000 responses, above the ${maxScripts} target`)
+      }
       const maxRecords = s.scenario.maxRecordsPer1k
-      if (maxRecords !== undefined && summary !== undefined && !(summary.recordsPer1k <= maxRecords)) problems.failures.push(`"${s.scenario.name}": ${summary.recordsPer1k.toFixed(2)} registry records read per 1,000 responses, above the ${maxRecords} target`)
+      if (maxRecords !== undefined && summary !== undefined && !(summary.recordsPer1k <= maxRecords)) {
+        problems.failures.push(`"${s.scenario.name}": ${summary.recordsPer1k.toFixed(2)} registry records read ` +
+          `per 1,000 responses, above the ${maxRecords} target`)
+      }
       const maxPerMiss = s.scenario.maxScriptsPerMiss
       const perMiss = summary?.scriptsPerMiss
-      if (maxPerMiss !== undefined && !(perMiss !== undefined && perMiss <= maxPerMiss)) problems.failures.push(`"${s.scenario.name}": ${perMiss?.toFixed(3) ?? 'unknown'} registry round trips per cache miss, above the ${maxPerMiss} target`)
+      if (maxPerMiss !== undefined && !(perMiss !== undefined && perMiss <= maxPerMiss)) {
+        problems.failures.push(`"${s.scenario.name}": ${perMiss?.toFixed(3) ?? 'unknown'} registry round trips ` +
+          `per cache miss, above the ${maxPerMiss} target`)
+      }
     }
     const info = runInfo(config, pinning.note)
 

@@ -5,7 +5,17 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { coldKeyCount, coldKeys, nextColdAuthorization } from './cold-keys.js'
 import { FORGED_IDS, nextForgedForeignToken, nextForgedKey } from './forged-keys.js'
-import { BENCH_RATE_LIMIT, benchImported, benchKeys, PREFIX, seed, startBenchRedis, startKeygate, STRIP_PREFIX, type KeygateOptions } from './keygate.js'
+import {
+  BENCH_RATE_LIMIT,
+  benchImported,
+  benchKeys,
+  PREFIX,
+  seed,
+  startBenchRedis,
+  startKeygate,
+  STRIP_PREFIX,
+  type KeygateOptions
+} from './keygate.js'
 import { startNginx } from './nginx.js'
 import { startNginxLua } from './nginx-lua.js'
 import type { ChildServer } from './process.js'
@@ -74,7 +84,12 @@ export function referenceScenario (ctx: ScenarioContext): Scenario {
 export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
   const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` })
   return [
-    { name: KEYGATE_PROXY, label: 'keygate proxy', start: async () => await startKeygate(ctx, 'keygate-cached'), headers: bearer(benchKeys.personal.key) },
+    {
+      name: KEYGATE_PROXY,
+      label: 'keygate proxy',
+      start: async () => await startKeygate(ctx, 'keygate-cached'),
+      headers: bearer(benchKeys.personal.key)
+    },
     {
       // the headline with the upstream as three targets of the same origin stub, balanced round robin
       name: 'keygate: personal key, cache warm, 3 targets (round robin)',
@@ -84,8 +99,16 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       }),
       headers: bearer(benchKeys.personal.key)
     },
-    { name: 'keygate: BOT key, cache warm', start: async () => await startKeygate(ctx, 'keygate-bot'), headers: bearer(benchKeys.bot.key) },
-    { name: 'keygate: personal key, cache warm, request log off', start: async () => await startKeygate(ctx, 'keygate-nolog', { logLevel: 'silent' }), headers: bearer(benchKeys.personal.key) },
+    {
+      name: 'keygate: BOT key, cache warm',
+      start: async () => await startKeygate(ctx, 'keygate-bot'),
+      headers: bearer(benchKeys.bot.key)
+    },
+    {
+      name: 'keygate: personal key, cache warm, request log off',
+      start: async () => await startKeygate(ctx, 'keygate-nolog', { logLevel: 'silent' }),
+      headers: bearer(benchKeys.personal.key)
+    },
     {
       name: `keygate: personal key with a rate limit (${BENCH_RATE_LIMIT}), cache warm: one Lua call per request`,
       // usage counting off: its writes are EVALSHAs too, and Redis counts them with the reads
@@ -108,21 +131,24 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
     {
       name: 'keygate: personal key, cache warm, assertion bind: identity (ES256)',
       compareWith: KEYGATE_PROXY,
-      start: async () => await startKeygate(ctx, 'keygate-assert-identity', { assertion: { bind: 'identity', alg: 'ES256' } }),
+      start: async () =>
+        await startKeygate(ctx, 'keygate-assert-identity', { assertion: { bind: 'identity', alg: 'ES256' } }),
       headers: bearer(benchKeys.personal.key),
       target: { cpuRatio: 0.95 }
     },
     {
       name: 'keygate: personal key, cache warm, assertion bind: request (ES256)',
       compareWith: KEYGATE_PROXY,
-      start: async () => await startKeygate(ctx, 'keygate-assert-request', { assertion: { bind: 'request', alg: 'ES256' } }),
+      start: async () =>
+        await startKeygate(ctx, 'keygate-assert-request', { assertion: { bind: 'request', alg: 'ES256' } }),
       headers: bearer(benchKeys.personal.key),
       target: { cpuRatio: 0.75 }
     },
     {
       name: 'keygate: personal key, cache warm, assertion bind: request (EdDSA)',
       compareWith: KEYGATE_PROXY,
-      start: async () => await startKeygate(ctx, 'keygate-assert-request-eddsa', { assertion: { bind: 'request', alg: 'EdDSA' } }),
+      start: async () =>
+        await startKeygate(ctx, 'keygate-assert-request-eddsa', { assertion: { bind: 'request', alg: 'EdDSA' } }),
       headers: bearer(benchKeys.personal.key),
       target: { cpuRatio: 0.75 }
     },
@@ -135,7 +161,8 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       headers: bearer(benchKeys.personal.key)
     },
     {
-      name: 'keygate: personal key, cache warm, usage counting on (the headline\'s settings; ratio: counting on / counting off)',
+      name: 'keygate: personal key, cache warm, usage counting on ' +
+        '(the headline\'s settings; ratio: counting on / counting off)',
       compareWith: KEYGATE_NO_USAGE,
       start: async () => await startKeygate(ctx, 'keygate-usage'),
       headers: bearer(benchKeys.personal.key),
@@ -152,7 +179,8 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
     },
     {
       // every request a miss: nearly all the key's first in the process
-      name: `keygate: cold keys, ${coldKeyCount().toLocaleString('en')} distinct personal keys cycled in order (a cache miss per request; the misses of one event-loop turn share one Redis round trip)`,
+      name: `keygate: cold keys, ${coldKeyCount().toLocaleString('en')} distinct personal keys cycled in order ` +
+        '(a cache miss per request; the misses of one event-loop turn share one Redis round trip)',
       start: async () => {
         coldKeys()
         // usage counting off: its writes (one EVALSHA per 500 keys) would be counted as reads
@@ -163,10 +191,20 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       maxScriptsPerMiss: 1,
       target: { cpuRatio: 0.8 }
     },
-    { name: 'keygate: personal key, cache disabled (Redis per request)', start: async () => await startKeygate(ctx, 'keygate-nocache', { cache: '{ enabled: false }' }), headers: bearer(benchKeys.personal.key) },
-    { name: 'keygate: malformed keys (401, no Redis)', start: async () => await startKeygate(ctx, 'keygate-malformed'), headers: bearer('kg_not-a-real-key'), expectedStatus: 401 },
     {
-      name: `keygate: unknown well-formed keys, ${FORGED_IDS.toLocaleString('en')} distinct forged ids (401, per-peer limit)`,
+      name: 'keygate: personal key, cache disabled (Redis per request)',
+      start: async () => await startKeygate(ctx, 'keygate-nocache', { cache: '{ enabled: false }' }),
+      headers: bearer(benchKeys.personal.key)
+    },
+    {
+      name: 'keygate: malformed keys (401, no Redis)',
+      start: async () => await startKeygate(ctx, 'keygate-malformed'),
+      headers: bearer('kg_not-a-real-key'),
+      expectedStatus: 401
+    },
+    {
+      name: `keygate: unknown well-formed keys, ${FORGED_IDS.toLocaleString('en')} distinct forged ids ` +
+        '(401, per-peer limit)',
       start: async () => await startKeygate(ctx, 'keygate-unknown'),
       headers: {},
       headersFor: () => bearer(nextForgedKey()),
@@ -176,7 +214,8 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
     // imported keys (docs/imports.md): a foreign token has no checksum to refuse it
     // locally, so the unknown-key budget and the negative cache are all that keep Redis out
     {
-      name: `keygate: unknown foreign-format tokens, accept_imported on, ${FORGED_IDS.toLocaleString('en')} distinct forged tokens (401, per-peer limit)`,
+      name: 'keygate: unknown foreign-format tokens, accept_imported on, ' +
+        `${FORGED_IDS.toLocaleString('en')} distinct forged tokens (401, per-peer limit)`,
       start: async () => await startKeygate(ctx, 'keygate-unknown-foreign', { keys: '{ accept_imported: true }' }),
       headers: {},
       headersFor: () => bearer(nextForgedForeignToken()),
@@ -191,7 +230,11 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       maxRecordsPer1k: 1,
       target: { cpuRatio: 0.9 }
     },
-    { name: 'keygate: personal key, --workers 2, unpinned', start: async () => await startKeygate(ctx, 'keygate-workers', { workers: 2 }), headers: bearer(benchKeys.personal.key) }
+    {
+      name: 'keygate: personal key, --workers 2, unpinned',
+      start: async () => await startKeygate(ctx, 'keygate-workers', { workers: 2 }),
+      headers: bearer(benchKeys.personal.key)
+    }
   ]
 }
 
@@ -282,7 +325,10 @@ async function startNginxLuaAuth (ctx: ScenarioContext): Promise<RunningServer> 
   }
 }
 
-/** docs/authorizer.md's nginx asking node:http's hello world (bench/hello.ts), which allows everything: both on the server core. */
+/**
+ * docs/authorizer.md's nginx asking node:http's hello world (bench/hello.ts), which allows everything: both on the
+ * server core.
+ */
 async function startNginxHello (ctx: ScenarioContext): Promise<RunningServer> {
   const hello = await startHello(ctx.distDir, ctx.serverCpus, undefined, 'node-http')
   let nginx: ChildServer
@@ -333,7 +379,8 @@ export function authorizerScenarios (ctx: ScenarioContext): Scenario[] {
     {
       name: 'authz: personal key, cache warm, assertion bind: identity (ES256)',
       compareWith: AUTHZ_CACHED,
-      start: async () => await startAuthorizer(ctx, 'keygate-authz-assert-identity', { assertion: { bind: 'identity', alg: 'ES256' } }),
+      start: async () =>
+        await startAuthorizer(ctx, 'keygate-authz-assert-identity', { assertion: { bind: 'identity', alg: 'ES256' } }),
       path: '/',
       headers: traefikDecision(benchKeys.personal.key),
       target: { cpuRatio: 0.95 }
@@ -341,7 +388,8 @@ export function authorizerScenarios (ctx: ScenarioContext): Scenario[] {
     {
       name: 'authz: personal key, cache warm, assertion bind: request (ES256)',
       compareWith: AUTHZ_CACHED,
-      start: async () => await startAuthorizer(ctx, 'keygate-authz-assert-request', { assertion: { bind: 'request', alg: 'ES256' } }),
+      start: async () =>
+        await startAuthorizer(ctx, 'keygate-authz-assert-request', { assertion: { bind: 'request', alg: 'ES256' } }),
       path: '/',
       headers: traefikDecision(benchKeys.personal.key),
       target: { cpuRatio: 0.75 }
@@ -390,6 +438,12 @@ export function compareScenarios (ctx: ScenarioContext): Scenario[] {
   if (!existsSync(keygateCli)) throw new Error(`BENCH_COMPARE: no ${keygateCli} (run npm run build there first)`)
   const theirs = { ...ctx, keygateCli }
   const rows = [...keygateScenarios(theirs), ...authorizerScenarios(theirs)]
-  const wanted = (name: string): boolean => name === KEYGATE_PROXY || name === AUTHZ_CACHED || name.startsWith('keygate: cold keys') || name.startsWith('keygate: personal key, cache warm, tracing on')
-  return rows.filter((s) => wanted(s.name)).map((s) => ({ ...s, name: `compare build: ${s.name}`, label: undefined, target: undefined }))
+  const wanted = (name: string): boolean =>
+    name === KEYGATE_PROXY ||
+    name === AUTHZ_CACHED ||
+    name.startsWith('keygate: cold keys') ||
+    name.startsWith('keygate: personal key, cache warm, tracing on')
+  return rows
+    .filter((s) => wanted(s.name))
+    .map((s) => ({ ...s, name: `compare build: ${s.name}`, label: undefined, target: undefined }))
 }

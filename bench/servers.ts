@@ -29,7 +29,13 @@ Promise<ChildServer & { targets: string[] }> {
  * Plain fastify + @fastify/http-proxy, no auth (or, `proxy: 'reply-from'`, fastify +
  * @fastify/reply-from). Ready once a request round-trips to the origin.
  */
-export async function startBaseline (distDir: string, originUrl: string, cpus: string | undefined, launcher?: Launcher, proxy: 'http-proxy' | 'reply-from' = 'http-proxy'): Promise<ChildServer> {
+export async function startBaseline (
+  distDir: string,
+  originUrl: string,
+  cpus: string | undefined,
+  launcher?: Launcher,
+  proxy: 'http-proxy' | 'reply-from' = 'http-proxy'
+): Promise<ChildServer> {
   const port = await freePort()
   return await spawnServer({
     name: proxy === 'http-proxy' ? 'baseline' : 'reference',
@@ -58,7 +64,12 @@ export async function startOtlpSink (distDir: string, cpus: string | undefined):
 }
 
 /** The hello-world (bench/hello.ts): 200, empty body, for any GET; fastify's, or node:http's alone. */
-export async function startHello (distDir: string, cpus: string | undefined, launcher?: Launcher, server: 'fastify' | 'node-http' = 'fastify'): Promise<ChildServer> {
+export async function startHello (
+  distDir: string,
+  cpus: string | undefined,
+  launcher?: Launcher,
+  server: 'fastify' | 'node-http' = 'fastify'
+): Promise<ChildServer> {
   const port = await freePort()
   return await spawnServer({
     name: server === 'fastify' ? 'hello' : 'hello-node-http',

@@ -19,7 +19,14 @@ import type { FastifyRequest } from 'fastify'
 
 const k = generateKey('kg_')
 const parsed = parseKey(k.key, 'kg_')
-const key = parseKeyRecord({ type: 'personal', hash: k.hash, org: 'acme', user: 'alice', status: 'active', name: 'bench' })
+const key = parseKeyRecord({
+  type: 'personal',
+  hash: k.hash,
+  org: 'acme',
+  user: 'alice',
+  status: 'active',
+  name: 'bench'
+})
 const user = parseUserRecord({ org: 'acme', role: 'reader', status: 'active' })
 const role = parseRoleRecord({ permissions: 'users:read' })
 if (typeof parsed === 'string' || key === INVALID || user === INVALID) throw new Error('fixture')
@@ -28,7 +35,16 @@ const who = authenticate(parsed, records, Date.now())
 if (!who.ok) throw new Error('fixture')
 const identity: Identity = who.identity
 
-const rawHeaders = ['Host', 'localhost:8080', 'Authorization', `Bearer ${k.key}`, 'Connection', 'keep-alive', 'User-Agent', 'autocannon']
+const rawHeaders = [
+  'Host',
+  'localhost:8080',
+  'Authorization',
+  `Bearer ${k.key}`,
+  'Connection',
+  'keep-alive',
+  'User-Agent',
+  'autocannon'
+]
 const match = compileRules([
   { method: 'GET', path: '/api/v1/users', permissions: ['users:read'] },
   { method: '*', path: '/api/v1/orgs/:org/*', permissions: ['orgs:read'], org_param: 'org' }
@@ -65,7 +81,24 @@ const stages: Array<[string, () => unknown]> = [
   ['6 authenticate (incl. secret check)', () => authenticate(parsed, records, Date.now())],
   ['7 match rule + authorize', () => authorize(identity, match('GET', '/api/v1/users'))],
   ['8 upstream request headers', () => rewrite(request, upstreamHeaders)],
-  ['9 request log line (JSON.stringify)', () => JSON.stringify({ level: 30, time: Date.now(), pid: 1, req_id: request.id, method: 'GET', path: '/api/v1/users', status: 200, key_id: parsed.id, reason: 'allowed', rule: 0, latency_ms: 1.234, msg: 'request' })],
+  [
+    '9 request log line (JSON.stringify)',
+    () =>
+      JSON.stringify({
+        level: 30,
+        time: Date.now(),
+        pid: 1,
+        req_id: request.id,
+        method: 'GET',
+        path: '/api/v1/users',
+        status: 200,
+        key_id: parsed.id,
+        reason: 'allowed',
+        rule: 0,
+        latency_ms: 1.234,
+        msg: 'request'
+      })
+  ],
   ['10 metrics (2 clock reads, 3 records)', () => {
     metrics.auth.fromCache()
     timing.upstreamSentAt = performance.now()

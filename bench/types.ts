@@ -52,11 +52,17 @@ export interface Scenario {
   headers: Record<string, string>
   /** Headers built for each request, merged over `headers` (e.g. a new key every request). */
   headersFor?: () => Record<string, string>
-  /** The run fails when the registry's scripts ran more often than this per 1,000 responses (its round trips: keygate.ts `RegistryCalls`). */
+  /**
+   * The run fails when the registry's scripts ran more often than this per 1,000 responses (its round trips:
+   * keygate.ts `RegistryCalls`).
+   */
   maxScriptsPer1k?: number
   /** The run fails when the registry read more records than this per 1,000 responses (an unknown key's read is one). */
   maxRecordsPer1k?: number
-  /** The run fails when the registry's scripts ran more often than this per cache miss (`cacheMisses`): round trips per miss. */
+  /**
+   * The run fails when the registry's scripts ran more often than this per cache miss (`cacheMisses`): round trips
+   * per miss.
+   */
   maxScriptsPerMiss?: number
   /** Request path. Default '/api/v1/users'. */
   path?: string
@@ -76,7 +82,10 @@ export interface ScenarioContext {
   originTargets?: string[]
   /** `taskset -c` CPU list for servers under test; undefined when not pinning. */
   serverCpus: string | undefined
-  /** CPU list of the load generator and origin, for helper processes (e.g. redis-server); undefined when not pinning. */
+  /**
+   * CPU list of the load generator and origin, for helper processes (e.g. redis-server); undefined when not
+   * pinning.
+   */
   auxCpus: string | undefined
   /** Absolute path of the bench's build directory (bench/dist/, holding origin.js and baseline.js). */
   distDir: string

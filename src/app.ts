@@ -87,7 +87,11 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
 
   const redis = createRedis(config.redis)
   const health = new RedisHealth(redis)
-  lifecycle.add({ name: 'registry connection', start: () => { health.start() }, stop: () => { health.stop(); redis.disconnect() } })
+  lifecycle.add({
+    name: 'registry connection',
+    start: () => { health.start() },
+    stop: () => { health.stop(); redis.disconnect() }
+  })
   const keys = redisKeys(config.redis.prefix)
   // Every metric (src/metrics/): the stages add to plain counters, read when /metrics is scraped.
   const metrics = createMetrics({
@@ -101,7 +105,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   redis.on('error', () => { metrics.redis.connectionError() })
   // The cache of parsed records, kept current by push invalidation, read through by the
   // resolver within the fill budget, and refilled ahead of the requests (src/cache/).
-  const cache = createCache({ config, redis, keys, health, logger, onLookupError: (err) => { metrics.redis.lookupError(err) } })
+  const cache = createCache({
+    config, redis, keys, health, logger, onLookupError: (err) => { metrics.redis.lookupError(err) }
+  })
   for (const part of cache.background) lifecycle.add(part)
 
   // (its own connection: a flush, up to a few hundred script calls, never queues ahead
@@ -115,7 +121,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     retentionMs: parseDuration(config.usage.retention) ?? 90 * 86_400_000,
     maxKeys: config.usage.max_keys,
     // the message only: the error's command (ioredis keeps its arguments, key ids among them) is not logged
-    onError: (err) => { logger.warn({ err: { message: (err as Error).message } }, 'usage: counts could not be written; they are dropped') },
+    onError: (err) => {
+      logger.warn({ err: { message: (err as Error).message } }, 'usage: counts could not be written; they are dropped')
+    },
     meter: metrics.usage
   })
   // the last counts: a graceful stop loses none
@@ -133,12 +141,16 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     defaultLimit: config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default),
     onError: config.rate_limits.on_error
   })
-  metrics.observe({ cacheStats: cache.stats, rateLimitBlocked: () => blocked.size(Date.now()), usageHeld: () => counter.held })
+  metrics.observe({
+    cacheStats: cache.stats, rateLimitBlocked: () => blocked.size(Date.now()), usageHeld: () => counter.held
+  })
 
   // The decision, receive to rate limits, one function for the data plane and the authorizer
   const decisions = decisionFactory(config, cache.resolver, PROXIED_METHODS)
   // (rate_limits.anonymous: public rules without a key, per client address, in this process)
-  const anonymousRate = config.rate_limits.anonymous === undefined ? undefined : parseRateLimit(config.rate_limits.anonymous)
+  const anonymousRate = config.rate_limits.anonymous === undefined
+    ? undefined
+    : parseRateLimit(config.rate_limits.anonymous)
   const anonymous = anonymousRate === undefined ? undefined : anonymousLimit(anonymousRate)
   const decider = decisions.decider({ limiter, meter: metrics.auth, anonymous })
   // ...and without the rate limits (nor the decision metrics), for open WebSockets decided again on a change
@@ -173,7 +185,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing })
     : undefined
   // first to stop: no new request, and those in flight answered (and counted)
-  lifecycle.add({ name: 'listeners', stop: async () => { await Promise.allSettled([data.close(), admin.close(), authz?.close()]) } })
+  lifecycle.add({
+    name: 'listeners', stop: async () => { await Promise.allSettled([data.close(), admin.close(), authz?.close()]) }
+  })
   lifecycle.start()
 
   return {

@@ -58,7 +58,10 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 
 /** Bodies are immutable per code, so they are serialised once. */
 const BODIES = Object.fromEntries(
-  Object.entries(ERRORS).map(([code, e]) => [code, JSON.stringify({ error: { code, message: e.message, status: e.status } })])
+  Object.entries(ERRORS).map(([code, e]) => [
+    code,
+    JSON.stringify({ error: { code, message: e.message, status: e.status } })
+  ])
 ) as Record<ErrorCode, string>
 
 export function errorBody (code: ErrorCode): string {

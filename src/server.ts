@@ -57,17 +57,25 @@ async function listenAs (setting: string, plane: FastifyInstance, hostPort: stri
 export async function startGateway (config: Config): Promise<KeygateApp> {
   const app = await buildApp(config)
   if (!await app.health.waitUp(START_WAIT_MS)) {
-    app.logger.warn({ waited_ms: START_WAIT_MS }, 'Redis did not answer; listening anyway: requests needing the registry get 503 until it does')
+    app.logger.warn(
+      { waited_ms: START_WAIT_MS },
+      'Redis did not answer; listening anyway: requests needing the registry get 503 until it does'
+    )
   }
   try {
     await listenAs('listen', app.data, config.listen)
     await listenAs('admin_listen', app.admin, config.admin_listen)
-    if (app.authz !== undefined && config.authz_listen !== undefined) await listenAs('authz_listen', app.authz, config.authz_listen)
+    if (app.authz !== undefined && config.authz_listen !== undefined) {
+      await listenAs('authz_listen', app.authz, config.authz_listen)
+    }
   } catch (err: unknown) {
     await app.close()
     throw err
   }
-  app.logger.info({ listen: config.listen, admin_listen: config.admin_listen, authz_listen: config.authz_listen }, 'keygate listening')
+  app.logger.info(
+    { listen: config.listen, admin_listen: config.admin_listen, authz_listen: config.authz_listen },
+    'keygate listening'
+  )
   return app
 }
 
@@ -90,7 +98,11 @@ export async function serve (config: Config, opts: ServeOptions = {}): Promise<v
   boundHeapGrowth()
   if ((opts.workers ?? 1) > 1 && !isWorker()) {
     // a worker's own grace, and a moment for it to exit
-    supervise({ workers: opts.workers ?? 1, logger: createLogger(config.log.level), stopTimeoutMs: config.shutdown_grace_ms + 2000 })
+    supervise({
+      workers: opts.workers ?? 1,
+      logger: createLogger(config.log.level),
+      stopTimeoutMs: config.shutdown_grace_ms + 2000
+    })
     return
   }
   let app: KeygateApp
@@ -109,7 +121,10 @@ export async function serve (config: Config, opts: ServeOptions = {}): Promise<v
     closing = true
     app.logger.info({ signal, grace_ms: config.shutdown_grace_ms }, 'keygate shutting down')
     const force = setTimeout(() => {
-      app.logger.warn({ grace_ms: config.shutdown_grace_ms }, 'shutdown_grace_ms passed with requests still in flight; exiting')
+      app.logger.warn(
+        { grace_ms: config.shutdown_grace_ms },
+        'shutdown_grace_ms passed with requests still in flight; exiting'
+      )
       flushLogger(app.logger).finally(() => process.exit(1))
     }, config.shutdown_grace_ms)
     force.unref()

@@ -66,7 +66,12 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
   await app.register(adminApi, { ...o, sso, prefix: '/admin/v1' })
   await app.register(consolePlugin, { ...o, sso, prefix: '/console' })
   if (o.config.sso.oidc !== undefined) {
-    ssoRoutes(app, sso, { redirectUri: o.config.sso.oidc.redirect_uri, trustedProxies: o.config.trusted_proxies }, o.logger)
+    ssoRoutes(
+      app,
+      sso,
+      { redirectUri: o.config.sso.oidc.redirect_uri, trustedProxies: o.config.trusted_proxies },
+      o.logger
+    )
   }
 
   await app.ready()

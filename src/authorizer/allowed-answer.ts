@@ -53,7 +53,11 @@ export function allowedAnswer ({ headerPrefix, assertions, tracing }: AllowedAns
   const withUser = removal(notSet)
   const noUser = removal([...notSet, `${headerPrefix.toLowerCase()}user-id`])
   const prefix = headerPrefix.toLowerCase()
-  const anonymous = removal(['authorization', assertionHeader, ...['key-id', 'key-type', 'user-id', 'org-id', 'role'].map((n) => prefix + n)])
+  const anonymous = removal([
+    'authorization',
+    assertionHeader,
+    ...['key-id', 'key-type', 'user-id', 'org-id', 'role'].map((n) => prefix + n)
+  ])
 
   return (identity, requestId, trace, method, target, now, keyHeader) => {
     const headers = identityHeaders(identity, requestId)
@@ -62,7 +66,13 @@ export function allowedAnswer ({ headerPrefix, assertions, tracing }: AllowedAns
     if (trace.tracestate !== undefined) headers.tracestate = trace.tracestate
     if (assertions !== undefined && identity !== undefined) {
       const q = target.indexOf('?')
-      headers[assertionHeader] = assertions.forRequest(identity, method, q === -1 ? target : target.slice(0, q), requestId, now)
+      headers[assertionHeader] = assertions.forRequest(
+        identity,
+        method,
+        q === -1 ? target : target.slice(0, q),
+        requestId,
+        now
+      )
     }
     const remove = identity === undefined ? anonymous : identity.userId === undefined ? noUser : withUser
     return { status: 200, headers, remove: keyHeader === undefined ? remove : removal([...remove.names, keyHeader]) }

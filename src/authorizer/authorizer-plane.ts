@@ -123,7 +123,9 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     const original = originalRequest(headers, request.method, own, pathPrefix, proxy)
     if (!original.ok) {
       if (original.problem === 'ambiguous') request.kg.via = 'ambiguous'
-      return original.problem === 'outside_path_prefix' ? deny(reply, 'not_found', 'no_route') : deny(reply, 'bad_request', 'bad_request')
+      return original.problem === 'outside_path_prefix'
+        ? deny(reply, 'not_found', 'no_route')
+        : deny(reply, 'bad_request', 'bad_request')
     }
     request.kg.via = original.via
     request.kg.method = original.method
@@ -140,10 +142,20 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     )
   })
   // never reached: the hook above answers every request
-  app.route({ method: PROXIED_METHODS as string[], url: '/', handler: async (_request, reply) => sendError(reply, 'internal_error') })
+  app.route({
+    method: PROXIED_METHODS as string[],
+    url: '/',
+    handler: async (_request, reply) => sendError(reply, 'internal_error')
+  })
 
   // 5. the answer
-  function answer (request: FastifyRequest, reply: FastifyReply, v: TargetVerdict, now: number, originalTarget: string): FastifyReply {
+  function answer (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    v: TargetVerdict,
+    now: number,
+    originalTarget: string
+  ): FastifyReply {
     const state = request.kg
     if (v.target !== undefined) {
       state.path = v.target.path
@@ -158,20 +170,35 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     }
     // (the route's key header travels no further either)
     const keyHeader = v.target?.route.keyHeader
-    const allowed = writeAllowed(identity, request.id, state.trace, state.method ?? request.method, originalTarget, now, keyHeader)
+    const allowed = writeAllowed(
+      identity,
+      request.id,
+      state.trace,
+      state.method ?? request.method,
+      originalTarget,
+      now,
+      keyHeader
+    )
     reply.code(allowed.status).headers(allowed.headers)
     reply.header('x-envoy-auth-headers-to-remove', allowed.remove.list)
     return reply.send()
   }
 
   if (assertions !== undefined && pathPrefix === '') {
-    logger.warn({ path: JWKS_PATH }, `authz: with authz.path_prefix empty, ${JWKS_PATH} on the authorizer listener answers the JWK Set, which an Envoy ext_authz filter would take as "allowed" for that path; set authz.path_prefix for Envoy`)
+    logger.warn(
+      { path: JWKS_PATH },
+      `authz: with authz.path_prefix empty, ${JWKS_PATH} on the authorizer listener answers the JWK Set, ` +
+      'which an Envoy ext_authz filter would take as "allowed" for that path; set authz.path_prefix for Envoy'
+    )
   }
   await app.ready()
   return app
 }
 
-/** The original request's Host: the proxy's `X-Forwarded-Host` (Traefik; nginx as docs/authorizer.md sets it), else `Host`. */
+/**
+ * The original request's Host: the proxy's `X-Forwarded-Host` (Traefik; nginx as docs/authorizer.md sets it),
+ * else `Host`.
+ */
 function originalHost (req: IncomingMessage): string | undefined {
   const forwarded = req.headers['x-forwarded-host']
   return typeof forwarded === 'string' ? forwarded : req.headers.host

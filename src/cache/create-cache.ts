@@ -53,24 +53,60 @@ export interface Cache {
 export function createCache ({ config, redis, keys, health, logger, onLookupError }: CacheOptions): Cache {
   const records = new RecordCache(config.cache.max_entries, config.cache.negative_max_entries)
   const fills = new FillLimiter({ perSecond: config.cache.fills_per_second, maxWaitMs: config.cache.fill_wait_ms })
-  const tracker = config.cache.enabled && config.cache.tracking ? trackChanges(redis, keys, records, config, logger) : undefined
+  const tracker = config.cache.enabled && config.cache.tracking
+    ? trackChanges(redis, keys, records, config, logger)
+    : undefined
   const tracking = tracker ?? NO_TRACKING
-  const resolver = createIdentityResolver(config, redis, { records, tracking, fills, health, onLookupError, limitUnknownKeys: true })
+  const resolver = createIdentityResolver(config, redis, {
+    records,
+    tracking,
+    fills,
+    health,
+    onLookupError,
+    limitUnknownKeys: true
+  })
   const warmUp = config.cache.warm_up
     ? async (): Promise<string[]> => await recentlyUsedKeyIds(redis, keys.usage, config.cache.max_entries)
     : undefined
-  const refill = new Refill({ limiter: fills, read: (id) => resolver.refill(id), session: () => tracking.since, logger, warmUp })
+  const refill = new Refill({
+    limiter: fills,
+    read: (id) => resolver.refill(id),
+    session: () => tracking.since,
+    logger,
+    warmUp
+  })
   tracker?.onEstablished((held, first) => { refill.established(held, first) })
 
   const background: Background[] = []
-  if (tracker !== undefined) background.push({ name: 'push invalidation', start: () => { tracker.start() }, stop: async () => { await tracker.stop() } })
+  if (tracker !== undefined) {
+    background.push({
+      name: 'push invalidation',
+      start: () => {
+        tracker.start()
+      },
+      stop: async () => {
+        await tracker.stop()
+      }
+    })
+  }
   background.push({ name: 'refill', stop: () => { refill.stop() } })
-  const stats = (): CacheStats => ({ ...records.counters, entries: records.size, trackingUp: tracking.up, trackingSince: tracking.since })
+  const stats = (): CacheStats => ({
+    ...records.counters,
+    entries: records.size,
+    trackingUp: tracking.up,
+    trackingSince: tracking.since
+  })
   return { records, tracking, fills, refill, resolver, stats, background }
 }
 
 /** Push invalidation of the cache: every write to a key, user, role or org record, by anyone. */
-function trackChanges (redis: RegistryClient, keys: RedisKeys, records: RecordCache, config: Config, logger: Logger): InvalidationTracker {
+function trackChanges (
+  redis: RegistryClient,
+  keys: RedisKeys,
+  records: RecordCache,
+  config: Config,
+  logger: Logger
+): InvalidationTracker {
   const connections = trackingConnections(redis, keys.keys)
   const tracker = new InvalidationTracker({
     connect: connections.connect,
@@ -99,7 +135,11 @@ export interface ResolverParts {
  * budget and unknown-key budget) or, with `cache.enabled` false or no `records`, one
  * that reads Redis every time (`keygate check`).
  */
-export function createIdentityResolver (config: Config, redis: RegistryClient, parts: ResolverParts = {}): IdentityResolver {
+export function createIdentityResolver (
+  config: Config,
+  redis: RegistryClient,
+  parts: ResolverParts = {}
+): IdentityResolver {
   const enabled = config.cache.enabled && parts.records !== undefined
   const health = parts.health ?? new RedisHealth(redis)
   const cache = new ReadThroughCache({

@@ -5,7 +5,8 @@
  *
  * Mechanism: Redis server-assisted client-side caching in broadcasting mode. One
  * dedicated connection runs
- *   CLIENT TRACKING on REDIRECT <its own id> BCAST PREFIX <p>key: PREFIX <p>user: PREFIX <p>role: PREFIX <p>org: PREFIX <p>imported:
+ *   CLIENT TRACKING on REDIRECT <its own id> BCAST
+ *     PREFIX <p>key: PREFIX <p>user: PREFIX <p>role: PREFIX <p>org: PREFIX <p>imported:
  *   SUBSCRIBE __redis__:invalidate
  * and from then on receives, on that channel, the name of every key under those
  * prefixes that any client modifies (null for FLUSHDB/FLUSHALL). Index sets, usage,
@@ -151,7 +152,9 @@ export class InvalidationTracker implements Tracking {
       this.sub = sub
       this.missedPings = 0
       sub.on('ready', () => {
-        this.establish(sub).catch((err: unknown) => { this.o.logger.error({ err }, 'cache: invalidation setup failed') })
+        this.establish(sub).catch((err: unknown) => {
+          this.o.logger.error({ err }, 'cache: invalidation setup failed')
+        })
       })
       sub.on('error', () => {}) // 'end' follows; the state change happens there
       sub.on('end', () => { if (this.sub === sub) this.reconnect('connection closed') })
@@ -208,7 +211,10 @@ export class InvalidationTracker implements Tracking {
       await sub.subscribe(CHANNEL)
     } catch (err: unknown) {
       // e.g. an ACL that forbids CLIENT TRACKING: the resolver falls back to its TTL
-      this.o.logger.warn({ err: { message: (err as Error).message } }, 'cache: push invalidation could not be established; using the TTL')
+      this.o.logger.warn(
+        { err: { message: (err as Error).message } },
+        'cache: push invalidation could not be established; using the TTL'
+      )
       this.failures = Math.max(this.failures, 4) // retry about once a second
       if (this.sub === sub) this.reconnect('setup failed')
       return

@@ -48,7 +48,8 @@ export class IdentityResolver {
   /**
    * Resolves from the cache synchronously when it can; otherwise one Redis round trip.
    * `peer`: the client's address (the TCP peer, or the client a trusted proxy reports),
-   * whose misses are charged to its unknown-key budget (callers without one, such as the admin sign-in, are not limited here).
+   * whose misses are charged to its unknown-key budget (callers without one, such as the admin sign-in, are not
+   * limited here).
    */
   resolve (keyId: string, now: number = this.now(), peer?: string): Resolved | Promise<Resolved> {
     const { cache, unknownKeys } = this.o

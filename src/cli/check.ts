@@ -32,19 +32,37 @@ function printHuman (e: Explanation): void {
     const r = e.route
     const hosts = r.hosts === undefined ? '' : ` (hosts ${r.hosts.join(' ')})`
     const forwarded = r.forwarded_path === undefined ? '' : `, forwarded as ${r.forwarded_path}`
-    lines.push(`  route     ${r.prefix}${hosts} -> upstream ${r.upstream}${forwarded}${r.key_header === undefined ? '' : `; key also in ${r.key_header}`}`)
+    lines.push(`  route     ${r.prefix}${hosts} -> upstream ${r.upstream}${forwarded}` +
+      `${r.key_header === undefined ? '' : `; key also in ${r.key_header}`}`)
   }
-  if (e.key_id !== undefined) lines.push(`  key       ${e.key_id}${e.key_type !== undefined ? ` (${e.key_type}${e.user_id !== undefined ? `, user ${e.user_id}` : ''}, org ${e.org ?? '?'})` : ''}`)
-  if (e.role !== undefined) lines.push(`  role      ${e.role}: ${(e.role_permissions ?? e.permissions)?.join(' ') ?? ''}`.trimEnd())
+  if (e.key_id !== undefined) {
+    lines.push(`  key       ${e.key_id}${e.key_type !== undefined
+      ? ` (${e.key_type}${e.user_id !== undefined ? `, user ${e.user_id}` : ''}, org ${e.org ?? '?'})`
+      : ''}`)
+  }
+  if (e.role !== undefined) {
+    lines.push(`  role      ${e.role}: ${(e.role_permissions ?? e.permissions)?.join(' ') ?? ''}`.trimEnd())
+  }
   if (e.scope !== undefined) lines.push(`  scope     ${e.scope.join(' ')}`)
   if (e.role !== undefined) lines.push(`  effective ${e.permissions?.join(' ') || '(nothing)'}`)
-  if (e.allowed_cidrs !== undefined) lines.push(`  addresses ${e.allowed_cidrs.join(' ')} (from ${e.from ?? 'no address: give --from <ip>'})`)
+  if (e.allowed_cidrs !== undefined) {
+    lines.push(`  addresses ${e.allowed_cidrs.join(' ')} (from ${e.from ?? 'no address: give --from <ip>'})`)
+  }
   if (e.refused_by !== undefined) lines.push(`  refused   by the ${e.refused_by.join(' and the ')}`)
-  if (e.rule?.public === true) lines.push(`  rule      #${e.rule.index} ${e.rule.method} ${e.rule.path} is public (no key needed)`)
-  else if (e.rule !== undefined) lines.push(`  rule      #${e.rule.index} ${e.rule.method} ${e.rule.path} requires ${e.rule.permissions.join(' ') || '(nothing)'}${e.rule.org_param !== undefined ? `, org_param ${e.rule.org_param}` : ''}`)
-  else if (e.reason === 'no_rule') lines.push('  rule      none matches (default deny)')
-  if (e.rate_limits !== undefined) lines.push(`  limits    ${Object.entries(e.rate_limits).map(([level, limit]) => `${level} ${limit}`).join(', ')} (the strictest decides; not counted by a check)`)
-  if (e.headers !== undefined) for (const [name, value] of Object.entries(e.headers)) lines.push(`  header    ${name}: ${value}`)
+  if (e.rule?.public === true) {
+    lines.push(`  rule      #${e.rule.index} ${e.rule.method} ${e.rule.path} is public (no key needed)`)
+  } else if (e.rule !== undefined) {
+    lines.push(`  rule      #${e.rule.index} ${e.rule.method} ${e.rule.path} requires ` +
+      `${e.rule.permissions.join(' ') || '(nothing)'}` +
+      `${e.rule.org_param !== undefined ? `, org_param ${e.rule.org_param}` : ''}`)
+  } else if (e.reason === 'no_rule') lines.push('  rule      none matches (default deny)')
+  if (e.rate_limits !== undefined) {
+    lines.push(`  limits    ${Object.entries(e.rate_limits).map(([level, limit]) => `${level} ${limit}`).join(', ')} ` +
+      '(the strictest decides; not counted by a check)')
+  }
+  if (e.headers !== undefined) {
+    for (const [name, value] of Object.entries(e.headers)) lines.push(`  header    ${name}: ${value}`)
+  }
   process.stdout.write(lines.join('\n') + '\n')
 }
 
@@ -60,12 +78,15 @@ export function checkCommand (program: Command): void {
     .option('--host <name>', 'the Host header to decide for (routes with hosts)')
     .option('--anonymous', 'decide a request without a key (a public rule\'s); no key is read')
     .option('--json', 'print the result as JSON')
-    .action(async (method: string, path: string, opts: { json?: boolean, from?: string, host?: string, anonymous?: boolean }) => {
+    .action(async (method: string, path: string,
+      opts: { json?: boolean, from?: string, host?: string, anonymous?: boolean }) => {
       const key = opts.anonymous === true ? undefined : await readKey()
       const explanation = await withRegistry(async ({ config, redis }) =>
         await explain(config, redis, method.toUpperCase(), path, key, opts.from, opts.host))
       // the gateway would answer 503; the check itself could not decide
-      if (explanation.reason === 'registry_unavailable' || explanation.reason === 'registry_busy') throw new RedisUnreachable(explanation.reason)
+      if (explanation.reason === 'registry_unavailable' || explanation.reason === 'registry_busy') {
+        throw new RedisUnreachable(explanation.reason)
+      }
       if (opts.json === true) printJson(explanation)
       else printHuman(explanation)
       // a script (a CI step) can gate on the answer: 0 allow, 3 deny

@@ -53,14 +53,21 @@ export interface Explanation {
  * `from`: the client address to decide for (a key bound to addresses is refused without one);
  * `key` undefined: a request without a credential (a public rule's); `host`: its Host header.
  */
-export async function explain (config: Config, redis: RegistryClient, method: string, target: string, key: string | undefined,
-  from?: string, host?: string): Promise<Explanation> {
+export async function explain (config: Config, redis: RegistryClient, method: string, target: string,
+  key: string | undefined, from?: string, host?: string): Promise<Explanation> {
   // Redis itself, no cache; the rate limits shown below, never counted
   const defaultLimit = config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default)
   const limiter = previewLimiter(defaultLimit)
   const decider = decisionFactory(config, createIdentityResolver(config, redis), PROXIED_METHODS).decider({ limiter })
   // receive to rate limits, as the gateway decides
-  const v = await decider.decideTarget(method, target, key === undefined ? [] : ['Authorization', `Bearer ${key}`], from, Date.now(), host)
+  const v = await decider.decideTarget(
+    method,
+    target,
+    key === undefined ? [] : ['Authorization', `Bearer ${key}`],
+    from,
+    Date.now(),
+    host
+  )
 
   const out: Explanation = { allowed: false, status: 400, reason: v.ok ? 'allowed' : v.reason, method }
   const path = v.target !== undefined ? v.target.path : v.path
@@ -76,8 +83,17 @@ export async function explain (config: Config, redis: RegistryClient, method: st
   if (!v.ok && v.keyId !== undefined) out.key_id = v.keyId
   if (from !== undefined) out.from = from
   if (id !== undefined) {
-    Object.assign(out, { key_id: id.keyId, key_type: id.type, user_id: id.userId, org: id.org, role: id.role, permissions: [...id.grants.permissions] })
-    if (id.scope !== undefined) Object.assign(out, { scope: [...id.scope.permissions], role_permissions: [...id.roleGrants?.permissions ?? []] })
+    Object.assign(out, {
+      key_id: id.keyId,
+      key_type: id.type,
+      user_id: id.userId,
+      org: id.org,
+      role: id.role,
+      permissions: [...id.grants.permissions]
+    })
+    if (id.scope !== undefined) {
+      Object.assign(out, { scope: [...id.scope.permissions], role_permissions: [...id.roleGrants?.permissions ?? []] })
+    }
     if (id.addresses !== undefined) out.allowed_cidrs = [...id.addresses.cidrs]
   }
   if (v.rule !== undefined) {
@@ -105,7 +121,8 @@ export async function explain (config: Config, redis: RegistryClient, method: st
     if (Object.keys(limits).length > 0) out.rate_limits = limits
   }
   if (!v.ok) return { ...out, status: ERRORS[v.code].status, code: v.code, reason: v.reason }
-  const headersFor = (id: typeof v.identity): Record<string, string> => identityHeaders(config.identity.header_prefix, id, '(generated per request)')
+  const headersFor = (id: typeof v.identity): Record<string, string> =>
+    identityHeaders(config.identity.header_prefix, id, '(generated per request)')
   if (v.identity === undefined) {
     // a public rule, no key: no credential read, no Redis; the anonymous limit per client address
     if (config.rate_limits.anonymous !== undefined) out.rate_limits = { anonymous: config.rate_limits.anonymous }

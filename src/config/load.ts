@@ -35,7 +35,8 @@ export interface LoadOptions {
   forServing?: boolean
 }
 
-export function loadConfig (file: string = configFile(), env: NodeJS.ProcessEnv = process.env, opts: LoadOptions = {}): Config {
+export function loadConfig (file: string = configFile(), env: NodeJS.ProcessEnv = process.env,
+  opts: LoadOptions = {}): Config {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
@@ -48,11 +49,14 @@ export function loadConfig (file: string = configFile(), env: NodeJS.ProcessEnv 
   return parseConfig(text, env, file, opts)
 }
 
-export function parseConfig (text: string, env: NodeJS.ProcessEnv = {}, source = 'config', opts: LoadOptions = {}): Config {
+export function parseConfig (text: string, env: NodeJS.ProcessEnv = {}, source = 'config',
+  opts: LoadOptions = {}): Config {
   const doc = parseDocument(text, { prettyErrors: true })
   if (doc.errors.length > 0) throw new ConfigError(source, doc.errors.map((e) => `YAML: ${e.message}`))
   const raw: unknown = toJS(doc, source) ?? {}
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(source, ['the file must hold a YAML mapping'])
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError(source, ['the file must hold a YAML mapping'])
+  }
   if (isRecursive(raw)) {
     throw new ConfigError(source, ['YAML: an alias refers to a node that contains it (a recursive alias)'])
   }
@@ -63,7 +67,9 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv = {}, source =
   // (TypeBox does not descend into Record values for defaults)
   const upstreams = withDefaults.upstreams
   if (typeof upstreams === 'object' && upstreams !== null) {
-    for (const [name, u] of Object.entries(upstreams)) (upstreams as Record<string, unknown>)[name] = Value.Default(UpstreamSchema, u)
+    for (const [name, u] of Object.entries(upstreams)) {
+      (upstreams as Record<string, unknown>)[name] = Value.Default(UpstreamSchema, u)
+    }
   }
   const schemaErrors = [...Value.Errors(ConfigSchema, withDefaults)]
   problems.push(...schemaErrors.map(describe))
@@ -76,7 +82,10 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv = {}, source =
   const forServing = opts.forServing ?? true
   problems.push(...guarded(() => crossFieldProblems(config, forServing)))
   // the assertion's key files are read when serving (and by `config check`); registry commands never sign
-  if (forServing) problems.push(...guarded(() => readAssertionKeys(config.identity.assertion, hasValue(env[KEY_FILE_ENV]) ? KEY_FILE_ENV : KEY_FILE_FIELD).problems))
+  if (forServing) {
+    problems.push(...guarded(() => readAssertionKeys(config.identity.assertion,
+      hasValue(env[KEY_FILE_ENV]) ? KEY_FILE_ENV : KEY_FILE_FIELD).problems))
+  }
   // so are the upstreams' TLS files
   if (forServing) {
     for (const [name, u] of Object.entries(config.upstreams ?? {})) {
@@ -126,11 +135,13 @@ function applyEnv (raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record
   }
   if (env.KEYGATE_REDIS_URL !== undefined && env.KEYGATE_REDIS_URL !== '') section('redis').url = env.KEYGATE_REDIS_URL
   if (env.KEYGATE_LISTEN !== undefined && env.KEYGATE_LISTEN !== '') raw.listen = env.KEYGATE_LISTEN
-  if (env.KEYGATE_ADMIN_LISTEN !== undefined && env.KEYGATE_ADMIN_LISTEN !== '') raw.admin_listen = env.KEYGATE_ADMIN_LISTEN
-  if (env.KEYGATE_AUTHZ_LISTEN !== undefined && env.KEYGATE_AUTHZ_LISTEN !== '') raw.authz_listen = env.KEYGATE_AUTHZ_LISTEN
+  if (hasValue(env.KEYGATE_ADMIN_LISTEN)) raw.admin_listen = env.KEYGATE_ADMIN_LISTEN
+  if (hasValue(env.KEYGATE_AUTHZ_LISTEN)) raw.authz_listen = env.KEYGATE_AUTHZ_LISTEN
   if (hasValue(env.KEYGATE_TRACING_OTLP_ENDPOINT)) section('tracing').otlp_endpoint = env.KEYGATE_TRACING_OTLP_ENDPOINT
   // (a value that is not a number stays a string, for the schema to name)
-  if (hasValue(env.KEYGATE_TRACING_SAMPLE_RATIO)) section('tracing').sample_ratio = numberOrText(env.KEYGATE_TRACING_SAMPLE_RATIO)
+  if (hasValue(env.KEYGATE_TRACING_SAMPLE_RATIO)) {
+    section('tracing').sample_ratio = numberOrText(env.KEYGATE_TRACING_SAMPLE_RATIO)
+  }
   if (hasValue(env.KEYGATE_TRACING_SERVICE_NAME)) section('tracing').service_name = env.KEYGATE_TRACING_SERVICE_NAME
   // a path, not a secret: the field may name it too, the variable wins
   if (hasValue(env[KEY_FILE_ENV])) subsection(section('identity'), 'assertion').key_file = env[KEY_FILE_ENV]
@@ -176,7 +187,8 @@ const ADMIN_TOKEN = /^[A-Za-z0-9\-._~+/]{16,}=*$/
 function envProblems (env: NodeJS.ProcessEnv): string[] {
   const token = env.KEYGATE_ADMIN_TOKEN
   if (token !== undefined && token !== '' && !ADMIN_TOKEN.test(token)) {
-    return ['KEYGATE_ADMIN_TOKEN: must be at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (optionally ending in =), as it is sent as `Authorization: Bearer <token>`; e.g. `openssl rand -hex 32`']
+    return ['KEYGATE_ADMIN_TOKEN: must be at least 16 characters of A-Z a-z 0-9 - . _ ~ + / ' +
+      '(optionally ending in =), as it is sent as `Authorization: Bearer <token>`; e.g. `openssl rand -hex 32`']
   }
   return []
 }
@@ -187,7 +199,9 @@ function fileOnlyProblems (raw: Record<string, unknown>): string[] {
   if (typeof redis?.url === 'string' && urlHoldsSecret(redis.url)) {
     problems.push('redis.url: must not hold a password; put the whole URL in KEYGATE_REDIS_URL instead')
   }
-  if (Object.hasOwn(raw, 'admin_token')) problems.push('admin_token: secrets never come from the file; set KEYGATE_ADMIN_TOKEN instead')
+  if (Object.hasOwn(raw, 'admin_token')) {
+    problems.push('admin_token: secrets never come from the file; set KEYGATE_ADMIN_TOKEN instead')
+  }
   const oidc = (raw.sso as { oidc?: unknown } | undefined)?.oidc
   if (typeof oidc === 'object' && oidc !== null && Object.hasOwn(oidc, 'client_secret')) {
     problems.push(`sso.oidc.client_secret: secrets never come from the file; set ${OIDC_SECRET_ENV} instead`)
@@ -228,7 +242,9 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
       const p = addressProblem(hostPort)
       if (p !== undefined) problems.push(`${name}: ${p}`)
       const other = listeners.find(([n, hp]) => n !== name && hp === hostPort && !hostPort.endsWith(':0'))
-      if (other !== undefined && name < other[0]) problems.push(`${name}: ${hostPort} is also ${other[0]}; each listener needs its own address`)
+      if (other !== undefined && name < other[0]) {
+        problems.push(`${name}: ${hostPort} is also ${other[0]}; each listener needs its own address`)
+      }
     }
   })
   check(() => { problems.push(...corsProblems(c.cors)) })
@@ -239,12 +255,15 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
 
 /** `/upstreams/core/url` -> `upstreams.core.url`, `/rules/2/method` -> `rules[2].method` */
 function describe (e: ValueError): string {
-  const field = e.path.split('/').slice(1).map((p, i) => /^[0-9]+$/.test(p) ? `[${p}]` : (i === 0 ? p : '.' + p)).join('') || '(top level)'
+  const field = e.path.split('/').slice(1).map((p, i) => /^[0-9]+$/.test(p) ? `[${p}]` : (i === 0 ? p : '.' + p))
+    .join('') || '(top level)'
   let message = e.message
   if (e.schema.description !== undefined) message = `must be ${String(e.schema.description)}, got ${JSON.stringify(e.value)}`
   if (e.type === ValueErrorType.ObjectAdditionalProperties) message = 'unknown field'
   const allowed = literals(e.schema)
-  if (allowed !== undefined) message = `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(e.value)}`
+  if (allowed !== undefined) {
+    message = `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(e.value)}`
+  }
   return `${field}: ${message}`
 }
 

@@ -26,7 +26,11 @@ export function prefixProblem (prefix: string): string | undefined {
 }
 
 /** Every problem of the routes, each naming its field (`routes[1].hosts[0]: ...`). */
-export function routeProblems (routes: readonly RouteConfig[], upstreams: Record<string, unknown>, identityPrefix: string): string[] {
+export function routeProblems (
+  routes: readonly RouteConfig[],
+  upstreams: Record<string, unknown>,
+  identityPrefix: string
+): string[] {
   const problems: string[] = []
   const seen = new Map<string, number>()
   const identity = identityPrefix.toLowerCase()
@@ -34,19 +38,25 @@ export function routeProblems (routes: readonly RouteConfig[], upstreams: Record
     const field = `routes[${i}]`
     if (upstreams[r.upstream] === undefined) {
       const names = Object.keys(upstreams)
-      problems.push(`${field}.upstream: no upstream named "${r.upstream}" in upstreams (${names.length === 0 ? 'none is defined' : `defined: ${names.join(', ')}`})`)
+      problems.push(`${field}.upstream: no upstream named "${r.upstream}" in upstreams ` +
+        `(${names.length === 0 ? 'none is defined' : `defined: ${names.join(', ')}`})`)
     }
     const bad = prefixProblem(r.prefix)
     if (bad !== undefined) problems.push(`${field}.prefix: ${bad}`)
     for (const host of r.hosts ?? ['']) {
       const id = `${r.prefix} ${host.toLowerCase()}`
       const other = seen.get(id)
-      if (other === undefined) seen.set(id, i)
-      else if (host === '') problems.push(`${field}.prefix: ${r.prefix} is listed twice (routes[${other}] too), both for any host`)
-      else problems.push(`${field}.hosts: ${r.prefix} for host ${host} is listed twice (routes[${other}] too)`)
+      if (other === undefined) {
+        seen.set(id, i)
+      } else if (host === '') {
+        problems.push(`${field}.prefix: ${r.prefix} is listed twice (routes[${other}] too), both for any host`)
+      } else {
+        problems.push(`${field}.hosts: ${r.prefix} for host ${host} is listed twice (routes[${other}] too)`)
+      }
     }
     if (r.strip_prefix === true && r.rewrite_prefix !== undefined) {
-      problems.push(`${field}: strip_prefix and rewrite_prefix both set; use rewrite_prefix alone (strip_prefix is rewrite_prefix: /)`)
+      problems.push(`${field}: strip_prefix and rewrite_prefix both set; ` +
+        'use rewrite_prefix alone (strip_prefix is rewrite_prefix: /)')
     }
     if (r.rewrite_prefix !== undefined) {
       const badRewrite = prefixProblem(r.rewrite_prefix)
@@ -55,7 +65,8 @@ export function routeProblems (routes: readonly RouteConfig[], upstreams: Record
     if (r.key_header !== undefined) {
       const name = r.key_header.toLowerCase().replace(/_/g, '-')
       if (RESERVED_HEADERS.has(name) || name.startsWith('x-forwarded-') || name.startsWith(identity)) {
-        problems.push(`${field}.key_header: ${r.key_header} is a header the gateway reads or sets itself; name another, like X-API-Key or apikey`)
+        problems.push(`${field}.key_header: ${r.key_header} is a header the gateway reads or sets itself; ` +
+          'name another, like X-API-Key or apikey')
       }
     }
   })

@@ -13,7 +13,10 @@ export const PROXIED_METHODS: readonly string[] = METHODS.filter((m) => m !== 'C
 const PARAM = /^:[A-Za-z_][A-Za-z0-9_]*$/
 const STATIC_SEGMENT = /^([A-Za-z0-9._~!$&'()+,=@-]|%[0-9A-F]{2})+$/
 
-/** Whether a path is served by a route prefix: the prefix itself, or below it segment-wise (`/api/v1x` is not under `/api/v1`). */
+/**
+ * Whether a path is served by a route prefix: the prefix itself, or below it segment-wise (`/api/v1x` is not under
+ * `/api/v1`).
+ */
 export function isUnderPrefix (prefix: string, path: string): boolean {
   return prefix === '/' || path === prefix || path.startsWith(prefix + '/')
 }
@@ -68,7 +71,9 @@ export function ruleProblems (rules: readonly RuleConfig[], methods: readonly st
       return
     }
     if (r.public === true && (r.permissions.length > 0 || r.org_param !== undefined)) {
-      problems.push(`${field}.public: a public rule lets requests through without a key, so it takes no permissions or org_param`)
+      problems.push(
+        `${field}.public: a public rule lets requests through without a key, so it takes no permissions or org_param`
+      )
       return
     }
     if (r.method !== '*' && !methods.includes(r.method)) {

@@ -6,7 +6,9 @@ import { Type, type Static } from '@sinclair/typebox'
 import { PERMISSION_PATTERN } from './permission.js'
 import { RATE_LIMIT_PATTERN } from './rate-limit.js'
 
-const HostPort = Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$', description: 'host:port' })
+const HostPort = Type.String({
+  pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$', description: 'host:port'
+})
 /** a duration above zero: `<n>s`, `<n>m`, `<n>h`, `<n>d` (parsed by duration.ts) */
 const PositiveDuration = (fallback: string) => Type.String({ pattern: '^[1-9][0-9]{0,8}[smhd]$', default: fallback, description: `a duration above zero, like ${fallback}` })
 const Permission = Type.String({ pattern: PERMISSION_PATTERN, description: 'resource:action, in lower case' })
@@ -81,7 +83,9 @@ const Route = Type.Object({
   /** the prefix is removed from the path forwarded */
   strip_prefix: Type.Optional(Type.Boolean()),
   /** the prefix is replaced by this one in the path forwarded */
-  rewrite_prefix: Type.Optional(Type.String({ pattern: PATH_PREFIX, description: 'a path prefix like /v2, without a trailing slash' })),
+  rewrite_prefix: Type.Optional(Type.String({
+    pattern: PATH_PREFIX, description: 'a path prefix like /v2, without a trailing slash'
+  })),
   /** a request header that may carry the key instead of `Authorization` (migrations, e.g. Kong's `apikey`) */
   key_header: Type.Optional(HeaderName)
 }, { additionalProperties: false })
@@ -104,7 +108,8 @@ export const ConfigSchema = Type.Object({
   shutdown_grace_ms: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 30_000 }),
   authz: Type.Object({
     /** the proxy in front: only its own way of naming the original request is read; auto refuses a request carrying two */
-    proxy: Type.Union([Type.Literal('auto'), Type.Literal('nginx'), Type.Literal('traefik'), Type.Literal('envoy')], { default: 'auto' }),
+    proxy: Type.Union([Type.Literal('auto'), Type.Literal('nginx'), Type.Literal('traefik'), Type.Literal('envoy')],
+      { default: 'auto' }),
     /** Envoy's ext_authz path_prefix: removed from a decision request's own target */
     path_prefix: Type.String({ pattern: '^(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)*$', default: '', description: 'empty, or a path prefix like /ext-authz, without a trailing slash' }),
     /** peers whose decision requests are answered (addresses or CIDRs); any other gets 403 */
@@ -132,7 +137,8 @@ export const ConfigSchema = Type.Object({
     header_prefix: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9-]*-$', default: 'X-Auth-', description: 'a header name prefix ending in -, like X-Auth-' }),
     forward_authorization: Type.Boolean({ default: false }),
     /** request headers never forwarded, from any peer (compared case-insensitively, `_` read as `-`) */
-    drop_headers: Type.Array(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", description: 'a header name' }), { default: [] }),
+    drop_headers: Type.Array(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", description: 'a header name' }),
+      { default: [] }),
     /** the signed identity assertion (src/assertion/, docs/assertion.md); its key files are read by load.ts */
     assertion: Type.Object({
       enabled: Type.Boolean({ default: false }),
@@ -199,9 +205,12 @@ export const ConfigSchema = Type.Object({
   }, { additionalProperties: false, default: {} }),
   cors: Type.Object({
     allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
-    allowed_methods: Type.Array(Type.String({ pattern: '^[A-Za-z]+$' }), { default: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] }),
-    allowed_headers: Type.Array(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }), { default: ['Authorization', 'Content-Type'] }),
-    exposed_headers: Type.Array(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }), { default: ['X-Request-Id'] }),
+    allowed_methods: Type.Array(Type.String({ pattern: '^[A-Za-z]+$' }),
+      { default: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] }),
+    allowed_headers: Type.Array(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }),
+      { default: ['Authorization', 'Content-Type'] }),
+    exposed_headers: Type.Array(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }),
+      { default: ['X-Request-Id'] }),
     max_age_s: Type.Integer({ minimum: 0, maximum: 86_400, default: 600 }),
     allow_credentials: Type.Boolean({ default: false })
   }, { additionalProperties: false, default: {} }),

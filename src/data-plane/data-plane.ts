@@ -158,7 +158,9 @@ export async function buildDataPlane ({
   for (const route of routes.routes) {
     const upstream = config.upstreams[route.upstream]
     const toUpstream = toUpstreams.get(route.upstream)
-    if (upstream === undefined || toUpstream === undefined) throw new Error(`routes: unknown upstream ${route.upstream}`)
+    if (upstream === undefined || toUpstream === undefined) {
+      throw new Error(`routes: unknown upstream ${route.upstream}`)
+    }
     const gate = createGate({ decider, route, bodyLimit: config.limits.body_bytes, usage, cors })
     await app.register(protectedRoute, {
       route,

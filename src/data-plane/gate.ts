@@ -44,7 +44,14 @@ export function createGate (o: GateOptions): Gate {
 
     // credential to rate limits: who is calling, may they, how often
     const now = Date.now()
-    const verdict = decider.decide(request.method, request.kg.path, request.raw.rawHeaders, request.kg.clientIp, now, o.route)
+    const verdict = decider.decide(
+      request.method,
+      request.kg.path,
+      request.raw.rawHeaders,
+      request.kg.clientIp,
+      now,
+      o.route
+    )
     if (!(verdict instanceof Promise)) {
       admit(request, reply, verdict, now, done)
       return
@@ -55,7 +62,13 @@ export function createGate (o: GateOptions): Gate {
     )
   }
 
-  function admit (request: FastifyRequest, reply: FastifyReply, verdict: Verdict, now: number, done: HookHandlerDoneFunction): void {
+  function admit (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    verdict: Verdict,
+    now: number,
+    done: HookHandlerDoneFunction
+  ): void {
     if (!applyVerdict(reply, verdict)) return
 
     // body: a declared body larger than the limit is refused before anything is read

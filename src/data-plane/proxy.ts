@@ -42,7 +42,12 @@ import type { UpstreamDispatch } from './upstream-pool/upstreams.js'
  * (No value needs cleaning for node: undici refuses a response whose header values
  * break HTTP/1.1, and that is a 502.)
  */
-function withoutHopByHop (headers: IncomingHttpHeaders, requestId: string | undefined, dropCors: boolean, dropRateLimit: boolean): IncomingHttpHeaders {
+function withoutHopByHop (
+  headers: IncomingHttpHeaders,
+  requestId: string | undefined,
+  dropCors: boolean,
+  dropRateLimit: boolean
+): IncomingHttpHeaders {
   const connection = headers.connection
   const listed = typeof connection === 'string' && connection !== 'keep-alive' && connection !== 'close'
     ? connection.toLowerCase().split(',').map((n) => n.trim())
@@ -83,7 +88,11 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
   // (fastify's own JSON and text parsers would buffer, decode and re-encode them),
   // counted on the way (body-limit.ts). Content-type parsers run only for a request
   // with a body, so a GET pays nothing here.
-  const passBody = (_request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: unknown) => void): void => {
+  const passBody = (
+    _request: FastifyRequest,
+    payload: NodeJS.ReadableStream,
+    done: (err: Error | null, body?: unknown) => void
+  ): void => {
     done(null, limitBody(payload as Readable, o.bodyLimits))
   }
   ctx.addContentTypeParser(['application/json', 'text/plain'], passBody)
@@ -118,7 +127,9 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
       failed(reply, error)
       throw error
     }
-    reply.headers(withoutHopByHop(data.headers as IncomingHttpHeaders, request.id, o.cors !== undefined, kg.rateLimited))
+    reply.headers(
+      withoutHopByHop(data.headers as IncomingHttpHeaders, request.id, o.cors !== undefined, kg.rateLimited)
+    )
     // an HTTP/1 connection cannot be reused before its request body was read: the
     // upstream answered first, so the client's connection closes after the answer
     if (!request.raw.complete) reply.header('connection', 'close')
@@ -144,14 +155,19 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     }
     o.meter.error(error)
     const code = (error as { code?: unknown }).code
-    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') deny(reply, 'gateway_timeout', 'upstream_timeout')
-    else deny(reply, 'bad_gateway', 'upstream_error')
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+      deny(reply, 'gateway_timeout', 'upstream_timeout')
+    } else {
+      deny(reply, 'bad_gateway', 'upstream_error')
+    }
   }
 
   const forward = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     // `Expect: 100-continue` (the only expectation the gateway admits): the client
     // is invited to send its body only now, after the gate allowed the request
-    if (request.body !== undefined && request.headers.expect !== undefined && request.raw.httpVersionMinor === 1) reply.raw.writeContinue()
+    if (request.body !== undefined && request.headers.expect !== undefined && request.raw.httpVersionMinor === 1) {
+      reply.raw.writeContinue()
+    }
     const kg = request.kg
     kg.upstreamSentAt = performance.now()
     const headers = o.rewriteRequestHeaders(request, withoutConnectionListed(request.headers))

@@ -56,8 +56,9 @@ export interface AuthenticatorOptions {
 }
 
 /** `keyHeader`: the route's `key_header` in lower case, where the key may travel too (extract-credential.ts) */
-export type AuthenticateRequest = (rawHeaders: readonly string[], peer: string | undefined, now: number, keyHeader?: string) =>
-  Authentication | Promise<Authentication>
+export type AuthenticateRequest = (
+  rawHeaders: readonly string[], peer: string | undefined, now: number, keyHeader?: string
+) => Authentication | Promise<Authentication>
 /** With `isAdminToken` (the admin sign-in), the admin token is a result of its own. */
 export type AuthenticateSignIn = (rawHeaders: readonly string[], peer: string | undefined, now: number) =>
   Authentication | typeof ADMIN_TOKEN | Promise<Authentication>
@@ -68,7 +69,9 @@ const MALFORMED: AuthFailure = failure('unauthorized', 'malformed_credential', c
 const BAD_CHECKSUM: AuthFailure = failure('unauthorized', 'bad_checksum', challenges.invalidToken, undefined)
 const TWO_CREDENTIALS: AuthFailure = failure('unauthorized', 'two_credentials', challenges.invalidToken, undefined)
 
-export function createAuthenticator (o: AuthenticatorOptions & { isAdminToken: (token: string) => boolean }): AuthenticateSignIn
+export function createAuthenticator (
+  o: AuthenticatorOptions & { isAdminToken: (token: string) => boolean }
+): AuthenticateSignIn
 export function createAuthenticator (o: AuthenticatorOptions): AuthenticateRequest
 export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignIn {
   const { resolver, meter } = o
@@ -86,18 +89,26 @@ export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignI
     const found = resolver.resolveImported(Buffer.from(digest, 'latin1').toString('hex'), now, peer)
     if (!(found instanceof Promise)) {
       if (found.records.limited !== true) meter?.fromCache()
-      return decided(authenticate({ id: found.keyId ?? '', secret: token }, found.records, now, digest), found.keyId ?? undefined)
+      return decided(
+        authenticate({ id: found.keyId ?? '', secret: token }, found.records, now, digest),
+        found.keyId ?? undefined
+      )
     }
     const lookupAt = performance.now()
     return found.then(
       ({ keyId, records }: ResolvedImport) => {
         if (records.limited !== true) meter?.fromRedis(performance.now() - lookupAt)
-        return decided(authenticate({ id: keyId ?? '', secret: token }, records, Date.now(), digest), keyId ?? undefined)
+        return decided(
+          authenticate({ id: keyId ?? '', secret: token }, records, Date.now(), digest),
+          keyId ?? undefined
+        )
       },
       (err: unknown) => {
         meter?.fromRedis(performance.now() - lookupAt)
         if (err instanceof RegistryBusy) return failure('service_unavailable', 'registry_busy', undefined, undefined)
-        if (err instanceof RegistryUnavailable) return failure('service_unavailable', 'registry_unavailable', undefined, undefined)
+        if (err instanceof RegistryUnavailable) {
+          return failure('service_unavailable', 'registry_unavailable', undefined, undefined)
+        }
         throw err
       }
     )
@@ -105,8 +116,14 @@ export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignI
 
   return function authenticateRequest (rawHeaders, peer, now, keyHeader?: string) {
     // credential: exactly one Bearer credential (or the route's key header)
-    const credential = keyHeader === undefined ? extractCredential(rawHeaders) : extractCredentialOrKeyHeader(rawHeaders, keyHeader)
-    if (!credential.ok) return credential.reason === 'missing_credential' ? MISSING : credential.reason === 'two_credentials' ? TWO_CREDENTIALS : MALFORMED
+    const credential = keyHeader === undefined
+      ? extractCredential(rawHeaders)
+      : extractCredentialOrKeyHeader(rawHeaders, keyHeader)
+    if (!credential.ok) {
+      return credential.reason === 'missing_credential'
+        ? MISSING
+        : credential.reason === 'two_credentials' ? TWO_CREDENTIALS : MALFORMED
+    }
     if (o.isAdminToken?.(credential.token) === true) return ADMIN_TOKEN
 
     // key format: format and checksum, locally: a malformed key never reaches the cache or Redis
@@ -132,7 +149,9 @@ export function createAuthenticator (o: AuthenticatorOptions): AuthenticateSignI
       (err: unknown) => {
         meter?.fromRedis(performance.now() - lookupAt)
         if (err instanceof RegistryBusy) return failure('service_unavailable', 'registry_busy', undefined, key.id)
-        if (err instanceof RegistryUnavailable) return failure('service_unavailable', 'registry_unavailable', undefined, key.id)
+        if (err instanceof RegistryUnavailable) {
+          return failure('service_unavailable', 'registry_unavailable', undefined, key.id)
+        }
         throw err
       }
     )
@@ -150,6 +169,11 @@ function decided (who: ReturnType<typeof authenticate>, keyId: string | undefine
   return who.ok ? who : failure('unauthorized', who.reason, challenges.invalidToken, keyId)
 }
 
-function failure (code: AuthFailure['code'], reason: Reason, challenge: string | undefined, keyId: string | undefined): AuthFailure {
+function failure (
+  code: AuthFailure['code'],
+  reason: Reason,
+  challenge: string | undefined,
+  keyId: string | undefined
+): AuthFailure {
   return { ok: false, code, reason, challenge, keyId }
 }

@@ -51,11 +51,13 @@ export interface RequestDecider {
    * client a trusted proxy reports): the key's allowed addresses and the unknown-key
    * budget are its.
    */
-  decide: (method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number, route?: Route) =>
-    Verdict | Promise<Verdict>
+  decide: (
+    method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number, route?: Route
+  ) => Verdict | Promise<Verdict>
   /** receive to rate limits, for a raw request target; `host`: its Host header (routes with `hosts`) */
-  decideTarget: (method: string, target: string, rawHeaders: readonly string[], peer: string | undefined, now: number, host?: string) =>
-    TargetVerdict | Promise<TargetVerdict>
+  decideTarget: (
+    method: string, target: string, rawHeaders: readonly string[], peer: string | undefined, now: number, host?: string
+  ) => TargetVerdict | Promise<TargetVerdict>
 }
 
 export interface DeciderOptions {
@@ -71,7 +73,14 @@ export interface DeciderOptions {
   publicAccess?: PublicAccess | undefined
 }
 
-export function createDecider ({ authenticate, matchRule, routeOf, limiter, stages = DECISION_STAGES, publicAccess }: DeciderOptions): RequestDecider {
+export function createDecider ({
+  authenticate,
+  matchRule,
+  routeOf,
+  limiter,
+  stages = DECISION_STAGES,
+  publicAccess
+}: DeciderOptions): RequestDecider {
   const checks: readonly StageCheck[] = stages.map((s) => s.build({ matchRule, limiter }))
 
   function decide (
@@ -125,7 +134,8 @@ export function createDecider ({ authenticate, matchRule, routeOf, limiter, stag
  * that lost its authorize stage allows nothing (fail closed).
  */
 function runStages (
-  checks: readonly StageCheck[], from: number, p: Passing, method: string, path: string, client: string | undefined, now: number
+  checks: readonly StageCheck[], from: number, p: Passing, method: string, path: string, client: string | undefined,
+  now: number
 ): Verdict | Promise<Verdict> {
   for (let i = from; i < checks.length; i++) {
     const result = (checks[i] as StageCheck)(p, method, path, client, now)

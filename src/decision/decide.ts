@@ -10,12 +10,17 @@ import type { Resolved } from '../cache/resolve-identity.js'
 
 export type Authenticated = { ok: true, identity: Identity } | { ok: false, reason: Reason }
 
-/** `digest`: the secret's SHA-256 when the caller already has it (an imported key's, whose lookup needed it), as latin1 */
+/**
+ * `digest`: the secret's SHA-256 when the caller already has it (an imported key's, whose lookup needed it), as
+ * latin1
+ */
 export function authenticate (credential: ParsedKey, r: Resolved, now: number, digest?: string): Authenticated {
   const { key } = r
   if (key === null) return { ok: false, reason: r.limited === true ? 'unknown_key_limited' : 'unknown_key' }
   if (key === INVALID) return { ok: false, reason: 'invalid_record' }
-  if (!(digest === undefined ? secretMatches(credential.secret, key.digest) : digestMatches(digest, key.digest))) return { ok: false, reason: 'secret_mismatch' }
+  if (!(digest === undefined ? secretMatches(credential.secret, key.digest) : digestMatches(digest, key.digest))) {
+    return { ok: false, reason: 'secret_mismatch' }
+  }
   if (key.status !== 'active') return { ok: false, reason: 'key_revoked' }
   if (key.expiresAt !== undefined && now >= key.expiresAt) return { ok: false, reason: 'key_expired' }
 

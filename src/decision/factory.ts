@@ -20,7 +20,9 @@ import type { AnonymousLimit } from '../ratelimit/anonymous.js'
 
 export interface DecisionFactory {
   /** the decision, receive to rate limits; without `limiter`, no rate limit applies */
-  decider: (o?: { limiter?: Limiter | undefined, meter?: AuthMeter | undefined, anonymous?: AnonymousLimit | undefined }) => RequestDecider
+  decider: (
+    o?: { limiter?: Limiter | undefined, meter?: AuthMeter | undefined, anonymous?: AnonymousLimit | undefined }
+  ) => RequestDecider
   /** the routes, compiled (route-table.ts) */
   routes: RouteTable
   /** the admin sign-in's authentication: the admin token, or a key as the data plane authenticates it */
@@ -30,7 +32,11 @@ export interface DecisionFactory {
 }
 
 /** `methods`: every method a request can have (src/http/methods.ts). */
-export function decisionFactory (config: Config, resolver: IdentityResolver, methods: readonly string[]): DecisionFactory {
+export function decisionFactory (
+  config: Config,
+  resolver: IdentityResolver,
+  methods: readonly string[]
+): DecisionFactory {
   const keyPrefix = config.keys.prefix
   const acceptImported = config.keys.accept_imported
   const matchRule = compileRules(config.rules, methods)

@@ -19,7 +19,11 @@ export type PublicAccess = (method: string, path: string, rawHeaders: readonly s
   client: string | undefined, now: number) => Anonymous | Refused | undefined
 
 /** undefined when no rule is public: then the decision pays nothing for them. */
-export function createPublicAccess (matchRule: RuleMatcher, anyPublic: boolean, limit: AnonymousLimit | undefined): PublicAccess | undefined {
+export function createPublicAccess (
+  matchRule: RuleMatcher,
+  anyPublic: boolean,
+  limit: AnonymousLimit | undefined
+): PublicAccess | undefined {
   if (!anyPublic) return undefined
   return function publicAccess (method, path, rawHeaders, keyHeader, client, now) {
     if (carriesCredential(rawHeaders, keyHeader)) return undefined
@@ -28,13 +32,24 @@ export function createPublicAccess (matchRule: RuleMatcher, anyPublic: boolean, 
     if (limit === undefined) return { ok: true, anonymous: true, identity: undefined, rule: match.rule }
     const v = limit(client, now)
     if (!v.allowed) {
-      return { ok: false, code: 'rate_limited', reason: 'rate_limited', challenge: undefined, keyId: undefined, rule: match.rule, rateLimit: v }
+      return {
+        ok: false,
+        code: 'rate_limited',
+        reason: 'rate_limited',
+        challenge: undefined,
+        keyId: undefined,
+        rule: match.rule,
+        rateLimit: v
+      }
     }
     return { ok: true, anonymous: true, identity: undefined, rule: match.rule, rateLimit: v }
   }
 }
 
-/** Whether a request carries a credential: an `Authorization` header or the key header (any spelling of its name's case). */
+/**
+ * Whether a request carries a credential: an `Authorization` header or the key header (any spelling of its name's
+ * case).
+ */
 export function carriesCredential (rawHeaders: readonly string[], keyHeader: string | undefined): boolean {
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = (rawHeaders[i] as string).toLowerCase()

@@ -12,7 +12,9 @@
 import type { RouteConfig } from '../config/schema.js'
 
 /** The rewrite of a route; undefined when it forwards the decided path as it is. */
-export function pathRewrite (route: Pick<RouteConfig, 'prefix' | 'strip_prefix' | 'rewrite_prefix'>): ((path: string) => string) | undefined {
+export function pathRewrite (
+  route: Pick<RouteConfig, 'prefix' | 'strip_prefix' | 'rewrite_prefix'>
+): ((path: string) => string) | undefined {
   const to = route.rewrite_prefix ?? (route.strip_prefix === true ? '/' : undefined)
   if (to === undefined || to === route.prefix) return undefined
   // the part of the path after the prefix: '' for the prefix itself, else `/...`

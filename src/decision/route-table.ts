@@ -19,7 +19,12 @@ import type { RouteConfig } from '../config/schema.js'
 import { pathRewrite } from './route-rewrite.js'
 
 /** The data plane's router options (fastify's `routerOptions`). */
-export const ROUTER_OPTIONS = { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 2048 } as const
+export const ROUTER_OPTIONS = {
+  caseSensitive: true,
+  ignoreTrailingSlash: false,
+  ignoreDuplicateSlashes: false,
+  maxParamLength: 2048
+} as const
 
 /** A route, compiled once. */
 export interface Route extends Readonly<RouteConfig> {
@@ -39,7 +44,10 @@ export interface RouteTable {
   readonly routeOf: (path: string, host?: string | undefined) => Route | undefined
 }
 
-/** The router patterns of one prefix: the prefix itself, and everything under it (`<prefix>/*` also matches `<prefix>/`). */
+/**
+ * The router patterns of one prefix: the prefix itself, and everything under it (`<prefix>/*` also matches
+ * `<prefix>/`).
+ */
 export function routePatterns (prefix: string): string[] {
   return [prefix, prefix === '/' ? '/*' : `${prefix}/*`]
 }

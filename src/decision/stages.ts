@@ -22,7 +22,13 @@ type Part = 'decision' | 'authentication' | 'front end'
 
 function stage (name: string, answer: string, files: readonly string[], part: Part): Stage {
   const decision = part !== 'front end'
-  return Object.freeze({ name, answer, files: Object.freeze(files), decision, authentication: part === 'authentication' })
+  return Object.freeze({
+    name,
+    answer,
+    files: Object.freeze(files),
+    decision,
+    authentication: part === 'authentication'
+  })
 }
 
 export const STAGES: readonly Stage[] = Object.freeze([

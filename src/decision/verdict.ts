@@ -62,8 +62,22 @@ export interface Passing extends Omit<Allowed, 'rule'> {
 }
 
 /** A refusal of an authenticated request: who was calling, and the rule when one matched. */
-export function refusal (p: Passing, code: ErrorCode, reason: Reason, challenge: string | undefined, rateLimit?: RateLimitVerdict): Refused {
-  const refused: Refused = { ok: false, code, reason, challenge, keyId: p.identity.keyId, identity: p.identity, fromRedis: p.fromRedis }
+export function refusal (
+  p: Passing,
+  code: ErrorCode,
+  reason: Reason,
+  challenge: string | undefined,
+  rateLimit?: RateLimitVerdict
+): Refused {
+  const refused: Refused = {
+    ok: false,
+    code,
+    reason,
+    challenge,
+    keyId: p.identity.keyId,
+    identity: p.identity,
+    fromRedis: p.fromRedis
+  }
   if (p.rule !== undefined) refused.rule = p.rule
   if (rateLimit !== undefined) refused.rateLimit = rateLimit
   return refused

@@ -48,7 +48,9 @@ async function startPrivateRedis (): Promise<{ url: string, child: ChildProcess 
     process.exit(1)
   }
   const port = await freePort()
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+  const child = spawn('redis-server', [
+    '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'
+  ], {
     cwd: mkdtempSync(join(tmpdir(), 'keygate-demo-')),
     stdio: 'ignore'
   })
@@ -72,7 +74,9 @@ async function main (): Promise<void> {
     : await startPrivateRedis()
   // On a shared Redis the demo keeps to its own namespace (hash-tagged on a Cluster,
   // where the registry must live in one slot: docs/topologies.md).
-  const prefix = redis.child !== undefined ? 'keygate:' : redis.url.startsWith('redis+cluster') ? '{keygate-demo}:' : 'keygate-demo:'
+  const prefix = redis.child !== undefined
+    ? 'keygate:'
+    : redis.url.startsWith('redis+cluster') ? '{keygate-demo}:' : 'keygate-demo:'
 
   const upstream = createDemoUpstream()
   const upstreamPort = await freePort()
@@ -99,7 +103,8 @@ async function main (): Promise<void> {
       }
     })
   } catch (err: unknown) {
-    process.stderr.write(`(no SSO in this demo: the local OpenID provider did not start: ${(err as Error).message}; \`npm install\` brings the dev dependency oidc-provider)\n`)
+    process.stderr.write(`(no SSO in this demo: the local OpenID provider did not start: ${(err as Error).message}; ` +
+      '`npm install` brings the dev dependency oidc-provider)\n')
   }
   const sso = provider === undefined
     ? ''
@@ -157,15 +162,20 @@ ${sso}`, { KEYGATE_REDIS_URL: redis.url, KEYGATE_OIDC_CLIENT_SECRET: clientSecre
   const base = `http://${listen}`
   const signInLine = provider === undefined
     ? '(sign in with a key below)'
-    : `(Sign in with the demo provider: login alice or ops, any password (other names are refused by keygate); or with a key below)
+    : '(Sign in with the demo provider: login alice or ops, any password (other names are refused by keygate); ' +
+      `or with a key below)
   provider    ${provider.issuer}  (a local OpenID provider: no account anywhere)`
   process.stdout.write(`
 keygate demo is running
   gateway     ${base}  (admin: http://${adminHost}:${adminPort}/readyz)
   console     ${adminOrigin}/console/  ${signInLine}
-  redis       ${redis.child === undefined ? redis.url + ' (yours, namespace ' + prefix + ')' : 'private redis-server on ' + redis.url}
+  redis       ${redis.child === undefined
+    ? redis.url + ' (yours, namespace ' + prefix + ')'
+    : 'private redis-server on ' + redis.url}
   cli         point the keygate CLI at this registry (keys, users, roles, check) with:
-                export KEYGATE_REDIS_URL=${redis.url}${redis.child === undefined ? `   (and redis.prefix: "${prefix}")` : ''}
+                export KEYGATE_REDIS_URL=${redis.url}${redis.child === undefined
+                  ? `   (and redis.prefix: "${prefix}")`
+                  : ''}
   upstream    demo backend on 127.0.0.1:${upstreamPort}, reachable only through the gateway
 
   alice (org acme, role viewer: users:read orgs:read inventory:read keygate:keys:self) has a personal key;

@@ -31,7 +31,9 @@ export interface HeaderPolicy {
 }
 
 /** Hop-by-hop headers (RFC 9110 section 7.6.1): they describe one connection, so neither direction forwards them. */
-export const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'])
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'
+])
 
 const ALWAYS_STRIPPED = [
   ...HOP_BY_HOP,
@@ -50,7 +52,8 @@ const ALWAYS_STRIPPED = [
 const FORWARDING = [
   'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port',
   'x-original-url', 'x-rewrite-url', 'x-original-uri', 'x-original-method',
-  'x-forwarded-uri', 'x-forwarded-method', 'x-forwarded-prefix', 'x-forwarded-scheme', 'x-forwarded-ssl', 'front-end-https',
+  'x-forwarded-uri', 'x-forwarded-method', 'x-forwarded-prefix', 'x-forwarded-scheme', 'x-forwarded-ssl',
+  'front-end-https',
   'x-real-ip', 'true-client-ip', 'x-client-ip', 'x-cluster-client-ip', 'cf-connecting-ip', 'fastly-client-ip'
 ]
 
@@ -61,7 +64,9 @@ const FORWARDING = [
 const DIGITS = /^[0-9]+$/
 
 /** What the rewriter reads of a request: a fastify request, or a WebSocket's upgrade request (src/websocket/). */
-export type ForwardedRequest = Pick<FastifyRequest, 'id' | 'method' | 'raw' | 'protocol' | 'headers'> & { kg: RequestState }
+export type ForwardedRequest = Pick<FastifyRequest, 'id' | 'method' | 'raw' | 'protocol' | 'headers'> & {
+  kg: RequestState
+}
 
 export type RequestHeaderRewriter = (request: ForwardedRequest, headers: IncomingHttpHeaders) => IncomingHttpHeaders
 
@@ -76,7 +81,8 @@ const VERDICTS_REMEMBERED = 1024
 
 /**
  * The client's request headers, as the header rewriter starts from them (the data
- * plane's proxy and the WebSocket upgrade alike): without the names `Connection` lists (so a client cannot make the gateway drop
+ * plane's proxy and the WebSocket upgrade alike): without the names `Connection` lists (so a client cannot make
+ * the gateway drop
  * a header it sets). The rewriter drops `Connection` itself, and copies what it keeps
  * into a new object: when `Connection` lists no other header (none, `keep-alive`,
  * `close`), the client's own object is read as it is, never written.
@@ -110,10 +116,15 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
     let verdict = verdicts.get(name)
     if (verdict !== undefined) return verdict
     const canonical = name.includes('_') ? name.replace(/_/g, '-') : name
-    if (stripped.has(name) || stripped.has(canonical) || canonical.startsWith(prefix) || DIGITS.test(name)) verdict = DROP
-    else if (forwarding.has(name)) verdict = FORWARDING_HEADER
-    else if (forwarding.has(canonical)) verdict = DROP
-    else verdict = KEEP
+    if (stripped.has(name) || stripped.has(canonical) || canonical.startsWith(prefix) || DIGITS.test(name)) {
+      verdict = DROP
+    } else if (forwarding.has(name)) {
+      verdict = FORWARDING_HEADER
+    } else if (forwarding.has(canonical)) {
+      verdict = DROP
+    } else {
+      verdict = KEEP
+    }
     if (verdicts.size < VERDICTS_REMEMBERED) verdicts.set(name, verdict)
     return verdict
   }
@@ -128,7 +139,13 @@ export function createHeaderRewriter (policy: HeaderPolicy): RequestHeaderRewrit
       setIdentity(out, names, id)
       // bound to what is forwarded: the method, the path (no query), the request id
       if (assertions !== undefined) {
-        out[names.assertion] = assertions.forRequest(id, request.method, request.kg.forwardPath ?? request.kg.path, request.id, Date.now())
+        out[names.assertion] = assertions.forRequest(
+          id,
+          request.method,
+          request.kg.forwardPath ?? request.kg.path,
+          request.id,
+          Date.now()
+        )
       }
     } else if (request.kg.anonymous) {
       // a public rule without a key (docs/routing.md): no identity, and the upstream is told so
@@ -213,15 +230,29 @@ function trustedPeers (cidrs: readonly string[]): (address: string) => boolean {
   }
 }
 
-interface IdentityHeaderNames { keyId: string, keyType: string, userId: string, orgId: string, role: string, assertion: string, anonymous: string }
+interface IdentityHeaderNames {
+  keyId: string, keyType: string, userId: string, orgId: string, role: string, assertion: string, anonymous: string
+}
 
 /** The identity header names for a (lower-cased) prefix, built once. */
 function identityHeaderNames (prefix: string): IdentityHeaderNames {
-  return { keyId: prefix + 'key-id', keyType: prefix + 'key-type', userId: prefix + 'user-id', orgId: prefix + 'org-id', role: prefix + 'role', assertion: assertionHeaderName(prefix), anonymous: prefix + 'anonymous' }
+  return {
+    keyId: prefix + 'key-id',
+    keyType: prefix + 'key-type',
+    userId: prefix + 'user-id',
+    orgId: prefix + 'org-id',
+    role: prefix + 'role',
+    assertion: assertionHeaderName(prefix),
+    anonymous: prefix + 'anonymous'
+  }
 }
 
 /** The identity headers, set on a header object. */
-function setIdentity (out: Record<string, string | string[] | undefined>, names: IdentityHeaderNames, id: Identity): void {
+function setIdentity (
+  out: Record<string, string | string[] | undefined>,
+  names: IdentityHeaderNames,
+  id: Identity
+): void {
   out[names.keyId] = id.keyId
   out[names.keyType] = id.type
   if (id.userId !== undefined) out[names.userId] = id.userId
@@ -238,7 +269,9 @@ export function identityHeaders (prefix: string, id: Identity | undefined, reque
 }
 
 /** identityHeaders with the names built once (the authorizer's answer, per decision). */
-export function identityHeadersFor (prefix: string): (id: Identity | undefined, requestId: string) => Record<string, string> {
+export function identityHeadersFor (
+  prefix: string
+): (id: Identity | undefined, requestId: string) => Record<string, string> {
   const names = identityHeaderNames(prefix.toLowerCase())
   return (id, requestId) => {
     const out: Record<string, string> = {}

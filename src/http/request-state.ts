@@ -35,7 +35,22 @@ export interface RequestState {
 /** A request's state before any stage ran: `path` decided on, `query` as received. */
 export function requestState (path: string, query: string, trace: RequestTrace = NO_TRACE): RequestState {
   // (every field from the start, so every request's state has one shape)
-  return { method: undefined, via: undefined, path, query, keyId: undefined, identity: undefined, anonymous: false, forwardPath: undefined, reason: undefined, rule: undefined, rateLimited: false, upstreamSentAt: 0, trace, clientIp: undefined }
+  return {
+    method: undefined,
+    via: undefined,
+    path,
+    query,
+    keyId: undefined,
+    identity: undefined,
+    anonymous: false,
+    forwardPath: undefined,
+    reason: undefined,
+    rule: undefined,
+    rateLimited: false,
+    upstreamSentAt: 0,
+    trace,
+    clientIp: undefined
+  }
 }
 
 /**

@@ -28,7 +28,10 @@ import { usageMetrics, type UsageMeter } from './usage-metrics.js'
 import { webSocketMetrics, type WebSocketMeter } from './websocket-metrics.js'
 import { VERSION } from '../version.js'
 
-export type { AdminSignInMeter, AuthMeter, CacheStats, RateLimitMeter, RedisMeter, RedisState, RequestMeter, UpstreamMeter, UsageMeter, WebSocketMeter }
+export type {
+  AdminSignInMeter, AuthMeter, CacheStats, RateLimitMeter, RedisMeter, RedisState, RequestMeter, UpstreamMeter,
+  UsageMeter, WebSocketMeter
+}
 
 export interface MetricsOptions extends ScrapeSources {
   /** the configured rules, in order: `rule` label `<METHOD> <path pattern>` */
@@ -38,7 +41,10 @@ export interface MetricsOptions extends ScrapeSources {
   /** each upstream with targets: their origins, in order (`target` label) */
   upstreamTargets?: Readonly<Record<string, readonly string[]>>
   redis: RedisState
-  /** what the log could not write (src/logger.ts's live counters, read at scrape time); without it the `keygate_log_*` metrics are not exported */
+  /**
+   * what the log could not write (src/logger.ts's live counters, read at scrape time); without it the
+   * `keygate_log_*` metrics are not exported
+   */
   logStats?: Readonly<LogSinkStats> | undefined
   /** prom-client's default process and Node.js metrics, unprefixed (default true) */
   defaultMetrics?: boolean
@@ -116,10 +122,12 @@ export function createMetrics (o: MetricsOptions): Metrics {
   const logStats = o.logStats
   if (logStats !== undefined) {
     r.total('keygate_log_write_errors_total',
-      'Failed writes of log lines to stdout (EPIPE: nothing reads it any more; EIO; ENOSPC). The gateway keeps serving.',
+      'Failed writes of log lines to stdout (EPIPE: nothing reads it any more; EIO; ENOSPC). ' +
+        'The gateway keeps serving.',
       () => logStats.writeErrors)
     r.total('keygate_log_lines_dropped_total',
-      'Log lines dropped: 16 MiB of lines were already waiting for a stalled stdout, or a write had failed (the log ends at its first failed write). The gateway keeps serving.',
+      'Log lines dropped: 16 MiB of lines were already waiting for a stalled stdout, or a write had failed ' +
+        '(the log ends at its first failed write). The gateway keeps serving.',
       () => logStats.droppedLines)
   }
 

@@ -35,7 +35,14 @@ export interface LimitedIdentity {
  */
 export type Verdict =
   | { allowed: true, limit: number, remaining: number, resetS: number }
-  | { allowed: false, reason: 'rate_limited' | 'invalid_record', limit: number, remaining: 0, resetS: number, retryAfterS: number }
+  | {
+    allowed: false,
+    reason: 'rate_limited' | 'invalid_record',
+    limit: number,
+    remaining: 0,
+    resetS: number,
+    retryAfterS: number
+  }
   | { allowed: false, reason: 'rate_limit_unavailable' }
 
 /** No limit applies (or Redis is unreachable under `on_error: allow`): nothing to say. */
@@ -67,11 +74,20 @@ type Row = { bucket: Bucket } & BucketResult
 
 /** A malformed limit allows nothing; its client is told to come back in a minute. */
 const MALFORMED_RETRY_S = 60
-const MALFORMED_VERDICT: Verdict = Object.freeze({ allowed: false, reason: 'invalid_record', limit: 0, remaining: 0, resetS: MALFORMED_RETRY_S, retryAfterS: MALFORMED_RETRY_S })
+const MALFORMED_VERDICT: Verdict = Object.freeze({
+  allowed: false,
+  reason: 'invalid_record',
+  limit: 0,
+  remaining: 0,
+  resetS: MALFORMED_RETRY_S,
+  retryAfterS: MALFORMED_RETRY_S
+})
 const UNAVAILABLE: Verdict = Object.freeze({ allowed: false, reason: 'rate_limit_unavailable' })
 
 /** The limits that apply to an identity, by level: the key's own (else the default), its role's, its org's. */
-export interface ApplicableLimits { key: RecordLimit | undefined, role: RecordLimit | undefined, org: RecordLimit | undefined }
+export interface ApplicableLimits {
+  key: RecordLimit | undefined, role: RecordLimit | undefined, org: RecordLimit | undefined
+}
 
 export function applicableLimits (id: LimitedIdentity, defaultLimit: RateLimit | undefined): ApplicableLimits {
   return { key: id.keyLimit ?? defaultLimit, role: id.roleLimit, org: id.orgLimit }
@@ -87,13 +103,20 @@ export function malformedLevel (l: ApplicableLimits): LimitLevel | undefined {
  * limiter does; any other lets the request through, without touching Redis.
  */
 export function previewLimiter (defaultLimit: RateLimit | undefined): Limiter {
-  return { check: (id) => malformedLevel(applicableLimits(id, defaultLimit)) === undefined ? undefined : MALFORMED_VERDICT }
+  return {
+    check: (id) => malformedLevel(applicableLimits(id, defaultLimit)) === undefined ? undefined : MALFORMED_VERDICT
+  }
 }
 
 export function createLimiter (o: LimiterOptions): Limiter {
   const names = bucketNames(o.bucketPrefix)
 
-  function buckets (id: LimitedIdentity, key: RateLimit | undefined, role: RateLimit | undefined, org: RateLimit | undefined): Bucket[] {
+  function buckets (
+    id: LimitedIdentity,
+    key: RateLimit | undefined,
+    role: RateLimit | undefined,
+    org: RateLimit | undefined
+  ): Bucket[] {
     const out: Bucket[] = []
     if (key !== undefined) out.push({ level: 'key', name: names.key(id.keyId, key), limit: key })
     if (role !== undefined) out.push({ level: 'role', name: names.role(id.role, id.keyId, role), limit: role })
@@ -109,7 +132,9 @@ export function createLimiter (o: LimiterOptions): Limiter {
       o.meter.allowed()
       // the strictest: the fewest requests left, then the furthest reset
       let pick = rows[0] as Row
-      for (const row of rows) if (left(row) < left(pick) || (left(row) === left(pick) && row.resetMs > pick.resetMs)) pick = row
+      for (const row of rows) {
+        if (left(row) < left(pick) || (left(row) === left(pick) && row.resetMs > pick.resetMs)) pick = row
+      }
       return { allowed: true, limit: pick.bucket.limit.count, remaining: left(pick), resetS: seconds(pick.resetMs) }
     }
     // refused: every bucket with nothing left is blocked here until its reset; the one

@@ -68,5 +68,6 @@ function cidrParts (cidr: string): CidrParts | undefined {
 
 /** Why each entry of an address list is not an IPv4 or IPv6 CIDR (empty: all are fine). */
 export function cidrProblems (cidrs: readonly string[]): string[] {
-  return cidrs.filter((c) => cidrParts(c) === undefined).map((c) => `invalid address "${c.slice(0, 64)}" (expected an IPv4 or IPv6 CIDR such as 10.0.0.0/8 or 2001:db8::/32)`)
+  return cidrs.filter((c) => cidrParts(c) === undefined).map((c) =>
+    `invalid address "${c.slice(0, 64)}" (expected an IPv4 or IPv6 CIDR such as 10.0.0.0/8 or 2001:db8::/32)`)
 }

@@ -105,18 +105,25 @@ type Field = string | null | undefined
  * returns them (registry-reader.ts reads exactly these, with HMGET): every other field
  * (name, created_at, ...) is the CLI's and the admin API's, never sent to the gateway.
  */
-export const KEY_FIELDS = ['type', 'hash', 'org', 'status', 'user', 'role', 'expires_at', 'rate_limit', 'scope', 'allowed_cidrs'] as const
+export const KEY_FIELDS = [
+  'type', 'hash', 'org', 'status', 'user', 'role', 'expires_at', 'rate_limit', 'scope', 'allowed_cidrs'
+] as const
 export const USER_FIELDS = ['org', 'role', 'status'] as const
 export const ROLE_FIELDS = ['permissions', 'rate_limit'] as const
 export const ORG_FIELDS = ['rate_limit'] as const
 
 /** A key record from its fields (HGETALL's object form). */
 export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid {
-  return keyRecordOf(f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit, f.scope, f.allowed_cidrs)
+  return keyRecordOf(
+    f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit, f.scope, f.allowed_cidrs
+  )
 }
 
 /** A key record from its KEY_FIELDS, in order: the one set of rules for key records. */
-export function keyRecordOf (type: Field, hash: Field, org: Field, status: Field, user: Field, role: Field, expires: Field, rateLimit: Field, scope?: Field, cidrs?: Field): KeyRecord | Invalid {
+export function keyRecordOf (
+  type: Field, hash: Field, org: Field, status: Field, user: Field, role: Field, expires: Field, rateLimit: Field,
+  scope?: Field, cidrs?: Field
+): KeyRecord | Invalid {
   if (type !== 'personal' && type !== 'bot') return INVALID
   if (status !== 'active' && status !== 'revoked') return INVALID
   if (hash == null || !SHA256_HEX.test(hash) || !isName(org)) return INVALID
@@ -158,7 +165,10 @@ export function restrictionOf (scope: Field, cidrs: Field): KeyRestriction | Inv
   if (permissions.some((p) => !GRANT.test(p))) return INVALID
   const addresses = cidrs == null || cidrs === '' ? undefined : AddressList.parse(splitList(cidrs))
   if (addresses === INVALID) return INVALID
-  const restriction: KeyRestriction = Object.freeze({ scope: scope == null || scope === '' ? undefined : new Grants(permissions), addresses })
+  const restriction: KeyRestriction = Object.freeze({
+    scope: scope == null || scope === '' ? undefined : new Grants(permissions),
+    addresses
+  })
   if (restrictions.size >= RESTRICTIONS_SHARED) restrictions.clear()
   restrictions.set(text, restriction)
   return restriction

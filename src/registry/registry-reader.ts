@@ -62,7 +62,8 @@ else
 end
 local o = {false}
 if org and org ~= '' then o = redis.call('HMGET', ARGV[1] .. 'org:' .. org, ${fields(ORG_FIELDS)}) end
-return {k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], ufound, u[1], u[2], u[3], role, rfound, r[1], r[2], o[1]${extra}}
+return {k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], ufound, u[1], u[2], u[3],
+  role, rfound, r[1], r[2], o[1]${extra}}
 `
 
 const FOUND_LUA = `

@@ -92,7 +92,10 @@ export class Writes {
     else this.sent.push(this.redis.hget(key, field))
   }
 
-  /** the counts `c` of the minute `args` describes, into `minutes` and `hours` (one slot: the names differ after the tag) */
+  /**
+   * the counts `c` of the minute `args` describes, into `minutes` and `hours` (one slot: the names differ after the
+   * tag)
+   */
   add (minutes: string, hours: string, args: Array<string | number>, c: Counts): void {
     const slot = this.line === undefined ? slotName(minutes) : ''
     let call = this.calls.get(slot)

@@ -61,7 +61,10 @@ export interface Slot {
   readonly credential: readonly string[]
   /** the client's address the upgrade was decided for (a key's allowed addresses are checked again against it) */
   readonly client: string | undefined
-  /** what the upstream was told; replaced only by an equal one (a change closes the connection), so its key id is the slot's for good */
+  /**
+   * what the upstream was told; replaced only by an equal one (a change closes the connection), so its key id is the
+   * slot's for good
+   */
   identity: Identity
   /** the rule's index, for the log line */
   rule: number | undefined
@@ -112,7 +115,8 @@ export class Connections {
   }
 
   /** A slot for an allowed upgrade, or the cap it is over. */
-  admit (requestId: string, path: string, credential: readonly string[], identity: Identity, rule: number | undefined, client?: string): Admission {
+  admit (requestId: string, path: string, credential: readonly string[], identity: Identity, rule: number | undefined,
+    client?: string): Admission {
     if (this.shuttingDown || this.slots.size >= this.o.maxTotal) return 'over_total'
     const ofKey = this.perKey.get(identity.keyId) ?? 0
     if (ofKey >= this.o.maxPerKey) return 'over_key'
@@ -159,7 +163,9 @@ export class Connections {
     relay.closed.then(({ cause, code }) => {
       this.release(slot)
       this.o.meter.closed(cause)
-      this.o.logger.info({ req_id: slot.requestId, key_id: slot.identity.keyId, cause, code, duration_ms: Date.now() - slot.openedAt }, 'websocket closed')
+      this.o.logger.info({
+        req_id: slot.requestId, key_id: slot.identity.keyId, cause, code, duration_ms: Date.now() - slot.openedAt
+      }, 'websocket closed')
     }, () => {})
     if (this.shuttingDown) {
       relay.end(CLOSE.goingAway, CLOSE_REASON.shutdown, 'shutdown')
@@ -228,7 +234,9 @@ export class Connections {
     // (anonymous cannot happen: the connection's credential is decided again; if it did, it is refused)
     if (!verdict.ok || verdict.identity === undefined) {
       const unavailable = !verdict.ok && verdict.code === 'service_unavailable'
-      this.close(slot, unavailable ? CLOSE.tryAgainLater : CLOSE.policyViolation, unavailable ? CLOSE_REASON.unavailable : CLOSE_REASON.refused, unavailable ? 'unavailable' : 'revoked', verdict.ok ? 'missing_credential' : verdict.reason)
+      this.close(slot, unavailable ? CLOSE.tryAgainLater : CLOSE.policyViolation,
+        unavailable ? CLOSE_REASON.unavailable : CLOSE_REASON.refused, unavailable ? 'unavailable' : 'revoked',
+        verdict.ok ? 'missing_credential' : verdict.reason)
       return
     }
     if (!sameIdentity(slot.identity, verdict.identity)) {
@@ -243,7 +251,10 @@ export class Connections {
   /** A decision that threw (a bug, never a client's doing): fail closed. */
   private failed (slot: Slot, err: unknown): void {
     slot.deciding = false
-    this.o.logger.error({ req_id: slot.requestId, err: { message: (err as Error).message, stack: (err as Error).stack } }, 'websocket: deciding again failed')
+    this.o.logger.error(
+      { req_id: slot.requestId, err: { message: (err as Error).message, stack: (err as Error).stack } },
+      'websocket: deciding again failed'
+    )
     this.close(slot, CLOSE.tryAgainLater, CLOSE_REASON.unavailable, 'unavailable', 'internal_error')
   }
 

@@ -26,8 +26,11 @@ export function credentialOf (rawHeaders: readonly string[], keyHeader?: string)
   const out: string[] = []
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string
-    if (name.length === 13 && name.toLowerCase() === 'authorization') out.push(name, rawHeaders[i + 1] as string)
-    else if (keyHeader !== undefined && name.toLowerCase() === keyHeader) out.push('authorization', `Bearer ${rawHeaders[i + 1] as string}`)
+    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      out.push(name, rawHeaders[i + 1] as string)
+    } else if (keyHeader !== undefined && name.toLowerCase() === keyHeader) {
+      out.push('authorization', `Bearer ${rawHeaders[i + 1] as string}`)
+    }
   }
   return out
 }

@@ -145,14 +145,16 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     if (u === undefined) return
     // (a bug, never a client's doing: logged, 500, and the slot freed)
     const failed = (err: unknown): void => {
-      o.logger.error({ req_id: u.id, err: { message: (err as Error).message, stack: (err as Error).stack } }, 'websocket: upgrade failed')
+      o.logger.error({ req_id: u.id, err: { message: (err as Error).message, stack: (err as Error).stack } },
+        'websocket: upgrade failed')
       if (u.slot !== undefined) connections.release(u.slot)
       u.upstream?.abort()
       u.upstreamSocket?.terminate()
       refuse(u, 'internal_error', 'internal_error')
     }
     try {
-      const verdict = o.decider.decideTarget('GET', u.req.url ?? '', u.req.rawHeaders, u.state.clientIp, Date.now(), u.req.headers.host)
+      const verdict = o.decider.decideTarget('GET', u.req.url ?? '', u.req.rawHeaders, u.state.clientIp, Date.now(),
+        u.req.headers.host)
       if (!(verdict instanceof Promise)) admit(u, verdict, done, failed)
       else verdict.then((v) => { admit(u, v, done, failed) }).catch(failed)
     } catch (err: unknown) {

@@ -107,8 +107,12 @@ export function openUpstream (o: UpstreamOptions): UpstreamHandshake {
     if (result.kind !== 'open') socket.terminate()
     settle(result)
   }
-  const connectTimer = setTimeout(() => { finish({ kind: 'error', error: CONNECT_TIMEOUT }) }, o.upstream.connect_timeout_ms)
-  const responseTimer = setTimeout(() => { finish({ kind: 'timeout', error: RESPONSE_TIMEOUT }) }, o.upstream.timeout_ms)
+  const connectTimer = setTimeout(() => {
+    finish({ kind: 'error', error: CONNECT_TIMEOUT })
+  }, o.upstream.connect_timeout_ms)
+  const responseTimer = setTimeout(() => {
+    finish({ kind: 'timeout', error: RESPONSE_TIMEOUT })
+  }, o.upstream.timeout_ms)
 
   // (an error after the outcome, such as the abort of a declined upgrade, changes nothing)
   socket.on('error', (error) => { finish({ kind: 'error', error }) })
@@ -130,7 +134,9 @@ export function openUpstream (o: UpstreamOptions): UpstreamHandshake {
       }
       chunks.push(chunk)
     })
-    res.on('end', () => { finish({ kind: 'answer', status: res.statusCode ?? 502, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }) })
+    res.on('end', () => {
+      finish({ kind: 'answer', status: res.statusCode ?? 502, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) })
+    })
     res.on('error', (error) => { finish({ kind: 'error', error }) })
   })
 

@@ -27,7 +27,10 @@ export interface OrgPut {
   detail: Record<string, string>
 }
 
-/** Why a `key_max_ttl` is not one (a positive duration), or undefined: the org command's and the registry file's check. */
+/**
+ * Why a `key_max_ttl` is not one (a positive duration), or undefined: the org command's and the registry file's
+ * check.
+ */
 export function keyMaxTtlProblem (value: string): string | undefined {
   return (parseDuration(value) ?? 0) > 0 ? undefined : `invalid key_max_ttl "${value}" (a duration such as 90d, 24h)`
 }

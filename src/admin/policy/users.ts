@@ -80,7 +80,12 @@ function checkEmail (s: AdminScope, snap: Snapshot, id: string, email: string | 
       [{ field: 'email', reason: 'only keygate:admin sets another user\'s email' }])
   }
   const holder = snap.emails.get(wanted)
-  if (wanted !== '' && holder !== undefined && holder !== id && snap.users.get(holder)?.email?.toLowerCase() === wanted) {
+  if (
+    wanted !== '' &&
+    holder !== undefined &&
+    holder !== id &&
+    snap.users.get(holder)?.email?.toLowerCase() === wanted
+  ) {
     const why = 'the email is another user\'s (a sign-in email belongs to one user)'
     throw new AdminError(why, 'conflict', undefined, [{ field: 'email', reason: why }])
   }

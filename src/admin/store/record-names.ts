@@ -20,7 +20,10 @@ export function recordKey (keys: RedisKeys, kind: Kind, name: string): string {
   return kind === 'role' ? keys.role(name) : kind === 'org' ? keys.org(name) : keys.user(name)
 }
 
-/** The kind's names, sorted: the index's and the SCAN's. `extraIndex`: another index set to read too (an org's users). */
+/**
+ * The kind's names, sorted: the index's and the SCAN's. `extraIndex`: another index set to read too (an org's
+ * users).
+ */
 export async function recordNames (
   redis: RegistryClient,
   keys: RedisKeys,

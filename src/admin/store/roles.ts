@@ -1,4 +1,7 @@
-/** Role records: a name, its permissions, a description and a rate limit; listed as Redis holds them (record-names.ts). */
+/**
+ * Role records: a name, its permissions, a description and a rate limit; listed as Redis holds them
+ * (record-names.ts).
+ */
 import type { ChainableCommander } from 'ioredis'
 import { AdminError } from '../model/errors.js'
 import { roleViewOf, type RoleView } from '../model/views.js'

@@ -19,7 +19,9 @@ const AUTHORIZED: Authorized = Object.freeze({ ok: true })
 export function authorize (identity: Identity, match: RuleMatch | null): Authorized {
   if (match === null) return { ok: false, reason: 'no_rule' }
   const { rule, params } = match
-  if (rule.orgParam !== undefined && params[rule.orgParam] !== identity.org) return { ok: false, reason: 'org_mismatch' }
+  if (rule.orgParam !== undefined && params[rule.orgParam] !== identity.org) {
+    return { ok: false, reason: 'org_mismatch' }
+  }
   if (!identity.grants.hasAll(rule.permissions)) return { ok: false, reason: 'missing_permission', scope: rule.scope }
   return AUTHORIZED
 }
@@ -33,6 +35,11 @@ export const authorizeStage: DecisionStage = {
     if (match !== null) p.rule = match.rule
     const may = authorize(p.identity, match)
     if (may.ok) return undefined
-    return refusal(p, 'forbidden', may.reason, challenges.insufficientScope(may.reason === 'missing_permission' ? may.scope : undefined))
+    return refusal(
+      p,
+      'forbidden',
+      may.reason,
+      challenges.insufficientScope(may.reason === 'missing_permission' ? may.scope : undefined)
+    )
   }
 }

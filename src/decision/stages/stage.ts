@@ -16,7 +16,13 @@ import type { Passing, Refused } from '../verdict.js'
 export type StageResult = Refused | undefined | Promise<Refused | undefined>
 
 /** `client`: the client's address as the trusted proxies allow (decide-request.ts); `now`: epoch ms */
-export type StageCheck = (p: Passing, method: string, path: string, client: string | undefined, now: number) => StageResult
+export type StageCheck = (
+  p: Passing,
+  method: string,
+  path: string,
+  client: string | undefined,
+  now: number
+) => StageResult
 
 /** What stages are built from, once per decider (factory.ts). */
 export interface StageParts {
