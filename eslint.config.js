@@ -7,6 +7,11 @@ export default [
     rules: { '@typescript-eslint/no-explicit-any': 'error' }
   },
   {
+    // code lines of at most 120 characters (a URL or a regular expression may run longer)
+    files: ['src/**/*.ts', 'bench/**/*.ts', 'console/**/*.js'],
+    rules: { '@stylistic/max-len': ['error', { code: 120, ignoreUrls: true, ignoreRegExpLiterals: true }] }
+  },
+  {
     // the decision core answers for every front end: it knows no listener and no HTTP server
     files: ['src/decision/**/*.ts'],
     rules: {

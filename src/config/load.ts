@@ -14,6 +14,7 @@ import { routeProblems } from './routes.js'
 import { isUnderPrefix, ruleProblems } from './rule-patterns.js'
 import { ConfigSchema, UpstreamSchema, type Config } from './schema.js'
 import { ssoProblems } from './sso.js'
+import { dedupe, isRecursive, literals } from './values.js'
 import { readUpstreamTls, upstreamProblems } from './upstreams.js'
 
 export const DEFAULT_CONFIG_FILE = 'config/keygate.yaml'
@@ -249,7 +250,9 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
   })
   check(() => { problems.push(...corsProblems(c.cors)) })
   check(() => { problems.push(...ssoProblems(c.sso)) })
-  if (forServing && Array.isArray(c.routes) && c.routes.length === 0) problems.push('routes: at least one route prefix is needed, or nothing is served')
+  if (forServing && Array.isArray(c.routes) && c.routes.length === 0) {
+    problems.push('routes: at least one route prefix is needed, or nothing is served')
+  }
   return problems
 }
 
@@ -258,21 +261,15 @@ function describe (e: ValueError): string {
   const field = e.path.split('/').slice(1).map((p, i) => /^[0-9]+$/.test(p) ? `[${p}]` : (i === 0 ? p : '.' + p))
     .join('') || '(top level)'
   let message = e.message
-  if (e.schema.description !== undefined) message = `must be ${String(e.schema.description)}, got ${JSON.stringify(e.value)}`
+  if (e.schema.description !== undefined) {
+    message = `must be ${String(e.schema.description)}, got ${JSON.stringify(e.value)}`
+  }
   if (e.type === ValueErrorType.ObjectAdditionalProperties) message = 'unknown field'
   const allowed = literals(e.schema)
   if (allowed !== undefined) {
     message = `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(e.value)}`
   }
   return `${field}: ${message}`
-}
-
-/** The values of a union of literals (an enumeration), else undefined. */
-function literals (schema: object): unknown[] | undefined {
-  const anyOf: unknown = (schema as { anyOf?: unknown }).anyOf
-  if (!Array.isArray(anyOf)) return undefined
-  const values = (anyOf as Array<{ const?: unknown }>).map((s) => s.const)
-  return values.every((v) => v !== undefined) ? values : undefined
 }
 
 /** The document as plain values; aliases that expand past the YAML library's bound are the file's problem. */
@@ -282,19 +279,4 @@ function toJS (doc: ReturnType<typeof parseDocument>, source: string): unknown {
   } catch (err: unknown) {
     throw new ConfigError(source, [`YAML: ${err instanceof Error ? err.message : String(err)}`])
   }
-}
-
-/** Whether a value contains itself (a recursive YAML alias: `a: &x { b: *x }`), which no field can hold. */
-function isRecursive (value: object, within: Set<object> = new Set()): boolean {
-  if (within.has(value)) return true
-  within.add(value)
-  for (const v of Object.values(value)) {
-    if (typeof v === 'object' && v !== null && isRecursive(v, within)) return true
-  }
-  within.delete(value)
-  return false
-}
-
-function dedupe (problems: string[]): string[] {
-  return [...new Set(problems)]
 }

@@ -5,68 +5,21 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { PERMISSION_PATTERN } from './permission.js'
 import { RATE_LIMIT_PATTERN } from './rate-limit.js'
+import { HealthCheck, Passive, UpstreamSchema } from './upstream-schema.js'
+
+export { UpstreamSchema } from './upstream-schema.js'
 
 const HostPort = Type.String({
   pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$', description: 'host:port'
 })
 /** a duration above zero: `<n>s`, `<n>m`, `<n>h`, `<n>d` (parsed by duration.ts) */
-const PositiveDuration = (fallback: string) => Type.String({ pattern: '^[1-9][0-9]{0,8}[smhd]$', default: fallback, description: `a duration above zero, like ${fallback}` })
-const Permission = Type.String({ pattern: PERMISSION_PATTERN, description: 'resource:action, in lower case' })
-
-const Origin = Type.String({ pattern: '^https?://[^/?#]+/?$', description: 'origin of the upstream, without a path' })
-/** a health check's duration: `<n>ms`, `<n>s`, `<n>m` (parsed by config/upstreams.ts) */
-const CheckDuration = (fallback: string) => Type.String({
-  pattern: '^[1-9][0-9]{0,8}(ms|s|m)$',
-  default: fallback,
-  description: `a duration above zero, like ${fallback} or 500ms`
+const PositiveDuration = (fallback: string) => Type.String({
+  pattern: '^[1-9][0-9]{0,8}[smhd]$', default: fallback, description: `a duration above zero, like ${fallback}`
 })
-
-/** An active health check of every target (data-plane/upstream-pool/, docs/routing.md). */
-const HealthCheck = Type.Object({
-  path: Type.String({
-    pattern: '^/[A-Za-z0-9._~!$&\'()*+,;=:@/%-]*$', default: '/', description: 'a path starting with /, like /health'
-  }),
-  interval: CheckDuration('5s'),
-  timeout: CheckDuration('2s'),
-  /** consecutive failed checks that take a target out */
-  unhealthy_after: Type.Integer({ minimum: 1, maximum: 100, default: 3 }),
-  /** consecutive passed checks that put it back */
-  healthy_after: Type.Integer({ minimum: 1, maximum: 100, default: 2 }),
-  /** the statuses that pass; absent: 200 to 399 */
-  expected_statuses: Type.Optional(Type.Array(Type.Integer({ minimum: 100, maximum: 599 }),
-    { minItems: 1, maxItems: 100 }))
-}, { additionalProperties: false })
-
-/** Passive ejection: connection failures of real requests take a target out. */
-const Passive = Type.Object({
-  /** consecutive connection failures (refused, reset, connect timeout, TLS) that take a target out */
-  failures: Type.Integer({ minimum: 1, maximum: 1000, default: 3 }),
-  /** without an active health check: how long an ejected target stays out */
-  ejection: CheckDuration('30s')
-}, { additionalProperties: false })
-
-export const UpstreamSchema = Type.Object({
-  /** one origin: exactly one of url and targets */
-  url: Type.Optional(Origin),
-  /** several origins of the same service, balanced (data-plane/upstream-pool/) */
-  targets: Type.Optional(Type.Array(Origin, { minItems: 1, maxItems: 64 })),
-  /** with targets: round_robin when absent */
-  balancing: Type.Optional(Type.Union([Type.Literal('round_robin'), Type.Literal('least_requests')])),
-  health_check: Type.Optional(HealthCheck),
-  passive: Type.Optional(Passive),
-  /** https: the CA certificates (PEM) that verify the upstream's certificate, instead of the system's */
-  ca_file: Type.Optional(Type.String({ minLength: 1 })),
-  /** https: the name verified and sent as SNI, instead of the URL's host */
-  servername: Type.Optional(Type.String({
-    pattern: '^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$', description: 'a DNS name'
-  })),
-  /** https, mTLS: the client certificate (PEM) and its private key, both or neither */
-  client_cert_file: Type.Optional(Type.String({ minLength: 1 })),
-  client_key_file: Type.Optional(Type.String({ minLength: 1 })),
-  timeout_ms: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 30_000 }),
-  connect_timeout_ms: Type.Integer({ minimum: 1, maximum: 600_000, default: 5_000 }),
-  connections: Type.Integer({ minimum: 1, maximum: 65_535, default: 256 })
-}, { additionalProperties: false })
+const RateLimit = Type.String({
+  pattern: RATE_LIMIT_PATTERN, description: 'a rate limit <count>/<period>, like 100/1s'
+})
+const Permission = Type.String({ pattern: PERMISSION_PATTERN, description: 'resource:action, in lower case' })
 
 const PATH_PREFIX = '^(/|(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)+)$'
 const HeaderName = Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", description: 'a header name' })
@@ -107,11 +60,18 @@ export const ConfigSchema = Type.Object({
   /** on SIGTERM/SIGINT, how long the requests in flight may take to finish before the process exits anyway */
   shutdown_grace_ms: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 30_000 }),
   authz: Type.Object({
-    /** the proxy in front: only its own way of naming the original request is read; auto refuses a request carrying two */
+    /**
+     * the proxy in front: only its own way of naming the original request is read; auto refuses a request
+     * carrying two
+     */
     proxy: Type.Union([Type.Literal('auto'), Type.Literal('nginx'), Type.Literal('traefik'), Type.Literal('envoy')],
       { default: 'auto' }),
     /** Envoy's ext_authz path_prefix: removed from a decision request's own target */
-    path_prefix: Type.String({ pattern: '^(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)*$', default: '', description: 'empty, or a path prefix like /ext-authz, without a trailing slash' }),
+    path_prefix: Type.String({
+      pattern: '^(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)*$',
+      default: '',
+      description: 'empty, or a path prefix like /ext-authz, without a trailing slash'
+    }),
     /** peers whose decision requests are answered (addresses or CIDRs); any other gets 403 */
     trusted_peers: Type.Array(Type.String({ minLength: 1 }), { default: ['127.0.0.0/8', '::1'] })
   }, { additionalProperties: false, default: {} }),
@@ -126,7 +86,9 @@ export const ConfigSchema = Type.Object({
     connect_timeout_ms: Type.Integer({ minimum: 10, maximum: 60_000, default: 1_000 })
   }, { additionalProperties: false, default: {} }),
   keys: Type.Object({
-    prefix: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9]{0,15}_$', default: 'kg_', description: 'letters and digits ending in _, like kg_' }),
+    prefix: Type.String({
+      pattern: '^[A-Za-z][A-Za-z0-9]{0,15}_$', default: 'kg_', description: 'letters and digits ending in _, like kg_'
+    }),
     /** Bearer tokens not in keygate's format are looked up as imported keys (docs/imports.md) */
     accept_imported: Type.Boolean({ default: false })
   }, { additionalProperties: false, default: {} }),
@@ -134,7 +96,11 @@ export const ConfigSchema = Type.Object({
   routes: Type.Array(Route, { default: [] }),
   rules: Type.Array(Rule, { default: [] }),
   identity: Type.Object({
-    header_prefix: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9-]*-$', default: 'X-Auth-', description: 'a header name prefix ending in -, like X-Auth-' }),
+    header_prefix: Type.String({
+      pattern: '^[A-Za-z][A-Za-z0-9-]*-$',
+      default: 'X-Auth-',
+      description: 'a header name prefix ending in -, like X-Auth-'
+    }),
     forward_authorization: Type.Boolean({ default: false }),
     /** request headers never forwarded, from any peer (compared case-insensitively, `_` read as `-`) */
     drop_headers: Type.Array(Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", description: 'a header name' }),
@@ -181,9 +147,9 @@ export const ConfigSchema = Type.Object({
   }, { additionalProperties: false, default: {} }),
   rate_limits: Type.Object({
     /** for every key without a `rate_limit` of its own (docs/rate-limits.md) */
-    default: Type.Optional(Type.String({ pattern: RATE_LIMIT_PATTERN, description: 'a rate limit <count>/<period>, like 100/1s' })),
+    default: Type.Optional(RateLimit),
     /** anonymous requests (public rules, no key) per client address, per instance */
-    anonymous: Type.Optional(Type.String({ pattern: RATE_LIMIT_PATTERN, description: 'a rate limit <count>/<period>, like 100/1s' })),
+    anonymous: Type.Optional(RateLimit),
     /** Redis unreachable during a rate-limit check: let the request go on (counted), or 503 */
     on_error: Type.Union([Type.Literal('allow'), Type.Literal('deny')], { default: 'allow' })
   }, { additionalProperties: false, default: {} }),
@@ -217,19 +183,32 @@ export const ConfigSchema = Type.Object({
   admin: Type.Object({
     /** failed admin sign-ins per peer address and minute; then 429 until the minute is over */
     sign_in_failures_per_minute: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
-    /** the longest a BOT key created by a keygate:org:admin or keygate:keys:self principal lives; also its expiry when none is asked for */
+    /**
+     * the longest a BOT key created by a keygate:org:admin or keygate:keys:self principal lives; also its expiry
+     * when none is asked for
+     */
     self_service_max_ttl: PositiveDuration('90d')
   }, { additionalProperties: false, default: {} }),
-  /** signing in as yourself through an OpenID Connect provider (src/admin/sso/, docs/sso.md); checks across fields: sso.ts */
+  /**
+   * signing in as yourself through an OpenID Connect provider (src/admin/sso/, docs/sso.md); checks across
+   * fields: sso.ts
+   */
   sso: Type.Object({
     /** absent: SSO is off */
     oidc: Type.Optional(Type.Object({
       issuer: Type.String({ pattern: '^https?://[^?#@\\s]+$', description: 'the provider\'s issuer URL, like https://login.example.com/realms/acme (no query, fragment or credentials)' }),
       client_id: Type.String({ minLength: 1, maxLength: 512 }),
-      /** the client secret: from KEYGATE_OIDC_CLIENT_SECRET only, refused in the file (load.ts); absent = a public client (PKCE alone) */
+      /**
+       * the client secret: from KEYGATE_OIDC_CLIENT_SECRET only, refused in the file (load.ts); absent = a public
+       * client (PKCE alone)
+       */
       client_secret: Type.Optional(Type.String({ minLength: 1 })),
       redirect_uri: Type.String({ pattern: '^https?://[^/?#@\\s]+/[^?#\\s]*$', description: 'the console\'s callback URL as the browser reaches the admin listener, like https://keygate-admin.example.com/console/sso/callback' }),
-      scopes: Type.String({ pattern: '^[!#-\\[\\]-~]+( [!#-\\[\\]-~]+)*$', default: 'openid email profile', description: 'scope names separated by single spaces, like "openid email profile"' }),
+      scopes: Type.String({
+        pattern: '^[!#-\\[\\]-~]+( [!#-\\[\\]-~]+)*$',
+        default: 'openid email profile',
+        description: 'scope names separated by single spaces, like "openid email profile"'
+      }),
       /** sub: the claim is a keygate user id; email: the verified `email` claim equals a user record's `email` */
       match: Type.Union([Type.Literal('sub'), Type.Literal('email')], { default: 'sub' }),
       /** the button's "Sign in with <display_name>" */
@@ -275,7 +254,10 @@ export const ConfigSchema = Type.Object({
     otlp_endpoint: Type.Optional(Type.String({ pattern: '^https?://[^/?#@]+(/[^?#]*)?$', description: 'an http:// or https:// URL without credentials, query or fragment, like http://collector:4318/v1/traces' })),
     /** the share of traces keygate starts that are sampled (0..1) */
     sample_ratio: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
-    /** a client's `traceparent` sampled flag decides for its trace (OpenTelemetry's ParentBased sampler); false: sample_ratio decides every trace */
+    /**
+     * a client's `traceparent` sampled flag decides for its trace (OpenTelemetry's ParentBased sampler); false:
+     * sample_ratio decides every trace
+     */
     parent_based: Type.Boolean({ default: true }),
     service_name: Type.String({ minLength: 1, maxLength: 256, default: 'keygate' })
   }, { additionalProperties: false, default: {} }),

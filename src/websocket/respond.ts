@@ -49,6 +49,14 @@ export function passUpstreamAnswer (
  * those its `Connection` lists), nor any of `drop` (lower case). Values come from node's
  * HTTP parser, which refuses CR and LF in them.
  */
+/** Seconds a client over a connection cap is asked to wait. */
+export const CAP_RETRY_AFTER_S = '5'
+
+/** the 101's headers that ws and keygate write, never copied from the upstream's 101 */
+export const OWN_101_HEADERS: readonly string[] = [
+  'sec-websocket-accept', 'sec-websocket-protocol', 'sec-websocket-extensions', 'x-request-id'
+]
+
 export function responseHeaders (rawHeaders: readonly string[], drop: readonly string[]): Array<[string, string]> {
   const listed = new Set<string>(drop)
   for (let i = 0; i < rawHeaders.length; i += 2) {

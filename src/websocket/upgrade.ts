@@ -41,7 +41,7 @@ import { cacheTimings } from '../cache/timings.js'
 import type { UpstreamConfig } from '../config/schema.js'
 import type { ErrorCode, Reason } from '../errors.js'
 import type { TargetVerdict } from '../decision/decide-request.js'
-import { clientAddressOf, withoutConnectionListed } from '../http/identity-headers.js'
+import { clientAddressOf } from '../http/identity-headers.js'
 import { createRequestLog } from '../http/request-log.js'
 import { loggedTarget, noteVerdict, requestState } from '../http/request-state.js'
 import { routePatterns, type Route } from '../decision/route-table.js'
@@ -50,12 +50,10 @@ import { renderVerdict, type VerdictSink } from '../http/verdict.js'
 import { Connections, type Slot } from './connections.js'
 import { credentialOf, isWebSocketUpgrade, offeredProtocols } from './handshake.js'
 import { relay } from './relay.js'
-import { passUpstreamAnswer, refuseUpgrade, responseHeaders } from './respond.js'
+import { CAP_RETRY_AFTER_S, OWN_101_HEADERS, passUpstreamAnswer, refuseUpgrade, responseHeaders } from './respond.js'
+import { handshakeHeaders } from './handshake-headers.js'
 import { openUpstream } from './upstream.js'
 import type { Upgrade, WebSocketStageOptions } from './upgrade-options.js'
-
-/** Seconds a client over a connection cap is asked to wait. */
-const CAP_RETRY_AFTER_S = '5'
 
 export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptions): Connections | undefined {
   const { config, metrics } = o
@@ -102,7 +100,8 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   wss.on('headers', (lines, req) => {
     const u = upgrades.get(req)
     if (u === undefined) return
-    for (const [name, value] of responseHeaders(u.upstreamHeaders, ['sec-websocket-accept', 'sec-websocket-protocol', 'sec-websocket-extensions', 'x-request-id', ...Object.keys(u.headers ?? {})])) lines.push(`${name}: ${value}`)
+    const own = [...OWN_101_HEADERS, ...Object.keys(u.headers ?? {})]
+    for (const [name, value] of responseHeaders(u.upstreamHeaders, own)) lines.push(`${name}: ${value}`)
     for (const name in u.headers) lines.push(`${name}: ${u.headers[name] as string}`)
     lines.push(`X-Request-Id: ${u.id}`)
   })
@@ -183,7 +182,8 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     if (upstream === undefined) throw new Error(`routes: unknown upstream ${v.target.route.upstream}`)
 
     // 3. the caps
-    const slot = connections.admit(u.id, v.target.path, credentialOf(u.req.rawHeaders, v.target.route.keyHeader), v.identity, v.rule.index, u.state.clientIp)
+    const credential = credentialOf(u.req.rawHeaders, v.target.route.keyHeader)
+    const slot = connections.admit(u.id, v.target.path, credential, v.identity, v.rule.index, u.state.clientIp)
     if (slot === 'over_key') {
       refuse(u, 'rate_limited', 'websocket_key_limit', { ...u.headers, 'Retry-After': CAP_RETRY_AFTER_S })
       return
@@ -198,13 +198,12 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   }
 
   /** 4. the upstream's handshake; the client's completes only once it switched protocols. */
-  function connectUpstream (u: Upgrade, slot: Slot, name: string, upstreamConfig: UpstreamConfig, done: (ok: boolean) => void, failed: (err: unknown) => void): void {
+  function connectUpstream (
+    u: Upgrade, slot: Slot, name: string, upstreamConfig: UpstreamConfig,
+    done: (ok: boolean) => void, failed: (err: unknown) => void
+  ): void {
     const meter = metrics.upstream(name)
-    const headers = o.rewriterOf(u.route as Route)({ id: u.id, method: 'GET', kg: u.state, raw: u.req, protocol: 'http', headers: u.req.headers }, withoutConnectionListed(u.req.headers))
-    // the upstream's host, as for a proxied request; the handshake's own headers are the upstream connection's
-    delete headers.host
-    for (const name in headers) if (name.startsWith('sec-websocket-')) delete headers[name]
-    o.toUpstreams.get(name)?.(u.state.trace, headers, 'GET')
+    const headers = handshakeHeaders(u, o.rewriterOf(u.route as Route), o.toUpstreams.get(name))
 
     const sentAt = performance.now()
     const dispatch = o.upstreams.get(name)
