@@ -6,7 +6,7 @@
  * that waits for one. They close with the shared client they were made from (its `end`).
  * A change never holds one while it waits for another.
  */
-import { duplicateClient, type RegistryClient } from '../../registry/redis-client.js'
+import { duplicateClient, isCluster, type RegistryClient } from '../../registry/redis-client.js'
 
 const POOL_SIZE = 8
 export const WRITE_CONNECTION_NAME = 'keygate-admin-write'
@@ -50,7 +50,9 @@ class WriteConnections {
   /** Gives the connection back; `watched`: a WATCH may still be set (no EXEC cleared it). `broken`: close it. */
   release (conn: RegistryClient, o: { watched: boolean, broken: boolean }): void {
     this.done()
-    if (this.closed || o.broken) {
+    // (a Cluster client sends a keyless UNWATCH to any node, perhaps not the one that holds
+    // the WATCH: a connection still watching is closed there rather than reused)
+    if (this.closed || o.broken || (o.watched && isCluster(conn))) {
       conn.disconnect()
       return
     }
