@@ -3,7 +3,7 @@
  * public rule without a key, per client address (the client as trusted_proxies report
  * it, counted as src/peer.ts says: an IPv6 address as its /64), in this process.
  *
- * An anonymous request never calls Redis (contract section 25), so its buckets are
+ * An anonymous request on a public path never calls Redis (docs/routing.md), so its buckets are
  * local: with N instances behind a balancer, a client may get up to N times the limit.
  * The window is the same sliding window as the shared limits' (window.ts). At most
  * `maxClients` buckets are kept; the least recently used goes for a new client.

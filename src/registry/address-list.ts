@@ -1,5 +1,5 @@
 /**
- * A key's `allowed_cidrs` (contract section 15): IPv4 and IPv6 CIDRs, parsed and matched
+ * A key's `allowed_cidrs` (docs/key-scopes.md): IPv4 and IPv6 CIDRs, parsed and matched
  * in one place for the request path (a client address allowed or not) and the admin
  * wing (an address list within another: a principal mints no key wider than its own).
  */

@@ -58,7 +58,7 @@ export class Grants {
 /**
  * The one intersection of a role's grants and a key's scope, for the gateway's
  * decision and the admin scopes alike: a permission is granted when both grant it,
- * each by section 4's rules (`*`, `resource:*`, `keygate:` by name only). No scope:
+ * each by the permission grammar's rules (`*`, `resource:*`, `keygate:` by name only). No scope:
  * the role's grants themselves.
  */
 export function scopedGrants (role: Grants, scope: Grants | undefined): Grants {

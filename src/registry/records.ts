@@ -51,7 +51,7 @@ export interface KeyRecord {
 }
 
 /**
- * What a key's owner narrowed it to (section 15): `scope`, the permissions it may use
+ * What a key's owner narrowed it to (docs/key-scopes.md): `scope`, the permissions it may use
  * at most, and `allowed_cidrs`, the client addresses it may be used from. Parsed once
  * per text and shared by every key record that holds the same fields.
  */

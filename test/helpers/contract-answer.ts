@@ -1,5 +1,5 @@
 /**
- * What the fuzz tests hold every answer to (contract sections 6, 7 and 9): an answer of
+ * What the fuzz tests hold every answer to (the error catalogue, the identity headers and the path policy: docs/errors.md, docs/security.md): an answer of
  * the gateway's own is one of the catalogue's, with its exact body, content type, request
  * id and challenge; nothing is a 500; and no key, in any percent-encoding, is in a log
  * line. Each check throws (fuzz.ts expect()) with what it found.

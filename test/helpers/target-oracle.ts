@@ -1,5 +1,5 @@
 /**
- * The path policy of the contract (section 9) and docs/security.md ("Requests"), written
+ * The path policy of docs/security.md ("Requests"), written
  * out again from the text, apart from src/decision/target-policy.ts, so that the fuzz
  * tests compare the gateway with the documents rather than with itself.
  *

@@ -28,7 +28,7 @@ export const KeyViewSchema = Type.Object({
   owner: OptStr,
   expires_at: OptStr,
   revoked_at: OptStr,
-  /** `leaked`: revoked on a scanner's report (section 18), found at `leak_source` */
+  /** `leaked`: revoked on a scanner's report (docs/leaks.md), found at `leak_source` */
   revoked_reason: OptStr,
   leak_source: OptStr,
   /** an imported key (docs/imports.md): `key` (from the plaintext) or `sha256` */

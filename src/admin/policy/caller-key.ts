@@ -1,5 +1,5 @@
 /**
- * The key a principal signed in with bounds what it does (contract section 15): a key's
+ * The key a principal signed in with bounds what it does (its scope, addresses and expiry; docs/key-scopes.md): a key's
  * addresses hold wherever it is used, so a principal never widens the restrictions of
  * its own key, and never mints a key wider than it (a key it creates, or the new key of
  * a rotation, whose secret it then holds):

@@ -1,5 +1,5 @@
 /**
- * A key bound to addresses (`allowed_cidrs`, section 15): a request from any other
+ * A key bound to addresses (`allowed_cidrs`, docs/key-scopes.md): a request from any other
  * client address is refused after authentication and before the rate limits, 403
  * `address_not_allowed`, and counts nothing (RateLimit-Remaining unchanged). The client
  * address is the TCP peer (IPv4 and IPv6 loopback), the client a trusted proxy

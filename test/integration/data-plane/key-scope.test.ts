@@ -1,6 +1,6 @@
 /**
- * A key's scope (section 15): a rule's permission is granted only when the effective
- * role grants it and the scope does, with section 4's wildcards on both sides. The
+ * A key's scope (docs/key-scopes.md): a rule's permission is granted only when the effective
+ * role grants it and the scope does, with the permission wildcards on both sides. The
  * table: {personal, BOT} x {no scope, a narrower scope, a scope naming a permission the
  * role lacks, `*`} x {a rule within, a rule outside}. Then a personal key follows its
  * user's live role: narrowed at once, never widened past its scope, on two gateways

@@ -1,5 +1,5 @@
 /**
- * Routes in front of existing backends (contract section 25, docs/routing.md), on real
+ * Routes in front of existing backends (docs/routing.md), on real
  * upstreams over raw sockets: hosts and prefixes (most specific first), strip_prefix and
  * rewrite_prefix against every path-policy attack (the path an upstream receives is the
  * decided one, rewritten), public rules with and without a key, and key_header.

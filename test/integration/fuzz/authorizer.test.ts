@@ -1,5 +1,5 @@
 /**
- * Fuzzing the authorizer (docs/security.md, "Fuzzing"; contract section 11): the targets
+ * Fuzzing the authorizer (docs/security.md, "Fuzzing"; docs/authorizer.md): the targets
  * of the data plane's fuzz test asked about in each proxy's way (Traefik's
  * X-Forwarded-Method + X-Forwarded-Uri, nginx's X-Original-Method + X-Original-URI,
  * Envoy's own target), with header sets that carry the identity prefix in every spelling,

@@ -1,5 +1,5 @@
 /**
- * An upstream with several targets (contract section 25, docs/routing.md): requests
+ * An upstream with several targets (docs/routing.md): requests
  * balanced across the targets that are up (round robin, least_requests); a request
  * whose connection failed before any byte was sent retried once on another target when
  * its method is idempotent, never otherwise; no target up: 502 at once, nothing sent.

@@ -1,5 +1,5 @@
 /**
- * Upstream TLS (contract section 25, docs/routing.md): an `https://` upstream's
+ * Upstream TLS (docs/routing.md): an `https://` upstream's
  * certificate is verified (the system's CAs, or `ca_file`), for the URL's host or
  * `servername`; `client_cert_file` and `client_key_file` answer an upstream that
  * requires a client certificate (mTLS); SIGHUP re-reads the files. A refused
