@@ -188,6 +188,7 @@ export class RedisHealth {
   lastOkAt = Number.NEGATIVE_INFINITY
   private timer: NodeJS.Timeout | undefined
   private readonly waiters = new Set<() => void>()
+  private readonly watchers = new Set<(up: boolean) => void>()
 
   constructor (private readonly redis: RegistryClient, private readonly now: () => number = Date.now) {
     redis.on('ready', () => { this.probe() })
@@ -207,8 +208,16 @@ export class RedisHealth {
     if (this.timer !== undefined) clearInterval(this.timer)
   }
 
+  /** Calls `watcher` on every change between up and down (the gRPC health service); returns its removal. */
+  onChange (watcher: (up: boolean) => void): () => void {
+    this.watchers.add(watcher)
+    return () => { this.watchers.delete(watcher) }
+  }
+
   markUp (): void {
+    const changed = !this.up
     this.up = true
+    if (changed) for (const watcher of this.watchers) watcher(true)
     this.lastOkAt = this.now()
     for (const wake of this.waiters) wake()
   }
@@ -229,7 +238,9 @@ export class RedisHealth {
   }
 
   markDown (): void {
+    if (!this.up) return
     this.up = false
+    for (const watcher of this.watchers) watcher(false)
   }
 
   private probe (): void {
