@@ -43,7 +43,7 @@ export interface AuthzClient {
 }
 
 type Unary = (req: unknown, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void
-type Constructor = new (address: string, creds: grpc.ChannelCredentials) => grpc.Client
+type Constructor = new (address: string, creds: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => grpc.Client
 
 function constructorOf (def: grpc.GrpcObject, name: string): Constructor {
   let node: unknown = def
@@ -54,13 +54,16 @@ function constructorOf (def: grpc.GrpcObject, name: string): Constructor {
 // (enums as numbers: denied_response's HTTP status reads as 401, not `Unauthorized`)
 const AUTH = loadSync(EXTERNAL_AUTH_PROTO, { ...LOAD_OPTIONS, enums: Number, includeDirs: includeDirs() })
 
-export function authzClient (t: Test | undefined, port: number, creds = grpc.credentials.createInsecure()): AuthzClient {
+/** `options`: channel options (`grpc.ssl_target_name_override` for a test certificate) */
+export function authzClient (
+  t: Test | undefined, port: number, creds = grpc.credentials.createInsecure(), options: grpc.ChannelOptions = {}
+): AuthzClient {
   const auth = grpc.loadPackageDefinition(AUTH)
   const health = grpc.loadPackageDefinition(loadSync(healthProto, LOAD_OPTIONS))
   const Authorization = constructorOf(auth, 'envoy.service.auth.v3.Authorization')
   const Health = constructorOf(health, 'grpc.health.v1.Health')
-  const client = new Authorization(`127.0.0.1:${port}`, creds)
-  const healthClient = new Health(`127.0.0.1:${port}`, creds)
+  const client = new Authorization(`127.0.0.1:${port}`, creds, options)
+  const healthClient = new Health(`127.0.0.1:${port}`, creds, options)
   t?.teardown(() => { client.close(); healthClient.close() })
 
   const call = async (c: grpc.Client, method: string, req: unknown): Promise<unknown> =>
