@@ -67,6 +67,9 @@ export interface GrpcAuthorizer {
   close: () => Promise<void>
 }
 
+/** how long a stop waits for the calls in flight before it cancels them (each decision takes milliseconds) */
+const CLOSE_GRACE_MS = 2000
+
 type Call = ServerUnaryCall<CheckRequest, CheckResponse>
 type Respond = sendUnaryData<CheckResponse>
 
@@ -192,7 +195,13 @@ export async function buildGrpcAuthorizer (o: GrpcAuthorizerOptions): Promise<Gr
     close: async () => {
       unwatch()
       setHealth('NOT_SERVING')
-      await new Promise<void>((resolve) => { server.tryShutdown(() => { resolve() }) })
+      // the decisions in flight are answered; a health Watch stream never ends by itself,
+      // so what is still open after the grace is cancelled
+      await new Promise<void>((resolve) => {
+        const grace = Math.min(config.shutdown_grace_ms, CLOSE_GRACE_MS)
+        const force = setTimeout(() => { server.forceShutdown(); resolve() }, grace)
+        server.tryShutdown(() => { clearTimeout(force); resolve() })
+      })
       requestLog.flush()
     }
   }

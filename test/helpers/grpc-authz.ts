@@ -39,6 +39,8 @@ export interface Checked {
 export interface AuthzClient {
   check: (method: string, path: string, key?: string, opts?: CheckOptions) => Promise<Checked>
   health: (service?: string) => Promise<string>
+  /** a health Watch stream: the statuses it has sent so far, and whether it has ended */
+  watch: (service?: string) => { statuses: string[], ended: () => boolean }
   close: () => void
 }
 
@@ -107,6 +109,15 @@ export function authzClient (
     async health (service = '') {
       const res = await call(healthClient, 'Check', { service }) as { status: string }
       return res.status
+    },
+    watch (service = '') {
+      const statuses: string[] = []
+      let ended = false
+      const stream = (healthClient as unknown as { watch: (req: unknown) => NodeJS.EventEmitter }).watch({ service })
+      stream.on('data', (m: { status: string }) => { statuses.push(m.status) })
+      stream.on('error', () => { ended = true })
+      stream.on('end', () => { ended = true })
+      return { statuses, ended: () => ended }
     },
     close () { client.close(); healthClient.close() }
   }

@@ -6,7 +6,7 @@
  *   says NOT_SERVING until Redis answers again;
  * - a peer outside authz.trusted_peers is refused, and its reported client ignored;
  * - TLS, with and without a client certificate;
- * - a stop closes the listener, first of the background parts.
+ * - a stop says NOT_SERVING to a Watch stream and closes the listener, first of the parts.
  */
 import * as grpc from '@grpc/grpc-js'
 import { readFileSync } from 'node:fs'
@@ -104,11 +104,18 @@ t.test('TLS: a client that trusts the CA is answered; with client_ca_file, only 
   t.equal((await withCert.check('GET', '/api/v1/users', key.key)).code, 0, 'allowed with the client certificate')
 })
 
-t.test('a stop closes the listener with the other listeners, first: no new call', async (t) => {
+t.test('a stop: NOT_SERVING, then the listener closes with the other listeners, first: no new call', async (t) => {
   const gw = await startGateway(t, { yaml: GRPC_YAML })
   const client = authzClient(t, gw.authzGrpcPort)
   t.equal(await client.health(), 'SERVING')
   t.equal(gw.app.lifecycle.stopOrder[0], 'listeners', 'the listeners stop first')
+  const watching = client.watch()
+  t.ok(await eventually(async () => watching.statuses.length > 0) >= 0, 'a Watch stream open')
+  t.same(watching.statuses, ['SERVING'])
+  const started = Date.now()
   await gw.app.close()
+  t.ok(Date.now() - started < 10_000, 'an open Watch stream does not hold the stop')
+  t.same(watching.statuses, ['SERVING', 'NOT_SERVING'], 'the stream was told NOT_SERVING')
+  t.ok(await eventually(async () => watching.ended()) >= 0, 'and ended')
   await t.rejects(client.check('GET', '/api/v1/users'), { code: UNAVAILABLE }, 'the listener is closed')
 })
