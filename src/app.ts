@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildAdminPlane } from './admin/admin-plane.js'
 import { buildAuthorizerPlane } from './authorizer/authorizer-plane.js'
-import { buildGrpcAuthorizer, type GrpcAuthorizer } from './authorizer-grpc/grpc-authorizer.js'
+import type { GrpcAuthorizer } from './authorizer-grpc/grpc-authorizer.js'
 import { loadAssertions, type Assertions } from './assertion/index.js'
 import { createCache } from './cache/create-cache.js'
 import type { FillLimiter } from './cache/fill-limiter.js'
@@ -188,8 +188,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const authz = config.authz_listen !== undefined
     ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing })
     : undefined
+  // (gRPC and Envoy's protos are loaded only when the gRPC authorizer is on)
   const authzGrpc = config.authz_grpc_listen !== undefined
-    ? await buildGrpcAuthorizer({
+    ? await (await import('./authorizer-grpc/grpc-authorizer.js')).buildGrpcAuthorizer({
       config, logger, decider, usage, counter: counting, metrics, assertions, tracing, health
     })
     : undefined
