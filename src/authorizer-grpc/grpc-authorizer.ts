@@ -103,7 +103,10 @@ export async function buildGrpcAuthorizer (o: GrpcAuthorizerOptions): Promise<Gr
     const connection = peerAt(peerAddress(call.getPeer()))
     const client = connection.trusted ? sourceAddress(call.request) ?? connection.peer : connection.peer
     state.clientIp = client
+    let answered = false
     const done = (status: number, response: CheckResponse): void => {
+      if (answered) return
+      answered = true
       // the HTTP/2 request's own method, until the original's is known
       const request = { id, method: state.method ?? 'POST', kg: state }
       requestLog.hook(request, { statusCode: status, elapsedTime: performance.now() - startedAt }, noop)
@@ -134,7 +137,7 @@ export async function buildGrpcAuthorizer (o: GrpcAuthorizerOptions): Promise<Gr
         answer(verdict, now)
         return
       }
-      verdict.then((v) => { answer(v, Date.now()) }, failed)
+      verdict.then((v) => { answer(v, Date.now()) }).catch(failed)
     } catch (err: unknown) {
       failed(err)
     }
