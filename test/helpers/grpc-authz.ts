@@ -40,7 +40,7 @@ export interface AuthzClient {
   check: (method: string, path: string, key?: string, opts?: CheckOptions) => Promise<Checked>
   health: (service?: string) => Promise<string>
   /** a health Watch stream: the statuses it has sent so far, and whether it has ended */
-  watch: (service?: string) => { statuses: string[], ended: () => boolean }
+  watch: (service?: string) => { statuses: string[], ended: () => boolean, cancel: () => void }
   close: () => void
 }
 
@@ -113,11 +113,13 @@ export function authzClient (
     watch (service = '') {
       const statuses: string[] = []
       let ended = false
-      const stream = (healthClient as unknown as { watch: (req: unknown) => NodeJS.EventEmitter }).watch({ service })
+      type Stream = NodeJS.EventEmitter & { cancel: () => void }
+      const stream = (healthClient as unknown as { watch: (req: unknown) => Stream }).watch({ service })
       stream.on('data', (m: { status: string }) => { statuses.push(m.status) })
       stream.on('error', () => { ended = true })
       stream.on('end', () => { ended = true })
-      return { statuses, ended: () => ended }
+      t?.teardown(() => { stream.cancel() })
+      return { statuses, ended: () => ended, cancel: () => { stream.cancel() } }
     },
     close () { client.close(); healthClient.close() }
   }

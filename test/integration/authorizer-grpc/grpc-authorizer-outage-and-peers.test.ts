@@ -116,6 +116,6 @@ t.test('a stop: NOT_SERVING, then the listener closes with the other listeners, 
   await gw.app.close()
   t.ok(Date.now() - started < 10_000, 'an open Watch stream does not hold the stop')
   t.same(watching.statuses, ['SERVING', 'NOT_SERVING'], 'the stream was told NOT_SERVING')
-  t.ok(await eventually(async () => watching.ended()) >= 0, 'and ended')
+  t.ok(await eventually(async () => watching.ended(), 8000) >= 0, 'and ended')
   await t.rejects(client.check('GET', '/api/v1/users'), { code: UNAVAILABLE }, 'the listener is closed')
 })
