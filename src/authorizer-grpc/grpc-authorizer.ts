@@ -20,10 +20,11 @@
  * otherwise and once the listener stops, for the service `""` and for the Authorization
  * service's name.
  */
-import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js'
+import { Server, ServerCredentials, setLogger, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js'
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check'
 import { randomUUID } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
+import { format } from 'node:util'
 import type { Logger } from 'pino'
 import type { Assertions } from '../assertion/index.js'
 import { allowedAnswer } from '../authorizer/allowed-answer.js'
@@ -38,6 +39,7 @@ import { createRequestLog } from '../http/request-log.js'
 import { loggedTarget, noteVerdict, requestState } from '../http/request-state.js'
 import { renderVerdict, type VerdictSink } from '../http/verdict.js'
 import type { Metrics } from '../metrics/metrics.js'
+import { createRedactor } from '../redact.js'
 import type { RedisHealth } from '../registry/redis-client.js'
 import type { Tracing } from '../tracing/request-trace.js'
 import type { UsageCounter } from '../usage/counter.js'
@@ -86,6 +88,12 @@ const REFUSAL: VerdictSink<Refusal> = {
 export async function buildGrpcAuthorizer (o: GrpcAuthorizerOptions): Promise<GrpcAuthorizer> {
   const { config, decider, usage, tracing } = o
   const credentials = await credentialsOf(config.authz_grpc.tls)
+  // grpc-js's own messages (a bind that failed...) as log lines, not bare stderr; redacted like any text
+  const redact = createRedactor(config.keys.prefix)
+  const grpcLog = (...args: unknown[]): void => {
+    o.logger.warn({ detail: redact.text(format(...args)).slice(0, 1000) }, 'grpc-js')
+  }
+  setLogger({ error: grpcLog, info: grpcLog, debug: grpcLog })
   const peerAt = addressPeer(config.authz.trusted_peers)
   const writeAllowed = allowedAnswer({ headerPrefix: config.identity.header_prefix, assertions: o.assertions, tracing })
   const requestLog = createRequestLog(o.logger, o.metrics.decisions, config.keys.prefix, 'authz', o.counter)
