@@ -139,6 +139,8 @@ for (const mode of MODES) {
     t.equal(port(config.admin_listen), portsByName.get('admin'), 'admin_listen: the port named admin')
     t.match(config.admin_listen, /^0\.0\.0\.0:/, 'the admin listener on the pod\'s address (the kubelet probes it)')
     t.equal(config.authz.proxy, 'envoy', 'decisions read the way Envoy names the request')
+    t.ok(config.authz.trusted_peers.length > 0, 'decisions for named peers only')
+    t.notOk(config.authz.trusted_peers.some((p) => p.endsWith('/0')), 'never every address')
     if (mode === 'authorizer') {
       t.equal(port(config.authz_listen), portsByName.get('authz-http'), 'authz_listen: the port named authz-http')
       t.equal(port(env.KEYGATE_AUTHZ_GRPC_LISTEN), portsByName.get('authz-grpc'),
