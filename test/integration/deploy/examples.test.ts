@@ -62,13 +62,14 @@ t.test('Envoy Gateway: a SecurityPolicy with extAuth over gRPC to keygate, grant
   interface SecurityPolicy extends K8sObject {
     spec: {
       targetRefs: Array<{ group: string, kind: string, name: string }>
-      extAuth: { failOpen?: boolean, grpc?: { backendRefs: Array<{ name: string, namespace?: string, port: number }> } }
+      extAuth: { failOpen?: boolean, timeout?: string, grpc?: { backendRefs: Array<{ name: string, namespace?: string, port: number }> } }
     }
   }
   const policy = find<SecurityPolicy>(objects, 'SecurityPolicy', 'keygate')
   t.equal(policy.apiVersion, 'gateway.envoyproxy.io/v1alpha1')
   t.same(policy.spec.extAuth.grpc?.backendRefs, [{ name: SERVICE, namespace: NAMESPACE, port: GRPC_PORT }])
   t.equal(policy.spec.extAuth.failOpen, false, 'fail closed')
+  t.equal(policy.spec.extAuth.timeout, '2s', 'past keygate\'s own slowest answer')
   const target = policy.spec.targetRefs[0]
   t.same([target?.group, target?.kind], ['gateway.networking.k8s.io', 'HTTPRoute'])
   const route = find<IHTTPRoute>(objects, 'HTTPRoute', target?.name ?? '')
@@ -86,7 +87,7 @@ t.test('Istio: a CUSTOM AuthorizationPolicy with the envoyExtAuthzGrpc provider 
     meshConfig: { extensionProviders: Array<{ name: string, envoyExtAuthzGrpc?: Record<string, unknown> }> }
   }
   const provider = mesh.meshConfig.extensionProviders.find((p) => p.envoyExtAuthzGrpc !== undefined)
-  t.same(provider?.envoyExtAuthzGrpc, { service: FQDN, port: GRPC_PORT, timeout: '0.5s', failOpen: false, statusOnError: '503' })
+  t.same(provider?.envoyExtAuthzGrpc, { service: FQDN, port: GRPC_PORT, timeout: '2s', failOpen: false, statusOnError: '503' })
   const objects = readObjects(example('istio/authorization-policy.yaml'))
   checkSchemas(t, objects)
   const policy = find<IAuthorizationPolicy>(objects, 'AuthorizationPolicy', 'keygate')
