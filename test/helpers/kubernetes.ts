@@ -6,7 +6,7 @@
  * construction: `validate()` does, and throws naming the field.
  */
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { parseAllDocuments } from 'yaml'
 import * as core from 'kubernetes-models/v1'
 import * as apps from 'kubernetes-models/apps/v1'
@@ -71,7 +71,9 @@ export function readObjects (file: URL): K8sObject[] {
   return parseObjects(readFileSync(file, 'utf8'))
 }
 
-const KUBECTL = process.env.KUBECTL ?? 'kubectl'
+/** KUBECTL, else the one .ci/run unpacks when the machine has none with kustomize v5, else the PATH's */
+const CI_KUBECTL = '/opt/keygate-kubectl/bin/kubectl'
+const KUBECTL = process.env.KUBECTL ?? (existsSync(CI_KUBECTL) ? CI_KUBECTL : 'kubectl')
 
 /** kubectl's embedded kustomize must be v5 (components, `labels`, `patches`); .ci/run installs one. */
 export function kustomizeVersion (): string {
