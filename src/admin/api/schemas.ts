@@ -64,6 +64,10 @@ export const ListKeysQuery = Type.Object({
   cursor: Type.Optional(KeyId)
 }, closed)
 export const ListUsersQuery = Type.Object({ org: Type.Optional(Name) }, closed)
+export const ListOrgsQuery = Type.Object(
+  { in_use: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) },
+  closed
+)
 export const DeleteRoleQuery = Type.Object(
   { force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) },
   closed
