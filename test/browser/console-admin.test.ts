@@ -11,7 +11,8 @@
  *   Orgs lists the orgs in use (named on users and keys), not only org records;
  *   the key list counts uses (refusals apart); the usage chart draws bars, its legend shows
  *   each class's total until hovered, and its ticks are whole counts and 24-hour UTC times;
- *   the admin key table fits at 1,280 px and the page never scrolls sideways.
+ *   the admin key table fits at 1,280 px and the page never scrolls sideways;
+ *   a self-service user whose role grants users:* narrows a personal key to users:read.
  * Each flow is checked in what the page shows and in what the registry holds afterwards.
  */
 import t from 'tap'
@@ -32,6 +33,9 @@ t.test('the admin console at 1,280 and 375 px', async (t) => {
   const root = await f.personalKey('root', { name: 'console sign-in' })
   await f.role('star', ['*'])
   await f.role('users-all', ['users:*', 'orgs:read'])
+  await f.role('member', ['users:*', 'keygate:keys:self'])
+  await f.user('dana', 'acme', 'member')
+  const dana = await f.personalKey('dana', { name: 'console sign-in' })
   // the list as an admin sees it: long names, a rate limit, and a revoked key an old client still hammers
   await f.role('finance-reports-readonly', ['orgs:read'])
   await f.botKey('finance-reports-readonly', 'globex-international', { name: 'reports exporter for the finance department', createdBy: 'carol' })
@@ -197,6 +201,37 @@ t.test('the admin console at 1,280 and 375 px', async (t) => {
 
       t.same(w.problems, [], 'no uncaught error, no CSP or Trusted Types violation')
       t.ok(w.requests.every((u) => u.startsWith(origin)), 'every request to the console\'s own origin')
+    })
+
+    await t.test(`${width} px: a self-service user narrows users:* to users:read`, async (t) => {
+      const context = await browser.newContext({ viewport: { width, height: HEIGHT } })
+      t.teardown(async () => await context.close())
+      const page = await context.newPage()
+      page.setDefaultTimeout(15_000)
+      const w = watch(page)
+      await page.goto(`${origin}/console/`)
+      await page.fill('#sign-in-key', dana.key)
+      await page.click('#sign-in-submit')
+      await page.locator('#keys-body tr').first().waitFor()
+      await page.click('#generate-open')
+      await page.check('input[name=type][value=personal]')
+      await page.uncheck('#generate-scope-all')
+      t.same(await offered(page), ['keygate:keys:self', 'users:*', 'users:read', 'users:write'],
+        'her wildcard with the concrete permissions it covers (GET /session\'s catalogue)')
+      await page.uncheck('#generate-scope input[value="users:*"]')
+      await page.uncheck('#generate-scope input[value="users:write"]')
+      await page.uncheck('#generate-scope input[value="keygate:keys:self"]')
+      await page.fill('#generate-name', `dana reader ${width}`)
+      await buttonsInView(t, page, '#generate-submit')
+      await page.click('#generate-submit')
+      await page.locator('[data-testid=new-key]').waitFor({ state: 'visible' })
+      const key = await page.locator('[data-testid=new-key]').inputValue()
+      const id = await page.locator('#reveal-facts dd').first().textContent() ?? ''
+      await page.click('#reveal-done')
+      t.match(await gw.client.hgetall(f.keys.key(id)), { type: 'personal', user: 'dana', scope: 'users:read' }, 'the registry: scope users:read')
+      t.equal((await gw.get('/api/v1/users', key)).status, 200, 'users:read holds')
+      t.equal((await gw.send('POST', '/api/v1/users', { Authorization: `Bearer ${key}` }, '{}')).status, 403, 'users:write does not')
+      t.same(w.problems, [], 'no uncaught error, no CSP or Trusted Types violation')
     })
   }
 })
