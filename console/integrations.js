@@ -233,10 +233,11 @@ export function integrationsPage (ctx) {
     // (an org admin's user list and role list are its org's, and the roles it may give)
     ;[{ roles }, { users }] = await Promise.all([api.roles(), ctx.manages ? api.users() : { users: [] }])
     // (an admin makes keys in any org and reads every org's policy; anyone else's is their own org's)
+    // (and an admin's Org field suggests the orgs in use)
+    const orgs = admin ? (await api.orgs({ in_use: 'true' })).orgs : []
+    $('generate-orgs').replaceChildren(...orgs.map((o) => h('option', { value: o.org })))
     orgCaps = admin
-      ? new Map((await api.orgs()).orgs
-        .filter((o) => o.key_max_ttl !== undefined)
-        .map((o) => [o.org, durationSeconds(o.key_max_ttl)]))
+      ? new Map(orgs.filter((o) => o.key_max_ttl !== undefined).map((o) => [o.org, durationSeconds(o.key_max_ttl)]))
       : new Map(ctx.session.org_key_max_ttl_s === undefined ? [] : [[principal.org, ctx.session.org_key_max_ttl_s]])
     // Personal: admins pick the user; everyone else (org admins included: a personal key
     // acts as its user, so only that user or an admin makes one) makes keys for themselves

@@ -15,7 +15,7 @@ export function orgsPage (ctx) {
   function row (o) {
     return h('tr', { 'data-org': o.org, 'data-record': String(o.record === true) },
       h('td', {}, h('strong', {}, o.org), o.name === undefined ? '' : h('div', { class: 'muted small' }, o.name),
-        o.record === false ? h('div', { class: 'muted small' }, 'no record: named on users and keys') : ''),
+        o.record === false ? h('div', { class: 'muted small' }, 'no record') : ''),
       h('td', { class: 'num', 'data-field': 'users' }, String(o.users ?? 0)),
       h('td', { class: 'num', 'data-field': 'keys' }, String(o.keys ?? 0)),
       limitCell(o.rate_limit, o.rate_limit_used),

@@ -103,6 +103,8 @@ t.test('the admin console at 1,280 and 375 px', async (t) => {
       await t.test('the picker narrows a role of * to users:read', async (t) => {
         await page.click('#generate-open')
         await page.check('input[name=type][value=bot]')
+        const suggested = await page.locator('#generate-orgs option').evaluateAll((os) => os.map((o) => o.getAttribute('value')))
+        t.ok(['acme', 'globex-international', 'initech'].every((o) => suggested.includes(o)), 'the Org field suggests the orgs in use')
         await page.fill('#generate-org', 'acme')
         await page.selectOption('#generate-role', 'users-all')
         await page.uncheck('#generate-scope-all')
@@ -150,6 +152,18 @@ t.test('the admin console at 1,280 and 375 px', async (t) => {
         await page.locator('[data-testid=new-key]').waitFor({ state: 'visible' })
         await page.click('#reveal-done')
         t.same((await gw.client.hget(f.keys.role(role), 'permissions'))?.split(' ').sort(), ['keygate:admin', 'users:read'], 'the registry holds the role as confirmed')
+
+        // the Roles editor asks too
+        await page.click('[data-page=roles]')
+        await page.click('#role-new')
+        const orgAdmin = page.locator('#role-permissions input[value="keygate:org:admin"]')
+        await orgAdmin.click()
+        await page.locator('#confirm-dialog').waitFor({ state: 'visible' })
+        t.match(await page.textContent('#confirm-message'), /manage their org's users and keys/)
+        await page.click('#confirm-cancel')
+        t.notOk(await orgAdmin.isChecked(), 'the Roles editor: cancelled, left unticked')
+        await page.click('#role-cancel')
+        await page.click('[data-page=integrations]')
       })
 
       await t.test('Users: create, change role and org; no self-deactivation', async (t) => {
@@ -183,6 +197,7 @@ t.test('the admin console at 1,280 and 375 px', async (t) => {
         t.equal(await row.locator('[data-field=role]').textContent(), 'writer')
         t.match(await gw.client.hgetall(f.keys.user(id)), { org: 'globex', role: 'writer', status: 'active', name: 'New Bie' }, 'role and org changed in the registry')
         t.notOk(await gw.client.sismember(f.keys.orgUsers('umbrella'), id), 'and out of the old org\'s index')
+        await page.screenshot({ path: `.scratch/console-admin-users-${width}.png`, fullPage: true })
         await noSidewaysScroll(t, page, width)
       })
 
@@ -196,6 +211,7 @@ t.test('the admin console at 1,280 and 375 px', async (t) => {
         t.same(rows.find((r) => r[0] === 'globex-international'), ['globex-international', 'false', '0', '1'])
         t.ok(rows.some((r) => r[0] === 'acme'), 'acme, named on users')
         t.notOk(await page.isVisible('#orgs-empty'), 'not "no org"')
+        await page.screenshot({ path: `.scratch/console-admin-orgs-${width}.png`, fullPage: true })
         await noSidewaysScroll(t, page, width)
       })
 
