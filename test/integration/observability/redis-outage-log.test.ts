@@ -1,5 +1,5 @@
 /**
- * A Redis outage, said plainly in the log (README, "Operating it"; src/registry/outage-log.ts):
+ * A Redis outage, said plainly in the log (docs/operating.md; src/registry/outage-log.ts):
  * a real redis-server is killed and started again on its port. One `error` line when it stops
  * answering, with its URL and the password redacted; one when the stale window ends and
  * requests get 503; one `info` line on recovery. The usage writer warns once per outage,

@@ -1,4 +1,4 @@
-// The request log (README, "Operating it") and its reasons (docs/errors.md): one JSON line per
+// The request log (docs/operating.md) and its reasons (docs/errors.md): one JSON line per
 // request with the request id (the response's X-Request-Id), method, path without
 // the query string, status, key id, the precise reason and a numeric latency.
 // The caller's org, user and role ride on the line, and `upstream_status` says what the upstream
