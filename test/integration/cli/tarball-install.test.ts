@@ -38,6 +38,7 @@ t.test('npm pack, npm install -g of the tarball, keygate on the prefix\'s PATH',
   const files = (info?.files ?? []).map((f) => f.path)
   t.ok(files.includes('dist/cli/main.js'), 'the built CLI is in it')
   t.ok(files.includes('config/keygate.yaml'), 'the commented default config is in it')
+  t.ok(files.includes('deploy/systemd/keygate.service'), 'and the systemd unit')
   t.notOk(files.some((f) => f.startsWith('src/') || f.startsWith('test/')), 'no sources or tests')
 
   const prefix = join(scratch, 'prefix')
