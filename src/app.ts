@@ -25,6 +25,8 @@ import { createUpstreams, type Upstreams } from './data-plane/upstream-pool/upst
 import { decisionFactory } from './decision/factory.js'
 import { PROXIED_METHODS } from './http/methods.js'
 import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-client.js'
+import { logRedisOutages } from './registry/outage-log.js'
+import { redactedUrl } from './config/redis-url.js'
 import { createTracing } from './tracing/tracing.js'
 import type { Tracing } from './tracing/request-trace.js'
 import { redisKeys } from './registry/redis-keys.js'
@@ -76,7 +78,7 @@ export interface BuildOptions {
 }
 
 export async function buildApp (config: Config, opts: BuildOptions = {}): Promise<KeygateApp> {
-  const logger = opts.logger ?? createLogger(config.log.level)
+  const logger = opts.logger ?? createLogger(config.log.level, undefined, config.log.format)
   // the assertion's key files first: an unfit one stops the start before anything is opened
   const assertions = await loadAssertions(config.identity.assertion)
   // The background parts, each added after those it relies on: started in this order
@@ -87,10 +89,14 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
 
   const redis = createRedis(config.redis)
   const health = new RedisHealth(redis)
+  // an outage, its stale window's end and the recovery, one line each (src/registry/outage-log.ts)
+  const outages = logRedisOutages(health, logger, {
+    url: config.redis.url, staleIfErrorMs: config.cache.stale_if_error_s * 1000
+  })
   lifecycle.add({
     name: 'registry connection',
     start: () => { health.start() },
-    stop: () => { health.stop(); redis.disconnect() }
+    stop: () => { health.stop(); outages.stop(); redis.disconnect() }
   })
   const keys = redisKeys(config.redis.prefix)
   // Every metric (src/metrics/): the stages add to plain counters, read when /metrics is scraped.
@@ -120,10 +126,13 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     flushMs: config.usage.flush_ms,
     retentionMs: parseDuration(config.usage.retention) ?? 90 * 86_400_000,
     maxKeys: config.usage.max_keys,
-    // the message only: the error's command (ioredis keeps its arguments, key ids among them) is not logged
+    // once an outage, its cause in words: not the client library's message (it names the library's own
+    // options), nor the error's command (ioredis keeps its arguments, key ids among them)
     onError: (err) => {
-      logger.warn({ err: { message: (err as Error).message } }, 'usage: counts could not be written; they are dropped')
+      const cause = usageRedis.status === 'ready' ? (err as Error).message : 'Redis unreachable'
+      logger.warn({ redis: redactedUrl(config.redis.url), cause }, 'usage: counts cannot be written and are dropped')
     },
+    onRecovered: () => { logger.info('usage: counts are written again') },
     meter: metrics.usage
   })
   // the last counts: a graceful stop loses none

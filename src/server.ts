@@ -100,7 +100,7 @@ export async function serve (config: Config, opts: ServeOptions = {}): Promise<v
     // a worker's own grace, and a moment for it to exit
     supervise({
       workers: opts.workers ?? 1,
-      logger: createLogger(config.log.level),
+      logger: createLogger(config.log.level, undefined, config.log.format),
       stopTimeoutMs: config.shutdown_grace_ms + 2000
     })
     return

@@ -265,7 +265,9 @@ export const ConfigSchema = Type.Object({
     level: Type.Union([
       Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'),
       Type.Literal('info'), Type.Literal('debug'), Type.Literal('silent')
-    ], { default: 'info' })
+    ], { default: 'info' }),
+    /** json: one JSON object a line (for a log shipper); pretty: text for a person at a terminal */
+    format: Type.Union([Type.Literal('json'), Type.Literal('pretty')], { default: 'json' })
   }, { additionalProperties: false, default: {} })
 }, { additionalProperties: false })
 

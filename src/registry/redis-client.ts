@@ -188,6 +188,7 @@ export class RedisHealth {
   lastOkAt = Number.NEGATIVE_INFINITY
   private timer: NodeJS.Timeout | undefined
   private readonly waiters = new Set<() => void>()
+  private readonly watchers: Array<(up: boolean) => void> = []
 
   constructor (private readonly redis: RegistryClient, private readonly now: () => number = Date.now) {
     redis.on('ready', () => { this.probe() })
@@ -205,12 +206,21 @@ export class RedisHealth {
 
   stop (): void {
     if (this.timer !== undefined) clearInterval(this.timer)
+    // (a connection closed by the stop is no outage)
+    this.watchers.length = 0
+  }
+
+  /** Called on every change: up (Redis answers again, or for the first time) and down. */
+  onChange (watcher: (up: boolean) => void): void {
+    this.watchers.push(watcher)
   }
 
   markUp (): void {
+    const changed = !this.up
     this.up = true
     this.lastOkAt = this.now()
     for (const wake of this.waiters) wake()
+    if (changed) for (const watcher of this.watchers) watcher(true)
   }
 
   /** Resolves true once Redis has answered (at once when it has), false when `ms` pass first. */
@@ -229,7 +239,9 @@ export class RedisHealth {
   }
 
   markDown (): void {
+    if (!this.up) return
     this.up = false
+    for (const watcher of this.watchers) watcher(false)
   }
 
   private probe (): void {

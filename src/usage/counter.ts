@@ -78,8 +78,10 @@ export interface UsageCounterOptions {
   retentionMs: number
   /** distinct keys held before the batch is written early (default 100,000) */
   maxKeys?: number
-  /** told of a write that failed (its counts are lost: usage is advisory) */
+  /** told of the first failed write of a run (an outage; counts are lost: usage is advisory), and of falling behind */
   onError?: (err: unknown) => void
+  /** told of the first write that worked after a run of failures */
+  onRecovered?: () => void
   /** the metrics of the writes and of what was lost (src/metrics/usage-metrics.ts) */
   meter?: UsageMeter
 }
@@ -113,6 +115,8 @@ export class UsageCounter {
   private readonly maxKeys: number
   private readonly retentionMs: number
   private readonly onError: (err: unknown) => void
+  private readonly onRecovered: () => void
+  private failing = false // (the last write failed: the next failure is not told again)
   private readonly meter: UsageMeter
   private stopped = false
   private readonly enabled: boolean
@@ -121,6 +125,7 @@ export class UsageCounter {
     this.maxKeys = o.maxKeys ?? 100_000
     this.retentionMs = o.retentionMs
     this.onError = o.onError ?? (() => {})
+    this.onRecovered = o.onRecovered ?? (() => {})
     this.meter = o.meter ?? NO_METER
     this.enabled = o.enabled ?? true
     redis.defineCommand('keygateUsageAdd', { lua: ADD_LUA })
@@ -212,10 +217,15 @@ export class UsageCounter {
         try {
           await this.write(batches)
           this.meter.flushed(performance.now() - started, keysIn(batches), true)
+          if (this.failing) {
+            this.failing = false
+            this.onRecovered()
+          }
         } catch (err: unknown) {
           this.meter.flushed(performance.now() - started, keysIn(batches), false)
           this.meter.dropped(requestsIn(batches), 'failed')
-          this.onError(err)
+          if (!this.failing) this.onError(err)
+          this.failing = true
         }
       }
     } finally {

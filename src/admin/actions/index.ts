@@ -96,7 +96,7 @@ export class AdminActions {
     id: string,
     input: users.UserInput,
     o: { createOnly?: boolean } = {}
-  ): Promise<Warned<{ created: boolean }>> {
+  ): Promise<Warned<{ created: boolean, org: string }>> {
     return await users.putUser(this.a, id, input, o)
   }
 

@@ -13,7 +13,8 @@ import { denied, refuseAny } from './refusals.js'
 import { manageableUser, requireOrgAdmin, withinGrants } from './scope-rules.js'
 
 export interface UserInput {
-  org: string
+  /** undefined: an existing user keeps its org (a new user needs one) */
+  org?: string | undefined
   role: string
   name?: string | undefined
   email?: string | undefined
@@ -44,21 +45,27 @@ export function decidePutUser (
   o: { createOnly?: boolean | undefined } = {}
 ): UserPut {
   requireOrgAdmin(s, 'putting a user')
+  const existing = snap.users.get(id)
+  const org = input.org ?? existing?.org
+  if (org === undefined) {
+    throw new AdminError(`user "${id}" does not exist: a new user needs an org`, 'invalid', undefined, [
+      { field: 'org', reason: `user "${id}" does not exist: a new user needs an org` }
+    ])
+  }
   if (s.scope === 'org') {
     if (snap.users.has(id)) manageableUser(s, snap, id, 'user.put')
-    if (input.org !== s.org) throw denied(s, 'forbidden', `an org admin puts users in its own org (${s.org}) only`)
+    if (org !== s.org) throw denied(s, 'forbidden', `an org admin puts users in its own org (${s.org}) only`)
     withinGrants(s, snap, input.role, `role "${input.role}" is not within the caller's own permissions`)
   }
-  refuseAny([...userShape(id, input.org), ...roleProblems(snap, 'role', input.role)])
-  const warnings = orgWarnings(snap, input.org)
-  const existing = snap.users.get(id)
+  refuseAny([...userShape(id, org), ...roleProblems(snap, 'role', input.role)])
+  const warnings = orgWarnings(snap, org)
   if (o.createOnly === true && existing !== undefined) throw new AdminError(`user "${id}" exists`, 'conflict')
-  const fields: Record<string, string> = { org: input.org, role: input.role }
+  const fields: Record<string, string> = { org, role: input.role }
   if (existing?.status === undefined) fields.status = 'active'
   if (input.name !== undefined) fields.name = input.name
   if (input.email !== undefined) fields.email = input.email
   const fromEmail = checkEmail(s, snap, id, input.email)
-  const fromOrg = existing?.org !== undefined && existing.org !== input.org ? existing.org : undefined
+  const fromOrg = existing?.org !== undefined && existing.org !== org ? existing.org : undefined
   return { fields, fromOrg, fromEmail, created: existing?.status === undefined, warnings }
 }
 

@@ -61,6 +61,15 @@ t.test('decidePutUser: who may, the id and references, then the fields (a new us
       fromOrg: 'acme',
       created: false
     })],
+    ['admin: an existing user without an org keeps its own', ADMIN, 'dee', { role: 'writer' }, {}, allowed({
+      fields: { org: 'acme', role: 'writer', status: undefined },
+      fromOrg: undefined,
+      created: false
+    })],
+    ['admin: a new user without an org', ADMIN, 'zed', { role: 'reader' }, {}, refused({
+      kind: 'invalid',
+      details: [{ field: 'org', reason: 'user "zed" does not exist: a new user needs an org' }]
+    })],
     ['admin: an org with no record warns', ADMIN, 'zed', { org: 'newco', role: 'reader' }, {}, allowed({
       warnings: [{
         field: 'org',
