@@ -45,8 +45,9 @@ export function decidePutUser (
 ): UserPut {
   requireOrgAdmin(s, 'putting a user')
   if (s.scope === 'org') {
-    if (snap.users.has(id)) manageableUser(s, snap, id, 'user.put')
+    // the org asked for first: a user of another org is answered exactly as a missing one
     if (input.org !== s.org) throw denied(s, 'forbidden', `an org admin puts users in its own org (${s.org}) only`)
+    if (snap.users.has(id)) manageableUser(s, snap, id, 'user.put')
     withinGrants(s, snap, input.role, `role "${input.role}" is not within the caller's own permissions`)
   }
   refuseAny([...userShape(id, input.org), ...roleProblems(snap, 'role', input.role)])
