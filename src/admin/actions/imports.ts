@@ -59,7 +59,8 @@ export async function importKeys (
       imported: inputs.map((i) => i.sha256)
     })
     const users = [...snap.users.values()]
-    await w.read({ roles: users.map((u) => u.role), orgs: users.map((u) => u.org) }, snap)
+    // (and the keys imported already: an org admin is told the id of its own org's only)
+    await w.read({ roles: users.map((u) => u.role), orgs: users.map((u) => u.org), keys: snap.imported.values() }, snap)
     const { records, warnings } = decideImport(
       a.scope,
       snap,
