@@ -32,7 +32,7 @@ import { SSO_LOGIN_PATH, SSO_PROVIDER_PATH } from '../../config/sso.js'
 import { clientAddressOf } from '../../http/identity-headers.js'
 import { peerOf } from '../../peer.js'
 import { createSignInLimit } from '../api/sign-in-limit.js'
-import { cookieValue, LOGIN_COOKIE, loginCookie, sessionCookie, type Sso } from './index.js'
+import { LOGIN_COOKIE, loginCookie, readCookie, sessionCookie, type Sso } from './index.js'
 import type { Claim } from './match.js'
 
 /** sign-ins begun per client address and minute: far above a person's, far below a flood's */
@@ -93,8 +93,10 @@ export function ssoRoutes (
   })
 
   app.get(callbackPath, async (request, reply) => {
-    const loginId = cookieValue(request.headers.cookie, LOGIN_COOKIE)
-    const pending = loginId === undefined ? undefined : await sso.sessions.takeLogin(loginId)
+    const login = readCookie(request.headers.cookie, LOGIN_COOKIE, sso.secure)
+    // (two sign-ins under way at once: one may be planted, so neither is taken)
+    if (login.twice) return fail(request, reply, 'two_login_cookies', undefined, { code: 'no_login' })
+    const pending = login.id === undefined ? undefined : await sso.sessions.takeLogin(login.id)
     if (pending === undefined) {
       return fail(request, reply, 'no_login')
     }
