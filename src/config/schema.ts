@@ -55,6 +55,8 @@ const Rule = Type.Object({
 export const ConfigSchema = Type.Object({
   listen: Type.String({ ...HostPort, default: '0.0.0.0:8080' }),
   admin_listen: Type.String({ ...HostPort, default: '127.0.0.1:8081' }),
+  /** `/healthz`, `/readyz` and `/metrics` on a listener of their own; absent: on the admin listener */
+  ops_listen: Type.Optional(Type.String(HostPort)),
   /** the authorizer listener (forward auth for nginx, Traefik, Envoy); absent = off */
   authz_listen: Type.Optional(Type.String(HostPort)),
   /** on SIGTERM/SIGINT, how long the requests in flight may take to finish before the process exits anyway */
