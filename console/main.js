@@ -27,7 +27,7 @@ const ctx = {
   get manages () {
     return this.scope === 'admin' || this.scope === 'org'
   },
-  /** the permission catalogue, for the role editors */
+  /** the permission catalogue (a non-admin: what of it its grants cover), for the role editors and the scope picker */
   catalogue: [],
   /** shows an error of a page action; a refused credential signs out */
   fail (err) {
@@ -73,7 +73,8 @@ async function start () {
 
 async function entered (session) {
   ctx.session = session
-  ctx.catalogue = ctx.scope === 'admin' ? (await api.permissions()).permissions : []
+  // (a non-admin's: the catalogue within its own grants, from GET /session)
+  ctx.catalogue = ctx.scope === 'admin' ? (await api.permissions()).permissions : session.catalogue ?? []
   enter()
 }
 

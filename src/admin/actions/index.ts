@@ -203,8 +203,8 @@ export class AdminActions {
     return await reads.showRole(this.a, name)
   }
 
-  async listOrgs (): Promise<OrgView[]> {
-    return await reads.listOrgs(this.a)
+  async listOrgs (o: { inUse?: boolean | undefined } = {}): Promise<OrgView[]> {
+    return await reads.listOrgs(this.a, o)
   }
 
   async showOrg (org: string): Promise<OrgView> {

@@ -4,7 +4,7 @@
  * its own org's users, with roles within its grants; a user of another org is 404 to it.
  */
 import { AdminError, type ErrorDetail } from '../model/errors.js'
-import type { AdminScope } from '../model/principal.js'
+import { callerUser, type AdminScope } from '../model/principal.js'
 import type { Snapshot } from '../model/snapshot.js'
 import type { KeyView } from '../model/views.js'
 import { orgWarnings, roleProblems } from './references.js'
@@ -103,7 +103,8 @@ export interface UserStatusChange {
 
 /**
  * Deactivating stops every personal key of the user at once (the key records are
- * untouched) and ends the user's SSO sessions. The BOT keys the user created
+ * untouched) and ends the user's SSO sessions. Nobody deactivates their own user: it
+ * would end the very sign-in that asks, and could leave a registry with no admin. The BOT keys the user created
  * (`listed`: those the caller may see) are independent of the user: they are reported,
  * and revoked in the same change only when `revokeCreatedKeys` asks.
  */
@@ -116,6 +117,10 @@ export function decideUserStatus (
   listed: readonly KeyView[]
 ): UserStatusChange & { org: string | undefined, detail: Record<string, string> } {
   if (s.scope !== 'admin') manageableUser(s, snap, id, status === 'active' ? 'user.activate' : 'user.deactivate')
+  if (status === 'deactivated' && id === callerUser(s)) {
+    const why = 'a user cannot deactivate themself: another admin does it'
+    throw new AdminError(why, 'conflict', undefined, [{ field: 'id', reason: why }])
+  }
   const user = snap.users.get(id)
   const current = user?.status
   if (current === undefined) throw new AdminError(`user "${id}" does not exist`, 'not_found')
