@@ -4,11 +4,12 @@
  * on every instance), and revoked and expired keys' records stayed forever.
  *
  * A user owns at most `keys.max_per_user` live keys (its personal keys and the BOT keys
- * at the root of whose chain it is; default 100): a creation past it is refused `409`,
- * in the contract's error shape. A revoked or expired key's record is deleted
+ * at the root of whose chain it is; default 100): a creation or an import past it is
+ * refused `409`, in the contract's error shape. A revoked or expired key's record is deleted
  * `keys.purge_after` after its end by the next key creation for the same owner, with
  * its index entries, its last use and an imported key's lookup, audited as `key.purge`.
  */
+import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { adminCall as call, startGateway } from '../helpers/gateway.js'
 
@@ -49,4 +50,20 @@ t.test('a user owns at most keys.max_per_user live keys; dead ones past keys.pur
   t.equal(await gw.client.hget(`${gw.prefix}key:${b}`, 'status'), 'revoked', 'the one revoked 29 days ago: kept')
   const audit = (await f.admin.readAudit(DAY)).find((e) => e.action === 'key.purge')
   t.match(audit, { target: 'user:dana', detail: new RegExp(a) }, 'audited as key.purge')
+})
+
+t.test('an import counts the keys it adds for each user against keys.max_per_user', async (t) => {
+  const TOKEN = 'bounds-admin-token-0123456789abcdef'
+  const gw = await startGateway(t, {
+    yaml: 'keys: { prefix: kg_, accept_imported: true, max_per_user: 3 }\n', env: { KEYGATE_ADMIN_TOKEN: TOKEN }
+  })
+  await gw.fixtures.personalKey('alice')
+  await gw.fixtures.personalKey('alice')
+  const token = (): string => randomBytes(16).toString('hex')
+  const two = await call(gw, 'POST', '/admin/v1/keys/import', TOKEN,
+    [{ type: 'personal', user: 'alice', key: token() }, { type: 'personal', user: 'alice', key: token() }])
+  t.equal(two.status, 409, 'two more for a user with two of three: refused')
+  t.equal((await gw.fixtures.admin.listKeys({ user: 'alice' })).length, 2, 'nothing written')
+  const one = await call(gw, 'POST', '/admin/v1/keys/import', TOKEN, [{ type: 'personal', user: 'alice', key: token() }])
+  t.equal(one.status, 201, 'one more: imported')
 })

@@ -9,10 +9,12 @@
  * key id that the gateway reads for a token not in keygate's format.
  */
 import { newKeyId, parseKey } from '../../registry/key-format.js'
-import { ownerOf } from '../model/actors.js'
+import { ownerOf, rootUserOf } from '../model/actors.js'
 import type { ErrorDetail } from '../model/errors.js'
 import { parseImportLines, parseImportRecords, type ImportInput } from '../policy/import-records.js'
 import { decideImport } from '../policy/imports.js'
+import { decideKeyCount } from '../policy/key-bounds.js'
+import { ownedKeyStates } from '../store/key-bounds.js'
 import { addImportedLookup, addKey } from '../store/keys.js'
 import { callerNames, write, type ActionContext, type Warned } from './context.js'
 
@@ -67,6 +69,19 @@ export async function importKeys (
       inputs,
       { selfServiceMaxTtlMs: a.selfServiceMaxTtlMs, actor: a.store.actor, now }
     )
+    // each owner's live keys, with the ones this import adds, within keys.max_per_user
+    const adding = new Map<string, number>()
+    for (const { record } of records) {
+      const owner = rootUserOf({ type: record.type as string, ...record })
+      if (owner !== undefined) adding.set(owner, (adding.get(owner) ?? 0) + 1)
+    }
+    if (adding.size > 0) {
+      const conn = await w.connection()
+      await conn.watch(...[...adding.keys()].map((owner) => a.store.keys.userKeys(owner)))
+      for (const [owner, n] of adding) {
+        decideKeyCount(owner, await ownedKeyStates(conn, a.store, owner, now), a.keyBounds.maxPerUser, n)
+      }
+    }
     const tx = w.multi()
     const out: ImportedKey[] = []
     for (const { input, org, record } of records) {

@@ -7,10 +7,10 @@
 import { AdminError } from '../model/errors.js'
 import type { OwnedKeyState } from '../store/key-bounds.js'
 
-/** Refuses a new key for `owner` when it owns `max` live keys already. */
-export function decideKeyCount (owner: string, owned: readonly OwnedKeyState[], max: number): void {
+/** Refuses `adding` new keys (a creation: 1; an import: its keys for that owner) past `max` live ones. */
+export function decideKeyCount (owner: string, owned: readonly OwnedKeyState[], max: number, adding = 1): void {
   const live = owned.filter((k) => k.live).length
-  if (live < max) return
+  if (live + adding <= max) return
   const why = `user "${owner}" owns ${live} live keys, the most keys.max_per_user allows; revoke one first`
   throw new AdminError(why, 'conflict', undefined, [{ field: 'user', reason: why }])
 }
