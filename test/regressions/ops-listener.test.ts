@@ -6,9 +6,11 @@
  *
  * `ops_listen` moves `/healthz`, `/readyz` and `/metrics` to a listener of their own
  * (a private port for the probes and the scraper); the admin listener then answers them
- * 404. Without it, the admin listener serves them as before.
+ * 404, and `keygate health` (the image's HEALTHCHECK) asks ops_listen. Without it, the
+ * admin listener serves them.
  */
 import t from 'tap'
+import { runCli } from '../helpers/cli.js'
 import { startGateway } from '../helpers/gateway.js'
 import { rawRequest as sendRaw } from '../helpers/raw-http.js'
 
@@ -31,6 +33,12 @@ t.test('ops_listen: the probes and the metrics on their own listener, not beside
   t.equal((await sendRaw(port, 'GET /admin/v1/session HTTP/1.1\r\nHost: ops\r\nConnection: close\r\n\r\n')).status, 404,
     'nothing else on it')
   t.equal((await gw.admin('GET', '/console/')).status, 200, 'the console stays on the admin listener')
+
+  // the image's HEALTHCHECK follows: `keygate health` asks ops_listen when it is set
+  const env = { KEYGATE_ADMIN_LISTEN: `127.0.0.1:${gw.adminPort}`, KEYGATE_OPS_LISTEN: `127.0.0.1:${port}` }
+  const health = await runCli(['health', '--ready'], env)
+  t.equal(health.code, 0, 'keygate health: exit 0')
+  t.match(health.stdout, new RegExp(`/readyz at 127\\.0\\.0\\.1:${port} answered 200`), 'asked on ops_listen')
 })
 
 t.test('without ops_listen: the admin listener serves them', async (t) => {
