@@ -75,12 +75,8 @@ export async function importKeys (
       const owner = rootUserOf({ type: record.type as string, ...record })
       if (owner !== undefined) adding.set(owner, (adding.get(owner) ?? 0) + 1)
     }
-    if (adding.size > 0) {
-      const conn = await w.connection()
-      await conn.watch(...[...adding.keys()].map((owner) => a.store.keys.userKeys(owner)))
-      for (const [owner, n] of adding) {
-        decideKeyCount(owner, await ownedKeyStates(conn, a.store, owner, now), a.keyBounds.maxPerUser, n)
-      }
+    for (const [owner, n] of adding) {
+      decideKeyCount(owner, await ownedKeyStates(a.store.redis, a.store, owner, now), a.keyBounds.maxPerUser, n)
     }
     const tx = w.multi()
     const out: ImportedKey[] = []

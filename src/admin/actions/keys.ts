@@ -42,7 +42,7 @@ export async function createKey (a: ActionContext, r: KeyRequest, now = Date.now
       r,
       { selfServiceMaxTtlMs: a.selfServiceMaxTtlMs, actor: a.store.actor, now }
     )
-    const purged = await boundOwnedKeys(a, w, record, now)
+    const purged = await boundOwnedKeys(a, record, now)
     const { id, key, hash } = generateKey(a.store.keyPrefix)
     const tx = w.multi()
     addKey(a.store, tx, id, { type: record.type as string, hash, ...record })
@@ -62,17 +62,16 @@ export async function createKey (a: ActionContext, r: KeyRequest, now = Date.now
 }
 
 /**
- * The new key's owner's keys, under WATCH (a key created for it meanwhile retries): refused past
- * `keys.max_per_user` live ones; the dead ones past `keys.purge_after`, to delete with the creation.
+ * The new key's owner's keys as they are now (not WATCHed: creations for one user run side by side, and those in
+ * flight at once may pass the cap by their number): refused past `keys.max_per_user` live ones; the dead ones past
+ * `keys.purge_after`, to delete with the creation (deleting one twice is harmless).
  */
 async function boundOwnedKeys (
-  a: ActionContext, w: Watch, record: Record<string, string>, now: number
+  a: ActionContext, record: Record<string, string>, now: number
 ): Promise<{ owner: string, keys: OwnedKeyState[] } | undefined> {
   const owner = rootUserOf({ type: record.type as string, ...record })
   if (owner === undefined) return undefined
-  const conn = await w.connection()
-  await conn.watch(a.store.keys.userKeys(owner))
-  const owned = await ownedKeyStates(conn, a.store, owner, now)
+  const owned = await ownedKeyStates(a.store.redis, a.store, owner, now)
   decideKeyCount(owner, owned, a.keyBounds.maxPerUser)
   const keys = keysToPurge(owned, a.keyBounds.purgeAfterMs, now)
   return keys.length === 0 ? undefined : { owner, keys }

@@ -21,7 +21,7 @@ export interface OwnedKeyState {
 
 const FIELDS = ['type', 'user', 'owner', 'created_by', 'status', 'expires_at', 'revoked_at', 'org', 'hash', 'imported']
 
-/** The keys `user` owns, through its index set, read on `conn` (the caller WATCHes the set first). */
+/** The keys `user` owns, through its index set, as they are now. */
 export async function ownedKeyStates (
   conn: RegistryClient, ctx: StoreContext, user: string, now: number
 ): Promise<OwnedKeyState[]> {
