@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
-import { buildAdminPlane } from './admin/admin-plane.js'
+import { buildAdminPlane, buildOpsPlane } from './admin/admin-plane.js'
 import { buildAuthorizerPlane } from './authorizer/authorizer-plane.js'
 import { loadAssertions, type Assertions } from './assertion/index.js'
 import { createCache } from './cache/create-cache.js'
@@ -44,6 +44,8 @@ export interface KeygateApp {
   admin: FastifyInstance
   /** the authorizer listener, when authz_listen is set (src/authorizer/) */
   authz: FastifyInstance | undefined
+  /** `/healthz`, `/readyz` and `/metrics` on their own listener, when ops_listen is set (src/admin/ops-routes.ts) */
+  ops: FastifyInstance | undefined
   redis: RegistryClient
   health: RedisHealth
   cache: RecordCache
@@ -189,13 +191,16 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     upstreams,
     routes: decisions.routes
   })
-  const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
+  const adminOptions = { config, logger, health, redis, decisions, metrics, usage, assertions }
+  const admin = await buildAdminPlane(adminOptions)
+  const ops = config.ops_listen !== undefined ? await buildOpsPlane(adminOptions) : undefined
   const authz = config.authz_listen !== undefined
     ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing })
     : undefined
   // first to stop: no new request, and those in flight answered (and counted)
   lifecycle.add({
-    name: 'listeners', stop: async () => { await Promise.allSettled([data.close(), admin.close(), authz?.close()]) }
+    name: 'listeners',
+    stop: async () => { await Promise.allSettled([data.close(), admin.close(), authz?.close(), ops?.close()]) }
   })
   lifecycle.start()
 
@@ -203,6 +208,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     data,
     admin,
     authz,
+    ops,
     redis,
     health,
     cache: cache.records,

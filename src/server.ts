@@ -25,7 +25,7 @@ export { splitHostPort }
  */
 export const START_WAIT_MS = 5000
 
-/** A listener that could not bind, named by its setting (`listen`, `admin_listen`, `authz_listen`). */
+/** A listener that could not bind, named by its setting (`listen`, `admin_listen`, `authz_listen`, `ops_listen`). */
 export class ListenError extends Error {
   override readonly name = 'ListenError'
   constructor (readonly setting: string, readonly hostPort: string, cause: unknown) {
@@ -68,12 +68,20 @@ export async function startGateway (config: Config): Promise<KeygateApp> {
     if (app.authz !== undefined && config.authz_listen !== undefined) {
       await listenAs('authz_listen', app.authz, config.authz_listen)
     }
+    if (app.ops !== undefined && config.ops_listen !== undefined) {
+      await listenAs('ops_listen', app.ops, config.ops_listen)
+    }
   } catch (err: unknown) {
     await app.close()
     throw err
   }
   app.logger.info(
-    { listen: config.listen, admin_listen: config.admin_listen, authz_listen: config.authz_listen },
+    {
+      listen: config.listen,
+      admin_listen: config.admin_listen,
+      authz_listen: config.authz_listen,
+      ops_listen: config.ops_listen
+    },
     'keygate listening'
   )
   return app

@@ -7,9 +7,11 @@
  * Four classes, from the response's status and the decision's reason (`outcomeOf`):
  * allowed (the gateway let it through, whatever the upstream answered), refused (401 or
  * 403), limited (429) and errors (a 5xx the gateway produced: upstream unreachable or
- * timed out, registry unavailable). Only known keys are counted: a refusal whose key does
- * not exist (unknown id, bad format, bad checksum) names no key, so a client cannot fill
- * the map or Redis with ids of its choosing.
+ * timed out, registry unavailable). Only keys presented whole are counted: a refusal whose
+ * key does not exist (unknown id, bad format, bad checksum) names no key, so a client
+ * cannot fill the map or Redis with ids of its choosing; one whose secret does not match
+ * (`secret_mismatch`) is not the key's holder, so anyone who knows a key id (it is in
+ * logs and on screens) cannot inflate that key's refusals.
  *
  * Layout (src/registry/redis-keys.ts; the key id or org is the hash tag, so every hash
  * of one key lives in one Cluster slot; on a Cluster the prefix's own tag, which keygate
@@ -46,9 +48,9 @@ export const DAY_MS = 86_400_000
 /** how long the minutes are kept */
 export const MINUTES_KEPT_MS = 48 * HOUR_MS
 
-/** A refusal that names no existing key: not counted. */
+/** A refusal that names no existing key, or names one without its secret: not counted. */
 const NO_KEY: ReadonlySet<Reason> = new Set<Reason>([
-  'missing_credential', 'malformed_credential', 'bad_checksum', 'unknown_key', 'unknown_key_limited'
+  'missing_credential', 'malformed_credential', 'bad_checksum', 'unknown_key', 'unknown_key_limited', 'secret_mismatch'
 ])
 
 /**

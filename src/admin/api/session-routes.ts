@@ -15,7 +15,7 @@ import { actionsOf, principalOf, requireAdmin, type ApiContext } from './context
 import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION } from './principal.js'
 import { NoQuery, PermissionList, Session, type SessionView } from './schemas.js'
 import { badRequest } from './refusal.js'
-import { cookieValue, SESSION_COOKIE, sessionCookie, type Sso } from '../sso/index.js'
+import { readCookie, SESSION_COOKIE, sessionCookie, type Sso } from '../sso/index.js'
 
 export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Config, sso: Sso | undefined): void {
   const botKeyMaxTtlS = Math.floor((parseDuration(config.admin.self_service_max_ttl) as number) / 1000)
@@ -65,7 +65,7 @@ export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Co
     schema: { summary: 'Sign out: end the console\'s SSO session', tags: ['session'], querystring: NoQuery }
   }, async (request, reply) => {
     const p = principalOf(request)
-    const id = cookieValue(request.headers.cookie, SESSION_COOKIE)
+    const id = sso === undefined ? undefined : readCookie(request.headers.cookie, SESSION_COOKIE, sso.secure).id
     if (p.kind !== 'session' || id === undefined || sso === undefined) {
       throw badRequest('signed in with a credential, not a session: nothing to sign out of')
     }

@@ -46,15 +46,18 @@ export function decidePutUser (
 ): UserPut {
   requireOrgAdmin(s, 'putting a user')
   const existing = snap.users.get(id)
-  const org = input.org ?? existing?.org
+  // an org admin's user is in its own org unless it names another (refused below); an
+  // admin's existing user keeps its org
+  const org = input.org ?? (s.scope === 'org' ? s.org : existing?.org)
   if (org === undefined) {
     throw new AdminError(`user "${id}" does not exist: a new user needs an org`, 'invalid', undefined, [
       { field: 'org', reason: `user "${id}" does not exist: a new user needs an org` }
     ])
   }
   if (s.scope === 'org') {
-    if (snap.users.has(id)) manageableUser(s, snap, id, 'user.put')
+    // the org asked for first: a user of another org is answered exactly as a missing one
     if (org !== s.org) throw denied(s, 'forbidden', `an org admin puts users in its own org (${s.org}) only`)
+    if (snap.users.has(id)) manageableUser(s, snap, id, 'user.put')
     withinGrants(s, snap, input.role, `role "${input.role}" is not within the caller's own permissions`)
   }
   refuseAny([...userShape(id, org), ...roleProblems(snap, 'role', input.role)])

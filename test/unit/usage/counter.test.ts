@@ -16,7 +16,7 @@ t.test('the class of each outcome', async (t) => {
     [504, 'upstream_timeout', 3, 'upstream timed out'],
     [503, 'registry_unavailable', 3, 'registry unavailable'],
     [401, 'key_revoked', 1, 'a revoked key: refused'],
-    [401, 'secret_mismatch', 1, 'a wrong secret for a known id: refused'],
+    [401, 'secret_mismatch', -1, 'a wrong secret for a known id: not counted (anyone knowing the id could)'],
     [403, 'missing_permission', 1, 'forbidden'],
     [429, 'rate_limited', 2, 'limited'],
     [401, 'unknown_key', -1, 'a key that does not exist: not counted'],
