@@ -28,9 +28,13 @@ COPY package.json ./
 COPY config ./config
 # the Integrations console's static front end, served by the admin plane at /console
 COPY console ./console
-USER node
-# data plane, admin plane (the admin plane binds loopback unless KEYGATE_ADMIN_LISTEN says otherwise)
-EXPOSE 8080 8081
+# the image's `node` user, by number: Kubernetes' runAsNonRoot can verify a number, not a
+# name (deploy/kubernetes runs it as 1000:1000, on a read-only root file system: keygate
+# writes nothing to disk)
+USER 1000:1000
+# data plane, admin plane (the admin plane binds loopback unless KEYGATE_ADMIN_LISTEN says
+# otherwise), and the authorizer's HTTP and gRPC listeners (off unless configured)
+EXPOSE 8080 8081 8082 8083
 # /healthz on the admin plane, wherever the configuration puts it (admin_listen or
 # KEYGATE_ADMIN_LISTEN; a wildcard address is asked on loopback)
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \

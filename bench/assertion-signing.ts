@@ -6,11 +6,11 @@
 // Reported per token: wall time (one at a time) and CPU time (every thread).
 import { createPublicKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto'
 import { CompactSign, importPKCS8 } from 'jose'
-import { createAssertions } from 'keygate/dist/assertion/assertions.js'
-import { identityClaims, issuerClaim, requestClaims } from 'keygate/dist/assertion/claims.js'
-import type { AssertionAlg } from 'keygate/dist/config/assertion-key-files.js'
-import type { Identity } from 'keygate/dist/decision/identity.js'
-import { NO_GRANTS } from 'keygate/dist/registry/records.js'
+import { createAssertions } from '@keygate/gateway/dist/assertion/assertions.js'
+import { identityClaims, issuerClaim, requestClaims } from '@keygate/gateway/dist/assertion/claims.js'
+import type { AssertionAlg } from '@keygate/gateway/dist/config/assertion-key-files.js'
+import type { Identity } from '@keygate/gateway/dist/decision/identity.js'
+import { NO_GRANTS } from '@keygate/gateway/dist/registry/records.js'
 
 const N = Number(process.env.N ?? 20_000)
 const identity: Identity = {

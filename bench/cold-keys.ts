@@ -4,8 +4,8 @@
 // miss and one Redis round trip. N must be at least the requests one process serves
 // (warm-up and round), or the cycle comes round to keys it has cached.
 import type { Redis } from 'ioredis'
-import { generateKey, type NewKey } from 'keygate/dist/registry/key-format.js'
-import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
+import { generateKey, type NewKey } from '@keygate/gateway/dist/registry/key-format.js'
+import { redisKeys } from '@keygate/gateway/dist/registry/redis-keys.js'
 
 export const COLD_USERS = 1000
 const SEED_BATCH = 5000

@@ -13,8 +13,8 @@
 //                machine conditions (see docs/benchmarks.md, Method).
 import { Redis } from 'ioredis'
 import { Pool } from 'undici'
-import { generateKey, type NewKey } from 'keygate/dist/registry/key-format.js'
-import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
+import { generateKey, type NewKey } from '@keygate/gateway/dist/registry/key-format.js'
+import { redisKeys } from '@keygate/gateway/dist/registry/redis-keys.js'
 import {
   benchKeys, keyRecord, PREFIX, registryCallsOf, seedPersonalKeys, startBenchRedis, startKeygate, type KeygateServer
 } from './keygate.js'

@@ -15,8 +15,8 @@
 // forged key. So the registry reads over the whole measurement are reported too, with
 // the limit's bound (the default budget: a burst of 100, then 2 a second).
 import { Redis } from 'ioredis'
-import { generateKey } from 'keygate/dist/registry/key-format.js'
-import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
+import { generateKey } from '@keygate/gateway/dist/registry/key-format.js'
+import { redisKeys } from '@keygate/gateway/dist/registry/redis-keys.js'
 import type { ExtraResult } from './extras.js'
 import { floodAt, type FloodResult } from './flood-client.js'
 import { nextForgedKey } from './forged-keys.js'

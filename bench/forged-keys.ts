@@ -1,7 +1,7 @@
 // Well-formed keys that were never issued, each with a valid checksum (a CRC-32,
 // which anyone can compute): 1,000,000 distinct ids, used in order and cycled. Each
 // key is built when it is sent, so the list costs no memory.
-import { assembleKey } from 'keygate/dist/registry/key-format.js'
+import { assembleKey } from '@keygate/gateway/dist/registry/key-format.js'
 
 export const FORGED_IDS = 1_000_000
 const SECRET = 'f'.repeat(32)

@@ -12,7 +12,7 @@
 // one (HTTP's CPU per decision over gRPC's, at the same rate, >= 1).
 import * as grpc from '@grpc/grpc-js'
 import { loadSync } from '@grpc/proto-loader'
-import { EXTERNAL_AUTH_PROTO, includeDirs, LOAD_OPTIONS } from 'keygate/dist/authorizer-grpc/envoy-protos.js'
+import { EXTERNAL_AUTH_PROTO, includeDirs, LOAD_OPTIONS } from '@keygate/gateway/dist/authorizer-grpc/envoy-protos.js'
 import type { ExtraResult } from './extras.js'
 import { benchKeys, startKeygate, type KeygateServer } from './keygate.js'
 import { runRound } from './load.js'

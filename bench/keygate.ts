@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
-import { generateKey, newKeyId, type NewKey } from 'keygate/dist/registry/key-format.js'
-import { waitForRedis } from 'keygate/dist/registry/redis-client.js'
-import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
+import { generateKey, newKeyId, type NewKey } from '@keygate/gateway/dist/registry/key-format.js'
+import { waitForRedis } from '@keygate/gateway/dist/registry/redis-client.js'
+import { redisKeys } from '@keygate/gateway/dist/registry/redis-keys.js'
 import { seedColdKeys } from './cold-keys.js'
 import { freePort } from './port.js'
 import { nodeCommand, spawnServer, type ChildServer, type Launcher } from './process.js'
@@ -17,7 +17,7 @@ import { BENCH_PATH, startOtlpSink } from './servers.js'
 import type { RunningServer, ScenarioContext } from './types.js'
 
 /** the product's built CLI, as the bench's `keygate` dependency (the repository root) provides it */
-const KEYGATE_CLI = fileURLToPath(import.meta.resolve('keygate/dist/cli/main.js'))
+const KEYGATE_CLI = fileURLToPath(import.meta.resolve('@keygate/gateway/dist/cli/main.js'))
 
 export const PREFIX = 'keygate:bench:'
 

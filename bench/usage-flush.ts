@@ -14,9 +14,9 @@
 // then its hash); the second is the steady state. Target: one pipelined write per
 // interval, not a command per key or per request.
 import { Redis } from 'ioredis'
-import { generateKey } from 'keygate/dist/registry/key-format.js'
-import { redisKeys } from 'keygate/dist/registry/redis-keys.js'
-import { UsageCounter } from 'keygate/dist/usage/counter.js'
+import { generateKey } from '@keygate/gateway/dist/registry/key-format.js'
+import { redisKeys } from '@keygate/gateway/dist/registry/redis-keys.js'
+import { UsageCounter } from '@keygate/gateway/dist/usage/counter.js'
 import type { ExtraResult } from './extras.js'
 import { PREFIX, startBenchRedis } from './keygate.js'
 import type { ScenarioContext } from './types.js'

@@ -19,7 +19,7 @@
 import autocannon from 'autocannon'
 import { Redis } from 'ioredis'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { NewKey } from 'keygate/dist/registry/key-format.js'
+import type { NewKey } from '@keygate/gateway/dist/registry/key-format.js'
 import { startCpuMeter } from './cpu-meter.js'
 import type { ExtraResult } from './extras.js'
 import { seedPersonalKeys, startBenchRedis, startKeygate } from './keygate.js'

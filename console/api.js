@@ -111,6 +111,7 @@ export const api = {
   createKey: (input) => request('POST', 'keys', input),
   revokeKey: (id) => request('POST', `keys/${enc(id)}/revoke`, {}),
   users: (filter = {}) => request('GET', 'users' + query(filter)),
+  putUser: (id, input) => request('PUT', `users/${enc(id)}`, input),
   setUserStatus: (id, active) => request('POST', `users/${enc(id)}/${active ? 'activate' : 'deactivate'}`, {}),
   roles: () => request('GET', 'roles'),
   putRole: (name, permissions, description, rateLimit) => request('PUT', `roles/${enc(name)}`, {
@@ -119,7 +120,7 @@ export const api = {
     ...(rateLimit === undefined ? {} : { rate_limit: rateLimit })
   }),
   setKeyLimit: (id, rateLimit) => request('POST', `keys/${enc(id)}/limit`, { rate_limit: rateLimit }),
-  orgs: () => request('GET', 'orgs'),
+  orgs: (filter = {}) => request('GET', 'orgs' + query(filter)),
   keyUsage: (id, range = {}) => request('GET', `keys/${enc(id)}/usage` + query(range)),
   keysUsage: (ids, range = {}) => request('GET', 'usage/keys' + query({ ids: ids.join(','), ...range })),
   orgUsage: (org, range = {}) => request('GET', `orgs/${enc(org)}/usage` + query(range)),

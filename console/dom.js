@@ -73,6 +73,33 @@ export function permissionCheckboxes (container, catalogue, checked = []) {
       h('code', {}, p))))
 }
 
+/** What each of keygate's own permissions lets a key of the role do, for the confirmation that grants it. */
+const RESERVED_WARNINGS = {
+  'keygate:admin': 'administer the whole registry: every org\'s keys, users, roles and limits, and new admins',
+  'keygate:org:admin': 'manage their org\'s users and keys, and sign in to the console as its admin',
+  'keygate:keys:self': 'make and revoke keys for their own user in the console'
+}
+
+/**
+ * Ticking a `keygate:` permission in a role's grid asks first, with a warning of what it
+ * grants; cancelled, the box stays unticked. (The API takes the role either way: this is
+ * a guard against a slip, never the protection.)
+ */
+export function guardReserved (container) {
+  container.addEventListener('change', (event) => {
+    const input = event.target
+    if (input?.type !== 'checkbox' || !input.checked || !input.value.startsWith('keygate:')) return
+    input.checked = false
+    const what = RESERVED_WARNINGS[input.value] ?? 'administer keygate itself'
+    confirmAction({
+      title: `Grant ${input.value}?`,
+      message: `Every key with this role could ${what}. Grant it only to a role for administrators.`,
+      confirm: `Grant ${input.value}`,
+      action: async () => { input.checked = true }
+    }).catch(() => {})
+  })
+}
+
 export function checkedValues (container) {
   return [...container.querySelectorAll('input[type=checkbox]:checked')].map((i) => i.value)
 }

@@ -2,10 +2,12 @@
 // one-time display of the new key, and revocation (after a confirmation).
 import { api } from './api.js'
 import {
-  $, badge, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, sayError, show, timeCell
+  $, badge, checkedValues, confirmAction, guardReserved, h, permissionCheckboxes, permissionChips, say, sayError, show,
+  timeCell
 } from './dom.js'
 import { editLimit, limitCell } from './limits.js'
-import { sparkline, totalOf } from './usage.js'
+import { drawScopePicker, lockCovered, pickedScope } from './scope-picker.js'
+import { sparkline, usesOf } from './usage.js'
 
 /** keys a page of the list shows (their last 24 h in one usage read a page) */
 const PAGE_SIZE = 50
@@ -74,7 +76,8 @@ export function integrationsPage (ctx) {
   }
 
   /**
-   * The rows' last 24 h, one read for the page: each total and a sparkline (a cell stays empty when it cannot be read).
+   * The rows' last 24 h, one read for the page: each key's uses, a sparkline of them and its refused attempts apart
+   * (a cell stays empty when it cannot be read).
    */
   function usageOf (keys, mine) {
     if (keys.length === 0) return
@@ -83,10 +86,18 @@ export function integrationsPage (ctx) {
       for (const { id, points } of read) {
         const cell = $('keys-body').querySelector(`tr[data-key-id="${id}"] .usage`)
         if (cell === null) continue
-        const total = totalOf(points)
+        // the key's uses (allowed, limited, errors); refusals apart, so a revoked key hammered by
+        // an old client reads 0 uses, not the refused attempts
+        const uses = points.reduce((n, p) => n + usesOf(p), 0)
+        const refused = points.reduce((n, p) => n + p.refused, 0)
         cell.replaceChildren(
-          h('span', { class: 'usage-total', 'data-total': String(total) }, total.toLocaleString('en')), ' ',
-          sparkline(points, `${total} requests in the last 24 hours`))
+          h('span', { class: 'usage-total', 'data-total': String(uses), title: 'uses in the last 24 hours' },
+            uses.toLocaleString('en')), ' ',
+          sparkline(points, `${uses} uses in the last 24 hours` + (refused > 0 ? `, ${refused} refused` : '')),
+          refused > 0
+            ? h('div', { class: 'muted small', 'data-refused': String(refused) },
+              `${refused.toLocaleString('en')} refused`)
+            : '')
       }
     }).catch(() => {})
   }
@@ -118,9 +129,10 @@ export function integrationsPage (ctx) {
   })
 
   function row (k) {
+    // (a long user or role name wraps, so the table still fits beside the navigation at 1,280 px)
     const owner = k.type === 'personal'
-      ? h('td', { class: 'nowrap' }, h('span', { class: 'muted' }, 'user '), k.user ?? '')
-      : h('td', { class: 'nowrap' }, h('span', { class: 'muted' }, 'role '), h('code', { class: 'chip' }, k.role ?? ''))
+      ? h('td', { class: 'owner' }, h('span', { class: 'muted' }, 'user '), k.user ?? '')
+      : h('td', { class: 'owner' }, h('span', { class: 'muted' }, 'role '), h('code', { class: 'chip' }, k.role ?? ''))
     const actions = k.status === 'active'
       ? h('button', {
         type: 'button',
@@ -221,10 +233,11 @@ export function integrationsPage (ctx) {
     // (an org admin's user list and role list are its org's, and the roles it may give)
     ;[{ roles }, { users }] = await Promise.all([api.roles(), ctx.manages ? api.users() : { users: [] }])
     // (an admin makes keys in any org and reads every org's policy; anyone else's is their own org's)
+    // (and an admin's Org field suggests the orgs in use)
+    const orgs = admin ? (await api.orgs({ in_use: 'true' })).orgs : []
+    $('generate-orgs').replaceChildren(...orgs.map((o) => h('option', { value: o.org })))
     orgCaps = admin
-      ? new Map((await api.orgs()).orgs
-        .filter((o) => o.key_max_ttl !== undefined)
-        .map((o) => [o.org, durationSeconds(o.key_max_ttl)]))
+      ? new Map(orgs.filter((o) => o.key_max_ttl !== undefined).map((o) => [o.org, durationSeconds(o.key_max_ttl)]))
       : new Map(ctx.session.org_key_max_ttl_s === undefined ? [] : [[principal.org, ctx.session.org_key_max_ttl_s]])
     // Personal: admins pick the user; everyone else (org admins included: a personal key
     // acts as its user, so only that user or an admin makes one) makes keys for themselves
@@ -294,11 +307,12 @@ export function integrationsPage (ctx) {
   let offered = ''
 
   /**
-   * The scope picker: the permissions the key may be narrowed to, only those the caller
-   * may give, grouped by resource; "all of the role" (no scope) by default. A personal
-   * key: its user's role's (for a non-admin, its own effective permissions: `grantable`
-   * of GET /session); a BOT key: the chosen role's (the roles offered are within the
-   * caller's grants already). A role defined here is the key's whole scope.
+   * The scope picker (scope-picker.js): the permissions the key may be narrowed to, only
+   * those the caller may give, with the concrete ones of the catalogue under each
+   * wildcard; "all of the role" (no scope) by default. A personal key: its user's role's
+   * (for a non-admin, its own effective permissions: `grantable` of GET /session); a BOT
+   * key: the chosen role's (the roles offered are within the caller's grants already).
+   * A role defined here is the key's whole scope.
    */
   function scopePicker (type, role) {
     const { principal } = ctx.session
@@ -314,18 +328,7 @@ export function integrationsPage (ctx) {
     const text = permissions.join(' ')
     if (text === offered) return
     offered = text
-    const groups = new Map()
-    for (const p of [...permissions].sort()) {
-      const resource = p === '*' ? 'everything' : p.split(':')[0]
-      groups.set(resource, [...groups.get(resource) ?? [], p])
-    }
-    $('generate-scope').replaceChildren(...[...groups].map(([resource, list]) =>
-      h('fieldset', { 'data-resource': resource },
-        h('legend', {}, resource),
-        h('div', { class: 'permission-grid' }, ...list.map((p) =>
-          h('label', { class: 'permission' },
-            h('input', { type: 'checkbox', value: p, checked: true }), h('code', {}, p)))))))
-    if (permissions.length === 0) $('generate-scope').replaceChildren(h('span', { class: 'muted' }, 'no permissions'))
+    drawScopePicker($('generate-scope'), permissions, ctx.catalogue)
   }
 
   /** The addresses typed, checked as typed: each entry an IPv4 or IPv6 CIDR (the API checks them again). */
@@ -374,7 +377,7 @@ export function integrationsPage (ctx) {
     say($('generate-error'), '')
     try {
       if (!$('generate-scope-all').checked && !$('generate-scope-all').disabled) {
-        input.scope = checkedValues($('generate-scope'))
+        input.scope = pickedScope($('generate-scope'))
         if (input.scope.length === 0) throw new Error('Tick at least one permission, or keep all of the role\'s.')
       }
       const cidrs = typedCidrs()
@@ -462,6 +465,8 @@ export function integrationsPage (ctx) {
   $('generate-open').addEventListener('click', () => { openDialog().catch(ctx.fail) })
   $('generate-cancel').addEventListener('click', () => dialog.close())
   form.addEventListener('change', sync)
+  $('generate-scope').addEventListener('change', () => lockCovered($('generate-scope')))
+  guardReserved($('generate-new-role-permissions'))
   $('generate-cidrs').addEventListener('input', typedCidrs)
   form.addEventListener('submit', submit)
   $('reveal-copy').addEventListener('click', copy)

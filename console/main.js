@@ -10,6 +10,7 @@ import { $, say, show } from './dom.js'
 import { integrationsPage } from './integrations.js'
 import { orgsPage } from './orgs.js'
 import { rolesPage } from './roles.js'
+import { ssoErrorMessage } from './sso-errors.js'
 import { usagePanel } from './usage.js'
 import { usersPage } from './users.js'
 
@@ -26,7 +27,7 @@ const ctx = {
   get manages () {
     return this.scope === 'admin' || this.scope === 'org'
   },
-  /** the permission catalogue, for the role editors */
+  /** the permission catalogue (a non-admin: what of it its grants cover), for the role editors and the scope picker */
   catalogue: [],
   /** shows an error of a page action; a refused credential signs out */
   fail (err) {
@@ -55,17 +56,12 @@ start().catch((err) => say($('sign-in-error'), err?.message ?? String(err)))
 
 /** On load: a message from a failed SSO sign-in, the SSO button, and a session the browser already holds. */
 async function start () {
-  const hash = window.location.hash
-  if (hash.startsWith('#sso_error=')) {
-    let message
-    try {
-      message = decodeURIComponent(hash.slice('#sso_error='.length))
-    } catch {
-      message = 'The sign-in did not succeed.'
-    }
+  // (a fixed sentence per code: a link can carry any text, sso-errors.js)
+  const message = ssoErrorMessage(window.location.hash)
+  if (message !== null) {
     // (the message leaves the address bar: a reload does not show it again)
     window.history.replaceState(null, '', window.location.pathname)
-    say($('sign-in-error'), `Sign-in refused: ${message.slice(0, 300)}`)
+    say($('sign-in-error'), `Sign-in refused: ${message}`)
   }
   const [provider, session] = await Promise.all([ssoProvider(), resumeSession()])
   if (provider !== null) {
@@ -77,7 +73,8 @@ async function start () {
 
 async function entered (session) {
   ctx.session = session
-  ctx.catalogue = ctx.scope === 'admin' ? (await api.permissions()).permissions : []
+  // (a non-admin's: the catalogue within its own grants, from GET /session)
+  ctx.catalogue = ctx.scope === 'admin' ? (await api.permissions()).permissions : session.catalogue ?? []
   enter()
 }
 

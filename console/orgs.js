@@ -1,19 +1,23 @@
-// Settings -> Orgs (admins): org records, each with its rate limit (one bucket for
-// every key of the org) and the requests that bucket counts now.
+// Settings -> Orgs (admins): every org in use (named on a user or a key) and every org
+// record (GET /orgs?in_use=true), each with its users and keys, its rate limit (one
+// bucket for every key of the org) and the requests that bucket counts now.
 import { api } from './api.js'
 import { $, h, show } from './dom.js'
 import { editLimit, limitCell } from './limits.js'
 
 export function orgsPage (ctx) {
   async function load () {
-    const { orgs } = await api.orgs()
+    const { orgs } = await api.orgs({ in_use: 'true' })
     $('orgs-body').replaceChildren(...orgs.map(row))
     show($('orgs-empty'), orgs.length === 0)
   }
 
   function row (o) {
-    return h('tr', { 'data-org': o.org },
-      h('td', {}, h('strong', {}, o.org), o.name === undefined ? '' : h('div', { class: 'muted small' }, o.name)),
+    return h('tr', { 'data-org': o.org, 'data-record': String(o.record === true) },
+      h('td', {}, h('strong', {}, o.org), o.name === undefined ? '' : h('div', { class: 'muted small' }, o.name),
+        o.record === false ? h('div', { class: 'muted small' }, 'no record') : ''),
+      h('td', { class: 'num', 'data-field': 'users' }, String(o.users ?? 0)),
+      h('td', { class: 'num', 'data-field': 'keys' }, String(o.keys ?? 0)),
       limitCell(o.rate_limit, o.rate_limit_used),
       h('td', { class: 'actions' },
         h('button', {
@@ -24,7 +28,7 @@ export function orgsPage (ctx) {
         }, 'Usage'), ' ',
         h('button', {
           type: 'button', class: 'button button-small', 'data-action': 'limit', onclick: () => edit(o)
-        }, 'Edit limit')))
+        }, o.rate_limit === undefined ? 'Set limit' : 'Edit limit')))
   }
 
   function edit (o) {

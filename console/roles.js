@@ -2,7 +2,7 @@
 // editor that ticks permissions from the catalogue. Deleting a role in use needs a second, forced step.
 import { api } from './api.js'
 import {
-  $, checkedValues, confirmAction, h, permissionCheckboxes, permissionChips, say, sayError, show
+  $, checkedValues, confirmAction, guardReserved, h, permissionCheckboxes, permissionChips, say, sayError, show
 } from './dom.js'
 import { limitCell } from './limits.js'
 
@@ -98,6 +98,7 @@ export function rolesPage (ctx) {
     }).then((ran) => ran ? load() : undefined).catch(ctx.fail)
   }
 
+  guardReserved($('role-permissions'))
   $('role-new').addEventListener('click', () => edit(null))
   $('role-cancel').addEventListener('click', () => dialog.close())
   form.addEventListener('submit', save)

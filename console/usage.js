@@ -21,13 +21,15 @@ export function totalOf (points) {
   return n
 }
 
-/** A small line of a series' total requests per point, for a table cell. */
+/** A point's uses: what the key's holder sent and the key let in, limited or failed; refusals apart. */
+export function usesOf (p) {
+  return p.allowed + p.limited + p.errors
+}
+
+/** A small line of a series' uses per point (refusals apart), for a table cell. */
 export function sparkline (points, label) {
   const el = h('span', { class: 'spark', role: 'img', 'aria-label': label })
-  const data = [
-    points.map((p) => Date.parse(p.t) / 1000),
-    points.map((p) => p.allowed + p.refused + p.limited + p.errors)
-  ]
+  const data = [points.map((p) => Date.parse(p.t) / 1000), points.map(usesOf)]
   // (uPlot draws into the element once it is in the document: after the row is placed)
   queueMicrotask(() => {
     // eslint-disable-next-line no-new
@@ -44,6 +46,23 @@ export function sparkline (points, label) {
     }, data, el)
   })
   return el
+}
+
+/** Tick steps of a count axis: whole numbers only (no 2.5 requests). */
+export const COUNT_INCRS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2500, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5,
+  5e5, 1e6, 2e6, 5e6, 1e7, 1e8, 1e9]
+
+/** `2026-11-28 14:00` (UTC, 24-hour), as the table writes a time. */
+function utc (seconds) {
+  return new Date(seconds * 1000).toISOString().slice(0, 16).replace('T', ' ')
+}
+
+/** The time axis's labels, UTC and 24-hour as in the table: days as `11-28`, hours and minutes as `14:00`. */
+export function timeTicks (_u, splits, _axis, _space, incr) {
+  return splits.map((s) => {
+    const text = utc(s)
+    return incr >= 86400 || text.endsWith('00:00') ? text.slice(5, 10) : text.slice(11)
+  })
 }
 
 /**
@@ -74,7 +93,14 @@ export function usagePanel (ctx) {
     const { points } = subject.key !== undefined
       ? await api.keyUsage(subject.key, range)
       : await api.orgUsage(subject.org, range)
-    const data = [points.map((p) => Date.parse(p.t) / 1000), ...CLASSES.map(([c]) => points.map((p) => p[c]))]
+    // stacked bars, one a bucket: each class drawn as the sum of itself and the classes below
+    // it, the tallest (errors, the top of the stack) first; the legend and the cursor read
+    // each class's own count, and the legend its total over the range until hovered
+    const order = [...CLASSES].reverse()
+    const own = order.map(([c]) => points.map((p) => p[c]))
+    const stacked = order.map((_c, i) => points.map((_p, j) => own.slice(i).reduce((sum, s) => sum + s[j], 0)))
+    const totals = own.map((s) => s.reduce((a, b) => a + b, 0))
+    const stepS = stepMs / 1000
     chart?.destroy()
     const box = $('usage-chart')
     box.replaceChildren()
@@ -83,9 +109,28 @@ export function usagePanel (ctx) {
       height: 240,
       // the axis and the legend in UTC, as the table and the rest of the console
       tzDate: (ts) => UPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
-      scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-      series: [{}, ...CLASSES.map(([, label, stroke]) => ({ label, stroke, width: 2, points: { show: false } }))]
-    }, data, box)
+      scales: {
+        // (a bucket's bar spans its step, from its start)
+        x: { range: (_u, min, max) => [min, max + stepS] },
+        y: { range: (_u, _min, max) => [0, Math.max(1, max)] }
+      },
+      axes: [
+        { values: timeTicks, space: 60 },
+        { incrs: COUNT_INCRS, values: (_u, splits) => splits.map((v) => v.toLocaleString('en')) }
+      ],
+      series: [
+        { label: 'Time (UTC)', value: (_u, v) => v === null ? 'whole range' : utc(v) },
+        ...order.map(([, label, color], i) => ({
+          label,
+          stroke: color,
+          fill: color,
+          width: 0,
+          paths: UPlot.paths.bars({ size: [1, 60], align: 1, gap: 1 }),
+          points: { show: false },
+          value: (_u, _v, _s, idx) => (idx === null ? totals[i] : own[i][idx]).toLocaleString('en')
+        }))
+      ]
+    }, [points.map((p) => Date.parse(p.t) / 1000), ...stacked], box)
     $('usage-total').textContent = `${totalOf(points).toLocaleString('en')} requests in the range (UTC).`
     $('usage-table-body').replaceChildren(...points.map((p) =>
       h('tr', {}, h('td', { class: 'mono nowrap' }, p.t.slice(0, 16).replace('T', ' ')),

@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
-import { buildAdminPlane } from './admin/admin-plane.js'
+import { buildAdminPlane, buildOpsPlane } from './admin/admin-plane.js'
 import { buildAuthorizerPlane } from './authorizer/authorizer-plane.js'
 import type { GrpcAuthorizer } from './authorizer-grpc/grpc-authorizer.js'
 import { loadAssertions, type Assertions } from './assertion/index.js'
@@ -27,6 +27,8 @@ import { createUpstreams, type Upstreams } from './data-plane/upstream-pool/upst
 import { decisionFactory } from './decision/factory.js'
 import { PROXIED_METHODS } from './http/methods.js'
 import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-client.js'
+import { logRedisOutages } from './registry/outage-log.js'
+import { redactedUrl } from './config/redis-url.js'
 import { createTracing } from './tracing/tracing.js'
 import type { Tracing } from './tracing/request-trace.js'
 import { redisKeys } from './registry/redis-keys.js'
@@ -46,6 +48,8 @@ export interface KeygateApp {
   authz: FastifyInstance | undefined
   /** the gRPC authorizer (Envoy's ext_authz), when authz_grpc_listen is set (src/authorizer-grpc/) */
   authzGrpc: GrpcAuthorizer | undefined
+  /** `/healthz`, `/readyz` and `/metrics` on their own listener, when ops_listen is set (src/admin/ops-routes.ts) */
+  ops: FastifyInstance | undefined
   redis: RegistryClient
   health: RedisHealth
   cache: RecordCache
@@ -80,7 +84,7 @@ export interface BuildOptions {
 }
 
 export async function buildApp (config: Config, opts: BuildOptions = {}): Promise<KeygateApp> {
-  const logger = opts.logger ?? createLogger(config.log.level)
+  const logger = opts.logger ?? createLogger(config.log.level, undefined, config.log.format)
   // the assertion's key files first: an unfit one stops the start before anything is opened
   const assertions = await loadAssertions(config.identity.assertion)
   // The background parts, each added after those it relies on: started in this order
@@ -91,10 +95,14 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
 
   const redis = createRedis(config.redis)
   const health = new RedisHealth(redis)
+  // an outage, its stale window's end and the recovery, one line each (src/registry/outage-log.ts)
+  const outages = logRedisOutages(health, logger, {
+    url: config.redis.url, staleIfErrorMs: config.cache.stale_if_error_s * 1000
+  })
   lifecycle.add({
     name: 'registry connection',
     start: () => { health.start() },
-    stop: () => { health.stop(); redis.disconnect() }
+    stop: () => { health.stop(); outages.stop(); redis.disconnect() }
   })
   const keys = redisKeys(config.redis.prefix)
   // Every metric (src/metrics/): the stages add to plain counters, read when /metrics is scraped.
@@ -124,10 +132,13 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     flushMs: config.usage.flush_ms,
     retentionMs: parseDuration(config.usage.retention) ?? 90 * 86_400_000,
     maxKeys: config.usage.max_keys,
-    // the message only: the error's command (ioredis keeps its arguments, key ids among them) is not logged
+    // once an outage, its cause in words: not the client library's message (it names the library's own
+    // options), nor the error's command (ioredis keeps its arguments, key ids among them)
     onError: (err) => {
-      logger.warn({ err: { message: (err as Error).message } }, 'usage: counts could not be written; they are dropped')
+      const cause = usageRedis.status === 'ready' ? (err as Error).message : 'Redis unreachable'
+      logger.warn({ redis: redactedUrl(config.redis.url), cause }, 'usage: counts cannot be written and are dropped')
     },
+    onRecovered: () => { logger.info('usage: counts are written again') },
     meter: metrics.usage
   })
   // the last counts: a graceful stop loses none
@@ -184,7 +195,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     upstreams,
     routes: decisions.routes
   })
-  const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
+  const adminOptions = { config, logger, health, redis, decisions, metrics, usage, assertions }
+  const admin = await buildAdminPlane(adminOptions)
+  const ops = config.ops_listen !== undefined ? await buildOpsPlane(adminOptions) : undefined
   const authz = config.authz_listen !== undefined
     ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing })
     : undefined
@@ -198,7 +211,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   lifecycle.add({
     name: 'listeners',
     stop: async () => {
-      await Promise.allSettled([data.close(), admin.close(), authz?.close(), authzGrpc?.close()])
+      await Promise.allSettled([data.close(), admin.close(), authz?.close(), authzGrpc?.close(), ops?.close()])
     }
   })
   lifecycle.start()
@@ -208,6 +221,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     admin,
     authz,
     authzGrpc,
+    ops,
     redis,
     health,
     cache: cache.records,

@@ -48,8 +48,8 @@ export const REASONS = [
   // WebSocket upgrades (src/websocket/): not a WebSocket handshake; over a connection cap
   'bad_upgrade', 'websocket_limit', 'websocket_key_limit',
   // the admin API with an SSO session (src/admin/sso/): the cookie names no session;
-  // a state-changing call without `X-Requested-With: keygate`
-  'unknown_session', 'csrf_header_missing'
+  // a state-changing call without `X-Requested-With: keygate`; the session cookie sent twice
+  'unknown_session', 'csrf_header_missing', 'two_session_cookies'
 ] as const
 
 export type Reason = typeof REASONS[number]

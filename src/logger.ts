@@ -2,11 +2,31 @@
  * The process logger: pino, JSON lines on stdout, written asynchronously so that
  * logging stays off the request's critical path. One line per request (see
  * http/request-log.ts); never a key, an Authorization header or a query string.
+ * `log.format: pretty` turns the same lines into text for a person at a terminal
+ * (pino-pretty: level names, local time, one line each); JSON stays the format for machines.
  */
 import { pino, type Logger, type DestinationStream } from 'pino'
+import pretty from 'pino-pretty'
 
-export function createLogger (level: string, destination?: DestinationStream): Logger {
-  return pino({ level, base: { pid: process.pid } }, destination ?? new LogSink(1))
+export type LogFormat = 'json' | 'pretty'
+
+export function createLogger (level: string, destination?: DestinationStream, format: LogFormat = 'json'): Logger {
+  const out = destination ?? (format === 'pretty' ? prettyStdout() : new LogSink(1))
+  return pino({ level, base: { pid: process.pid } }, out)
+}
+
+/**
+ * Text lines on stdout: `[2026-11-29 02:41:07.123 +0000] INFO (4242): request {...}`, coloured on a terminal.
+ * (It takes JSON text, so the request log's lines go through it as they are.)
+ */
+function prettyStdout (): DestinationStream {
+  return pretty({
+    destination: 1,
+    sync: false,
+    colorize: process.stdout.isTTY,
+    singleLine: true,
+    translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l o'
+  })
 }
 
 /** Where the logger writes: a LogSink, or a test's own destination. */

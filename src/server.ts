@@ -25,7 +25,7 @@ export { splitHostPort }
  */
 export const START_WAIT_MS = 5000
 
-/** A listener that could not bind, named by its setting (`listen`, `admin_listen`, `authz_listen`...). */
+/** A listener that could not bind, named by its setting (`listen`, `admin_listen`, `authz_listen`, `ops_listen`...). */
 export class ListenError extends Error {
   override readonly name = 'ListenError'
   constructor (readonly setting: string, readonly hostPort: string, cause: unknown) {
@@ -74,6 +74,9 @@ export async function startGateway (config: Config): Promise<KeygateApp> {
         throw new ListenError('authz_grpc_listen', hostPort, err)
       })
     }
+    if (app.ops !== undefined && config.ops_listen !== undefined) {
+      await listenAs('ops_listen', app.ops, config.ops_listen)
+    }
   } catch (err: unknown) {
     await app.close()
     throw err
@@ -83,7 +86,8 @@ export async function startGateway (config: Config): Promise<KeygateApp> {
       listen: config.listen,
       admin_listen: config.admin_listen,
       authz_listen: config.authz_listen,
-      authz_grpc_listen: config.authz_grpc_listen
+      authz_grpc_listen: config.authz_grpc_listen,
+      ops_listen: config.ops_listen
     },
     'keygate listening'
   )
@@ -111,7 +115,7 @@ export async function serve (config: Config, opts: ServeOptions = {}): Promise<v
     // a worker's own grace, and a moment for it to exit
     supervise({
       workers: opts.workers ?? 1,
-      logger: createLogger(config.log.level),
+      logger: createLogger(config.log.level, undefined, config.log.format),
       stopTimeoutMs: config.shutdown_grace_ms + 2000
     })
     return

@@ -1,8 +1,10 @@
 /**
  * The admin listener (loopback by default), separate from the data plane like
  * Kong's admin_listen. In the order a reader meets them:
- *   /healthz, /readyz   liveness and readiness (no credential)
+ *   /healthz, /readyz   liveness and readiness (no credential)      ops-routes.ts
  *   /metrics            Prometheus text (no credential)             metrics-route.ts
+ *                       (these three on a listener of their own with
+ *                       `ops_listen`: buildOpsPlane)
  *   /.well-known/jwks.json
  *                       the assertion's public keys (no credential;
  *                       404 when assertions are off)                ../assertion/jwks-route.ts
@@ -16,7 +18,6 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { registerJwksRoute } from '../assertion/jwks-route.js'
-import { sendError } from '../errors.js'
 import { refuseFraming } from '../http/deny.js'
 import { createListener } from '../http/listener.js'
 import { adminActions, adminWing } from './actions/index.js'
@@ -26,35 +27,15 @@ import { adminApi } from './api/index.js'
 import { githubHook } from './leaks/github-hook.js'
 import { createGithubKeys } from './leaks/github-keys.js'
 import { consolePlugin } from './console.js'
-import { metricsRoute } from './metrics-route.js'
+import { opsRoutes } from './ops-routes.js'
 import { createSso } from './sso/index.js'
 import { ssoRoutes } from './sso/routes.js'
 import type { AdminPlaneOptions } from './options.js'
 
 export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyInstance> {
-  // the data plane's listener, framing rules and refusals (src/http/listener.ts)
-  const { app, framing } = createListener({ logger: o.logger, limits: o.config.limits })
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id)
-    reply.header('cache-control', 'no-store')
-    const problem = framing.problem(request.raw)
-    if (problem === undefined) {
-      done()
-      return
-    }
-    refuseFraming(reply, problem)
-  })
-
-  /** Liveness: the process answers. */
-  app.get('/healthz', async () => ({ status: 'ok' }))
-
-  /** Readiness: Redis answers (probed every second; a hung server is noticed by the probe's timeout). */
-  app.get('/readyz', async (_request, reply) => {
-    if (o.health.up) return { status: 'ready', redis: 'up' }
-    return sendError(reply, 'service_unavailable')
-  })
-
-  await app.register(metricsRoute, o)
+  const app = adminListener(o)
+  // (with ops_listen, on their own listener: nothing without a credential beside the console)
+  if (o.config.ops_listen === undefined) await app.register(opsRoutes, o)
   registerJwksRoute(app, o.assertions)
   const github = o.config.leaks.github
   await githubHook(app, {
@@ -75,5 +56,29 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
   }
 
   await app.ready()
+  return app
+}
+
+/** The listener of `ops_listen`: `/healthz`, `/readyz` and `/metrics` alone, for probes and the scraper. */
+export async function buildOpsPlane (o: AdminPlaneOptions): Promise<FastifyInstance> {
+  const app = adminListener(o)
+  await app.register(opsRoutes, o)
+  await app.ready()
+  return app
+}
+
+/** The data plane's listener, framing rules and refusals (src/http/listener.ts), with a request id and no caching. */
+function adminListener (o: AdminPlaneOptions): FastifyInstance {
+  const { app, framing } = createListener({ logger: o.logger, limits: o.config.limits })
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id)
+    reply.header('cache-control', 'no-store')
+    const problem = framing.problem(request.raw)
+    if (problem === undefined) {
+      done()
+      return
+    }
+    refuseFraming(reply, problem)
+  })
   return app
 }

@@ -193,7 +193,8 @@ export async function buildGrpcAuthorizer (o: GrpcAuthorizerOptions): Promise<Gr
     health.setStatus(AUTHORIZATION_SERVICE, status)
   }
   setHealth(o.health.up ? 'SERVING' : 'NOT_SERVING')
-  const unwatch = o.health.onChange((up) => { setHealth(up ? 'SERVING' : 'NOT_SERVING') })
+  let closing = false
+  o.health.onChange((up) => { if (!closing) setHealth(up ? 'SERVING' : 'NOT_SERVING') })
   health.addToServer(server)
 
   return {
@@ -206,7 +207,7 @@ export async function buildGrpcAuthorizer (o: GrpcAuthorizerOptions): Promise<Gr
       })
     },
     close: async () => {
-      unwatch()
+      closing = true
       setHealth('NOT_SERVING')
       // the decisions in flight are answered; a health Watch stream never ends by itself,
       // so what is still open after the grace is cancelled

@@ -1,7 +1,8 @@
 /**
- * `keygate health`: asks the admin listener's /healthz (or /readyz with --ready), at
- * the address the gateway itself reads (admin_listen, KEYGATE_ADMIN_LISTEN), so a
- * container's HEALTHCHECK follows the configuration. Exit 0 when it answers 200, 1
+ * `keygate health`: asks the gateway's /healthz (or /readyz with --ready), at the
+ * address the gateway itself serves them on (ops_listen, KEYGATE_OPS_LISTEN when set;
+ * else admin_listen, KEYGATE_ADMIN_LISTEN), so a container's HEALTHCHECK follows the
+ * configuration. Exit 0 when it answers 200, 1
  * otherwise. A wildcard listen address is asked on loopback.
  */
 import type { Command } from 'commander'
@@ -11,12 +12,14 @@ import { cliConfig, duration } from './context.js'
 export function healthCommand (program: Command): void {
   program.command('health')
     .description(
-      'exit 0 (and say so) when the running gateway\'s admin listener answers /healthz (or /readyz) with 200, else 1'
+      'exit 0 (and say so) when the running gateway answers /healthz (or /readyz) with 200 on its ops_listen, ' +
+        'else its admin_listen; else 1'
     )
     .option('--ready', 'ask /readyz (Redis reachable) instead of /healthz (process alive)')
     .option('--timeout <duration>', 'give up after this long, e.g. 2s', duration, 2000)
     .action(async (opts: { ready?: boolean, timeout: number }) => {
-      const { host, port } = probeAddress(cliConfig().admin_listen)
+      const config = cliConfig()
+      const { host, port } = probeAddress(config.ops_listen ?? config.admin_listen)
       const path = opts.ready === true ? '/readyz' : '/healthz'
       const status = await get(host, port, path, opts.timeout)
       if (status === 200) {

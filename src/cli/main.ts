@@ -16,6 +16,7 @@ import { assertionKeyCommand } from './assertion-key.js'
 import { auditCommand } from './audit.js'
 import { usageCommand } from './usage.js'
 import { checkCommand } from './check.js'
+import { configCommand } from './config-check.js'
 import { cliConfig, RedisUnreachable, UsageError } from './context.js'
 import { healthCommand } from './health.js'
 import { unsupportedNodeWarning } from './node-version.js'
@@ -23,7 +24,6 @@ import { initCommand } from './init.js'
 import { keysCommand } from './keys.js'
 import { migrateCommand } from './migrate.js'
 import { orgsCommand } from './orgs.js'
-import { printJson } from './output.js'
 import { registryCommand } from './registry.js'
 import { rolesCommand } from './roles.js'
 import { usersCommand } from './users.js'
@@ -60,33 +60,7 @@ program.command('serve')
     await serve(loadConfig(opts.config ?? configFile()), { workers })
   })
 
-program.command('config')
-  .description('configuration commands')
-  .command('check')
-  .description('validate a configuration file; exit 0 when valid, 1 with every problem listed when not')
-  .argument('[file]', 'the file to check (default: KEYGATE_CONFIG or config/keygate.yaml)')
-  .option('--json', 'print the result as JSON')
-  .action((file: string | undefined, opts: { json?: boolean }) => {
-    const path = file ?? configFile()
-    let config
-    try {
-      config = loadConfig(path)
-    } catch (err: unknown) {
-      if (!(err instanceof ConfigError) || opts.json !== true) throw err
-      printJson({ ok: false, file: path, problems: err.problems })
-      process.exitCode = 1
-      return
-    }
-    if (opts.json === true) {
-      printJson({
-        ok: true,
-        file: path,
-        routes: config.routes.length,
-        rules: config.rules.length
-      })
-    } else process.stdout.write(`${path}: OK (${config.routes.length} routes, ${config.rules.length} rules)\n`)
-  })
-
+configCommand(program)
 initCommand(program)
 keysCommand(program)
 usersCommand(program)

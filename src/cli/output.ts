@@ -25,5 +25,11 @@ export function printTable (rows: ReadonlyArray<object>, columns: string[]): voi
 
 /** What a write accepted but the operator should know (an org with no record): one `warning:` line each, on stderr. */
 export function printWarnings (warnings: readonly ErrorDetail[]): void {
-  for (const w of warnings) process.stderr.write(`warning: ${w.reason}\n`)
+  for (const w of warnings) process.stderr.write(`warning: ${w.reason}${silencer(w.reason)}\n`)
+}
+
+/** The command that ends a warning, after it: an org without a record gets one. */
+function silencer (reason: string): string {
+  const org = /org "([\w.@-]+)" has no record/.exec(reason)?.[1]
+  return org === undefined ? '' : ` (\`keygate orgs put ${org} --name <text>\` puts one and silences this)`
 }

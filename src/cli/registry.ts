@@ -115,5 +115,6 @@ function changeText (c: Change): string {
     else if (c.op === 'delete') lines.push(`    ${f.field}: ${f.from ?? ''}\n`)
     else lines.push(`    ${f.field}: ${f.from ?? '(none)'} -> ${f.to ?? '(none)'}\n`)
   }
+  if (c.revokesKeys !== undefined) lines.push(`    revokes personal keys: ${c.revokesKeys.join(' ')}\n`)
   return lines.join('')
 }

@@ -7,22 +7,23 @@ export function usersCommand (program: Command): void {
   const users = program.command('users').description('manage users')
 
   users.command('put')
-    .description('create or update a user (a new user is active; an existing user keeps its status)')
+    .description('create or update a user (a new user is active; an existing user keeps its status and, ' +
+      'without --org, its org)')
     .argument('<userId>', 'user id')
-    .requiredOption('--org <org>', 'the user\'s organisation')
+    .option('--org <org>', 'the user\'s organisation (a new user needs one)')
     .requiredOption('--role <role>', 'the role the user\'s personal keys act with')
     .option('--name <name>', 'display name')
     .option('--email <email>', 'email address')
     .option('--json', 'print the result as JSON')
     .action(async (
-      userId: string, opts: { org: string, role: string, name?: string, email?: string, json?: boolean }
+      userId: string, opts: { org?: string, role: string, name?: string, email?: string, json?: boolean }
     ) => {
-      const { result: { created }, warnings } = await withRegistry(({ actions }) => actions.putUser(userId, opts))
+      const { result: { created, org }, warnings } = await withRegistry(({ actions }) => actions.putUser(userId, opts))
       printWarnings(warnings)
-      if (opts.json === true) printJson({ id: userId, org: opts.org, role: opts.role, created })
+      if (opts.json === true) printJson({ id: userId, org, role: opts.role, created })
       else {
         process.stdout.write(
-          `user ${userId} ${created ? 'created' : 'updated'} (org ${opts.org}, role ${opts.role})\n`
+          `user ${userId} ${created ? 'created' : 'updated'} (org ${org}, role ${opts.role})\n`
         )
       }
     })

@@ -196,6 +196,19 @@ export function redisConfigProblems (section: unknown): string[] {
   return []
 }
 
+/**
+ * The URL as it was written, its passwords (the userinfo's, `sentinel_password`) as `***`:
+ * what may appear in a log line. (Textual, so that it works on a URL that does not parse.)
+ */
+export function redactedUrl (url: string): string {
+  return url
+    .replace(/^([^:/?#]+:\/\/)([^/?#]*)@/, (_all, scheme: string, userinfo: string) => {
+      const colon = userinfo.indexOf(':')
+      return scheme + (colon === -1 ? '***' : userinfo.slice(0, colon) + ':***') + '@'
+    })
+    .replace(/([?&]sentinel_password=)[^&#]*/gi, '$1***')
+}
+
 /** host:port list, without credentials: what may appear in a log line or an error. */
 export function describeTarget (t: RedisTarget): string {
   const list = (hs: HostPort[]): string =>

@@ -55,6 +55,8 @@ const Rule = Type.Object({
 export const ConfigSchema = Type.Object({
   listen: Type.String({ ...HostPort, default: '0.0.0.0:8080' }),
   admin_listen: Type.String({ ...HostPort, default: '127.0.0.1:8081' }),
+  /** `/healthz`, `/readyz` and `/metrics` on a listener of their own; absent: on the admin listener */
+  ops_listen: Type.Optional(Type.String(HostPort)),
   /** the authorizer listener (forward auth for nginx, Traefik, Envoy); absent = off */
   authz_listen: Type.Optional(Type.String(HostPort)),
   /** the gRPC authorizer listener (Envoy's ext_authz over gRPC, src/authorizer-grpc/); absent = off */
@@ -101,7 +103,11 @@ export const ConfigSchema = Type.Object({
       pattern: '^[A-Za-z][A-Za-z0-9]{0,15}_$', default: 'kg_', description: 'letters and digits ending in _, like kg_'
     }),
     /** Bearer tokens not in keygate's format are looked up as imported keys (docs/imports.md) */
-    accept_imported: Type.Boolean({ default: false })
+    accept_imported: Type.Boolean({ default: false }),
+    /** live keys a user may own (its personal keys and the BOT keys at the root of whose chain it is) */
+    max_per_user: Type.Integer({ minimum: 1, maximum: 100_000, default: 100 }),
+    /** how long a revoked or expired key's record is kept after its end; then a key creation for its owner drops it */
+    purge_after: PositiveDuration('90d')
   }, { additionalProperties: false, default: {} }),
   upstreams: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]+$' }), UpstreamSchema, { default: {} }),
   routes: Type.Array(Route, { default: [] }),
@@ -276,7 +282,9 @@ export const ConfigSchema = Type.Object({
     level: Type.Union([
       Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'),
       Type.Literal('info'), Type.Literal('debug'), Type.Literal('silent')
-    ], { default: 'info' })
+    ], { default: 'info' }),
+    /** json: one JSON object a line (for a log shipper); pretty: text for a person at a terminal */
+    format: Type.Union([Type.Literal('json'), Type.Literal('pretty')], { default: 'json' })
   }, { additionalProperties: false, default: {} })
 }, { additionalProperties: false })
 

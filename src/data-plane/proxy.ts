@@ -113,6 +113,7 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     const kg = request.kg
     const now = performance.now()
     o.meter.response(now - kg.upstreamSentAt)
+    kg.upstreamStatus = data.statusCode
     if (kg.trace.client !== undefined) kg.trace.answeredAt = now
     if (request.raw.aborted) {
       // the client went away while the upstream was answering: nothing to send, and

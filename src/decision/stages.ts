@@ -1,6 +1,6 @@
 /**
  * The stages a request meets, in order, named: the one list that the source headers,
- * README's "How a request flows" (checked against it by test/unit/decision/stages.test.ts)
+ * docs/request-flow.md ("How a request flows") (checked against it by test/unit/decision/stages.test.ts)
  * and the log's reasons follow. `decision` marks the stages of the one decision function
  * (decide-request.ts) that every front end calls; `authentication` those of the
  * authentication inside it (authenticate-request.ts), which the admin sign-in calls alone.

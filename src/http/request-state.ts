@@ -26,6 +26,8 @@ export interface RequestState {
   rateLimited: boolean
   /** performance.now() when the proxy sent the request upstream (upstream latency); 0 before */
   upstreamSentAt: number
+  /** the upstream's status when it answered (the log's `upstream_status`); 0: keygate answered alone */
+  upstreamStatus: number
   /** the W3C trace context and the spans (src/tracing/) */
   trace: RequestTrace
   /** the client's address for the log line: the TCP peer, or the client a trusted proxy reports */
@@ -48,6 +50,7 @@ export function requestState (path: string, query: string, trace: RequestTrace =
     rule: undefined,
     rateLimited: false,
     upstreamSentAt: 0,
+    upstreamStatus: 0,
     trace,
     clientIp: undefined
   }

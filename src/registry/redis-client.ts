@@ -188,7 +188,7 @@ export class RedisHealth {
   lastOkAt = Number.NEGATIVE_INFINITY
   private timer: NodeJS.Timeout | undefined
   private readonly waiters = new Set<() => void>()
-  private readonly watchers = new Set<(up: boolean) => void>()
+  private readonly watchers: Array<(up: boolean) => void> = []
 
   constructor (private readonly redis: RegistryClient, private readonly now: () => number = Date.now) {
     redis.on('ready', () => { this.probe() })
@@ -206,20 +206,21 @@ export class RedisHealth {
 
   stop (): void {
     if (this.timer !== undefined) clearInterval(this.timer)
+    // (a connection closed by the stop is no outage)
+    this.watchers.length = 0
   }
 
-  /** Calls `watcher` on every change between up and down (the gRPC health service); returns its removal. */
-  onChange (watcher: (up: boolean) => void): () => void {
-    this.watchers.add(watcher)
-    return () => { this.watchers.delete(watcher) }
+  /** Called on every change: up (Redis answers again, or for the first time) and down. */
+  onChange (watcher: (up: boolean) => void): void {
+    this.watchers.push(watcher)
   }
 
   markUp (): void {
     const changed = !this.up
     this.up = true
-    if (changed) for (const watcher of this.watchers) watcher(true)
     this.lastOkAt = this.now()
     for (const wake of this.waiters) wake()
+    if (changed) for (const watcher of this.watchers) watcher(true)
   }
 
   /** Resolves true once Redis has answered (at once when it has), false when `ms` pass first. */

@@ -7,9 +7,11 @@
  * Four classes, from the response's status and the decision's reason (`outcomeOf`):
  * allowed (the gateway let it through, whatever the upstream answered), refused (401 or
  * 403), limited (429) and errors (a 5xx the gateway produced: upstream unreachable or
- * timed out, registry unavailable). Only known keys are counted: a refusal whose key does
- * not exist (unknown id, bad format, bad checksum) names no key, so a client cannot fill
- * the map or Redis with ids of its choosing.
+ * timed out, registry unavailable). Only keys presented whole are counted: a refusal whose
+ * key does not exist (unknown id, bad format, bad checksum) names no key, so a client
+ * cannot fill the map or Redis with ids of its choosing; one whose secret does not match
+ * (`secret_mismatch`) is not the key's holder, so anyone who knows a key id (it is in
+ * logs and on screens) cannot inflate that key's refusals.
  *
  * Layout (src/registry/redis-keys.ts; the key id or org is the hash tag, so every hash
  * of one key lives in one Cluster slot; on a Cluster the prefix's own tag, which keygate
@@ -46,9 +48,9 @@ export const DAY_MS = 86_400_000
 /** how long the minutes are kept */
 export const MINUTES_KEPT_MS = 48 * HOUR_MS
 
-/** A refusal that names no existing key: not counted. */
+/** A refusal that names no existing key, or names one without its secret: not counted. */
 const NO_KEY: ReadonlySet<Reason> = new Set<Reason>([
-  'missing_credential', 'malformed_credential', 'bad_checksum', 'unknown_key', 'unknown_key_limited'
+  'missing_credential', 'malformed_credential', 'bad_checksum', 'unknown_key', 'unknown_key_limited', 'secret_mismatch'
 ])
 
 /**
@@ -78,8 +80,10 @@ export interface UsageCounterOptions {
   retentionMs: number
   /** distinct keys held before the batch is written early (default 100,000) */
   maxKeys?: number
-  /** told of a write that failed (its counts are lost: usage is advisory) */
+  /** told of the first failed write of a run (an outage; counts are lost: usage is advisory), and of falling behind */
   onError?: (err: unknown) => void
+  /** told of the first write that worked after a run of failures */
+  onRecovered?: () => void
   /** the metrics of the writes and of what was lost (src/metrics/usage-metrics.ts) */
   meter?: UsageMeter
 }
@@ -113,6 +117,8 @@ export class UsageCounter {
   private readonly maxKeys: number
   private readonly retentionMs: number
   private readonly onError: (err: unknown) => void
+  private readonly onRecovered: () => void
+  private failing = false // (the last write failed: the next failure is not told again)
   private readonly meter: UsageMeter
   private stopped = false
   private readonly enabled: boolean
@@ -121,6 +127,7 @@ export class UsageCounter {
     this.maxKeys = o.maxKeys ?? 100_000
     this.retentionMs = o.retentionMs
     this.onError = o.onError ?? (() => {})
+    this.onRecovered = o.onRecovered ?? (() => {})
     this.meter = o.meter ?? NO_METER
     this.enabled = o.enabled ?? true
     redis.defineCommand('keygateUsageAdd', { lua: ADD_LUA })
@@ -212,10 +219,15 @@ export class UsageCounter {
         try {
           await this.write(batches)
           this.meter.flushed(performance.now() - started, keysIn(batches), true)
+          if (this.failing) {
+            this.failing = false
+            this.onRecovered()
+          }
         } catch (err: unknown) {
           this.meter.flushed(performance.now() - started, keysIn(batches), false)
           this.meter.dropped(requestsIn(batches), 'failed')
-          this.onError(err)
+          if (!this.failing) this.onError(err)
+          this.failing = true
         }
       }
     } finally {

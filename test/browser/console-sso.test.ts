@@ -105,12 +105,20 @@ t.test('the console with SSO, end to end in Chromium', async (t) => {
   const watchingOther = watch(other)
   await other.goto(`${w.adminUrl}/console/`)
   await refusedAs(other, w.issuer, 'mallory')
-  t.match(await other.textContent('#sign-in-error'), /no keygate user matches the subject mallory/)
+  t.match(await other.textContent('#sign-in-error'), /no keygate user matches the subject "mallory"/)
   t.equal(new URL(other.url()).hash, '', 'the message left the address bar')
   t.ok(await other.isHidden('#app-view'), 'the console stays closed')
   t.same((await fresh.cookies(w.adminUrl)).filter((c) => c.name === 'keygate_session'), [], 'no session cookie')
   await other.screenshot({ path: `${SHOTS}sso-5-refused.png` })
   t.same(watchingOther.problems, [], 'no CSP violation on the refused page either')
+
+  // a link anyone can write: the page shows keygate's own sentence, never the link's words
+  const crafted = await fresh.newPage()
+  await crafted.goto(`${w.adminUrl}/console/#sso_error=Your+account+is+locked.+Call+0800+123+456`)
+  await crafted.locator('#sign-in-error').waitFor({ state: 'visible' })
+  t.equal(await crafted.textContent('#sign-in-error'), 'Sign-in refused: the sign-in did not succeed; sign in again',
+    'an unknown code: the general sentence')
+  await crafted.close()
 
   t.same(watching.problems, [], 'no uncaught error, no CSP or Trusted Types violation')
   t.same(fromConsole.filter((u) => !u.startsWith(w.adminUrl + '/') && !u.startsWith(w.issuer + '/')), [], 'the console asked only the admin plane (and went to the provider)')

@@ -1,7 +1,7 @@
 /**
  * Usage in the console, in a real headless Chromium against a real gateway: after
- * requests of known outcomes, the Integrations list shows each key's last 24 h total
- * and a sparkline; a key's chart draws (a uPlot canvas, served from the console's own
+ * requests of known outcomes, the Integrations list shows each key's uses of the last
+ * 24 h (its refused attempts apart) and a sparkline; a key's chart draws (a uPlot canvas, served from the console's own
  * origin under its CSP) and its table holds exactly the admin API's points; the org
  * chart too; search narrows the list. Screenshots at 1,280 and 375 px go to .scratch/.
  */
@@ -44,7 +44,8 @@ t.test('the Integrations list and a key\'s chart show the counts the API reports
       await totalOf(alice.id).waitFor()
       await totalOf(bot.id).waitFor()
       await totalOf(idle.id).waitFor()
-      t.equal(await totalOf(alice.id).getAttribute('data-total'), '9', 'alice: 7 allowed and 2 refused in the last 24 h')
+      t.equal(await totalOf(alice.id).getAttribute('data-total'), '7', 'alice: 7 uses in the last 24 h')
+      t.equal(await page.locator(`#keys-body tr[data-key-id="${alice.id}"] [data-refused]`).textContent(), '2 refused', 'and her 2 refused apart')
       t.equal(await totalOf(bot.id).getAttribute('data-total'), '3')
       t.equal(await totalOf(idle.id).getAttribute('data-total'), '0')
       await page.locator(`#keys-body tr[data-key-id="${alice.id}"] .spark canvas`).waitFor()

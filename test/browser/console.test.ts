@@ -20,7 +20,7 @@
  * included) is never violated.
  *
  * With KEYGATE_SCREENSHOT set, the admin's Integrations page is saved as
- * docs/console-integrations.png (the README's picture).
+ * docs/console-integrations.png (the picture in docs/console.md and docs/managing.md).
  */
 import t from 'tap'
 import type { Test } from 'tap'

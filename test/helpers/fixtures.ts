@@ -12,12 +12,23 @@ import { generateKey } from '../../src/registry/key-format.js'
 /** the default of `admin.self_service_max_ttl` */
 export const SELF_SERVICE_MAX_TTL_MS = 90 * 86_400_000
 
-/** The admin actions of a full admin recorded as `actor` (what a script on the registry holds). */
+/**
+ * The admin actions of a full admin recorded as `actor` (what a script on the registry holds). Its worlds may give one
+ * user any number of keys (load and failover tests): `keys.max_per_user` is tested through the configured gateway
+ * (test/regressions/keys-per-user-unbounded.test.ts).
+ */
 export function fullAdmin (
   redis: RegistryClient, keys: RedisKeys, keyPrefix: string, actor: string, audit?: AuditOptions
 ): AdminActions {
   return adminActions(
-    { redis, keys, keyPrefix, selfServiceMaxTtlMs: SELF_SERVICE_MAX_TTL_MS, audit },
+    {
+      redis,
+      keys,
+      keyPrefix,
+      selfServiceMaxTtlMs: SELF_SERVICE_MAX_TTL_MS,
+      keyBounds: { maxPerUser: 1_000_000, purgeAfterMs: 90 * 86_400_000 },
+      audit
+    },
     FULL_ADMIN,
     actor
   )

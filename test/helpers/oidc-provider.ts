@@ -7,6 +7,7 @@
  */
 import { createServer } from 'node:http'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { ssoErrorMessage } from '../../console/sso-errors.js'
 import type { Test } from 'tap'
 import { startDemoProvider, type DemoAccount, type DemoProvider } from '../../src/demo/oidc-provider.js'
 import { startGateway, type TestGateway } from './gateway.js'
@@ -98,11 +99,10 @@ export async function sendCallback (callback: URL, loginCookie: string | undefin
   return { status: res.status, location: res.headers.get('location'), setCookies, session }
 }
 
-/** The message a failed sign-in sends to the console (the fragment of its redirect). */
+/** The sentence the console shows for a failed sign-in's redirect (the code in its fragment). */
 export function ssoError (location: string | null): string | undefined {
   if (location === null) return undefined
-  const hash = new URL(location).hash
-  return hash.startsWith('#sso_error=') ? decodeURIComponent(hash.slice('#sso_error='.length)) : undefined
+  return ssoErrorMessage(new URL(location).hash) ?? undefined
 }
 
 export type HostileMode = 'honest' | 'other-key' | 'expired' | 'wrong-audience' | 'nonce-replayed'

@@ -88,8 +88,9 @@ const ROUTES: Route[] = [
  *   starBot   a BOT key, role *       (no admin scope at all)
  * The key objects are personal keys of alice (acme) and carol (globex): an org admin
  * never creates or rotates a personal key of another user (403), but restricts its
- * org's (200), and another org's user or key answers 404 first; a self principal does
- * not see another user's keys (404). Its BOT key powers are in the test below.
+ * org's (200), and another org's user or key answers 404 first, but for a user put
+ * naming another org, which answers 403 whether or not the user exists; a self
+ * principal does not see another user's keys (404). Its BOT key powers are in the test below.
  * The audit routes address no object: an org admin reads its own org's entries there
  * (which entries it sees is tested in test/integration/admin/admin-api-audit.test.ts).
  */
@@ -104,7 +105,7 @@ keys rotate           201 201   201 201   403 404   404 404   403 403   403 403
 keys restrict         200 200   200 200   200 404   404 404   403 403   403 403
 users list            200 200   200 200   200 200   403 403   403 403   403 403
 users show            200 200   200 200   200 404   404 404   403 403   403 403
-users put             200 200   200 200   200 404   403 403   403 403   403 403
+users put             200 200   200 200   200 403   403 403   403 403   403 403
 users deactivate      200 200   200 200   200 404   403 403   403 403   403 403
 users activate        200 200   200 200   200 404   403 403   403 403   403 403
 roles list            200 200   200 200   200 200   200 200   403 403   403 403

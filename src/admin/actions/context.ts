@@ -23,8 +23,18 @@ export interface AdminWing {
   keyPrefix: string
   /** the longest a BOT key created by an org or self principal lives (`admin.self_service_max_ttl`) */
   selfServiceMaxTtlMs: number
+  /** `keys.max_per_user` and `keys.purge_after` (defaults: 100, 90 days) */
+  keyBounds?: KeyBounds | undefined
   audit?: AuditOptions | undefined
 }
+
+/** How many live keys a user owns at most, and how long a dead key's record is kept. */
+export interface KeyBounds {
+  maxPerUser: number
+  purgeAfterMs: number
+}
+
+export const DEFAULT_KEY_BOUNDS: KeyBounds = { maxPerUser: 100, purgeAfterMs: 90 * 86_400_000 }
 
 /** The wing as the configuration describes it. */
 export function adminWing (config: Config, redis: RegistryClient): AdminWing {
@@ -33,6 +43,7 @@ export function adminWing (config: Config, redis: RegistryClient): AdminWing {
     keys: redisKeys(config.redis.prefix),
     keyPrefix: config.keys.prefix,
     selfServiceMaxTtlMs: parseDuration(config.admin.self_service_max_ttl) as number,
+    keyBounds: { maxPerUser: config.keys.max_per_user, purgeAfterMs: parseDuration(config.keys.purge_after) as number },
     audit: auditOptions(config.audit)
   }
 }
@@ -41,6 +52,7 @@ export interface ActionContext {
   store: StoreContext
   scope: AdminScope
   selfServiceMaxTtlMs: number
+  keyBounds: KeyBounds
 }
 
 /** The actions' context for one principal: `actor` is what the audit trail records (`key:<id>`, `cli:<name>`, ...). */
@@ -49,7 +61,8 @@ export function actionContext (wing: AdminWing, scope: AdminScope, actor: string
   return {
     store: { redis: wing.redis, keys: wing.keys, keyPrefix: wing.keyPrefix, actor, audit },
     scope,
-    selfServiceMaxTtlMs: wing.selfServiceMaxTtlMs
+    selfServiceMaxTtlMs: wing.selfServiceMaxTtlMs,
+    keyBounds: wing.keyBounds ?? DEFAULT_KEY_BOUNDS
   }
 }
 

@@ -9,10 +9,12 @@
  * key id that the gateway reads for a token not in keygate's format.
  */
 import { newKeyId, parseKey } from '../../registry/key-format.js'
-import { ownerOf } from '../model/actors.js'
+import { ownerOf, rootUserOf } from '../model/actors.js'
 import type { ErrorDetail } from '../model/errors.js'
 import { parseImportLines, parseImportRecords, type ImportInput } from '../policy/import-records.js'
 import { decideImport } from '../policy/imports.js'
+import { decideKeyCount } from '../policy/key-bounds.js'
+import { ownedKeyStates } from '../store/key-bounds.js'
 import { addImportedLookup, addKey } from '../store/keys.js'
 import { callerNames, write, type ActionContext, type Warned } from './context.js'
 
@@ -59,13 +61,23 @@ export async function importKeys (
       imported: inputs.map((i) => i.sha256)
     })
     const users = [...snap.users.values()]
-    await w.read({ roles: users.map((u) => u.role), orgs: users.map((u) => u.org) }, snap)
+    // (and the keys imported already: an org admin is told the id of its own org's only)
+    await w.read({ roles: users.map((u) => u.role), orgs: users.map((u) => u.org), keys: snap.imported.values() }, snap)
     const { records, warnings } = decideImport(
       a.scope,
       snap,
       inputs,
       { selfServiceMaxTtlMs: a.selfServiceMaxTtlMs, actor: a.store.actor, now }
     )
+    // each owner's live keys, with the ones this import adds, within keys.max_per_user
+    const adding = new Map<string, number>()
+    for (const { record } of records) {
+      const owner = rootUserOf({ type: record.type as string, ...record })
+      if (owner !== undefined) adding.set(owner, (adding.get(owner) ?? 0) + 1)
+    }
+    for (const [owner, n] of adding) {
+      decideKeyCount(owner, await ownedKeyStates(a.store.redis, a.store, owner, now), a.keyBounds.maxPerUser, n)
+    }
     const tx = w.multi()
     const out: ImportedKey[] = []
     for (const { input, org, record } of records) {

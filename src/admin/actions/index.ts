@@ -96,7 +96,7 @@ export class AdminActions {
     id: string,
     input: users.UserInput,
     o: { createOnly?: boolean } = {}
-  ): Promise<Warned<{ created: boolean }>> {
+  ): Promise<Warned<{ created: boolean, org: string }>> {
     return await users.putUser(this.a, id, input, o)
   }
 
@@ -203,8 +203,8 @@ export class AdminActions {
     return await reads.showRole(this.a, name)
   }
 
-  async listOrgs (): Promise<OrgView[]> {
-    return await reads.listOrgs(this.a)
+  async listOrgs (o: { inUse?: boolean | undefined } = {}): Promise<OrgView[]> {
+    return await reads.listOrgs(this.a, o)
   }
 
   async showOrg (org: string): Promise<OrgView> {

@@ -19,6 +19,9 @@ import { decideKeyCreation, keyCreationTarget } from '../policy/key-creation.js'
 import type { KeyRequest } from '../policy/key-input.js'
 import { createdKeyOf } from '../policy/key-records.js'
 import { addKey, setKeyFields } from '../store/keys.js'
+import { ownedKeyStates, purgeKey, type OwnedKeyState } from '../store/key-bounds.js'
+import { decideKeyCount, keysToPurge } from '../policy/key-bounds.js'
+import { rootUserOf } from '../model/actors.js'
 import type { Watch } from '../store/transactions.js'
 import { callerNames, write, type ActionContext, type Warned } from './context.js'
 
@@ -39,10 +42,16 @@ export async function createKey (a: ActionContext, r: KeyRequest, now = Date.now
       r,
       { selfServiceMaxTtlMs: a.selfServiceMaxTtlMs, actor: a.store.actor, now }
     )
+    const purged = await boundOwnedKeys(a, record, now)
     const { id, key, hash } = generateKey(a.store.keyPrefix)
     const tx = w.multi()
     addKey(a.store, tx, id, { type: record.type as string, hash, ...record })
     tx.xadd(...a.store.audit.changeArgs('key.create', `key:${id}`, 'ok', record, org))
+    if (purged !== undefined) {
+      for (const k of purged.keys) purgeKey(a.store, tx, purged.owner, k)
+      const detail = { keys: purged.keys.map((k) => k.id).join(' ') }
+      tx.xadd(...a.store.audit.changeArgs('key.purge', `user:${purged.owner}`, 'ok', detail, org))
+    }
     await w.commit(
       tx,
       `${input.type === 'personal' ? 'the key\'s user' : 'the key\'s role'} changed while the key was created; ` +
@@ -50,6 +59,22 @@ export async function createKey (a: ActionContext, r: KeyRequest, now = Date.now
     )
     return { result: createdKeyOf(id, key, record, input), warnings }
   })
+}
+
+/**
+ * The new key's owner's keys as they are now (not WATCHed: creations for one user run side by side, and those in
+ * flight at once may pass the cap by their number): refused past `keys.max_per_user` live ones; the dead ones past
+ * `keys.purge_after`, to delete with the creation (deleting one twice is harmless).
+ */
+async function boundOwnedKeys (
+  a: ActionContext, record: Record<string, string>, now: number
+): Promise<{ owner: string, keys: OwnedKeyState[] } | undefined> {
+  const owner = rootUserOf({ type: record.type as string, ...record })
+  if (owner === undefined) return undefined
+  const owned = await ownedKeyStates(a.store.redis, a.store, owner, now)
+  decideKeyCount(owner, owned, a.keyBounds.maxPerUser)
+  const keys = keysToPurge(owned, a.keyBounds.purgeAfterMs, now)
+  return keys.length === 0 ? undefined : { owner, keys }
 }
 
 export async function revokeKey (a: ActionContext, id: string, now = Date.now()): Promise<{ changed: boolean }> {

@@ -23,7 +23,7 @@ import {
 } from '../policy/scope-rules.js'
 import { listKeyPage, type KeyPage } from '../store/key-pages.js'
 import { listKeys as storeKeys, showKey as storeKey, type KeyFilter } from '../store/keys.js'
-import { listOrgs as storeOrgs, orgRecord, showOrg as storeOrg } from '../store/orgs.js'
+import { listOrgs as storeOrgs, orgRecord, orgsInUse, showOrg as storeOrg } from '../store/orgs.js'
 import { listRoles as storeRoles, showRole as storeRole } from '../store/roles.js'
 import { listUsers as storeUsers, showUser as storeUser } from '../store/users.js'
 import { callerNames, type ActionContext } from './context.js'
@@ -110,10 +110,22 @@ export async function showRole (a: ActionContext, name: string): Promise<RoleVie
   return role
 }
 
-/** Org records, each with its limit's use now: an admin every one, an org admin its own. */
-export async function listOrgs (a: ActionContext): Promise<OrgView[]> {
+/**
+ * Org records, each with its limit's use now: an admin every one, an org admin its own.
+ * `inUse`: also the orgs named on users or keys without a record, each entry with
+ * `record` and its numbers of users and keys.
+ */
+export async function listOrgs (a: ActionContext, o: { inUse?: boolean | undefined } = {}): Promise<OrgView[]> {
   requireOrgAdmin(a.scope, 'listing orgs')
-  return await storeOrgs(a.store, orgFilter(a.scope, undefined) ?? undefined)
+  const only = orgFilter(a.scope, undefined) ?? undefined
+  const records = await storeOrgs(a.store, only)
+  if (o.inUse !== true) return records
+  const used = await orgsInUse(a.store, only)
+  const views = new Map<string, OrgView>(records.map((v) => [v.org, { ...v, record: true }]))
+  for (const org of used.keys()) if (!views.has(org)) views.set(org, { org, record: false })
+  return [...views.values()]
+    .map((v) => ({ ...v, users: used.get(v.org)?.users ?? 0, keys: used.get(v.org)?.keys ?? 0 }))
+    .sort((x, y) => x.org < y.org ? -1 : x.org > y.org ? 1 : 0)
 }
 
 export async function showOrg (a: ActionContext, org: string): Promise<OrgView> {

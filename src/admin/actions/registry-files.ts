@@ -18,7 +18,7 @@ import { KIND_ORDER, type ApplyResult, type Change, type Kind, type RegistryFile
 import { registryFileProblems } from '../policy/registry-file.js'
 import { planRegistry, planResult } from '../policy/registry-plan.js'
 import { requireAdmin } from '../policy/scope-rules.js'
-import { indexOf, readState, recordKey, writeChange } from '../store/registry-state.js'
+import { endsSessions, indexOf, readState, recordKey, writeChange } from '../store/registry-state.js'
 import { watching } from '../store/transactions.js'
 import { audited, type ActionContext } from './context.js'
 
@@ -72,16 +72,25 @@ async function applyOnce (
     const plan = planRegistry(file, state, o.prune)
     if (plan.problems.length > 0) return planResult([], plan)
     if (plan.changes.length === 0) return { ok: true, changes: [] }
+    // the sessions a user's deletion or deactivation ends: their set WATCHed, so a sign-in meanwhile retries
+    const ending = plan.changes.filter(endsSessions)
+    const sessionSets = ending.map((c) => keys.userSessions(c.name))
+    if (sessionSets.length > 0) await conn.watch(...sessionSets)
+    const sessions = await Promise.all(sessionSets.map(async (set) => await conn.smembers(set)))
+    const sessionsOf = new Map(ending.map((c, i) => [c.name, sessions[i] ?? []]))
     await o.beforeCommit?.(attempt)
     const tx = w.multi()
-    for (const change of plan.changes) writeChange(a.store, tx, change)
+    const now = Date.now()
+    for (const change of plan.changes) writeChange(a.store, tx, change, sessionsOf.get(change.name) ?? [], now)
     const list = (op: Change['op']): string =>
       plan.changes.filter((c) => c.op === op).map((c) => `${c.kind}:${c.name}`).join(' ')
+    const revoked = plan.changes.flatMap((c) => c.revokesKeys ?? [])
     const detail = {
       created: list('create'),
       changed: list('change'),
       deleted: list('delete'),
       prune: String(o.prune),
+      ...revoked.length === 0 ? {} : { revoked_keys: revoked.join(' ') },
       ...file.org === undefined ? {} : { org: file.org }
     }
     tx.xadd(...a.store.audit.changeArgs('registry.apply', 'registry', 'ok', detail, file.org))

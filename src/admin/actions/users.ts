@@ -16,7 +16,7 @@ export async function putUser (
   id: string,
   input: UserInput,
   o: { createOnly?: boolean } = {}
-): Promise<Warned<{ created: boolean }>> {
+): Promise<Warned<{ created: boolean, org: string }>> {
   const action = o.createOnly === true ? 'user.create' : 'user.put'
   return await write(a, action, `user:${id}`, async (w) => {
     const email = input.email?.toLowerCase()
@@ -26,14 +26,16 @@ export async function putUser (
       const holder = await unindexedEmailHolder(a.store, email, id)
       if (holder !== undefined) (snap.emails as Map<string, string>).set(email, holder)
     }
-    // the role it acts with now, and the user holding the email (whose record decides)
-    await w.read({ roles: [snap.users.get(id)?.role], users: [snap.emails.get(email ?? '')] }, snap)
+    // the role it acts with now, the user holding the email (whose record decides), and the org it keeps
+    const kept = input.org === undefined ? snap.users.get(id)?.org : undefined
+    await w.read({ roles: [snap.users.get(id)?.role], users: [snap.emails.get(email ?? '')], orgs: [kept] }, snap)
     const put = decidePutUser(a.scope, snap, id, input, o)
+    const org = put.fields.org as string
     const tx = w.multi()
     writeUser(a.store, tx, id, put.fields, put.fromOrg, put.fromEmail)
-    tx.xadd(...a.store.audit.changeArgs(action, `user:${id}`, 'ok', put.fields, input.org))
+    tx.xadd(...a.store.audit.changeArgs(action, `user:${id}`, 'ok', put.fields, org))
     await w.commit(tx)
-    return { result: { created: put.created }, warnings: put.warnings }
+    return { result: { created: put.created, org }, warnings: put.warnings }
   })
 }
 

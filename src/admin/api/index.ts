@@ -36,7 +36,7 @@ import { createErrorHandler, refuse } from './refusal.js'
 import { roleRoutes } from './role-routes.js'
 import { sessionRoutes } from './session-routes.js'
 import { createSessionSignIn, createSignIn, createSignInKind } from './sign-in.js'
-import { cookieValue, SESSION_COOKIE } from '../sso/index.js'
+import { readCookie, SESSION_COOKIE } from '../sso/index.js'
 import { peerOf } from '../../peer.js'
 import { clientAddressOf } from '../../http/identity-headers.js'
 import { createSignInLimit } from './sign-in-limit.js'
@@ -77,12 +77,15 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
     request.adminApi = { principal: undefined, keyId: undefined, reason: undefined, detail: undefined }
     const kind = kindOf(request.raw.rawHeaders)
     // no Bearer credential: an SSO session's cookie, if any (a guess at 256 bits is no sign-in to limit)
-    const sessionId = kind === 'none' && sessionSignIn !== undefined
-      ? cookieValue(
-        request.headers.cookie,
-        SESSION_COOKIE
-      )
+    const cookie = kind === 'none' && o.sso !== undefined
+      ? readCookie(request.headers.cookie, SESSION_COOKIE, o.sso.secure)
       : undefined
+    if (cookie?.twice === true) {
+      // (one may be planted: which one the browser holds as its own cannot be told)
+      request.adminApi.reason = 'two_session_cookies'
+      return sendError(reply, 'unauthorized')
+    }
+    const sessionId = cookie?.id
     if (sessionId !== undefined && sessionSignIn !== undefined) {
       const result = await sessionSignIn(sessionId)
       if (result.ok) {

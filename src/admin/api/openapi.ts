@@ -39,7 +39,12 @@ export async function useOpenApi (app: FastifyInstance): Promise<void> {
             scheme: 'bearer',
             description: 'the admin token, or a keygate key whose role grants an admin scope'
           },
-          session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'an SSO session of the console' }
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: SESSION_COOKIE,
+            description: 'an SSO session of the console (named __Host-keygate_session when Secure)'
+          }
         }
       },
       security: [{ bearer: [] }, { session: [] }]

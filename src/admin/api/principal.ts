@@ -72,7 +72,7 @@ export const TOKEN_PRINCIPAL: TokenPrincipal = { kind: 'token', scope: 'admin', 
 export function adminScopeOf (p: Principal): AdminScope {
   if (p.kind === 'token') return { scope: 'admin' }
   const key = p.kind === 'key' ? p.key : undefined
-  if (p.scope === 'admin') return { scope: 'admin', key }
+  if (p.scope === 'admin') return { scope: 'admin', key, signedInUser: p.user }
   if (p.scope === 'org') return { scope: 'org', org: p.org, grants: p.grants, user: p.user, key }
   if (p.user === undefined) throw new Error('a self principal without a user')
   return { scope: 'self', org: p.org, grants: p.grants, user: p.user, key }

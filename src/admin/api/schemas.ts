@@ -64,6 +64,10 @@ export const ListKeysQuery = Type.Object({
   cursor: Type.Optional(KeyId)
 }, closed)
 export const ListUsersQuery = Type.Object({ org: Type.Optional(Name) }, closed)
+export const ListOrgsQuery = Type.Object(
+  { in_use: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) },
+  closed
+)
 export const DeleteRoleQuery = Type.Object(
   { force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) },
   closed
@@ -275,7 +279,9 @@ export const Session = Type.Object({
    * scopes `org` and `self`: the permissions the caller may put in a key's scope (its
    * own effective grants: its role's, narrowed by its key's scope); an admin may give any
    */
-  grantable: Type.Optional(Type.Array(Str))
+  grantable: Type.Optional(Type.Array(Str)),
+  /** scopes `org` and `self`: the permission catalogue's entries within `grantable` (a wildcard's concrete ones) */
+  catalogue: Type.Optional(Type.Array(Str))
 }, closed)
 export const PermissionList = Type.Object({ permissions: Type.Array(Str) }, closed)
 

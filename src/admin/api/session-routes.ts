@@ -1,7 +1,9 @@
 /**
  * GET /session: who signed in and what they may do (the console signs in with it):
  * the admin token, a key, or a person signed in through SSO (kind `session`), with
- * what a non-admin may give a key (`grantable`: the Generate New Key picker's).
+ * what a non-admin may give a key (`grantable`: the Generate New Key picker's; and
+ * `catalogue`: the catalogue's permissions within those, so a wildcard there is offered
+ * as the concrete permissions it covers).
  * DELETE /session: sign-out of an SSO session, everywhere.
  * GET /permissions: the permission catalogue, every permission the route rules
  * reference plus keygate's own three (admin only).
@@ -13,10 +15,12 @@ import { actionsOf, principalOf, requireAdmin, type ApiContext } from './context
 import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION } from './principal.js'
 import { NoQuery, PermissionList, Session, type SessionView } from './schemas.js'
 import { badRequest } from './refusal.js'
-import { cookieValue, SESSION_COOKIE, sessionCookie, type Sso } from '../sso/index.js'
+import { readCookie, SESSION_COOKIE, sessionCookie, type Sso } from '../sso/index.js'
 
 export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Config, sso: Sso | undefined): void {
   const botKeyMaxTtlS = Math.floor((parseDuration(config.admin.self_service_max_ttl) as number) / 1000)
+  // precomputed: the rules do not change while the process runs
+  const catalogue = { permissions: permissionCatalogue(config) }
   app.get('/session', {
     schema: {
       summary: 'Who is signed in, and with what scope',
@@ -45,7 +49,13 @@ export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Co
           },
       ...scope,
       // (so a front end offers only the expiries and the scopes the API accepts)
-      ...(p.scope === 'admin' ? {} : { bot_key_max_ttl_s: botKeyMaxTtlS, grantable: [...p.grants.permissions] }),
+      ...(p.scope === 'admin'
+        ? {}
+        : {
+            bot_key_max_ttl_s: botKeyMaxTtlS,
+            grantable: [...p.grants.permissions],
+            catalogue: catalogue.permissions.filter((permission) => p.grants.has(permission))
+          }),
       ...(orgCap === undefined ? {} : { org_key_max_ttl_s: Math.floor(orgCap / 1000) })
     }
   })
@@ -55,7 +65,7 @@ export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Co
     schema: { summary: 'Sign out: end the console\'s SSO session', tags: ['session'], querystring: NoQuery }
   }, async (request, reply) => {
     const p = principalOf(request)
-    const id = cookieValue(request.headers.cookie, SESSION_COOKIE)
+    const id = sso === undefined ? undefined : readCookie(request.headers.cookie, SESSION_COOKIE, sso.secure).id
     if (p.kind !== 'session' || id === undefined || sso === undefined) {
       throw badRequest('signed in with a credential, not a session: nothing to sign out of')
     }
@@ -63,8 +73,6 @@ export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Co
     return await reply.code(204).header('set-cookie', sessionCookie(sso, undefined)).send()
   })
 
-  // precomputed: the rules do not change while the process runs
-  const catalogue = { permissions: permissionCatalogue(config) }
   app.get(
     '/permissions',
     {

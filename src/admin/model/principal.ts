@@ -19,7 +19,7 @@ export const SELF_PERMISSION = 'keygate:keys:self'
 export type ScopeName = 'admin' | 'org' | 'self'
 
 export type AdminScope =
-  | { scope: 'admin', user?: undefined, key?: CallerKey | undefined }
+  | { scope: 'admin', user?: undefined, key?: CallerKey | undefined, signedInUser?: string | undefined }
   | { scope: 'org', org: string, grants: Grants, user: string | undefined, key?: CallerKey | undefined }
   | { scope: 'self', org: string, grants: Grants, user: string, key?: CallerKey | undefined }
 
@@ -35,6 +35,14 @@ export interface CallerKey {
   scope: Grants | undefined
   /** when it expires (epoch ms); undefined: never */
   expiresAt: number | undefined
+}
+
+/**
+ * `signedInUser`: an admin's own user when it signed in as one (a personal key, an SSO
+ * session); `user` stays undefined for an admin, whose writes act for no user.
+ */
+export function callerUser (s: AdminScope): string | undefined {
+  return s.scope === 'admin' ? s.signedInUser : s.user
 }
 
 /** The admin token, the CLI, the hooks, SSO's user creation. */

@@ -111,6 +111,8 @@ export interface RegistryState {
   records: Record<Kind, Map<string, Record<string, string>>>
   /** role -> the active BOT keys acting with it */
   botKeys: Map<string, string[]>
+  /** user -> its active personal keys (a pruned user's are revoked with it) */
+  personalKeys: Map<string, string[]>
   /** each record holding fields a file cannot carry: those fields (prune never deletes such a record) */
   unfiled: Record<Kind, Map<string, string[]>>
 }
@@ -129,6 +131,11 @@ export interface Change {
   fields: FieldChange[]
   /** a user's org before a change or deletion (its org index) */
   fromOrg?: string | undefined
+  /**
+   * a user's deletion: its active personal keys, revoked with it (`revoked_reason user_deleted`), so that a user
+   * created again with the id gets none of them back
+   */
+  revokesKeys?: string[] | undefined
 }
 
 export interface Plan {

@@ -86,8 +86,18 @@ export type RoleView = Static<typeof RoleViewSchema>
  * An org record (`keygate:org:<org>`): its limit is one bucket shared by every key of the org, `rate_limit_used` of
  * it now; `key_max_ttl` the longest a key of the org lives.
  */
+/** `record`, `users`, `keys`: listed with `in_use` (whether the org has a record; how many users and keys name it) */
 export const OrgViewSchema = Type.Object(
-  { org: Str, name: OptStr, rate_limit: OptStr, rate_limit_used: Type.Optional(Type.Integer()), key_max_ttl: OptStr },
+  {
+    org: Str,
+    name: OptStr,
+    rate_limit: OptStr,
+    rate_limit_used: Type.Optional(Type.Integer()),
+    key_max_ttl: OptStr,
+    record: Type.Optional(Type.Boolean()),
+    users: Type.Optional(Type.Integer()),
+    keys: Type.Optional(Type.Integer())
+  },
   closed
 )
 export type OrgView = Static<typeof OrgViewSchema>

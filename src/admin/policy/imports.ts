@@ -41,7 +41,7 @@ export function decideImport (
 ): { records: ImportedRecord[], warnings: ErrorDetail[] } {
   requireOrgAdmin(s, 'importing keys')
   const { allowed, warnings } = allowedRecords(s, snap, inputs, o)
-  return { records: importedRecords(snap, allowed, o), warnings }
+  return { records: importedRecords(s, snap, allowed, o), warnings }
 }
 
 /**
@@ -125,6 +125,7 @@ function allowedRecords (
 
 /** Pass 2: against the registry: tokens imported already, owners, the orgs' key policies. */
 function importedRecords (
+  s: AdminScope,
   snap: Snapshot,
   inputs: readonly ImportInput[],
   o: { actor: string, now: number }
@@ -132,7 +133,11 @@ function importedRecords (
   const problems: ErrorDetail[] = []
   const orgs = inputs.map((input) => {
     const existing = snap.imported.get(input.sha256)
-    if (existing !== undefined) problems.push(lineProblem(input.place, 'key', `already imported as key ${existing}`))
+    if (existing !== undefined) {
+      // the id of another org's key is no org admin's to learn
+      const visible = s.scope === 'admin' || snap.keys.get(existing)?.org === s.org
+      problems.push(lineProblem(input.place, 'key', `already imported${visible ? ` as key ${existing}` : ''}`))
+    }
     try {
       const org = resolveOwner(snap, input)
       if (input.statedOrg !== undefined && input.statedOrg !== org) {

@@ -7,7 +7,8 @@
  * removed), except fields marked `keptWhenAbsent` (a user's status). A record it does
  * not name is kept, unless `prune`; a file with `org:` prunes that org's users and its
  * org record only, never roles (they are every org's). Prune never deletes a record
- * holding fields a file cannot carry (what an export could not show). Every change
+ * holding fields a file cannot carry (what an export could not show). A pruned user's
+ * active personal keys are revoked with it, and named in its change. Every change
  * names each field it sets, changes or deletes, with its value before.
  */
 import {
@@ -65,12 +66,14 @@ export function planRegistry (file: RegistryFile, state: RegistryState, prune: b
         })
         continue
       }
+      const revokesKeys = kind === 'user' ? state.personalKeys.get(name) : undefined
       changes.push({
         op: 'delete',
         kind,
         name,
         fields: specs.flatMap((f) => have[f.name] === undefined ? [] : [{ field: f.name, from: have[f.name] }]),
-        fromOrg: kind === 'user' ? have.org : undefined
+        fromOrg: kind === 'user' ? have.org : undefined,
+        ...revokesKeys === undefined || revokesKeys.length === 0 ? {} : { revokesKeys }
       })
     }
   }

@@ -4,7 +4,7 @@
  * its own org's users, with roles within its grants; a user of another org is 404 to it.
  */
 import { AdminError, type ErrorDetail } from '../model/errors.js'
-import type { AdminScope } from '../model/principal.js'
+import { callerUser, type AdminScope } from '../model/principal.js'
 import type { Snapshot } from '../model/snapshot.js'
 import type { KeyView } from '../model/views.js'
 import { orgWarnings, roleProblems } from './references.js'
@@ -13,7 +13,8 @@ import { denied, refuseAny } from './refusals.js'
 import { manageableUser, requireOrgAdmin, withinGrants } from './scope-rules.js'
 
 export interface UserInput {
-  org: string
+  /** undefined: an existing user keeps its org (a new user needs one) */
+  org?: string | undefined
   role: string
   name?: string | undefined
   email?: string | undefined
@@ -44,21 +45,30 @@ export function decidePutUser (
   o: { createOnly?: boolean | undefined } = {}
 ): UserPut {
   requireOrgAdmin(s, 'putting a user')
+  const existing = snap.users.get(id)
+  // an org admin's user is in its own org unless it names another (refused below); an
+  // admin's existing user keeps its org
+  const org = input.org ?? (s.scope === 'org' ? s.org : existing?.org)
+  if (org === undefined) {
+    throw new AdminError(`user "${id}" does not exist: a new user needs an org`, 'invalid', undefined, [
+      { field: 'org', reason: `user "${id}" does not exist: a new user needs an org` }
+    ])
+  }
   if (s.scope === 'org') {
+    // the org asked for first: a user of another org is answered exactly as a missing one
+    if (org !== s.org) throw denied(s, 'forbidden', `an org admin puts users in its own org (${s.org}) only`)
     if (snap.users.has(id)) manageableUser(s, snap, id, 'user.put')
-    if (input.org !== s.org) throw denied(s, 'forbidden', `an org admin puts users in its own org (${s.org}) only`)
     withinGrants(s, snap, input.role, `role "${input.role}" is not within the caller's own permissions`)
   }
-  refuseAny([...userShape(id, input.org), ...roleProblems(snap, 'role', input.role)])
-  const warnings = orgWarnings(snap, input.org)
-  const existing = snap.users.get(id)
+  refuseAny([...userShape(id, org), ...roleProblems(snap, 'role', input.role)])
+  const warnings = orgWarnings(snap, org)
   if (o.createOnly === true && existing !== undefined) throw new AdminError(`user "${id}" exists`, 'conflict')
-  const fields: Record<string, string> = { org: input.org, role: input.role }
+  const fields: Record<string, string> = { org, role: input.role }
   if (existing?.status === undefined) fields.status = 'active'
   if (input.name !== undefined) fields.name = input.name
   if (input.email !== undefined) fields.email = input.email
   const fromEmail = checkEmail(s, snap, id, input.email)
-  const fromOrg = existing?.org !== undefined && existing.org !== input.org ? existing.org : undefined
+  const fromOrg = existing?.org !== undefined && existing.org !== org ? existing.org : undefined
   return { fields, fromOrg, fromEmail, created: existing?.status === undefined, warnings }
 }
 
@@ -102,7 +112,8 @@ export interface UserStatusChange {
 
 /**
  * Deactivating stops every personal key of the user at once (the key records are
- * untouched) and ends the user's SSO sessions. The BOT keys the user created
+ * untouched) and ends the user's SSO sessions. Nobody deactivates their own user: it
+ * would end the very sign-in that asks, and could leave a registry with no admin. The BOT keys the user created
  * (`listed`: those the caller may see) are independent of the user: they are reported,
  * and revoked in the same change only when `revokeCreatedKeys` asks.
  */
@@ -115,6 +126,10 @@ export function decideUserStatus (
   listed: readonly KeyView[]
 ): UserStatusChange & { org: string | undefined, detail: Record<string, string> } {
   if (s.scope !== 'admin') manageableUser(s, snap, id, status === 'active' ? 'user.activate' : 'user.deactivate')
+  if (status === 'deactivated' && id === callerUser(s)) {
+    const why = 'a user cannot deactivate themself: another admin does it'
+    throw new AdminError(why, 'conflict', undefined, [{ field: 'id', reason: why }])
+  }
   const user = snap.users.get(id)
   const current = user?.status
   if (current === undefined) throw new AdminError(`user "${id}" does not exist`, 'not_found')

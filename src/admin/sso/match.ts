@@ -7,8 +7,9 @@
  *           regard to case), and the provider reports it verified (`email_verified: true`);
  *           two users with that email: refused, as neither is the person for sure
  *
- * No such user, or a deactivated one: refused, with a message naming the claim's
- * value, and nothing created; unless `create_users` asks for a new user with that
+ * No such user, or a deactivated one: refused, with a code (`SsoRefusal`) and the
+ * claim's value, which the console turns into its own message, and nothing created;
+ * unless `create_users` asks for a new user with that
  * org and role, created through the admin actions as the actor `sso:<issuer>` (audited
  * as `user.create`). Each sign-in is audited as `session.begin` with the claim that
  * matched (createSignInAudit).
@@ -25,10 +26,18 @@ import type { Claims } from './oidc.js'
 export type Match =
   /** `claim`, `value`: what matched the user (the audit's `session.begin` records both) */
   | { ok: true, user: string, org: string, created: boolean, claim: 'sub' | 'email', value: string }
-  /** `message`: for the person, on the console's sign-in page (never for a log line) */
-  | { ok: false, message: string }
+  /** `code`, `claim`: for the person, on the console's sign-in page (never for a log line) */
+  | { ok: false, code: SsoRefusal, claim?: Claim | undefined }
 
-interface Claim { claim: 'sub' | 'email', value: string }
+/**
+ * Why a person matched no user; the console shows its own fixed sentence for each, naming the claim's value
+ * (docs/sso.md).
+ */
+export type SsoRefusal =
+  | 'no_user' | 'user_deactivated' | 'no_user_bad_id' | 'no_user_id_taken' | 'no_email' | 'email_unverified'
+  | 'email_ambiguous'
+
+export interface Claim { claim: 'sub' | 'email', value: string }
 
 /** The audit entry of a sign-in (`session.begin`, with the claim that matched), written before the session begins. */
 export function createSignInAudit (config: Config, redis: RegistryClient): (m: Match & { ok: true }) => Promise<void> {
@@ -45,42 +54,30 @@ export function createMatcher (config: Config, redis: RegistryClient): (claims: 
     return await actions.showUser(id).catch(ifMissing(undefined))
   }
 
-  async function found (id: string, by: string, claim: Claim): Promise<Match> {
+  async function found (id: string, claim: Claim): Promise<Match> {
     const user = await userOf(id)
     if (user?.status === undefined || user.org === undefined) {
-      return {
-        ok: false,
-        message: `no keygate user matches ${by}`
-      }
+      return { ok: false, code: 'no_user', claim }
     }
-    if (user.status !== 'active') return { ok: false, message: `the keygate user matching ${by} is deactivated` }
+    if (user.status !== 'active') return { ok: false, code: 'user_deactivated', claim }
     return { ok: true, user: id, org: user.org, created: false, ...claim }
   }
 
-  async function create (id: string, by: string, email: string | undefined, claim: Claim): Promise<Match> {
+  async function create (id: string, email: string | undefined, claim: Claim): Promise<Match> {
     const make = c.create_users
-    if (make === undefined) return { ok: false, message: `no keygate user matches ${by}` }
+    if (make === undefined) return { ok: false, code: 'no_user', claim }
     if (!NAME.test(id)) {
-      return {
-        ok: false,
-        message: `no keygate user matches ${by}, and it is no valid user id to create one with`
-      }
+      return { ok: false, code: 'no_user_bad_id', claim }
     }
     if (await userOf(id) !== undefined) {
-      return {
-        ok: false,
-        message: `no keygate user matches ${by}, and the user id ${id} is taken`
-      }
+      return { ok: false, code: 'no_user_id_taken', claim }
     }
     try {
       await actions.putUser(id, { org: make.org, role: make.role, email }, { createOnly: true })
     } catch (err: unknown) {
       // (created meanwhile by someone else: not this person's to take)
       if (err instanceof AdminError && err.kind === 'conflict') {
-        return {
-          ok: false,
-          message: `no keygate user matches ${by}, and the user id ${id} is taken`
-        }
+        return { ok: false, code: 'no_user_id_taken', claim }
       }
       throw err
     }
@@ -89,27 +86,24 @@ export function createMatcher (config: Config, redis: RegistryClient): (claims: 
 
   async function byEmail (claims: Claims): Promise<Match> {
     const email = claims.email
-    if (typeof email !== 'string' || email === '') return { ok: false, message: 'the provider sent no email claim' }
-    const by = `the email ${email}`
-    if (claims.email_verified !== true) return { ok: false, message: `the provider does not report ${by} as verified` }
+    if (typeof email !== 'string' || email === '') return { ok: false, code: 'no_email' }
+    const claim: Claim = { claim: 'email', value: email }
+    if (claims.email_verified !== true) return { ok: false, code: 'email_unverified', claim }
     const wanted = email.toLowerCase()
     const matches = (await actions.listUsers()).filter((u) => u.email?.toLowerCase() === wanted).map((u) => u.id)
-    if (matches.length > 1) return { ok: false, message: `more than one keygate user has ${by}` }
-    const claim: Claim = { claim: 'email', value: email }
-    if (matches.length === 1) return await found(matches[0] as string, by, claim)
-    return await create(email, by, email, claim)
+    if (matches.length > 1) return { ok: false, code: 'email_ambiguous', claim }
+    if (matches.length === 1) return await found(matches[0] as string, claim)
+    return await create(email, email, claim)
   }
 
   async function bySub (claims: Claims): Promise<Match> {
     const sub = claims.sub
-    const by = `the subject ${sub}`
     const claim: Claim = { claim: 'sub', value: sub }
-    if (!NAME.test(sub)) return await create(sub, by, undefined, claim)
-    const m = await found(sub, by, claim)
+    if (!NAME.test(sub)) return await create(sub, undefined, claim)
+    const m = await found(sub, claim)
     if (m.ok || await userOf(sub) !== undefined) return m
     return await create(
       sub,
-      by,
       claims.email_verified === true && typeof claims.email === 'string' ? claims.email : undefined,
       claim
     )

@@ -17,8 +17,12 @@
  * stored are bounded whatever the number of addresses); past either, the console's
  * sign-in page says when to try again.
  *
- * Any failure sends the browser to the console's sign-in page with a message in the
- * URL's fragment (never sent to a server, so never in a log) and no session. The log
+ * Any failure sends the browser to the console's sign-in page with a code in the URL's
+ * fragment (never sent to a server, so never in a log) and no session:
+ * `#sso_error=<code>`, with `&claim=<sub|email>&value=<the claim's value>` or
+ * `&retry=<seconds>` where they apply. The console shows its own fixed sentence for each
+ * code (console/sso-errors.js), never text a link carries, so a link crafted to put words
+ * on keygate's sign-in page gets nothing shown but those sentences. The log
  * line of a sign-in names its outcome and, when one matched, the user id: never a
  * code, token, state, session id or any other claim.
  */
@@ -28,7 +32,8 @@ import { SSO_LOGIN_PATH, SSO_PROVIDER_PATH } from '../../config/sso.js'
 import { clientAddressOf } from '../../http/identity-headers.js'
 import { peerOf } from '../../peer.js'
 import { createSignInLimit } from '../api/sign-in-limit.js'
-import { cookieValue, LOGIN_COOKIE, loginCookie, sessionCookie, type Sso } from './index.js'
+import { LOGIN_COOKIE, loginCookie, readCookie, sessionCookie, type Sso } from './index.js'
+import type { Claim } from './match.js'
 
 /** sign-ins begun per client address and minute: far above a person's, far below a flood's */
 export const LOGIN_STARTS_PER_MINUTE = 120
@@ -48,11 +53,11 @@ export function ssoRoutes (
   const callbackPath = new URL(redirectUri).pathname
 
   const fail = (
-    request: FastifyRequest, reply: FastifyReply, outcome: string, message: string, err?: unknown
+    request: FastifyRequest, reply: FastifyReply, outcome: string, err?: unknown, o: FailParams = {}
   ): FastifyReply => {
     logger.warn({ req_id: request.id, outcome, error: errorCode(err) }, 'sso sign-in refused')
     reply.header('set-cookie', loginCookie(sso, undefined))
-    return reply.code(303).header('location', `${consoleUrl}#sso_error=${encodeURIComponent(message)}`).send()
+    return reply.code(303).header('location', `${consoleUrl}#${failureFragment(o.code ?? outcome, o)}`).send()
   }
 
   // what the console's sign-in page shows: the button's name (no credential needed)
@@ -66,12 +71,12 @@ export function ssoRoutes (
   app.get(SSO_LOGIN_PATH, async (request, reply) => {
     const start = starts.attempt(peerOf(clientOf(request.raw.socket, request.raw.rawHeaders)))
     if (typeof start === 'number') {
-      return fail(request, reply, 'too_many_sign_ins', `too many sign-ins from this address; try again in ${start} s`)
+      return fail(request, reply, 'too_many_sign_ins', undefined, { code: 'too_many_sign_ins_here', retry: start })
     }
     const any = allStarts.attempt('(all)')
     if (typeof any === 'number') {
       start.passed()
-      return fail(request, reply, 'too_many_sign_ins', `too many sign-ins at once; try again in ${any} s`)
+      return fail(request, reply, 'too_many_sign_ins', undefined, { retry: any })
     }
     // (every start counts, whatever comes of it)
     start.failed()
@@ -80,7 +85,7 @@ export function ssoRoutes (
     try {
       begun = await oidc.flow.begin()
     } catch (err: unknown) {
-      return fail(request, reply, 'provider_unreachable', `${oidc.displayName} cannot be reached; try again later`, err)
+      return fail(request, reply, 'provider_unreachable', err)
     }
     const id = await sso.sessions.beginLogin(begun.pending)
     reply.header('set-cookie', loginCookie(sso, id))
@@ -88,10 +93,12 @@ export function ssoRoutes (
   })
 
   app.get(callbackPath, async (request, reply) => {
-    const loginId = cookieValue(request.headers.cookie, LOGIN_COOKIE)
-    const pending = loginId === undefined ? undefined : await sso.sessions.takeLogin(loginId)
+    const login = readCookie(request.headers.cookie, LOGIN_COOKIE, sso.secure)
+    // (two sign-ins under way at once: one may be planted, so neither is taken)
+    if (login.twice) return fail(request, reply, 'two_login_cookies', undefined, { code: 'no_login' })
+    const pending = login.id === undefined ? undefined : await sso.sessions.takeLogin(login.id)
     if (pending === undefined) {
-      return fail(request, reply, 'no_login', 'the sign-in expired or was already used; sign in again')
+      return fail(request, reply, 'no_login')
     }
     const q = request.raw.url?.indexOf('?') ?? -1
     const query = q === -1 ? '' : (request.raw.url as string).slice(q + 1)
@@ -99,10 +106,7 @@ export function ssoRoutes (
     try {
       claims = await oidc.flow.finish(query, pending)
     } catch (err: unknown) {
-      return fail(
-        request, reply, 'provider_answer_refused',
-        `the sign-in with ${oidc.displayName} did not succeed; sign in again`, err
-      )
+      return fail(request, reply, 'provider_answer_refused', err)
     }
     let match
     try {
@@ -110,14 +114,32 @@ export function ssoRoutes (
       // audited before the session begins: no session without its entry
       if (match.ok) await oidc.audit(match)
     } catch (err: unknown) {
-      return fail(request, reply, 'match_failed', 'the sign-in could not be completed; try again later', err)
+      return fail(request, reply, 'match_failed', err)
     }
-    if (!match.ok) return fail(request, reply, 'no_user', match.message)
+    if (!match.ok) return fail(request, reply, 'no_user', undefined, { code: match.code, claim: match.claim })
     const id = await sso.sessions.begin(match.user, match.org, Date.now())
     logger.info({ req_id: request.id, outcome: 'signed_in', user: match.user, created: match.created }, 'sso sign-in')
     reply.header('set-cookie', [loginCookie(sso, undefined), sessionCookie(sso, id)])
     return reply.code(303).header('location', consoleUrl).send()
   })
+}
+
+interface FailParams {
+  /** the console's code, when it is not the log line's outcome */
+  code?: string
+  claim?: Claim | undefined
+  retry?: number
+}
+
+/** `sso_error=<code>`, and the claim's value or the seconds to wait, for the console's fixed sentence. */
+export function failureFragment (code: string, o: FailParams = {}): string {
+  const q = new URLSearchParams({ sso_error: code })
+  if (o.claim !== undefined) {
+    q.set('claim', o.claim.claim)
+    q.set('value', o.claim.value)
+  }
+  if (o.retry !== undefined) q.set('retry', String(o.retry))
+  return q.toString()
 }
 
 /**

@@ -5,7 +5,9 @@
  * dump nor a key listing hands out a usable session.
  *
  *   <p>session:<sha256>        JSON { user, org, created_at }, expiring with sso.session_ttl
- *   <p>user-sessions:<user>    set of the user's session digests (the user's deactivation ends them)
+ *   <p>user-sessions:<user>    set of the user's session digests (the user's deactivation or deletion ends
+ *                              them); each sign-in drops the digests whose session has expired, so the set
+ *                              holds the user's live sessions and those begun since its last sign-in only
  *   <p>sso-login:<sha256>      JSON { state, nonce, verifier }, expiring after LOGIN_TTL_MS, read once (GETDEL)
  */
 import { createHash, randomBytes } from 'node:crypto'
@@ -51,12 +53,26 @@ export class SessionStore {
     const id = randomId()
     const digest = digestOf(id)
     const record: SessionRecord = { user, org, created_at: new Date(now).toISOString() }
-    await this.redis.multi()
+    const gone = await this.expiredDigests(user)
+    const tx = this.redis.multi()
+    if (gone.length > 0) tx.srem(this.keys.userSessions(user), ...gone)
+    await tx
       .set(this.keys.session(digest), JSON.stringify(record), 'PX', this.ttlMs)
       .sadd(this.keys.userSessions(user), digest)
       .pexpire(this.keys.userSessions(user), this.ttlMs)
       .exec()
     return id
+  }
+
+  /** The digests in the user's set whose session record has expired (or was ended elsewhere). */
+  private async expiredDigests (user: string): Promise<string[]> {
+    const digests = await this.redis.smembers(this.keys.userSessions(user))
+    if (digests.length === 0) return []
+    const pipeline = this.redis.pipeline()
+    for (const d of digests) pipeline.exists(this.keys.session(d))
+    const replies = await pipeline.exec() ?? []
+    // a failed read keeps its digest: only a session known to be gone is dropped
+    return digests.filter((_d, i) => replies[i]?.[0] === null && replies[i]?.[1] === 0)
   }
 
   /** The session a cookie names; undefined when it names none (expired, ended, malformed). */

@@ -9,7 +9,7 @@ import { parseRateLimit } from '../../config/rate-limit.js'
 import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
 import { AdminError } from '../model/errors.js'
 import { orgViewOf, type OrgView } from '../model/views.js'
-import { recordNames } from './record-names.js'
+import { escapeGlob, recordNames, scanKeys } from './record-names.js'
 import { hgetallMany, type StoreContext } from './transactions.js'
 
 /** Org records, each with its limit's use now; `only`: that org's alone. */
@@ -23,6 +23,34 @@ export async function listOrgs (ctx: StoreContext, only?: string, now = Date.now
   })
   await Promise.all(views.map(async (v) => { await withUse(ctx, v, now) }))
   return views
+}
+
+/** How many users and keys name an org (its index sets). */
+export interface OrgUse { users: number, keys: number }
+
+/**
+ * The orgs named on users or keys, with or without a record: every org index set a
+ * SCAN finds (`<prefix>org-users:*`, `<prefix>org-keys:*`), each with its size;
+ * `only`: that org's alone.
+ */
+export async function orgsInUse (ctx: StoreContext, only?: string): Promise<Map<string, OrgUse>> {
+  const sets = async (of: (org: string) => string): Promise<string[]> => {
+    if (only !== undefined) return [only]
+    const base = of('')
+    return (await scanKeys(ctx.redis, `${escapeGlob(base)}*`)).map((k) => k.slice(base.length)).filter((o) => o !== '')
+  }
+  const orgs = [...new Set([...await sets(ctx.keys.orgUsers), ...await sets(ctx.keys.orgKeys)])].sort()
+  if (orgs.length === 0) return new Map()
+  const pipeline = ctx.redis.pipeline()
+  for (const org of orgs) pipeline.scard(ctx.keys.orgUsers(org)).scard(ctx.keys.orgKeys(org))
+  const replies = await pipeline.exec() ?? []
+  const size = (i: number): number => typeof replies[i]?.[1] === 'number' ? replies[i][1] : 0
+  const used = new Map<string, OrgUse>()
+  orgs.forEach((org, i) => {
+    const use = { users: size(2 * i), keys: size(2 * i + 1) }
+    if (use.users + use.keys > 0) used.set(org, use)
+  })
+  return used
 }
 
 export async function showOrg (ctx: StoreContext, org: string, now = Date.now()): Promise<OrgView> {

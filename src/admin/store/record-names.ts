@@ -44,7 +44,8 @@ export async function recordNames (
   return [...indexed].sort()
 }
 
-async function scanKeys (redis: RegistryClient, pattern: string): Promise<string[]> {
+/** Every key matching `pattern`, on every primary of a Cluster. */
+export async function scanKeys (redis: RegistryClient, pattern: string): Promise<string[]> {
   const nodes: Redis[] = isCluster(redis) ? redis.nodes('master') : [redis]
   const found: string[] = []
   for (const node of nodes) {
@@ -59,6 +60,6 @@ async function scanKeys (redis: RegistryClient, pattern: string): Promise<string
 }
 
 /** A key prefix as a SCAN pattern matches it literally. */
-function escapeGlob (text: string): string {
+export function escapeGlob (text: string): string {
   return text.replace(/[*?[\]\\]/g, '\\$&')
 }

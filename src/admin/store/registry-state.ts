@@ -9,6 +9,7 @@
 import type { ChainableCommander } from 'ioredis'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
+import { isoTimestamp } from '../../registry/records.js'
 import { fileFields, unfiledFields, type Change, type Kind, type RegistryState } from '../model/registry-fields.js'
 import { indexOf, recordKey, recordNames } from './record-names.js'
 import { hgetallMany, type StoreContext } from './transactions.js'
@@ -40,30 +41,55 @@ export async function readState (
     }
   }
   const botKeys = new Map<string, string[]>()
+  const personalKeys = new Map<string, string[]>()
+  const add = (m: Map<string, string[]>, name: string, id: string): void => {
+    m.set(name, [...m.get(name) ?? [], id].sort())
+  }
   if (keyIds.length > 0) {
     const pipeline = redis.pipeline()
-    for (const id of keyIds) pipeline.hmget(keys.key(id), 'type', 'role', 'status')
+    for (const id of keyIds) pipeline.hmget(keys.key(id), 'type', 'role', 'status', 'user')
     const replies = await pipeline.exec() ?? []
     keyIds.forEach((id, j) => {
-      const [type, role, status] = (replies[j]?.[1] ?? []) as Array<string | null>
-      if (type === 'bot' && status === 'active' && typeof role === 'string') {
-        botKeys.set(
-          role,
-          [...botKeys.get(role) ?? [], id].sort()
-        )
-      }
+      const [type, role, status, user] = (replies[j]?.[1] ?? []) as Array<string | null>
+      if (status !== 'active') return
+      if (type === 'bot' && typeof role === 'string') add(botKeys, role, id)
+      if (type === 'personal' && typeof user === 'string') add(personalKeys, user, id)
     })
   }
-  return { records, botKeys, unfiled }
+  return { records, botKeys, personalKeys, unfiled }
 }
 
-/** Writes one change of a plan into `tx`: the record, its index entry, a user's org index. */
-export function writeChange (ctx: StoreContext, tx: ChainableCommander, c: Change): void {
+/** Whether a change ends the user's SSO sessions: a user's deletion or deactivation. */
+export function endsSessions (c: Change): boolean {
+  return c.kind === 'user' &&
+    (c.op === 'delete' || c.fields.some((f) => f.field === 'status' && f.to === 'deactivated'))
+}
+
+/**
+ * Writes one change of a plan into `tx`: the record, its index entry, a user's org index. A user's deletion or
+ * deactivation ends its SSO sessions (`sessions`: their digests, read under WATCH); a deletion revokes the user's
+ * personal keys the plan names.
+ */
+export function writeChange (
+  ctx: StoreContext,
+  tx: ChainableCommander,
+  c: Change,
+  sessions: readonly string[] = [],
+  now = Date.now()
+): void {
   const key = recordKey(ctx.keys, c.kind, c.name)
   const index = indexOf(ctx.keys, c.kind)
+  if (endsSessions(c)) {
+    for (const digest of sessions) tx.del(ctx.keys.session(digest))
+    tx.del(ctx.keys.userSessions(c.name))
+  }
   if (c.op === 'delete') {
     tx.del(key).srem(index, c.name)
     if (c.kind === 'user' && c.fromOrg !== undefined) tx.srem(ctx.keys.orgUsers(c.fromOrg), c.name)
+    const revokedAt = isoTimestamp(now)
+    for (const id of c.revokesKeys ?? []) {
+      tx.hset(ctx.keys.key(id), { status: 'revoked', revoked_at: revokedAt, revoked_reason: 'user_deleted' })
+    }
     return
   }
   const set: Record<string, string> = {}

@@ -1,7 +1,7 @@
 /**
  * The stages after authentication, in the order the decision runs them
  * (decide-request.ts): a new check is a file beside these and a line here. STAGES
- * (../stages.ts) and the README's "How a request flows" follow this list.
+ * (../stages.ts) and docs/request-flow.md ("How a request flows") follow this list.
  */
 import { address } from './address.js'
 import { authorizeStage } from './authorize.js'

@@ -168,7 +168,8 @@ t.test('who may do what: the access matrix over every route', async (t) => {
       admin: false,
       self: true,
       bot_key_max_ttl_s: 90 * 86400,
-      grantable: ['users:read', 'keygate:keys:self']
+      grantable: ['users:read', 'keygate:keys:self'],
+      catalogue: ['keygate:keys:self', 'users:read']
     })
     t.same((await call(gw, 'GET', '/admin/v1/session', k.adminBot?.key)).json(), {
       principal: { kind: 'key', key_id: k.adminBot?.id, key_type: 'bot', org: 'acme', role: 'keyadmin', permissions: ['keygate:admin'] },

@@ -113,13 +113,13 @@ t.test('ID tokens that must not be believed: no session', async (t) => {
 
 t.test('who that is: no user, a deactivated user, an unverified email: refused, nothing created', async (t) => {
   const w = await ssoWorld(t)
-  await noSession(t, w, await signIn(w, 'mallory'), /no keygate user matches the subject mallory/)
+  await noSession(t, w, await signIn(w, 'mallory'), /no keygate user matches the subject "mallory"/)
   t.equal(await w.gw.client.exists(`${w.gw.prefix}user:mallory`), 0, 'nothing created')
   // a login the provider lists no claims for: keygate's own refusal, not the provider's error page
-  await noSession(t, w, await signIn(w, 'nobody-listed'), /no keygate user matches the subject nobody-listed/)
+  await noSession(t, w, await signIn(w, 'nobody-listed'), /no keygate user matches the subject "nobody-listed"/)
 
   await w.gw.fixtures.hset(`${w.gw.prefix}user:erin`, 'status', 'deactivated')
-  await noSession(t, w, await signIn(w, 'erin'), /the keygate user matching the subject erin is deactivated/)
+  await noSession(t, w, await signIn(w, 'erin'), /the keygate user matching the subject "erin" is deactivated/)
 })
 
 t.test('match: email: the verified email, in any case; an unverified one is refused', async (t) => {
@@ -129,7 +129,7 @@ t.test('match: email: the verified email, in any case; an unverified one is refu
   const me = await adminCall(w.gw, 'GET', '/admin/v1/session', undefined, undefined, withSession(dana.session as string))
   t.match(JSON.parse(me.body), { principal: { kind: 'session', user: 'dana' } })
   await w.gw.client.del(...await w.gw.client.keys(`${w.gw.prefix}session:*`))
-  await noSession(t, w, await signIn(w, 'erin'), /does not report the email erin@example.com as verified/)
+  await noSession(t, w, await signIn(w, 'erin'), /does not report the email "erin@example.com" as verified/)
 })
 
 t.test('create_users: a person without a user gets one, audited as sso:<issuer>', async (t) => {
@@ -203,7 +203,7 @@ t.test('the user deactivated or moved: the session is refused at once, and deact
   t.equal((await other.logOf(await adminCall(other, 'GET', '/admin/v1/session', undefined, undefined, withSession(s3))))?.reason, 'org_mismatch')
 })
 
-t.test('cookie attributes on the raw Set-Cookie with an https redirect_uri: Secure', async (t) => {
+t.test('cookie attributes on the raw Set-Cookie with an https redirect_uri: Secure, __Host-', async (t) => {
   // (the provider needs no TLS here: the cookie's attributes follow the configured redirect_uri alone)
   const gw = await startGateway(t, {
     yaml: `
@@ -212,13 +212,13 @@ sso:
   })
   const { createSso, sessionCookie, loginCookie } = await import('../../../src/admin/sso/index.js')
   const sso = await createSso(gw.config, gw.client as never)
-  t.match(sessionCookie(sso, 'x'.repeat(43)), /^keygate_session=x{43}; Max-Age=28800; Path=\/; HttpOnly; Secure; SameSite=Strict$/)
-  t.match(loginCookie(sso, 'y'.repeat(43)), /; Path=\/console\/sso\/; HttpOnly; Secure; SameSite=Lax$/)
+  t.match(sessionCookie(sso, 'x'.repeat(43)), /^__Host-keygate_session=x{43}; Max-Age=28800; Path=\/; HttpOnly; Secure; SameSite=Strict$/)
+  t.match(loginCookie(sso, 'y'.repeat(43)), /^__Host-keygate_sso_login=y{43}; Max-Age=600; Path=\/; HttpOnly; Secure; SameSite=Lax$/)
   // the provider unreachable: the console gets a message, no session
   const res = await fetch(`http://127.0.0.1:${gw.adminPort}/console/sso/login`, { redirect: 'manual' })
   t.equal(res.status, 303)
-  t.match(decodeURIComponent(res.headers.get('location') ?? ''), /#sso_error=single sign-on cannot be reached/)
-  t.same(res.headers.getSetCookie().filter((c) => c.startsWith('keygate_session=')), [])
+  t.match(res.headers.get('location'), /#sso_error=provider_unreachable$/)
+  t.same(res.headers.getSetCookie().filter((c) => c.includes('keygate_session=')), [])
 })
 
 t.test('sign-ins begun from one address are limited (each keeps a record in Redis for a while)', async (t) => {

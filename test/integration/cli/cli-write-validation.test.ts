@@ -61,7 +61,8 @@ t.test('the CLI checks registry writes', async (t) => {
     const user = await runCli(['users', 'put', 'nora', '--org', 'newco', '--role', 'reader', '--json'], env)
     t.equal(user.code, 0, user.stderr)
     t.equal(JSON.parse(user.stdout).created, true, 'stdout is the result, as always')
-    t.match(user.stderr, /^warning: org "newco" has no record: it has no name and no org rate limit until one is put$/m)
+    t.match(user.stderr, /^warning: org "newco" has no record: it has no name and no org rate limit until one is put \(`keygate orgs put newco --name <text>` puts one and silences this\)$/m,
+      'the warning names the command that silences it')
     t.equal(await gw.client.hget(`${gw.prefix}user:nora`, 'org'), 'newco')
 
     const bot = await runCli(['keys', 'create', '--type', 'bot', '--role', 'reader', '--org', 'newco'], env)
@@ -73,5 +74,16 @@ t.test('the CLI checks registry writes', async (t) => {
     const again = await runCli(['users', 'put', 'nora', '--org', 'newco', '--role', 'reader'], env)
     t.equal(again.code, 0)
     t.equal(again.stderr, '', 'no warning once the org has a record')
+
+    const keeps = await runCli(['users', 'put', 'nora', '--role', 'writer', '--json'], env)
+    t.equal(keeps.code, 0, `an existing user: --role without --org (${keeps.stderr})`)
+    t.same(JSON.parse(keeps.stdout), { id: 'nora', org: 'newco', role: 'writer', created: false }, 'it keeps its org')
+    t.same(await gw.client.hmget(`${gw.prefix}user:nora`, 'org', 'role'), ['newco', 'writer'])
+    t.equal(keeps.stderr, '', 'the org it keeps has a record: no warning')
+
+    const fresh = await runCli(['users', 'put', 'nobody-yet', '--role', 'reader'], env)
+    t.equal(fresh.code, 1, 'a new user without --org: exit 1')
+    t.match(fresh.stderr, /^error: user "nobody-yet" does not exist: a new user needs an org$/m)
+    t.equal(await gw.client.exists(`${gw.prefix}user:nobody-yet`), 0, 'nothing written')
   })
 })

@@ -1,4 +1,4 @@
-// The decision order (README, "How a request flows") and the permission rules, as a
+// The decision order (docs/request-flow.md) and the permission rules, as a
 // decision matrix: route prefix -> credential -> key -> rule -> permission.
 // Authentication always precedes authorization: on a protected prefix a request
 // without a valid key is 401, never 403 or 404; under no prefix it is 404 and

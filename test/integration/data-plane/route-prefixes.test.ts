@@ -1,5 +1,5 @@
 /**
- * Route prefixes (README, "How a request flows"): a route prefix covers itself and everything
+ * Route prefixes (docs/request-flow.md): a route prefix covers itself and everything
  * under it, and nothing that merely starts with the same characters; `/` covers every
  * path. What is under a prefix is authenticated (401 without a key), what is not is
  * `404 no_route`; an allowed request reaches the upstream with its path unchanged.

@@ -13,6 +13,10 @@ import type { RedisNode } from '../../helpers/redis-node.js'
 import { uniquePrefix } from '../../helpers/redis.js'
 import { withClient } from '../../helpers/redis-sentinel.js'
 
+// a drill starts a topology and two gateway processes: on a loaded machine (the whole suite
+// at two jobs) that alone can take a minute, past the default file timeout
+t.setTimeout(300_000)
+
 t.test('a Cluster failover under load on two instances', async (t) => {
   const cluster: TestCluster = await startRedisCluster(t, { masters: 3, replicasPerMaster: 1 })
   const prefix = `{${uniquePrefix().slice(0, -1).replace(/:/g, '-')}}:`

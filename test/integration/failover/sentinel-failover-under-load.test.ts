@@ -11,6 +11,10 @@ import { checkDrill, runFailoverDrill, REFUSAL_WINDOW_MS } from '../../helpers/f
 import { uniquePrefix } from '../../helpers/redis.js'
 import { startSentinelSetup, withClient } from '../../helpers/redis-sentinel.js'
 
+// a drill starts a topology and two gateway processes: on a loaded machine (the whole suite
+// at two jobs) that alone can take a minute, past the default file timeout
+t.setTimeout(300_000)
+
 t.test('a Sentinel failover under load on two instances', async (t) => {
   const sentinel = await startSentinelSetup(t)
   const prefix = uniquePrefix()

@@ -1,6 +1,8 @@
-// The request log (README, "Operating it") and its reasons (docs/errors.md): one JSON line per
+// The request log (docs/operating.md) and its reasons (docs/errors.md): one JSON line per
 // request with the request id (the response's X-Request-Id), method, path without
 // the query string, status, key id, the precise reason and a numeric latency.
+// The caller's org, user and role ride on the line, and `upstream_status` says what the upstream
+// answered apart from keygate's own `status`.
 // Never the key, the Authorization header or a query string.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
@@ -285,6 +287,40 @@ for (const row of matrix) {
     t.ok(typeof latency === 'number' && Number.isFinite(latency) && latency >= 0, `numeric latency (${String(latency)})`)
   })
 }
+
+t.test('org, user and role on the line; upstream_status only when the upstream answered', async (t) => {
+  const alice = await personal('alice')
+  const allowed = await gw.send('GET', '/api/v1/users', { Authorization: `Bearer ${alice.key}` })
+  t.equal(allowed.status, 200)
+  const a = await gw.logOf(allowed)
+  t.match(a, { org: 'acme', user: 'alice', role: 'reader', status: 200, upstream_status: 200 }, 'a personal key')
+
+  const bot = await f.botKey('writer', 'globex')
+  secrets.push(bot.key)
+  gw.upstream.setMode({ kind: 'status', status: 503, body: 'down' })
+  try {
+    const res = await gw.send('GET', '/api/v1/users', { Authorization: `Bearer ${bot.key}` })
+    t.equal(res.status, 503, 'the upstream\'s 503 reaches the client')
+    const b = await gw.logOf(res)
+    t.match(b, { org: 'globex', role: 'writer', status: 503, upstream_status: 503, reason: 'allowed' },
+      'a BOT key, and a 503 the upstream gave')
+    t.equal(b?.user, undefined, 'a BOT key has no user')
+  } finally {
+    gw.upstream.setMode('echo')
+  }
+
+  const refused = await gw.send('GET', '/api/v1/no/rule', { Authorization: `Bearer ${alice.key}` })
+  t.equal(refused.status, 403)
+  const r = await gw.logOf(refused)
+  t.equal(r?.upstream_status, undefined, 'keygate answered alone: no upstream_status')
+  t.equal(r?.reason, 'no_rule')
+
+  const anonymous = await gw.send('GET', '/api/v1/users')
+  const n = await gw.logOf(anonymous)
+  t.equal(n?.status, 401)
+  t.same([n?.org, n?.user, n?.role, n?.upstream_status], [undefined, undefined, undefined, undefined],
+    'no identity, no upstream')
+})
 
 t.test('every log line is ASCII (the process sink copies request lines byte for byte)', async (t) => {
   t.ok(gw.rawLogs.length >= matrix.length, 'lines were logged')

@@ -92,7 +92,7 @@ t.test('past twice usage.max_keys keys waiting for a write, a batch is dropped a
   const counted = []
   for (const k of keys) counted.push(await allowedOf(gw, k.id, start))
   t.same(counted, [2, 1, 2, 2, 2], 'the usage endpoint is missing exactly the dropped request')
-  t.ok(gw.logs.some((l) => l.msg === 'usage: counts could not be written; they are dropped'), 'the drop is logged')
+  t.ok(gw.logs.some((l) => l.msg === 'usage: counts cannot be written and are dropped'), 'the drop is logged')
 })
 
 t.test('a write that fails (Redis stopped) is counted, and its warning names no key', async (t) => {
@@ -118,7 +118,7 @@ t.test('a write that fails (Redis stopped) is counted, and its warning names no 
   t.equal(delta(before, after, 'keygate_usage_dropped_total{reason="behind"}'), 0)
   t.equal(after.get('keygate_usage_keys_held'), 0, 'nothing held: a failed write is not retried')
 
-  const warnings = gw.rawLogs.slice(logsBefore).filter((l) => l.includes('usage: counts could not be written'))
+  const warnings = gw.rawLogs.slice(logsBefore).filter((l) => l.includes('usage: counts cannot be written'))
   t.ok(warnings.length >= 1, 'the failure is logged')
   for (const line of warnings) {
     t.notOk(line.includes(alice.key), 'the warning holds no key')

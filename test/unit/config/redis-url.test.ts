@@ -7,7 +7,7 @@
 import t from 'tap'
 import { connectionPlan } from '../../../src/registry/redis-client.js'
 import { isUnavailableReply, isWrongTypeReply, registryErrorKind, unavailableReply } from '../../../src/registry/redis-replies.js'
-import { describeTarget, hashTag, parseRedisUrl, RedisUrlError, urlHoldsSecret } from '../../../src/config/redis-url.js'
+import { describeTarget, hashTag, parseRedisUrl, redactedUrl, RedisUrlError, urlHoldsSecret } from '../../../src/config/redis-url.js'
 
 const redisCfg = (url: string) => ({ url, prefix: '{keygate}:', command_timeout_ms: 500, connect_timeout_ms: 1000 })
 
@@ -190,4 +190,17 @@ t.test('error replies: unavailability versus a bad record', async (t) => {
   t.equal(registryErrorKind(reply('ERR Error running script (call to f_1): @user_script:2: WRONGTYPE Operation against a key')), 'bad_record', 'also inside a script error')
   t.notOk(isUnavailableReply(reply('ERR unknown command')), 'an ERR is not a known unavailability (but still an outage, never an allow)')
   t.notOk(isUnavailableReply('LOADING'), 'only errors')
+})
+
+t.test('redactedUrl keeps the URL as written, its passwords as ***', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['redis://127.0.0.1:6379/0', 'redis://127.0.0.1:6379/0'],
+    ['redis://:pw@h:6379', 'redis://:***@h:6379'],
+    ['rediss://kg:p%40ss:w@h/2', 'rediss://kg:***@h/2'],
+    ['redis://onlyone@h', 'redis://***@h'],
+    ['redis+sentinel://u:pw@s1,s2:26380/m?sentinel_username=x&sentinel_password=spw&db=1',
+      'redis+sentinel://u:***@s1,s2:26380/m?sentinel_username=x&sentinel_password=***&db=1'],
+    ['redis+cluster://:pw@n1:7000,n2:7001', 'redis+cluster://:***@n1:7000,n2:7001']
+  ]
+  for (const [url, shown] of cases) t.equal(redactedUrl(url), shown, url)
 })

@@ -142,7 +142,8 @@ const elsewhere: Partial<Record<Reason, [gives: string, test: string]>> = {
   websocket_limit: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket-limits.test.ts'],
   websocket_key_limit: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket-limits.test.ts'],
   unknown_session: ['src/admin/api/sign-in.ts', 'test/integration/admin/sso.test.ts'],
-  csrf_header_missing: ['src/admin/api/index.ts', 'test/integration/admin/sso.test.ts']
+  csrf_header_missing: ['src/admin/api/index.ts', 'test/integration/admin/sso.test.ts'],
+  two_session_cookies: ['src/admin/api/index.ts', 'test/regressions/session-cookie-planted.test.ts']
 }
 
 async function decide (row: Row): Promise<TargetVerdict> {

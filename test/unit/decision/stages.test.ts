@@ -1,5 +1,5 @@
-// The stages are one list in code (src/decision/stages.ts); README's "How a request
-// flows" draws it and lists it, and must say the same: the names in order, each
+// The stages are one list in code (src/decision/stages.ts); docs/request-flow.md
+// ("How a request flows") draws it and lists it, and must say the same: the names in order, each
 // stage's answer under its name, and the files each item names.
 import t from 'tap'
 import { existsSync, readFileSync } from 'node:fs'
@@ -7,8 +7,7 @@ import { STAGES } from '../../../src/decision/stages.js'
 import { DECISION_STAGES } from '../../../src/decision/stages/index.js'
 
 const root = new URL('../../../', import.meta.url)
-const readme = readFileSync(new URL('README.md', root), 'utf8')
-const section = readme.slice(readme.indexOf('## How a request flows'), readme.indexOf('\n## ', readme.indexOf('## How a request flows') + 1))
+const section = readFileSync(new URL('docs/request-flow.md', root), 'utf8')
 
 t.test('the diagram draws the stages in order, each answer under its name', async (t) => {
   const lines = section.split('\n')

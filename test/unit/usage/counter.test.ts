@@ -16,7 +16,7 @@ t.test('the class of each outcome', async (t) => {
     [504, 'upstream_timeout', 3, 'upstream timed out'],
     [503, 'registry_unavailable', 3, 'registry unavailable'],
     [401, 'key_revoked', 1, 'a revoked key: refused'],
-    [401, 'secret_mismatch', 1, 'a wrong secret for a known id: refused'],
+    [401, 'secret_mismatch', -1, 'a wrong secret for a known id: not counted (anyone knowing the id could)'],
     [403, 'missing_permission', 1, 'forbidden'],
     [429, 'rate_limited', 2, 'limited'],
     [401, 'unknown_key', -1, 'a key that does not exist: not counted'],
@@ -93,6 +93,39 @@ t.test('a write that fails: its keys and requests told to the meter, the error t
   t.equal(errors.length, 1)
   t.match(errors[0], /WRONGTYPE/)
   t.notMatch(errors[0], /key000000000000/, 'the error names no key id')
+})
+
+t.test('a run of failed writes is told once, its end once, and the next run again', async (t) => {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const client = new Redis(redis.url)
+  t.teardown(() => { client.disconnect() })
+  const keys = redisKeys(uniquePrefix())
+  const now = Date.now()
+  const blocker = keys.usageMinutes('key0000000000001', Math.floor(now / 3_600_000))
+  const events: string[] = []
+  const counter = new UsageCounter(client, keys, {
+    flushMs: 5000,
+    retentionMs: 86_400_000,
+    onError: () => { events.push('error') },
+    onRecovered: () => { events.push('recovered') }
+  })
+  t.teardown(async () => { await counter.stop() })
+  const flushOne = async (): Promise<void> => {
+    counter.count('key0000000000001', 'acme', 200, 'allowed', now)
+    await counter.flush()
+  }
+  await client.set(blocker, 'not a hash')
+  for (let i = 0; i < 3; i++) await flushOne()
+  t.same(events, ['error'], 'three failed writes: one error')
+  await client.del(blocker)
+  await flushOne()
+  await flushOne()
+  t.same(events, ['error', 'recovered'], 'the first write that works ends the run')
+  await client.set(blocker, 'not a hash')
+  await flushOne()
+  await flushOne()
+  t.same(events, ['error', 'recovered', 'error'], 'a new run is told again')
 })
 
 t.test('past twice maxKeys waiting for a slow write, the oldest waiting batch is dropped', async (t) => {

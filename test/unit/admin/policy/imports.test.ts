@@ -177,6 +177,26 @@ t.test('decideImport: every record good, or nothing, every problem named with it
       what
     )
   }
+  // a token imported already, as another org's key or as the caller's org's
+  const both = world({
+    imported: { [SHA(9)]: 'GlobexImported01', [SHA(8)]: 'AcmeImported0001' },
+    keys: { GlobexImported01: { type: 'bot', org: 'globex', role: 'reader' }, AcmeImported0001: { type: 'bot', org: 'acme', role: 'reader' } }
+  })
+  const reasons = (s: AdminScope, inputs: ImportInput[]): string[] => {
+    try {
+      decideImport(s, both, inputs, o)
+    } catch (err: unknown) {
+      return ((err as { details?: Array<{ reason: string }> }).details ?? []).map((d) => d.reason)
+    }
+    return []
+  }
+  t.same(reasons(ORG, [rec(9, { role: 'reader' }), rec(8, { role: 'reader' })]), [
+    'record 9: key: already imported',
+    'record 8: key: already imported as key AcmeImported0001'
+  ], 'an org admin is told the id of its own org\'s key only, never another org\'s')
+  t.same(reasons(ADMIN, [rec(9, { role: 'reader', org: 'acme' })]), [
+    'record 9: key: already imported as key GlobexImported01'
+  ], 'an admin is told any key\'s id')
   const good = verdict(() => decideImport(ADMIN, snap, [rec(0, { role: 'reader', org: 'acme' })], o))
   t.notOk(
     good.ok && 'hash' in (good.value.records[0]?.record ?? {}),

@@ -26,7 +26,8 @@ const file = (records: Partial<Record<Kind, Record<string, DesiredRecord>>>, org
 const state = (
   records: Partial<Record<Kind, Record<string, Record<string, string>>>>,
   botKeys: Record<string, string[]> = {},
-  unfiled: Partial<Record<Kind, Record<string, string[]>>> = {}
+  unfiled: Partial<Record<Kind, Record<string, string[]>>> = {},
+  personalKeys: Record<string, string[]> = {}
 ): RegistryState => ({
   records: {
     role: new Map(Object.entries(records.role ?? {})),
@@ -34,6 +35,7 @@ const state = (
     user: new Map(Object.entries(records.user ?? {}))
   },
   botKeys: new Map(Object.entries(botKeys)),
+  personalKeys: new Map(Object.entries(personalKeys)),
   unfiled: {
     role: new Map(Object.entries(unfiled.role ?? {})),
     org: new Map(Object.entries(unfiled.org ?? {})),
@@ -174,4 +176,15 @@ t.test('prune: a record holding fields a file cannot carry is never deleted; a p
       'keep it in the file, or remove those fields first'
   }])
   t.same(planRegistry(file({ org: { acme: rec(2, { name: 'Acme' }) } }), held, false).problems, [], 'without prune: kept')
+})
+
+t.test('prune: a user\'s deletion names the active personal keys it revokes', async (t) => {
+  const held = state({ role: { reader: { permissions: 'users:read' } }, user: { alice: { org: 'acme', role: 'reader' }, bob: { org: 'acme', role: 'reader' } } },
+    {}, {}, { alice: ['AliceKey1', 'AliceKey2'] })
+  const kept = file({ role: { reader: rec(2, { permissions: 'users:read' }) } })
+  t.match(planRegistry(kept, held, true).changes, [
+    { op: 'delete', kind: 'user', name: 'alice', revokesKeys: ['AliceKey1', 'AliceKey2'] },
+    { op: 'delete', kind: 'user', name: 'bob', revokesKeys: undefined }
+  ], 'alice\'s keys are revoked with her; bob has none')
+  t.same(planRegistry(kept, held, false).changes, [], 'without prune: nothing')
 })

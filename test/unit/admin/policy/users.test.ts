@@ -6,6 +6,8 @@ import { decidePutUser, decideUserStatus, type UserInput } from '../../../../src
 import { ADMIN, allowed, judge, ORG, refused, SELF, verdict, world } from '../../../helpers/admin-policy.js'
 
 const snap = world()
+/** root, an admin signed in with a personal key of its own user */
+const ROOT_ADMIN: AdminScope = { scope: 'admin', signedInUser: 'root' }
 const NAME_HELP = '(letters, digits and _.@:- ; up to 128 characters)'
 
 t.test('decidePutUser: a user\'s email signs a person in: one user\'s, set on another user by an admin only', async (t) => {
@@ -58,6 +60,15 @@ t.test('decidePutUser: who may, the id and references, then the fields (a new us
       },
       fromOrg: 'acme',
       created: false
+    })],
+    ['admin: an existing user without an org keeps its own', ADMIN, 'dee', { role: 'writer' }, {}, allowed({
+      fields: { org: 'acme', role: 'writer', status: undefined },
+      fromOrg: undefined,
+      created: false
+    })],
+    ['admin: a new user without an org', ADMIN, 'zed', { role: 'reader' }, {}, refused({
+      kind: 'invalid',
+      details: [{ field: 'org', reason: 'user "zed" does not exist: a new user needs an org' }]
     })],
     ['admin: an org with no record warns', ADMIN, 'zed', { org: 'newco', role: 'reader' }, {}, allowed({
       warnings: [{
@@ -232,6 +243,17 @@ t.test('decideUserStatus: deactivate or activate; the BOT keys the user created 
       refused({ kind: 'forbidden', message: /user "root" has role "boss"/, audit: 'denied' })
     ],
     ['org: a user it manages', ORG, 'alice', 'deactivated', false, allowed({ changed: true })],
+    // nobody deactivates their own user: the policy refuses it, whatever the front end shows
+    ['org: itself', ORG, 'olga', 'deactivated', false, refused({
+      kind: 'conflict', message: /cannot deactivate themself/, details: [{ field: 'id', reason: /themself/ }]
+    })],
+    ['admin signed in as a user: itself', ROOT_ADMIN, 'root', 'deactivated', false, refused({
+      kind: 'conflict', message: /cannot deactivate themself/
+    })],
+    ['admin signed in as a user: itself, activated (nothing changes)', ROOT_ADMIN, 'root', 'active', false,
+      allowed({ changed: false })],
+    ['admin signed in as a user: another user', ROOT_ADMIN, 'alice', 'deactivated', false, allowed({ changed: true })],
+    ['the admin token (no user): any user', ADMIN, 'root', 'deactivated', false, allowed({ changed: true })],
     [
       'self: no',
       SELF,
