@@ -11,7 +11,7 @@ const FLOORS = [
   ['decision/'],
   ['assertion/'],
   ['http/'],
-  ['data-plane/', 'authorizer/', 'websocket/', 'admin/'],
+  ['data-plane/', 'authorizer/', 'authorizer-grpc/', 'websocket/', 'admin/'],
   ['app.ts'],
   ['server.ts', 'workers.ts'],
   ['cli/', 'demo/']
@@ -69,7 +69,7 @@ module.exports = {
       severity: 'error',
       comment: 'src/decision/ stands below every front end that calls it',
       from: { path: '^src/decision/' },
-      to: { path: '^src/(http|data-plane|authorizer|websocket|admin|cli|demo)/|^src/(app|server|workers)\\.ts$' }
+      to: { path: '^src/(http|data-plane|authorizer|authorizer-grpc|websocket|admin|cli|demo)/|^src/(app|server|workers)\\.ts$' }
     },
     {
       name: 'config-stands-alone',
@@ -82,7 +82,7 @@ module.exports = {
       name: 'read-path-knows-no-admin',
       severity: 'error',
       comment: 'the request path never imports the admin wing',
-      from: { path: '^src/(registry|cache|decision|ratelimit|usage|assertion|tracing|metrics|http|data-plane|authorizer|websocket)/' },
+      from: { path: '^src/(registry|cache|decision|ratelimit|usage|assertion|tracing|metrics|http|data-plane|authorizer|authorizer-grpc|websocket)/' },
       to: { path: '^src/admin/' }
     },
     ...floorRules('floor', 'src/', FLOORS),

@@ -135,6 +135,8 @@ export interface KeygateOptions {
   assertion?: { bind: 'request' | 'identity', alg?: 'ES256' | 'EdDSA' }
   /** open the authorizer listener too (`authz_listen`, on `authzPort`) */
   authz?: boolean
+  /** open the gRPC authorizer too (`authz_grpc_listen`, on `authzGrpcPort`) */
+  authzGrpc?: boolean
   /** export spans (docs/tracing.md) to a stand-in collector of its own (bench/otlp-sink.ts), sampling this share */
   tracing?: { sampleRatio: number }
   /** the cold keys (bench/cold-keys.ts) written into the shared Redis first */
@@ -192,6 +194,8 @@ export interface KeygateServer extends RunningServer {
   adminPort: number
   /** the authorizer listener's port, with `authz` */
   authzPort: number | undefined
+  /** the gRPC authorizer's port, with `authzGrpc` */
+  authzGrpcPort: number | undefined
 }
 
 /** `keygate_cache_misses_total` of a gateway, from its admin listener's /metrics. */
@@ -290,6 +294,7 @@ ${assertion.yaml}${tracing}${usageSection(o.usage)}`)
   const port = await freePort()
   const adminPort = await freePort()
   const authzPort = o.authz === true ? await freePort() : undefined
+  const authzGrpcPort = o.authzGrpc === true ? await freePort() : undefined
   const gateway = await spawnServer({
     name,
     ...nodeCommand(
@@ -302,7 +307,8 @@ ${assertion.yaml}${tracing}${usageSection(o.usage)}`)
       KEYGATE_LISTEN: `127.0.0.1:${port}`,
       KEYGATE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
       ...assertion.env,
-      ...(authzPort === undefined ? {} : { KEYGATE_AUTHZ_LISTEN: `127.0.0.1:${authzPort}` })
+      ...(authzPort === undefined ? {} : { KEYGATE_AUTHZ_LISTEN: `127.0.0.1:${authzPort}` }),
+      ...(authzGrpcPort === undefined ? {} : { KEYGATE_AUTHZ_GRPC_LISTEN: `127.0.0.1:${authzGrpcPort}` })
     },
     cpus: o.workers === undefined && o.unpinned !== true ? ctx.serverCpus : undefined,
     port,
@@ -313,6 +319,7 @@ ${assertion.yaml}${tracing}${usageSection(o.usage)}`)
     port: gateway.port,
     adminPort,
     authzPort,
+    authzGrpcPort,
     pid: gateway.pid,
     cacheMisses: async () => await cacheMissesOf(adminPort),
     async stop () {

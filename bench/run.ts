@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as delay } from 'node:timers/promises'
 import { KNOBS, readConfig, type BenchConfig } from './config.js'
 import { memory, propagation, sharedCore } from './extras.js'
+import { grpcAuthz } from './grpc-authz.js'
 import { soak } from './soak.js'
 import { usageFlush } from './usage-flush.js'
 import { flood } from './flood.js'
@@ -253,7 +254,7 @@ async function main (): Promise<number> {
     process.stdout.write(markdown(info, summaries, problems))
     // The throughput servers are done; the extras start their own Redis and gateways.
     await Promise.all(started.splice(0).map(async (s) => await s.server.stop()))
-    for (const extra of [sharedCore, propagation, memory, warmUp, flood, instructions, usageFlush, soak]) {
+    for (const extra of [sharedCore, propagation, memory, warmUp, flood, grpcAuthz, instructions, usageFlush, soak]) {
       if (config.extras(extra.name)) {
         log(`running ${extra.name}`)
         const result = await extra(ctx)

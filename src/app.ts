@@ -3,13 +3,15 @@
  * listening: Redis and its health, the record cache and its push invalidation, the
  * resolver, the metrics, the decision (src/decision/decide-request.ts), then the
  * planes: src/data-plane/data-plane.ts, whose header lists the stages of a request,
- * src/admin/admin-plane.ts, and the authorizer when authz_listen is set
- * (src/authorizer/authorizer-plane.ts).
+ * src/admin/admin-plane.ts, the authorizer when authz_listen is set
+ * (src/authorizer/authorizer-plane.ts), and the gRPC authorizer when authz_grpc_listen is
+ * set (src/authorizer-grpc/grpc-authorizer.ts).
  */
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildAdminPlane, buildOpsPlane } from './admin/admin-plane.js'
 import { buildAuthorizerPlane } from './authorizer/authorizer-plane.js'
+import type { GrpcAuthorizer } from './authorizer-grpc/grpc-authorizer.js'
 import { loadAssertions, type Assertions } from './assertion/index.js'
 import { createCache } from './cache/create-cache.js'
 import type { FillLimiter } from './cache/fill-limiter.js'
@@ -44,6 +46,8 @@ export interface KeygateApp {
   admin: FastifyInstance
   /** the authorizer listener, when authz_listen is set (src/authorizer/) */
   authz: FastifyInstance | undefined
+  /** the gRPC authorizer (Envoy's ext_authz), when authz_grpc_listen is set (src/authorizer-grpc/) */
+  authzGrpc: GrpcAuthorizer | undefined
   /** `/healthz`, `/readyz` and `/metrics` on their own listener, when ops_listen is set (src/admin/ops-routes.ts) */
   ops: FastifyInstance | undefined
   redis: RegistryClient
@@ -197,10 +201,18 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const authz = config.authz_listen !== undefined
     ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing })
     : undefined
+  // (gRPC and Envoy's protos are loaded only when the gRPC authorizer is on)
+  const authzGrpc = config.authz_grpc_listen !== undefined
+    ? await (await import('./authorizer-grpc/grpc-authorizer.js')).buildGrpcAuthorizer({
+      config, logger, decider, usage, counter: counting, metrics, assertions, tracing, health
+    })
+    : undefined
   // first to stop: no new request, and those in flight answered (and counted)
   lifecycle.add({
     name: 'listeners',
-    stop: async () => { await Promise.allSettled([data.close(), admin.close(), authz?.close(), ops?.close()]) }
+    stop: async () => {
+      await Promise.allSettled([data.close(), admin.close(), authz?.close(), authzGrpc?.close(), ops?.close()])
+    }
   })
   lifecycle.start()
 
@@ -208,6 +220,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     data,
     admin,
     authz,
+    authzGrpc,
     ops,
     redis,
     health,

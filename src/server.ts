@@ -25,7 +25,7 @@ export { splitHostPort }
  */
 export const START_WAIT_MS = 5000
 
-/** A listener that could not bind, named by its setting (`listen`, `admin_listen`, `authz_listen`, `ops_listen`). */
+/** A listener that could not bind, named by its setting (`listen`, `admin_listen`, `authz_listen`, `ops_listen`...). */
 export class ListenError extends Error {
   override readonly name = 'ListenError'
   constructor (readonly setting: string, readonly hostPort: string, cause: unknown) {
@@ -68,6 +68,12 @@ export async function startGateway (config: Config): Promise<KeygateApp> {
     if (app.authz !== undefined && config.authz_listen !== undefined) {
       await listenAs('authz_listen', app.authz, config.authz_listen)
     }
+    if (app.authzGrpc !== undefined && config.authz_grpc_listen !== undefined) {
+      const hostPort = config.authz_grpc_listen
+      await app.authzGrpc.listen(hostPort).catch((err: unknown) => {
+        throw new ListenError('authz_grpc_listen', hostPort, err)
+      })
+    }
     if (app.ops !== undefined && config.ops_listen !== undefined) {
       await listenAs('ops_listen', app.ops, config.ops_listen)
     }
@@ -80,6 +86,7 @@ export async function startGateway (config: Config): Promise<KeygateApp> {
       listen: config.listen,
       admin_listen: config.admin_listen,
       authz_listen: config.authz_listen,
+      authz_grpc_listen: config.authz_grpc_listen,
       ops_listen: config.ops_listen
     },
     'keygate listening'

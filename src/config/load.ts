@@ -138,6 +138,7 @@ function applyEnv (raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record
   if (env.KEYGATE_LISTEN !== undefined && env.KEYGATE_LISTEN !== '') raw.listen = env.KEYGATE_LISTEN
   if (hasValue(env.KEYGATE_ADMIN_LISTEN)) raw.admin_listen = env.KEYGATE_ADMIN_LISTEN
   if (hasValue(env.KEYGATE_AUTHZ_LISTEN)) raw.authz_listen = env.KEYGATE_AUTHZ_LISTEN
+  if (hasValue(env.KEYGATE_AUTHZ_GRPC_LISTEN)) raw.authz_grpc_listen = env.KEYGATE_AUTHZ_GRPC_LISTEN
   if (hasValue(env.KEYGATE_OPS_LISTEN)) raw.ops_listen = env.KEYGATE_OPS_LISTEN
   if (hasValue(env.KEYGATE_TRACING_OTLP_ENDPOINT)) section('tracing').otlp_endpoint = env.KEYGATE_TRACING_OTLP_ENDPOINT
   // (a value that is not a number stays a string, for the schema to name)
@@ -241,6 +242,7 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
     ['listen', c.listen],
     ['admin_listen', c.admin_listen],
     ['authz_listen', c.authz_listen],
+    ['authz_grpc_listen', c.authz_grpc_listen],
     ['ops_listen', c.ops_listen]
   ] as const
   check(() => {

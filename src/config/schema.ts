@@ -59,6 +59,17 @@ export const ConfigSchema = Type.Object({
   ops_listen: Type.Optional(Type.String(HostPort)),
   /** the authorizer listener (forward auth for nginx, Traefik, Envoy); absent = off */
   authz_listen: Type.Optional(Type.String(HostPort)),
+  /** the gRPC authorizer listener (Envoy's ext_authz over gRPC, src/authorizer-grpc/); absent = off */
+  authz_grpc_listen: Type.Optional(Type.String(HostPort)),
+  authz_grpc: Type.Object({
+    /** TLS on the gRPC authorizer listener; absent: plaintext HTTP/2 (h2c) */
+    tls: Type.Optional(Type.Object({
+      cert_file: Type.String({ minLength: 1 }),
+      key_file: Type.String({ minLength: 1 }),
+      /** with it, a client (Envoy) must present a certificate this CA issued */
+      client_ca_file: Type.Optional(Type.String({ minLength: 1 }))
+    }, { additionalProperties: false }))
+  }, { additionalProperties: false, default: {} }),
   /** on SIGTERM/SIGINT, how long the requests in flight may take to finish before the process exits anyway */
   shutdown_grace_ms: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 30_000 }),
   authz: Type.Object({

@@ -180,17 +180,25 @@ export interface ConnectionPeer {
  * `BlockList` lookup is ~1 us), remembered on the socket under a symbol of this list's.
  */
 export function connectionPeer (cidrs: readonly string[]): (socket: Socket) => ConnectionPeer {
-  const isTrusted = trustedPeers(cidrs)
+  const peerAt = addressPeer(cidrs)
   const kPeer = Symbol('keygate.peer')
   type PeerSocket = Socket & { [kPeer]?: ConnectionPeer }
   return (socket: PeerSocket) => {
     let known = socket[kPeer]
     if (known === undefined) {
-      const peer = normaliseAddress(socket.remoteAddress ?? '')
-      known = { peer, trusted: isTrusted(peer) }
+      known = peerAt(socket.remoteAddress ?? '')
       socket[kPeer] = known
     }
     return known
+  }
+}
+
+/** A peer's address (a socket's `remoteAddress`) and whether it is in `cidrs`: for a transport without the socket. */
+export function addressPeer (cidrs: readonly string[]): (address: string) => ConnectionPeer {
+  const isTrusted = trustedPeers(cidrs)
+  return (address) => {
+    const peer = normaliseAddress(address)
+    return { peer, trusted: isTrusted(peer) }
   }
 }
 

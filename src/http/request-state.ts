@@ -7,8 +7,8 @@ import type { Verdict } from '../decision/verdict.js'
 export interface RequestState {
   /** the authorizer: the method of the request decided on (the decision request's own otherwise) */
   method?: string
-  /** the authorizer: the way the original request was named (authz.proxy), or `ambiguous` */
-  via?: 'traefik' | 'nginx' | 'envoy' | 'ambiguous'
+  /** the authorizer: the way the original request was named (authz.proxy; the gRPC authorizer's), or `ambiguous` */
+  via?: 'traefik' | 'nginx' | 'envoy' | 'envoy-grpc' | 'ambiguous'
   /** the path decided on (and forwarded); the raw path, query cut off, when the target was refused */
   path: string
   /** the raw query string, `?` included, forwarded as received */

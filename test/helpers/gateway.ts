@@ -39,6 +39,8 @@ export interface TestGateway {
   adminPort: number
   /** the authorizer listener's port (with `authz_listen` in the YAML; 0 otherwise) */
   authzPort: number
+  /** the gRPC authorizer's port (with `authz_grpc_listen` in the YAML; 0 otherwise) */
+  authzGrpcPort: number
   redis: TestRedis
   /** a plain client for direct edits, as redis-cli would make them */
   client: Redis
@@ -123,6 +125,7 @@ rules:
   const adminPort = portOf(app.admin)
   if (app.authz !== undefined) await app.authz.listen({ host: '127.0.0.1', port: 0 })
   const authzPort = app.authz !== undefined ? portOf(app.authz) : 0
+  const authzGrpcPort = app.authzGrpc !== undefined ? await app.authzGrpc.listen('127.0.0.1:0') : 0
 
   const client = new Redis(redis.url, { maxRetriesPerRequest: 1 })
   client.on('error', () => {})
@@ -137,6 +140,7 @@ rules:
     port,
     adminPort,
     authzPort,
+    authzGrpcPort,
     redis,
     client,
     upstream,

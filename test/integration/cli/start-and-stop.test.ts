@@ -100,6 +100,7 @@ t.test('a listener that cannot bind stops serve with exit 1, naming the setting'
     ['listen in use', { listen: busy, admin_listen: await free() }, /listen: cannot listen on 127\.0\.0\.1:\d+: .*address already in use/i],
     ['admin_listen in use', { listen: await free(), admin_listen: busy }, /admin_listen: cannot listen on 127\.0\.0\.1:\d+: .*address already in use/i],
     ['authz_listen in use', { listen: await free(), admin_listen: await free(), authz_listen: busy }, /authz_listen: cannot listen on 127\.0\.0\.1:\d+: .*address already in use/i],
+    ['authz_grpc_listen in use', { listen: await free(), admin_listen: await free(), authz_grpc_listen: busy }, /authz_grpc_listen: cannot listen on 127\.0\.0\.1:\d+: .*address already in use/i],
     ['listen on an address not on this machine', { listen: '192.0.2.1:8080', admin_listen: await free() }, /listen: cannot listen on 192\.0\.2\.1:8080: .*address not available/i],
     // every worker would fail the same way: the primary stops them all instead of replacing them
     ['listen in use, two workers', { listen: busy, admin_listen: await free() }, /listen: cannot listen on 127\.0\.0\.1:\d+: .*address already in use/i, ['--workers', '2']]

@@ -90,6 +90,22 @@ authz: { trusted_peers: ["10.0.0.0/8", "fd00::/129", "nope"] }
   t.same(configProblems(MINIMAL_CONFIG + 'listen: "127.0.0.1:0"\nadmin_listen: "127.0.0.1:0"\nauthz_listen: "127.0.0.1:0"\n'), [], 'port 0 (any free port) is no clash')
 })
 
+t.test('the gRPC authorizer listener: off by default, KEYGATE_AUTHZ_GRPC_LISTEN, its address and TLS checked', async (t) => {
+  const off = parseConfig(MINIMAL_CONFIG)
+  t.equal(off.authz_grpc_listen, undefined, 'off unless set')
+  t.equal(off.authz_grpc.tls, undefined, 'plaintext unless TLS is set')
+  t.equal(parseConfig(MINIMAL_CONFIG, { KEYGATE_AUTHZ_GRPC_LISTEN: '0.0.0.0:8083' }).authz_grpc_listen, '0.0.0.0:8083')
+  const found = configProblems(MINIMAL_CONFIG + 'authz_listen: "127.0.0.1:8082"\nauthz_grpc_listen: "127.0.0.1:8082"\n').join('\n')
+  t.match(found, /authz_grpc_listen: 127\.0\.0\.1:8082 is also authz_listen/, 'two listeners on one address')
+  t.match(configProblems(MINIMAL_CONFIG + 'authz_grpc_listen: "nope"\n').join('\n'), /^authz_grpc_listen: /m)
+  t.match(configProblems(MINIMAL_CONFIG + 'authz_grpc: { tls: { cert_file: /c.pem } }\n').join('\n'), /authz_grpc\.tls\.key_file/,
+    'a certificate without its key')
+  t.match(configProblems(MINIMAL_CONFIG + 'authz_grpc: { tls: { cert_file: /c.pem, key_file: /k.pem, ca: x } }\n').join('\n'),
+    /authz_grpc\.tls\.ca: unknown field/)
+  const tls = parseConfig(MINIMAL_CONFIG + 'authz_grpc: { tls: { cert_file: /c.pem, key_file: /k.pem, client_ca_file: /ca.pem } }\n')
+  t.same(tls.authz_grpc.tls, { cert_file: '/c.pem', key_file: '/k.pem', client_ca_file: '/ca.pem' })
+})
+
 t.test('tracing: off by default, its keys and their KEYGATE_TRACING_* overrides checked', async (t) => {
   const c = parseConfig(MINIMAL_CONFIG)
   t.equal(c.tracing.otlp_endpoint, undefined, 'no endpoint: no span is exported')

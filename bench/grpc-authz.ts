@@ -1,0 +1,148 @@
+// The gRPC authorizer beside the HTTP authorizer (docs/authorizer-grpc.md): one keygate
+// process with both listeners, pinned to the server core, the personal key cached. In
+// alternating rounds, the HTTP authorizer's decisions (autocannon, Envoy's HTTP shape: its
+// own target, the key in Authorization) and the gRPC authorizer's (Envoy's Check, from a
+// grpc-js loop in this process: CALLS calls in flight over CHANNELS HTTP/2 connections,
+// as an Envoy with a few connections to the cluster sends them). The figure is keygate's
+// CPU time per decision, from /proc: it does not move with the load generator's own cost
+// (grpc-js's client is dearer per call than autocannon). A process answering fewer
+// requests a second spends more CPU on each (fewer answers share an event-loop turn), so
+// each round also loads the HTTP authorizer at the rate the gRPC loop reached: the ratio
+// is taken at the same rate. Target: the gRPC decision costs no more CPU than the HTTP
+// one (HTTP's CPU per decision over gRPC's, at the same rate, >= 1).
+import * as grpc from '@grpc/grpc-js'
+import { loadSync } from '@grpc/proto-loader'
+import { EXTERNAL_AUTH_PROTO, includeDirs, LOAD_OPTIONS } from '@keygate/gateway/dist/authorizer-grpc/envoy-protos.js'
+import type { ExtraResult } from './extras.js'
+import { benchKeys, startKeygate, type KeygateServer } from './keygate.js'
+import { runRound } from './load.js'
+import { treeCpuSeconds } from './procfs.js'
+import { BENCH_PATH } from './servers.js'
+import { median } from './stats.js'
+import type { ScenarioContext } from './types.js'
+
+const ROUNDS = 4
+const ROUND_SEC = 5
+const WARMUP_SEC = 5
+const CALLS = 50
+const CHANNELS = 2
+
+interface Measure { perSec: number, cpuUsPerDecision: number, refused: number }
+
+type Check = (req: unknown, cb: (err: grpc.ServiceError | null, res: { status?: { code?: number } }) => void) => void
+
+/** CALLS Check calls kept in flight for `sec` seconds; each answered one counted (`refused`: status not OK). */
+async function grpcLoad (port: number, sec: number): Promise<{ answered: number, refused: number }> {
+  const def = grpc.loadPackageDefinition(loadSync(EXTERNAL_AUTH_PROTO, { ...LOAD_OPTIONS, includeDirs: includeDirs() }))
+  let node: unknown = def
+  for (const part of 'envoy.service.auth.v3.Authorization'.split('.')) node = (node as Record<string, unknown>)[part]
+  const Authorization = node as new (address: string, creds: grpc.ChannelCredentials, options: grpc.ChannelOptions) =>
+  grpc.Client
+  const clients = Array.from({ length: CHANNELS }, () => new Authorization(`127.0.0.1:${port}`,
+    grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }))
+  const request = {
+    attributes: {
+      source: { address: { socket_address: { address: '203.0.113.9', port_value: 40000 } } },
+      request: {
+        http: {
+          method: 'GET',
+          path: BENCH_PATH,
+          host: 'api.example',
+          headers: {
+            ':authority': 'api.example',
+            ':method': 'GET',
+            ':path': BENCH_PATH,
+            authorization: `Bearer ${benchKeys.personal.key}`,
+            'user-agent': 'bench',
+            'x-request-id': 'r'
+          }
+        }
+      }
+    }
+  }
+  const until = Date.now() + sec * 1000
+  let answered = 0
+  let refused = 0
+  const loop = async (client: grpc.Client): Promise<void> => {
+    const check = (client as unknown as { Check: Check }).Check.bind(client)
+    while (Date.now() < until) {
+      await new Promise<void>((resolve) => {
+        check(request, (err, res) => {
+          answered++
+          if (err !== null || (res.status?.code ?? 0) !== 0) refused++
+          resolve()
+        })
+      })
+    }
+  }
+  await Promise.all(Array.from({ length: CALLS }, async (_, i) => { await loop(clients[i % CHANNELS] as grpc.Client) }))
+  for (const c of clients) c.close()
+  return { answered, refused }
+}
+
+type Load = () => Promise<{ answered: number, refused: number }>
+
+async function measured (gw: KeygateServer, load: Load): Promise<Measure> {
+  const pid = gw.pid
+  if (pid === undefined) throw new Error('grpcAuthz: no keygate pid')
+  const cpu0 = treeCpuSeconds(pid) ?? Number.NaN
+  const t0 = performance.now()
+  const { answered, refused } = await load()
+  const wall = (performance.now() - t0) / 1000
+  const cpu = (treeCpuSeconds(pid) ?? Number.NaN) - cpu0
+  return { perSec: answered / wall, cpuUsPerDecision: (cpu * 1e6) / answered, refused }
+}
+
+export async function grpcAuthz (ctx: ScenarioContext): Promise<ExtraResult> {
+  const gw = await startKeygate(ctx, 'keygate-grpc-authz', { authz: true, authzGrpc: true })
+  try {
+    const grpcPort = gw.authzGrpcPort ?? 0
+    const httpRound = async (sec: number, rate?: number): Promise<{ answered: number, refused: number }> => {
+      const r = await runRound({
+        url: `http://127.0.0.1:${gw.authzPort ?? 0}${BENCH_PATH}`,
+        headers: { authorization: `Bearer ${benchKeys.personal.key}` },
+        expectedStatus: 200
+      }, { connections: CALLS, pipelining: 1, durationSec: sec, ...(rate === undefined ? {} : { overallRate: rate }) })
+      return { answered: r.responses, refused: r.unexpectedStatus + r.errors }
+    }
+    await httpRound(WARMUP_SEC)
+    await grpcLoad(grpcPort, WARMUP_SEC)
+    const http: Measure[] = []
+    const rpc: Measure[] = []
+    const sameRate: Measure[] = []
+    for (let r = 0; r < ROUNDS; r++) {
+      http.push(await measured(gw, async () => await httpRound(ROUND_SEC)))
+      const g = await measured(gw, async () => await grpcLoad(grpcPort, ROUND_SEC))
+      rpc.push(g)
+      sameRate.push(await measured(gw, async () => await httpRound(ROUND_SEC, Math.max(1, Math.round(g.perSec)))))
+    }
+    const ratioOf = (ms: Measure[]): number =>
+      median(ms.map((h, i) => h.cpuUsPerDecision / (rpc[i] as Measure).cpuUsPerDecision))
+    const ratio = ratioOf(sameRate)
+    const row = (name: string, ms: Measure[], r: string): string =>
+      `| ${name} | ${median(ms.map((m) => m.perSec)).toFixed(0)} | ` +
+      `${median(ms.map((m) => m.cpuUsPerDecision)).toFixed(1)} | ${r} | ${ms.reduce((s, m) => s + m.refused, 0)} |`
+    const markdown = [
+      '### The gRPC authorizer beside the HTTP authorizer (one process, personal key cached)',
+      '',
+      '| decisions | decisions/s | keygate CPU per decision (µs) | this CPU / gRPC CPU (paired) | refused or failed |',
+      '|---|---:|---:|---:|---:|',
+      row('HTTP authorizer (autocannon, 50 connections, at full speed)', http, `${ratioOf(http).toFixed(2)}×`),
+      row('HTTP authorizer at the gRPC row\'s rate', sameRate, `**${ratio.toFixed(2)}×**`),
+      row(`gRPC authorizer (grpc-js, ${CALLS} calls in flight on ${CHANNELS} channels)`, rpc, '1.00×'),
+      '',
+      `${ROUNDS} rounds of ${ROUND_SEC} s (HTTP, gRPC, HTTP at gRPC's rate) after ${WARMUP_SEC} s of each; ` +
+      'medians over rounds. The gRPC row\'s rate is bounded by the grpc-js client in the runner.',
+      ''
+    ].join('\n')
+    const failures: string[] = []
+    if (!(ratio >= 1)) {
+      failures.push(`gRPC authorizer: the HTTP authorizer's CPU per decision at the same rate is ${ratio.toFixed(2)}×` +
+        ' the gRPC one\'s, below 1')
+    }
+    if (rpc.some((m) => m.refused > 0)) failures.push('gRPC authorizer: some decisions were not OK')
+    return { markdown, failures }
+  } finally {
+    await gw.stop()
+  }
+}
