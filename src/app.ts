@@ -34,6 +34,8 @@ import { parseDuration } from './config/duration.js'
 import { BlockedBuckets } from './ratelimit/blocked.js'
 import { parseRateLimit } from './config/rate-limit.js'
 import { createLimiter } from './ratelimit/limiter.js'
+import { createQuotaMeter } from './quota/meter.js'
+import { QuotaScript } from './quota/script.js'
 import { anonymousLimit } from './ratelimit/anonymous.js'
 import { RateLimitScript } from './ratelimit/script.js'
 
@@ -141,6 +143,10 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     defaultLimit: config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default),
     onError: config.rate_limits.on_error
   })
+  // Quotas and credits: checked and spent in Redis, batched per turn of the event loop (src/quota/)
+  const quota = createQuotaMeter({
+    script: new QuotaScript(redis), keys, metrics: metrics.quota, onError: config.quota.on_error
+  })
   metrics.observe({
     cacheStats: cache.stats, rateLimitBlocked: () => blocked.size(Date.now()), usageHeld: () => counter.held
   })
@@ -152,7 +158,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     ? undefined
     : parseRateLimit(config.rate_limits.anonymous)
   const anonymous = anonymousRate === undefined ? undefined : anonymousLimit(anonymousRate)
-  const decider = decisions.decider({ limiter, meter: metrics.auth, anonymous })
+  const decider = decisions.decider({ limiter, quota, meter: metrics.auth, anonymous })
   // ...and without the rate limits (nor the decision metrics), for open WebSockets decided again on a change
   const redecider = decisions.decider()
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set

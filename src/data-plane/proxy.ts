@@ -37,8 +37,9 @@ import type { UpstreamDispatch } from './upstream-pool/upstreams.js'
  * The upstream's response headers as the client gets them: hop-by-hop headers (and any
  * the upstream lists in `Connection`) describe the upstream connection, not the client's;
  * the request id is the gateway's; with CORS on, so are the `Access-Control-*` headers
- * (data-plane/cors.ts); under a rate limit, so are the `RateLimit-*` headers
- * (src/ratelimit/respond.ts). A new object, so no header object goes through `delete`.
+ * (data-plane/cors.ts); under a rate limit or a quota, so are the `RateLimit-*` and
+ * `RateLimit` headers (src/ratelimit/respond.ts, src/quota/respond.ts). A new object,
+ * so no header object goes through `delete`.
  * (No value needs cleaning for node: undici refuses a response whose header values
  * break HTTP/1.1, and that is a 502.)
  */
@@ -56,7 +57,7 @@ function withoutHopByHop (
   for (const name in headers) {
     if (HOP_BY_HOP.has(name) || (listed !== undefined && listed.includes(name))) continue
     if (dropCors && name.startsWith('access-control-')) continue
-    if (dropRateLimit && name.startsWith('ratelimit-')) continue
+    if (dropRateLimit && (name.startsWith('ratelimit-') || name === 'ratelimit')) continue
     out[name] = headers[name]
   }
   if (requestId !== undefined) out['x-request-id'] = requestId
