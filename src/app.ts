@@ -36,6 +36,7 @@ import { parseRateLimit } from './config/rate-limit.js'
 import { createLimiter } from './ratelimit/limiter.js'
 import { createQuotaMeter } from './quota/meter.js'
 import { QuotaScript } from './quota/script.js'
+import { upstreamCost } from './quota/upstream-cost.js'
 import { anonymousLimit } from './ratelimit/anonymous.js'
 import { RateLimitScript } from './ratelimit/script.js'
 
@@ -184,7 +185,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     assertions,
     tracing,
     upstreams,
-    routes: decisions.routes
+    routes: decisions.routes,
+    upstreamCost: upstreamCost(config.quota.cost_header, quota, () => { metrics.quota.outcome('debit_failed') })
   })
   const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
   const authz = config.authz_listen !== undefined

@@ -24,6 +24,11 @@ export interface RequestState {
   rule: number | undefined
   /** a rate limit applied: the gateway's `RateLimit-*` headers are on the reply (src/ratelimit/respond.ts) */
   rateLimited: boolean
+  /**
+   * a `cost: upstream` request of a metered key: the rule's `default_cost`, debited after the response unless the
+   * upstream reports its own (src/quota/upstream-cost.ts); undefined: nothing to debit then
+   */
+  upstreamCost: number | undefined
   /** performance.now() when the proxy sent the request upstream (upstream latency); 0 before */
   upstreamSentAt: number
   /** the W3C trace context and the spans (src/tracing/) */
@@ -47,6 +52,7 @@ export function requestState (path: string, query: string, trace: RequestTrace =
     reason: undefined,
     rule: undefined,
     rateLimited: false,
+    upstreamCost: undefined,
     upstreamSentAt: 0,
     trace,
     clientIp: undefined
@@ -70,6 +76,10 @@ export function noteVerdict (state: RequestState, verdict: Verdict): void {
   else {
     state.keyId = verdict.identity.keyId
     state.identity = verdict.identity
+    // (metered and allowed: its allowance's headers are on the verdict)
+    if (verdict.rule.cost === 'upstream' && verdict.quota?.allowed === true) {
+      state.upstreamCost = verdict.rule.defaultCost
+    }
   }
 }
 

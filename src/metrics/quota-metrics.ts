@@ -5,9 +5,12 @@ import { CountTable } from './series.js'
 /**
  * allowed; exceeded (429 quota_exceeded); malformed (a record's quota or credits that do not
  * parse: nothing is allowed); error_denied (Redis unreachable, 503) and error_allowed (let on
- * unmetered) by `quota.on_error`; debited (a `cost: upstream` response charged after it arrived).
+ * unmetered) by `quota.on_error`; debited (a `cost: upstream` response charged after it arrived), debit_failed
+ * (that charge could not reach Redis: the units are not spent).
  */
-export const QUOTA_OUTCOMES = ['allowed', 'exceeded', 'malformed', 'error_denied', 'error_allowed', 'debited'] as const
+export const QUOTA_OUTCOMES = [
+  'allowed', 'exceeded', 'malformed', 'error_denied', 'error_allowed', 'debited', 'debit_failed'
+] as const
 export type QuotaOutcome = typeof QUOTA_OUTCOMES[number]
 
 /** Recorded by the quota meter (src/quota/meter.ts). */
@@ -22,8 +25,8 @@ export function quotaMetrics (r: Registrar): QuotaMeterMetrics {
     name: 'keygate_quota_decisions_total',
     help: 'Requests of metered keys (a quota or credits on the key or its org), by outcome: "allowed", "exceeded" ' +
       '(429 quota_exceeded), "malformed" (a record\'s quota or credits that do not parse), "error_denied" (Redis ' +
-      'unreachable, 503) and "error_allowed" (let on unmetered) by quota.on_error, and "debited" (a cost: upstream ' +
-      'response charged after it arrived).',
+      'unreachable, 503) and "error_allowed" (let on unmetered) by quota.on_error, "debited" (a cost: upstream ' +
+      'response charged after it arrived) and "debit_failed" (that charge could not reach Redis).',
     labelNames: ['outcome'],
     collect () { table.exportTo(this) }
   })
