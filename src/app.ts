@@ -173,6 +173,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const upstreams = createUpstreams(config, { logger, targetStates: metrics.targetStates })
   // (closed once the listeners have stopped: registered before them)
   lifecycle.add({ name: 'upstreams', stop: async () => { await upstreams.close() } })
+  // (cost: upstream: the data plane debits what the response reports, the authorizer the rule's default_cost)
+  const costs = upstreamCost(config.quota.cost_header, quota, () => { metrics.quota.outcome('debit_failed') })
   const data = await buildDataPlane({
     config,
     logger,
@@ -186,11 +188,13 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     tracing,
     upstreams,
     routes: decisions.routes,
-    upstreamCost: upstreamCost(config.quota.cost_header, quota, () => { metrics.quota.outcome('debit_failed') })
+    upstreamCost: costs
   })
   const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
   const authz = config.authz_listen !== undefined
-    ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing })
+    ? await buildAuthorizerPlane({
+      config, logger, decider, usage, counter: counting, metrics, assertions, tracing, upstreamCost: costs
+    })
     : undefined
   // first to stop: no new request, and those in flight answered (and counted)
   lifecycle.add({

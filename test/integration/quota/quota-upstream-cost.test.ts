@@ -65,3 +65,18 @@ t.test('the overdraft: at most the costs of the requests in flight when the bala
   t.equal(after.status, 429, 'overdrawn: the next request is refused')
   t.match(after.headers.ratelimit, /^"key-quota";r=0;/, 'shown as 0 left, never negative')
 })
+
+t.test('the authorizer never sees the response: a cost: upstream request spends its default_cost once allowed', async (t) => {
+  const gw = await startGateway(t, { yaml: `authz_listen: "127.0.0.1:0"\n${RULES}` })
+  const bot = await gw.fixtures.botKey('reader', 'acme')
+  await gw.client.hset(gw.fixtures.keys.key(bot.id), 'quota', '12/day')
+  const ask = async (): Promise<number> => (await gw.authz('GET', '/_keygate', [
+    ['Authorization', `Bearer ${bot.key}`], ['X-Original-Method', 'GET'], ['X-Original-URI', '/api/v1/open/x']
+  ])).status
+  t.equal(await ask(), 200)
+  t.ok(await eventually(async () => await used(gw, bot.id) === 5, 1000, 10) >= 0, 'default_cost 5 debited')
+  t.equal(await ask(), 200)
+  t.equal(await ask(), 200, '2 left: still at least 1')
+  t.ok(await eventually(async () => await used(gw, bot.id) === 15, 1000, 10) >= 0)
+  t.equal(await ask(), 429, 'then refused')
+})
