@@ -66,6 +66,8 @@ export interface QuotaMeterOptions {
   keys: Pick<RedisKeys, 'key' | 'org' | 'meter'>
   metrics: QuotaMeterMetrics
   onError: 'allow' | 'deny'
+  /** `keygate check`: every allowance read and checked, nothing spent */
+  preview?: boolean
 }
 
 const MALFORMED_VERDICT: QuotaVerdict = Object.freeze({
@@ -117,7 +119,7 @@ export function createQuotaMeter (o: QuotaMeterOptions): QuotaMeter {
       }
       // a `cost: upstream` request starts with 1 unit left and is debited after its response
       const need = cost === 'upstream' ? 1 : cost
-      const debit = cost === 'upstream' ? 0 : cost
+      const debit = cost === 'upstream' || o.preview === true ? 0 : cost
       return o.script.ask({ need, debit, rows: applied.map((a) => a.row) }).then((answer) => {
         const v = verdictOf(applied, answer, need, now)
         o.metrics.outcome(v.allowed ? 'allowed' : 'exceeded')

@@ -94,6 +94,18 @@ t.test('the CLI: keys create --quota --credits, keys meter, orgs meter', async (
   const org = await runCli(['orgs', 'meter', 'acme', '--quota', '1000/day'], env)
   t.equal(org.code, 0, org.stderr)
   t.equal(await gw.client.hget(gw.fixtures.keys.org('acme'), 'quota'), '1000/day')
+  // keygate check: the allowance shown, never spent; a refusal named
+  const checked = await runCli(['check', 'GET', '/api/v1/users', '--json'], { ...env, KEYGATE_KEY: key.key })
+  t.match(JSON.parse(checked.stdout), { allowed: true, quota: [{ name: 'key-credits', limit: 10 }] }, 'check: allowed, the credits shown')
+  const before = await gw.client.hget(gw.fixtures.keys.meter('key', key.id), 'spent')
+  await runCli(['check', 'GET', '/api/v1/users'], { ...env, KEYGATE_KEY: key.key })
+  t.equal(await gw.client.hget(gw.fixtures.keys.meter('key', key.id), 'spent'), before, 'a check spends nothing')
+  await gw.client.hset(gw.fixtures.keys.meter('key', key.id), 'spent', '10')
+  const refused = await runCli(['check', 'GET', '/api/v1/users'], { ...env, KEYGATE_KEY: key.key })
+  t.equal(refused.code, 3, 'denied: exit 3')
+  t.match(refused.stdout, /DENY 429 quota_exceeded/)
+  t.match(refused.stdout, /quota {5}refused by the quota: key-credits 0 of 10 left/, 'check names the quota')
+
   const bad = await runCli(['keys', 'meter', key.id, '--quota', '10/fortnight'], env)
   t.equal(bad.code, 2, 'a usage error')
   t.match(bad.stderr, /<count>\/<day\|week\|month>/, 'naming the form')
