@@ -18,7 +18,12 @@ import type { RecordMeter } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
 import type { MeterAnswer, MeterRow, QuotaScript } from './script.js'
 
-/** What the meter reads of an authorized identity (decision/identity.ts). */
+/**
+ * What the meter reads of an authorized identity (decision/identity.ts). Identities
+ * (their own `quota` and `credits`, one balance for every key of the identity) are a
+ * third level here: an `identityMeter` beside these two, its rows named
+ * `meter:identity:<id>` with `keygate:identity:<id>` as their record (appliedMeters).
+ */
 export interface MeteredIdentity {
   keyId: string
   org: string
