@@ -165,7 +165,7 @@ export async function buildDataPlane ({
     if (upstream === undefined || toUpstream === undefined) {
       throw new Error(`routes: unknown upstream ${route.upstream}`)
     }
-    const gate = createGate({ decider, route, bodyLimit: config.limits.body_bytes, usage, cors })
+    const gate = createGate({ decider, route, bodyLimit: config.limits.body_bytes, usage, cors, costs: upstreamCost })
     await app.register(protectedRoute, {
       route,
       registrations: routeRegistrations(route, byHost),

@@ -29,6 +29,8 @@ export interface RequestState {
    * upstream reports its own (src/quota/upstream-cost.ts); undefined: nothing to debit then
    */
   upstreamCost: number | undefined
+  /** a metered request's fixed cost, spent by its decision: given back if the body stage refuses it (body-limit.ts) */
+  refund: (() => void) | undefined
   /** performance.now() when the proxy sent the request upstream (upstream latency); 0 before */
   upstreamSentAt: number
   /** the W3C trace context and the spans (src/tracing/) */
@@ -53,6 +55,7 @@ export function requestState (path: string, query: string, trace: RequestTrace =
     rule: undefined,
     rateLimited: false,
     upstreamCost: undefined,
+    refund: undefined,
     upstreamSentAt: 0,
     trace,
     clientIp: undefined

@@ -62,7 +62,10 @@ export type Cost = number | 'upstream'
 export interface QuotaMeter {
   /** undefined (synchronously): no allowance applies; else the verdict (undefined: Redis down, on_error allow) */
   check: (id: MeteredIdentity, cost: Cost, now: number) => undefined | QuotaVerdict | Promise<QuotaVerdict | undefined>
-  /** After the response of a `cost: upstream` request: `units` spent, whatever is left (the overdraft's bound). */
+  /**
+   * After the response of a `cost: upstream` request: `units` spent, whatever is left (the overdraft's bound); a
+   * negative `units` gives them back (a request refused at the body stage, after its decision spent them).
+   */
   debit: (id: MeteredIdentity, units: number, now: number) => Promise<void>
 }
 
@@ -137,9 +140,9 @@ export function createQuotaMeter (o: QuotaMeterOptions): QuotaMeter {
     },
     async debit (id, units, now) {
       const applied = appliedMeters(id, o.keys, now)
-      if (applied === undefined || applied === MALFORMED || units <= 0) return
+      if (applied === undefined || applied === MALFORMED || units === 0) return
       await o.script.ask({ need: 0, debit: units, rows: applied.map((a) => a.row) })
-      o.metrics.outcome('debited')
+      o.metrics.outcome(units > 0 ? 'debited' : 'refunded')
     }
   }
 }

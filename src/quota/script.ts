@@ -8,7 +8,8 @@
  * after another: no two can spend the same unit.
  *
  * Each ask is all or nothing: it spends `debit` units of every allowance (row) when each
- * has at least `need` left, none otherwise (`need` 0: always; a debit after the response).
+ * has at least `need` left, none otherwise (`need` 0: always; a debit after the response;
+ * a negative debit gives back what a request refused after its decision had spent).
  *
  * A meter (docs/quotas.md) is a hash, no expiry: `period` (the start, epoch ms, of the
  * period `used` counts), `used` (units of the quota spent in it), `spent` (credits spent
@@ -52,11 +53,11 @@ local function ask (ai, ki)
     end
     rows[j] = row
   end
-  if ok == 1 and debit > 0 then
+  if ok == 1 and debit ~= 0 then
     for j = 1, m do
       local row = rows[j]
       if row.qleft ~= nil then
-        local used = string.format('%d', row.used + debit)
+        local used = string.format('%d', math.max(0, row.used + debit))
         redis.call('HSET', row.mk, 'period', string.format('%d', row.period), 'used', used)
         row.qleft = row.qleft - debit
       end

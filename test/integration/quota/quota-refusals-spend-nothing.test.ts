@@ -3,7 +3,7 @@
  * reaches the quota; a 403 and a rate limit's 429 are decided before it.
  */
 import t from 'tap'
-import { startGateway } from '../../helpers/gateway.js'
+import { eventually, startGateway } from '../../helpers/gateway.js'
 
 t.test('401, 403 and a rate limit\'s 429 spend nothing of the quota or the credits', async (t) => {
   const gw = await startGateway(t)
@@ -38,4 +38,17 @@ t.test('revoked and expired keys spend nothing', async (t) => {
   await gw.client.hset(gw.fixtures.keys.key(bot.id), 'quota', '10/day', 'status', 'revoked')
   t.equal((await gw.get('/api/v1/users', bot.key)).status, 401)
   t.equal(await gw.client.exists(gw.fixtures.keys.meter('key', bot.id)), 0, 'no meter written')
+})
+
+t.test('a body refused after the decision (413) gives its fixed cost back', async (t) => {
+  const gw = await startGateway(t, { yaml: 'limits: { body_bytes: 10 }\n' })
+  const bot = await gw.fixtures.botKey('writer', 'acme')
+  await gw.client.hset(gw.fixtures.keys.key(bot.id), 'quota', '10/day', 'credits', '10')
+  const meter = gw.fixtures.keys.meter('key', bot.id)
+  const auth: [string, string] = ['Authorization', `Bearer ${bot.key}`]
+  t.equal((await gw.send('POST', '/api/v1/users', [auth, ['Content-Type', 'text/plain'], ['Content-Length', '3']], 'abc')).status, 200)
+  const big = await gw.send('POST', '/api/v1/users', [auth, ['Content-Type', 'text/plain'], ['Content-Length', '100']], 'x'.repeat(100))
+  t.equal(big.status, 413, 'a declared body over the limit: 413')
+  t.ok(await eventually(async () => (await gw.client.hget(meter, 'used')) === '1' && (await gw.client.hget(meter, 'spent')) === '1', 1000, 10) >= 0,
+    'only the forwarded request stays spent, of the quota and the credits')
 })
