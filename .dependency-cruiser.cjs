@@ -7,7 +7,7 @@ const FLOORS = [
   ['config/', 'errors.ts', 'version.ts', 'peer.ts', 'client-address.ts', 'heap-growth.ts', 'logger.ts', 'lifecycle.ts'],
   ['registry/', 'metrics/'],
   ['redact.ts', 'tracing/'],
-  ['ratelimit/', 'usage/', 'cache/'],
+  ['ratelimit/', 'quota/', 'usage/', 'cache/'],
   ['decision/'],
   ['assertion/'],
   ['http/'],

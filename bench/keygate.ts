@@ -23,6 +23,8 @@ export const PREFIX = 'keygate:bench:'
 
 /** the limited key's limit: the most a limit allows per second, so it never refuses */
 export const BENCH_RATE_LIMIT = '999999999/1s'
+/** the metered key's quota: more than a run spends, so it never refuses */
+export const BENCH_QUOTA = '999999999999/month'
 
 /** Keys known before any server starts, so scenarios can carry them in their headers. */
 export const benchKeys = {
@@ -30,6 +32,7 @@ export const benchKeys = {
   bot: generateKey('kg_'),
   /** a personal key with a rate limit of its own, too high to refuse anything: one limiter call per request */
   limited: generateKey('kg_'),
+  metered: generateKey('kg_'),
   /** well-formed, valid checksum, never stored */
   unknown: generateKey('kg_')
 }
@@ -96,6 +99,9 @@ export async function seed (url: string): Promise<void> {
     .hset(k.key(benchKeys.bot.id), keyRecord(benchKeys.bot, { type: 'bot', role: 'reader' }))
     .hset(k.key(benchKeys.limited.id), keyRecord(benchKeys.limited, {
       type: 'personal', user: 'bench-user', rate_limit: BENCH_RATE_LIMIT
+    }))
+    .hset(k.key(benchKeys.metered.id), keyRecord(benchKeys.metered, {
+      type: 'personal', user: 'bench-user', quota: BENCH_QUOTA
     }))
     .hset(k.key(benchImported.id), {
       org: 'acme',

@@ -7,6 +7,7 @@ import { coldKeyCount, coldKeys, nextColdAuthorization } from './cold-keys.js'
 import { FORGED_IDS, nextForgedForeignToken, nextForgedKey } from './forged-keys.js'
 import {
   BENCH_RATE_LIMIT,
+  BENCH_QUOTA,
   benchImported,
   benchKeys,
   PREFIX,
@@ -114,6 +115,14 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       // usage counting off: its writes are EVALSHAs too, and Redis counts them with the reads
       start: async () => await startKeygate(ctx, 'keygate-limited', { usage: { enabled: false } }),
       headers: bearer(benchKeys.limited.key),
+      maxScriptsPer1k: 1001,
+      target: { cpuRatio: 0.75 }
+    },
+    {
+      name: `keygate: personal key with a quota (${BENCH_QUOTA}), cache warm: one Lua call per turn, batched`,
+      // usage counting off, as for the rate limit: its writes are EVALSHAs too
+      start: async () => await startKeygate(ctx, 'keygate-metered', { usage: { enabled: false } }),
+      headers: bearer(benchKeys.metered.key),
       maxScriptsPer1k: 1001,
       target: { cpuRatio: 0.75 }
     },

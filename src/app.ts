@@ -38,6 +38,9 @@ import { parseDuration } from './config/duration.js'
 import { BlockedBuckets } from './ratelimit/blocked.js'
 import { parseRateLimit } from './config/rate-limit.js'
 import { createLimiter } from './ratelimit/limiter.js'
+import { createQuotaMeter } from './quota/meter.js'
+import { QuotaScript } from './quota/script.js'
+import { upstreamCost } from './quota/upstream-cost.js'
 import { anonymousLimit } from './ratelimit/anonymous.js'
 import { RateLimitScript } from './ratelimit/script.js'
 
@@ -156,6 +159,10 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     defaultLimit: config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default),
     onError: config.rate_limits.on_error
   })
+  // Quotas and credits: checked and spent in Redis, batched per turn of the event loop (src/quota/)
+  const quota = createQuotaMeter({
+    script: new QuotaScript(redis), keys, metrics: metrics.quota, onError: config.quota.on_error
+  })
   metrics.observe({
     cacheStats: cache.stats, rateLimitBlocked: () => blocked.size(Date.now()), usageHeld: () => counter.held
   })
@@ -167,7 +174,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     ? undefined
     : parseRateLimit(config.rate_limits.anonymous)
   const anonymous = anonymousRate === undefined ? undefined : anonymousLimit(anonymousRate)
-  const decider = decisions.decider({ limiter, meter: metrics.auth, anonymous })
+  const decider = decisions.decider({ limiter, quota, meter: metrics.auth, anonymous })
   // ...and without the rate limits (nor the decision metrics), for open WebSockets decided again on a change
   const redecider = decisions.decider()
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set
@@ -181,6 +188,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const upstreams = createUpstreams(config, { logger, targetStates: metrics.targetStates })
   // (closed once the listeners have stopped: registered before them)
   lifecycle.add({ name: 'upstreams', stop: async () => { await upstreams.close() } })
+  // (cost: upstream: the data plane debits what the response reports, the authorizer the rule's default_cost)
+  const costs = upstreamCost(config.quota.cost_header, quota, () => { metrics.quota.outcome('debit_failed') })
   const data = await buildDataPlane({
     config,
     logger,
@@ -193,13 +202,16 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     assertions,
     tracing,
     upstreams,
-    routes: decisions.routes
+    routes: decisions.routes,
+    upstreamCost: costs
   })
   const adminOptions = { config, logger, health, redis, decisions, metrics, usage, assertions }
   const admin = await buildAdminPlane(adminOptions)
   const ops = config.ops_listen !== undefined ? await buildOpsPlane(adminOptions) : undefined
   const authz = config.authz_listen !== undefined
-    ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing })
+    ? await buildAuthorizerPlane({
+      config, logger, decider, usage, counter: counting, metrics, assertions, tracing, upstreamCost: costs
+    })
     : undefined
   // (gRPC and Envoy's protos are loaded only when the gRPC authorizer is on)
   const authzGrpc = config.authz_grpc_listen !== undefined

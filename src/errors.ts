@@ -16,6 +16,7 @@ export const ERRORS = {
   expectation_failed: { status: 417, message: 'Expectation not supported' },
   header_too_large: { status: 431, message: 'Request headers too large' },
   rate_limited: { status: 429, message: 'Too many requests' },
+  quota_exceeded: { status: 429, message: 'Quota exceeded' },
   internal_error: { status: 500, message: 'Internal gateway error' },
   bad_gateway: { status: 502, message: 'Upstream service unavailable' },
   service_unavailable: { status: 503, message: 'Authentication service unavailable' },
@@ -41,6 +42,8 @@ export const REASONS = [
   'expectation_failed', 'request_timeout', 'internal_error',
   'cors_preflight', 'cors_refused', 'unknown_key_limited',
   'rate_limit_unavailable',
+  // quotas and credits (docs/quotas.md): not enough left; Redis unreachable under quota.on_error deny
+  'quota_exceeded', 'quota_unavailable',
   // routes (docs/routing.md): a public rule passed without a key; the key in two places at once
   'public', 'two_credentials',
   // the authorizer listener: a decision request from a peer not in authz.trusted_peers

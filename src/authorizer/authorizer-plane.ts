@@ -40,6 +40,7 @@ import type { RequestDecider, TargetVerdict } from '../decision/decide-request.j
 import { challenges } from '../decision/challenges.js'
 import { deny, refuseFraming } from '../http/deny.js'
 import { applyVerdict } from '../http/verdict.js'
+import type { UpstreamCost } from '../quota/upstream-cost.js'
 import { createListener } from '../http/listener.js'
 import { connectionPeer, reportedClient } from '../http/identity-headers.js'
 import { PROXIED_METHODS } from '../http/methods.js'
@@ -60,6 +61,11 @@ export interface AuthorizerPlaneOptions {
   assertions?: Assertions | undefined
   /** the trace context and the spans (src/tracing/) */
   tracing: Tracing
+  /**
+   * `cost: upstream` (src/quota/upstream-cost.ts): the authorizer never sees the upstream's response, so such a
+   * request is debited its rule's `default_cost` once allowed
+   */
+  upstreamCost?: UpstreamCost | undefined
 }
 
 const kTarget = Symbol('keygate.authz.target')
@@ -167,6 +173,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     else {
       state.reason = 'allowed'
       usage.record(identity.keyId, now)
+      if (state.upstreamCost !== undefined) o.upstreamCost?.debit(identity, state.upstreamCost)
     }
     // (the route's key header travels no further either)
     const keyHeader = v.target?.route.keyHeader

@@ -8,14 +8,15 @@
  * a key costs its map slot and id string on the heap (about 70 bytes) and 53 bytes in
  * typed arrays outside it (digest, two times, flags, the number of its (org, owner)
  * pair), which the collector never scans. The names are held once per pair, and a
- * key's own rate limit and its restriction (scope, allowed_cidrs; shared parsed
- * objects, records.ts) in maps by slot, read only for the keys that have one.
+ * key's own rate limit, its restriction (scope, allowed_cidrs) and its allowance
+ * (quota, credits; shared parsed objects, records.ts) in maps by slot, read only for
+ * the keys that have one.
  *
  * `get(id)` builds the entry and record a decision reads, short-lived objects. Keys
  * that do not exist are not held here but in the negative store (negative-store.ts).
  */
 import type { RecordLimit } from '../config/rate-limit.js'
-import { INVALID, type Invalid, type KeyRecord, type KeyRestriction } from '../registry/records.js'
+import { INVALID, type Invalid, type KeyRecord, type KeyRestriction, type RecordMeter } from '../registry/records.js'
 import type { Entry } from './entry.js'
 
 // flags, one byte a slot
@@ -54,6 +55,8 @@ export class KeyTable {
   private readonly rateLimit = new Map<number, RecordLimit>()
   /** slot -> the key's scope and allowed_cidrs, for the keys flagged RESTRICTED */
   private readonly restrictions = new Map<number, KeyRestriction>()
+  /** slot -> the key's quota and credits (shared parsed objects, meter-fields.ts), for the keys metered */
+  private readonly meters = new Map<number, RecordMeter>()
   private readonly free: number[] = []
   private next = 0
 
@@ -102,6 +105,8 @@ export class KeyTable {
     if (old !== NO_PAIR) this.pairs.drop(old)
     if (record?.rateLimit === undefined) this.rateLimit.delete(slot)
     else this.rateLimit.set(slot, record.rateLimit)
+    if (record?.meter === undefined) this.meters.delete(slot)
+    else this.meters.set(slot, record.meter)
     if (record?.restriction === undefined) this.restrictions.delete(slot)
     else {
       this.restrictions.set(slot, record.restriction)
@@ -131,6 +136,7 @@ export class KeyTable {
     this.pairs.clear()
     this.rateLimit.clear()
     this.restrictions.clear()
+    this.meters.clear()
   }
 
   /**
@@ -160,7 +166,7 @@ export class KeyTable {
     const pair = this.pairOf[slot] as number
     const owner = this.pairs.owner(pair)
     const personal = kind === PERSONAL
-    return {
+    const record: KeyRecord = {
       type: personal ? 'personal' : 'bot',
       digest: this.digests.toString('latin1', slot * DIGEST_BYTES, (slot + 1) * DIGEST_BYTES),
       org: this.pairs.org(pair),
@@ -171,6 +177,9 @@ export class KeyTable {
       rateLimit: this.rateLimit.get(slot),
       restriction: (flags & RESTRICTED) === 0 ? undefined : this.restrictions.get(slot)
     }
+    const meter = this.meters.size === 0 ? undefined : this.meters.get(slot)
+    if (meter !== undefined) record.meter = meter
+    return record
   }
 
   private allocate (): number {
@@ -187,6 +196,7 @@ export class KeyTable {
     this.flags[slot] = 0
     this.rateLimit.delete(slot)
     this.restrictions.delete(slot)
+    this.meters.delete(slot)
     this.free.push(slot)
   }
 

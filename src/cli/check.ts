@@ -60,6 +60,11 @@ function printHuman (e: Explanation): void {
     lines.push(`  limits    ${Object.entries(e.rate_limits).map(([level, limit]) => `${level} ${limit}`).join(', ')} ` +
       '(the strictest decides; not counted by a check)')
   }
+  if (e.quota !== undefined) {
+    const refused = e.code === 'quota_exceeded' ? 'refused by the quota: ' : ''
+    lines.push(`  quota     ${refused}${e.quota.map((q) => `${q.name} ${q.remaining} of ${q.limit} left` +
+      `${q.reset_s === undefined ? '' : ` (refills in ${q.reset_s} s)`}`).join(', ')} (not spent by a check)`)
+  }
   if (e.headers !== undefined) {
     for (const [name, value] of Object.entries(e.headers)) lines.push(`  header    ${name}: ${value}`)
   }

@@ -15,6 +15,9 @@ import { applicableLimits, previewLimiter } from '../ratelimit/limiter.js'
 import { PROXIED_METHODS } from '../http/methods.js'
 import { createIdentityResolver } from '../cache/create-cache.js'
 import type { RegistryClient } from '../registry/redis-client.js'
+import { redisKeys } from '../registry/redis-keys.js'
+import { createQuotaMeter } from '../quota/meter.js'
+import { QuotaScript } from '../quota/script.js'
 
 export interface Explanation {
   allowed: boolean
@@ -45,6 +48,8 @@ export interface Explanation {
   rule?: { index: number, method: string, path: string, permissions: string[], org_param?: string, public?: true }
   /** the rate limits that apply (docs/rate-limits.md): `<count>/<period>`, or `malformed` */
   rate_limits?: { key?: string, role?: string, org?: string, anonymous?: string }
+  /** the quota and credits that apply (docs/quotas.md), as they stand: checked, never spent */
+  quota?: Array<{ name: string, limit: number, remaining: number, reset_s?: number }>
   /** the identity headers the upstream would receive */
   headers?: Record<string, string>
 }
@@ -58,7 +63,16 @@ export async function explain (config: Config, redis: RegistryClient, method: st
   // Redis itself, no cache; the rate limits shown below, never counted
   const defaultLimit = config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default)
   const limiter = previewLimiter(defaultLimit)
-  const decider = decisionFactory(config, createIdentityResolver(config, redis), PROXIED_METHODS).decider({ limiter })
+  // the quota and credits: read and checked by the gateway's script, nothing spent
+  const quota = createQuotaMeter({
+    script: new QuotaScript(redis),
+    keys: redisKeys(config.redis.prefix),
+    metrics: { outcome () {} },
+    onError: config.quota.on_error,
+    preview: true
+  })
+  const decider = decisionFactory(config, createIdentityResolver(config, redis), PROXIED_METHODS)
+    .decider({ limiter, quota })
   // receive to rate limits, as the gateway decides
   const v = await decider.decideTarget(
     method,
@@ -119,6 +133,12 @@ export async function explain (config: Config, redis: RegistryClient, method: st
       if (limit !== undefined) limits[level] = limit === MALFORMED ? 'malformed' : limit.text
     }
     if (Object.keys(limits).length > 0) out.rate_limits = limits
+  }
+  const metered = v.quota !== undefined && 'allowances' in v.quota ? v.quota.allowances : undefined
+  if (metered !== undefined && metered.length > 0) {
+    out.quota = metered.map((a) => ({
+      name: a.name, limit: a.limit, remaining: a.remaining, ...a.resetS === undefined ? {} : { reset_s: a.resetS }
+    }))
   }
   if (!v.ok) return { ...out, status: ERRORS[v.code].status, code: v.code, reason: v.reason }
   const headersFor = (id: typeof v.identity): Record<string, string> =>

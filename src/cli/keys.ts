@@ -6,6 +6,7 @@ import { Option, type Command } from 'commander'
 import { keyOwnerProblem, type KeyOwnerFields } from '../admin/actions/index.js'
 import { DEFAULT_GRACE_MS } from '../admin/model/limits.js'
 import type { CreatedKey, KeyView } from '../admin/model/views.js'
+import { creditsArg, keyMeterCommand, quotaArg } from './meter.js'
 import { duration, limitOrNull, rateLimit, rateLimitOrNone, UsageError, withRegistry } from './context.js'
 import { keyImportCommands } from './key-imports.js'
 import { printJson, printTable, printWarnings } from './output.js'
@@ -104,6 +105,8 @@ export function keysCommand (program: Command): void {
       "its role's and org's limits apply too)",
       rateLimit
     )
+    .option('--quota <quota>', 'the key\'s allowance per UTC day, week or month, e.g. 100000/month', quotaArg)
+    .option('--credits <n>', 'a balance of units its requests spend, e.g. 5000', creditsArg)
     .option(
       '--scope <permissions>',
       'narrow the key to these permissions, space-separated, e.g. "users:read" (default: all of its role\'s)',
@@ -124,6 +127,8 @@ export function keysCommand (program: Command): void {
       expiresIn?: number,
       createdBy?: string,
       rateLimit?: string,
+      quota?: string,
+      credits?: number,
       scope?: string[] | typeof NONE,
       allowCidr?: string[] | typeof NONE,
       json?: boolean
@@ -143,6 +148,8 @@ export function keysCommand (program: Command): void {
         expiresInMs: opts.expiresIn,
         createdBy: opts.createdBy,
         rateLimit: opts.rateLimit,
+        quota: opts.quota,
+        credits: opts.credits,
         scope,
         allowedCidrs
       }))
@@ -221,6 +228,8 @@ export function keysCommand (program: Command): void {
         )
       }
     })
+
+  keyMeterCommand(keys)
 
   keys.command('restrict')
     .description(

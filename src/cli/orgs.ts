@@ -5,8 +5,9 @@
 import type { Command } from 'commander'
 import { duration, limitOrNull, rateLimitOrNone, withRegistry } from './context.js'
 import { printJson, printTable } from './output.js'
+import { orgMeterCommand } from './meter.js'
 
-const ORG_COLUMNS = ['org', 'name', 'rate_limit', 'rate_limit_used', 'key_max_ttl']
+const ORG_COLUMNS = ['org', 'name', 'rate_limit', 'rate_limit_used', 'key_max_ttl', 'quota', 'credits']
 
 /** `--key-max-ttl 90d`, or `none` */
 function ttlOrNone (value: string): string {
@@ -48,6 +49,8 @@ export function orgsCommand (program: Command): void {
         )
       }
     })
+
+  orgMeterCommand(orgs)
 
   orgs.command('list')
     .description('list org records, with each limit and its use in the current window')

@@ -49,7 +49,14 @@ const Rule = Type.Object({
   permissions: Type.Array(Permission, { default: [] }),
   org_param: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
   /** no key needed: requests without a credential pass anonymously (docs/routing.md) */
-  public: Type.Optional(Type.Boolean())
+  public: Type.Optional(Type.Boolean()),
+  /**
+   * the units a request spends of its key's quota and credits (docs/quotas.md): a whole number (default 1, 0: free),
+   * or `upstream`: the upstream's response says, in `quota.cost_header`
+   */
+  cost: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Literal('upstream')])),
+  /** `cost: upstream` without the header in the response: this many units (default 1) */
+  default_cost: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 }))
 }, { additionalProperties: false })
 
 export const ConfigSchema = Type.Object({
@@ -169,6 +176,13 @@ export const ConfigSchema = Type.Object({
     anonymous: Type.Optional(RateLimit),
     /** Redis unreachable during a rate-limit check: let the request go on (counted), or 503 */
     on_error: Type.Union([Type.Literal('allow'), Type.Literal('deny')], { default: 'allow' })
+  }, { additionalProperties: false, default: {} }),
+  /** quotas and credits (docs/quotas.md) */
+  quota: Type.Object({
+    /** Redis unreachable while a metered key's allowance is checked: 503 (deny), or let it on, counted (allow) */
+    on_error: Type.Union([Type.Literal('allow'), Type.Literal('deny')], { default: 'deny' }),
+    /** the response header in which an upstream reports a `cost: upstream` request's cost; removed from the response */
+    cost_header: Type.String({ pattern: HeaderName.pattern, description: 'a header name', default: 'X-Keygate-Cost' })
   }, { additionalProperties: false, default: {} }),
   trusted_proxies: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   /** WebSocket pass-through on the data plane (src/websocket/, docs/websocket.md) */

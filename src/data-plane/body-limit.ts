@@ -104,6 +104,12 @@ const ANSWERS: Record<BodyRefusal, [ErrorCode, Reason]> = {
 /** Answers a refused body; the rest of it is never read, so the connection closes after the answer. */
 export function refuseBody (reply: FastifyReply, refusal: BodyRefusal): FastifyReply {
   const [code, reason] = ANSWERS[refusal]
+  // (a metered request's fixed cost, spent by its decision, is given back once: gate.ts)
+  const kg = reply.request.kg
+  if (kg.refund !== undefined) {
+    kg.refund()
+    kg.refund = undefined
+  }
   reply.header('connection', 'close')
   return deny(reply, code, reason)
 }

@@ -43,6 +43,7 @@ import { loggedTarget, requestState } from '../http/request-state.js'
 import { checkTarget, type TargetCheck } from '../decision/target-policy.js'
 import { registerWebSockets } from '../websocket/upgrade.js'
 import { spanOrigin, type Upstreams } from './upstream-pool/upstreams.js'
+import type { UpstreamCost } from '../quota/upstream-cost.js'
 
 const kTarget = Symbol('keygate.target')
 type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
@@ -68,10 +69,13 @@ export interface DataPlaneOptions {
   upstreams: Upstreams
   /** the routes, compiled (src/decision/route-table.ts) */
   routes: RouteTable
+  /** `cost: upstream`: the cost header and its debit (src/quota/upstream-cost.ts) */
+  upstreamCost?: UpstreamCost | undefined
 }
 
 export async function buildDataPlane ({
-  config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing, upstreams, routes
+  config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing, upstreams, routes,
+  upstreamCost
 }: DataPlaneOptions): Promise<FastifyInstance> {
   // routes with hosts: the table picks the route in the URL rewrite (host-routes.ts)
   const byHost = routes.byHost
@@ -161,7 +165,7 @@ export async function buildDataPlane ({
     if (upstream === undefined || toUpstream === undefined) {
       throw new Error(`routes: unknown upstream ${route.upstream}`)
     }
-    const gate = createGate({ decider, route, bodyLimit: config.limits.body_bytes, usage, cors })
+    const gate = createGate({ decider, route, bodyLimit: config.limits.body_bytes, usage, cors, costs: upstreamCost })
     await app.register(protectedRoute, {
       route,
       registrations: routeRegistrations(route, byHost),
@@ -172,7 +176,8 @@ export async function buildDataPlane ({
       bodyLimits,
       cors,
       meter: metrics.upstream(route.upstream),
-      toUpstream
+      toUpstream,
+      upstreamCost
     })
   }
 

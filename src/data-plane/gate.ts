@@ -18,6 +18,7 @@ import type { RequestDecider } from '../decision/decide-request.js'
 import type { Verdict } from '../decision/verdict.js'
 import { applyVerdict } from '../http/verdict.js'
 import type { Route } from '../decision/route-table.js'
+import type { UpstreamCost } from '../quota/upstream-cost.js'
 
 export interface GateOptions {
   decider: RequestDecider
@@ -28,6 +29,8 @@ export interface GateOptions {
   usage: UsageRecorder
   /** set when CORS is on: preflights are answered here, before any credential is read */
   cors?: CorsPolicy | undefined
+  /** gives back a metered request's fixed cost (src/quota/upstream-cost.ts), when its body is refused */
+  costs?: UpstreamCost | undefined
 }
 
 export type Gate = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
@@ -70,6 +73,14 @@ export function createGate (o: GateOptions): Gate {
     done: HookHandlerDoneFunction
   ): void {
     if (!applyVerdict(reply, verdict)) return
+    // a fixed cost spent by the decision: given back if the body is refused (body-limit.ts)
+    const costs = o.costs
+    if (costs !== undefined && verdict.quota?.allowed === true && typeof verdict.rule.cost === 'number' &&
+      verdict.rule.cost > 0 && verdict.identity !== undefined) {
+      const identity = verdict.identity
+      const cost = verdict.rule.cost
+      request.kg.refund = () => { costs.debit(identity, -cost) }
+    }
 
     // body: a declared body larger than the limit is refused before anything is read
     if (declaredTooLarge(request.headers, o.bodyLimit)) {

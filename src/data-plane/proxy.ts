@@ -32,13 +32,16 @@ import { deny } from '../http/deny.js'
 import { HOP_BY_HOP, withoutConnectionListed, type RequestHeaderRewriter } from '../http/identity-headers.js'
 import { PROXIED_METHODS } from '../http/methods.js'
 import type { UpstreamDispatch } from './upstream-pool/upstreams.js'
+import { reportedCost, type UpstreamCost } from '../quota/upstream-cost.js'
 
 /**
  * The upstream's response headers as the client gets them: hop-by-hop headers (and any
  * the upstream lists in `Connection`) describe the upstream connection, not the client's;
  * the request id is the gateway's; with CORS on, so are the `Access-Control-*` headers
- * (data-plane/cors.ts); under a rate limit, so are the `RateLimit-*` headers
- * (src/ratelimit/respond.ts). A new object, so no header object goes through `delete`.
+ * (data-plane/cors.ts); under a rate limit or a quota, so are the `RateLimit-*` and
+ * `RateLimit` headers (src/ratelimit/respond.ts, src/quota/respond.ts). The cost an
+ * upstream reports (`quota.cost_header`) is the gateway's alone. A new object, so no
+ * header object goes through `delete`.
  * (No value needs cleaning for node: undici refuses a response whose header values
  * break HTTP/1.1, and that is a 502.)
  */
@@ -46,7 +49,8 @@ function withoutHopByHop (
   headers: IncomingHttpHeaders,
   requestId: string | undefined,
   dropCors: boolean,
-  dropRateLimit: boolean
+  dropRateLimit: boolean,
+  costHeader: string | undefined
 ): IncomingHttpHeaders {
   const connection = headers.connection
   const listed = typeof connection === 'string' && connection !== 'keep-alive' && connection !== 'close'
@@ -56,7 +60,8 @@ function withoutHopByHop (
   for (const name in headers) {
     if (HOP_BY_HOP.has(name) || (listed !== undefined && listed.includes(name))) continue
     if (dropCors && name.startsWith('access-control-')) continue
-    if (dropRateLimit && name.startsWith('ratelimit-')) continue
+    if (dropRateLimit && (name.startsWith('ratelimit-') || name === 'ratelimit')) continue
+    if (name === costHeader) continue
     out[name] = headers[name]
   }
   if (requestId !== undefined) out['x-request-id'] = requestId
@@ -79,6 +84,8 @@ export interface ProtectedRouteOptions {
   meter: UpstreamMeter
   /** the trace context sent upstream, and the upstream call's span (src/tracing/) */
   toUpstream: ToUpstream
+  /** `cost: upstream`: the cost header (always removed) and the debit after the response (src/quota/) */
+  upstreamCost?: UpstreamCost | undefined
 }
 
 export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOptions): Promise<void> {
@@ -128,9 +135,13 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
       failed(reply, error)
       throw error
     }
-    reply.headers(
-      withoutHopByHop(data.headers as IncomingHttpHeaders, request.id, o.cors !== undefined, kg.rateLimited)
-    )
+    const cost = o.upstreamCost
+    if (cost !== undefined && kg.upstreamCost !== undefined && kg.identity !== undefined) {
+      cost.debit(kg.identity, reportedCost(data.headers[cost.header] as string | string[] | undefined, kg.upstreamCost))
+    }
+    reply.headers(withoutHopByHop(
+      data.headers as IncomingHttpHeaders, request.id, o.cors !== undefined, kg.rateLimited, cost?.header
+    ))
     // an HTTP/1 connection cannot be reused before its request body was read: the
     // upstream answered first, so the client's connection closes after the answer
     if (!request.raw.complete) reply.header('connection', 'close')

@@ -9,7 +9,7 @@
  *   credential to    who is calling: credential, key format, records,
  *   authenticate     key state: 401 / 503                                   authenticate-request.ts
  *   then the list    address (403), authorize (403), rate limits (429/503),
- *                    each one file, run in order                            stages/index.ts
+ *                    quota (429/503), each one file, run in order          stages/index.ts
  *
  * `decideTarget` runs them all on a raw request target. The data plane runs receive
  * and route prefix as fastify's URL rewrite and router (the same checkTarget, the
@@ -25,6 +25,7 @@ import type { AuthenticateRequest, Authentication } from './authenticate-request
 import { challenges } from './challenges.js'
 import type { RuleMatcher } from './match-rule.js'
 import type { Limiter } from '../ratelimit/limiter.js'
+import type { QuotaMeter } from '../quota/meter.js'
 import { DECISION_STAGES } from './stages/index.js'
 import type { DecisionStage, StageCheck } from './stages/stage.js'
 import { checkTarget } from './target-policy.js'
@@ -67,6 +68,8 @@ export interface DeciderOptions {
   routeOf: (path: string, host?: string) => Route | undefined
   /** the rate limits (src/ratelimit/); without one, none apply */
   limiter?: Limiter | undefined
+  /** quotas and credits (src/quota/); without a meter, none apply */
+  quota?: QuotaMeter | undefined
   /** the stages after authentication, in order: DECISION_STAGES (stages/index.ts) */
   stages?: readonly DecisionStage[]
   /** public rules, when any rule is public (public-access.ts) */
@@ -78,10 +81,11 @@ export function createDecider ({
   matchRule,
   routeOf,
   limiter,
+  quota,
   stages = DECISION_STAGES,
   publicAccess
 }: DeciderOptions): RequestDecider {
-  const checks: readonly StageCheck[] = stages.map((s) => s.build({ matchRule, limiter }))
+  const checks: readonly StageCheck[] = stages.map((s) => s.build({ matchRule, limiter, quota }))
 
   function decide (
     method: string, path: string, rawHeaders: readonly string[], peer: string | undefined, now: number, route?: Route

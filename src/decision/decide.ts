@@ -52,7 +52,9 @@ export function authenticate (credential: ParsedKey, r: Resolved, now: number, d
       expiresAt: key.expiresAt,
       keyLimit: key.rateLimit,
       roleLimit: r.role?.rateLimit,
-      orgLimit: r.org?.rateLimit
+      orgLimit: r.org?.rateLimit,
+      keyMeter: key.meter,
+      orgMeter: r.org?.meter
     }
   }
 }

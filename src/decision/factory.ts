@@ -11,6 +11,7 @@ import type { Config } from '../config/schema.js'
 import type { IdentityResolver, ResolvedUser } from '../cache/resolve-identity.js'
 import type { AuthMeter } from '../metrics/auth-metrics.js'
 import type { Limiter } from '../ratelimit/limiter.js'
+import type { QuotaMeter } from '../quota/meter.js'
 import { createAuthenticator, type AuthenticateSignIn } from './authenticate-request.js'
 import { createDecider, type RequestDecider } from './decide-request.js'
 import { compileRules } from './match-rule.js'
@@ -21,7 +22,12 @@ import type { AnonymousLimit } from '../ratelimit/anonymous.js'
 export interface DecisionFactory {
   /** the decision, receive to rate limits; without `limiter`, no rate limit applies */
   decider: (
-    o?: { limiter?: Limiter | undefined, meter?: AuthMeter | undefined, anonymous?: AnonymousLimit | undefined }
+    o?: {
+      limiter?: Limiter | undefined
+      quota?: QuotaMeter | undefined
+      meter?: AuthMeter | undefined
+      anonymous?: AnonymousLimit | undefined
+    }
   ) => RequestDecider
   /** the routes, compiled (route-table.ts) */
   routes: RouteTable
@@ -43,11 +49,12 @@ export function decisionFactory (
   const routes = compileRouteTable(config.routes)
   const anyPublic = config.rules.some((r) => r.public === true)
   return {
-    decider: ({ limiter, meter, anonymous } = {}) => createDecider({
+    decider: ({ limiter, quota, meter, anonymous } = {}) => createDecider({
       authenticate: createAuthenticator({ keyPrefix, acceptImported, resolver, meter }),
       matchRule,
       routeOf: routes.routeOf,
       limiter,
+      quota,
       publicAccess: createPublicAccess(matchRule, anyPublic, anonymous)
     }),
     routes,

@@ -3,7 +3,7 @@
  * (identity headers, the signed assertion), logs, rate-limits and re-checks.
  */
 import type { RecordLimit } from '../config/rate-limit.js'
-import type { AddressList, Grants } from '../registry/records.js'
+import type { AddressList, Grants, RecordMeter } from '../registry/records.js'
 
 export interface Identity {
   keyId: string
@@ -26,4 +26,7 @@ export interface Identity {
   keyLimit?: RecordLimit
   roleLimit?: RecordLimit
   orgLimit?: RecordLimit
+  /** the quota and credits of the key and of its org (src/quota/, docs/quotas.md); undefined: none */
+  keyMeter?: RecordMeter | undefined
+  orgMeter?: RecordMeter | undefined
 }

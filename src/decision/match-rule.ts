@@ -23,6 +23,10 @@ export interface CompiledRule {
   orgParam: string | undefined
   /** `public: true`: a request without a credential passes it anonymously (public-access.ts) */
   public: boolean
+  /** the units a request spends of its quota and credits (docs/quotas.md); `upstream`: the response says */
+  cost: number | 'upstream'
+  /** `cost: upstream` without the header in the response */
+  defaultCost: number
 }
 
 export interface RuleMatch {
@@ -61,7 +65,9 @@ export function compileRules (rules: readonly RuleConfig[], methods: readonly st
       permissions: Object.freeze([...r.permissions]),
       scope: r.permissions.join(' '),
       orgParam: r.org_param,
-      public: r.public === true
+      public: r.public === true,
+      cost: r.cost ?? 1,
+      defaultCost: r.default_cost ?? 1
     }
     const tier = r.method === '*' ? wildcard : explicit
     tier.set(`${r.method} ${shape.shape}`, compiled)

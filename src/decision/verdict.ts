@@ -7,6 +7,7 @@ import type { ErrorCode, Reason } from '../errors.js'
 import type { Identity } from './identity.js'
 import type { CompiledRule } from './match-rule.js'
 import type { Verdict as RateLimitVerdict } from '../ratelimit/limiter.js'
+import type { QuotaVerdict } from '../quota/meter.js'
 
 /** Allowed with a key, allowed without one by a public rule (public-access.ts), or refused. */
 export type Verdict = Allowed | Anonymous | Refused
@@ -18,6 +19,8 @@ export interface Allowed {
   rule: CompiledRule
   /** the strictest rate limit that applies, for the RateLimit-* headers; none: undefined */
   rateLimit?: RateLimitVerdict
+  /** the quota and credits that apply, for the RateLimit-Policy and RateLimit headers; none: undefined */
+  quota?: QuotaVerdict
   /** the key's records were read from Redis (a cache miss) rather than the cache */
   fromRedis?: boolean
 }
@@ -30,6 +33,7 @@ export interface Anonymous {
   rule: CompiledRule
   /** `rate_limits.anonymous`, for the RateLimit-* headers */
   rateLimit?: RateLimitVerdict
+  quota?: undefined
   fromRedis?: undefined
 }
 
@@ -47,6 +51,8 @@ export interface Refused {
   rule?: CompiledRule
   /** a 429: the limit that refused, for the RateLimit-* headers and Retry-After */
   rateLimit?: RateLimitVerdict
+  /** a 429 quota_exceeded: the allowances, for the RateLimit-Policy and RateLimit headers and Retry-After */
+  quota?: QuotaVerdict
   /** the key's records were read from Redis (a cache miss); undefined: no key was looked up */
   fromRedis?: boolean
 }
@@ -67,7 +73,8 @@ export function refusal (
   code: ErrorCode,
   reason: Reason,
   challenge: string | undefined,
-  rateLimit?: RateLimitVerdict
+  rateLimit?: RateLimitVerdict,
+  quota?: QuotaVerdict
 ): Refused {
   const refused: Refused = {
     ok: false,
@@ -80,5 +87,6 @@ export function refusal (
   }
   if (p.rule !== undefined) refused.rule = p.rule
   if (rateLimit !== undefined) refused.rateLimit = rateLimit
+  if (quota !== undefined) refused.quota = quota
   return refused
 }

@@ -24,6 +24,13 @@ export interface RequestState {
   rule: number | undefined
   /** a rate limit applied: the gateway's `RateLimit-*` headers are on the reply (src/ratelimit/respond.ts) */
   rateLimited: boolean
+  /**
+   * a `cost: upstream` request of a metered key: the rule's `default_cost`, debited after the response unless the
+   * upstream reports its own (src/quota/upstream-cost.ts); undefined: nothing to debit then
+   */
+  upstreamCost: number | undefined
+  /** a metered request's fixed cost, spent by its decision: given back if the body stage refuses it (body-limit.ts) */
+  refund: (() => void) | undefined
   /** performance.now() when the proxy sent the request upstream (upstream latency); 0 before */
   upstreamSentAt: number
   /** the upstream's status when it answered (the log's `upstream_status`); 0: keygate answered alone */
@@ -49,6 +56,8 @@ export function requestState (path: string, query: string, trace: RequestTrace =
     reason: undefined,
     rule: undefined,
     rateLimited: false,
+    upstreamCost: undefined,
+    refund: undefined,
     upstreamSentAt: 0,
     upstreamStatus: 0,
     trace,
@@ -73,6 +82,10 @@ export function noteVerdict (state: RequestState, verdict: Verdict): void {
   else {
     state.keyId = verdict.identity.keyId
     state.identity = verdict.identity
+    // (metered and allowed: its allowance's headers are on the verdict)
+    if (verdict.rule.cost === 'upstream' && verdict.quota?.allowed === true) {
+      state.upstreamCost = verdict.rule.defaultCost
+    }
   }
 }
 

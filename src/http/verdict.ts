@@ -1,7 +1,8 @@
 /**
  * A verdict of the decision (src/decision/decide-request.ts) as a response, one
  * mapping for every front end that decides: the rate limit's headers (`RateLimit-*`,
- * and `Retry-After` over a limit) on an allowed response and a refusal alike, and a
+ * and `Retry-After` over a limit) and the quota's (`RateLimit-Policy`, `RateLimit`,
+ * src/quota/respond.ts) on an allowed response and a refusal alike, and a
  * refusal's catalogue error with its challenge. Each front end hands its own sink: a
  * fastify reply (the data plane, the authorizer: `applyVerdict`) or the raw socket of
  * a WebSocket upgrade (src/websocket/).
@@ -10,6 +11,7 @@ import type { FastifyReply } from 'fastify'
 import type { Allowed, Anonymous, Verdict } from '../decision/verdict.js'
 import type { ErrorCode, Reason } from '../errors.js'
 import { rateLimitHeaders } from '../ratelimit/respond.js'
+import { quotaHeaders } from '../quota/respond.js'
 import { deny } from './deny.js'
 import { noteVerdict } from './request-state.js'
 
@@ -23,7 +25,8 @@ export interface VerdictSink<T> {
 /** Renders a verdict onto `to`; whether it allowed the request (false: refused, the refusal is sent). */
 export function renderVerdict<T> (verdict: Verdict, sink: VerdictSink<T>, to: T): verdict is Allowed | Anonymous {
   const limited = rateLimitHeaders(verdict.rateLimit)
-  if (limited !== undefined) sink.rateLimit(to, limited)
+  const metered = quotaHeaders(verdict.quota)
+  if (limited !== undefined || metered !== undefined) sink.rateLimit(to, { ...limited, ...metered })
   if (verdict.ok) return true
   sink.refuse(to, verdict.code, verdict.reason, verdict.challenge)
   return false

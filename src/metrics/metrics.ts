@@ -20,6 +20,7 @@ import { adminSignInMetrics, type AdminSignInMeter } from './admin-metrics.js'
 import { authMetrics, type AuthMeter } from './auth-metrics.js'
 import { cacheMetrics, type CacheStats } from './cache-metrics.js'
 import { rateLimitMetrics, type RateLimitMeter } from './ratelimit-metrics.js'
+import { quotaMetrics, type QuotaMeterMetrics } from './quota-metrics.js'
 import { redisMetrics, type RedisMeter, type RedisState } from './redis-metrics.js'
 import { registrar } from './registrar.js'
 import { requestMetrics, type RequestMeter } from './request-metrics.js'
@@ -29,8 +30,8 @@ import { webSocketMetrics, type WebSocketMeter } from './websocket-metrics.js'
 import { VERSION } from '../version.js'
 
 export type {
-  AdminSignInMeter, AuthMeter, CacheStats, RateLimitMeter, RedisMeter, RedisState, RequestMeter, UpstreamMeter,
-  UsageMeter, WebSocketMeter
+  AdminSignInMeter, AuthMeter, CacheStats, QuotaMeterMetrics, RateLimitMeter, RedisMeter, RedisState, RequestMeter,
+  UpstreamMeter, UsageMeter, WebSocketMeter
 }
 
 export interface MetricsOptions extends ScrapeSources {
@@ -77,6 +78,8 @@ export interface Metrics {
   readonly auth: AuthMeter
   readonly redis: RedisMeter
   readonly rateLimit: RateLimitMeter
+  /** metered keys' outcomes (src/quota/) */
+  readonly quota: QuotaMeterMetrics
   /** the per-key usage counter's writes and losses */
   readonly usage: UsageMeter
   upstream: (name: string) => UpstreamMeter
@@ -98,6 +101,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
   let rateLimitBlocked = (): number => 0
   let usageHeld = (): number => 0
   const rateLimit = rateLimitMetrics(r, () => rateLimitBlocked())
+  const quota = quotaMetrics(r)
   const webSockets = webSocketMetrics(r)
   const usage = usageMetrics(r, () => usageHeld())
   let cacheObserved = false
@@ -142,6 +146,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
     auth: auth.meter,
     redis: redis.meter,
     rateLimit,
+    quota,
     usage,
     upstream (name) {
       const meter = upstreams.meters.get(name)

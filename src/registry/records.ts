@@ -13,6 +13,9 @@ import { recordLimit, type RecordLimit } from '../config/rate-limit.js'
 import { GRANT } from '../config/permission.js'
 import { Grants } from './grants.js'
 import { parseTimestamp } from './record-values.js'
+import { recordMeter, type RecordMeter } from './meter-fields.js'
+
+export { recordMeter, type RecordMeter } from './meter-fields.js'
 
 export { Grants, NO_GRANTS, RESERVED_NAMESPACE, scopedGrants } from './grants.js'
 export { flatCopy, isoTimestamp, parseTimestamp } from './record-values.js'
@@ -48,6 +51,8 @@ export interface KeyRecord {
   rateLimit: RecordLimit
   /** the key's `scope` and `allowed_cidrs`; undefined (most keys): neither */
   restriction: KeyRestriction | undefined
+  /** the key's `quota` and `credits` (docs/quotas.md); absent (most keys): neither */
+  meter?: RecordMeter
 }
 
 /**
@@ -79,6 +84,8 @@ export interface RoleRecord {
 export interface OrgRecord {
   /** one bucket shared by every key of the org */
   rateLimit: RecordLimit
+  /** the org's `quota` and `credits`, one balance for every key of the org; absent: neither */
+  meter?: RecordMeter
 }
 
 /**
@@ -106,23 +113,25 @@ type Field = string | null | undefined
  * (name, created_at, ...) is the CLI's and the admin API's, never sent to the gateway.
  */
 export const KEY_FIELDS = [
-  'type', 'hash', 'org', 'status', 'user', 'role', 'expires_at', 'rate_limit', 'scope', 'allowed_cidrs'
+  'type', 'hash', 'org', 'status', 'user', 'role', 'expires_at', 'rate_limit', 'scope', 'allowed_cidrs',
+  'quota', 'credits', 'meter'
 ] as const
 export const USER_FIELDS = ['org', 'role', 'status'] as const
 export const ROLE_FIELDS = ['permissions', 'rate_limit'] as const
-export const ORG_FIELDS = ['rate_limit'] as const
+export const ORG_FIELDS = ['rate_limit', 'quota', 'credits'] as const
 
 /** A key record from its fields (HGETALL's object form). */
 export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid {
   return keyRecordOf(
-    f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit, f.scope, f.allowed_cidrs
+    f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit, f.scope, f.allowed_cidrs,
+    f.quota, f.credits, f.meter
   )
 }
 
 /** A key record from its KEY_FIELDS, in order: the one set of rules for key records. */
 export function keyRecordOf (
   type: Field, hash: Field, org: Field, status: Field, user: Field, role: Field, expires: Field, rateLimit: Field,
-  scope?: Field, cidrs?: Field
+  scope?: Field, cidrs?: Field, quota?: Field, credits?: Field, meterId?: Field
 ): KeyRecord | Invalid {
   if (type !== 'personal' && type !== 'bot') return INVALID
   if (status !== 'active' && status !== 'revoked') return INVALID
@@ -136,7 +145,7 @@ export function keyRecordOf (
   }
   const restriction = restrictionOf(scope, cidrs)
   if (restriction === INVALID) return INVALID
-  return {
+  const record: KeyRecord = {
     // the literals, not the reply's copies
     type: type === 'personal' ? 'personal' : 'bot',
     digest: Buffer.from(hash, 'hex').toString('latin1'),
@@ -148,6 +157,9 @@ export function keyRecordOf (
     rateLimit: recordLimit(rateLimit ?? undefined),
     restriction
   }
+  const meter = recordMeter(quota, credits, meterId)
+  if (meter !== undefined) record.meter = meter
+  return record
 }
 
 /**
@@ -240,11 +252,13 @@ const ROLES_SHARED = 1000
 
 /** An org record from its fields (HGETALL's object form). */
 export function parseOrgRecord (f: Record<string, string>): OrgRecord {
-  return orgRecordOf(f.rate_limit)
+  return orgRecordOf(f.rate_limit, f.quota, f.credits)
 }
 
 /** An org record from its ORG_FIELDS: NO_ORG_RECORD when it sets nothing. */
-export function orgRecordOf (rateLimit: Field): OrgRecord {
+export function orgRecordOf (rateLimit: Field, quota?: Field, credits?: Field): OrgRecord {
   const limit = recordLimit(rateLimit ?? undefined)
-  return limit === undefined ? NO_ORG_RECORD : { rateLimit: limit }
+  const meter = recordMeter(quota, credits)
+  if (meter === undefined) return limit === undefined ? NO_ORG_RECORD : { rateLimit: limit }
+  return { rateLimit: limit, meter }
 }

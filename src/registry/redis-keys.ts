@@ -51,6 +51,11 @@ export interface RedisKeys {
   orgUsageHours: (org: string, day: number) => string
   /** rate-limit buckets (src/ratelimit/script.ts), under this prefix: `<level>:<id>:<period ms>` */
   rateLimit: string
+  /**
+   * a quota's period and count and the credits spent (src/quota/script.ts), by `key:<keyId>` (the key whose
+   * count a key continues) or `org:<org>`
+   */
+  meter: (level: 'key' | 'org', id: string) => string
 }
 
 export function redisKeys (prefix: string): RedisKeys {
@@ -80,6 +85,7 @@ export function redisKeys (prefix: string): RedisKeys {
     usageHours: (id, day) => `${prefix}usage:{${id}}:h:${day}`,
     orgUsageMinutes: (org, hour) => `${prefix}usage-org:{${org}}:m:${hour}`,
     orgUsageHours: (org, day) => `${prefix}usage-org:{${org}}:h:${day}`,
-    rateLimit: `${prefix}ratelimit:`
+    rateLimit: `${prefix}ratelimit:`,
+    meter: (level, id) => `${prefix}meter:${level}:${id}`
   }
 }

@@ -18,6 +18,7 @@ import type { UsagePoint, UsageRange } from '../../usage/reader.js'
 import type { AdminScope } from '../model/principal.js'
 import type { ApplyResult, RegistryFile } from '../model/registry-fields.js'
 import type {
+  KeyQuotaView,
   AuditEntry,
   CreatedKey,
   KeyView,
@@ -34,6 +35,7 @@ import { actionContext, type ActionContext, type AdminWing, type Warned } from '
 import * as imports from './imports.js'
 import * as keys from './keys.js'
 import * as leaks from './leaks.js'
+import * as meters from './meters.js'
 import * as orgs from './orgs.js'
 import * as reads from './reads.js'
 import * as registry from './registry-files.js'
@@ -80,6 +82,20 @@ export class AdminActions {
 
   async setKeyLimit (id: string, limit: string | null): Promise<{ changed: boolean }> {
     return await keys.setKeyLimit(this.a, id, limit)
+  }
+
+  /** A key's quota (set, or `null`: removed) and credits added (admin only, docs/quotas.md). */
+  async meterKey (id: string, change: meters.MeterChange): Promise<meters.MeterChanged> {
+    return await meters.meterKey(this.a, id, change)
+  }
+
+  async meterOrg (org: string, change: meters.MeterChange): Promise<meters.MeterChanged> {
+    return await meters.meterOrg(this.a, org, change)
+  }
+
+  /** A key's allowance and its org's, as they stand. */
+  async keyQuota (id: string): Promise<KeyQuotaView> {
+    return await meters.keyQuota(this.a, id)
   }
 
   async importKeys (inputs: readonly imports.ImportInput[]): Promise<Warned<imports.ImportedKey[]>> {

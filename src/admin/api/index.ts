@@ -30,6 +30,7 @@ import { auditRoutes } from './audit-routes.js'
 import { createContext } from './context.js'
 import { keyRoutes } from './key-routes.js'
 import { orgRoutes } from './org-routes.js'
+import { quotaRoutes } from './quota-routes.js'
 import { createAdminRequestLog } from './request-log.js'
 import './request-state.js'
 import { createErrorHandler, refuse } from './refusal.js'
@@ -165,6 +166,7 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   userRoutes(app, ctx)
   roleRoutes(app, ctx)
   orgRoutes(app, ctx)
+  quotaRoutes(app, ctx)
   auditRoutes(app, ctx)
   usageRoutes(app, ctx)
   openApiRoute(app)

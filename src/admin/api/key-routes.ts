@@ -88,6 +88,8 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
       expiresInMs: b.expires_in === undefined ? undefined : positive('expires_in', b.expires_in),
       createdBy: b.created_by,
       rateLimit: b.rate_limit,
+      quota: b.quota,
+      credits: b.credits,
       scope: b.scope,
       allowedCidrs: b.allowed_cidrs
     })

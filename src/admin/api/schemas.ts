@@ -11,6 +11,7 @@ import { DURATION } from '../../config/duration.js'
 import { CURSOR, IMPORTED_KEY_MAX, KEY_NAME_MAX, ORG_NAME_MAX } from '../model/limits.js'
 import { NAME } from '../../registry/records.js'
 import { RATE_LIMIT_PATTERN } from '../../config/rate-limit.js'
+import { QUOTA_PATTERN } from '../../config/quota.js'
 import {
   AuditEntrySchema, CreatedKeySchema, KeyViewSchema, OrgViewSchema, RefusalAggregateSchema, RoleViewSchema,
   RotatedKeySchema, UserViewSchema
@@ -122,6 +123,9 @@ export const CreateKeyBody = Type.Object({
   created_by: Type.Optional(Name),
   /** the key's own rate limit; admin only */
   rate_limit: Type.Optional(RateLimit),
+  /** the key's allowance (docs/quotas.md): `<count>/<day|week|month>` and credits; admin only */
+  quota: Type.Optional(Type.String({ pattern: QUOTA_PATTERN })),
+  credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 999_999_999_999_999 })),
   /** the permissions the key is narrowed to: within its role's and the caller's own */
   scope: Type.Optional(Permissions),
   /** the client addresses (IPv4/IPv6 CIDRs) the key may be used from */

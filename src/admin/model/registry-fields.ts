@@ -28,7 +28,12 @@ export const KINDS: Record<Kind, { section: 'roles' | 'orgs' | 'users', fields: 
   },
   org: {
     section: 'orgs',
-    fields: [{ name: 'name' }, { name: 'rate_limit' }, { name: 'key_max_ttl' }]
+    fields: [
+      { name: 'name' }, { name: 'rate_limit' }, { name: 'key_max_ttl' },
+      // the org's allowance (docs/quotas.md); credits, the total granted, grow by admins' additions: a file that
+      // does not name them keeps them
+      { name: 'quota' }, { name: 'credits', keptWhenAbsent: true }
+    ]
   },
   user: {
     section: 'users',

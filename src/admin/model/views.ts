@@ -40,6 +40,11 @@ export const KeyViewSchema = Type.Object({
   rate_limit: OptStr,
   /** requests the key's own limit counts in its window now */
   rate_limit_used: Type.Optional(Type.Integer()),
+  /** the key's allowance (docs/quotas.md): `<count>/<day|week|month>`, the credits granted in all */
+  quota: OptStr,
+  credits: OptStr,
+  /** after a rotation: the key whose count of the allowance this key continues */
+  meter: OptStr,
   /** the permissions the key is narrowed to (within its role's); none: the role's whole */
   scope: Type.Optional(Type.Array(Str)),
   /** the client addresses (CIDRs) the key may be used from; none: any */
@@ -59,6 +64,8 @@ const createdKeyFields = {
   created_at: Str,
   expires_at: OptStr,
   rate_limit: OptStr,
+  quota: OptStr,
+  credits: Type.Optional(Type.Integer()),
   scope: Type.Optional(Type.Array(Str)),
   allowed_cidrs: Type.Optional(Type.Array(Str))
 }
@@ -94,6 +101,8 @@ export const OrgViewSchema = Type.Object(
     rate_limit: OptStr,
     rate_limit_used: Type.Optional(Type.Integer()),
     key_max_ttl: OptStr,
+    quota: OptStr,
+    credits: OptStr,
     record: Type.Optional(Type.Boolean()),
     users: Type.Optional(Type.Integer()),
     keys: Type.Optional(Type.Integer())
@@ -144,5 +153,38 @@ export function orgViewOf (org: string, r: Readonly<Record<string, string>>): Or
   if (r.name !== undefined && r.name !== '') view.name = r.name
   if (r.rate_limit !== undefined && r.rate_limit !== '') view.rate_limit = r.rate_limit
   if (r.key_max_ttl !== undefined && r.key_max_ttl !== '') view.key_max_ttl = r.key_max_ttl
+  if (r.quota !== undefined && r.quota !== '') view.quota = r.quota
+  if (r.credits !== undefined && r.credits !== '') view.credits = r.credits
   return view
 }
+
+/**
+ * An allowance as it stands (docs/quotas.md): the quota's period, what is used of it and
+ * left, when it refills; the credits granted, spent and left (below 0: overdrawn by
+ * `cost: upstream` requests). Absent: none set.
+ */
+export const AllowanceViewSchema = Type.Object({
+  quota: Type.Optional(Type.Object({
+    quota: Str,
+    limit: Type.Integer(),
+    used: Type.Integer(),
+    remaining: Type.Integer(),
+    period_start: Str,
+    resets_at: Str
+  }, closed)),
+  credits: Type.Optional(Type.Object(
+    { granted: Type.Integer(), spent: Type.Integer(), remaining: Type.Integer() }, closed
+  ))
+}, closed)
+export type AllowanceView = Static<typeof AllowanceViewSchema>
+
+/** A key's allowance and its org's: every one that applies to the key's requests. */
+export const KeyQuotaViewSchema = Type.Object({
+  id: Str,
+  org: Str,
+  /** the key whose count the key spends (itself, or the key it replaced) */
+  meter: Str,
+  key: AllowanceViewSchema,
+  org_allowance: AllowanceViewSchema
+}, closed)
+export type KeyQuotaView = Static<typeof KeyQuotaViewSchema>

@@ -5,6 +5,7 @@
  * manages (scope-rules.ts manageableKey); the registry's state decides the rest.
  */
 import { parseRateLimit } from '../../config/rate-limit.js'
+import { CREDITS, parseQuota } from '../../config/quota.js'
 import { isoTimestamp, parseTimestamp } from '../../registry/records.js'
 import { ownerOf, readCreatedBy } from '../model/actors.js'
 import { AdminError } from '../model/errors.js'
@@ -97,13 +98,14 @@ export interface Rotation {
 }
 
 /**
- * Rotating: a new key with the same type, owner, role, org, name, creator (and root owner), rate limit,
+ * Rotating: a new key with the same type, owner, role, org, name, creator (and root
+ * owner), rate limit, quota and credits (continuing the old key's count, docs/quotas.md),
  * scope and addresses; the old one keeps working until now + grace (or its own earlier
- * expiry). Only an active key is rotated. A personal key whose user has left the key's
- * org is not (409): the new key keeps the key's org, never the user's current one. The
- * new key's expiry is the old one's, within the org's key policy and (for a caller
- * narrower than an admin) the self-service cap of a BOT key. A caller signed in with a
- * key rotates only keys within that key's addresses, and the new key expires with it.
+ * expiry). Only an active key is rotated. A personal key whose user has left the key's org
+ * is not (409): the new key keeps the key's org, never the user's current one. The new
+ * key's expiry is the old one's, within the org's key policy and (for a caller narrower
+ * than an admin) the self-service cap of a BOT key. A caller signed in with a key rotates
+ * only keys within that key's addresses, and the new key expires with it.
  */
 export function decideRotation (
   s: AdminScope,
@@ -142,6 +144,10 @@ export function decideRotation (
   if (ownerOf(old.owner) !== undefined) input.owner = old.owner
   // (a malformed limit is not carried over: the new key gets the default until an admin sets one)
   if (old.rate_limit !== undefined && parseRateLimit(old.rate_limit) !== undefined) input.rateLimit = old.rate_limit
+  // its allowance, and what is spent of it: the new key continues the old one's meter
+  if (old.quota !== undefined && parseQuota(old.quota) !== undefined) input.quota = old.quota
+  if (old.credits !== undefined && CREDITS.test(old.credits)) input.credits = Number(old.credits)
+  if (input.quota !== undefined || input.credits !== undefined) input.meter = old.meter ?? id
   // its scope and addresses, as they are: a replacement is never wider than the key it replaces
   if (old.scope !== undefined && old.scope !== '') input.scope = old.scope.split(/\s+/).filter((p) => p !== '')
   if (old.allowed_cidrs !== undefined && old.allowed_cidrs !== '') {

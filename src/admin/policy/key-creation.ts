@@ -75,6 +75,8 @@ export function keyToCreate (
       expiresInMs: r.expiresInMs,
       createdBy,
       rateLimit: r.rateLimit,
+      quota: r.quota,
+      credits: r.credits,
       scope: r.scope,
       allowedCidrs: r.allowedCidrs
     }
@@ -87,6 +89,9 @@ export function keyToCreate (
       'only an admin sets a key\'s rate limit',
       ADMIN_PERMISSION
     )
+  }
+  if (r.quota !== undefined || r.credits !== undefined) {
+    throw denied(s, 'forbidden', 'only an admin sets a key\'s quota or credits', ADMIN_PERMISSION)
   }
   if (r.createdBy !== undefined && r.createdBy !== s.user) {
     throw denied(s, 'forbidden', 'only an admin records another user as a key\'s creator', ADMIN_PERMISSION)

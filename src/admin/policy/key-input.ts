@@ -64,6 +64,9 @@ export interface KeyRequest extends KeyOwnerFields, KeyRestrictionInput {
   createdBy?: string | undefined
   /** the key's own rate limit (admin only: a key's own limit replaces the default) */
   rateLimit?: string | undefined
+  /** the key's allowance (admin only, docs/quotas.md): `<count>/<day|week|month>`, and credits granted */
+  quota?: string | undefined
+  credits?: number | undefined
 }
 
 /** A key to write: a request as the scope rules let it through, defaults filled in. */
@@ -76,6 +79,11 @@ export interface CreateKeyInput extends KeyOwnerFields, KeyRestrictionInput {
   owner?: string | undefined
   /** the key's own `rate_limit`, `<count>/<period>` */
   rateLimit?: string | undefined
+  /** the key's `quota` and `credits` (docs/quotas.md) */
+  quota?: string | undefined
+  credits?: number | undefined
+  /** a rotation's: the key whose count of the allowance the new key continues */
+  meter?: string | undefined
   /**
    * the longest the creator may make it live (self service); no expiry asked means this, or the org's cap if shorter
    */

@@ -13,7 +13,7 @@ import {
   checkKeyExclusions, checkKeyLabels, checkKeyRequirements, checkKeyRestriction,
   type CreateKeyInput, type KeyOwnerFields, type KeyRestrictionInput
 } from './key-input.js'
-import { checkName, checkRateLimit } from './names.js'
+import { checkCredits, checkName, checkQuota, checkRateLimit } from './names.js'
 
 /**
  * The record of a new key (all but its hash): its shape checked, its owner resolved to
@@ -29,6 +29,8 @@ export function keyRecord (
   checkKeyRequirements(input)
   checkKeyLabels(input)
   if (input.rateLimit !== undefined) checkRateLimit(input.rateLimit)
+  if (input.quota !== undefined) checkQuota(input.quota)
+  if (input.credits !== undefined) checkCredits(input.credits)
   checkKeyRestriction(input)
   const org = resolveOwner(snap, input)
   const cap = keyCapOf(org, snap.orgs.get(org))
@@ -62,6 +64,9 @@ export function newKeyRecord (
   if (input.owner !== undefined) record.owner = input.owner
   if (input.expiresInMs !== undefined) record.expires_at = isoTimestamp(o.now + input.expiresInMs)
   if (input.rateLimit !== undefined) record.rate_limit = input.rateLimit
+  if (input.quota !== undefined) record.quota = input.quota
+  if (input.credits !== undefined) record.credits = String(input.credits)
+  if (input.meter !== undefined) record.meter = input.meter
   if (input.scope !== undefined) record.scope = input.scope.join(' ')
   if (input.allowedCidrs !== undefined) record.allowed_cidrs = input.allowedCidrs.join(' ')
   return record
@@ -87,6 +92,8 @@ export function createdKeyOf (
   if (record.role !== undefined) created.role = record.role
   if (record.expires_at !== undefined) created.expires_at = record.expires_at
   if (record.rate_limit !== undefined) created.rate_limit = record.rate_limit
+  if (record.quota !== undefined) created.quota = record.quota
+  if (record.credits !== undefined) created.credits = Number(record.credits)
   if (input.scope !== undefined) created.scope = [...input.scope]
   if (input.allowedCidrs !== undefined) created.allowed_cidrs = [...input.allowedCidrs]
   return created

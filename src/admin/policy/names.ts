@@ -1,11 +1,13 @@
 /**
  * What any admin input must be, whoever sends it and in whichever scope: names, a
  * role's permissions (the one grammar, src/config/permission.ts), a rate limit (the one
- * parser, src/config/rate-limit.ts), a user's id. A front end may check its own syntax
+ * parser, src/config/rate-limit.ts), a quota and credits (src/config/quota.ts), a user's
+ * id. A front end may check its own syntax
  * first, but never decides these again.
  */
 import { grantProblems } from '../../config/permission.js'
 import { parseRateLimit, RATE_LIMIT_HELP } from '../../config/rate-limit.js'
+import { CREDITS_HELP, parseQuota, QUOTA_HELP } from '../../config/quota.js'
 import { NAME } from '../../registry/records.js'
 import { AdminError, type ErrorDetail } from '../model/errors.js'
 import { refuseAny, type Problem } from './refusals.js'
@@ -36,6 +38,28 @@ export function rateLimitProblem (text: string): string | undefined {
 export function checkRateLimit (text: string): void {
   const problem = rateLimitProblem(text)
   if (problem !== undefined) throw new AdminError(problem)
+}
+
+/** Why a `quota` is refused (`<count>/<day|week|month>`); undefined: it is fine. */
+export function quotaProblem (text: string): string | undefined {
+  return parseQuota(text) === undefined ? `invalid quota "${text}": ${QUOTA_HELP}` : undefined
+}
+
+export function checkQuota (text: string): void {
+  const problem = quotaProblem(text)
+  if (problem !== undefined) throw new AdminError(problem, 'invalid', undefined, [{ field: 'quota', reason: problem }])
+}
+
+/** Why credits given (a record's, or an addition) are refused; `min` 1 for an addition. */
+export function creditsProblem (n: number, min = 0): string | undefined {
+  return Number.isSafeInteger(n) && n >= min && n <= 999_999_999_999_999
+    ? undefined
+    : `invalid credits ${String(n)}: ${min === 0 ? CREDITS_HELP : 'an addition is a whole number from 1'}`
+}
+
+export function checkCredits (n: number, field = 'credits', min = 0): void {
+  const problem = creditsProblem(n, min)
+  if (problem !== undefined) throw new AdminError(problem, 'invalid', undefined, [{ field, reason: problem }])
 }
 
 /** A role's permissions, every bad one named. */

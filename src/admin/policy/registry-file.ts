@@ -15,7 +15,8 @@ import {
   type Kind,
   type RegistryFile
 } from '../model/registry-fields.js'
-import { nameProblem, rateLimitProblem, roleShapeProblems, userShapeProblems } from './names.js'
+import { nameProblem, quotaProblem, rateLimitProblem, roleShapeProblems, userShapeProblems } from './names.js'
+import { CREDITS, CREDITS_HELP } from '../../config/quota.js'
 import { keyMaxTtlProblem } from './orgs.js'
 
 type Check = (value: string) => string | undefined
@@ -37,7 +38,9 @@ const FIELD_CHECKS: Record<Kind, Record<string, Check>> = {
   org: {
     name: longerThan('the org name', ORG_NAME_MAX),
     rate_limit: rateLimitProblem,
-    key_max_ttl: keyMaxTtlProblem
+    key_max_ttl: keyMaxTtlProblem,
+    quota: quotaProblem,
+    credits: (v) => CREDITS.test(v) ? undefined : `invalid credits "${v}": ${CREDITS_HELP}`
   },
   user: {
     org: (v) => nameProblem('org', v),

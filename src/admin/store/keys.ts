@@ -31,6 +31,9 @@ const KEY_FIELDS_SHOWN = [
   'replaces',
   'replaced_by',
   'rate_limit',
+  'quota',
+  'credits',
+  'meter',
   'scope',
   'allowed_cidrs'
 ] as const

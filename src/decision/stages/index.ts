@@ -6,10 +6,12 @@
 import { address } from './address.js'
 import { authorizeStage } from './authorize.js'
 import { rateLimits } from './rate-limits.js'
+import { quota } from './quota.js'
 import type { DecisionStage } from './stage.js'
 
 export const DECISION_STAGES: readonly DecisionStage[] = Object.freeze([
   address,
   authorizeStage,
-  rateLimits
+  rateLimits,
+  quota
 ])

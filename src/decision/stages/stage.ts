@@ -10,6 +10,7 @@
  * may set what it found on the verdict being made (the rule, the rate limit's values).
  */
 import type { Limiter } from '../../ratelimit/limiter.js'
+import type { QuotaMeter } from '../../quota/meter.js'
 import type { RuleMatcher } from '../match-rule.js'
 import type { Passing, Refused } from '../verdict.js'
 
@@ -29,6 +30,8 @@ export interface StageParts {
   matchRule: RuleMatcher
   /** the rate limits (src/ratelimit/); without one, none apply */
   limiter: Limiter | undefined
+  /** quotas and credits (src/quota/); without a meter, none apply */
+  quota?: QuotaMeter | undefined
 }
 
 export interface DecisionStage {

@@ -8,7 +8,7 @@ import type { Identity } from '../../../src/decision/identity.js'
 import { NO_GRANTS } from '../../../src/registry/records.js'
 
 const identity: Identity = { keyId: 'k1', type: 'bot', userId: undefined, org: 'acme', role: 'deployer', grants: NO_GRANTS }
-const rule = { index: 0, method: 'GET', path: '/api/v1/users', permissions: [], scope: '', orgParam: undefined, public: false }
+const rule = { index: 0, method: 'GET', path: '/api/v1/users', permissions: [], scope: '', orgParam: undefined, public: false, cost: 1, defaultCost: 1 }
 
 function record (verdict: Verdict): { calls: unknown[], result: boolean } {
   const calls: unknown[] = []
