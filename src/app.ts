@@ -9,6 +9,11 @@
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildAdminPlane } from './admin/admin-plane.js'
+import { adminActions, adminWing } from './admin/actions/index.js'
+import { publicReports } from './admin/leaks/public-reports.js'
+import { PUBLIC_REPORTER } from './admin/model/actors.js'
+import { AdminEvents } from './admin/model/events.js'
+import { FULL_ADMIN } from './admin/model/principal.js'
 import { buildAuthorizerPlane } from './authorizer/authorizer-plane.js'
 import { loadAssertions, type Assertions } from './assertion/index.js'
 import { createCache } from './cache/create-cache.js'
@@ -67,6 +72,8 @@ export interface KeygateApp {
   upstreams: Upstreams
   /** SIGHUP: re-reads the upstreams' TLS files; the problems when they cannot be used (nothing changed then) */
   reloadUpstreamTls: () => string[]
+  /** committed admin changes, for listeners in this process (a leaked key's `key.leaked`) */
+  events: AdminEvents
   /** a graceful stop: every background part, last started first, each drained */
   close: () => Promise<void>
 }
@@ -166,6 +173,15 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const upstreams = createUpstreams(config, { logger, targetStates: metrics.targetStates })
   // (closed once the listeners have stopped: registered before them)
   lifecycle.add({ name: 'upstreams', stop: async () => { await upstreams.close() } })
+  // In-process listeners of committed admin changes (src/admin/model/events.ts: webhooks subscribe here)
+  const events = new AdminEvents()
+  // anyone's leak reports, looked up after the data plane answered; drained after the listeners stop
+  const leakReports = publicReports({
+    actions: adminActions(adminWing(config, redis, events), FULL_ADMIN, PUBLIC_REPORTER),
+    logger,
+    maxPending: config.leaks.public.max_pending
+  })
+  lifecycle.add({ name: 'public leak reports', stop: async () => { await leakReports.drain() } })
   const data = await buildDataPlane({
     config,
     logger,
@@ -178,9 +194,12 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     assertions,
     tracing,
     upstreams,
-    routes: decisions.routes
+    routes: decisions.routes,
+    leakReports: (keys) => { leakReports.submit(keys) }
   })
-  const admin = await buildAdminPlane({ config, logger, health, redis, decisions, metrics, usage, assertions })
+  const admin = await buildAdminPlane({
+    config, logger, health, redis, decisions, metrics, usage, assertions, events
+  })
   const authz = config.authz_listen !== undefined
     ? await buildAuthorizerPlane({ config, logger, decider, usage, counter: counting, metrics, assertions, tracing })
     : undefined
@@ -209,6 +228,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     lifecycle,
     upstreams,
     reloadUpstreamTls: () => upstreams.reloadTls(),
+    events,
     close: async () => { await lifecycle.stop() }
   }
 }

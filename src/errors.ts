@@ -49,7 +49,9 @@ export const REASONS = [
   'bad_upgrade', 'websocket_limit', 'websocket_key_limit',
   // the admin API with an SSO session (src/admin/sso/): the cookie names no session;
   // a state-changing call without `X-Requested-With: keygate`
-  'unknown_session', 'csrf_header_missing'
+  'unknown_session', 'csrf_header_missing',
+  // anyone's leak report (src/data-plane/leak-reports.ts): accepted; past the per-address limit
+  'leak_report', 'leak_report_limited'
 ] as const
 
 export type Reason = typeof REASONS[number]

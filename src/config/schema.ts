@@ -6,6 +6,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { PERMISSION_PATTERN } from './permission.js'
 import { RATE_LIMIT_PATTERN } from './rate-limit.js'
 import { HealthCheck, Passive, UpstreamSchema } from './upstream-schema.js'
+import { LeaksSchema } from './leaks-schema.js'
 
 export { UpstreamSchema } from './upstream-schema.js'
 
@@ -239,15 +240,8 @@ export const ConfigSchema = Type.Object({
     /** distinct keys counted in memory before the counts are written early */
     max_keys: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 100_000 })
   }, { additionalProperties: false, default: {} }),
-  /** leaked keys reported by secret scanners (docs/leaks.md) */
-  leaks: Type.Object({
-    github: Type.Object({
-      /** GitHub's secret scanning public keys, as GitHub lists them (`{"public_keys":[...]}`) */
-      keys_url: Type.String({ pattern: '^https?://[^/?#@]+(/[^#]*)?$', default: 'https://api.github.com/meta/public_keys/secret_scanning', description: 'an http:// or https:// URL without credentials or fragment' }),
-      /** how long fetching the key list may take */
-      fetch_timeout_ms: Type.Integer({ minimum: 100, maximum: 60_000, default: 5_000 })
-    }, { additionalProperties: false, default: {} })
-  }, { additionalProperties: false, default: {} }),
+  /** leaked keys reported by secret scanners and by anyone (docs/leaks.md) */
+  leaks: LeaksSchema,
   /** W3C Trace Context and OpenTelemetry export (src/tracing/, docs/tracing.md) */
   tracing: Type.Object({
     /** the OTLP/HTTP (JSON) traces endpoint, like http://collector:4318/v1/traces; absent = no spans exported */

@@ -34,6 +34,9 @@ import type { RequestDecider } from '../decision/decide-request.js'
 import { deny, refuseFraming } from '../http/deny.js'
 import { createListener } from '../http/listener.js'
 import { createGate } from './gate.js'
+import { leakReportRoute, type LeakReporter } from './leak-reports.js'
+import { parseRateLimit } from '../config/rate-limit.js'
+import { anonymousLimit } from '../ratelimit/anonymous.js'
 import { clientAddressOf, createHeaderRewriter, type RequestHeaderRewriter } from '../http/identity-headers.js'
 import type { Route, RouteTable } from '../decision/route-table.js'
 import { chooseRoute, routeConstraint, routeRegistrations } from './host-routes.js'
@@ -68,10 +71,13 @@ export interface DataPlaneOptions {
   upstreams: Upstreams
   /** the routes, compiled (src/decision/route-table.ts) */
   routes: RouteTable
+  /** anyone's leak reports (`POST /_keygate/v1/leaked`, leak-reports.ts), when `leaks.public.enabled` */
+  leakReports?: LeakReporter
 }
 
 export async function buildDataPlane ({
-  config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing, upstreams, routes
+  config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing, upstreams, routes,
+  leakReports
 }: DataPlaneOptions): Promise<FastifyInstance> {
   // routes with hosts: the table picks the route in the URL rewrite (host-routes.ts)
   const byHost = routes.byHost
@@ -128,6 +134,17 @@ export async function buildDataPlane ({
   // CORS (off unless origins are configured): preflights in the gate, headers on every response
   const cors = compileCors(config.cors)
   if (cors !== undefined) app.addHook('onSend', corsHeaders(cors))
+
+  // anyone's leak reports: a path of the gateway's own, before every route's (leak-reports.ts)
+  const reportsPerAddress = parseRateLimit(config.leaks.public.per_address)
+  if (leakReports !== undefined && config.leaks.public.enabled && reportsPerAddress !== undefined) {
+    await app.register(leakReportRoute, {
+      limit: anonymousLimit(reportsPerAddress),
+      report: leakReports,
+      keyPrefix: config.keys.prefix,
+      idleMs: config.limits.body_idle_timeout_ms
+    })
+  }
 
   // each route: the gate (credential to body), then the headers and the proxy to its upstream
   if (byHost) app.addConstraintStrategy(routeConstraint)

@@ -11,6 +11,7 @@ import type { Config } from '../../config/schema.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import { redisKeys, type RedisKeys } from '../../registry/redis-keys.js'
 import { AdminError, type ErrorDetail } from '../model/errors.js'
+import type { AdminEvents } from '../model/events.js'
 import { auditOrgOf, type AdminScope } from '../model/principal.js'
 import { AuditLog, auditOptions, DEFAULT_AUDIT_OPTIONS, type AuditOptions } from '../store/audit-log.js'
 import { watching, type StoreContext, type Watch } from '../store/transactions.js'
@@ -24,11 +25,14 @@ export interface AdminWing {
   /** the longest a BOT key created by an org or self principal lives (`admin.self_service_max_ttl`) */
   selfServiceMaxTtlMs: number
   audit?: AuditOptions | undefined
+  /** told of committed changes (model/events.ts) */
+  events?: AdminEvents | undefined
 }
 
 /** The wing as the configuration describes it. */
-export function adminWing (config: Config, redis: RegistryClient): AdminWing {
+export function adminWing (config: Config, redis: RegistryClient, events?: AdminEvents): AdminWing {
   return {
+    events,
     redis,
     keys: redisKeys(config.redis.prefix),
     keyPrefix: config.keys.prefix,
@@ -41,6 +45,7 @@ export interface ActionContext {
   store: StoreContext
   scope: AdminScope
   selfServiceMaxTtlMs: number
+  events: AdminEvents | undefined
 }
 
 /** The actions' context for one principal: `actor` is what the audit trail records (`key:<id>`, `cli:<name>`, ...). */
@@ -49,7 +54,8 @@ export function actionContext (wing: AdminWing, scope: AdminScope, actor: string
   return {
     store: { redis: wing.redis, keys: wing.keys, keyPrefix: wing.keyPrefix, actor, audit },
     scope,
-    selfServiceMaxTtlMs: wing.selfServiceMaxTtlMs
+    selfServiceMaxTtlMs: wing.selfServiceMaxTtlMs,
+    events: wing.events
   }
 }
 

@@ -156,7 +156,7 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   app.addHook('onResponse', createAdminRequestLog(o.logger, o.config.keys.prefix))
 
   // 4. the routes (2: each route outside some scope has `onRequest: requireScope(...)`)
-  const ctx = createContext(o.config, o.redis)
+  const ctx = createContext(o.config, o.redis, o.events)
   sessionRoutes(app, ctx, o.config, o.sso)
   keyRoutes(app, ctx)
   userRoutes(app, ctx)

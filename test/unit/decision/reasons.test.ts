@@ -142,7 +142,9 @@ const elsewhere: Partial<Record<Reason, [gives: string, test: string]>> = {
   websocket_limit: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket-limits.test.ts'],
   websocket_key_limit: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket-limits.test.ts'],
   unknown_session: ['src/admin/api/sign-in.ts', 'test/integration/admin/sso.test.ts'],
-  csrf_header_missing: ['src/admin/api/index.ts', 'test/integration/admin/sso.test.ts']
+  csrf_header_missing: ['src/admin/api/index.ts', 'test/integration/admin/sso.test.ts'],
+  leak_report: ['src/data-plane/leak-reports.ts', 'test/integration/leaks/public-leak-reports.test.ts'],
+  leak_report_limited: ['src/data-plane/leak-reports.ts', 'test/integration/leaks/public-leak-reports.test.ts']
 }
 
 async function decide (row: Row): Promise<TargetVerdict> {
