@@ -41,6 +41,7 @@ import { parseRateLimit } from './config/rate-limit.js'
 import { createLimiter } from './ratelimit/limiter.js'
 import { anonymousLimit } from './ratelimit/anonymous.js'
 import { RateLimitScript } from './ratelimit/script.js'
+import { keyPrefixesOf } from './registry/key-format.js'
 
 export interface KeygateApp {
   data: FastifyInstance
@@ -163,7 +164,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   // ...and without the rate limits (nor the decision metrics), for open WebSockets decided again on a change
   const redecider = decisions.decider()
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set
-  const tracing = await createTracing(config.tracing, config.keys.prefix)
+  const tracing = await createTracing(config.tracing, keyPrefixesOf(config.keys))
   // the spans of the last requests are exported before the gateway is gone
   lifecycle.add({ name: 'span export', stop: async () => { await tracing.shutdown().catch(() => {}) } })
   // (counting off: the request's last stage is not handed the counter, and costs nothing for it)

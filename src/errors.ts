@@ -51,7 +51,9 @@ export const REASONS = [
   // a state-changing call without `X-Requested-With: keygate`
   'unknown_session', 'csrf_header_missing',
   // anyone's leak report (src/data-plane/leak-reports.ts): accepted; past the per-address limit
-  'leak_report', 'leak_report_limited'
+  'leak_report', 'leak_report_limited',
+  // a test key on a route without a test_upstream (src/decision/stages/environment.ts)
+  'test_key_not_allowed'
 ] as const
 
 export type Reason = typeof REASONS[number]

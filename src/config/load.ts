@@ -248,6 +248,11 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
       }
     }
   })
+  check(() => {
+    if (c.keys.test_prefix === c.keys.prefix) {
+      problems.push(`keys.test_prefix: ${c.keys.test_prefix} is keys.prefix too; a test key needs a prefix of its own`)
+    }
+  })
   check(() => { problems.push(...corsProblems(c.cors)) })
   check(() => { problems.push(...ssoProblems(c.sso)) })
   if (forServing && Array.isArray(c.routes) && c.routes.length === 0) {

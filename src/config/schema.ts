@@ -41,7 +41,9 @@ const Route = Type.Object({
     pattern: PATH_PREFIX, description: 'a path prefix like /v2, without a trailing slash'
   })),
   /** a request header that may carry the key instead of `Authorization` (migrations, e.g. Kong's `apikey`) */
-  key_header: Type.Optional(HeaderName)
+  key_header: Type.Optional(HeaderName),
+  /** where test keys' requests go (docs/test-keys.md); absent: a test key is refused here (403) */
+  test_upstream: Type.Optional(Type.String({ minLength: 1 }))
 }, { additionalProperties: false })
 
 const Rule = Type.Object({
@@ -89,6 +91,10 @@ export const ConfigSchema = Type.Object({
   keys: Type.Object({
     prefix: Type.String({
       pattern: '^[A-Za-z][A-Za-z0-9]{0,15}_$', default: 'kg_', description: 'letters and digits ending in _, like kg_'
+    }),
+    /** test keys' prefix (docs/test-keys.md): their requests reach only a route's `test_upstream` */
+    test_prefix: Type.String({
+      pattern: '^[A-Za-z][A-Za-z0-9]{0,15}_$', default: 'kgt_', description: 'letters and digits ending in _, like kgt_'
     }),
     /** Bearer tokens not in keygate's format are looked up as imported keys (docs/imports.md) */
     accept_imported: Type.Boolean({ default: false })

@@ -40,12 +40,13 @@ import { anonymousLimit } from '../ratelimit/anonymous.js'
 import { clientAddressOf, createHeaderRewriter, type RequestHeaderRewriter } from '../http/identity-headers.js'
 import type { Route, RouteTable } from '../decision/route-table.js'
 import { chooseRoute, routeConstraint, routeRegistrations } from './host-routes.js'
-import { protectedRoute } from './proxy.js'
+import { protectedRoute, type UpstreamLeg } from './proxy.js'
 import { ROUTER_OPTIONS } from '../decision/route-table.js'
 import { loggedTarget, requestState } from '../http/request-state.js'
 import { checkTarget, type TargetCheck } from '../decision/target-policy.js'
 import { registerWebSockets } from '../websocket/upgrade.js'
 import { spanOrigin, type Upstreams } from './upstream-pool/upstreams.js'
+import { keyPrefixesOf } from '../registry/key-format.js'
 
 const kTarget = Symbol('keygate.target')
 type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
@@ -103,7 +104,7 @@ export async function buildDataPlane ({
       return503OnClosing: false
     },
     // log: one line per request, and its metrics
-    log: { meter: metrics.requests, keyPrefix: config.keys.prefix, mode: 'proxy', usage: counter },
+    log: { meter: metrics.requests, keyPrefix: keyPrefixesOf(config.keys), mode: 'proxy', usage: counter },
     tracing: { tracing, mode: 'proxy' },
     // body: a refusal of its own
     ownRefusal (err, reply) {
@@ -141,7 +142,7 @@ export async function buildDataPlane ({
     await app.register(leakReportRoute, {
       limit: anonymousLimit(reportsPerAddress),
       report: leakReports,
-      keyPrefix: config.keys.prefix,
+      keyPrefix: keyPrefixesOf(config.keys),
       idleMs: config.limits.body_idle_timeout_ms
     })
   }
@@ -172,24 +173,23 @@ export async function buildDataPlane ({
   for (const [name, upstream] of Object.entries(config.upstreams)) {
     toUpstreams.set(name, tracing.toUpstream(name, spanOrigin(upstream)))
   }
+  const legOf = (name: string): UpstreamLeg => {
+    const upstream = config.upstreams[name]
+    const toUpstream = toUpstreams.get(name)
+    if (upstream === undefined || toUpstream === undefined) throw new Error(`routes: unknown upstream ${name}`)
+    return { upstream, dispatch: upstreams.get(name), meter: metrics.upstream(name), toUpstream }
+  }
   for (const route of routes.routes) {
-    const upstream = config.upstreams[route.upstream]
-    const toUpstream = toUpstreams.get(route.upstream)
-    if (upstream === undefined || toUpstream === undefined) {
-      throw new Error(`routes: unknown upstream ${route.upstream}`)
-    }
     const gate = createGate({ decider, route, bodyLimit: config.limits.body_bytes, usage, cors })
     await app.register(protectedRoute, {
       route,
       registrations: routeRegistrations(route, byHost),
-      upstream,
-      dispatch: upstreams.get(route.upstream),
+      live: legOf(route.upstream),
+      test: route.test_upstream === undefined ? undefined : legOf(route.test_upstream),
       gate,
       rewriteRequestHeaders: rewriterOf(route),
       bodyLimits,
-      cors,
-      meter: metrics.upstream(route.upstream),
-      toUpstream
+      cors
     })
   }
 

@@ -22,7 +22,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Readable } from 'node:stream'
 import type { AnonymousLimit } from '../ratelimit/anonymous.js'
-import { parseKey } from '../registry/key-format.js'
+import { parseKey, type KeyPrefixes } from '../registry/key-format.js'
 import { declaredTooLarge, limitBody, type BodyLimits } from './body-limit.js'
 
 export const LEAK_REPORT_PATH = '/_keygate/v1/leaked'
@@ -38,8 +38,8 @@ export interface LeakReportOptions {
   /** per client address (`leaks.public.per_address`) */
   limit: AnonymousLimit
   report: LeakReporter
-  /** keys.prefix */
-  keyPrefix: string
+  /** keys.prefix and keys.test_prefix */
+  keyPrefix: KeyPrefixes
   /** limits.body_idle_timeout_ms */
   idleMs: number
 }
@@ -98,7 +98,7 @@ function accepted (request: FastifyRequest, reply: FastifyReply): FastifyReply {
 }
 
 /** The report's strings that are keygate keys by their checksum, each once; none when it is no report. */
-export function reportedKeys (body: Buffer, keyPrefix: string): string[] {
+export function reportedKeys (body: Buffer, keyPrefix: KeyPrefixes): string[] {
   let value: unknown
   try {
     value = JSON.parse(body.toString('utf8'))

@@ -94,19 +94,20 @@ export function createDecider ({
     }
     // credential to authenticate: who is calling (`Authorization`, or the route's key header)
     const auth = authenticate(rawHeaders, peer, now, keyHeader)
-    if (!(auth instanceof Promise)) return authenticated(auth, method, path, peer, now, false)
-    return auth.then((result) => authenticated(result, method, path, peer, Date.now(), true))
+    if (!(auth instanceof Promise)) return authenticated(auth, method, path, peer, now, false, route)
+    return auth.then((result) => authenticated(result, method, path, peer, Date.now(), true, route))
   }
 
   // then the stages after authentication, in the order of the list
   function authenticated (
-    auth: Authentication, method: string, path: string, client: string | undefined, now: number, fromRedis: boolean
+    auth: Authentication, method: string, path: string, client: string | undefined, now: number, fromRedis: boolean,
+    route: Route | undefined
   ): Verdict | Promise<Verdict> {
     if (!auth.ok) {
       const { code, reason, challenge, keyId } = auth
       return { ok: false, code, reason, challenge, keyId, fromRedis: keyId === undefined ? undefined : fromRedis }
     }
-    const passing: Passing = { ok: true, identity: auth.identity, rule: undefined, fromRedis }
+    const passing: Passing = { ok: true, identity: auth.identity, rule: undefined, fromRedis, route }
     return runStages(checks, 0, passing, method, path, client, now)
   }
 

@@ -17,6 +17,7 @@ import { compileRules } from './match-rule.js'
 import { compileRouteTable, type RouteTable } from './route-table.js'
 import { createPublicAccess } from './public-access.js'
 import type { AnonymousLimit } from '../ratelimit/anonymous.js'
+import { keyPrefixesOf } from '../registry/key-format.js'
 
 export interface DecisionFactory {
   /** the decision, receive to rate limits; without `limiter`, no rate limit applies */
@@ -37,7 +38,7 @@ export function decisionFactory (
   resolver: IdentityResolver,
   methods: readonly string[]
 ): DecisionFactory {
-  const keyPrefix = config.keys.prefix
+  const keyPrefix = keyPrefixesOf(config.keys)
   const acceptImported = config.keys.accept_imported
   const matchRule = compileRules(config.rules, methods)
   const routes = compileRouteTable(config.routes)

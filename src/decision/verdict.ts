@@ -5,6 +5,7 @@
  */
 import type { ErrorCode, Reason } from '../errors.js'
 import type { Identity } from './identity.js'
+import type { Route } from './route-table.js'
 import type { CompiledRule } from './match-rule.js'
 import type { Verdict as RateLimitVerdict } from '../ratelimit/limiter.js'
 
@@ -59,6 +60,8 @@ export interface Refused {
  */
 export interface Passing extends Omit<Allowed, 'rule'> {
   rule: CompiledRule | undefined
+  /** the route the request is under; undefined when the front end names none (a test key is then refused) */
+  route: Route | undefined
 }
 
 /** A refusal of an authenticated request: who was calling, and the rule when one matched. */

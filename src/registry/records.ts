@@ -48,6 +48,8 @@ export interface KeyRecord {
   rateLimit: RecordLimit
   /** the key's `scope` and `allowed_cidrs`; undefined (most keys): neither */
   restriction: KeyRestriction | undefined
+  /** `env`: `test` for a test key (docs/test-keys.md); absent or `live`: live */
+  env?: 'live' | 'test' | undefined
 }
 
 /**
@@ -106,7 +108,7 @@ type Field = string | null | undefined
  * (name, created_at, ...) is the CLI's and the admin API's, never sent to the gateway.
  */
 export const KEY_FIELDS = [
-  'type', 'hash', 'org', 'status', 'user', 'role', 'expires_at', 'rate_limit', 'scope', 'allowed_cidrs'
+  'type', 'hash', 'org', 'status', 'user', 'role', 'expires_at', 'rate_limit', 'scope', 'allowed_cidrs', 'env'
 ] as const
 export const USER_FIELDS = ['org', 'role', 'status'] as const
 export const ROLE_FIELDS = ['permissions', 'rate_limit'] as const
@@ -115,16 +117,18 @@ export const ORG_FIELDS = ['rate_limit'] as const
 /** A key record from its fields (HGETALL's object form). */
 export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid {
   return keyRecordOf(
-    f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit, f.scope, f.allowed_cidrs
+    f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit, f.scope, f.allowed_cidrs, f.env
   )
 }
 
 /** A key record from its KEY_FIELDS, in order: the one set of rules for key records. */
 export function keyRecordOf (
   type: Field, hash: Field, org: Field, status: Field, user: Field, role: Field, expires: Field, rateLimit: Field,
-  scope?: Field, cidrs?: Field
+  scope?: Field, cidrs?: Field, env?: Field
 ): KeyRecord | Invalid {
   if (type !== 'personal' && type !== 'bot') return INVALID
+  // (any other environment fails closed: the key is refused, never taken for a live one)
+  if (env != null && env !== '' && env !== 'live' && env !== 'test') return INVALID
   if (status !== 'active' && status !== 'revoked') return INVALID
   if (hash == null || !SHA256_HEX.test(hash) || !isName(org)) return INVALID
   if (type === 'personal' && !isName(user)) return INVALID
@@ -146,7 +150,8 @@ export function keyRecordOf (
     status: status === 'active' ? 'active' : 'revoked',
     expiresAt,
     rateLimit: recordLimit(rateLimit ?? undefined),
-    restriction
+    restriction,
+    env: env === 'test' ? 'test' : 'live'
   }
 }
 

@@ -31,7 +31,7 @@ import {
 const fields = (names: readonly string[]): string => names.map((n) => `'${n}'`).join(', ')
 
 /**
- * Reply: {} when the key record does not exist; else, flat, KEY_FIELDS (10), the user
+ * Reply: {} when the key record does not exist; else, flat, KEY_FIELDS (11), the user
  * record's existence (1/0) and USER_FIELDS (3), the role's name ('' when none), the
  * role's existence and ROLE_FIELDS (2), ORG_FIELDS (1). A missing field is nil (null).
  */
@@ -62,7 +62,7 @@ else
 end
 local o = {false}
 if org and org ~= '' then o = redis.call('HMGET', ARGV[1] .. 'org:' .. org, ${fields(ORG_FIELDS)}) end
-return {k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], ufound, u[1], u[2], u[3],
+return {k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], k[11], ufound, u[1], u[2], u[3],
   role, rfound, r[1], r[2], o[1]${extra}}
 `
 
@@ -166,12 +166,12 @@ const NO_KEY: Chain = Object.freeze({ key: null, roleName: '', role: null, org: 
 export function chainOf (r: Reply): Chain {
   if (r.length === 0) return NO_KEY
   const s = r as Array<string | null>
-  const key = keyRecordOf(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9])
+  const key = keyRecordOf(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10])
   if (key === INVALID) return { key, roleName: '', role: null, org: orgRecordOf(undefined) }
-  const user = key.type !== 'personal' ? undefined : r[10] === 1 ? userRecordOf(s[11], s[12], s[13]) : null
-  const roleName = typeof r[14] === 'string' ? r[14] : ''
-  const role = r[15] === 1 ? roleRecordOf(s[16], s[17]) : null
-  return { key, user, roleName, role, org: orgRecordOf(s[18]) }
+  const user = key.type !== 'personal' ? undefined : r[11] === 1 ? userRecordOf(s[12], s[13], s[14]) : null
+  const roleName = typeof r[15] === 'string' ? r[15] : ''
+  const role = r[16] === 1 ? roleRecordOf(s[17], s[18]) : null
+  return { key, user, roleName, role, org: orgRecordOf(s[19]) }
 }
 
 interface ChainCommand {

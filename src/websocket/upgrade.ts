@@ -54,6 +54,7 @@ import { CAP_RETRY_AFTER_S, OWN_101_HEADERS, passUpstreamAnswer, refuseUpgrade, 
 import { handshakeHeaders } from './handshake-headers.js'
 import { openUpstream } from './upstream.js'
 import type { Upgrade, WebSocketStageOptions } from './upgrade-options.js'
+import { keyPrefixesOf } from '../registry/key-format.js'
 
 export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptions): Connections | undefined {
   const { config, metrics } = o
@@ -62,7 +63,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   // Connection headers, hop-by-hop, are never forwarded
   if (!ws.enabled) return undefined
 
-  const requestLog = createRequestLog(o.logger, metrics.upgrades, config.keys.prefix, 'websocket', o.counter)
+  const requestLog = createRequestLog(o.logger, metrics.upgrades, keyPrefixesOf(config.keys), 'websocket', o.counter)
   const clientAddress = clientAddressOf(config.trusted_proxies)
   const connections = new Connections({
     maxTotal: ws.max_connections,
@@ -178,12 +179,19 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     state.query = v.target.query
     state.forwardPath = v.target.route.rewrite?.(v.target.path)
     u.route = v.target.route
-    const upstream = config.upstreams[v.target.route.upstream]
-    if (upstream === undefined) throw new Error(`routes: unknown upstream ${v.target.route.upstream}`)
+    // a test key's upgrade goes to the route's test_upstream (the environment stage refused it where there is none)
+    const upstreamName = v.identity.env === 'test' ? v.target.route.test_upstream : v.target.route.upstream
+    const upstream = upstreamName === undefined ? undefined : config.upstreams[upstreamName]
+    if (upstreamName === undefined || upstream === undefined) {
+      refuse(u, 'forbidden', 'test_key_not_allowed', u.headers)
+      return
+    }
 
     // 3. the caps
     const credential = credentialOf(u.req.rawHeaders, v.target.route.keyHeader)
-    const slot = connections.admit(u.id, v.target.path, credential, v.identity, v.rule.index, u.state.clientIp)
+    const slot = connections.admit(
+      u.id, v.target.path, credential, v.identity, v.rule.index, u.state.clientIp, v.target.route
+    )
     if (slot === 'over_key') {
       refuse(u, 'rate_limited', 'websocket_key_limit', { ...u.headers, 'Retry-After': CAP_RETRY_AFTER_S })
       return
@@ -194,7 +202,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     }
     u.slot = slot
     o.usage.record(v.identity.keyId, Date.now())
-    connectUpstream(u, slot, v.target.route.upstream, upstream, done, failed)
+    connectUpstream(u, slot, upstreamName, upstream, done, failed)
   }
 
   /** 4. the upstream's handshake; the client's completes only once it switched protocols. */

@@ -15,13 +15,15 @@ import type { AdminEvents } from '../model/events.js'
 import { auditOrgOf, type AdminScope } from '../model/principal.js'
 import { AuditLog, auditOptions, DEFAULT_AUDIT_OPTIONS, type AuditOptions } from '../store/audit-log.js'
 import { watching, type StoreContext, type Watch } from '../store/transactions.js'
+import { type KeyPrefixes, keyPrefixesOf } from '../../registry/key-format.js'
 
 /** The registry the admin wing works on, whoever acts: built once, the actions built from it per principal. */
 export interface AdminWing {
   redis: RegistryClient
   keys: RedisKeys
   /** keys' prefix (`kg_`): what a key looks like, to recognise one where it does not belong */
-  keyPrefix: string
+  /** keys' prefixes (`keyPrefixesOf`), live first: what a key looks like, to recognise one where it does not belong */
+  keyPrefix: KeyPrefixes
   /** the longest a BOT key created by an org or self principal lives (`admin.self_service_max_ttl`) */
   selfServiceMaxTtlMs: number
   audit?: AuditOptions | undefined
@@ -35,7 +37,7 @@ export function adminWing (config: Config, redis: RegistryClient, events?: Admin
     events,
     redis,
     keys: redisKeys(config.redis.prefix),
-    keyPrefix: config.keys.prefix,
+    keyPrefix: keyPrefixesOf(config.keys),
     selfServiceMaxTtlMs: parseDuration(config.admin.self_service_max_ttl) as number,
     audit: auditOptions(config.audit)
   }

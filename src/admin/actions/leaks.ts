@@ -13,6 +13,7 @@ import { checkLeakReporter, leakSource, leakVerdict, type LeakOutcome, type Leak
 import { setKeyFields } from '../store/keys.js'
 import { liveKeyId } from '../store/leaks.js'
 import { watching } from '../store/transactions.js'
+import type { Fields } from '../model/snapshot.js'
 import type { ActionContext } from './context.js'
 
 export type { LeakLabel, LeakOutcome, LeakReport } from '../policy/leaks.js'
@@ -37,7 +38,8 @@ export async function reportLeaked (
           : {
               label: 'true_positive',
               id,
-              revoked: false
+              revoked: false,
+              ...envOf(record)
             })
         continue
       }
@@ -58,10 +60,21 @@ export async function reportLeaked (
       ))
       await w.commit(tx)
       a.events?.emit({
-        type: 'key.leaked', key_id: id, org: record.org, leak_source: where, actor: a.store.actor, at: isoTimestamp(now)
+        type: 'key.leaked',
+        key_id: id,
+        org: record.org,
+        env: record.env === 'test' ? 'test' : 'live',
+        leak_source: where,
+        actor: a.store.actor,
+        at: isoTimestamp(now)
       })
-      out.push({ label: 'true_positive', id, revoked: true })
+      out.push({ label: 'true_positive', id, revoked: true, ...envOf(record) })
     }
     return out
   })
+}
+
+/** a test key's outcome says so (a live key's says nothing more) */
+function envOf (record: Fields | undefined): { env?: 'test' } {
+  return record?.env === 'test' ? { env: 'test' } : {}
 }

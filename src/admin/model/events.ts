@@ -11,6 +11,8 @@ export interface KeyLeakedEvent {
   key_id: string
   /** the key's org (a personal key's user's org is not looked up) */
   org: string | undefined
+  /** the key's environment (docs/test-keys.md) */
+  env: 'live' | 'test'
   /** where it was found, as recorded (`leak_source`) */
   leak_source: string
   /** who reported it, as the audit trail records it (`scanner:github`, `scanner:public`, `cli:<user>`...) */

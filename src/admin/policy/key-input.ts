@@ -64,6 +64,8 @@ export interface KeyRequest extends KeyOwnerFields, KeyRestrictionInput {
   createdBy?: string | undefined
   /** the key's own rate limit (admin only: a key's own limit replaces the default) */
   rateLimit?: string | undefined
+  /** `test`: a test key (docs/test-keys.md); default `live` */
+  env?: 'live' | 'test' | undefined
 }
 
 /** A key to write: a request as the scope rules let it through, defaults filled in. */
@@ -76,6 +78,8 @@ export interface CreateKeyInput extends KeyOwnerFields, KeyRestrictionInput {
   owner?: string | undefined
   /** the key's own `rate_limit`, `<count>/<period>` */
   rateLimit?: string | undefined
+  /** `test`: a test key, recorded as `env test` (absent: live) */
+  env?: 'live' | 'test' | undefined
   /**
    * the longest the creator may make it live (self service); no expiry asked means this, or the org's cap if shorter
    */

@@ -149,3 +149,15 @@ t.test('leaks.public.enabled false: the path is no route of the gateway', async 
   t.equal(res.status, 404, 'under no route prefix: 404')
   t.equal(await gw.client.hget(gw.fixtures.keys.key(alice.id), 'status'), 'active')
 })
+
+t.test('a test key is reported and revoked alike, its event saying so', async (t) => {
+  const gw = await startGateway(t)
+  const { result: testKey } = await gw.fixtures.admin.createKey({ type: 'bot', role: 'reader', org: 'acme', env: 'test' })
+  t.match(testKey.key, /^kgt_/)
+  const events: AdminEvent[] = []
+  gw.app.events.on((e) => { events.push(e) })
+  accepted(t, await report(gw, JSON.stringify({ keys: [testKey.key] })), 'a test key')
+  t.ok(await eventually(async () => events.length === 1, 2000) >= 0, 'told as key.leaked')
+  t.match(events[0], { type: 'key.leaked', key_id: testKey.id, env: 'test', actor: 'scanner:public' })
+  t.equal(await gw.client.hget(gw.fixtures.keys.key(testKey.id), 'leak_source'), 'public-report')
+})

@@ -144,7 +144,8 @@ const elsewhere: Partial<Record<Reason, [gives: string, test: string]>> = {
   unknown_session: ['src/admin/api/sign-in.ts', 'test/integration/admin/sso.test.ts'],
   csrf_header_missing: ['src/admin/api/index.ts', 'test/integration/admin/sso.test.ts'],
   leak_report: ['src/data-plane/leak-reports.ts', 'test/integration/leaks/public-leak-reports.test.ts'],
-  leak_report_limited: ['src/data-plane/leak-reports.ts', 'test/integration/leaks/public-leak-reports.test.ts']
+  leak_report_limited: ['src/data-plane/leak-reports.ts', 'test/integration/leaks/public-leak-reports.test.ts'],
+  test_key_not_allowed: ['src/decision/stages/environment.ts', 'test/integration/data-plane/test-keys.test.ts']
 }
 
 async function decide (row: Row): Promise<TargetVerdict> {
