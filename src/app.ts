@@ -160,7 +160,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     ? undefined
     : parseRateLimit(config.rate_limits.anonymous)
   const anonymous = anonymousRate === undefined ? undefined : anonymousLimit(anonymousRate)
-  const decider = decisions.decider({ limiter, meter: metrics.auth, anonymous })
+  const decider = decisions.decider({ limiter, meter: metrics.auth, anonymous, shadowMeter: metrics.shadow })
   // ...and without the rate limits (nor the decision metrics), for open WebSockets decided again on a change
   const redecider = decisions.decider()
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set

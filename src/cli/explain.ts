@@ -47,6 +47,11 @@ export interface Explanation {
   rate_limits?: { key?: string, role?: string, org?: string, anonymous?: string }
   /** the identity headers the upstream would receive */
   headers?: Record<string, string>
+  /**
+   * with shadow_rules, for a request with a key: what they would answer. `agrees`: as the live rules; else the shadow
+   * rule (its index, or `none`) and both outcomes (`allow` or a reason), as the log line's `shadow` field
+   */
+  shadow?: { agrees: true } | { agrees: false, rule: string, live: string, shadow: string }
 }
 
 /**
@@ -119,6 +124,10 @@ export async function explain (config: Config, redis: RegistryClient, method: st
       if (limit !== undefined) limits[level] = limit === MALFORMED ? 'malformed' : limit.text
     }
     if (Object.keys(limits).length > 0) out.rate_limits = limits
+  }
+  // shadow rules: decided beside the live ones by the same core, never changing the answer
+  if (config.shadow_rules.length > 0 && id !== undefined) {
+    out.shadow = v.shadow === undefined ? { agrees: true } : { agrees: false, ...v.shadow }
   }
   if (!v.ok) return { ...out, status: ERRORS[v.code].status, code: v.code, reason: v.reason }
   const headersFor = (id: typeof v.identity): Record<string, string> =>

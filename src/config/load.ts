@@ -225,6 +225,14 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
   })
   check(() => { problems.push(...ruleProblems(c.rules)) })
   check(() => {
+    problems.push(...ruleProblems(c.shadow_rules).map((p) => `shadow_${p}`))
+    c.shadow_rules.forEach((rule, i) => {
+      if (!c.routes.some((r) => isUnderPrefix(r.prefix, rule.path))) {
+        problems.push(`shadow_rules[${i}].path: ${rule.path} is under no route prefix, so it can never match`)
+      }
+    })
+  })
+  check(() => {
     c.trusted_proxies.forEach((entry, i) => {
       const p = trustedProxyProblem(entry)
       if (p !== undefined) problems.push(`trusted_proxies[${i}]: ${p}`)

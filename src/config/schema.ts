@@ -102,6 +102,8 @@ export const ConfigSchema = Type.Object({
   upstreams: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]+$' }), UpstreamSchema, { default: {} }),
   routes: Type.Array(Route, { default: [] }),
   rules: Type.Array(Rule, { default: [] }),
+  /** decided beside `rules`, never changing the answer; differences counted and logged (docs/safe-change.md) */
+  shadow_rules: Type.Array(Rule, { default: [] }),
   identity: Type.Object({
     header_prefix: Type.String({
       pattern: '^[A-Za-z][A-Za-z0-9-]*-$',

@@ -28,8 +28,9 @@ import type { Limiter } from '../ratelimit/limiter.js'
 import { DECISION_STAGES } from './stages/index.js'
 import type { DecisionStage, StageCheck } from './stages/stage.js'
 import { checkTarget } from './target-policy.js'
-import { refusal, type Allowed, type Passing, type Refused, type Verdict } from './verdict.js'
+import { refusal, type Allowed, type Passing, type Refused, type ShadowNote, type Verdict } from './verdict.js'
 import type { PublicAccess } from './public-access.js'
+import type { ShadowDecider } from './shadow-rules.js'
 import type { Route } from './route-table.js'
 
 /** receive and route prefix passed: the path decided on (and forwarded), its query, its route. */
@@ -71,6 +72,10 @@ export interface DeciderOptions {
   stages?: readonly DecisionStage[]
   /** public rules, when any rule is public (public-access.ts) */
   publicAccess?: PublicAccess | undefined
+  /** shadow rules, when configured (shadow-rules.ts): a difference is noted on the verdict, never changes it */
+  shadow?: ShadowDecider | undefined
+  /** told of each difference (the metric) */
+  onShadow?: ((note: ShadowNote) => void) | undefined
 }
 
 export function createDecider ({
@@ -79,7 +84,9 @@ export function createDecider ({
   routeOf,
   limiter,
   stages = DECISION_STAGES,
-  publicAccess
+  publicAccess,
+  shadow,
+  onShadow
 }: DeciderOptions): RequestDecider {
   const checks: readonly StageCheck[] = stages.map((s) => s.build({ matchRule, limiter }))
 
@@ -108,7 +115,14 @@ export function createDecider ({
       return { ok: false, code, reason, challenge, keyId, fromRedis: keyId === undefined ? undefined : fromRedis }
     }
     const passing: Passing = { ok: true, identity: auth.identity, rule: undefined, fromRedis, route }
-    return runStages(checks, 0, passing, method, path, client, now)
+    const verdict = runStages(checks, 0, passing, method, path, client, now)
+    // (shadow rules off: this one comparison is all they cost)
+    if (shadow === undefined) return verdict
+    const note = shadow(auth.identity, method, path)
+    if (note === undefined) return verdict
+    onShadow?.(note)
+    if (!(verdict instanceof Promise)) return withShadow(verdict, note)
+    return verdict.then((v) => withShadow(v, note))
   }
 
   function decideTarget (
@@ -147,6 +161,12 @@ function runStages (
   }
   if (p.rule === undefined) return refusal(p, 'forbidden', 'no_rule', challenges.insufficientScope(undefined))
   return p as Allowed
+}
+
+/** (a verdict after authentication: allowed with a key, or refused) */
+function withShadow (verdict: Verdict, note: ShadowNote): Verdict {
+  (verdict as Allowed | Refused).shadow = note
+  return verdict
 }
 
 function withTarget (verdict: Verdict, target: Target): TargetVerdict {

@@ -14,6 +14,8 @@ import type { Limiter } from '../ratelimit/limiter.js'
 import { createAuthenticator, type AuthenticateSignIn } from './authenticate-request.js'
 import { createDecider, type RequestDecider } from './decide-request.js'
 import { compileRules } from './match-rule.js'
+import { createShadowDecider } from './shadow-rules.js'
+import type { ShadowMeter } from '../metrics/shadow-metrics.js'
 import { compileRouteTable, type RouteTable } from './route-table.js'
 import { createPublicAccess } from './public-access.js'
 import type { AnonymousLimit } from '../ratelimit/anonymous.js'
@@ -22,7 +24,13 @@ import { keyPrefixesOf } from '../registry/key-format.js'
 export interface DecisionFactory {
   /** the decision, receive to rate limits; without `limiter`, no rate limit applies */
   decider: (
-    o?: { limiter?: Limiter | undefined, meter?: AuthMeter | undefined, anonymous?: AnonymousLimit | undefined }
+    o?: {
+      limiter?: Limiter | undefined
+      meter?: AuthMeter | undefined
+      anonymous?: AnonymousLimit | undefined
+      /** counts the shadow rules' differences (shadow-rules.ts) */
+      shadowMeter?: ShadowMeter | undefined
+    }
   ) => RequestDecider
   /** the routes, compiled (route-table.ts) */
   routes: RouteTable
@@ -43,13 +51,21 @@ export function decisionFactory (
   const matchRule = compileRules(config.rules, methods)
   const routes = compileRouteTable(config.routes)
   const anyPublic = config.rules.some((r) => r.public === true)
+  // (none configured: no shadow at all, so the decision pays one comparison)
+  const shadow = config.shadow_rules.length === 0
+    ? undefined
+    : createShadowDecider(matchRule, compileRules(config.shadow_rules, methods))
   return {
-    decider: ({ limiter, meter, anonymous } = {}) => createDecider({
+    decider: ({ limiter, meter, anonymous, shadowMeter } = {}) => createDecider({
       authenticate: createAuthenticator({ keyPrefix, acceptImported, resolver, meter }),
       matchRule,
       routeOf: routes.routeOf,
       limiter,
-      publicAccess: createPublicAccess(matchRule, anyPublic, anonymous)
+      publicAccess: createPublicAccess(matchRule, anyPublic, anonymous),
+      shadow,
+      onShadow: shadowMeter === undefined
+        ? undefined
+        : (note) => { shadowMeter.difference(note.rule, note.live, note.shadow) }
     }),
     routes,
     signIn: (isAdminToken) => createAuthenticator({ keyPrefix, acceptImported, resolver, isAdminToken }),

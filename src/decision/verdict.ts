@@ -9,6 +9,15 @@ import type { Route } from './route-table.js'
 import type { CompiledRule } from './match-rule.js'
 import type { Verdict as RateLimitVerdict } from '../ratelimit/limiter.js'
 
+/** A request the shadow rules (shadow-rules.ts) answer otherwise: the shadow rule (index, or `none`), both outcomes. */
+export interface ShadowNote {
+  readonly rule: string
+  /** `allow`, or the live refusal's reason at authorization */
+  readonly live: string
+  /** `allow`, or the reason the shadow rules would refuse with */
+  readonly shadow: string
+}
+
 /** Allowed with a key, allowed without one by a public rule (public-access.ts), or refused. */
 export type Verdict = Allowed | Anonymous | Refused
 
@@ -21,6 +30,8 @@ export interface Allowed {
   rateLimit?: RateLimitVerdict
   /** the key's records were read from Redis (a cache miss) rather than the cache */
   fromRedis?: boolean
+  /** the shadow rules would have answered otherwise (shadow-rules.ts); undefined: they agree, or there are none */
+  shadow?: ShadowNote
 }
 
 /** A request without a credential, allowed by a public rule (public-access.ts): no identity. */
@@ -32,6 +43,7 @@ export interface Anonymous {
   /** `rate_limits.anonymous`, for the RateLimit-* headers */
   rateLimit?: RateLimitVerdict
   fromRedis?: undefined
+  shadow?: undefined
 }
 
 export interface Refused {
@@ -50,6 +62,8 @@ export interface Refused {
   rateLimit?: RateLimitVerdict
   /** the key's records were read from Redis (a cache miss); undefined: no key was looked up */
   fromRedis?: boolean
+  /** the shadow rules would have answered otherwise (shadow-rules.ts) */
+  shadow?: ShadowNote
 }
 
 /**

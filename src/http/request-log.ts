@@ -119,6 +119,7 @@ export function createRequestLog (
       (s.keyId === undefined ? '' : `,"key_id":"${s.keyId}"`) +
       `,"reason":"${reason}"` +
       (s.rule === undefined ? '' : `,"rule":${ruleJson(s.rule)}`) +
+      (s.shadow === undefined ? '' : `,"shadow":${JSON.stringify(s.shadow)}`) +
       ',"latency_ms":' + milliseconds(ms) + ',"msg":"request"}\n'
   }
 

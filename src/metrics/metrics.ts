@@ -18,6 +18,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client'
 import type { LogSinkStats } from '../logger.js'
 import { adminSignInMetrics, type AdminSignInMeter } from './admin-metrics.js'
 import { authMetrics, type AuthMeter } from './auth-metrics.js'
+import { shadowMetrics, type ShadowMeter } from './shadow-metrics.js'
 import { cacheMetrics, type CacheStats } from './cache-metrics.js'
 import { rateLimitMetrics, type RateLimitMeter } from './ratelimit-metrics.js'
 import { redisMetrics, type RedisMeter, type RedisState } from './redis-metrics.js'
@@ -75,6 +76,8 @@ export interface Metrics {
   readonly webSockets: WebSocketMeter
   readonly adminSignIn: AdminSignInMeter
   readonly auth: AuthMeter
+  /** the shadow rules' differences from the live rules */
+  readonly shadow: ShadowMeter
   readonly redis: RedisMeter
   readonly rateLimit: RateLimitMeter
   /** the per-key usage counter's writes and losses */
@@ -92,6 +95,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
   const r = registrar(registry)
   const requests = requestMetrics(r, o.rules)
   const auth = authMetrics(r)
+  const shadow = shadowMetrics(r)
   const upstreams = upstreamMetrics(r, o.upstreams, o.upstreamTargets)
   const redis = redisMetrics(r, o.redis)
   const adminSignIn = adminSignInMetrics(r)
@@ -140,6 +144,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
     webSockets,
     adminSignIn,
     auth: auth.meter,
+    shadow,
     redis: redis.meter,
     rateLimit,
     usage,
