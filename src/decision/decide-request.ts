@@ -118,11 +118,18 @@ export function createDecider ({
     const verdict = runStages(checks, 0, passing, method, path, client, now)
     // (shadow rules off: this one comparison is all they cost)
     if (shadow === undefined) return verdict
-    const note = shadow(auth.identity, method, path)
+    const identity = auth.identity
+    if (!(verdict instanceof Promise)) return withShadow(verdict, shadow(identity, method, path, verdict))
+    return verdict.then((v) => withShadow(v, shadow(identity, method, path, v)))
+  }
+
+  /** the shadow rules' difference, noted on the verdict and counted; none: the verdict as it is */
+  function withShadow (verdict: Verdict, note: ShadowNote | undefined): Verdict {
     if (note === undefined) return verdict
     onShadow?.(note)
-    if (!(verdict instanceof Promise)) return withShadow(verdict, note)
-    return verdict.then((v) => withShadow(v, note))
+    // (a verdict after authentication: allowed with a key, or refused)
+    ;(verdict as Allowed | Refused).shadow = note
+    return verdict
   }
 
   function decideTarget (
@@ -161,12 +168,6 @@ function runStages (
   }
   if (p.rule === undefined) return refusal(p, 'forbidden', 'no_rule', challenges.insufficientScope(undefined))
   return p as Allowed
-}
-
-/** (a verdict after authentication: allowed with a key, or refused) */
-function withShadow (verdict: Verdict, note: ShadowNote): Verdict {
-  (verdict as Allowed | Refused).shadow = note
-  return verdict
 }
 
 function withTarget (verdict: Verdict, target: Target): TargetVerdict {
