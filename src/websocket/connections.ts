@@ -12,7 +12,7 @@
  * this process of every change to one of them, after the cache dropped it; each
  * connection that depends on it is decided again by the same decision function as its
  * upgrade (decide-request.ts, without the rate limits: a connection that stays open is
- * not a new request), with the same method (GET), path and credential, so what it
+ * not a new request), with the same method (GET), path, route and credential, so what it
  * reads comes fresh from Redis. A flush, or the invalidation channel coming back,
  * decides every connection again; while the channel is down (or `cache.tracking` is
  * off), every connection is decided again every `cache.ttl_ms` (what the cache then

@@ -14,6 +14,8 @@ import t, { type Test } from 'tap'
 import { assembleKey, checksum } from '../../../src/registry/key-format.js'
 import { startGateway, type TestGateway } from '../../helpers/gateway.js'
 import { rawValues, startUpstream } from '../../helpers/upstream.js'
+import { openClient, wsUpgrade } from '../../helpers/ws-client.js'
+import { startWsUpstream } from '../../helpers/ws-upstream.js'
 
 async function world (t: Test): Promise<{ gw: TestGateway, sandbox: Awaited<ReturnType<typeof startUpstream>> }> {
   const sandbox = await startUpstream()
@@ -84,4 +86,35 @@ t.test('a table over routes and methods: a test key never reaches a live upstrea
   }
   t.ok(sandbox.requests.length > 0, 'the test upstream got the allowed ones')
   t.ok(sandbox.requests.every((r) => rawValues(r, 'x-auth-env')[0] === 'test'), 'each with X-Auth-Env: test')
+})
+
+t.test('a WebSocket upgrade with a test key goes to the test upstream, or is refused', async (t) => {
+  const liveWs = await startWsUpstream()
+  const testWs = await startWsUpstream()
+  t.teardown(() => liveWs.close())
+  t.teardown(() => testWs.close())
+  const gw = await startGateway(t, {
+    yaml: `
+routes:
+  - { prefix: /api/v1, upstream: core }
+rules:
+  - { method: GET, path: /api/v1/*, permissions: [] }
+`,
+    configure (c) {
+      const core = c.upstreams.core
+      if (core === undefined) throw new Error('no core upstream')
+      c.upstreams.core = { ...core, url: liveWs.url }
+      c.upstreams.sandbox = { ...core, url: testWs.url }
+      c.routes = [{ prefix: '/api/v1', upstream: 'core', test_upstream: 'sandbox' }, { prefix: '/live', upstream: 'core' }]
+      c.rules.push({ method: 'GET', path: '/live/*', permissions: [] })
+    }
+  })
+  const { result: testKey } = await gw.fixtures.admin.createKey({ type: 'bot', role: 'reader', org: 'acme', env: 'test' })
+  const client = await openClient(gw.port, '/api/v1/stream', { headers: { Authorization: `Bearer ${testKey.key}` } })
+  t.teardown(() => client.socket.terminate())
+  t.equal(testWs.upgrades.length, 1, 'the test upstream got the upgrade')
+  t.equal(liveWs.upgrades.length, 0, 'the live upstream got nothing')
+  const refused = await wsUpgrade(gw.port, '/live/stream', { Authorization: `Bearer ${testKey.key}` })
+  t.equal(refused.status, 403, 'a route without test_upstream refuses the upgrade')
+  t.equal(liveWs.upgrades.length, 0, 'still nothing at the live upstream')
 })
