@@ -10,6 +10,11 @@
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildAdminPlane, buildOpsPlane } from './admin/admin-plane.js'
+import { adminActions, adminWing } from './admin/actions/index.js'
+import { publicReports } from './admin/leaks/public-reports.js'
+import { PUBLIC_REPORTER } from './admin/model/actors.js'
+import { AdminEvents } from './admin/model/events.js'
+import { FULL_ADMIN } from './admin/model/principal.js'
 import { buildAuthorizerPlane } from './authorizer/authorizer-plane.js'
 import type { GrpcAuthorizer } from './authorizer-grpc/grpc-authorizer.js'
 import { loadAssertions, type Assertions } from './assertion/index.js'
@@ -43,6 +48,7 @@ import { QuotaScript } from './quota/script.js'
 import { upstreamCost } from './quota/upstream-cost.js'
 import { anonymousLimit } from './ratelimit/anonymous.js'
 import { RateLimitScript } from './ratelimit/script.js'
+import { keyPrefixesOf } from './registry/key-format.js'
 
 export interface KeygateApp {
   data: FastifyInstance
@@ -78,6 +84,8 @@ export interface KeygateApp {
   upstreams: Upstreams
   /** SIGHUP: re-reads the upstreams' TLS files; the problems when they cannot be used (nothing changed then) */
   reloadUpstreamTls: () => string[]
+  /** committed admin changes, for listeners in this process (a leaked key's `key.leaked`) */
+  events: AdminEvents
   /** a graceful stop: every background part, last started first, each drained */
   close: () => Promise<void>
 }
@@ -174,11 +182,11 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     ? undefined
     : parseRateLimit(config.rate_limits.anonymous)
   const anonymous = anonymousRate === undefined ? undefined : anonymousLimit(anonymousRate)
-  const decider = decisions.decider({ limiter, quota, meter: metrics.auth, anonymous })
+  const decider = decisions.decider({ limiter, quota, meter: metrics.auth, anonymous, shadowMeter: metrics.shadow })
   // ...and without the rate limits (nor the decision metrics), for open WebSockets decided again on a change
   const redecider = decisions.decider()
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set
-  const tracing = await createTracing(config.tracing, config.keys.prefix)
+  const tracing = await createTracing(config.tracing, keyPrefixesOf(config.keys))
   // the spans of the last requests are exported before the gateway is gone
   lifecycle.add({ name: 'span export', stop: async () => { await tracing.shutdown().catch(() => {}) } })
   // (counting off: the request's last stage is not handed the counter, and costs nothing for it)
@@ -190,6 +198,15 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   lifecycle.add({ name: 'upstreams', stop: async () => { await upstreams.close() } })
   // (cost: upstream: the data plane debits what the response reports, the authorizer the rule's default_cost)
   const costs = upstreamCost(config.quota.cost_header, quota, () => { metrics.quota.outcome('debit_failed') })
+  // In-process listeners of committed admin changes (src/admin/model/events.ts: webhooks subscribe here)
+  const events = new AdminEvents()
+  // anyone's leak reports, looked up after the data plane answered; drained after the listeners stop
+  const leakReports = publicReports({
+    actions: adminActions(adminWing(config, redis, events), FULL_ADMIN, PUBLIC_REPORTER),
+    logger,
+    maxPending: config.leaks.public.max_pending
+  })
+  lifecycle.add({ name: 'public leak reports', stop: async () => { await leakReports.drain() } })
   const data = await buildDataPlane({
     config,
     logger,
@@ -203,9 +220,10 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     tracing,
     upstreams,
     routes: decisions.routes,
-    upstreamCost: costs
+    upstreamCost: costs,
+    leakReports: (keys) => { leakReports.submit(keys) }
   })
-  const adminOptions = { config, logger, health, redis, decisions, metrics, usage, assertions }
+  const adminOptions = { config, logger, health, redis, decisions, metrics, usage, assertions, events }
   const admin = await buildAdminPlane(adminOptions)
   const ops = config.ops_listen !== undefined ? await buildOpsPlane(adminOptions) : undefined
   const authz = config.authz_listen !== undefined
@@ -249,6 +267,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     lifecycle,
     upstreams,
     reloadUpstreamTls: () => upstreams.reloadTls(),
+    events,
     close: async () => { await lifecycle.stop() }
   }
 }

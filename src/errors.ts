@@ -52,7 +52,11 @@ export const REASONS = [
   'bad_upgrade', 'websocket_limit', 'websocket_key_limit',
   // the admin API with an SSO session (src/admin/sso/): the cookie names no session;
   // a state-changing call without `X-Requested-With: keygate`; the session cookie sent twice
-  'unknown_session', 'csrf_header_missing', 'two_session_cookies'
+  'unknown_session', 'csrf_header_missing', 'two_session_cookies',
+  // anyone's leak report (src/data-plane/leak-reports.ts): accepted; past the per-address limit
+  'leak_report', 'leak_report_limited',
+  // a test key on a route without a test_upstream (src/decision/stages/environment.ts)
+  'test_key_not_allowed'
 ] as const
 
 export type Reason = typeof REASONS[number]

@@ -12,7 +12,7 @@
  * MAX_ROUNDS; a text still changing then is written as `[redacted]` whole (fail
  * closed). Text without a key is written as it came.
  */
-import { ID_LENGTH } from './registry/key-format.js'
+import { ID_LENGTH, type KeyPrefixes } from './registry/key-format.js'
 
 export interface Redactor {
   /** `text` with every key-shaped run, in any depth of percent-encoding, replaced by its id and `_[redacted]` */
@@ -29,11 +29,13 @@ export const REDACTED = '[redacted]'
  */
 export const MAX_ROUNDS = 4
 
-export function createRedactor (keyPrefix: string): Redactor {
-  const escaped = keyPrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+/** `keyPrefix`: the live keys' prefix, or both (`keyPrefixesOf`): a test key is a secret too */
+export function createRedactor (keyPrefix: KeyPrefixes): Redactor {
+  const prefixes = typeof keyPrefix === 'string' ? [keyPrefix] : keyPrefix
+  const escaped = prefixes.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')
   // the secret runs on to the next character that is not base62, or to the next key's start
   // (keys written one after the other are each found)
-  const next = `${escaped}[0-9A-Za-z]{${ID_LENGTH}}_`
+  const next = `(?:${escaped})[0-9A-Za-z]{${ID_LENGTH}}_`
   const shape = new RegExp(`(${escaped})([0-9A-Za-z]{${ID_LENGTH}})_(?:(?!${next})[0-9A-Za-z])*`, 'gi')
 
   /** One layer: key-shaped runs replaced, no decoding. */

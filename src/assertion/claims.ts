@@ -22,7 +22,8 @@ export function subjectOf (id: Identity): string {
  */
 export function identityClaims (id: Identity): string {
   return `"sub":${JSON.stringify(subjectOf(id))},"key_id":${JSON.stringify(id.keyId)},` +
-    `"key_type":${JSON.stringify(id.type)},"org":${JSON.stringify(id.org)},"role":${JSON.stringify(id.role)}`
+    `"key_type":${JSON.stringify(id.type)},"org":${JSON.stringify(id.org)},"role":${JSON.stringify(id.role)}` +
+    (id.env === 'test' ? ',"env":"test"' : ',"env":"live"')
 }
 
 /** `"iss":"<issuer>",`, computed once per configuration. */

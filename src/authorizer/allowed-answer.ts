@@ -56,7 +56,7 @@ export function allowedAnswer ({ headerPrefix, assertions, tracing }: AllowedAns
   const anonymous = removal([
     'authorization',
     assertionHeader,
-    ...['key-id', 'key-type', 'user-id', 'org-id', 'role'].map((n) => prefix + n)
+    ...['key-id', 'key-type', 'user-id', 'org-id', 'role', 'env'].map((n) => prefix + n)
   ])
 
   return (identity, requestId, trace, method, target, now, keyHeader) => {

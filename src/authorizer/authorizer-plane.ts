@@ -48,6 +48,7 @@ import { routePatterns } from '../decision/route-table.js'
 import { loggedTarget, requestState } from '../http/request-state.js'
 import { allowedAnswer } from './allowed-answer.js'
 import { namesOriginal, originalRequest } from './original-request.js'
+import { keyPrefixesOf } from '../registry/key-format.js'
 
 export interface AuthorizerPlaneOptions {
   config: Config
@@ -87,7 +88,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
       return503OnClosing: false
     },
     // 6. one log line per decision, and its metrics
-    log: { meter: o.metrics.decisions, keyPrefix: config.keys.prefix, mode: 'authz', usage: o.counter },
+    log: { meter: o.metrics.decisions, keyPrefix: keyPrefixesOf(config.keys), mode: 'authz', usage: o.counter },
     tracing: { tracing, mode: 'authz' }
   })
   const peerOf = connectionPeer(config.authz.trusted_peers)

@@ -29,6 +29,8 @@ const PERSONAL = 0b10000
 const BOT = 0b11000
 /** the key has a scope or allowed_cidrs (in `restrictions`): a key without one reads no map */
 const RESTRICTED = 32
+/** a test key (docs/test-keys.md) */
+const TEST = 64
 
 const DIGEST_BYTES = 32
 /** `pairOf` of a slot without a record (INVALID, or free) */
@@ -94,6 +96,7 @@ export class KeyTable {
     else {
       flags |= record.type === 'personal' ? PERSONAL : BOT
       if (record.status !== 'active') flags |= REVOKED
+      if (record.env === 'test') flags |= TEST
       this.digests.write(record.digest, slot * DIGEST_BYTES, DIGEST_BYTES, 'latin1')
     }
     this.at[slot] = at
@@ -175,7 +178,8 @@ export class KeyTable {
       status: (flags & REVOKED) === 0 ? 'active' : 'revoked',
       expiresAt: Number.isNaN(expiresAt) ? undefined : expiresAt,
       rateLimit: this.rateLimit.get(slot),
-      restriction: (flags & RESTRICTED) === 0 ? undefined : this.restrictions.get(slot)
+      restriction: (flags & RESTRICTED) === 0 ? undefined : this.restrictions.get(slot),
+      env: (flags & TEST) === 0 ? 'live' : 'test'
     }
     const meter = this.meters.size === 0 ? undefined : this.meters.get(slot)
     if (meter !== undefined) record.meter = meter

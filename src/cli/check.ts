@@ -25,7 +25,15 @@ function clientIp (value: string): string {
   return value
 }
 
-function printHuman (e: Explanation): void {
+/** What the shadow rules would answer, beside the live decision above it. */
+function shadowLine (s: Explanation['shadow']): string {
+  if (s === undefined) return 'no shadow rules apply (none configured, or no key reached the rules)'
+  if (s.agrees) return 'the shadow rules answer the same'
+  const rule = s.rule === 'none' ? 'no shadow rule matches' : `shadow rule #${s.rule}`
+  return `live ${s.live}, shadow ${s.shadow} (${rule}); the live answer is the one given`
+}
+
+function printHuman (e: Explanation, shadow: boolean): void {
   const verdict = e.allowed ? 'ALLOW -> forwarded upstream' : `DENY ${String(e.status)} ${e.code ?? ''}`
   const lines = [`${verdict}  (reason: ${e.reason})`, `  request   ${e.method} ${e.path ?? '(refused target)'}`]
   if (e.route !== undefined) {
@@ -68,6 +76,7 @@ function printHuman (e: Explanation): void {
   if (e.headers !== undefined) {
     for (const [name, value] of Object.entries(e.headers)) lines.push(`  header    ${name}: ${value}`)
   }
+  if (shadow) lines.push(`  shadow    ${shadowLine(e.shadow)}`)
   process.stdout.write(lines.join('\n') + '\n')
 }
 
@@ -82,9 +91,10 @@ export function checkCommand (program: Command): void {
     .option('--from <ip>', 'the client address to decide for (a key bound to addresses needs one)', clientIp)
     .option('--host <name>', 'the Host header to decide for (routes with hosts)')
     .option('--anonymous', 'decide a request without a key (a public rule\'s); no key is read')
+    .option('--shadow', 'show what the shadow rules (shadow_rules) would answer beside the live decision')
     .option('--json', 'print the result as JSON')
     .action(async (method: string, path: string,
-      opts: { json?: boolean, from?: string, host?: string, anonymous?: boolean }) => {
+      opts: { json?: boolean, from?: string, host?: string, anonymous?: boolean, shadow?: boolean }) => {
       const key = opts.anonymous === true ? undefined : await readKey()
       const explanation = await withRegistry(async ({ config, redis }) =>
         await explain(config, redis, method.toUpperCase(), path, key, opts.from, opts.host))
@@ -92,8 +102,9 @@ export function checkCommand (program: Command): void {
       if (explanation.reason === 'registry_unavailable' || explanation.reason === 'registry_busy') {
         throw new RedisUnreachable(explanation.reason)
       }
+      if (opts.shadow !== true) delete explanation.shadow
       if (opts.json === true) printJson(explanation)
-      else printHuman(explanation)
+      else printHuman(explanation, opts.shadow === true)
       // a script (a CI step) can gate on the answer: 0 allow, 3 deny
       if (!explanation.allowed) process.exitCode = EXIT_DENIED
     })

@@ -52,6 +52,11 @@ export interface Explanation {
   quota?: Array<{ name: string, limit: number, remaining: number, reset_s?: number }>
   /** the identity headers the upstream would receive */
   headers?: Record<string, string>
+  /**
+   * with shadow_rules, for a request with a key: what they would answer. `agrees`: as the live rules; else the shadow
+   * rule (its index, or `none`) and both outcomes (`allow` or a reason), as the log line's `shadow` field
+   */
+  shadow?: { agrees: true } | { agrees: false, rule: string, live: string, shadow: string }
 }
 
 /**
@@ -139,6 +144,10 @@ export async function explain (config: Config, redis: RegistryClient, method: st
     out.quota = metered.map((a) => ({
       name: a.name, limit: a.limit, remaining: a.remaining, ...a.resetS === undefined ? {} : { reset_s: a.resetS }
     }))
+  }
+  // shadow rules: decided beside the live ones by the same core, never changing the answer
+  if (config.shadow_rules.length > 0 && id !== undefined) {
+    out.shadow = v.shadow === undefined ? { agrees: true } : { agrees: false, ...v.shadow }
   }
   if (!v.ok) return { ...out, status: ERRORS[v.code].status, code: v.code, reason: v.reason }
   const headersFor = (id: typeof v.identity): Record<string, string> =>

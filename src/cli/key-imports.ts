@@ -9,6 +9,7 @@ import type { Command } from 'commander'
 import { importRefused, readImportLines } from '../admin/actions/index.js'
 import { UsageError, withRegistry } from './context.js'
 import { printJson, printWarnings } from './output.js'
+import { keyPrefixesOf } from '../registry/key-format.js'
 
 export function keyImportCommands (keys: Command): void {
   keys.command('leaked')
@@ -26,7 +27,8 @@ export function keyImportCommands (keys: Command): void {
         source: opts.source
       }))))
       // never the key itself: its SHA-256, as the scanners' feedback has it, and its id
-      const results = tokens.map((token, i) => {
+      interface Result { token_hash: string, label: string, id?: string, revoked?: boolean, env?: 'test' }
+      const results = tokens.map((token, i): Result => {
         const o = outcomes[i]
         const tokenHash = createHash('sha256').update(token).digest('hex')
         return o?.id === undefined
@@ -35,7 +37,8 @@ export function keyImportCommands (keys: Command): void {
               token_hash: tokenHash,
               label: o.label,
               id: o.id,
-              revoked: o.revoked === true
+              revoked: o.revoked === true,
+              ...(o.env === undefined ? {} : { env: o.env })
             }
       })
       if (opts.json === true) {
@@ -45,7 +48,8 @@ export function keyImportCommands (keys: Command): void {
       for (const r of results) {
         const what = r.id === undefined
           ? 'not a keygate key'
-          : r.revoked === true ? `key ${r.id} revoked as leaked` : `key ${r.id} was already revoked`
+          : `${r.env === 'test' ? 'test ' : ''}key ${r.id} ` +
+            (r.revoked === true ? 'revoked as leaked' : 'was already revoked')
         process.stdout.write(`${r.token_hash.slice(0, 16)}  ${r.label.padEnd(14)}  ${what}\n`)
       }
     })
@@ -63,7 +67,7 @@ export function keyImportCommands (keys: Command): void {
     .action(async (file: string, opts: { json?: boolean }) => {
       const text = readFileSync(file === '-' ? 0 : file, 'utf8')
       const { result: imported, warnings } = await withRegistry(async ({ config, actions }) => {
-        const { inputs, problems } = readImportLines(text, config.keys.prefix)
+        const { inputs, problems } = readImportLines(text, keyPrefixesOf(config.keys))
         if (problems.length > 0) throw importRefused(problems)
         if (inputs.length === 0) throw new UsageError(`${file === '-' ? 'stdin' : file} holds no key`)
         return await actions.importKeys(inputs)

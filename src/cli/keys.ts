@@ -63,7 +63,7 @@ function owner (k: KeyView): string {
 
 function printCreated (created: CreatedKey, extra = ''): void {
   process.stdout.write(
-    `Created ${created.type} key ${created.id} (org ${created.org}, ` +
+    `Created ${created.env === 'test' ? 'test ' : ''}${created.type} key ${created.id} (org ${created.org}, ` +
     `${created.user !== undefined ? `user ${created.user}` : `role ${created.role ?? ''}`})\n\n` +
     `  ${created.key}\n\n` +
     'Copy it now: it is shown only this once and cannot be recovered (only its hash is stored).\n' +
@@ -117,9 +117,14 @@ export function keysCommand (program: Command): void {
       'the key works only from this client address range, e.g. 10.0.0.0/8 or 2001:db8::/32 (repeatable)',
       cidrList
     )
+    .addOption(new Option(
+      '--env <env>',
+      'test: a test key (keys.test_prefix), whose requests reach only a route\'s test_upstream (default: live)'
+    ).choices(['live', 'test']))
     .option('--json', 'print the result as JSON')
     .action(async (opts: {
       type: 'personal' | 'bot',
+      env?: 'live' | 'test',
       user?: string,
       role?: string,
       org?: string,
@@ -151,7 +156,8 @@ export function keysCommand (program: Command): void {
         quota: opts.quota,
         credits: opts.credits,
         scope,
-        allowedCidrs
+        allowedCidrs,
+        env: opts.env
       }))
       printWarnings(warnings)
       if (opts.json === true) printJson(created)

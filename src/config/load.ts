@@ -227,6 +227,14 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
   })
   check(() => { problems.push(...ruleProblems(c.rules)) })
   check(() => {
+    problems.push(...ruleProblems(c.shadow_rules).map((p) => `shadow_${p}`))
+    c.shadow_rules.forEach((rule, i) => {
+      if (!c.routes.some((r) => isUnderPrefix(r.prefix, rule.path))) {
+        problems.push(`shadow_rules[${i}].path: ${rule.path} is under no route prefix, so it can never match`)
+      }
+    })
+  })
+  check(() => {
     c.trusted_proxies.forEach((entry, i) => {
       const p = trustedProxyProblem(entry)
       if (p !== undefined) problems.push(`trusted_proxies[${i}]: ${p}`)
@@ -254,6 +262,11 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
       if (other !== undefined && name < other[0]) {
         problems.push(`${name}: ${hostPort} is also ${other[0]}; each listener needs its own address`)
       }
+    }
+  })
+  check(() => {
+    if (c.keys.test_prefix === c.keys.prefix) {
+      problems.push(`keys.test_prefix: ${c.keys.test_prefix} is keys.prefix too; a test key needs a prefix of its own`)
     }
   })
   check(() => { problems.push(...corsProblems(c.cors)) })

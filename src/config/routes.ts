@@ -41,6 +41,9 @@ export function routeProblems (
       problems.push(`${field}.upstream: no upstream named "${r.upstream}" in upstreams ` +
         `(${names.length === 0 ? 'none is defined' : `defined: ${names.join(', ')}`})`)
     }
+    if (r.test_upstream !== undefined && upstreams[r.test_upstream] === undefined) {
+      problems.push(`${field}.test_upstream: no upstream named "${r.test_upstream}" in upstreams`)
+    }
     const bad = prefixProblem(r.prefix)
     if (bad !== undefined) problems.push(`${field}.prefix: ${bad}`)
     for (const host of r.hosts ?? ['']) {

@@ -6,6 +6,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { PERMISSION_PATTERN } from './permission.js'
 import { RATE_LIMIT_PATTERN } from './rate-limit.js'
 import { HealthCheck, Passive, UpstreamSchema } from './upstream-schema.js'
+import { LeaksSchema } from './leaks-schema.js'
 
 export { UpstreamSchema } from './upstream-schema.js'
 
@@ -40,7 +41,9 @@ const Route = Type.Object({
     pattern: PATH_PREFIX, description: 'a path prefix like /v2, without a trailing slash'
   })),
   /** a request header that may carry the key instead of `Authorization` (migrations, e.g. Kong's `apikey`) */
-  key_header: Type.Optional(HeaderName)
+  key_header: Type.Optional(HeaderName),
+  /** where test keys' requests go (docs/test-keys.md); absent: a test key is refused here (403) */
+  test_upstream: Type.Optional(Type.String({ minLength: 1 }))
 }, { additionalProperties: false })
 
 const Rule = Type.Object({
@@ -109,6 +112,10 @@ export const ConfigSchema = Type.Object({
     prefix: Type.String({
       pattern: '^[A-Za-z][A-Za-z0-9]{0,15}_$', default: 'kg_', description: 'letters and digits ending in _, like kg_'
     }),
+    /** test keys' prefix (docs/test-keys.md): their requests reach only a route's `test_upstream` */
+    test_prefix: Type.String({
+      pattern: '^[A-Za-z][A-Za-z0-9]{0,15}_$', default: 'kgt_', description: 'letters and digits ending in _, like kgt_'
+    }),
     /** Bearer tokens not in keygate's format are looked up as imported keys (docs/imports.md) */
     accept_imported: Type.Boolean({ default: false }),
     /** live keys a user may own (its personal keys and the BOT keys at the root of whose chain it is) */
@@ -119,6 +126,8 @@ export const ConfigSchema = Type.Object({
   upstreams: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]+$' }), UpstreamSchema, { default: {} }),
   routes: Type.Array(Route, { default: [] }),
   rules: Type.Array(Rule, { default: [] }),
+  /** decided beside `rules`, never changing the answer; differences counted and logged (docs/safe-change.md) */
+  shadow_rules: Type.Array(Rule, { default: [] }),
   identity: Type.Object({
     header_prefix: Type.String({
       pattern: '^[A-Za-z][A-Za-z0-9-]*-$',
@@ -270,15 +279,8 @@ export const ConfigSchema = Type.Object({
     /** distinct keys counted in memory before the counts are written early */
     max_keys: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 100_000 })
   }, { additionalProperties: false, default: {} }),
-  /** leaked keys reported by secret scanners (docs/leaks.md) */
-  leaks: Type.Object({
-    github: Type.Object({
-      /** GitHub's secret scanning public keys, as GitHub lists them (`{"public_keys":[...]}`) */
-      keys_url: Type.String({ pattern: '^https?://[^/?#@]+(/[^#]*)?$', default: 'https://api.github.com/meta/public_keys/secret_scanning', description: 'an http:// or https:// URL without credentials or fragment' }),
-      /** how long fetching the key list may take */
-      fetch_timeout_ms: Type.Integer({ minimum: 100, maximum: 60_000, default: 5_000 })
-    }, { additionalProperties: false, default: {} })
-  }, { additionalProperties: false, default: {} }),
+  /** leaked keys reported by secret scanners and by anyone (docs/leaks.md) */
+  leaks: LeaksSchema,
   /** W3C Trace Context and OpenTelemetry export (src/tracing/, docs/tracing.md) */
   tracing: Type.Object({
     /** the OTLP/HTTP (JSON) traces endpoint, like http://collector:4318/v1/traces; absent = no spans exported */

@@ -34,16 +34,20 @@ import type { RequestDecider } from '../decision/decide-request.js'
 import { deny, refuseFraming } from '../http/deny.js'
 import { createListener } from '../http/listener.js'
 import { createGate } from './gate.js'
+import { leakReportRoute, type LeakReporter } from './leak-reports.js'
+import { parseRateLimit } from '../config/rate-limit.js'
+import { anonymousLimit } from '../ratelimit/anonymous.js'
 import { clientAddressOf, createHeaderRewriter, type RequestHeaderRewriter } from '../http/identity-headers.js'
 import type { Route, RouteTable } from '../decision/route-table.js'
 import { chooseRoute, routeConstraint, routeRegistrations } from './host-routes.js'
-import { protectedRoute } from './proxy.js'
+import { protectedRoute, type UpstreamLeg } from './proxy.js'
 import { ROUTER_OPTIONS } from '../decision/route-table.js'
 import { loggedTarget, requestState } from '../http/request-state.js'
 import { checkTarget, type TargetCheck } from '../decision/target-policy.js'
 import { registerWebSockets } from '../websocket/upgrade.js'
 import { spanOrigin, type Upstreams } from './upstream-pool/upstreams.js'
 import type { UpstreamCost } from '../quota/upstream-cost.js'
+import { keyPrefixesOf } from '../registry/key-format.js'
 
 const kTarget = Symbol('keygate.target')
 type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
@@ -71,11 +75,14 @@ export interface DataPlaneOptions {
   routes: RouteTable
   /** `cost: upstream`: the cost header and its debit (src/quota/upstream-cost.ts) */
   upstreamCost?: UpstreamCost | undefined
+  /** anyone's leak reports (`POST /_keygate/v1/leaked`, leak-reports.ts), when `leaks.public.enabled` */
+  leakReports?: LeakReporter
 }
 
 export async function buildDataPlane ({
   config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing, upstreams, routes,
-  upstreamCost
+  upstreamCost,
+  leakReports
 }: DataPlaneOptions): Promise<FastifyInstance> {
   // routes with hosts: the table picks the route in the URL rewrite (host-routes.ts)
   const byHost = routes.byHost
@@ -101,7 +108,7 @@ export async function buildDataPlane ({
       return503OnClosing: false
     },
     // log: one line per request, and its metrics
-    log: { meter: metrics.requests, keyPrefix: config.keys.prefix, mode: 'proxy', usage: counter },
+    log: { meter: metrics.requests, keyPrefix: keyPrefixesOf(config.keys), mode: 'proxy', usage: counter },
     tracing: { tracing, mode: 'proxy' },
     // body: a refusal of its own
     ownRefusal (err, reply) {
@@ -133,6 +140,17 @@ export async function buildDataPlane ({
   const cors = compileCors(config.cors)
   if (cors !== undefined) app.addHook('onSend', corsHeaders(cors))
 
+  // anyone's leak reports: a path of the gateway's own, before every route's (leak-reports.ts)
+  const reportsPerAddress = parseRateLimit(config.leaks.public.per_address)
+  if (leakReports !== undefined && config.leaks.public.enabled && reportsPerAddress !== undefined) {
+    await app.register(leakReportRoute, {
+      limit: anonymousLimit(reportsPerAddress),
+      report: leakReports,
+      keyPrefix: keyPrefixesOf(config.keys),
+      idleMs: config.limits.body_idle_timeout_ms
+    })
+  }
+
   // each route: the gate (credential to body), then the headers and the proxy to its upstream
   if (byHost) app.addConstraintStrategy(routeConstraint)
   // one header rewriter per key header (none: the one most routes share)
@@ -159,24 +177,23 @@ export async function buildDataPlane ({
   for (const [name, upstream] of Object.entries(config.upstreams)) {
     toUpstreams.set(name, tracing.toUpstream(name, spanOrigin(upstream)))
   }
+  const legOf = (name: string): UpstreamLeg => {
+    const upstream = config.upstreams[name]
+    const toUpstream = toUpstreams.get(name)
+    if (upstream === undefined || toUpstream === undefined) throw new Error(`routes: unknown upstream ${name}`)
+    return { upstream, dispatch: upstreams.get(name), meter: metrics.upstream(name), toUpstream }
+  }
   for (const route of routes.routes) {
-    const upstream = config.upstreams[route.upstream]
-    const toUpstream = toUpstreams.get(route.upstream)
-    if (upstream === undefined || toUpstream === undefined) {
-      throw new Error(`routes: unknown upstream ${route.upstream}`)
-    }
     const gate = createGate({ decider, route, bodyLimit: config.limits.body_bytes, usage, cors, costs: upstreamCost })
     await app.register(protectedRoute, {
       route,
       registrations: routeRegistrations(route, byHost),
-      upstream,
-      dispatch: upstreams.get(route.upstream),
+      live: legOf(route.upstream),
+      test: route.test_upstream === undefined ? undefined : legOf(route.test_upstream),
       gate,
       rewriteRequestHeaders: rewriterOf(route),
       bodyLimits,
       cors,
-      meter: metrics.upstream(route.upstream),
-      toUpstream,
       upstreamCost
     })
   }

@@ -68,22 +68,30 @@ function withoutHopByHop (
   return out
 }
 
+/** One upstream a route's requests go to: the route's `upstream`, or its `test_upstream` for test keys. */
+export interface UpstreamLeg {
+  upstream: UpstreamConfig
+  /** where its requests go: one origin, or a pool of targets (upstream-pool/) */
+  dispatch: UpstreamDispatch
+  /** upstream latency (sent -> response headers) and failures by kind */
+  meter: UpstreamMeter
+  /** the trace context sent upstream, and the upstream call's span (src/tracing/) */
+  toUpstream: ToUpstream
+}
+
 export interface ProtectedRouteOptions {
   route: RouteConfig
   /** the URLs (and constraint) its handlers are registered under (host-routes.ts) */
   registrations: ReadonlyArray<Pick<RouteOptions, 'url' | 'constraints'>>
-  upstream: UpstreamConfig
-  /** where its requests go: one origin, or a pool of targets (upstream-pool/) */
-  dispatch: UpstreamDispatch
+  /** where live keys' (and anonymous) requests go */
+  live: UpstreamLeg
+  /** where test keys' requests go (`test_upstream`); none: a test key never reaches an upstream here */
+  test: UpstreamLeg | undefined
   gate: Gate
   rewriteRequestHeaders: RequestHeaderRewriter
   bodyLimits: BodyLimits
   /** set when CORS is on: the upstream's `Access-Control-*` headers are dropped, the gateway's set (cors.ts) */
   cors: CorsPolicy | undefined
-  /** upstream latency (sent -> response headers) and failures by kind */
-  meter: UpstreamMeter
-  /** the trace context sent upstream, and the upstream call's span (src/tracing/) */
-  toUpstream: ToUpstream
   /** `cost: upstream`: the cost header (always removed) and the debit after the response (src/quota/) */
   upstreamCost?: UpstreamCost | undefined
 }
@@ -106,8 +114,10 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
   ctx.addContentTypeParser('*', passBody)
 
   // (the origin and the Host header are the dispatcher's: the url's, or the target's)
-  const dispatch = o.dispatch
-  const timeout = o.upstream.timeout_ms
+  const { live, test } = o
+  /** a test key's requests go to the test leg only (the environment stage refused them where there is none) */
+  const legOf = (request: FastifyRequest): UpstreamLeg | undefined =>
+    request.kg.identity?.env === 'test' ? test : live
 
   /**
    * The upstream answered (its headers): the client gets its status and headers, and
@@ -119,7 +129,7 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     const request = reply.request
     const kg = request.kg
     const now = performance.now()
-    o.meter.response(now - kg.upstreamSentAt)
+    legOf(request)?.meter.response(now - kg.upstreamSentAt)
     kg.upstreamStatus = data.statusCode
     if (kg.trace.client !== undefined) kg.trace.answeredAt = now
     if (request.raw.aborted) {
@@ -165,7 +175,7 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
       refuseBody(reply, refused)
       return
     }
-    o.meter.error(error)
+    legOf(reply.request)?.meter.error(error)
     const code = (error as { code?: unknown }).code
     if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
       deny(reply, 'gateway_timeout', 'upstream_timeout')
@@ -181,10 +191,14 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
       reply.raw.writeContinue()
     }
     const kg = request.kg
+    const leg = legOf(request)
+    // (fail closed: never the live upstream for a test key)
+    if (leg === undefined) return deny(reply, 'forbidden', 'test_key_not_allowed')
+    const timeout = leg.upstream.timeout_ms
     kg.upstreamSentAt = performance.now()
     const headers = o.rewriteRequestHeaders(request, withoutConnectionListed(request.headers))
-    o.toUpstream(kg.trace, headers, request.method)
-    dispatch.stream({
+    leg.toUpstream(kg.trace, headers, request.method)
+    leg.dispatch.stream({
       // the decided path, or what the route rewrites it to (src/decision/route-rewrite.ts)
       path: kg.query.length > 1 ? (kg.forwardPath ?? kg.path) + kg.query : kg.forwardPath ?? kg.path,
       method: request.method as Dispatcher.HttpMethod,

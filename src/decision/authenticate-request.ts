@@ -22,7 +22,7 @@ import { authenticate } from './decide.js'
 import type { Identity } from './identity.js'
 import { challenges } from './challenges.js'
 import { extractCredential, extractCredentialOrKeyHeader } from './extract-credential.js'
-import { parseKey } from '../registry/key-format.js'
+import { parseKey, type KeyPrefixes } from '../registry/key-format.js'
 import { hash } from 'node:crypto'
 import { RegistryBusy, RegistryUnavailable } from '../cache/read-through.js'
 import type { IdentityResolver, Resolved, ResolvedImport } from '../cache/resolve-identity.js'
@@ -45,7 +45,7 @@ export interface AuthFailure {
 export const ADMIN_TOKEN = { ok: true, adminToken: true } as const
 
 export interface AuthenticatorOptions {
-  keyPrefix: string
+  keyPrefix: KeyPrefixes
   resolver: IdentityResolver
   /** decisions from the cache are counted; those that wait for Redis are timed too */
   meter?: AuthMeter | undefined

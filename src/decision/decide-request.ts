@@ -29,8 +29,9 @@ import type { QuotaMeter } from '../quota/meter.js'
 import { DECISION_STAGES } from './stages/index.js'
 import type { DecisionStage, StageCheck } from './stages/stage.js'
 import { checkTarget } from './target-policy.js'
-import { refusal, type Allowed, type Passing, type Refused, type Verdict } from './verdict.js'
+import { refusal, type Allowed, type Passing, type Refused, type ShadowNote, type Verdict } from './verdict.js'
 import type { PublicAccess } from './public-access.js'
+import type { ShadowDecider } from './shadow-rules.js'
 import type { Route } from './route-table.js'
 
 /** receive and route prefix passed: the path decided on (and forwarded), its query, its route. */
@@ -74,6 +75,10 @@ export interface DeciderOptions {
   stages?: readonly DecisionStage[]
   /** public rules, when any rule is public (public-access.ts) */
   publicAccess?: PublicAccess | undefined
+  /** shadow rules, when configured (shadow-rules.ts): a difference is noted on the verdict, never changes it */
+  shadow?: ShadowDecider | undefined
+  /** told of each difference (the metric) */
+  onShadow?: ((note: ShadowNote) => void) | undefined
 }
 
 export function createDecider ({
@@ -83,7 +88,9 @@ export function createDecider ({
   limiter,
   quota,
   stages = DECISION_STAGES,
-  publicAccess
+  publicAccess,
+  shadow,
+  onShadow
 }: DeciderOptions): RequestDecider {
   const checks: readonly StageCheck[] = stages.map((s) => s.build({ matchRule, limiter, quota }))
 
@@ -98,20 +105,35 @@ export function createDecider ({
     }
     // credential to authenticate: who is calling (`Authorization`, or the route's key header)
     const auth = authenticate(rawHeaders, peer, now, keyHeader)
-    if (!(auth instanceof Promise)) return authenticated(auth, method, path, peer, now, false)
-    return auth.then((result) => authenticated(result, method, path, peer, Date.now(), true))
+    if (!(auth instanceof Promise)) return authenticated(auth, method, path, peer, now, false, route)
+    return auth.then((result) => authenticated(result, method, path, peer, Date.now(), true, route))
   }
 
   // then the stages after authentication, in the order of the list
   function authenticated (
-    auth: Authentication, method: string, path: string, client: string | undefined, now: number, fromRedis: boolean
+    auth: Authentication, method: string, path: string, client: string | undefined, now: number, fromRedis: boolean,
+    route: Route | undefined
   ): Verdict | Promise<Verdict> {
     if (!auth.ok) {
       const { code, reason, challenge, keyId } = auth
       return { ok: false, code, reason, challenge, keyId, fromRedis: keyId === undefined ? undefined : fromRedis }
     }
-    const passing: Passing = { ok: true, identity: auth.identity, rule: undefined, fromRedis }
-    return runStages(checks, 0, passing, method, path, client, now)
+    const passing: Passing = { ok: true, identity: auth.identity, rule: undefined, fromRedis, route }
+    const verdict = runStages(checks, 0, passing, method, path, client, now)
+    // (shadow rules off: this one comparison is all they cost)
+    if (shadow === undefined) return verdict
+    const identity = auth.identity
+    if (!(verdict instanceof Promise)) return withShadow(verdict, shadow(identity, method, path, verdict))
+    return verdict.then((v) => withShadow(v, shadow(identity, method, path, v)))
+  }
+
+  /** the shadow rules' difference, noted on the verdict and counted; none: the verdict as it is */
+  function withShadow (verdict: Verdict, note: ShadowNote | undefined): Verdict {
+    if (note === undefined) return verdict
+    onShadow?.(note)
+    // (a verdict after authentication: allowed with a key, or refused)
+    ;(verdict as Allowed | Refused).shadow = note
+    return verdict
   }
 
   function decideTarget (

@@ -21,6 +21,9 @@ export function authenticate (credential: ParsedKey, r: Resolved, now: number, d
   if (!(digest === undefined ? secretMatches(credential.secret, key.digest) : digestMatches(digest, key.digest))) {
     return { ok: false, reason: 'secret_mismatch' }
   }
+  // a key's prefix names its environment, and its record must agree: a test key given the
+  // live prefix (its checksum recomputed) is not a live key
+  if (credential.env !== undefined && credential.env !== key.env) return { ok: false, reason: 'secret_mismatch' }
   if (key.status !== 'active') return { ok: false, reason: 'key_revoked' }
   if (key.expiresAt !== undefined && now >= key.expiresAt) return { ok: false, reason: 'key_expired' }
 
@@ -42,6 +45,7 @@ export function authenticate (credential: ParsedKey, r: Resolved, now: number, d
     identity: {
       keyId: credential.id,
       type: key.type,
+      env: key.env,
       userId: key.user,
       org: key.org,
       role,

@@ -15,9 +15,12 @@ import type { QuotaMeter } from '../quota/meter.js'
 import { createAuthenticator, type AuthenticateSignIn } from './authenticate-request.js'
 import { createDecider, type RequestDecider } from './decide-request.js'
 import { compileRules } from './match-rule.js'
+import { createShadowDecider } from './shadow-rules.js'
+import type { ShadowMeter } from '../metrics/shadow-metrics.js'
 import { compileRouteTable, type RouteTable } from './route-table.js'
 import { createPublicAccess } from './public-access.js'
 import type { AnonymousLimit } from '../ratelimit/anonymous.js'
+import { keyPrefixesOf } from '../registry/key-format.js'
 
 export interface DecisionFactory {
   /** the decision, receive to rate limits; without `limiter`, no rate limit applies */
@@ -27,6 +30,8 @@ export interface DecisionFactory {
       quota?: QuotaMeter | undefined
       meter?: AuthMeter | undefined
       anonymous?: AnonymousLimit | undefined
+      /** counts the shadow rules' differences (shadow-rules.ts) */
+      shadowMeter?: ShadowMeter | undefined
     }
   ) => RequestDecider
   /** the routes, compiled (route-table.ts) */
@@ -43,19 +48,27 @@ export function decisionFactory (
   resolver: IdentityResolver,
   methods: readonly string[]
 ): DecisionFactory {
-  const keyPrefix = config.keys.prefix
+  const keyPrefix = keyPrefixesOf(config.keys)
   const acceptImported = config.keys.accept_imported
   const matchRule = compileRules(config.rules, methods)
   const routes = compileRouteTable(config.routes)
   const anyPublic = config.rules.some((r) => r.public === true)
+  // (none configured: no shadow at all, so the decision pays one comparison)
+  const shadow = config.shadow_rules.length === 0
+    ? undefined
+    : createShadowDecider(matchRule, compileRules(config.shadow_rules, methods))
   return {
-    decider: ({ limiter, quota, meter, anonymous } = {}) => createDecider({
+    decider: ({ limiter, quota, meter, anonymous, shadowMeter } = {}) => createDecider({
       authenticate: createAuthenticator({ keyPrefix, acceptImported, resolver, meter }),
       matchRule,
       routeOf: routes.routeOf,
       limiter,
       quota,
-      publicAccess: createPublicAccess(matchRule, anyPublic, anonymous)
+      publicAccess: createPublicAccess(matchRule, anyPublic, anonymous),
+      shadow,
+      onShadow: shadowMeter === undefined
+        ? undefined
+        : (note) => { shadowMeter.difference(note.rule, note.live, note.shadow) }
     }),
     routes,
     signIn: (isAdminToken) => createAuthenticator({ keyPrefix, acceptImported, resolver, isAdminToken }),

@@ -10,6 +10,8 @@ export interface Identity {
   type: 'personal' | 'bot'
   userId: string | undefined
   org: string
+  /** `test`: a test key, whose requests go to a route's `test_upstream` only (docs/test-keys.md) */
+  env?: 'live' | 'test' | undefined
   /** the effective role's name: the key's (BOT) or its user's (personal) */
   role: string
   /** what the key may do: its effective role's grants, narrowed by its scope when it has one (scopedGrants) */

@@ -5,9 +5,19 @@
  */
 import type { ErrorCode, Reason } from '../errors.js'
 import type { Identity } from './identity.js'
+import type { Route } from './route-table.js'
 import type { CompiledRule } from './match-rule.js'
 import type { Verdict as RateLimitVerdict } from '../ratelimit/limiter.js'
 import type { QuotaVerdict } from '../quota/meter.js'
+
+/** A request the shadow rules (shadow-rules.ts) answer otherwise: the shadow rule (index, or `none`), both outcomes. */
+export interface ShadowNote {
+  readonly rule: string
+  /** `allow`, or the live refusal's reason at authorization */
+  readonly live: string
+  /** `allow`, or the reason the shadow rules would refuse with */
+  readonly shadow: string
+}
 
 /** Allowed with a key, allowed without one by a public rule (public-access.ts), or refused. */
 export type Verdict = Allowed | Anonymous | Refused
@@ -23,6 +33,8 @@ export interface Allowed {
   quota?: QuotaVerdict
   /** the key's records were read from Redis (a cache miss) rather than the cache */
   fromRedis?: boolean
+  /** the shadow rules would have answered otherwise (shadow-rules.ts); undefined: they agree, or there are none */
+  shadow?: ShadowNote
 }
 
 /** A request without a credential, allowed by a public rule (public-access.ts): no identity. */
@@ -35,6 +47,7 @@ export interface Anonymous {
   rateLimit?: RateLimitVerdict
   quota?: undefined
   fromRedis?: undefined
+  shadow?: undefined
 }
 
 export interface Refused {
@@ -55,6 +68,8 @@ export interface Refused {
   quota?: QuotaVerdict
   /** the key's records were read from Redis (a cache miss); undefined: no key was looked up */
   fromRedis?: boolean
+  /** the shadow rules would have answered otherwise (shadow-rules.ts) */
+  shadow?: ShadowNote
 }
 
 /**
@@ -65,6 +80,8 @@ export interface Refused {
  */
 export interface Passing extends Omit<Allowed, 'rule'> {
   rule: CompiledRule | undefined
+  /** the route the request is under; undefined when the front end names none (a test key is then refused) */
+  route: Route | undefined
 }
 
 /** A refusal of an authenticated request: who was calling, and the rule when one matched. */

@@ -239,7 +239,14 @@ function trustedPeers (cidrs: readonly string[]): (address: string) => boolean {
 }
 
 interface IdentityHeaderNames {
-  keyId: string, keyType: string, userId: string, orgId: string, role: string, assertion: string, anonymous: string
+  keyId: string
+  keyType: string
+  userId: string
+  orgId: string
+  role: string
+  env: string
+  assertion: string
+  anonymous: string
 }
 
 /** The identity header names for a (lower-cased) prefix, built once. */
@@ -250,6 +257,7 @@ function identityHeaderNames (prefix: string): IdentityHeaderNames {
     userId: prefix + 'user-id',
     orgId: prefix + 'org-id',
     role: prefix + 'role',
+    env: prefix + 'env',
     assertion: assertionHeaderName(prefix),
     anonymous: prefix + 'anonymous'
   }
@@ -266,6 +274,8 @@ function setIdentity (
   if (id.userId !== undefined) out[names.userId] = id.userId
   out[names.orgId] = id.org
   out[names.role] = id.role
+  // `live` or `test` (docs/test-keys.md)
+  out[names.env] = id.env === 'test' ? 'test' : 'live'
 }
 
 /**

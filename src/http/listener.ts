@@ -21,6 +21,7 @@ import { deny } from './deny.js'
 import { checkFraming, headLimits, onClientError, type Framing } from './framing.js'
 import { PROXIED_METHODS } from './methods.js'
 import { createRequestLog } from './request-log.js'
+import type { KeyPrefixes } from '../registry/key-format.js'
 
 export interface ListenerOptions {
   logger: Logger
@@ -32,7 +33,7 @@ export interface ListenerOptions {
   /** this listener's own fastify options */
   fastify?: Pick<FastifyServerOptions, 'rewriteUrl' | 'routerOptions' | 'bodyLimit' | 'return503OnClosing'>
   /** one line per request, its metrics and its key's usage count (request-log.ts) */
-  log?: { meter: RequestMeter, keyPrefix: string, mode: Mode, usage?: UsageCounter }
+  log?: { meter: RequestMeter, keyPrefix: KeyPrefixes, mode: Mode, usage?: UsageCounter }
   /** the spans of each request (src/tracing/) */
   tracing?: { tracing: Tracing, mode: Mode }
   /** an error that has a refusal of its own (the data plane's body limit); undefined: the shared answer */

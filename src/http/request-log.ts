@@ -31,6 +31,7 @@ import type { UsageCounter } from '../usage/counter.js'
 import { newTraceId } from '../tracing/trace-context.js'
 import type { RequestState } from './request-state.js'
 import type { Identity } from '../decision/identity.js'
+import type { KeyPrefixes } from '../registry/key-format.js'
 
 /** What the log reads of a request and its reply: fastify's, or a WebSocket upgrade's (src/websocket/). */
 export type LoggedRequest = Pick<FastifyRequest, 'id' | 'method' | 'kg'>
@@ -46,7 +47,7 @@ export interface RequestLog {
 const BATCH = 64 * 1024
 
 export function createRequestLog (
-  logger: Logger, meter: RequestMeter, keyPrefix = 'kg_', mode: Mode = 'proxy', usage?: UsageCounter
+  logger: Logger, meter: RequestMeter, keyPrefix: KeyPrefixes = 'kg_', mode: Mode = 'proxy', usage?: UsageCounter
 ): RequestLog {
   const redact = createRedactor(keyPrefix)
   const sink = sinkOf(logger)
@@ -122,6 +123,7 @@ export function createRequestLog (
       (s.upstreamStatus === 0 ? '' : ',"upstream_status":' + s.upstreamStatus) +
       `,"reason":"${reason}"` +
       (s.rule === undefined ? '' : `,"rule":${ruleJson(s.rule)}`) +
+      (s.shadow === undefined ? '' : `,"shadow":${JSON.stringify(s.shadow)}`) +
       ',"latency_ms":' + milliseconds(ms) + ',"msg":"request"}\n'
   }
 

@@ -2,7 +2,7 @@
 import type { Reason } from '../errors.js'
 import { NO_TRACE, type RequestTrace } from '../tracing/request-trace.js'
 import type { Identity } from '../decision/identity.js'
-import type { Verdict } from '../decision/verdict.js'
+import type { ShadowNote, Verdict } from '../decision/verdict.js'
 
 export interface RequestState {
   /** the authorizer: the method of the request decided on (the decision request's own otherwise) */
@@ -39,6 +39,8 @@ export interface RequestState {
   trace: RequestTrace
   /** the client's address for the log line: the TCP peer, or the client a trusted proxy reports */
   clientIp: string | undefined
+  /** what the shadow rules would have answered, where it differs (the log line's `shadow`) */
+  shadow: ShadowNote | undefined
 }
 
 /** A request's state before any stage ran: `path` decided on, `query` as received. */
@@ -61,7 +63,8 @@ export function requestState (path: string, query: string, trace: RequestTrace =
     upstreamSentAt: 0,
     upstreamStatus: 0,
     trace,
-    clientIp: undefined
+    clientIp: undefined,
+    shadow: undefined
   }
 }
 
@@ -72,6 +75,7 @@ export function requestState (path: string, query: string, trace: RequestTrace =
  */
 export function noteVerdict (state: RequestState, verdict: Verdict): void {
   state.rule = verdict.rule?.index
+  state.shadow = verdict.shadow
   const trace = state.trace
   if (trace.span !== undefined) {
     trace.decidedAt = performance.now()

@@ -18,6 +18,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client'
 import type { LogSinkStats } from '../logger.js'
 import { adminSignInMetrics, type AdminSignInMeter } from './admin-metrics.js'
 import { authMetrics, type AuthMeter } from './auth-metrics.js'
+import { shadowMetrics, type ShadowMeter } from './shadow-metrics.js'
 import { cacheMetrics, type CacheStats } from './cache-metrics.js'
 import { rateLimitMetrics, type RateLimitMeter } from './ratelimit-metrics.js'
 import { quotaMetrics, type QuotaMeterMetrics } from './quota-metrics.js'
@@ -76,6 +77,8 @@ export interface Metrics {
   readonly webSockets: WebSocketMeter
   readonly adminSignIn: AdminSignInMeter
   readonly auth: AuthMeter
+  /** the shadow rules' differences from the live rules */
+  readonly shadow: ShadowMeter
   readonly redis: RedisMeter
   readonly rateLimit: RateLimitMeter
   /** metered keys' outcomes (src/quota/) */
@@ -95,6 +98,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
   const r = registrar(registry)
   const requests = requestMetrics(r, o.rules)
   const auth = authMetrics(r)
+  const shadow = shadowMetrics(r)
   const upstreams = upstreamMetrics(r, o.upstreams, o.upstreamTargets)
   const redis = redisMetrics(r, o.redis)
   const adminSignIn = adminSignInMetrics(r)
@@ -144,6 +148,7 @@ export function createMetrics (o: MetricsOptions): Metrics {
     webSockets,
     adminSignIn,
     auth: auth.meter,
+    shadow,
     redis: redis.meter,
     rateLimit,
     quota,

@@ -2,7 +2,8 @@
  * The key format, made, parsed and hashed in this one place, below the request path
  * and the admin wing that both use it: `<prefix><id>_<secret><checksum>`
  *
- *   prefix    configurable, default `kg_`, so scanners and humans recognise a key
+ *   prefix    configurable, default `kg_`, so scanners and humans recognise a key; a
+ *             test key's is `keys.test_prefix`, default `kgt_` (docs/test-keys.md)
  *   id        16 base62 chars: the public selector, shown in logs, headers, CLI
  *   secret    32 base62 chars from the CSPRNG: ~190 bits, only its SHA-256 is stored
  *   checksum  6 base62 chars of CRC-32 over everything before it, so a mistyped key
@@ -96,17 +97,55 @@ export function digestMatches (actual: string, storedDigest: string): boolean {
   return diff === 0
 }
 
+/** A key's environment: a test key's requests go to its route's `test_upstream`, never a live one. */
+export type KeyEnv = 'live' | 'test'
+
 export interface ParsedKey {
   id: string
   secret: string
+  /** the environment its prefix says (the record's must agree: src/decision/decide.ts); none for an imported key */
+  env?: KeyEnv
+}
+
+/** The prefixes of keys, the live one first, then the test one: `[keys.prefix, keys.test_prefix]`. */
+export type KeyPrefixes = string | readonly string[]
+
+/** The prefix of a new key of `env` (a record's `env` field: `test`, or absent for live). */
+export function prefixFor (prefixes: KeyPrefixes, env: string | undefined): string {
+  if (typeof prefixes === 'string') {
+    if (env === 'test') throw new Error('test keys need keys.test_prefix')
+    return prefixes
+  }
+  return (env === 'test' ? prefixes[1] : prefixes[0]) ?? ''
+}
+
+/** Both prefixes of the configuration's `keys`, the live one first. */
+export function keyPrefixesOf (keys: { prefix: string, test_prefix: string }): readonly string[] {
+  return [keys.prefix, keys.test_prefix]
 }
 
 export type KeyParse = ParsedKey | 'malformed_credential' | 'bad_checksum'
 
 const BASE62 = /^[0-9A-Za-z]+$/
 
-/** Shape, then checksum. Never touches the registry. */
-export function parseKey (token: string, prefix: string): KeyParse {
+/**
+ * Shape, then checksum. Never touches the registry. With two prefixes, a token of the
+ * second (the test prefix) is a test key.
+ */
+export function parseKey (token: string, prefixes: KeyPrefixes): KeyParse {
+  if (typeof prefixes === 'string') return parseOne(token, prefixes, 'live')
+  const test = prefixes[1]
+  if (test !== undefined && token.startsWith(test) && token.length === keyLength(test)) {
+    return parseOne(token, test, 'test')
+  }
+  return parseOne(token, prefixes[0] ?? '', 'live')
+}
+
+function keyLength (prefix: string): number {
+  return prefix.length + ID_LENGTH + 1 + SECRET_LENGTH + CHECKSUM_LENGTH
+}
+
+function parseOne (token: string, prefix: string, env: KeyEnv): KeyParse {
   const expected = prefix.length + ID_LENGTH + 1 + SECRET_LENGTH + CHECKSUM_LENGTH
   if (token.length !== expected || !token.startsWith(prefix)) return 'malformed_credential'
   const sep = prefix.length + ID_LENGTH
@@ -116,5 +155,5 @@ export function parseKey (token: string, prefix: string): KeyParse {
   if (!BASE62.test(id) || !BASE62.test(rest)) return 'malformed_credential'
   const body = token.slice(0, token.length - CHECKSUM_LENGTH)
   if (checksum(body) !== token.slice(-CHECKSUM_LENGTH)) return 'bad_checksum'
-  return { id, secret: rest.slice(0, SECRET_LENGTH) }
+  return { id, secret: rest.slice(0, SECRET_LENGTH), env }
 }

@@ -53,6 +53,8 @@ export interface KeyRecord {
   restriction: KeyRestriction | undefined
   /** the key's `quota` and `credits` (docs/quotas.md); absent (most keys): neither */
   meter?: RecordMeter
+  /** `env`: `test` for a test key (docs/test-keys.md); absent or `live`: live */
+  env?: 'live' | 'test' | undefined
 }
 
 /**
@@ -114,7 +116,7 @@ type Field = string | null | undefined
  */
 export const KEY_FIELDS = [
   'type', 'hash', 'org', 'status', 'user', 'role', 'expires_at', 'rate_limit', 'scope', 'allowed_cidrs',
-  'quota', 'credits', 'meter'
+  'quota', 'credits', 'meter', 'env'
 ] as const
 export const USER_FIELDS = ['org', 'role', 'status'] as const
 export const ROLE_FIELDS = ['permissions', 'rate_limit'] as const
@@ -124,16 +126,18 @@ export const ORG_FIELDS = ['rate_limit', 'quota', 'credits'] as const
 export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid {
   return keyRecordOf(
     f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit, f.scope, f.allowed_cidrs,
-    f.quota, f.credits, f.meter
+    f.quota, f.credits, f.meter, f.env
   )
 }
 
 /** A key record from its KEY_FIELDS, in order: the one set of rules for key records. */
 export function keyRecordOf (
   type: Field, hash: Field, org: Field, status: Field, user: Field, role: Field, expires: Field, rateLimit: Field,
-  scope?: Field, cidrs?: Field, quota?: Field, credits?: Field, meterId?: Field
+  scope?: Field, cidrs?: Field, quota?: Field, credits?: Field, meterId?: Field, env?: Field
 ): KeyRecord | Invalid {
   if (type !== 'personal' && type !== 'bot') return INVALID
+  // (any other environment fails closed: the key is refused, never taken for a live one)
+  if (env != null && env !== '' && env !== 'live' && env !== 'test') return INVALID
   if (status !== 'active' && status !== 'revoked') return INVALID
   if (hash == null || !SHA256_HEX.test(hash) || !isName(org)) return INVALID
   if (type === 'personal' && !isName(user)) return INVALID
@@ -155,7 +159,8 @@ export function keyRecordOf (
     status: status === 'active' ? 'active' : 'revoked',
     expiresAt,
     rateLimit: recordLimit(rateLimit ?? undefined),
-    restriction
+    restriction,
+    env: env === 'test' ? 'test' : 'live'
   }
   const meter = recordMeter(quota, credits, meterId)
   if (meter !== undefined) record.meter = meter

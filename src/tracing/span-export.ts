@@ -17,6 +17,7 @@
  * span's too; the CLIENT span is a child of the SERVER span; both carry the client's
  * `tracestate`; a string attribute is at most 2048 characters.
  */
+import type { KeyPrefixes } from '../registry/key-format.js'
 import {
   createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace as otel, type Attributes, type HrTime,
   type Link, type SpanContext, type SpanStatus
@@ -80,7 +81,7 @@ function limited (value: string): string {
   return value.length > ATTRIBUTE_VALUE_LENGTH ? value.slice(0, ATTRIBUTE_VALUE_LENGTH) : value
 }
 
-export function spanExport (config: TracingConfig, endpoint: string, keyPrefix: string): Tracing {
+export function spanExport (config: TracingConfig, endpoint: string, keyPrefix: KeyPrefixes): Tracing {
   // (at 1.0 every root is sampled: no need to read the trace id)
   const root: Sampler = config.sample_ratio >= 1
     ? new AlwaysOnSampler()

@@ -24,8 +24,9 @@
 import type { TracingConfig } from '../config/schema.js'
 import { clientTrace, newTraceId } from './trace-context.js'
 import { forwarded, RequestTrace, setTraceHeaders, type Tracing } from './request-trace.js'
+import type { KeyPrefixes } from '../registry/key-format.js'
 
-export async function createTracing (config: TracingConfig, keyPrefix: string): Promise<Tracing> {
+export async function createTracing (config: TracingConfig, keyPrefix: KeyPrefixes): Promise<Tracing> {
   if (config.otlp_endpoint !== undefined) {
     return (await import('./span-export.js')).spanExport(config, config.otlp_endpoint, keyPrefix)
   }

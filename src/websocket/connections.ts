@@ -12,7 +12,7 @@
  * this process of every change to one of them, after the cache dropped it; each
  * connection that depends on it is decided again by the same decision function as its
  * upgrade (decide-request.ts, without the rate limits: a connection that stays open is
- * not a new request), with the same method (GET), path and credential, so what it
+ * not a new request), with the same method (GET), path, route and credential, so what it
  * reads comes fresh from Redis. A flush, or the invalidation channel coming back,
  * decides every connection again; while the channel is down (or `cache.tracking` is
  * off), every connection is decided again every `cache.ttl_ms` (what the cache then
@@ -32,6 +32,7 @@ import { cacheName } from '../cache/record-cache.js'
 import type { Tracking } from '../cache/tracking.js'
 import type { Reason } from '../errors.js'
 import type { CloseCause, WebSocketMeter } from '../metrics/websocket-metrics.js'
+import type { Route } from '../decision/route-table.js'
 import type { Identity } from '../decision/identity.js'
 import type { RequestDecider } from '../decision/decide-request.js'
 import type { Verdict } from '../decision/verdict.js'
@@ -61,6 +62,8 @@ export interface Slot {
   readonly credential: readonly string[]
   /** the client's address the upgrade was decided for (a key's allowed addresses are checked again against it) */
   readonly client: string | undefined
+  /** the route it was decided under (a test key is decided again against it) */
+  readonly route?: Route | undefined
   /**
    * what the upstream was told; replaced only by an equal one (a change closes the connection), so its key id is the
    * slot's for good
@@ -116,7 +119,7 @@ export class Connections {
 
   /** A slot for an allowed upgrade, or the cap it is over. */
   admit (requestId: string, path: string, credential: readonly string[], identity: Identity, rule: number | undefined,
-    client?: string): Admission {
+    client?: string, route?: Route): Admission {
     if (this.shuttingDown || this.slots.size >= this.o.maxTotal) return 'over_total'
     const ofKey = this.perKey.get(identity.keyId) ?? 0
     if (ofKey >= this.o.maxPerKey) return 'over_key'
@@ -125,6 +128,7 @@ export class Connections {
       path,
       credential,
       client,
+      route,
       identity,
       rule,
       openedAt: Date.now(),
@@ -216,7 +220,7 @@ export class Connections {
     slot.decideAgain = false
     let verdict: Verdict | Promise<Verdict>
     try {
-      verdict = this.o.decider.decide('GET', slot.path, slot.credential, slot.client, Date.now())
+      verdict = this.o.decider.decide('GET', slot.path, slot.credential, slot.client, Date.now(), slot.route)
     } catch (err: unknown) {
       this.failed(slot, err)
       return

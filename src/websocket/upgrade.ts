@@ -52,8 +52,9 @@ import { credentialOf, isWebSocketUpgrade, offeredProtocols } from './handshake.
 import { relay } from './relay.js'
 import { CAP_RETRY_AFTER_S, OWN_101_HEADERS, passUpstreamAnswer, refuseUpgrade, responseHeaders } from './respond.js'
 import { handshakeHeaders } from './handshake-headers.js'
-import { openUpstream } from './upstream.js'
+import { openUpstream, upstreamFor } from './upstream.js'
 import type { Upgrade, WebSocketStageOptions } from './upgrade-options.js'
+import { keyPrefixesOf } from '../registry/key-format.js'
 
 export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptions): Connections | undefined {
   const { config, metrics } = o
@@ -62,7 +63,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   // Connection headers, hop-by-hop, are never forwarded
   if (!ws.enabled) return undefined
 
-  const requestLog = createRequestLog(o.logger, metrics.upgrades, config.keys.prefix, 'websocket', o.counter)
+  const requestLog = createRequestLog(o.logger, metrics.upgrades, keyPrefixesOf(config.keys), 'websocket', o.counter)
   const clientAddress = clientAddressOf(config.trusted_proxies)
   const connections = new Connections({
     maxTotal: ws.max_connections,
@@ -178,12 +179,12 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     state.query = v.target.query
     state.forwardPath = v.target.route.rewrite?.(v.target.path)
     u.route = v.target.route
-    const upstream = config.upstreams[v.target.route.upstream]
-    if (upstream === undefined) throw new Error(`routes: unknown upstream ${v.target.route.upstream}`)
+    const chosen = upstreamFor(config.upstreams, v.target.route, v.identity)
+    if (chosen === undefined) return refuse(u, 'forbidden', 'test_key_not_allowed', u.headers)
 
     // 3. the caps
     const credential = credentialOf(u.req.rawHeaders, v.target.route.keyHeader)
-    const slot = connections.admit(u.id, v.target.path, credential, v.identity, v.rule.index, u.state.clientIp)
+    const slot = connections.admit(u.id, v.target.path, credential, v.identity, v.rule.index, u.state.clientIp, u.route)
     if (slot === 'over_key') {
       refuse(u, 'rate_limited', 'websocket_key_limit', { ...u.headers, 'Retry-After': CAP_RETRY_AFTER_S })
       return
@@ -194,7 +195,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
     }
     u.slot = slot
     o.usage.record(v.identity.keyId, Date.now())
-    connectUpstream(u, slot, v.target.route.upstream, upstream, done, failed)
+    connectUpstream(u, slot, chosen[0], chosen[1], done, failed)
   }
 
   /** 4. the upstream's handshake; the client's completes only once it switched protocols. */

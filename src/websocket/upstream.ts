@@ -18,6 +18,8 @@ import type { Socket } from 'node:net'
 import { WebSocket, type ClientOptions } from 'ws'
 import type { ConnectionOptions } from 'node:tls'
 import type { UpstreamConfig } from '../config/schema.js'
+import type { Identity } from '../decision/identity.js'
+import type { Route } from '../decision/route-table.js'
 
 /** The largest body of a declined upgrade the gateway passes through. */
 export const ANSWER_BYTES = 64 * 1024
@@ -53,6 +55,19 @@ const RESPONSE_TIMEOUT = Object.assign(new Error('upstream timeout'), { code: 'E
 const ANSWER_TOO_LARGE = new Error('upstream answer too large')
 const NO_TARGET = Object.assign(new Error('no healthy target'), { code: 'KEYGATE_NO_HEALTHY_TARGET' })
 const ABORTED = Object.assign(new Error('client gone'), { code: 'ECONNABORTED' })
+
+/**
+ * The upstream an upgrade goes to: the route's, or for a test key its `test_upstream`
+ * (docs/test-keys.md); undefined when there is none (the environment stage refused such
+ * a test key already: this never falls back to the live upstream).
+ */
+export function upstreamFor (
+  upstreams: Readonly<Record<string, UpstreamConfig>>, route: Route, identity: Identity
+): [string, UpstreamConfig] | undefined {
+  const name = identity.env === 'test' ? route.test_upstream : route.upstream
+  const upstream = name === undefined ? undefined : upstreams[name]
+  return name === undefined || upstream === undefined ? undefined : [name, upstream]
+}
 
 export function openUpstream (o: UpstreamOptions): UpstreamHandshake {
   let settle!: (outcome: UpstreamOutcome) => void

@@ -45,7 +45,8 @@ export function cliEnv (gw: TestGateway): NodeJS.ProcessEnv {
     identity: c.identity,
     upstreams: c.upstreams,
     routes: c.routes,
-    rules: c.rules
+    rules: c.rules,
+    shadow_rules: c.shadow_rules
   }))
   return { KEYGATE_CONFIG: file, KEYGATE_REDIS_URL: gw.redis.url }
 }

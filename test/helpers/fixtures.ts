@@ -7,7 +7,7 @@ import type { RegistryClient } from '../../src/registry/redis-client.js'
 import { adminActions, type AdminActions, type AuditOptions } from '../../src/admin/actions/index.js'
 import { FULL_ADMIN } from '../../src/admin/model/principal.js'
 import { redisKeys, type RedisKeys } from '../../src/registry/redis-keys.js'
-import { generateKey } from '../../src/registry/key-format.js'
+import { generateKey, type KeyPrefixes } from '../../src/registry/key-format.js'
 
 /** the default of `admin.self_service_max_ttl` */
 export const SELF_SERVICE_MAX_TTL_MS = 90 * 86_400_000
@@ -18,7 +18,7 @@ export const SELF_SERVICE_MAX_TTL_MS = 90 * 86_400_000
  * (test/regressions/keys-per-user-unbounded.test.ts).
  */
 export function fullAdmin (
-  redis: RegistryClient, keys: RedisKeys, keyPrefix: string, actor: string, audit?: AuditOptions
+  redis: RegistryClient, keys: RedisKeys, keyPrefix: KeyPrefixes, actor: string, audit?: AuditOptions
 ): AdminActions {
   return adminActions(
     {
@@ -44,7 +44,7 @@ export class Fixtures {
   readonly admin: AdminActions
   readonly keys: RedisKeys
 
-  constructor (readonly redis: RegistryClient, readonly prefix: string, keyPrefix = 'kg_') {
+  constructor (readonly redis: RegistryClient, readonly prefix: string, keyPrefix: KeyPrefixes = 'kg_') {
     this.keys = redisKeys(prefix)
     this.admin = fullAdmin(redis, this.keys, keyPrefix, 'cli:test')
   }

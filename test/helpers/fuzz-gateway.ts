@@ -48,7 +48,8 @@ export async function fuzzWorld (t: Test): Promise<FuzzWorld> {
       'x-auth-key-type': 'personal',
       'x-auth-user-id': 'root',
       'x-auth-org-id': 'acme',
-      'x-auth-role': 'admin'
+      'x-auth-role': 'admin',
+      'x-auth-env': 'live'
     },
     keys: [valid.key, revoked.key, unknown]
   }

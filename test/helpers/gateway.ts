@@ -15,6 +15,7 @@ import { Redis } from 'ioredis'
 import { Writable } from 'node:stream'
 import { buildApp, type KeygateApp } from '../../src/app.js'
 import { parseConfig } from '../../src/config/load.js'
+import { keyPrefixesOf } from '../../src/registry/key-format.js'
 import type { Config } from '../../src/config/schema.js'
 import { createLogger } from '../../src/logger.js'
 import { Fixtures } from './fixtures.js'
@@ -130,7 +131,7 @@ rules:
   const client = new Redis(redis.url, { maxRetriesPerRequest: 1 })
   client.on('error', () => {})
   t.teardown(() => { client.disconnect() })
-  const fixtures = new Fixtures(client, prefix, config.keys.prefix)
+  const fixtures = new Fixtures(client, prefix, keyPrefixesOf(config.keys))
   if (opts.seed !== false) await fixtures.standardWorld()
   await waitReady(app, config)
 

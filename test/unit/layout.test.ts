@@ -6,6 +6,7 @@ import { existsSync, readdirSync } from 'node:fs'
 const TOPICS = new Set([
   'config/redis-topology.test.ts', // the redis section of the configuration (load.ts, schema.ts)
   'config/request-limits.test.ts', // the limits section of the configuration (load.ts, schema.ts)
+  'config/safe-change.test.ts', // test keys, shadow rules, public leak reports in the configuration (load.ts, schema.ts)
   'decision/reasons.test.ts', // every reason in REASONS (src/errors.ts), decided or given by a front end
   'errors-doc.test.ts', // the error catalogue against docs/errors.md
   'layout.test.ts', // this file: test/unit/ against src/

@@ -11,21 +11,26 @@ import type { Config } from '../../config/schema.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import { redisKeys, type RedisKeys } from '../../registry/redis-keys.js'
 import { AdminError, type ErrorDetail } from '../model/errors.js'
+import type { AdminEvents } from '../model/events.js'
 import { auditOrgOf, type AdminScope } from '../model/principal.js'
 import { AuditLog, auditOptions, DEFAULT_AUDIT_OPTIONS, type AuditOptions } from '../store/audit-log.js'
 import { watching, type StoreContext, type Watch } from '../store/transactions.js'
+import { type KeyPrefixes, keyPrefixesOf } from '../../registry/key-format.js'
 
 /** The registry the admin wing works on, whoever acts: built once, the actions built from it per principal. */
 export interface AdminWing {
   redis: RegistryClient
   keys: RedisKeys
   /** keys' prefix (`kg_`): what a key looks like, to recognise one where it does not belong */
-  keyPrefix: string
+  /** keys' prefixes (`keyPrefixesOf`), live first: what a key looks like, to recognise one where it does not belong */
+  keyPrefix: KeyPrefixes
   /** the longest a BOT key created by an org or self principal lives (`admin.self_service_max_ttl`) */
   selfServiceMaxTtlMs: number
   /** `keys.max_per_user` and `keys.purge_after` (defaults: 100, 90 days) */
   keyBounds?: KeyBounds | undefined
   audit?: AuditOptions | undefined
+  /** told of committed changes (model/events.ts) */
+  events?: AdminEvents | undefined
 }
 
 /** How many live keys a user owns at most, and how long a dead key's record is kept. */
@@ -37,11 +42,12 @@ export interface KeyBounds {
 export const DEFAULT_KEY_BOUNDS: KeyBounds = { maxPerUser: 100, purgeAfterMs: 90 * 86_400_000 }
 
 /** The wing as the configuration describes it. */
-export function adminWing (config: Config, redis: RegistryClient): AdminWing {
+export function adminWing (config: Config, redis: RegistryClient, events?: AdminEvents): AdminWing {
   return {
+    events,
     redis,
     keys: redisKeys(config.redis.prefix),
-    keyPrefix: config.keys.prefix,
+    keyPrefix: keyPrefixesOf(config.keys),
     selfServiceMaxTtlMs: parseDuration(config.admin.self_service_max_ttl) as number,
     keyBounds: { maxPerUser: config.keys.max_per_user, purgeAfterMs: parseDuration(config.keys.purge_after) as number },
     audit: auditOptions(config.audit)
@@ -53,6 +59,7 @@ export interface ActionContext {
   scope: AdminScope
   selfServiceMaxTtlMs: number
   keyBounds: KeyBounds
+  events: AdminEvents | undefined
 }
 
 /** The actions' context for one principal: `actor` is what the audit trail records (`key:<id>`, `cli:<name>`, ...). */
@@ -62,7 +69,8 @@ export function actionContext (wing: AdminWing, scope: AdminScope, actor: string
     store: { redis: wing.redis, keys: wing.keys, keyPrefix: wing.keyPrefix, actor, audit },
     scope,
     selfServiceMaxTtlMs: wing.selfServiceMaxTtlMs,
-    keyBounds: wing.keyBounds ?? DEFAULT_KEY_BOUNDS
+    keyBounds: wing.keyBounds ?? DEFAULT_KEY_BOUNDS,
+    events: wing.events
   }
 }
 

@@ -8,7 +8,7 @@
  * the token's SHA-256, `imported` set, and the lookup `<prefix>imported:<sha256>` ->
  * key id that the gateway reads for a token not in keygate's format.
  */
-import { newKeyId, parseKey } from '../../registry/key-format.js'
+import { newKeyId, parseKey, type KeyPrefixes } from '../../registry/key-format.js'
 import { ownerOf, rootUserOf } from '../model/actors.js'
 import type { ErrorDetail } from '../model/errors.js'
 import { parseImportLines, parseImportRecords, type ImportInput } from '../policy/import-records.js'
@@ -29,19 +29,22 @@ export interface ImportedKey {
 }
 
 /** The lines of an import file, each checked in itself (a keygate key needs no import: refused). */
-export function readImportLines (text: string, keyPrefix: string): { inputs: ImportInput[], problems: ErrorDetail[] } {
+export function readImportLines (
+  text: string,
+  keyPrefix: KeyPrefixes
+): { inputs: ImportInput[], problems: ErrorDetail[] } {
   return parseImportLines(text, isNativeKey(keyPrefix))
 }
 
 /** The records of an admin API import (a JSON array), each checked as a file's line. */
-export function readImportRecords (values: readonly unknown[], keyPrefix: string): {
+export function readImportRecords (values: readonly unknown[], keyPrefix: KeyPrefixes): {
   inputs: ImportInput[],
   problems: ErrorDetail[]
 } {
   return parseImportRecords(values, isNativeKey(keyPrefix))
 }
 
-function isNativeKey (keyPrefix: string): (token: string) => boolean {
+function isNativeKey (keyPrefix: KeyPrefixes): (token: string) => boolean {
   return (token) => parseKey(token, keyPrefix) !== 'malformed_credential'
 }
 

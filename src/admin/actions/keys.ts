@@ -4,7 +4,7 @@
  * entries and its audit entry in one transaction. Create (the only moment the secret
  * exists outside its holder), revoke, rotate, restrict, and the key's own rate limit.
  */
-import { generateKey } from '../../registry/key-format.js'
+import { generateKey, prefixFor } from '../../registry/key-format.js'
 import { isoTimestamp } from '../../registry/records.js'
 import type { Snapshot } from '../model/snapshot.js'
 import type { CreatedKey, RotatedKey } from '../model/views.js'
@@ -43,7 +43,7 @@ export async function createKey (a: ActionContext, r: KeyRequest, now = Date.now
       { selfServiceMaxTtlMs: a.selfServiceMaxTtlMs, actor: a.store.actor, now }
     )
     const purged = await boundOwnedKeys(a, record, now)
-    const { id, key, hash } = generateKey(a.store.keyPrefix)
+    const { id, key, hash } = generateKey(prefixFor(a.store.keyPrefix, record.env))
     const tx = w.multi()
     addKey(a.store, tx, id, { type: record.type as string, hash, ...record })
     tx.xadd(...a.store.audit.changeArgs('key.create', `key:${id}`, 'ok', record, org))
@@ -102,7 +102,7 @@ export async function rotateKey (a: ActionContext, id: string, graceMs: number, 
       graceMs,
       { selfServiceMaxTtlMs: a.selfServiceMaxTtlMs, actor: a.store.actor, now }
     )
-    const { id: newId, key, hash } = generateKey(a.store.keyPrefix)
+    const { id: newId, key, hash } = generateKey(prefixFor(a.store.keyPrefix, rotation.record.env))
     const replaces = { expires_at: rotation.replacesExpiresAt, replaced_by: newId }
     const tx = w.multi()
     addKey(a.store, tx, newId, { type: rotation.record.type as string, hash, ...rotation.record })

@@ -4,7 +4,8 @@
  * (policy/leaks.ts) and, when the reporter may, revoked in one change of its own with
  * `revoked_reason leaked`, `leak_source` and one audit entry `key.leaked`. Push
  * invalidation then drops the record from every gateway's cache and closes the key's
- * open WebSockets (src/cache/invalidation.ts, src/websocket/). A token that is no key,
+ * open WebSockets (src/cache/invalidation.ts, src/websocket/); in-process listeners are
+ * told `key.leaked` (model/events.ts). A token that is no key,
  * or whose key the caller may not see, is a false positive, revealing nothing.
  */
 import { isoTimestamp } from '../../registry/records.js'
@@ -12,6 +13,7 @@ import { checkLeakReporter, leakSource, leakVerdict, type LeakOutcome, type Leak
 import { setKeyFields } from '../store/keys.js'
 import { liveKeyId } from '../store/leaks.js'
 import { watching } from '../store/transactions.js'
+import type { Fields } from '../model/snapshot.js'
 import type { ActionContext } from './context.js'
 
 export type { LeakLabel, LeakOutcome, LeakReport } from '../policy/leaks.js'
@@ -36,7 +38,8 @@ export async function reportLeaked (
           : {
               label: 'true_positive',
               id,
-              revoked: false
+              revoked: false,
+              ...envOf(record)
             })
         continue
       }
@@ -56,8 +59,22 @@ export async function reportLeaked (
         record.org
       ))
       await w.commit(tx)
-      out.push({ label: 'true_positive', id, revoked: true })
+      a.events?.emit({
+        type: 'key.leaked',
+        key_id: id,
+        org: record.org,
+        env: record.env === 'test' ? 'test' : 'live',
+        leak_source: where,
+        actor: a.store.actor,
+        at: isoTimestamp(now)
+      })
+      out.push({ label: 'true_positive', id, revoked: true, ...envOf(record) })
     }
     return out
   })
+}
+
+/** a test key's outcome says so (a live key's says nothing more) */
+function envOf (record: Fields | undefined): { env?: 'test' } {
+  return record?.env === 'test' ? { env: 'test' } : {}
 }

@@ -45,19 +45,20 @@ import { openApiRoute, useOpenApi } from './openapi.js'
 import { usageRoutes } from './usage-routes.js'
 import { userRoutes } from './user-routes.js'
 import { useJsonValidation } from './validation.js'
+import { keyPrefixesOf } from '../../registry/key-format.js'
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) => {
   const signIn = createSignIn({
     adminToken: o.config.admin_token,
-    keyPrefix: o.config.keys.prefix,
+    keyPrefix: keyPrefixesOf(o.config.keys),
     decisions: o.decisions,
     usage: o.usage
   })
   // the client as the data plane knows it: the TCP peer, or the client a trusted proxy reports
   const clientOf = clientAddressOf(o.config.trusted_proxies)
-  const kindOf = createSignInKind({ adminToken: o.config.admin_token, keyPrefix: o.config.keys.prefix })
+  const kindOf = createSignInKind({ adminToken: o.config.admin_token, keyPrefix: keyPrefixesOf(o.config.keys) })
   // the admin token's failures and key failures, counted apart
   const limits = {
     token: createSignInLimit({ perMinute: o.config.admin.sign_in_failures_per_minute }),
@@ -152,15 +153,15 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   })
 
   // 3. JSON in
-  useJsonValidation(app, o.config.keys.prefix)
+  useJsonValidation(app, keyPrefixesOf(o.config.keys))
 
   // 5, 6. errors and the log line
   app.setErrorHandler(createErrorHandler(o.logger, o.health))
   app.setNotFoundHandler((_request, reply) => sendError(reply, 'not_found'))
-  app.addHook('onResponse', createAdminRequestLog(o.logger, o.config.keys.prefix))
+  app.addHook('onResponse', createAdminRequestLog(o.logger, keyPrefixesOf(o.config.keys)))
 
   // 4. the routes (2: each route outside some scope has `onRequest: requireScope(...)`)
-  const ctx = createContext(o.config, o.redis)
+  const ctx = createContext(o.config, o.redis, o.events)
   sessionRoutes(app, ctx, o.config, o.sso)
   keyRoutes(app, ctx)
   userRoutes(app, ctx)

@@ -19,6 +19,7 @@ import { DEFAULT_GRACE_MS, KEY_PAGE_DEFAULT, KEY_PAGE_MAX } from '../model/limit
 import { actionsOf, requireAdmin, requireScope, type ApiContext } from './context.js'
 import { badField, withWarnings } from './refusal.js'
 import { positive, recordsBodyValidator } from './validation.js'
+import { keyPrefixesOf } from '../../registry/key-format.js'
 import {
   Changed, CreatedKeyResponse, CreateKeyBody, EmptyBody, ImportedKeysResponse, ImportKeysBody, ImportKeysBodyOuter,
   KeyLimitBody, LeakedKeysBody, LeakedKeysResponse, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery,
@@ -29,7 +30,7 @@ import {
 export const IMPORT_BODY_MAX = 1024 * 1024
 
 export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
-  const keyPrefix = ctx.config.keys.prefix
+  const keyPrefix = keyPrefixesOf(ctx.config.keys)
   app.get<{ Querystring: Static<typeof ListKeysQuery> }>('/keys', {
     schema: {
       summary: 'List keys (by org, user, unused for, over the org\'s key policy)',
@@ -91,7 +92,8 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
       quota: b.quota,
       credits: b.credits,
       scope: b.scope,
-      allowedCidrs: b.allowed_cidrs
+      allowedCidrs: b.allowed_cidrs,
+      env: b.env
     })
     reply.code(201)
     return withWarnings(result, warnings)
@@ -115,7 +117,7 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
         const o = outcomes[i]
         const tokenHash = createHash('sha256').update(token).digest('hex')
         if (o?.id === undefined) return { token_hash: tokenHash, label: 'false_positive' as const }
-        return { token_hash: tokenHash, label: o.label, id: o.id }
+        return { token_hash: tokenHash, label: o.label, id: o.id, ...(o.env === undefined ? {} : { env: o.env }) }
       }),
       revoked: outcomes.filter((o) => o.revoked === true).length
     }

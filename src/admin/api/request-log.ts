@@ -8,8 +8,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import { createRedactor } from '../../redact.js'
+import type { KeyPrefixes } from '../../registry/key-format.js'
 
-export function createAdminRequestLog (logger: Logger, keyPrefix: string) {
+export function createAdminRequestLog (logger: Logger, keyPrefix: KeyPrefixes) {
   const redact = createRedactor(keyPrefix)
   return function adminRequestLog (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
     const s = request.adminApi

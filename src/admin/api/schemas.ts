@@ -129,7 +129,9 @@ export const CreateKeyBody = Type.Object({
   /** the permissions the key is narrowed to: within its role's and the caller's own */
   scope: Type.Optional(Permissions),
   /** the client addresses (IPv4/IPv6 CIDRs) the key may be used from */
-  allowed_cidrs: Type.Optional(Cidrs)
+  allowed_cidrs: Type.Optional(Cidrs),
+  /** `test`: a test key, with keys.test_prefix, whose requests reach only a route's test_upstream */
+  env: Type.Optional(Type.Union([Type.Literal('live'), Type.Literal('test')]))
 }, closed)
 /** not given: kept; null: removed */
 export const RestrictKeyBody = Type.Object({
@@ -210,7 +212,9 @@ export const LeakedKeysResponse = Type.Object({
   results: Type.Array(Type.Object({
     token_hash: Str,
     label: Type.Union([Type.Literal('true_positive'), Type.Literal('false_positive')]),
-    id: OptStr
+    id: OptStr,
+    /** `test` for a test key; absent: live */
+    env: Type.Optional(Type.Literal('test'))
   }, closed)),
   /** how many keys this report revoked (the others were revoked already, or are none of the caller's keys) */
   revoked: Type.Integer()

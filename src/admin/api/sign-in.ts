@@ -12,7 +12,7 @@ import type { AuthFailure } from '../../decision/authenticate-request.js'
 import { extractCredential } from '../../decision/extract-credential.js'
 import { fromAllowedAddress } from '../../decision/stages/address.js'
 import type { DecisionFactory } from '../../decision/factory.js'
-import { parseKey } from '../../registry/key-format.js'
+import { parseKey, type KeyPrefixes } from '../../registry/key-format.js'
 import { scopeOfGrants } from '../model/principal.js'
 import { userActor } from '../model/actors.js'
 import type { UsageRecorder } from '../../usage/last-used.js'
@@ -40,7 +40,7 @@ export type SignIn =
 export interface SignInOptions {
   /** the admin token; undefined: token sign-in is off */
   adminToken: string | undefined
-  keyPrefix: string
+  keyPrefix: KeyPrefixes
   /** the gateway's decision (src/decision/factory.ts) */
   decisions: DecisionFactory
   /** a key that signs in is a key in use: its last_used_at is noted as on the data plane */

@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fas
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { parseDuration } from '../../config/duration.js'
-import { ID_LENGTH } from '../../registry/key-format.js'
+import { ID_LENGTH, type KeyPrefixes } from '../../registry/key-format.js'
 import { createRedactor, type Redactor } from '../../redact.js'
 import { badField, badRequest } from './refusal.js'
 
@@ -21,7 +21,7 @@ class ValidationFailure extends Error {
   override readonly name = 'ValidationFailure'
 }
 
-export function useJsonValidation (app: FastifyInstance, keyPrefix: string): void {
+export function useJsonValidation (app: FastifyInstance, keyPrefix: KeyPrefixes): void {
   const redact = createRedactor(keyPrefix)
   app.setValidatorCompiler(({ schema, httpPart }) => compile(schema as TSchema, httpPart, redact))
 
@@ -38,7 +38,8 @@ export function useJsonValidation (app: FastifyInstance, keyPrefix: string): voi
     })
   })
 
-  const keyShape = new RegExp(`${keyPrefix}[0-9A-Za-z]{${ID_LENGTH}}_[0-9A-Za-z]{20,}`, 'i')
+  const prefixes = (typeof keyPrefix === 'string' ? [keyPrefix] : keyPrefix).join('|')
+  const keyShape = new RegExp(`(?:${prefixes})[0-9A-Za-z]{${ID_LENGTH}}_[0-9A-Za-z]{20,}`, 'i')
   app.addHook('preValidation', async (request: FastifyRequest) => {
     // a route whose body is keys by design (leaked keys) takes them there, and only there
     const bodyTakesKeys = (request.routeOptions.config as { takesKeys?: boolean }).takesKeys === true
@@ -75,7 +76,7 @@ function compile (
  * (its shape and bounds) only; its params and query, as everywhere. The route's schema
  * (what the OpenAPI document shows) still describes exactly what the route accepts.
  */
-export function recordsBodyValidator (keyPrefix: string, outer: TSchema): FastifySchemaCompiler<unknown> {
+export function recordsBodyValidator (keyPrefix: KeyPrefixes, outer: TSchema): FastifySchemaCompiler<unknown> {
   const redact = createRedactor(keyPrefix)
   return ({ schema, httpPart }) => compile(httpPart === 'body' ? outer : schema as TSchema, httpPart, redact)
 }

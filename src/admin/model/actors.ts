@@ -6,7 +6,8 @@
  *   key:<keyId>     a key signed in to the admin API
  *   cli:<name>      the `keygate` command line, as the operating-system user <name>
  *   admin-token     the admin API's token
- *   scanner:<name>  a secret scanner's signed report (`scanner:github`), in the audit trail
+ *   scanner:<name>  a secret scanner's signed report (`scanner:github`), or anyone's report on
+ *                   the data plane (`scanner:public`), in the audit trail
  *
  * Only `user:` values own anything. A key made by a key records, beside `created_by:
  * key:<id>`, the human at the root of its chain of creators (`owner: user:<id>`), so
@@ -18,6 +19,8 @@ const TYPED = /^(user|key|cli|scanner):./
 
 /** GitHub's secret scanning, as the audit trail's actor of the keys it reports */
 export const GITHUB_SCANNER = 'scanner:github'
+/** anyone's report on the data plane (`POST /_keygate/v1/leaked`), as the audit trail's actor */
+export const PUBLIC_REPORTER = 'scanner:public'
 
 export function userActor (userId: string): string {
   return `user:${userId}`

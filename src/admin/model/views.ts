@@ -33,6 +33,8 @@ export const KeyViewSchema = Type.Object({
   leak_source: OptStr,
   /** an imported key (docs/imports.md): `key` (from the plaintext) or `sha256` */
   imported: OptStr,
+  /** `test` for a test key (docs/test-keys.md); absent: live */
+  env: OptStr,
   last_used_at: OptStr,
   replaces: OptStr,
   replaced_by: OptStr,
@@ -62,6 +64,8 @@ const createdKeyFields = {
   role: OptStr,
   name: Str,
   created_at: Str,
+  /** `test` for a test key (docs/test-keys.md); absent: live */
+  env: OptStr,
   expires_at: OptStr,
   rate_limit: OptStr,
   quota: OptStr,

@@ -142,6 +142,8 @@ export function decideRotation (
   const owner = old.type === 'personal' ? { user: old.user } : { role: old.role, org: old.org }
   const input: CreateKeyInput = { type: old.type, ...owner, name: old.name, createdBy: readCreatedBy(old.created_by) }
   if (ownerOf(old.owner) !== undefined) input.owner = old.owner
+  // a test key's replacement is a test key
+  if (old.env === 'test') input.env = 'test'
   // (a malformed limit is not carried over: the new key gets the default until an admin sets one)
   if (old.rate_limit !== undefined && parseRateLimit(old.rate_limit) !== undefined) input.rateLimit = old.rate_limit
   // its allowance, and what is spent of it: the new key continues the old one's meter

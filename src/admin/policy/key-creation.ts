@@ -50,7 +50,7 @@ export function decideKeyCreation (
   r: KeyRequest,
   o: { selfServiceMaxTtlMs: number, actor: string, now: number }
 ): KeyCreation {
-  const asked = withinCallerKey(s, keyToCreate(s, snap, r, o.selfServiceMaxTtlMs), o.now)
+  const asked = withinCallerKey(s, { ...keyToCreate(s, snap, r, o.selfServiceMaxTtlMs), env: r.env }, o.now)
   // (a personal key's owner is its user)
   const owner = asked.type === 'bot' ? creationOwner(s, snap, asked.createdBy) : undefined
   const input = owner === undefined ? asked : { ...asked, owner }

@@ -67,6 +67,8 @@ export interface KeyRequest extends KeyOwnerFields, KeyRestrictionInput {
   /** the key's allowance (admin only, docs/quotas.md): `<count>/<day|week|month>`, and credits granted */
   quota?: string | undefined
   credits?: number | undefined
+  /** `test`: a test key (docs/test-keys.md); default `live` */
+  env?: 'live' | 'test' | undefined
 }
 
 /** A key to write: a request as the scope rules let it through, defaults filled in. */
@@ -84,6 +86,8 @@ export interface CreateKeyInput extends KeyOwnerFields, KeyRestrictionInput {
   credits?: number | undefined
   /** a rotation's: the key whose count of the allowance the new key continues */
   meter?: string | undefined
+  /** `test`: a test key, recorded as `env test` (absent: live) */
+  env?: 'live' | 'test' | undefined
   /**
    * the longest the creator may make it live (self service); no expiry asked means this, or the org's cap if shorter
    */

@@ -62,6 +62,7 @@ export function newKeyRecord (
   if (input.type === 'personal') record.user = input.user as string
   else record.role = input.role as string
   if (input.owner !== undefined) record.owner = input.owner
+  if (input.env === 'test') record.env = 'test'
   if (input.expiresInMs !== undefined) record.expires_at = isoTimestamp(o.now + input.expiresInMs)
   if (input.rateLimit !== undefined) record.rate_limit = input.rateLimit
   if (input.quota !== undefined) record.quota = input.quota
@@ -88,6 +89,7 @@ export function createdKeyOf (
     name: record.name as string,
     created_at: record.created_at as string
   }
+  if (record.env === 'test') created.env = 'test'
   if (record.user !== undefined) created.user = record.user
   if (record.role !== undefined) created.role = record.role
   if (record.expires_at !== undefined) created.expires_at = record.expires_at

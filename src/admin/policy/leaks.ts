@@ -12,6 +12,7 @@ import type { Fields } from '../model/snapshot.js'
 import type { AdminScope } from '../model/principal.js'
 import { LEAK_SOURCE_MAX } from '../model/limits.js'
 import { requireOrgAdmin, seesKey } from './scope-rules.js'
+import type { KeyPrefixes } from '../../registry/key-format.js'
 
 export type LeakLabel = 'true_positive' | 'false_positive'
 
@@ -27,6 +28,8 @@ export interface LeakOutcome {
   id?: string
   /** whether this report revoked it (false: it was revoked already) */
   revoked?: boolean
+  /** `test` for a test key (docs/test-keys.md); absent: live */
+  env?: 'test'
 }
 
 /** Who may report leaks: an admin or an org admin. */
@@ -47,7 +50,7 @@ export function leakVerdict (
 }
 
 /** Printable, one line, bounded, no key in it: it is shown in `keys show`, the console and the audit trail. */
-export function leakSource (source: string, keyPrefix: string): string {
+export function leakSource (source: string, keyPrefix: KeyPrefixes): string {
   // eslint-disable-next-line no-control-regex
   const clean = createRedactor(keyPrefix).text(source.replace(/[\u0000-\u001f\u007f]/g, '')).trim()
   return (clean === '' ? 'unknown' : clean).slice(0, LEAK_SOURCE_MAX)

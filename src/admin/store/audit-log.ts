@@ -20,6 +20,7 @@ import { fieldsOf, isoTimestamp } from '../../registry/records.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
 import type { AuditEntry, RefusalAggregate, RefusalAttempt } from '../model/views.js'
+import type { KeyPrefixes } from '../../registry/key-format.js'
 
 const DAY = 86_400_000
 const MINUTE = 60_000
@@ -67,7 +68,7 @@ export class AuditLog {
   constructor (
     private readonly redis: RegistryClient,
     private readonly keys: RedisKeys,
-    keyPrefix: string,
+    keyPrefix: KeyPrefixes,
     private readonly actor: string,
     private readonly options: AuditOptions = DEFAULT_AUDIT_OPTIONS
   ) {

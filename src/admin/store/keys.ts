@@ -28,6 +28,7 @@ const KEY_FIELDS_SHOWN = [
   'revoked_reason',
   'leak_source',
   'imported',
+  'env',
   'replaces',
   'replaced_by',
   'rate_limit',
@@ -154,6 +155,7 @@ export async function recordViews (ctx: StoreContext, ids: string[], now: number
       view[field] = LIST_FIELDS.has(field) ? v.split(/\s+/).filter((e) => e !== '') : v
     })
     if (view.name === undefined) view.name = ''
+    if (view.env !== undefined && view.env !== 'test') delete view.env
     const createdBy = readCreatedBy(view.created_by as string | undefined)
     if (createdBy !== undefined) view.created_by = createdBy
     const expiry = parseTimestamp(view.expires_at as string | undefined ?? '')

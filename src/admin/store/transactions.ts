@@ -11,12 +11,13 @@ import type { Snapshot, SnapshotNames } from '../model/snapshot.js'
 import type { AuditLog } from './audit-log.js'
 import { readSnapshot } from './snapshot.js'
 import { writeConnections } from './write-connections.js'
+import type { KeyPrefixes } from '../../registry/key-format.js'
 
 /** The store's connection, key names and audit trail (recording `actor`), shared by its modules. */
 export interface StoreContext {
   redis: RegistryClient
   keys: RedisKeys
-  keyPrefix: string
+  keyPrefix: KeyPrefixes
   /** who acts: the audit trail's actor, and a new key's creator when none is given */
   actor: string
   audit: AuditLog

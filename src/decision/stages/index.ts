@@ -5,11 +5,13 @@
  */
 import { address } from './address.js'
 import { authorizeStage } from './authorize.js'
+import { environment } from './environment.js'
 import { rateLimits } from './rate-limits.js'
 import { quota } from './quota.js'
 import type { DecisionStage } from './stage.js'
 
 export const DECISION_STAGES: readonly DecisionStage[] = Object.freeze([
+  environment,
   address,
   authorizeStage,
   rateLimits,

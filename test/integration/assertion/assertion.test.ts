@@ -101,6 +101,7 @@ for (const alg of ['EdDSA', 'ES256'] as const) {
         key_type: 'personal',
         org: 'acme',
         role: 'reader',
+        env: 'live',
         htm: 'GET',
         htu: '/api/v1/users',
         jti: requestId,
@@ -169,7 +170,7 @@ t.test('bind: identity: one token per key and role, reused; no htm, htu, jti', a
   const second = await forwarded(t, gw, 'HEAD', '/api/v1/open/other', alice.key)
   t.equal(second.token, first.token, 'the same token for two requests of one key (another method and path)')
   const { payload } = await verified(gw, first.token, 'ES256')
-  t.same(payload, { iss: 'keygate', sub: 'alice', key_id: alice.id, key_type: 'personal', org: 'acme', role: 'reader', iat: payload.iat, exp: payload.exp }, 'identity claims and times only')
+  t.same(payload, { iss: 'keygate', sub: 'alice', key_id: alice.id, key_type: 'personal', org: 'acme', role: 'reader', env: 'live', iat: payload.iat, exp: payload.exp }, 'identity claims and times only')
   t.equal((payload.exp as number) - (payload.iat as number), 60)
 
   const other = await forwarded(t, gw, 'GET', '/api/v1/users', bot.key)

@@ -73,7 +73,8 @@ async function callers (gw: TestGateway): Promise<{ personal: Caller, bot: Calle
         ['x-auth-key-type', 'personal'],
         ['x-auth-user-id', 'alice'],
         ['x-auth-org-id', 'acme'],
-        ['x-auth-role', 'reader']
+        ['x-auth-role', 'reader'],
+        ['x-auth-env', 'live']
       ])
     },
     bot: {
@@ -83,7 +84,8 @@ async function callers (gw: TestGateway): Promise<{ personal: Caller, bot: Calle
         ['x-auth-key-id', bot.id],
         ['x-auth-key-type', 'bot'],
         ['x-auth-org-id', 'globex'],
-        ['x-auth-role', 'reader']
+        ['x-auth-role', 'reader'],
+        ['x-auth-env', 'live']
       ])
     }
   }

@@ -40,7 +40,8 @@ t.test('default prefix X-Auth-', async (t) => {
       'x-auth-key-type': 'personal',
       'x-auth-user-id': 'alice',
       'x-auth-org-id': 'acme',
-      'x-auth-role': 'reader'
+      'x-auth-role': 'reader',
+      'x-auth-env': 'live'
     }, 'exactly the identity headers of a personal key')
     t.ok(requestId !== undefined && requestId !== '', 'the response carries X-Request-Id')
     t.same(rawValues(req, 'x-request-id'), [requestId], 'the upstream gets the same X-Request-Id, once')
@@ -69,7 +70,8 @@ t.test('default prefix X-Auth-', async (t) => {
       'x-auth-key-id': id,
       'x-auth-key-type': 'bot',
       'x-auth-org-id': 'globex',
-      'x-auth-role': 'reader'
+      'x-auth-role': 'reader',
+      'x-auth-env': 'live'
     }, 'exactly the identity headers of a BOT key (no X-Auth-User-Id, not even its creator)')
     t.same(rawValues(req, 'x-request-id'), [requestId], 'same X-Request-Id')
   })
@@ -114,7 +116,8 @@ t.test('a custom header_prefix names the identity headers', async (t) => {
       'x-kg-key-type': 'personal',
       'x-kg-user-id': 'alice',
       'x-kg-org-id': 'acme',
-      'x-kg-role': 'reader'
+      'x-kg-role': 'reader',
+      'x-kg-env': 'live'
     }, 'the identity headers under X-Kg-')
     t.same(identityOf(t, req, 'X-Auth-'), {}, 'nothing under the default prefix')
     t.same(rawValues(req, 'x-request-id'), [requestId], 'X-Request-Id keeps its name')
@@ -128,7 +131,8 @@ t.test('a custom header_prefix names the identity headers', async (t) => {
       'x-kg-key-id': id,
       'x-kg-key-type': 'bot',
       'x-kg-org-id': 'acme',
-      'x-kg-role': 'admin'
+      'x-kg-role': 'admin',
+      'x-kg-env': 'live'
     }, 'the identity headers of a BOT key under X-Kg-')
   })
   t.end()

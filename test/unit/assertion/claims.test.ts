@@ -21,13 +21,14 @@ t.test('sub: the user of a personal key, bot:<keyId> for a BOT key', async (t) =
 
 t.test('request-bound claims: every claim, in order', async (t) => {
   const text = requestClaims(issuerClaim('keygate'), identityClaims(personal), 'GET', '/api/v1/users', 'req-1', 1700000000, 1700000060)
-  t.equal(text, '{"iss":"keygate","sub":"alice","key_id":"AbCd1234EfGh5678","key_type":"personal","org":"acme","role":"reader","htm":"GET","htu":"/api/v1/users","jti":"req-1","iat":1700000000,"exp":1700000060}')
+  t.equal(text, '{"iss":"keygate","sub":"alice","key_id":"AbCd1234EfGh5678","key_type":"personal","org":"acme","role":"reader","env":"live","htm":"GET","htu":"/api/v1/users","jti":"req-1","iat":1700000000,"exp":1700000060}')
 })
 
 t.test('identity-bound claims: no htm, htu or jti', async (t) => {
   const claims = JSON.parse(identityBoundClaims(issuerClaim('gw'), identityClaims(bot), 10, 70)) as Record<string, unknown>
-  t.same(claims, { iss: 'gw', sub: 'bot:ZyXw9876VuTs5432', key_id: 'ZyXw9876VuTs5432', key_type: 'bot', org: 'globex', role: 'deployer', iat: 10, exp: 70 })
-  t.same(Object.keys(claims), ['iss', 'sub', 'key_id', 'key_type', 'org', 'role', 'iat', 'exp'])
+  t.same(claims, { iss: 'gw', sub: 'bot:ZyXw9876VuTs5432', key_id: 'ZyXw9876VuTs5432', key_type: 'bot', org: 'globex', role: 'deployer', env: 'live', iat: 10, exp: 70 })
+  t.same(Object.keys(claims), ['iss', 'sub', 'key_id', 'key_type', 'org', 'role', 'env', 'iat', 'exp'])
+  t.match(JSON.parse(identityBoundClaims(issuerClaim('gw'), identityClaims({ ...bot, env: 'test' }), 10, 70)), { env: 'test' }, 'a test key\'s environment')
 })
 
 t.test('hostile values stay one string each: no claim can be added or replaced', async (t) => {
@@ -45,7 +46,7 @@ t.test('hostile values stay one string each: no claim can be added or replaced',
     const id: Identity = { keyId: v, type: 'personal', userId: v, org: v, role: v, grants: NO_GRANTS }
     const text = requestClaims(issuerClaim(v), identityClaims(id), v, v, v, 1, 2)
     const parsed = JSON.parse(text) as Record<string, unknown>
-    t.same(Object.keys(parsed), ['iss', 'sub', 'key_id', 'key_type', 'org', 'role', 'htm', 'htu', 'jti', 'iat', 'exp'], `keys for ${JSON.stringify(v)}`)
+    t.same(Object.keys(parsed), ['iss', 'sub', 'key_id', 'key_type', 'org', 'role', 'env', 'htm', 'htu', 'jti', 'iat', 'exp'], `keys for ${JSON.stringify(v)}`)
     for (const k of ['iss', 'sub', 'key_id', 'org', 'role', 'htm', 'htu', 'jti']) t.equal(parsed[k], v, `${k} holds the value as given`)
     t.equal(parsed.key_type, 'personal')
     t.equal(parsed.iat, 1)

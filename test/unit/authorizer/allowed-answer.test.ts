@@ -53,7 +53,7 @@ t.test('anonymous (a public rule, no key): X-Auth-Anonymous, no identity or asse
   t.equal(a.headers['x-auth-anonymous'], 'true')
   t.notOk('x-auth-key-id' in a.headers || 'x-auth-assertion' in a.headers, 'no identity, no assertion')
   t.equal(signed.length, before, 'nothing signed')
-  t.same(a.remove.names, ['authorization', 'x-auth-assertion', 'x-auth-key-id', 'x-auth-key-type', 'x-auth-user-id', 'x-auth-org-id', 'x-auth-role'])
+  t.same(a.remove.names, ['authorization', 'x-auth-assertion', 'x-auth-key-id', 'x-auth-key-type', 'x-auth-user-id', 'x-auth-org-id', 'x-auth-role', 'x-auth-env'])
 })
 
 t.test('a route\'s key header is removed too', async (t) => {

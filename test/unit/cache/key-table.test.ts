@@ -6,9 +6,9 @@ import { INVALID, restrictionOf, type KeyRecord, type KeyRestriction } from '../
 
 const digest = (n: number): string => Buffer.alloc(32, n).toString('latin1')
 const personal = (n: number, over: Partial<KeyRecord> = {}): KeyRecord =>
-  ({ type: 'personal', digest: digest(n), org: `org${n}`, user: `user${n}`, role: undefined, status: 'active', expiresAt: undefined, rateLimit: undefined, restriction: undefined, ...over })
+  ({ type: 'personal', digest: digest(n), org: `org${n}`, user: `user${n}`, role: undefined, status: 'active', expiresAt: undefined, rateLimit: undefined, restriction: undefined, env: 'live', ...over })
 const bot = (n: number, over: Partial<KeyRecord> = {}): KeyRecord =>
-  ({ type: 'bot', digest: digest(n), org: `org${n}`, user: undefined, role: `role${n}`, status: 'active', expiresAt: undefined, rateLimit: undefined, restriction: undefined, ...over })
+  ({ type: 'bot', digest: digest(n), org: `org${n}`, user: undefined, role: `role${n}`, status: 'active', expiresAt: undefined, rateLimit: undefined, restriction: undefined, env: 'live', ...over })
 
 t.test('every kind of record reads back as stored', async (t) => {
   const rows: Array<[string, KeyRecord | typeof INVALID, number, boolean]> = [
@@ -20,6 +20,7 @@ t.test('every kind of record reads back as stored', async (t) => {
     ['a digest with every byte value', personal(6, { digest: Buffer.from(Array.from({ length: 32 }, (_, i) => i * 8 + 7)).toString('latin1') }), 15, true],
     ['a scoped, address-bound personal key', personal(7, { restriction: restrictionOf('users:read', '10.0.0.0/8') as KeyRestriction }), 17, true],
     ['a BOT key bound to addresses only', bot(8, { restriction: restrictionOf(null, '::1') as KeyRestriction }), 18, true],
+    ['a test key', bot(9, { env: 'test' }), 19, true],
     ['an invalid record', INVALID, 16, true]
   ]
   const table = new KeyTable(100)

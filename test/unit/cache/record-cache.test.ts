@@ -5,7 +5,7 @@ import { INVALID, type KeyRecord } from '../../../src/registry/records.js'
 
 /** A key record whose fields all tell `n` apart. */
 function keyRecord (n: number, over: Partial<KeyRecord> = {}): KeyRecord {
-  return { type: 'personal', digest: String.fromCharCode(n % 256).repeat(32), org: `org${n}`, user: `user${n}`, role: undefined, status: 'active', expiresAt: undefined, rateLimit: undefined, restriction: undefined, ...over }
+  return { type: 'personal', digest: String.fromCharCode(n % 256).repeat(32), org: `org${n}`, user: `user${n}`, role: undefined, status: 'active', expiresAt: undefined, rateLimit: undefined, restriction: undefined, env: 'live', ...over }
 }
 
 t.test('each kind is looked up by its bare id, and set/delete take the cache name', async (t) => {

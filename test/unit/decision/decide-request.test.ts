@@ -59,51 +59,51 @@ function decider (o: { stages: readonly DecisionStage[], limit?: Check, async?: 
 
 const names = (stages: readonly DecisionStage[]): string[] => stages.map((s) => s.name)
 
-t.test('the list that runs: address, authorize, rate limits', async (t) => {
-  t.same(names(DECISION_STAGES), ['address', 'authorize', 'rate limits'])
+t.test('the list that runs: environment, address, authorize, rate limits, quota', async (t) => {
+  t.same(names(DECISION_STAGES), ['environment', 'address', 'authorize', 'rate limits', 'quota'])
   const ran: string[] = []
   const v = decider({ stages: traced(DECISION_STAGES, ran) }).decide('GET', '/api/v1/users', [], '192.0.2.7', NOW)
   t.notOk(v instanceof Promise, 'every stage answered at once: no promise')
   t.equal((v as Verdict).ok, true)
-  t.same(ran, ['address', 'authorize', 'rate limits'])
+  t.same(ran, ['environment', 'address', 'authorize', 'rate limits', 'quota'])
 })
 
 t.test('a stage added with one line runs in its place, refusing and letting through', async (t) => {
-  const stages = [...DECISION_STAGES.slice(0, 2), noDelete, ...DECISION_STAGES.slice(2)]
-  t.same(names(stages), ['address', 'authorize', 'no delete', 'rate limits'])
+  const stages = [...DECISION_STAGES.slice(0, 3), noDelete, ...DECISION_STAGES.slice(3)]
+  t.same(names(stages), ['environment', 'address', 'authorize', 'no delete', 'rate limits', 'quota'])
 
   const ran: string[] = []
   const d = decider({ stages: traced(stages, ran), limit: { allowed: true, limit: 10, remaining: 9, resetS: 60 } })
   const refused = d.decide('DELETE', '/api/v1/users', [], undefined, NOW) as Verdict
   t.equal(refused.ok, false)
   t.match(refused, { code: 'forbidden', reason: 'no_rule', keyId: 'k1', identity, rule: { path: '/api/v1/users' } })
-  t.same(ran, ['address', 'authorize', 'no delete'], 'refused before the rate limits: nothing counted')
+  t.same(ran, ['environment', 'address', 'authorize', 'no delete'], 'refused before the rate limits: nothing counted')
 
   ran.length = 0
   const allowed = d.decide('GET', '/api/v1/users', [], undefined, NOW) as Verdict
   t.equal(allowed.ok, true)
   t.match(allowed, { identity, rule: { path: '/api/v1/users' }, rateLimit: { remaining: 9 } }, 'the rate limit stage set its values')
-  t.same(ran, ['address', 'authorize', 'no delete', 'rate limits'])
+  t.same(ran, ['environment', 'address', 'authorize', 'no delete', 'rate limits', 'quota'])
 
   ran.length = 0
   const earlier = d.decide('DELETE', '/api/v1/admin', [], undefined, NOW) as Verdict
   t.match(earlier, { ok: false, reason: 'no_rule' })
-  t.same(ran, ['address', 'authorize'], 'a stage before it refused: it never ran')
+  t.same(ran, ['environment', 'address', 'authorize'], 'a stage before it refused: it never ran')
 })
 
 t.test('a stage that waits hands the rest to its answer', async (t) => {
   const slow: DecisionStage = { ...noDelete, name: 'slow', build: () => async () => undefined }
   const ran: string[] = []
-  const stages = traced([...DECISION_STAGES.slice(0, 2), slow, noDelete, ...DECISION_STAGES.slice(2)], ran)
+  const stages = traced([...DECISION_STAGES.slice(0, 3), slow, noDelete, ...DECISION_STAGES.slice(3)], ran)
   const d = decider({ stages })
   const waiting = d.decide('DELETE', '/api/v1/users', [], undefined, NOW)
   t.ok(waiting instanceof Promise)
   t.match(await waiting, { ok: false, reason: 'no_rule' })
-  t.same(ran, ['address', 'authorize', 'slow', 'no delete'])
+  t.same(ran, ['environment', 'address', 'authorize', 'slow', 'no delete'])
 
   ran.length = 0
   t.match(await decider({ stages, async: true }).decide('GET', '/api/v1/users', [], undefined, NOW), { ok: true })
-  t.same(ran, ['address', 'authorize', 'slow', 'no delete', 'rate limits'], 'after an authentication that waited too')
+  t.same(ran, ['environment', 'address', 'authorize', 'slow', 'no delete', 'rate limits', 'quota'], 'after an authentication that waited too')
 })
 
 t.test('a list without the authorize stage allows nothing', async (t) => {

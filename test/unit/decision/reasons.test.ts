@@ -137,13 +137,18 @@ const elsewhere: Partial<Record<Reason, [gives: string, test: string]>> = {
   internal_error: ['src/http/listener.ts', 'test/integration/data-plane/error-bodies.test.ts'],
   cors_preflight: ['src/data-plane/cors.ts', 'test/integration/data-plane/cors.test.ts'],
   cors_refused: ['src/data-plane/cors.ts', 'test/integration/data-plane/cors.test.ts'],
+  quota_exceeded: ['src/quota/meter.ts', 'test/integration/quota/quota-exact-across-instances.test.ts'],
+  quota_unavailable: ['src/quota/meter.ts', 'test/integration/quota/quota-redis-down.test.ts'],
   untrusted_peer: ['src/authorizer/authorizer-plane.ts', 'test/integration/authorizer/authorizer.test.ts'],
   bad_upgrade: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket.test.ts'],
   websocket_limit: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket-limits.test.ts'],
   websocket_key_limit: ['src/websocket/upgrade.ts', 'test/integration/websocket/websocket-limits.test.ts'],
   unknown_session: ['src/admin/api/sign-in.ts', 'test/integration/admin/sso.test.ts'],
   csrf_header_missing: ['src/admin/api/index.ts', 'test/integration/admin/sso.test.ts'],
-  two_session_cookies: ['src/admin/api/index.ts', 'test/regressions/session-cookie-planted.test.ts']
+  two_session_cookies: ['src/admin/api/index.ts', 'test/regressions/session-cookie-planted.test.ts'],
+  leak_report: ['src/data-plane/leak-reports.ts', 'test/integration/leaks/public-leak-reports.test.ts'],
+  leak_report_limited: ['src/data-plane/leak-reports.ts', 'test/integration/leaks/public-leak-reports.test.ts'],
+  test_key_not_allowed: ['src/decision/stages/environment.ts', 'test/integration/data-plane/test-keys.test.ts']
 }
 
 async function decide (row: Row): Promise<TargetVerdict> {

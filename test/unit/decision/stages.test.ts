@@ -44,7 +44,7 @@ t.test('every file a stage names is there', async (t) => {
 })
 
 t.test('the decision is the stages from receive to quota; authentication, credential to authenticate', async (t) => {
-  t.same(STAGES.filter((s) => s.decision).map((s) => s.name), ['receive', 'route prefix', 'credential', 'key format', 'records', 'authenticate', 'address', 'authorize', 'rate limits', 'quota'])
+  t.same(STAGES.filter((s) => s.decision).map((s) => s.name), ['receive', 'route prefix', 'credential', 'key format', 'records', 'authenticate', 'environment', 'address', 'authorize', 'rate limits', 'quota'])
   t.same(STAGES.filter((s) => s.authentication).map((s) => s.name), ['credential', 'key format', 'records', 'authenticate'])
 })
 

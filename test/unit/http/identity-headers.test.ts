@@ -16,7 +16,7 @@ t.test('identity headers first, then the client\'s, then the forwarding headers'
   const rewrite = createHeaderRewriter({ prefix: 'X-Auth-', forwardAuthorization: false, trustedProxies: [] })
   const out = rewrite(request('10.0.0.9'), { host: 'upstream', accept: '*/*', 7: 'digits', 'x-auth-role': 'admin' } as IncomingHttpHeaders)
   t.same(Object.keys(out), [
-    'x-auth-key-id', 'x-auth-key-type', 'x-auth-user-id', 'x-auth-org-id', 'x-auth-role', 'x-request-id',
+    'x-auth-key-id', 'x-auth-key-type', 'x-auth-user-id', 'x-auth-org-id', 'x-auth-role', 'x-auth-env', 'x-request-id',
     'host', 'accept', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host'
   ], 'a name made of digits is dropped: it would sort ahead of everything')
   t.equal(out['x-auth-role'], 'reader', 'the client\'s identity header was replaced')
@@ -91,6 +91,7 @@ t.test('the identity headers replace the client\'s, under the configured prefix'
     'x-gw-key-type': 'bot',
     'x-gw-org-id': 'globex',
     'x-gw-role': 'deployer',
+    'x-gw-env': 'live',
     'x-request-id': 'req-2',
     authorization: 'Bearer x',
     'x-auth-role': 'other prefix',
@@ -98,7 +99,8 @@ t.test('the identity headers replace the client\'s, under the configured prefix'
     'x-forwarded-proto': 'https',
     'x-forwarded-host': 'gw.example'
   }, 'a BOT key sends no user id, and the client\'s claims under the prefix are gone; authorization forwarded when configured')
-  t.same(identityHeaders('X-Gw-', bot, 'req-2'), { 'x-gw-key-id': 'b1', 'x-gw-key-type': 'bot', 'x-gw-org-id': 'globex', 'x-gw-role': 'deployer', 'x-request-id': 'req-2' }, 'what `keygate check` shows')
+  t.same(identityHeaders('X-Gw-', bot, 'req-2'), { 'x-gw-key-id': 'b1', 'x-gw-key-type': 'bot', 'x-gw-org-id': 'globex', 'x-gw-role': 'deployer', 'x-gw-env': 'live', 'x-request-id': 'req-2' }, 'what `keygate check` shows')
+  t.equal(identityHeaders('X-Gw-', { ...bot, env: 'test' }, 'req-3')['x-gw-env'], 'test', 'a test key\'s environment')
 })
 
 t.test('the assertion: set with the identity headers, bound to the method, the decided path and the request id', async (t) => {
@@ -110,7 +112,7 @@ t.test('the assertion: set with the identity headers, bound to the method, the d
   const rewrite = createHeaderRewriter({ prefix: 'X-Kg-', forwardAuthorization: false, trustedProxies: [], assertions })
   const req = { ...request('10.0.0.9'), method: 'PUT', kg: { identity, path: '/api/v1/users/7' } } as unknown as FastifyRequest
   const out = rewrite(req, { host: 'upstream', 'x-kg-assertion': 'forged', x_kg_assertion: 'forged' } as IncomingHttpHeaders)
-  t.same(Object.keys(out).slice(0, 7), ['x-kg-key-id', 'x-kg-key-type', 'x-kg-user-id', 'x-kg-org-id', 'x-kg-role', 'x-kg-assertion', 'x-request-id'], 'named by the prefix, among the gateway\'s own')
+  t.same(Object.keys(out).slice(0, 8), ['x-kg-key-id', 'x-kg-key-type', 'x-kg-user-id', 'x-kg-org-id', 'x-kg-role', 'x-kg-env', 'x-kg-assertion', 'x-request-id'], 'named by the prefix, among the gateway\'s own')
   t.notOk('x_kg_assertion' in out, 'the client\'s underscore spelling is dropped')
   const claims = JSON.parse(Buffer.from(String(out['x-kg-assertion']).split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>
   t.match(claims, { sub: 'alice', htm: 'PUT', htu: '/api/v1/users/7', jti: 'req-1' })

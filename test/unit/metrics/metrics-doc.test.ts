@@ -26,6 +26,7 @@ t.test('docs/metrics.md table = the exported keygate_* metrics', async (t) => {
     logStats: { writeErrors: 0, droppedLines: 0 }
   })
   m.requests.response(0, 200, 'allowed', 1)
+  m.shadow.difference('0', 'allow', 'missing_permission')
   const families = parsePromText(await m.registry.metrics())
   const exported = [...families.values()].map((f) => ({
     name: f.name,

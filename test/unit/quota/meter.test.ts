@@ -40,7 +40,8 @@ function passing (keyMeter?: RecordMeter, orgMeter?: RecordMeter, cost: number |
   return {
     ok: true,
     identity: { keyId: 'k1', type: 'bot', userId: undefined, org: 'acme', role: 'r', grants: NO_GRANTS, keyMeter, orgMeter },
-    rule
+    rule,
+    route: undefined
   }
 }
 

@@ -19,10 +19,10 @@ function fields (base: Record<string, string | undefined>, over: Record<string, 
 
 t.test('parseKeyRecord: well-formed records', async (t) => {
   t.same(parseKeyRecord(fields(PERSONAL)), {
-    type: 'personal', digest: Buffer.from(HASH, 'hex').toString('latin1'), org: 'acme', user: 'alice', role: undefined, status: 'active', expiresAt: undefined
+    type: 'personal', digest: Buffer.from(HASH, 'hex').toString('latin1'), org: 'acme', user: 'alice', role: undefined, status: 'active', expiresAt: undefined, env: 'live'
   }, 'personal: the user, never a role')
   t.same(parseKeyRecord(fields(BOT)), {
-    type: 'bot', digest: Buffer.from(HASH, 'hex').toString('latin1'), org: 'acme', user: undefined, role: 'reader', status: 'active', expiresAt: undefined
+    type: 'bot', digest: Buffer.from(HASH, 'hex').toString('latin1'), org: 'acme', user: undefined, role: 'reader', status: 'active', expiresAt: undefined, env: 'live'
   }, 'BOT: the role, never a user')
   const cases: Array<[string, Record<string, string | undefined>, Record<string, unknown>]> = [
     ['revoked', { status: 'revoked' }, { status: 'revoked' }],
@@ -31,7 +31,9 @@ t.test('parseKeyRecord: well-formed records', async (t) => {
     ['expires_at with fractions', { expires_at: '2027-01-31T00:00:00.250Z' }, { expiresAt: Date.UTC(2027, 0, 31) + 250 }],
     ['empty expires_at: never expires', { expires_at: '' }, { expiresAt: undefined }],
     ['a personal key ignores a stray role', { role: 'admin' }, { user: 'alice', role: undefined }],
-    ['unknown extra fields are ignored', { colour: 'blue' }, { type: 'personal' }]
+    ['unknown extra fields are ignored', { colour: 'blue' }, { type: 'personal' }],
+    ['env test: a test key', { env: 'test' }, { env: 'test' }],
+    ['env live, or empty: a live key', { env: '' }, { env: 'live' }]
   ]
   for (const [what, over, expected] of cases) {
     const parsed = parseKeyRecord(fields(PERSONAL, over))
@@ -44,6 +46,7 @@ t.test('parseKeyRecord: well-formed records', async (t) => {
 t.test('parseKeyRecord: every field rule makes a record INVALID', async (t) => {
   const rows: Array<[string, Record<string, string | undefined>, Record<string, string | undefined>?]> = [
     ['unknown type', { type: 'service' }],
+    ['an unknown environment: refused, never taken for live', { env: 'staging' }],
     ['type in another case', { type: 'Personal' }],
     ['empty type', { type: '' }],
     ['missing type', { type: undefined }],
