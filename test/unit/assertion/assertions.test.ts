@@ -55,7 +55,7 @@ for (const alg of ['EdDSA', 'ES256'] as const) {
     const a = await createAssertions(config({ ttl_s: 45 }), keysOf(alg)) as Assertions
     const token = a.forRequest(alice, 'DELETE', '/api/v1/users/7', 'req-7', T0)
     const payload = await verify(a, token, T0)
-    t.same(payload, { iss: 'keygate', sub: 'alice', key_id: alice.keyId, key_type: 'personal', org: 'acme', role: 'reader', htm: 'DELETE', htu: '/api/v1/users/7', jti: 'req-7', iat: 1_700_000_000, exp: 1_700_000_045 })
+    t.same(payload, { iss: 'keygate', sub: 'alice', key_id: alice.keyId, key_type: 'personal', org: 'acme', role: 'reader', env: 'live', htm: 'DELETE', htu: '/api/v1/users/7', jti: 'req-7', iat: 1_700_000_000, exp: 1_700_000_045 })
     await t.rejects(verify(a, token, T0 + 46_000), /exp/, 'expired after ttl_s')
     t.not(a.forRequest(alice, 'GET', '/api/v1/users/7', 'req-7', T0), token, 'another method, another token')
   })
@@ -64,7 +64,7 @@ for (const alg of ['EdDSA', 'ES256'] as const) {
 t.test('bind identity: reused until half its lifetime, then renewed', async (t) => {
   const a = await createAssertions(config({ bind: 'identity' }), keysOf('ES256')) as Assertions
   const first = a.forRequest(alice, 'GET', '/a', 'r1', T0)
-  t.same(await verify(a, first, T0), { iss: 'keygate', sub: 'alice', key_id: alice.keyId, key_type: 'personal', org: 'acme', role: 'reader', iat: 1_700_000_000, exp: 1_700_000_060 })
+  t.same(await verify(a, first, T0), { iss: 'keygate', sub: 'alice', key_id: alice.keyId, key_type: 'personal', org: 'acme', role: 'reader', env: 'live', iat: 1_700_000_000, exp: 1_700_000_060 })
   t.equal(a.forRequest(alice, 'POST', '/b', 'r2', T0 + 10_000), first, 'reused for another request')
   t.equal(a.forRequest(alice, 'GET', '/a', 'r3', 1_700_000_029_999), first, 'reused until iat + ttl/2')
   const renewed = a.forRequest(alice, 'GET', '/a', 'r4', 1_700_000_030_000)
