@@ -36,19 +36,8 @@ import type { Route } from '../decision/route-table.js'
 import type { Identity } from '../decision/identity.js'
 import type { RequestDecider } from '../decision/decide-request.js'
 import type { Verdict } from '../decision/verdict.js'
+import { CLOSE, CLOSE_REASON } from './close-codes.js'
 import type { Relay } from './relay.js'
-
-/** Close codes of the gateway's own closes (RFC 6455 section 7.4.1, IANA registry). */
-export const CLOSE = {
-  policyViolation: 1008,
-  goingAway: 1001,
-  tryAgainLater: 1013
-} as const
-export const CLOSE_REASON = {
-  refused: 'authorization no longer valid',
-  unavailable: 'authorization cannot be checked',
-  shutdown: 'gateway shutting down'
-} as const
 
 /** The longest delay node's timers take (about 24.8 days); a later expiry is re-armed then. */
 const MAX_TIMER_MS = 2 ** 31 - 1

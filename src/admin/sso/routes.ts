@@ -29,7 +29,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import { SSO_LOGIN_PATH, SSO_PROVIDER_PATH } from '../../config/sso.js'
-import { clientAddressOf } from '../../http/identity-headers.js'
+import { clientAddressOf } from '../../http/peers.js'
 import { peerOf } from '../../peer.js'
 import { createSignInLimit } from '../api/sign-in-limit.js'
 import { LOGIN_COOKIE, loginCookie, readCookie, sessionCookie, type Sso } from './index.js'
