@@ -143,10 +143,11 @@ for (const mode of MODES) {
     t.notOk(config.authz.trusted_peers.some((p) => p.endsWith('/0')), 'never every address')
     if (mode === 'authorizer') {
       t.equal(port(config.authz_listen), portsByName.get('authz-http'), 'authz_listen: the port named authz-http')
-      t.equal(port(env.KEYGATE_AUTHZ_GRPC_LISTEN), portsByName.get('authz-grpc'),
-        'KEYGATE_AUTHZ_GRPC_LISTEN: the port named authz-grpc')
+      t.equal(port(config.authz_grpc_listen), portsByName.get('authz-grpc'),
+        'authz_grpc_listen: the port named authz-grpc')
     } else {
       t.equal(config.authz_listen, undefined, 'no authorizer in proxy mode')
+      t.equal(config.authz_grpc_listen, undefined, 'nor a gRPC one')
       t.notOk(portsByName.has('authz-grpc'), 'nor its port')
     }
   })
