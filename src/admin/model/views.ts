@@ -151,14 +151,16 @@ export function roleViewOf (name: string, r: Readonly<Record<string, string>>): 
   return view
 }
 
+/** An org record's fields a view shows, each when set (an empty field is none). */
+const ORG_VIEW_FIELDS = ['name', 'rate_limit', 'key_max_ttl', 'quota', 'credits'] as const
+
 /** An org record's view (without its limit's use, which the store reads). */
 export function orgViewOf (org: string, r: Readonly<Record<string, string>>): OrgView {
   const view: OrgView = { org }
-  if (r.name !== undefined && r.name !== '') view.name = r.name
-  if (r.rate_limit !== undefined && r.rate_limit !== '') view.rate_limit = r.rate_limit
-  if (r.key_max_ttl !== undefined && r.key_max_ttl !== '') view.key_max_ttl = r.key_max_ttl
-  if (r.quota !== undefined && r.quota !== '') view.quota = r.quota
-  if (r.credits !== undefined && r.credits !== '') view.credits = r.credits
+  for (const field of ORG_VIEW_FIELDS) {
+    const value = r[field]
+    if (value !== undefined && value !== '') view[field] = value
+  }
   return view
 }
 
