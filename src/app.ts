@@ -38,6 +38,7 @@ import { createTracing } from './tracing/tracing.js'
 import type { Tracing } from './tracing/request-trace.js'
 import { redisKeys } from './registry/redis-keys.js'
 import { UsageRecorder } from './usage/last-used.js'
+import { ShadowRefusals } from './usage/shadow-refusals.js'
 import { UsageCounter } from './usage/counter.js'
 import { parseDuration } from './config/duration.js'
 import { BlockedBuckets } from './ratelimit/blocked.js'
@@ -73,6 +74,8 @@ export interface KeygateApp {
   usage: UsageRecorder
   /** each key's request counts, written every usage.flush_ms */
   counter: UsageCounter
+  /** what keys' shadow restrictions would refuse, held until written (src/usage/shadow-refusals.ts) */
+  shadowRefusals: ShadowRefusals
   /** the signed identity assertion; undefined when identity.assertion is off */
   assertions: Assertions | undefined
   /** the trace context and, with tracing.otlp_endpoint, the span export (src/tracing/) */
@@ -182,7 +185,15 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     ? undefined
     : parseRateLimit(config.rate_limits.anonymous)
   const anonymous = anonymousRate === undefined ? undefined : anonymousLimit(anonymousRate)
-  const decider = decisions.decider({ limiter, quota, meter: metrics.auth, anonymous, shadowMeter: metrics.shadow })
+  // what keys' shadow restrictions would refuse, written like the usage counts (its connection)
+  const shadowRefusals = new ShadowRefusals(usageRedis, keys, {
+    flushMs: config.usage.flush_ms,
+    onError: () => { logger.warn('shadow restrictions: what they would refuse cannot be written and is dropped') }
+  })
+  lifecycle.add({ name: 'shadow refusals', stop: async () => { await shadowRefusals.stop() } })
+  const decider = decisions.decider({
+    limiter, quota, meter: metrics.auth, anonymous, shadowMeter: metrics.shadow, shadowRefusals
+  })
   // ...and without the rate limits (nor the decision metrics), for open WebSockets decided again on a change
   const redecider = decisions.decider()
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set
@@ -261,6 +272,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     metrics,
     usage,
     counter,
+    shadowRefusals,
     assertions,
     tracing,
     logger,

@@ -31,6 +31,8 @@ const BOT = 0b11000
 const RESTRICTED = 32
 /** a test key (docs/test-keys.md) */
 const TEST = 64
+/** the key has a shadow restriction (in `shadows`, docs/safe-change.md) */
+const SHADOWED = 128
 
 const DIGEST_BYTES = 32
 /** `pairOf` of a slot without a record (INVALID, or free) */
@@ -57,6 +59,8 @@ export class KeyTable {
   private readonly rateLimit = new Map<number, RecordLimit>()
   /** slot -> the key's scope and allowed_cidrs, for the keys flagged RESTRICTED */
   private readonly restrictions = new Map<number, KeyRestriction>()
+  /** slot -> the restriction tried on the key, for the keys flagged SHADOWED */
+  private readonly shadows = new Map<number, KeyRestriction>()
   /** slot -> the key's quota and credits (shared parsed objects, meter-fields.ts), for the keys metered */
   private readonly meters = new Map<number, RecordMeter>()
   private readonly free: number[] = []
@@ -115,6 +119,8 @@ export class KeyTable {
       this.restrictions.set(slot, record.restriction)
       flags |= RESTRICTED
     }
+    if (record?.shadow === undefined) this.shadows.delete(slot)
+    else { this.shadows.set(slot, record.shadow); flags |= SHADOWED }
     this.flags[slot] = flags
   }
 
@@ -139,6 +145,7 @@ export class KeyTable {
     this.pairs.clear()
     this.rateLimit.clear()
     this.restrictions.clear()
+    this.shadows.clear()
     this.meters.clear()
   }
 
@@ -183,6 +190,7 @@ export class KeyTable {
     }
     const meter = this.meters.size === 0 ? undefined : this.meters.get(slot)
     if (meter !== undefined) record.meter = meter
+    if ((flags & SHADOWED) !== 0) record.shadow = this.shadows.get(slot)
     return record
   }
 
@@ -200,6 +208,7 @@ export class KeyTable {
     this.flags[slot] = 0
     this.rateLimit.delete(slot)
     this.restrictions.delete(slot)
+    this.shadows.delete(slot)
     this.meters.delete(slot)
     this.free.push(slot)
   }

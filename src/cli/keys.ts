@@ -9,6 +9,7 @@ import type { CreatedKey, KeyView } from '../admin/model/views.js'
 import { creditsArg, keyMeterCommand, quotaArg } from './meter.js'
 import { duration, limitOrNull, rateLimit, rateLimitOrNone, UsageError, withRegistry } from './context.js'
 import { keyImportCommands } from './key-imports.js'
+import { cidrList, keyRestrictCommand, listOrNull, NONE, scopeList } from './key-restrict.js'
 import { printJson, printTable, printWarnings } from './output.js'
 
 const KEY_COLUMNS = [
@@ -21,41 +22,11 @@ const KEY_COLUMNS = [
   'created_at',
   'expires_at',
   'last_used_at',
+  'env',
   'rate_limit',
   'scope',
   'allowed_cidrs'
 ]
-
-/** what `none` parses to (commander keeps no null an option parser returns) */
-const NONE = 'none'
-
-/** `--scope "users:read orders:read"`: the permissions, space-separated; `none` (restrict only): remove it */
-function scopeList (value: string): string[] | typeof NONE {
-  if (value.trim() === NONE) return NONE
-  const list = value.split(/\s+/).filter((p) => p !== '')
-  if (list.length === 0) {
-    throw new UsageError('--scope takes permissions, space-separated, e.g. "users:read orders:read" (or none)')
-  }
-  return list
-}
-
-/**
- * `--allow-cidr X` (repeatable; several space- or comma-separated in one also work); `none` (restrict only): remove
- * them
- */
-function cidrList (value: string, previous: string[] | typeof NONE | undefined): string[] | typeof NONE {
-  if (value.trim() === NONE) {
-    if (previous !== undefined) throw new UsageError('--allow-cidr none removes the addresses: give it alone')
-    return NONE
-  }
-  if (previous === NONE) throw new UsageError('--allow-cidr none removes the addresses: give it alone')
-  return [...previous ?? [], ...value.split(/[\s,]+/).filter((c) => c !== '')]
-}
-
-/** a flag's list, `none` as null (remove), absent as undefined (keep) */
-function listOrNull (value: string[] | typeof NONE | undefined): string[] | null | undefined {
-  return value === NONE ? null : value
-}
 
 function owner (k: KeyView): string {
   return k.type === 'personal' ? `user:${k.user ?? '?'}` : `role:${k.role ?? '?'}`
@@ -196,11 +167,14 @@ export function keysCommand (program: Command): void {
         printJson(k)
         return
       }
-      for (const [field, value] of Object.entries({ ...k, owner: owner(k) })) {
+      const { shadow_recent: recent, ...shown } = k
+      for (const [field, value] of Object.entries({ ...shown, owner: owner(k) })) {
         process.stdout.write(
           `${field.padEnd(13)} ${value === '' ? '-' : Array.isArray(value) ? value.join(' ') : String(value)}\n`
         )
       }
+      // what the shadow restriction would have refused, newest first (never a query string or a header)
+      for (const e of recent ?? []) process.stdout.write(`  would refuse ${e.at} ${e.method} ${e.path} ${e.reason}\n`)
     })
 
   keys.command('revoke')
@@ -237,37 +211,7 @@ export function keysCommand (program: Command): void {
 
   keyMeterCommand(keys)
 
-  keys.command('restrict')
-    .description(
-      "set or remove a key's scope and the addresses it may be used from; every gateway applies it within a second"
-    )
-    .argument('<keyId>', 'the key id')
-    .option(
-      '--scope <permissions>',
-      'the permissions, space-separated (within its role\'s); "none" removes the scope',
-      scopeList
-    )
-    .option('--allow-cidr <cidr>', 'an address range the key works from (repeatable); "none" removes them', cidrList)
-    .option('--json', 'print the result as JSON')
-    .action(async (
-      id: string, opts: { scope?: string[] | typeof NONE, allowCidr?: string[] | typeof NONE, json?: boolean }
-    ) => {
-      if (opts.scope === undefined && opts.allowCidr === undefined) {
-        throw new UsageError('give --scope and/or --allow-cidr (or "none" to remove one)')
-      }
-      const { changed } = await withRegistry(({ actions }) => actions.restrictKey(
-        id,
-        { scope: listOrNull(opts.scope), allowedCidrs: listOrNull(opts.allowCidr) }
-      ))
-      const k = await withRegistry(({ actions }) => actions.showKey(id))
-      if (opts.json === true) printJson({ id, scope: k.scope ?? null, allowed_cidrs: k.allowed_cidrs ?? null, changed })
-      else {
-        process.stdout.write(
-          `key ${id}: scope ${k.scope?.join(' ') ?? '(all of its role)'}; ` +
-          `addresses ${k.allowed_cidrs?.join(' ') ?? '(any)'}${changed ? '' : ' (unchanged)'}\n`
-        )
-      }
-    })
+  keyRestrictCommand(keys)
 
   keys.command('rotate')
     .description(

@@ -32,6 +32,8 @@ import { checkTarget } from './target-policy.js'
 import { refusal, type Allowed, type Passing, type Refused, type ShadowNote, type Verdict } from './verdict.js'
 import type { PublicAccess } from './public-access.js'
 import type { ShadowDecider } from './shadow-rules.js'
+import { KEY_RESTRICTION, shadowRestrictionRefusal, type ShadowRefusal } from './shadow-restriction.js'
+import type { Identity } from './identity.js'
 import type { Route } from './route-table.js'
 
 /** receive and route prefix passed: the path decided on (and forwarded), its query, its route. */
@@ -79,6 +81,12 @@ export interface DeciderOptions {
   shadow?: ShadowDecider | undefined
   /** told of each difference (the metric) */
   onShadow?: ((note: ShadowNote) => void) | undefined
+  /**
+   * told of each request a key's shadow restriction would refuse (shadow-restriction.ts): counted per key off the
+   * request path. `path`: the decided path, without its query.
+   */
+  onShadowRestriction?: ((identity: Identity, method: string, path: string, reason: ShadowRefusal, now: number) => void)
+  | undefined
 }
 
 export function createDecider ({
@@ -90,7 +98,8 @@ export function createDecider ({
   stages = DECISION_STAGES,
   publicAccess,
   shadow,
-  onShadow
+  onShadow,
+  onShadowRestriction
 }: DeciderOptions): RequestDecider {
   const checks: readonly StageCheck[] = stages.map((s) => s.build({ matchRule, limiter, quota }))
 
@@ -118,21 +127,35 @@ export function createDecider ({
       const { code, reason, challenge, keyId } = auth
       return { ok: false, code, reason, challenge, keyId, fromRedis: keyId === undefined ? undefined : fromRedis }
     }
-    const passing: Passing = { ok: true, identity: auth.identity, rule: undefined, fromRedis, route }
-    const verdict = runStages(checks, 0, passing, method, path, client, now)
-    // (shadow rules off: this one comparison is all they cost)
-    if (shadow === undefined) return verdict
     const identity = auth.identity
-    if (!(verdict instanceof Promise)) return withShadow(verdict, shadow(identity, method, path, verdict))
-    return verdict.then((v) => withShadow(v, shadow(identity, method, path, v)))
+    const passing: Passing = { ok: true, identity, rule: undefined, fromRedis, route }
+    const verdict = runStages(checks, 0, passing, method, path, client, now)
+    // (shadow rules off and no shadow restriction on the key: these two comparisons are all they cost)
+    if (shadow === undefined && identity.shadowRestriction === undefined) return verdict
+    if (!(verdict instanceof Promise)) return withShadow(verdict, identity, method, path, client, now)
+    return verdict.then((v) => withShadow(v, identity, method, path, client, Date.now()))
   }
 
-  /** the shadow rules' difference, noted on the verdict and counted; none: the verdict as it is */
-  function withShadow (verdict: Verdict, note: ShadowNote | undefined): Verdict {
-    if (note === undefined) return verdict
-    onShadow?.(note)
+  /**
+   * the shadow rules' difference and what the key's shadow restriction would refuse, noted on the
+   * verdict and counted; neither: the verdict as it is. The answer never changes.
+   */
+  function withShadow (
+    verdict: Verdict, identity: Identity, method: string, path: string, client: string | undefined, now: number
+  ): Verdict {
+    let note = shadow?.(identity, method, path, verdict)
+    if (note !== undefined) onShadow?.(note)
+    const refused = verdict.ok && verdict.rule !== undefined
+      ? shadowRestrictionRefusal(identity, verdict.rule, client)
+      : undefined
+    if (refused !== undefined) {
+      const restricted: ShadowNote = { rule: KEY_RESTRICTION, live: 'allow', shadow: refused }
+      onShadow?.(restricted)
+      onShadowRestriction?.(identity, method, path, refused, now)
+      note ??= restricted
+    }
     // (a verdict after authentication: allowed with a key, or refused)
-    ;(verdict as Allowed | Refused).shadow = note
+    if (note !== undefined) (verdict as Allowed | Refused).shadow = note
     return verdict
   }
 

@@ -53,6 +53,7 @@ export function authenticate (credential: ParsedKey, r: Resolved, now: number, d
       scope: restriction?.scope,
       roleGrants,
       addresses: restriction?.addresses,
+      shadowRestriction: key.shadow,
       expiresAt: key.expiresAt,
       keyLimit: key.rateLimit,
       roleLimit: r.role?.rateLimit,

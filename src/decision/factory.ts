@@ -17,6 +17,7 @@ import { createDecider, type RequestDecider } from './decide-request.js'
 import { compileRules } from './match-rule.js'
 import { createShadowDecider } from './shadow-rules.js'
 import type { ShadowMeter } from '../metrics/shadow-metrics.js'
+import type { ShadowRefusals } from '../usage/shadow-refusals.js'
 import { compileRouteTable, type RouteTable } from './route-table.js'
 import { createPublicAccess } from './public-access.js'
 import type { AnonymousLimit } from '../ratelimit/anonymous.js'
@@ -30,8 +31,10 @@ export interface DecisionFactory {
       quota?: QuotaMeter | undefined
       meter?: AuthMeter | undefined
       anonymous?: AnonymousLimit | undefined
-      /** counts the shadow rules' differences (shadow-rules.ts) */
+      /** counts the shadow rules' differences (shadow-rules.ts) and the shadow restrictions' refusals */
       shadowMeter?: ShadowMeter | undefined
+      /** what keys' shadow restrictions would refuse, per key (shadow-restriction.ts) */
+      shadowRefusals?: ShadowRefusals | undefined
     }
   ) => RequestDecider
   /** the routes, compiled (route-table.ts) */
@@ -58,7 +61,7 @@ export function decisionFactory (
     ? undefined
     : createShadowDecider(matchRule, compileRules(config.shadow_rules, methods))
   return {
-    decider: ({ limiter, quota, meter, anonymous, shadowMeter } = {}) => createDecider({
+    decider: ({ limiter, quota, meter, anonymous, shadowMeter, shadowRefusals } = {}) => createDecider({
       authenticate: createAuthenticator({ keyPrefix, acceptImported, resolver, meter }),
       matchRule,
       routeOf: routes.routeOf,
@@ -68,7 +71,10 @@ export function decisionFactory (
       shadow,
       onShadow: shadowMeter === undefined
         ? undefined
-        : (note) => { shadowMeter.difference(note.rule, note.live, note.shadow) }
+        : (note) => { shadowMeter.difference(note.rule, note.live, note.shadow) },
+      onShadowRestriction: shadowRefusals === undefined
+        ? undefined
+        : (identity, method, path, reason, now) => { shadowRefusals.note(identity.keyId, method, path, reason, now) }
     }),
     routes,
     signIn: (isAdminToken) => createAuthenticator({ keyPrefix, acceptImported, resolver, isAdminToken }),

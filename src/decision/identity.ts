@@ -3,7 +3,7 @@
  * (identity headers, the signed assertion), logs, rate-limits and re-checks.
  */
 import type { RecordLimit } from '../config/rate-limit.js'
-import type { AddressList, Grants, RecordMeter } from '../registry/records.js'
+import type { AddressList, Grants, KeyRestriction, RecordMeter } from '../registry/records.js'
 
 export interface Identity {
   keyId: string
@@ -22,6 +22,8 @@ export interface Identity {
   roleGrants?: Grants | undefined
   /** the key's `allowed_cidrs`; undefined: any client address */
   addresses?: AddressList | undefined
+  /** the restriction tried on the key, never enforced (shadow-restriction.ts); undefined (most keys): none */
+  shadowRestriction?: KeyRestriction | undefined
   /** when the key expires (epoch ms); undefined: never (an open WebSocket is closed then: src/websocket/) */
   expiresAt?: number | undefined
   /** the rate limits of the key, its role and its org, as their records hold them (src/ratelimit/) */

@@ -55,6 +55,8 @@ export interface KeyRecord {
   meter?: RecordMeter
   /** `env`: `test` for a test key (docs/test-keys.md); absent or `live`: live */
   env?: 'live' | 'test' | undefined
+  /** the restriction tried on the key (`shadow_scope`, `shadow_allowed_cidrs`, docs/safe-change.md): never enforced */
+  shadow?: KeyRestriction | undefined
 }
 
 /**
@@ -116,7 +118,7 @@ type Field = string | null | undefined
  */
 export const KEY_FIELDS = [
   'type', 'hash', 'org', 'status', 'user', 'role', 'expires_at', 'rate_limit', 'scope', 'allowed_cidrs',
-  'quota', 'credits', 'meter', 'env'
+  'quota', 'credits', 'meter', 'env', 'shadow_scope', 'shadow_allowed_cidrs'
 ] as const
 export const USER_FIELDS = ['org', 'role', 'status'] as const
 export const ROLE_FIELDS = ['permissions', 'rate_limit'] as const
@@ -126,14 +128,15 @@ export const ORG_FIELDS = ['rate_limit', 'quota', 'credits'] as const
 export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid {
   return keyRecordOf(
     f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit, f.scope, f.allowed_cidrs,
-    f.quota, f.credits, f.meter, f.env
+    f.quota, f.credits, f.meter, f.env, f.shadow_scope, f.shadow_allowed_cidrs
   )
 }
 
 /** A key record from its KEY_FIELDS, in order: the one set of rules for key records. */
 export function keyRecordOf (
   type: Field, hash: Field, org: Field, status: Field, user: Field, role: Field, expires: Field, rateLimit: Field,
-  scope?: Field, cidrs?: Field, quota?: Field, credits?: Field, meterId?: Field, env?: Field
+  scope?: Field, cidrs?: Field, quota?: Field, credits?: Field, meterId?: Field, env?: Field,
+  shadowScope?: Field, shadowCidrs?: Field
 ): KeyRecord | Invalid {
   if (type !== 'personal' && type !== 'bot') return INVALID
   // (any other environment fails closed: the key is refused, never taken for a live one)
@@ -164,6 +167,9 @@ export function keyRecordOf (
   }
   const meter = recordMeter(quota, credits, meterId)
   if (meter !== undefined) record.meter = meter
+  // (a shadow restriction only counts: one no admin front end would write is not tried, and refuses nothing)
+  const shadow = restrictionOf(shadowScope, shadowCidrs)
+  if (shadow !== undefined && shadow !== INVALID) record.shadow = shadow
   return record
 }
 

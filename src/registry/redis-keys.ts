@@ -56,6 +56,12 @@ export interface RedisKeys {
    * count a key continues) or `org:<org>`
    */
   meter: (level: 'key' | 'org', id: string) => string
+  /**
+   * what a key's shadow restriction would refuse (src/usage/shadow-refusals.ts, docs/safe-change.md): a hash with
+   * `refused` (a count) and `last_at`, and a list of the last examples (`:recent`)
+   */
+  shadowRefusals: (keyId: string) => string
+  shadowRecent: (keyId: string) => string
 }
 
 export function redisKeys (prefix: string): RedisKeys {
@@ -86,6 +92,8 @@ export function redisKeys (prefix: string): RedisKeys {
     orgUsageMinutes: (org, hour) => `${prefix}usage-org:{${org}}:m:${hour}`,
     orgUsageHours: (org, day) => `${prefix}usage-org:{${org}}:h:${day}`,
     rateLimit: `${prefix}ratelimit:`,
-    meter: (level, id) => `${prefix}meter:${level}:${id}`
+    meter: (level, id) => `${prefix}meter:${level}:${id}`,
+    shadowRefusals: (id) => `${prefix}shadow:{${id}}`,
+    shadowRecent: (id) => `${prefix}shadow:{${id}}:recent`
   }
 }

@@ -31,9 +31,10 @@ import {
 const fields = (names: readonly string[]): string => names.map((n) => `'${n}'`).join(', ')
 
 /**
- * Reply: {} when the key record does not exist; else, flat, KEY_FIELDS (14), the user
- * record's existence (1/0) and USER_FIELDS (3), the role's name ('' when none), the
- * role's existence and ROLE_FIELDS (2), ORG_FIELDS (3). A missing field is nil (null).
+ * Reply: {} when the key record does not exist; else, flat, the first 14 KEY_FIELDS, the
+ * user record's existence (1/0) and USER_FIELDS (3), the role's name ('' when none), the
+ * role's existence and ROLE_FIELDS (2), ORG_FIELDS (3), and the last two KEY_FIELDS (the
+ * shadow restriction). A missing field is nil (null).
  */
 const chainLua = (start: string, extra: string): string => `
 ${start}
@@ -63,7 +64,7 @@ end
 local o = {false, false, false}
 if org and org ~= '' then o = redis.call('HMGET', ARGV[1] .. 'org:' .. org, ${fields(ORG_FIELDS)}) end
 return {k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], k[11], k[12], k[13], k[14], ufound, u[1], u[2],
-  u[3], role, rfound, r[1], r[2], o[1], o[2], o[3]${extra}}
+  u[3], role, rfound, r[1], r[2], o[1], o[2], o[3], k[15], k[16]${extra}}
 `
 
 const FOUND_LUA = `
@@ -166,7 +167,9 @@ const NO_KEY: Chain = Object.freeze({ key: null, roleName: '', role: null, org: 
 export function chainOf (r: Reply): Chain {
   if (r.length === 0) return NO_KEY
   const s = r as Array<string | null>
-  const key = keyRecordOf(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12], s[13])
+  const key = keyRecordOf(
+    s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12], s[13], s[25], s[26]
+  )
   if (key === INVALID) return { key, roleName: '', role: null, org: orgRecordOf(undefined) }
   const user = key.type !== 'personal' ? undefined : r[14] === 1 ? userRecordOf(s[15], s[16], s[17]) : null
   const roleName = typeof r[18] === 'string' ? r[18] : ''

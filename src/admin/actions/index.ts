@@ -6,6 +6,7 @@
  * refusals (context.ts); every read is filtered for the principal (reads.ts).
  *
  *   keys.ts            create, revoke, rotate, restrict, the key's own rate limit
+ *   shadow-restrictions.ts  a restriction tried before it is enforced: record, promote, drop
  *   imports.ts         keys brought from another system
  *   leaks.ts           leaked keys reported by a scanner
  *   users.ts           put, deactivate, activate
@@ -40,6 +41,7 @@ import * as orgs from './orgs.js'
 import * as reads from './reads.js'
 import * as registry from './registry-files.js'
 import * as roles from './roles.js'
+import * as shadows from './shadow-restrictions.js'
 import * as users from './users.js'
 
 export { adminWing, type AdminWing, type Warned } from './context.js'
@@ -78,6 +80,19 @@ export class AdminActions {
 
   async restrictKey (id: string, change: KeyRestrictionChange): Promise<{ changed: boolean }> {
     return await keys.restrictKey(this.a, id, change)
+  }
+
+  /** Shadow restrictions (docs/safe-change.md): tried on the key's requests, never enforced. */
+  async shadowRestrictKey (id: string, change: KeyRestrictionChange): Promise<void> {
+    await shadows.shadowRestrictKey(this.a, id, change)
+  }
+
+  async promoteShadowRestriction (id: string): Promise<void> {
+    await shadows.promoteShadowRestriction(this.a, id)
+  }
+
+  async dropShadowRestriction (id: string): Promise<void> {
+    await shadows.dropShadowRestriction(this.a, id)
   }
 
   async setKeyLimit (id: string, limit: string | null): Promise<{ changed: boolean }> {

@@ -157,7 +157,7 @@ export async function setKeyLimit (a: ActionContext, id: string, limit: string |
  * A key; with `acting`, what it acts as (its user, if personal, and the role it acts with); with `org`, its org's
  * record.
  */
-async function readKey (w: Watch, id: string, o: { acting: boolean, org?: boolean }): Promise<Snapshot> {
+export async function readKey (w: Watch, id: string, o: { acting: boolean, org?: boolean }): Promise<Snapshot> {
   const snap = await w.read({ keys: [id] })
   const key = snap.keys.get(id)
   if (!o.acting || key === undefined) return snap

@@ -198,11 +198,41 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
     }
   }, async (request) => {
     const { id } = request.params
-    const { changed } = await actionsOf(ctx, request).restrictKey(
-      id,
-      { scope: request.body.scope, allowedCidrs: request.body.allowed_cidrs }
-    )
+    const change = { scope: request.body.scope, allowedCidrs: request.body.allowed_cidrs }
+    // (a shadow restriction: the key's requests are decided beside it, never by it; docs/safe-change.md)
+    if (request.body.shadow === true) {
+      await actionsOf(ctx, request).shadowRestrictKey(id, change)
+      return { id, changed: true }
+    }
+    const { changed } = await actionsOf(ctx, request).restrictKey(id, change)
     return { id, changed }
+  })
+
+  app.post<{ Params: Static<typeof KeyParams> }>('/keys/:id/restrict/promote', {
+    schema: {
+      summary: 'Make a key\'s shadow restriction its live restriction (409 without one)',
+      tags: ['keys'],
+      params: KeyParams,
+      querystring: NoQuery,
+      body: EmptyBody,
+      response: { 200: Changed }
+    }
+  }, async (request) => {
+    await actionsOf(ctx, request).promoteShadowRestriction(request.params.id)
+    return { id: request.params.id, changed: true }
+  })
+
+  app.delete<{ Params: Static<typeof KeyParams> }>('/keys/:id/restrict/shadow', {
+    schema: {
+      summary: 'Drop a key\'s shadow restriction (409 without one); its live restriction stays',
+      tags: ['keys'],
+      params: KeyParams,
+      querystring: NoQuery,
+      response: { 200: Changed }
+    }
+  }, async (request) => {
+    await actionsOf(ctx, request).dropShadowRestriction(request.params.id)
+    return { id: request.params.id, changed: true }
   })
 
   app.post<{ Params: Static<typeof KeyParams>, Body: Static<typeof RotateKeyBody> }>('/keys/:id/rotate', {

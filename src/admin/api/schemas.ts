@@ -133,10 +133,11 @@ export const CreateKeyBody = Type.Object({
   /** `test`: a test key, with keys.test_prefix, whose requests reach only a route's test_upstream */
   env: Type.Optional(Type.Union([Type.Literal('live'), Type.Literal('test')]))
 }, closed)
-/** not given: kept; null: removed */
+/** not given: kept; null: removed. `shadow`: recorded as the key's shadow restriction, tried and never enforced */
 export const RestrictKeyBody = Type.Object({
   scope: Type.Optional(Type.Union([Permissions, Type.Null()])),
-  allowed_cidrs: Type.Optional(Type.Union([Cidrs, Type.Null()]))
+  allowed_cidrs: Type.Optional(Type.Union([Cidrs, Type.Null()])),
+  shadow: Type.Optional(Type.Boolean())
 }, closed)
 export const KeyLimitBody = Type.Object({ rate_limit: RateLimitOrNull }, closed)
 export const RotateKeyBody = Type.Object({ grace: Type.Optional(Duration) }, closed)

@@ -50,7 +50,16 @@ export const KeyViewSchema = Type.Object({
   /** the permissions the key is narrowed to (within its role's); none: the role's whole */
   scope: Type.Optional(Type.Array(Str)),
   /** the client addresses (CIDRs) the key may be used from; none: any */
-  allowed_cidrs: Type.Optional(Type.Array(Str))
+  allowed_cidrs: Type.Optional(Type.Array(Str)),
+  /**
+   * the shadow restriction (docs/safe-change.md): since when it is tried, the scope and addresses the key would
+   * have, and (one key shown) how many requests it would have refused and the last of them
+   */
+  shadow_since: OptStr,
+  shadow_scope: Type.Optional(Type.Array(Str)),
+  shadow_allowed_cidrs: Type.Optional(Type.Array(Str)),
+  shadow_refused: Type.Optional(Type.Integer()),
+  shadow_recent: Type.Optional(Type.Array(Type.Object({ method: Str, path: Str, reason: Str, at: Str }, closed)))
 }, closed)
 export type KeyView = Static<typeof KeyViewSchema>
 

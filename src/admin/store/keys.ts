@@ -8,6 +8,7 @@ import type { ChainableCommander } from 'ioredis'
 import { parseRateLimit } from '../../config/rate-limit.js'
 import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
 import { parseTimestamp } from '../../registry/records.js'
+import { examplesOf, RECENT_KEPT } from '../../usage/shadow-refusals.js'
 import { ownsKey, readCreatedBy, rootUserOf } from '../model/actors.js'
 import { AdminError } from '../model/errors.js'
 import type { KeyView } from '../model/views.js'
@@ -36,15 +37,35 @@ const KEY_FIELDS_SHOWN = [
   'credits',
   'meter',
   'scope',
-  'allowed_cidrs'
+  'allowed_cidrs',
+  'shadow_scope',
+  'shadow_allowed_cidrs',
+  'shadow_since'
 ] as const
 /** fields shown as lists (space-separated in the record) */
-const LIST_FIELDS = new Set<string>(['scope', 'allowed_cidrs'])
+const LIST_FIELDS = new Set<string>(['scope', 'allowed_cidrs', 'shadow_scope', 'shadow_allowed_cidrs'])
 
 export async function showKey (ctx: StoreContext, id: string, now: number): Promise<KeyView> {
   const [view] = await keyViews(ctx, [id], now)
   if (view === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
+  if (view.shadow_since !== undefined) Object.assign(view, await shadowRefusalsOf(ctx, id))
   return view
+}
+
+/** What a key's shadow restriction was counted to refuse (src/usage/shadow-refusals.ts) */
+async function shadowRefusalsOf (
+  ctx: StoreContext, id: string
+): Promise<Pick<KeyView, 'shadow_refused' | 'shadow_recent'>> {
+  const [refused, recent] = await Promise.all([
+    ctx.redis.hget(ctx.keys.shadowRefusals(id), 'refused'),
+    ctx.redis.lrange(ctx.keys.shadowRecent(id), 0, RECENT_KEPT - 1)
+  ])
+  return { shadow_refused: Number.parseInt(refused ?? '0', 10) || 0, shadow_recent: examplesOf(recent) }
+}
+
+/** Deletes what a key's shadow restriction was counted to refuse, into `tx`. */
+export function dropShadowRefusals (ctx: StoreContext, tx: ChainableCommander, id: string): void {
+  tx.del(ctx.keys.shadowRefusals(id), ctx.keys.shadowRecent(id))
 }
 
 /** What a key listing keeps: by user, by org, unused for a while, matching a search. */

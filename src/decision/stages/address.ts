@@ -5,6 +5,7 @@
  */
 import { challenges } from '../challenges.js'
 import type { Identity } from '../identity.js'
+import type { AddressList } from '../../registry/records.js'
 import type { DecisionStage } from './stage.js'
 import { refusal } from '../verdict.js'
 
@@ -13,7 +14,12 @@ import { refusal } from '../verdict.js'
  * trusted peers) allow it; none known is refused.
  */
 export function fromAllowedAddress (identity: Identity, client: string | undefined): boolean {
-  return identity.addresses === undefined || identity.addresses.allows(client)
+  return fromAddresses(identity.addresses, client)
+}
+
+/** `addresses`: a key's allowed addresses, live or shadow (shadow-restriction.ts); undefined: any */
+export function fromAddresses (addresses: AddressList | undefined, client: string | undefined): boolean {
+  return addresses === undefined || addresses.allows(client)
 }
 
 export const address: DecisionStage = {

@@ -5,7 +5,8 @@
  */
 import { challenges } from '../challenges.js'
 import type { Identity } from '../identity.js'
-import type { RuleMatch } from '../match-rule.js'
+import type { Grants } from '../../registry/records.js'
+import type { CompiledRule, RuleMatch } from '../match-rule.js'
 import type { DecisionStage } from './stage.js'
 import { refusal } from '../verdict.js'
 
@@ -22,8 +23,13 @@ export function authorize (identity: Identity, match: RuleMatch | null): Authori
   if (rule.orgParam !== undefined && params[rule.orgParam] !== identity.org) {
     return { ok: false, reason: 'org_mismatch' }
   }
-  if (!identity.grants.hasAll(rule.permissions)) return { ok: false, reason: 'missing_permission', scope: rule.scope }
+  if (!permitted(identity.grants, rule)) return { ok: false, reason: 'missing_permission', scope: rule.scope }
   return AUTHORIZED
+}
+
+/** The permissions a rule asks for, granted (the key's scope, live or shadow: shadow-restriction.ts) */
+export function permitted (grants: Grants, rule: CompiledRule): boolean {
+  return grants.hasAll(rule.permissions)
 }
 
 export const authorizeStage: DecisionStage = {

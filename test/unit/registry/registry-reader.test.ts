@@ -10,17 +10,18 @@ import { MALFORMED } from '../../../src/config/rate-limit.js'
 
 const HASH = 'ab'.repeat(32)
 type V = string | null
-/** a reply: the key's 10 fields, user found + 3, role name, role found + 2, org's 1 */
+/** a reply: the key's first 14 fields, user found + 3, role name, role found + 2, org's 3, the key's last 2 */
 function reply (o: { key?: Partial<Record<typeof KEY_FIELDS[number], V>>, user?: [V, V, V] | null, roleName?: string, role?: [V, V] | null, org?: V } = {}): Array<string | number | null> {
   const key = { type: 'personal', hash: HASH, org: 'acme', status: 'active', user: 'alice', role: null, expires_at: null, rate_limit: null, ...o.key }
   const user = o.user === undefined ? ['acme', 'reader', 'active'] : o.user
   const role = o.role === undefined ? ['users:read', null] : o.role
   return [
-    ...KEY_FIELDS.map((f) => key[f] ?? null),
+    ...KEY_FIELDS.slice(0, 14).map((f) => key[f] ?? null),
     user === null ? 0 : 1, ...(user ?? [null, null, null]),
     o.roleName ?? 'reader',
     role === null ? 0 : 1, ...(role ?? [null, null]),
-    o.org ?? null
+    o.org ?? null, null, null,
+    ...KEY_FIELDS.slice(14).map((f) => key[f] ?? null)
   ]
 }
 
