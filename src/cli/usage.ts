@@ -33,13 +33,15 @@ export function usageCommand (program: Command): void {
       // `--since` counted back from the end of the current step: 48h at 1m is 2,880 points, all that is kept
       const range = usageRange({ from: opts.since === undefined ? undefined : to - opts.since, to, step: s }, now)
       if ('field' in range) throw new UsageError(`--${range.field === 'step' ? 'since' : range.field}: ${range.reason}`)
-      const points = await withRegistry(async ({ actions }) => keyId !== undefined
+      const { env, points } = await withRegistry(async ({ actions }) => keyId !== undefined
         ? await actions.keyUsage(keyId, range)
-        : await actions.orgUsage(
-          opts.org as string,
-          range
-        ))
-      if (opts.json === true) printJson({ points })
-      else printTable(points, ['t', 'allowed', 'refused', 'limited', 'errors'])
+        : { env: undefined, points: await actions.orgUsage(opts.org as string, range) })
+      if (opts.json === true) {
+        printJson(env === undefined ? { points } : { env, points })
+        return
+      }
+      // (a key's environment first: a test key's requests reach only test upstreams)
+      if (env !== undefined) process.stdout.write(`key ${keyId as string} (${env})\n`)
+      printTable(points, ['t', 'allowed', 'refused', 'limited', 'errors'])
     })
 }

@@ -246,7 +246,8 @@ export class AdminActions {
     return await reads.ownKeyCap(this.a)
   }
 
-  async keyUsage (id: string, range: UsageRange): Promise<UsagePoint[]> {
+  /** a key's counts, with its environment */
+  async keyUsage (id: string, range: UsageRange): Promise<{ env: 'live' | 'test', points: UsagePoint[] }> {
     return await reads.keyUsage(this.a, id, range)
   }
 

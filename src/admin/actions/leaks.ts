@@ -55,7 +55,7 @@ export async function reportLeaked (
         'key.leaked',
         `key:${id}`,
         'ok',
-        { from: record.status as string, leak_source: where },
+        { from: record.status as string, leak_source: where, env: record.env === 'test' ? 'test' : 'live' },
         record.org
       ))
       await w.commit(tx)

@@ -149,9 +149,15 @@ export async function ownKeyCap (a: ActionContext): Promise<number | undefined> 
 }
 
 /** A key's request counts over a range, if the caller may read the key. */
-export async function keyUsage (a: ActionContext, id: string, range: UsageRange): Promise<UsagePoint[]> {
-  await showKey(a, id)
-  return await readUsage(a.store.redis, a.store.keys, { key: id }, range)
+/** A key's request counts over a range, with its environment (`live` or `test`), if the caller may read the key. */
+export async function keyUsage (
+  a: ActionContext, id: string, range: UsageRange
+): Promise<{ env: 'live' | 'test', points: UsagePoint[] }> {
+  const key = await showKey(a, id)
+  return {
+    env: key.env === 'test' ? 'test' : 'live',
+    points: await readUsage(a.store.redis, a.store.keys, { key: id }, range)
+  }
 }
 
 /** An org's request counts over a range (the sum of its keys), if the caller may read the org. */

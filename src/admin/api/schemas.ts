@@ -95,6 +95,10 @@ const UsagePoints = Type.Array(Type.Object(
   closed
 ))
 export const UsageSeries = Type.Object({ points: UsagePoints }, closed)
+/** a key's: with its environment, `live` or `test` (docs/test-keys.md) */
+export const KeyUsageSeries = Type.Object(
+  { env: Type.Union([Type.Literal('live'), Type.Literal('test')]), points: UsagePoints }, closed
+)
 
 /** a batch usage read: up to BATCH_MAX_KEYS key ids, comma-separated, and the range of UsageQuery */
 export const KeysUsageQuery = Type.Object({

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify'
 import { BATCH_MAX_POINTS, bucketsOf, usageRange, type UsagePoint, type UsageRange } from '../../usage/reader.js'
 import { actionsOf, requireScope, type ApiContext } from './context.js'
 import { badField } from './refusal.js'
-import { KeyParams, KeysUsage, KeysUsageQuery, OrgParams, UsageQuery, UsageSeries } from './schemas.js'
+import { KeyParams, KeysUsage, KeysUsageQuery, KeyUsageSeries, OrgParams, UsageQuery, UsageSeries } from './schemas.js'
 
 export function usageRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: Static<typeof KeyParams>, Querystring: Static<typeof UsageQuery> }>('/keys/:id/usage', {
@@ -20,11 +20,11 @@ export function usageRoutes (app: FastifyInstance, ctx: ApiContext): void {
       tags: ['usage'],
       params: KeyParams,
       querystring: UsageQuery,
-      response: { 200: UsageSeries }
+      response: { 200: KeyUsageSeries }
     }
   }, async (request) => {
     const range = rangeOf(request.query, Date.now())
-    return { points: await actionsOf(ctx, request).keyUsage(request.params.id, range) }
+    return await actionsOf(ctx, request).keyUsage(request.params.id, range)
   })
 
   // several keys at once (the console's key list): one pipeline; a key the caller may

@@ -26,11 +26,12 @@ t.test('keygate usage prints what the admin API answers', async (t) => {
   const from = points[0]?.t as string
   const to = new Date(Date.parse(points.at(-1)?.t as string) + 60_000).toISOString()
   const api = await adminCall(gw, 'GET', `/admin/v1/keys/${alice.id}/usage?from=${from}&to=${to}&step=1m`, TOKEN)
-  t.same(api.json(), { points }, 'the same points as the admin API')
+  t.same(api.json(), { env: 'live', points }, 'the same points as the admin API, with the key\'s environment')
+  t.equal((JSON.parse(json.stdout) as { env: string }).env, 'live', 'the key\'s environment')
 
   const table = await runCli(['usage', alice.id, '--since', '2m', '--step', '1m'], env)
   t.equal(table.code, 0, table.stderr)
-  t.match(table.stdout, /^T\s+ALLOWED\s+REFUSED\s+LIMITED\s+ERRORS\n/, 'a table with a header')
+  t.match(table.stdout, new RegExp(`^key ${alice.id} \\(live\\)\nT\\s+ALLOWED\\s+REFUSED\\s+LIMITED\\s+ERRORS\n`), 'the key\'s environment, then a table with a header')
   t.match(table.stdout, /\n\S+Z\s+4\s+1\s+0\s+0\s*\n/, 'and the minute of the requests')
   const org = await runCli(['usage', '--org', 'acme', '--since', '1h', '--json'], env)
   t.equal(org.code, 0, org.stderr)

@@ -126,7 +126,7 @@ t.test('a signed report revokes the live key everywhere, closes its WebSocket, a
   const leakedEntries = (await auditActions(a)).filter((e) => e.action === 'key.leaked')
   t.equal(leakedEntries.length, 1, 'one audit entry key.leaked')
   t.match(leakedEntries[0], { actor: 'scanner:github', target: `key:${leaked.id}`, result: 'ok', org: 'acme' })
-  t.match(JSON.parse(leakedEntries[0]?.detail ?? '{}'), { from: 'active', leak_source: 'https://github.com/acme/app/blob/abc/.env' })
+  t.match(JSON.parse(leakedEntries[0]?.detail ?? '{}'), { from: 'active', leak_source: 'https://github.com/acme/app/blob/abc/.env', env: 'live' }, 'the audit entry names the key\'s environment')
 
   await t.test('the owner sees why: the admin API key view', async (t) => {
     const view = await send(a.adminPort, 'GET', `/admin/v1/keys/${leaked.id}`, { Authorization: `Bearer ${TOKEN}` })
