@@ -110,6 +110,7 @@ export const api = {
   keys: (filter = {}) => request('GET', 'keys' + query(filter)),
   createKey: (input) => request('POST', 'keys', input),
   revokeKey: (id) => request('POST', `keys/${enc(id)}/revoke`, {}),
+  key: (id) => request('GET', `keys/${enc(id)}`),
   users: (filter = {}) => request('GET', 'users' + query(filter)),
   putUser: (id, input) => request('PUT', `users/${enc(id)}`, input),
   setUserStatus: (id, active) => request('POST', `users/${enc(id)}/${active ? 'activate' : 'deactivate'}`, {}),

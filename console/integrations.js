@@ -157,7 +157,7 @@ export function integrationsPage (ctx) {
         }, k.name !== '' ? k.name : 'unnamed')),
         h('div', { class: 'muted small nowrap' }, h('span', { class: 'mono' }, k.id), ` · ${k.org}`),
         restriction(k)),
-      h('td', {}, badge(k.type === 'bot' ? 'BOT' : 'Personal', k.type === 'bot' ? 'bot' : 'personal')),
+      h('td', {}, badge(k.type === 'bot' ? 'BOT' : 'Personal', k.type === 'bot' ? 'bot' : 'personal'), envBadge(k)),
       owner,
       timeCell(k.created_at, ''),
       usageCell(timeCell(k.last_used_at, 'never')),
@@ -184,7 +184,38 @@ export function integrationsPage (ctx) {
       parts.push(h('div', { class: 'key-restriction', 'data-testid': 'key-cidrs' },
         h('span', { class: 'muted' }, 'from '), h('span', { class: 'mono' }, k.allowed_cidrs.join(' '))))
     }
+    if (k.shadow_since !== undefined) parts.push(shadowRestriction(k))
     return parts.length === 0 ? '' : h('div', {}, ...parts)
+  }
+
+  /** A key's environment: a test key is marked (its requests reach only test upstreams); a live one says live. */
+  function envBadge (k) {
+    return k.env === 'test'
+      ? h('div', { 'data-testid': 'key-env', 'data-env': 'test' }, badge('test', 'test'))
+      : h('div', { 'data-testid': 'key-env', 'data-env': 'live', class: 'muted small' }, 'live')
+  }
+
+  /**
+   * A key's shadow restriction (docs/safe-change.md): what it would be narrowed to, tried and never enforced;
+   * "Would refuse" reads how many requests it would have refused and the last of them (method, path, reason, time).
+   */
+  function shadowRestriction (k) {
+    const details = h('div', { class: 'muted small', 'data-testid': 'shadow-refused' })
+    const load = () => api.key(k.id).then((full) => {
+      const recent = full.shadow_recent ?? []
+      details.replaceChildren(
+        h('div', { 'data-count': String(full.shadow_refused ?? 0) },
+          `would refuse ${(full.shadow_refused ?? 0).toLocaleString('en')} requests`),
+        ...recent.map((e) => h('div', { class: 'mono', 'data-testid': 'shadow-example' },
+          `${e.at} ${e.method} ${e.path} ${e.reason}`)))
+    }).catch(ctx.fail)
+    return h('div', { class: 'key-restriction', 'data-testid': 'key-shadow' },
+      h('span', { class: 'muted' }, 'shadow (not enforced) '),
+      k.shadow_scope !== undefined ? permissionChips(k.shadow_scope) : h('span', { class: 'muted' }, 'all of the role'),
+      h('span', { class: 'muted' }, ' from '),
+      h('span', { class: 'mono' }, k.shadow_allowed_cidrs?.join(' ') ?? 'any'), ' ',
+      h('button', { type: 'button', class: 'link', 'data-action': 'shadow-refused', onclick: load }, 'Would refuse'),
+      details)
   }
 
   /** The status; a key revoked because it leaked says so, and where it was found (as text, never a link). */
@@ -370,6 +401,7 @@ export function integrationsPage (ctx) {
     const { principal } = ctx.session
     const f = form.elements
     const input = { type: f.type.value }
+    if (f.env.value === 'test') input.env = 'test'
     const name = f.name.value.trim()
     if (name !== '') input.name = name
     if (f.expiry.value !== '') input.expires_in = f.expiry.value
@@ -430,7 +462,10 @@ export function integrationsPage (ctx) {
     show($('reveal'), true)
     $('reveal-key').value = created.key
     say($('reveal-copy-status'), '')
-    const facts = [['Key id', created.id], ['Type', created.type === 'bot' ? 'BOT' : 'Personal'], ['Org', created.org]]
+    const facts = [
+      ['Key id', created.id], ['Type', created.type === 'bot' ? 'BOT' : 'Personal'],
+      ['Environment', created.env === 'test' ? 'test' : 'live'], ['Org', created.org]
+    ]
     if (created.user !== undefined) facts.push(['User', created.user])
     if (created.role !== undefined) facts.push(['Role', created.role])
     facts.push(['Expires', created.expires_at ?? 'never'])

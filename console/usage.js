@@ -90,9 +90,15 @@ export function usagePanel (ctx) {
     const range = {
       from: new Date(end - Number(since) * 3_600_000).toISOString(), to: new Date(end).toISOString(), step
     }
-    const { points } = subject.key !== undefined
+    const { points, env } = subject.key !== undefined
       ? await api.keyUsage(subject.key, range)
       : await api.orgUsage(subject.org, range)
+    // a key's environment beside its title (a test key's requests reach only test upstreams)
+    const envLabel = $('usage-env')
+    envLabel.textContent = env === undefined ? '' : env === 'test' ? 'test key' : 'live key'
+    envLabel.dataset.env = env ?? ''
+    envLabel.className = `badge badge-${env === 'test' ? 'test' : 'off'}`
+    show(envLabel, env !== undefined)
     // stacked bars, one a bucket: each class drawn as the sum of itself and the classes below
     // it, the tallest (errors, the top of the stack) first; the legend and the cursor read
     // each class's own count, and the legend its total over the range until hovered
