@@ -37,6 +37,7 @@ t.test('allowed through Caddy: the identity headers at the upstream, never the k
     Authorization: `Bearer ${alice.key}`,
     'X-Auth-User-Id': 'mallory',
     'X-Auth-Role': 'admin',
+    'X-Auth-Env': 'test',
     'X-Auth-Admin': 'true',
     'X-Auth-Assertion': 'forged',
     'X-Request-Id': 'chosen-by-client'
@@ -50,6 +51,7 @@ t.test('allowed through Caddy: the identity headers at the upstream, never the k
   t.equal(up?.headers['x-auth-user-id'], 'alice', 'keygate\'s user id, not the client\'s')
   t.equal(up?.headers['x-auth-org-id'], 'acme')
   t.equal(up?.headers['x-auth-role'], 'reader', 'keygate\'s role, not the client\'s')
+  t.equal(up?.headers['x-auth-env'], 'live', 'keygate\'s environment, not the client\'s')
   t.equal(up?.headers.authorization, undefined, 'the key is not forwarded')
   t.notOk(up?.headers['x-auth-admin'], 'another identity-prefixed header of the client\'s is removed')
   t.notOk(up?.headers['x-auth-assertion'], 'no assertion when it is off, and the client\'s own is removed')

@@ -35,6 +35,7 @@ t.test('allowed through nginx: the upstream receives the identity headers, never
     // a client's own identity and steering headers
     'X-Auth-User-Id': 'mallory',
     'X-Auth-Role': 'admin',
+    'X-Auth-Env': 'test',
     'X-Auth-Assertion': 'forged',
     'X-Original-URI': '/api/v1/open',
     'X-Forwarded-Uri': '/api/v1/open'
@@ -48,6 +49,7 @@ t.test('allowed through nginx: the upstream receives the identity headers, never
   t.equal(up?.headers['x-auth-user-id'], 'alice', 'keygate\'s user id, not the client\'s')
   t.equal(up?.headers['x-auth-org-id'], 'acme')
   t.equal(up?.headers['x-auth-role'], 'reader', 'keygate\'s role, not the client\'s')
+  t.equal(up?.headers['x-auth-env'], 'live', 'keygate\'s environment, not the client\'s')
   t.equal(up?.headers.authorization, undefined, 'the key is not forwarded')
   t.equal(up?.headers['x-original-uri'], undefined, 'steering headers are not forwarded')
   t.equal(up?.headers['x-forwarded-uri'], undefined)
