@@ -151,6 +151,11 @@ export interface KeygateOptions {
   usage?: { enabled?: boolean, flushMs?: number, maxKeys?: number }
   /** a second route, `STRIP_PREFIX` with `strip_prefix: true` (docs/routing.md), its rule for BENCH_PATH under it */
   stripPrefix?: boolean
+  /**
+   * `shadow_rules` of this many rules (docs/safe-change.md): one for BENCH_PATH that agrees with the live rule (the
+   * shadow decision runs on every request and notes nothing), the others for paths the bench never asks
+   */
+  shadowRules?: number
 }
 
 /**
@@ -296,7 +301,7 @@ ${stripRoute}rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
 ${stripRule}cache: ${benchCache(o.cache)}
 ${o.keys === undefined ? '' : `keys: ${o.keys}\n`}log: { level: ${o.logLevel ?? 'info'} }
-${assertion.yaml}${tracing}${usageSection(o.usage)}`)
+${assertion.yaml}${tracing}${usageSection(o.usage)}${shadowSection(o.shadowRules)}`)
   const port = await freePort()
   const adminPort = await freePort()
   const authzPort = o.authz === true ? await freePort() : undefined
@@ -365,4 +370,12 @@ export async function seedPersonalKeys (client: Redis, count: number, usedAt?: s
   }
   await batch.exec()
   return keys
+}
+
+/** `shadow_rules` of `n` rules: BENCH_PATH's, as the live rule asks, and n - 1 others the bench never asks */
+function shadowSection (n: number | undefined): string {
+  if (n === undefined || n === 0) return ''
+  const others = Array.from({ length: n - 1 }, (_v, i) =>
+    `  - { method: GET, path: /api/v1/shadow-${i}/:id, permissions: [users:admin] }\n`)
+  return `shadow_rules:\n  - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }\n${others.join('')}`
 }

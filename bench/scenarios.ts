@@ -136,6 +136,16 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       path: `${STRIP_PREFIX}${BENCH_PATH}`,
       target: { cpuRatio: 0.98 }
     },
+    // ten shadow rules (docs/safe-change.md), against the headline: decided beside the live rules on
+    // every request (they agree, so nothing is noted); without shadow rules the decision pays one comparison
+    {
+      name: 'keygate: personal key, cache warm, 10 shadow rules',
+      label: '10 shadow rules',
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startKeygate(ctx, 'keygate-shadow-rules', { shadowRules: 10 }),
+      headers: bearer(benchKeys.personal.key),
+      target: { cpuRatio: 0.95 }
+    },
     // the signed identity assertion (docs/assertion.md), against the same row without it
     {
       name: 'keygate: personal key, cache warm, assertion bind: identity (ES256)',
