@@ -25,8 +25,9 @@ import type { RedisKeys } from '../registry/redis-keys.js'
 export const EXAMPLES_HELD = 5
 /** examples kept per key in Redis */
 export const RECENT_KEPT = 10
-/** the longest path an example keeps */
+/** the longest path and method an example keeps */
 export const PATH_KEPT = 200
+const METHOD_KEPT = 32
 /** how long the counts are kept after their last write */
 export const KEPT_MS = 30 * 86_400_000
 
@@ -83,7 +84,9 @@ export class ShadowRefusals {
     h.n++
     if (h.examples.length >= EXAMPLES_HELD) h.examples.shift()
     const kept = path.length > PATH_KEPT ? path.slice(0, PATH_KEPT) : path
-    h.examples.push({ method, path: flatCopy(kept), reason, at: new Date(now).toISOString() })
+    // (a rule for any method matches any token a client sends: the method is cut too)
+    const verb = method.length > METHOD_KEPT ? method.slice(0, METHOD_KEPT) : method
+    h.examples.push({ method: flatCopy(verb), path: flatCopy(kept), reason, at: new Date(now).toISOString() })
   }
 
   /** Writes what is held: one write at a time. */
