@@ -4,6 +4,7 @@
 //
 //   node bench/dist/count.js <target>...    targets: baseline, reference, keygate, keygate-nolog,
 //                                           keygate-nousage (usage counting off), keygate-tracing,
+//                                           keygate-limited, keygate-metered (a rate limit, a quota; usage off),
 //                                           keygate-cold (the cold-keys row: BENCH_COLD_KEYS distinct
 //                                           keys cycled in order, each request a miss; prints the
 //                                           registry reads per request),
@@ -168,6 +169,27 @@ const targets: Record<string, Target> = {
         launcher: launcher('keygate-nousage')
       }),
     headers: personal
+  },
+  // the rate-limit and quota rows (bench/scenarios.ts): usage counting off, so against keygate-nousage
+  'keygate-limited': {
+    start: async () =>
+      await startKeygate(ctx, 'keygate-limited', {
+        ...kg,
+        usage: { enabled: false },
+        redis: 'command_timeout_ms: 60000',
+        launcher: launcher('keygate-limited')
+      }),
+    headers: { authorization: `Bearer ${benchKeys.limited.key}` }
+  },
+  'keygate-metered': {
+    start: async () =>
+      await startKeygate(ctx, 'keygate-metered', {
+        ...kg,
+        usage: { enabled: false },
+        redis: 'command_timeout_ms: 60000',
+        launcher: launcher('keygate-metered')
+      }),
+    headers: { authorization: `Bearer ${benchKeys.metered.key}` }
   },
   'keygate-tracing': {
     start: async () =>

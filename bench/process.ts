@@ -27,7 +27,7 @@ export interface SpawnServerOptions {
   waitReady?: (signal: AbortSignal) => Promise<void>
   /** Default: any HTTP response counts as ready. */
   isReady?: (status: number) => boolean
-  /** Default 15 s. */
+  /** Default 60 s (ready.ts). */
   readyTimeoutMs?: number
 }
 

@@ -17,7 +17,7 @@ export async function probe (url: string, timeoutMs: number): Promise<number> {
 export interface WaitOptions {
   /** Accept this status as "ready". Default: any HTTP response. */
   isReady?: (status: number) => boolean
-  /** Give up after this long. Default 15 s. */
+  /** Give up after this long. Default 60 s (a server starting on a loaded machine takes more than 15). */
   timeoutMs?: number
   /** Abort early, e.g. because the child process already exited. */
   signal?: AbortSignal
@@ -25,7 +25,7 @@ export interface WaitOptions {
 
 export async function waitForHttp (url: string, options: WaitOptions = {}): Promise<void> {
   const isReady = options.isReady ?? (() => true)
-  const deadline = Date.now() + (options.timeoutMs ?? 15_000)
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000)
   let last = 'no attempt'
   while (Date.now() < deadline) {
     options.signal?.throwIfAborted()

@@ -177,7 +177,8 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
       measures[i]?.rounds.push(measured)
       const usPerReq = cpuPerReq(measured)
       const bad = result.unexpectedStatus + result.errors > 0
-        ? `  !!! ${result.unexpectedStatus} unexpected status, ${result.errors} errors`
+        ? `  !!! ${result.unexpectedStatus} unexpected status (by status: ${JSON.stringify(result.statusCounts)}), ` +
+          `${result.errors} errors`
         : ''
       log(`round ${round}/${config.rounds} ${s.scenario.name}: ${result.reqPerSec.toFixed(0)} req/s, ` +
         `p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, CPU server ${pct(cpu.serverPct)} ` +

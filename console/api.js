@@ -122,6 +122,7 @@ export const api = {
   }),
   setKeyLimit: (id, rateLimit) => request('POST', `keys/${enc(id)}/limit`, { rate_limit: rateLimit }),
   orgs: (filter = {}) => request('GET', 'orgs' + query(filter)),
+  keyQuota: (id) => request('GET', `keys/${enc(id)}/quota`),
   keyUsage: (id, range = {}) => request('GET', `keys/${enc(id)}/usage` + query(range)),
   keysUsage: (ids, range = {}) => request('GET', 'usage/keys' + query({ ids: ids.join(','), ...range })),
   orgUsage: (org, range = {}) => request('GET', `orgs/${enc(org)}/usage` + query(range)),

@@ -66,6 +66,49 @@ export function timeTicks (_u, splits, _axis, _space, incr) {
 }
 
 /**
+ * A metered key's allowances (GET /keys/:id/quota) as one line each: what is left of what.
+ * The key's own come first; the org's are one balance shared by every key of the org.
+ */
+export function allowanceLines (view) {
+  const out = []
+  for (const [level, a] of [['Key', view.key], ['Org', view.org_allowance]]) {
+    if (a.quota !== undefined) {
+      out.push(`${level} quota: ${fmt(Math.max(0, a.quota.remaining))} of ${fmt(a.quota.limit)} left ` +
+        `(${a.quota.quota}), refills ${a.quota.resets_at.slice(0, 16).replace('T', ' ')} UTC`)
+    }
+    if (a.credits !== undefined) {
+      out.push(`${level} credits: ${fmt(a.credits.remaining)} of ${fmt(a.credits.granted)} left`)
+    }
+  }
+  return out
+}
+
+const fmt = (n) => n.toLocaleString('en')
+
+/**
+ * The burn-down of the key's own allowance (its quota, else its credits): the units left at
+ * the end of each step, worked back from what is left now by adding the requests the key
+ * was allowed after that step (each counted as one unit: a rule's other cost makes the
+ * line an estimate; the last value is the meter's own). Steps before the quota's current
+ * period have no value (null). Undefined when the key itself has no allowance.
+ */
+export function burnDown (points, view, stepMs) {
+  const a = view.key
+  const remaining = a.quota?.remaining ?? a.credits?.remaining
+  if (remaining === undefined) return undefined
+  const start = a.quota === undefined ? -Infinity : Date.parse(a.quota.period_start)
+  const out = new Array(points.length).fill(null)
+  let after = 0
+  for (let j = points.length - 1; j >= 0; j--) {
+    const t = Date.parse(points[j].t)
+    if (t + stepMs <= start) break
+    out[j] = Math.max(0, remaining + after)
+    if (t >= start) after += points[j].allowed
+  }
+  return out
+}
+
+/**
  * The usage panel: a chart of the four classes over the chosen range and the same
  * numbers as a table. `subject` is { key } or { org }; `title` names it.
  */
@@ -90,15 +133,20 @@ export function usagePanel (ctx) {
     const range = {
       from: new Date(end - Number(since) * 3_600_000).toISOString(), to: new Date(end).toISOString(), step
     }
-    const { points, env } = subject.key !== undefined
-      ? await api.keyUsage(subject.key, range)
-      : await api.orgUsage(subject.org, range)
+    const [{ points, env }, meter] = subject.key !== undefined
+      ? await Promise.all([api.keyUsage(subject.key, range), api.keyQuota(subject.key)])
+      : [await api.orgUsage(subject.org, range), undefined]
     // a key's environment beside its title (a test key's requests reach only test upstreams)
     const envLabel = $('usage-env')
     envLabel.textContent = env === undefined ? '' : env === 'test' ? 'test key' : 'live key'
     envLabel.dataset.env = env ?? ''
     envLabel.className = `badge badge-${env === 'test' ? 'test' : 'off'}`
     show(envLabel, env !== undefined)
+    // a metered key: what is left, and the burn-down of its own allowance on a second axis
+    const lines = meter === undefined ? [] : allowanceLines(meter)
+    const burn = meter === undefined ? undefined : burnDown(points, meter, stepMs)
+    $('usage-quota').replaceChildren(...lines.map((l) => h('li', {}, l)))
+    show($('usage-quota'), lines.length > 0)
     // stacked bars, one a bucket: each class drawn as the sum of itself and the classes below
     // it, the tallest (errors, the top of the stack) first; the legend and the cursor read
     // each class's own count, and the legend its total over the range until hovered
@@ -118,11 +166,21 @@ export function usagePanel (ctx) {
       scales: {
         // (a bucket's bar spans its step, from its start)
         x: { range: (_u, min, max) => [min, max + stepS] },
-        y: { range: (_u, _min, max) => [0, Math.max(1, max)] }
+        y: { range: (_u, _min, max) => [0, Math.max(1, max)] },
+        units: { range: (_u, _min, max) => [0, Math.max(1, max ?? 1)] }
       },
       axes: [
         { values: timeTicks, space: 60 },
-        { incrs: COUNT_INCRS, values: (_u, splits) => splits.map((v) => v.toLocaleString('en')) }
+        { incrs: COUNT_INCRS, values: (_u, splits) => splits.map((v) => v.toLocaleString('en')) },
+        ...(burn === undefined
+          ? []
+          : [{
+              scale: 'units',
+              side: 1,
+              grid: { show: false },
+              incrs: COUNT_INCRS,
+              values: (_u, splits) => splits.map(fmt)
+            }])
       ],
       series: [
         { label: 'Time (UTC)', value: (_u, v) => v === null ? 'whole range' : utc(v) },
@@ -134,9 +192,20 @@ export function usagePanel (ctx) {
           paths: UPlot.paths.bars({ size: [1, 60], align: 1, gap: 1 }),
           points: { show: false },
           value: (_u, _v, _s, idx) => (idx === null ? totals[i] : own[i][idx]).toLocaleString('en')
-        }))
+        })),
+        ...(burn === undefined
+          ? []
+          : [{
+              label: 'Remaining',
+              scale: 'units',
+              stroke: '#2b6cb0',
+              width: 2,
+              points: { show: false },
+              value: (_u, v, _s, idx) => idx === null ? fmt(burn[burn.length - 1] ?? 0) : v === null ? '-' : fmt(v)
+            }])
       ]
-    }, [points.map((p) => Date.parse(p.t) / 1000), ...stacked], box)
+    }, [points.map((p) => Date.parse(p.t) / 1000), ...stacked, ...(burn === undefined ? [] : [burn])], box)
+    box.dataset.burnDown = burn === undefined ? '' : burn.map((v) => v ?? '').join(',')
     $('usage-total').textContent = `${totalOf(points).toLocaleString('en')} requests in the range (UTC).`
     $('usage-table-body').replaceChildren(...points.map((p) =>
       h('tr', {}, h('td', { class: 'mono nowrap' }, p.t.slice(0, 16).replace('T', ' ')),

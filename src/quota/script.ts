@@ -21,6 +21,7 @@
  * the meters live in the registry's hash slot (the prefix's hash tag), as the records do.
  */
 import { isCluster, type RegistryClient } from '../registry/redis-client.js'
+import { TurnBatch } from '../registry/turn-batch.js'
 
 // KEYS: per row, its meter hash and its record. ARGV[1]: the number of asks; per ask:
 // need, debit, rows; per row: quota count ('' = none), period start ms, '1' when credits apply.
@@ -122,25 +123,16 @@ export interface MeterAnswer {
   rows: RowAnswer[]
 }
 
-interface Waiting {
-  ask: MeterAsk
-  resolve: (a: MeterAnswer) => void
-  reject: (err: unknown) => void
-}
-
 interface MeterCommand {
   keygateMeter: (numKeys: number, ...args: Array<string | number>) => Promise<Array<string[] | Error>>
 }
 
 export class QuotaScript {
-  private waiting: Waiting[] = []
-  /** script calls sent and not yet answered */
-  private inflight = 0
-  private readonly batches: boolean
+  private readonly batch: TurnBatch<MeterAsk, MeterAnswer>
 
   constructor (private readonly redis: RegistryClient) {
     redis.defineCommand('keygateMeter', { lua: METER_LUA })
-    this.batches = !isCluster(redis)
+    this.batch = new TurnBatch((asks) => this.sendAsks(asks), BATCH_MAX, !isCluster(redis), 'quota')
   }
 
   /**
@@ -148,44 +140,10 @@ export class QuotaScript {
    * delay), else with the others of this turn of the event loop.
    */
   async ask (a: MeterAsk): Promise<MeterAnswer> {
-    if (!this.batches || (this.inflight === 0 && this.waiting.length === 0)) return await this.sendOne(a)
-    return await new Promise<MeterAnswer>((resolve, reject) => {
-      if (this.waiting.length === 0) setImmediate(this.send)
-      this.waiting.push({ ask: a, resolve, reject })
-    })
+    return await this.batch.ask(a)
   }
 
-  private async sendOne (a: MeterAsk): Promise<MeterAnswer> {
-    const [reply] = await this.call([a])
-    if (reply instanceof Error || reply === undefined) throw reply ?? new Error('quota: no reply')
-    return answerOf(reply, a)
-  }
-
-  private readonly send = (): void => {
-    const batch = this.waiting
-    this.waiting = []
-    for (let i = 0; i < batch.length; i += BATCH_MAX) {
-      const chunk = batch.length <= BATCH_MAX ? batch : batch.slice(i, i + BATCH_MAX)
-      this.call(chunk.map((w) => w.ask)).then((replies) => {
-        chunk.forEach((w, j) => {
-          const reply = replies[j]
-          if (reply === undefined || reply instanceof Error) w.reject(reply ?? new Error('quota: no reply'))
-          else w.resolve(answerOf(reply, w.ask))
-        })
-      }, (err: unknown) => { for (const w of chunk) w.reject(err) })
-    }
-  }
-
-  private async call (asks: readonly MeterAsk[]): Promise<Array<string[] | Error>> {
-    this.inflight++
-    try {
-      return await this.sendAsks(asks)
-    } finally {
-      this.inflight--
-    }
-  }
-
-  private async sendAsks (asks: readonly MeterAsk[]): Promise<Array<string[] | Error>> {
+  private async sendAsks (asks: readonly MeterAsk[]): Promise<Array<MeterAnswer | Error | undefined>> {
     const keys: string[] = []
     const argv: Array<string | number> = [asks.length]
     for (const a of asks) {
@@ -195,7 +153,11 @@ export class QuotaScript {
         argv.push(r.quota?.count ?? '', r.quota?.periodStart ?? '', r.credits ? '1' : '')
       }
     }
-    return await (this.redis as unknown as MeterCommand).keygateMeter(keys.length, ...keys, ...argv)
+    const replies = await (this.redis as unknown as MeterCommand).keygateMeter(keys.length, ...keys, ...argv)
+    return asks.map((a, i) => {
+      const reply = replies[i]
+      return reply === undefined || reply instanceof Error ? reply : answerOf(reply, a)
+    })
   }
 }
 

@@ -1,5 +1,6 @@
 /**
- * Every bucket of one request checked, and counted, in one atomic Lua script: one
+ * Every bucket of one request checked, and counted, in one atomic Lua script, the
+ * requests of one turn of the event loop together (registry/turn-batch.ts): one
  * round trip (EVALSHA through ioredis's defineCommand; EVAL once after a Redis restart
  * dropped the script cache). The steps are window.ts's, with Redis's `TIME` as the
  * clock, so every gateway reads the same clock.
@@ -15,12 +16,14 @@
  * live in the registry's hash slot (the prefix's hash tag, docs/topologies.md), so
  * the script's keys never cross slots.
  */
-import type { RegistryClient } from '../registry/redis-client.js'
+import { isCluster, type RegistryClient } from '../registry/redis-client.js'
+import { TurnBatch } from '../registry/turn-batch.js'
 import type { RateLimit } from '../config/rate-limit.js'
 import { SLOTS } from './window.js'
 
-// KEYS: the buckets. ARGV[1]: the clock in ms ('' = Redis TIME; tests only), then
-// count and period ms per bucket. Reply: {allowed (0|1), used, reset ms, ...per bucket}.
+// KEYS: every ask's buckets, one ask after another. ARGV[1]: the clock in ms ('' = Redis
+// TIME; tests only), ARGV[2]: the number of asks; per ask: its number of buckets, then count
+// and period ms per bucket. Reply: per ask {allowed (0|1), used, reset ms, ...per bucket}.
 const TAKE_LUA = `
 local now
 if ARGV[1] ~= '' then
@@ -30,7 +33,14 @@ else
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local S = ${SLOTS}
-local n = #KEYS
+local _KEYS, _ARGV = KEYS, ARGV
+-- one ask: its buckets as KEYS[1..n], their count and period as ARGV[2 * i], ARGV[2 * i + 1]
+local function take (k0, n, a0)
+local KEYS, ARGV = {}, {}
+for i = 1, n do
+  KEYS[i] = _KEYS[k0 + i]
+  ARGV[2 * i], ARGV[2 * i + 1] = _ARGV[a0 + 2 * i - 1], _ARGV[a0 + 2 * i]
+end
 local counts, lasts, sums, cur, len, periods = {}, {}, {}, {}, {}, {}
 local allowed = 1
 for i = 1, n do
@@ -102,6 +112,15 @@ for i = 1, n do
   reply[#reply + 1] = reset
 end
 return reply
+end
+local out, ki, ai = {}, 0, 3
+for r = 1, tonumber(_ARGV[2]) do
+  local n = tonumber(_ARGV[ai])
+  local ok, reply = pcall(take, ki, n, ai)
+  if ok then out[r] = reply else out[r] = {err = tostring(reply)} end
+  ki, ai = ki + n, ai + 1 + 2 * n
+end
+return out
 `
 
 export interface BucketResult {
@@ -114,26 +133,59 @@ export interface TakeResult {
   buckets: BucketResult[]
 }
 
+type Bucket = Readonly<{ name: string, limit: RateLimit }>
+
 interface TakeCommand {
-  keygateRateLimit: (numKeys: number, ...args: Array<string | number>) => Promise<number[]>
+  keygateRateLimit: (numKeys: number, ...args: Array<string | number>) => Promise<Array<number[] | Error>>
 }
 
+/** asks one EVALSHA carries at most (Redis runs nothing else while a script runs) */
+const BATCH_MAX = 128
+
 export class RateLimitScript {
+  private readonly batch: TurnBatch<readonly Bucket[], TakeResult>
+
   constructor (private readonly redis: RegistryClient) {
     redis.defineCommand('keygateRateLimit', { lua: TAKE_LUA })
+    this.batch = new TurnBatch((asks) => this.send(asks, ''), BATCH_MAX, !isCluster(redis), 'rate limit')
   }
 
-  /** One request against `buckets` (Redis key and limit each), atomically. `nowMs`: tests only. */
-  async take (buckets: ReadonlyArray<{ name: string, limit: RateLimit }>, nowMs?: number): Promise<TakeResult> {
-    const args: Array<string | number> = []
-    for (const b of buckets) args.push(b.name)
-    args.push(nowMs === undefined ? '' : String(nowMs))
-    for (const b of buckets) args.push(b.limit.count, b.limit.periodMs)
-    const reply = await (this.redis as unknown as TakeCommand).keygateRateLimit(buckets.length, ...args)
-    const out: BucketResult[] = []
-    for (let i = 0; i < buckets.length; i++) {
-      out.push({ used: reply[1 + 2 * i] as number, resetMs: reply[2 + 2 * i] as number })
-    }
-    return { allowed: reply[0] === 1, buckets: out }
+  /**
+   * One request against `buckets` (Redis key and limit each), atomically: sent at once when no
+   * call is waiting on Redis, else with the others of this turn of the event loop (registry/turn-batch.ts).
+   * `nowMs`: tests only (sent alone).
+   */
+  async take (buckets: readonly Bucket[], nowMs?: number): Promise<TakeResult> {
+    if (nowMs === undefined) return await this.batch.ask(buckets)
+    const [reply] = await this.send([buckets], String(nowMs))
+    if (reply === undefined || reply instanceof Error) throw reply ?? new Error('rate limit: no reply')
+    return reply
   }
+
+  private async send (
+    asks: ReadonlyArray<readonly Bucket[]>, now: string
+  ): Promise<Array<TakeResult | Error | undefined>> {
+    const keys: string[] = []
+    const argv: Array<string | number> = [now, asks.length]
+    for (const buckets of asks) {
+      argv.push(buckets.length)
+      for (const b of buckets) {
+        keys.push(b.name)
+        argv.push(b.limit.count, b.limit.periodMs)
+      }
+    }
+    const replies = await (this.redis as unknown as TakeCommand).keygateRateLimit(keys.length, ...keys, ...argv)
+    return asks.map((buckets, i) => {
+      const reply = replies[i]
+      return reply === undefined || reply instanceof Error ? reply : resultOf(reply, buckets.length)
+    })
+  }
+}
+
+function resultOf (reply: readonly number[], n: number): TakeResult {
+  const out: BucketResult[] = []
+  for (let i = 0; i < n; i++) {
+    out.push({ used: reply[1 + 2 * i] as number, resetMs: reply[2 + 2 * i] as number })
+  }
+  return { allowed: reply[0] === 1, buckets: out }
 }

@@ -100,6 +100,10 @@ t.test('every metric the dashboard queries is in /metrics', async (t) => {
   const alice = await gw.fixtures.personalKey('alice')
   // allowed (a miss, then a hit), refused without a key, refused for an unknown one: labelled series exist
   for (const key of [alice.key, alice.key, undefined, 'kg_not_a_real_key']) await gw.get('/api/v1/users', key)
+  // a metered key: one request allowed, one over its quota of 1 (the quota panel's outcomes)
+  const metered = await gw.fixtures.botKey('reader', 'acme')
+  await gw.client.hset(gw.fixtures.keys.key(metered.id), 'quota', '1/day')
+  t.same([(await gw.get('/api/v1/users', metered.key)).status, (await gw.get('/api/v1/users', metered.key)).status], [200, 429])
   const res = await gw.admin('GET', '/metrics')
   t.equal(res.status, 200)
   const families = parsePromText(res.body)
@@ -114,6 +118,10 @@ t.test('every metric the dashboard queries is in /metrics', async (t) => {
       return [/^label_values\(([^,]+),/.exec(v.query.query)?.[1] ?? v.query.query]
     })
   ]
+  const quotaPanel = dashboard.panels.find((p) => (p.targets ?? []).some((x) => x.expr.includes('keygate_quota_decisions_total')))
+  t.match(quotaPanel?.targets?.[0]?.expr, /^sum by \(outcome\) \(rate\(keygate_quota_decisions_total\{/, 'a panel of the quota decisions by outcome')
+  const byOutcome = Object.fromEntries((families.get('keygate_quota_decisions_total')?.samples ?? []).map((s) => [s.labels['outcome'], s.value]))
+  t.match(byOutcome, { allowed: 1, exceeded: 1, error_denied: 0 }, 'its series are in /metrics, one per outcome, counted')
   const names = new Set(exprs.flatMap(metricNames))
   t.ok(names.size >= 15, `the names were read (${[...names].join(', ')})`)
   for (const name of names) {

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis'
 import { parseRateLimit, type RateLimit } from '../../../src/config/rate-limit.js'
 import { RateLimitScript } from '../../../src/ratelimit/script.js'
 import { take, type Counts } from '../../../src/ratelimit/window.js'
-import { startRedis, uniquePrefix } from '../../helpers/redis.js'
+import { scriptCalls, startPrivateRedis, startRedis, uniquePrefix } from '../../helpers/redis.js'
 
 const limit = (text: string): RateLimit => parseRateLimit(text) as RateLimit
 
@@ -66,4 +66,40 @@ t.test("Redis's own clock when none is given", async (t) => {
   t.same(results.map((r) => r.buckets[0]?.used), [1, 2, 2], 'the refused request is not counted')
   const reset = results[2]?.buckets[0]?.resetMs as number
   t.ok(reset >= 1 && reset <= 1000, `refused until the second request leaves the window, within the period: ${reset} ms`)
+})
+
+t.test('the requests of one turn share one script call, each counted as if alone', async (t) => {
+  const redis = await startPrivateRedis()
+  t.teardown(() => redis.stop())
+  const client = new Redis(redis.url)
+  t.teardown(() => { client.disconnect() })
+  const script = new RateLimitScript(client)
+  const prefix = uniquePrefix()
+  const shared = { name: `${prefix}ratelimit:org:o:60000`, limit: limit('50/1m') }
+  const own = (i: number): { name: string, limit: RateLimit } => ({ name: `${prefix}ratelimit:key:k${i % 7}:60000`, limit: limit('1000/1m') })
+  // a bucket Redis cannot read (a string, not a hash): its request fails alone
+  const broken = `${prefix}ratelimit:key:broken:60000`
+  await client.set(broken, 'x')
+  await script.take([{ name: `${prefix}warm`, limit: limit('1/1s') }]) // the script loaded
+  const before = await scriptCalls(client)
+
+  const asks = Array.from({ length: 200 }, async (_, i) => await script.take([own(i), shared]))
+  const failing = script.take([{ name: broken, limit: limit('5/1m') }, shared])
+  const results = await Promise.all(asks)
+  await t.rejects(failing, /WRONGTYPE/, 'a request whose bucket Redis cannot read fails, alone')
+  const calls = await scriptCalls(client) - before
+
+  t.equal(results.filter((r) => r.allowed).length, 50, 'exactly the shared limit of 50 allowed out of 200')
+  t.same(
+    results.filter((r) => r.allowed).map((r) => r.buckets[1]?.used).sort((a, b) => (a ?? 0) - (b ?? 0)),
+    Array.from({ length: 50 }, (_, i) => i + 1),
+    'each allowed request saw its own count, 1 to 50'
+  )
+  t.ok(results.filter((r) => !r.allowed).every((r) => r.buckets[1]?.used === 50), 'each refused one saw the full 50')
+  let counted = 0
+  for (let i = 0; i < 7; i++) {
+    for (const [f, v] of Object.entries(await client.hgetall(own(i).name))) if (!f.startsWith('t')) counted += Number(v)
+  }
+  t.equal(counted, 50, 'the refused requests counted in no bucket: the keys\' buckets hold the 50 allowed')
+  t.ok(calls >= 1 && calls <= 10, `201 requests of one turn in ${calls} script calls (at most 128 each, the first sent alone)`)
 })
