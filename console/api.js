@@ -122,6 +122,7 @@ export const api = {
   setKeyLimit: (id, rateLimit) => request('POST', `keys/${enc(id)}/limit`, { rate_limit: rateLimit }),
   orgs: (filter = {}) => request('GET', 'orgs' + query(filter)),
   keyUsage: (id, range = {}) => request('GET', `keys/${enc(id)}/usage` + query(range)),
+  keyRequests: (id, filter = {}) => request('GET', `keys/${enc(id)}/requests` + query(filter)),
   keysUsage: (ids, range = {}) => request('GET', 'usage/keys' + query({ ids: ids.join(','), ...range })),
   orgUsage: (org, range = {}) => request('GET', `orgs/${enc(org)}/usage` + query(range)),
   putOrg: (org, input) => request('PUT', `orgs/${enc(org)}`, input),

@@ -1,6 +1,6 @@
 /**
- * `keygate keys ...`: create (shown once), list, show, revoke, rotate, restrict, limit, leaked, import. Never a
- * secret or a hash.
+ * `keygate keys ...`: create (shown once), list, show, revoke, rotate, restrict, limit, leaked, import, requests.
+ * Never a secret or a hash.
  */
 import { Option, type Command } from 'commander'
 import { keyOwnerProblem, type KeyOwnerFields } from '../admin/actions/index.js'
@@ -9,6 +9,7 @@ import type { CreatedKey, KeyView } from '../admin/model/views.js'
 import { creditsArg, keyMeterCommand, quotaArg } from './meter.js'
 import { duration, limitOrNull, rateLimit, rateLimitOrNone, UsageError, withRegistry } from './context.js'
 import { keyImportCommands } from './key-imports.js'
+import { keyRequestsCommand } from './key-requests.js'
 import { printJson, printTable, printWarnings } from './output.js'
 
 const KEY_COLUMNS = [
@@ -214,6 +215,7 @@ export function keysCommand (program: Command): void {
     })
 
   keyImportCommands(keys)
+  keyRequestsCommand(keys)
 
   keys.command('limit')
     .description("set or remove a key's own rate limit; every gateway applies it within a second")
