@@ -20,9 +20,9 @@ const FLOORS = [
 /**
  * The admin wing's floors, lowest first: its vocabulary (model/: errors, views, principals,
  * limits, snapshots), the store, the policy, the actions, and the front ends (api/, sso/,
- * console, leaks/, as-code/; and outside src/admin/, the CLI and the demo).
+ * console, leaks/, as-code/, audit-export/; and outside src/admin/, the CLI and the demo).
  */
-const ADMIN_FRONT_ENDS = ['api/', 'sso/', 'leaks/', 'as-code/', 'console.ts', 'admin-plane.ts', 'metrics-route.ts', 'options.ts']
+const ADMIN_FRONT_ENDS = ['api/', 'sso/', 'leaks/', 'as-code/', 'audit-export/', 'console.ts', 'admin-plane.ts', 'metrics-route.ts', 'options.ts']
 const ADMIN_FLOORS = [
   ['model/'],
   ['store/'],
@@ -90,7 +90,7 @@ module.exports = {
     {
       name: 'front-ends-call-actions',
       severity: 'error',
-      comment: 'every admin front end (the admin API, SSO, the hooks, registry-as-code, the CLI, the demo) reaches the registry through the admin actions, never the store or the policy',
+      comment: 'every admin front end (the admin API, SSO, the hooks, registry-as-code, the audit export, the CLI, the demo) reaches the registry through the admin actions, never the store or the policy',
       from: { path: `^src/(cli|demo)/|${pathsOf('src/admin/', ADMIN_FRONT_ENDS)}` },
       to: { path: '^src/admin/(store|policy)/' }
     }

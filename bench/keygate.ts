@@ -149,6 +149,8 @@ export interface KeygateOptions {
   coldKeys?: boolean
   /** the `usage` section (docs/usage.md): per-key counting, on by default as in the product */
   usage?: { enabled?: boolean, flushMs?: number, maxKeys?: number }
+  /** the per-key request log (`request_log.enabled`, docs/request-log.md): on by default as in the product */
+  requestLog?: boolean
   /** a second route, `STRIP_PREFIX` with `strip_prefix: true` (docs/routing.md), its rule for BENCH_PATH under it */
   stripPrefix?: boolean
   /**
@@ -301,7 +303,7 @@ ${stripRoute}rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
 ${stripRule}cache: ${benchCache(o.cache)}
 ${o.keys === undefined ? '' : `keys: ${o.keys}\n`}log: { level: ${o.logLevel ?? 'info'} }
-${assertion.yaml}${tracing}${usageSection(o.usage)}${shadowSection(o.shadowRules)}`)
+${assertion.yaml}${tracing}${usageSection(o.usage)}${shadowSection(o.shadowRules)}${o.requestLog === false ? 'request_log: { enabled: false }\n' : ''}`)
   const port = await freePort()
   const adminPort = await freePort()
   const authzPort = o.authz === true ? await freePort() : undefined

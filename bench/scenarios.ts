@@ -27,6 +27,8 @@ import type { RunningServer, Scenario, ScenarioContext } from './types.js'
 export const KEYGATE_PROXY = 'keygate: personal key, cache warm'
 /** the headline row with per-key usage counting off: what the same row with counting on is compared with */
 export const KEYGATE_NO_USAGE = 'keygate: personal key, cache warm, usage counting off'
+/** the headline without the per-key request log: what the row with it is compared with */
+export const KEYGATE_NO_KEY_LOG = 'keygate: personal key, cache warm, per-key request log off (request_log.enabled: false)'
 /** the cached decision, what the assertion's decision rows are compared with */
 export const AUTHZ_CACHED = 'authz: personal key, cache warm (Traefik shape, 200 decision)'
 /** the reference of the decision rows */
@@ -200,6 +202,22 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
         '(the headline\'s settings; ratio: counting on / counting off)',
       compareWith: KEYGATE_NO_USAGE,
       start: async () => await startKeygate(ctx, 'keygate-usage'),
+      headers: bearer(benchKeys.personal.key),
+      target: { cpuRatio: 0.98 }
+    },
+    // the per-key request log (docs/request-log.md): on in the headline row and by default; here
+    // off, and on again in the same rounds, compared with off (the ratio is on / off; target 2 %)
+    {
+      name: KEYGATE_NO_KEY_LOG,
+      label: 'key log off',
+      start: async () => await startKeygate(ctx, 'keygate-nokeylog', { requestLog: false }),
+      headers: bearer(benchKeys.personal.key)
+    },
+    {
+      name: 'keygate: personal key, cache warm, per-key request log on ' +
+        '(the headline\'s settings; ratio: request log on / off)',
+      compareWith: KEYGATE_NO_KEY_LOG,
+      start: async () => await startKeygate(ctx, 'keygate-keylog'),
       headers: bearer(benchKeys.personal.key),
       target: { cpuRatio: 0.98 }
     },

@@ -124,6 +124,7 @@ export const api = {
   orgs: (filter = {}) => request('GET', 'orgs' + query(filter)),
   keyQuota: (id) => request('GET', `keys/${enc(id)}/quota`),
   keyUsage: (id, range = {}) => request('GET', `keys/${enc(id)}/usage` + query(range)),
+  keyRequests: (id, filter = {}) => request('GET', `keys/${enc(id)}/requests` + query(filter)),
   keysUsage: (ids, range = {}) => request('GET', 'usage/keys' + query({ ids: ids.join(','), ...range })),
   orgUsage: (org, range = {}) => request('GET', `orgs/${enc(org)}/usage` + query(range)),
   putOrg: (org, input) => request('PUT', `orgs/${enc(org)}`, input),

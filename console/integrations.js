@@ -147,6 +147,12 @@ export function integrationsPage (ctx) {
         type: 'button', class: 'button button-small', 'data-action': 'limit', onclick: () => limitKey(k)
       }, 'Limit')
       : ''
+    const requests = h('button', {
+      type: 'button',
+      class: 'button button-small',
+      'data-action': 'requests',
+      onclick: () => ctx.requests.open(k.id, `Last decisions of ${k.name !== '' ? k.name : k.id}`).catch(ctx.fail)
+    }, 'Requests')
     return h('tr', { 'data-key-id': k.id, 'data-status': k.status },
       h('td', {},
         h('div', {}, h('button', {
@@ -164,7 +170,7 @@ export function integrationsPage (ctx) {
       timeCell(k.expires_at, 'never'),
       statusCell(k),
       limitCell(k.rate_limit, k.rate_limit_used),
-      h('td', { class: 'actions' }, limit, ' ', actions))
+      h('td', { class: 'actions' }, requests, ' ', limit, ' ', actions))
   }
 
   /** the Last used cell, with a place for the last 24 h below it */

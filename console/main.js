@@ -12,6 +12,7 @@ import { orgsPage } from './orgs.js'
 import { rolesPage } from './roles.js'
 import { ssoErrorMessage } from './sso-errors.js'
 import { usagePanel } from './usage.js'
+import { requestsPanel } from './requests.js'
 import { usersPage } from './users.js'
 
 const ctx = {
@@ -43,6 +44,8 @@ const ctx = {
 
 // the chart of a key's or an org's requests, opened from Integrations and Orgs
 ctx.usage = usagePanel(ctx)
+// a key's last decisions, opened from Integrations
+ctx.requests = requestsPanel(ctx)
 
 const pages = {
   integrations: integrationsPage(ctx),
@@ -123,6 +126,7 @@ function leave (message) {
   ctx.catalogue = []
   for (const page of Object.values(pages)) page.clear()
   ctx.usage.close()
+  ctx.requests.close()
   for (const dialog of document.querySelectorAll('dialog[open]')) dialog.close()
   say($('page-error'), '')
   show($('app-view'), false)
@@ -140,6 +144,7 @@ async function openPage (name) {
   if ((name === 'roles' || name === 'orgs') && ctx.scope !== 'admin') return
   current = name
   ctx.usage.close()
+  ctx.requests.close()
   say($('page-error'), '')
   for (const link of document.querySelectorAll('[data-page]')) {
     if (link.dataset.page === name) link.setAttribute('aria-current', 'page')

@@ -40,6 +40,9 @@ import { redisKeys } from './registry/redis-keys.js'
 import { UsageRecorder } from './usage/last-used.js'
 import { ShadowRefusals } from './usage/shadow-refusals.js'
 import { UsageCounter } from './usage/counter.js'
+import { KeyRequests, keyRequestsOptions } from './usage/key-requests.js'
+import { startAuditExport } from './admin/audit-export/index.js'
+import { requestLogMetrics } from './metrics/events-metrics.js'
 import { parseDuration } from './config/duration.js'
 import { BlockedBuckets } from './ratelimit/blocked.js'
 import { parseRateLimit } from './config/rate-limit.js'
@@ -76,6 +79,8 @@ export interface KeygateApp {
   counter: UsageCounter
   /** what keys' shadow restrictions would refuse, held until written (src/usage/shadow-refusals.ts) */
   shadowRefusals: ShadowRefusals
+  /** each key's last decisions, written every request_log.flush_ms */
+  requests: KeyRequests
   /** the signed identity assertion; undefined when identity.assertion is off */
   assertions: Assertions | undefined
   /** the trace context and, with tracing.otlp_endpoint, the span export (src/tracing/) */
@@ -157,6 +162,14 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   })
   // the last counts: a graceful stop loses none
   lifecycle.add({ name: 'usage counts', stop: async () => { await counter.stop() } })
+  // each key's last decisions, written on the same connection (src/usage/key-requests.ts)
+  const requests = new KeyRequests(usageRedis, keys, {
+    ...keyRequestsOptions(config.request_log),
+    keyPrefix: keyPrefixesOf(config.keys),
+    onError: () => { logger.warn({ redis: redactedUrl(config.redis.url) }, 'request log: decisions cannot be written') }
+  })
+  lifecycle.add({ name: 'request log', stop: async () => { await requests.stop() } })
+  requestLogMetrics(metrics.registry, () => requests)
   const usage = new UsageRecorder(redis, keys.usage, { keys: config.cache.max_entries })
   lifecycle.add({ name: 'last used', stop: async () => { await usage.stop() } })
 
@@ -218,6 +231,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     maxPending: config.leaks.public.max_pending
   })
   lifecycle.add({ name: 'public leak reports', stop: async () => { await leakReports.drain() } })
+  // the audit trail shipped as OpenTelemetry logs, with audit.otlp_endpoint (src/admin/audit-export/)
+  const auditExport = await startAuditExport(config, logger, metrics)
+  if (auditExport !== undefined) lifecycle.add(auditExport)
   const data = await buildDataPlane({
     config,
     logger,
@@ -226,6 +242,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     tracking,
     usage,
     counter: counting,
+    requests,
     metrics,
     assertions,
     tracing,
@@ -239,13 +256,13 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const ops = config.ops_listen !== undefined ? await buildOpsPlane(adminOptions) : undefined
   const authz = config.authz_listen !== undefined
     ? await buildAuthorizerPlane({
-      config, logger, decider, usage, counter: counting, metrics, assertions, tracing, upstreamCost: costs
+      config, logger, decider, usage, counter: counting, requests, metrics, assertions, tracing, upstreamCost: costs
     })
     : undefined
   // (gRPC and Envoy's protos are loaded only when the gRPC authorizer is on)
   const authzGrpc = config.authz_grpc_listen !== undefined
     ? await (await import('./authorizer-grpc/grpc-authorizer.js')).buildGrpcAuthorizer({
-      config, logger, decider, usage, counter: counting, metrics, assertions, tracing, health
+      config, logger, decider, usage, counter: counting, requests, metrics, assertions, tracing, health
     })
     : undefined
   // first to stop: no new request, and those in flight answered (and counted)
@@ -273,6 +290,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     usage,
     counter,
     shadowRefusals,
+    requests,
     assertions,
     tracing,
     logger,

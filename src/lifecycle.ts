@@ -1,6 +1,7 @@
 /**
  * The gateway's background parts (the Redis health probe, push invalidation, the
- * refill, the usage writers, the span export, the listeners), each with one lifecycle:
+ * refill, the usage writers, the request log's writer, the span export, the audit
+ * export, the listeners), each with one lifecycle:
  * started once, in the order they were added; stopped once, in the reverse order, each
  * stop draining what the part holds (the last usage counts, the last spans) before the
  * parts it relies on stop. app.ts adds them all, in one place.

@@ -43,6 +43,7 @@ import { createRedactor } from '../redact.js'
 import type { RedisHealth } from '../registry/redis-client.js'
 import type { Tracing } from '../tracing/request-trace.js'
 import type { UsageCounter } from '../usage/counter.js'
+import type { KeyRequests } from '../usage/key-requests.js'
 import type { UsageRecorder } from '../usage/last-used.js'
 import { originalCheck, sourceAddress } from './check-request.js'
 import { deniedResponse, okResponse } from './check-response.js'
@@ -54,6 +55,7 @@ export interface GrpcAuthorizerOptions {
   decider: RequestDecider
   usage: UsageRecorder
   counter?: UsageCounter | undefined
+  requests?: KeyRequests | undefined
   metrics: Metrics
   assertions?: Assertions | undefined
   tracing: Tracing
@@ -96,7 +98,7 @@ export async function buildGrpcAuthorizer (o: GrpcAuthorizerOptions): Promise<Gr
   setLogger({ error: grpcLog, info: grpcLog, debug: grpcLog })
   const peerAt = addressPeer(config.authz.trusted_peers)
   const writeAllowed = allowedAnswer({ headerPrefix: config.identity.header_prefix, assertions: o.assertions, tracing })
-  const requestLog = createRequestLog(o.logger, o.metrics.decisions, config.keys.prefix, 'authz', o.counter)
+  const requestLog = createRequestLog(o.logger, o.metrics.decisions, config.keys.prefix, 'authz', o.counter, o.requests)
   const finishSpans = tracing.finisher('authz')
   const byHost = config.routes.some((r) => r.hosts !== undefined)
   const routeNames = new Map(config.routes.map((r) => [r.prefix, routePatterns(r.prefix)[1]]))

@@ -35,6 +35,7 @@ import { sendError } from '../errors.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../usage/last-used.js'
 import type { UsageCounter } from '../usage/counter.js'
+import type { KeyRequests } from '../usage/key-requests.js'
 import type { Tracing } from '../tracing/request-trace.js'
 import type { RequestDecider, TargetVerdict } from '../decision/decide-request.js'
 import { challenges } from '../decision/challenges.js'
@@ -57,6 +58,8 @@ export interface AuthorizerPlaneOptions {
   usage: UsageRecorder
   /** each key's request counts (src/usage/counter.ts) */
   counter?: UsageCounter
+  /** each key's last decisions (src/usage/key-requests.ts) */
+  requests?: KeyRequests | undefined
   metrics: Metrics
   /** the signed identity assertion, when identity.assertion is on (src/assertion/) */
   assertions?: Assertions | undefined
@@ -88,7 +91,13 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
       return503OnClosing: false
     },
     // 6. one log line per decision, and its metrics
-    log: { meter: o.metrics.decisions, keyPrefix: keyPrefixesOf(config.keys), mode: 'authz', usage: o.counter },
+    log: {
+      meter: o.metrics.decisions,
+      keyPrefix: keyPrefixesOf(config.keys),
+      mode: 'authz',
+      usage: o.counter,
+      requests: o.requests
+    },
     tracing: { tracing, mode: 'authz' }
   })
   const peerOf = connectionPeer(config.authz.trusted_peers)

@@ -1,6 +1,6 @@
 /**
- * `keygate keys ...`: create (shown once), list, show, revoke, rotate, restrict, limit, leaked, import. Never a
- * secret or a hash.
+ * `keygate keys ...`: create (shown once), list, show, revoke, rotate, restrict, limit, leaked, import, requests.
+ * Never a secret or a hash.
  */
 import { Option, type Command } from 'commander'
 import { keyOwnerProblem, type KeyOwnerFields } from '../admin/actions/index.js'
@@ -10,6 +10,7 @@ import { creditsArg, keyMeterCommand, quotaArg } from './meter.js'
 import { duration, limitOrNull, rateLimit, rateLimitOrNone, UsageError, withRegistry } from './context.js'
 import { keyImportCommands } from './key-imports.js'
 import { cidrList, keyRestrictCommand, listOrNull, NONE, scopeList } from './key-restrict.js'
+import { keyRequestsCommand } from './key-requests.js'
 import { printJson, printTable, printWarnings } from './output.js'
 
 const KEY_COLUMNS = [
@@ -188,6 +189,7 @@ export function keysCommand (program: Command): void {
     })
 
   keyImportCommands(keys)
+  keyRequestsCommand(keys)
 
   keys.command('limit')
     .description("set or remove a key's own rate limit; every gateway applies it within a second")

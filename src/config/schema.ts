@@ -6,6 +6,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { RATE_LIMIT_PATTERN } from './rate-limit.js'
 import { HealthCheck, Passive, UpstreamSchema } from './upstream-schema.js'
 import { LeaksSchema } from './leaks-schema.js'
+import { AuditSchema, RequestLogSchema } from './events-schema.js'
 import { HeaderName, Route, Rule } from './route-schema.js'
 
 export { UpstreamSchema } from './upstream-schema.js'
@@ -220,12 +221,10 @@ export const ConfigSchema = Type.Object({
     /** how long a session lasts after sign-in */
     session_ttl: PositiveDuration('8h')
   }, { additionalProperties: false, default: {} }),
-  audit: Type.Object({
-    /** how long changes stay in the audit trail */
-    retention: PositiveDuration('365d'),
-    /** how long the per-minute aggregates of refused attempts stay */
-    refusals_retention: PositiveDuration('30d')
-  }, { additionalProperties: false, default: {} }),
+  /** the audit trail's retention and its export as OpenTelemetry logs (events-schema.ts, docs/audit-export.md) */
+  audit: AuditSchema,
+  /** each key's last decisions (events-schema.ts, docs/request-log.md) */
+  request_log: RequestLogSchema,
   /** per-key request counts (src/usage/counter.ts, docs/usage.md) */
   usage: Type.Object({
     /** count at all (off: no counts kept, none written; the usage endpoints answer zeros) */

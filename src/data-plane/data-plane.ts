@@ -27,6 +27,7 @@ import type { Config } from '../config/schema.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { UsageRecorder } from '../usage/last-used.js'
 import type { UsageCounter } from '../usage/counter.js'
+import type { KeyRequests } from '../usage/key-requests.js'
 import type { ToUpstream, Tracing } from '../tracing/request-trace.js'
 import { bodyRefusal, refuseBody } from './body-limit.js'
 import { compileCors, corsHeaders } from './cors.js'
@@ -65,6 +66,8 @@ export interface DataPlaneOptions {
   usage: UsageRecorder
   /** each key's request counts (src/usage/counter.ts) */
   counter?: UsageCounter
+  /** each key's last decisions (src/usage/key-requests.ts) */
+  requests?: KeyRequests
   metrics: Metrics
   /** the signed identity assertion, when identity.assertion is on */
   assertions?: Assertions
@@ -81,8 +84,8 @@ export interface DataPlaneOptions {
 }
 
 export async function buildDataPlane ({
-  config, logger, decider, redecider, tracking, usage, counter, metrics, assertions, tracing, upstreams, routes,
-  upstreamCost,
+  config, logger, decider, redecider, tracking, usage, counter, requests, metrics, assertions, tracing, upstreams,
+  routes, upstreamCost,
   leakReports
 }: DataPlaneOptions): Promise<FastifyInstance> {
   // routes with hosts: the table picks the route in the URL rewrite (host-routes.ts)
@@ -109,7 +112,7 @@ export async function buildDataPlane ({
       return503OnClosing: false
     },
     // log: one line per request, and its metrics
-    log: { meter: metrics.requests, keyPrefix: keyPrefixesOf(config.keys), mode: 'proxy', usage: counter },
+    log: { meter: metrics.requests, keyPrefix: keyPrefixesOf(config.keys), mode: 'proxy', usage: counter, requests },
     tracing: { tracing, mode: 'proxy' },
     // body: a refusal of its own
     ownRefusal (err, reply) {
@@ -212,6 +215,7 @@ export async function buildDataPlane ({
     upstreams,
     usage,
     counter,
+    requests,
     metrics,
     tracing
   })

@@ -17,6 +17,7 @@ import type { RequestMeter } from '../metrics/metrics.js'
 import type { Mode } from '../metrics/request-metrics.js'
 import type { Tracing } from '../tracing/request-trace.js'
 import type { UsageCounter } from '../usage/counter.js'
+import type { KeyRequests } from '../usage/key-requests.js'
 import { deny } from './deny.js'
 import { checkFraming, headLimits, onClientError, type Framing } from './framing.js'
 import { PROXIED_METHODS } from './methods.js'
@@ -32,8 +33,8 @@ export interface ListenerOptions {
   allMethods?: boolean
   /** this listener's own fastify options */
   fastify?: Pick<FastifyServerOptions, 'rewriteUrl' | 'routerOptions' | 'bodyLimit' | 'return503OnClosing'>
-  /** one line per request, its metrics and its key's usage count (request-log.ts) */
-  log?: { meter: RequestMeter, keyPrefix: KeyPrefixes, mode: Mode, usage?: UsageCounter }
+  /** one line per request, its metrics, its key's usage count and request log record (request-log.ts) */
+  log?: { meter: RequestMeter, keyPrefix: KeyPrefixes, mode: Mode, usage?: UsageCounter, requests?: KeyRequests }
   /** the spans of each request (src/tracing/) */
   tracing?: { tracing: Tracing, mode: Mode }
   /** an error that has a refusal of its own (the data plane's body limit); undefined: the shared answer */
@@ -80,7 +81,7 @@ export function createListener (o: ListenerOptions): Listener {
   const framing = checkFraming(app.server, o.limits)
 
   if (o.log !== undefined) {
-    const requestLog = createRequestLog(logger, o.log.meter, o.log.keyPrefix, o.log.mode, o.log.usage)
+    const requestLog = createRequestLog(logger, o.log.meter, o.log.keyPrefix, o.log.mode, o.log.usage, o.log.requests)
     app.addHook('onResponse', requestLog.hook)
     if (o.tracing !== undefined) addSpans(app, o.tracing)
     app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })

@@ -1,8 +1,9 @@
 /**
  * The log stage, the last: one JSON line per request, with the decision's precise reason and
  * the request's W3C trace id (src/tracing/), and
- * the request's metrics (rule, status, reason, duration; src/metrics/metrics.ts), and its
- * key's usage count (an in-memory increment; src/usage/counter.ts).
+ * the request's metrics (rule, status, reason, duration; src/metrics/metrics.ts), its
+ * key's usage count (an in-memory increment; src/usage/counter.ts) and its key's request
+ * log record (an array push; src/usage/key-requests.ts).
  * The path is the one decided on, without its query string; no header is logged.
  * Anything key-shaped in the path is logged as its key id at most (src/redact.ts;
  * tested cheaply first: a path without `_` or `%` is written as it is).
@@ -28,6 +29,7 @@ import { createRedactor } from '../redact.js'
 import type { RequestMeter } from '../metrics/metrics.js'
 import type { Mode } from '../metrics/request-metrics.js'
 import type { UsageCounter } from '../usage/counter.js'
+import type { KeyRequests } from '../usage/key-requests.js'
 import { newTraceId } from '../tracing/trace-context.js'
 import type { RequestState } from './request-state.js'
 import type { Identity } from '../decision/identity.js'
@@ -47,7 +49,8 @@ export interface RequestLog {
 const BATCH = 64 * 1024
 
 export function createRequestLog (
-  logger: Logger, meter: RequestMeter, keyPrefix: KeyPrefixes = 'kg_', mode: Mode = 'proxy', usage?: UsageCounter
+  logger: Logger, meter: RequestMeter, keyPrefix: KeyPrefixes = 'kg_', mode: Mode = 'proxy', usage?: UsageCounter,
+  requests?: KeyRequests
 ): RequestLog {
   const redact = createRedactor(keyPrefix)
   const sink = sinkOf(logger)
@@ -95,7 +98,11 @@ export function createRequestLog (
     const ms = reply.elapsedTime
     meter.response(s?.rule, status, reason, ms)
     const now = Date.now()
-    if (usage !== undefined && s?.keyId !== undefined) usage.count(s.keyId, s.identity?.org, status, s.reason, now)
+    if (s?.keyId !== undefined) {
+      usage?.count(s.keyId, s.identity?.org, status, s.reason, now)
+      const method = s.method ?? request.method
+      requests?.record(s.keyId, s.reason, method, s.path, status, ms, s.clientIp, s.trace.traceId, now)
+    }
     if (logger.isLevelEnabled('info')) {
       append(
         s === undefined ? genericLine(request, status, reason, ms, now) : line(request, s, status, reason, ms, now)

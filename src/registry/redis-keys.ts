@@ -33,6 +33,10 @@ export interface RedisKeys {
   auditRefused: (minuteMs: number) => string
   /** sorted set of the minutes that have refused attempts (score: the minute, epoch ms) */
   auditRefusedIndex: string
+  /** string: the id of the last audit entry shipped to the OTLP endpoint (src/admin/audit-export/) */
+  auditExportCursor: string
+  /** string: the instance shipping the audit trail, its token (expires: a lease) */
+  auditExportLease: string
   /** set of every org with a record */
   orgs: string
   /** an SSO session (src/admin/sso/), by the SHA-256 of its id (expires) */
@@ -49,6 +53,8 @@ export interface RedisKeys {
   orgUsageMinutes: (org: string, hour: number) => string
   /** an org's request counts of one day, per hour */
   orgUsageHours: (org: string, day: number) => string
+  /** list: a key's last decisions, newest first (src/usage/key-requests.ts; trimmed, expires after 24 h) */
+  keyRequests: (keyId: string) => string
   /** rate-limit buckets (src/ratelimit/script.ts), under this prefix: `<level>:<id>:<period ms>` */
   rateLimit: string
   /**
@@ -82,6 +88,8 @@ export function redisKeys (prefix: string): RedisKeys {
     audit: `${prefix}audit`,
     auditRefused: (minuteMs) => `${prefix}audit:refused:${minuteMs}`,
     auditRefusedIndex: `${prefix}audit:refused`,
+    auditExportCursor: `${prefix}audit-export:cursor`,
+    auditExportLease: `${prefix}audit-export:lease`,
     orgs: `${prefix}orgs`,
     session: (digest) => `${prefix}session:${digest}`,
     userSessions: (id) => `${prefix}user-sessions:${id}`,
@@ -91,6 +99,7 @@ export function redisKeys (prefix: string): RedisKeys {
     usageHours: (id, day) => `${prefix}usage:{${id}}:h:${day}`,
     orgUsageMinutes: (org, hour) => `${prefix}usage-org:{${org}}:m:${hour}`,
     orgUsageHours: (org, day) => `${prefix}usage-org:{${org}}:h:${day}`,
+    keyRequests: (id) => `${prefix}requests:{${id}}`,
     rateLimit: `${prefix}ratelimit:`,
     meter: (level, id) => `${prefix}meter:${level}:${id}`,
     shadowRefusals: (id) => `${prefix}shadow:{${id}}`,

@@ -36,6 +36,7 @@ import type { RegistryClient } from '../registry/redis-client.js'
 import { flatCopy } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
 import { ADD_LUA, Counts, Writes } from './usage-writes.js'
+import { namesKey } from './names-key.js'
 
 export const CLASSES = ['allowed', 'refused', 'limited', 'errors'] as const
 export type UsageClass = typeof CLASSES[number]
@@ -48,18 +49,13 @@ export const DAY_MS = 86_400_000
 /** how long the minutes are kept */
 export const MINUTES_KEPT_MS = 48 * HOUR_MS
 
-/** A refusal that names no existing key, or names one without its secret: not counted. */
-const NO_KEY: ReadonlySet<Reason> = new Set<Reason>([
-  'missing_credential', 'malformed_credential', 'bad_checksum', 'unknown_key', 'unknown_key_limited', 'secret_mismatch'
-])
-
 /**
  * The class a response counts in (index into CLASSES), or -1: not counted (a 4xx other
  * than 401/403/429, a refusal that names no existing key).
  */
 export function outcomeOf (status: number, reason: Reason | undefined): number {
   if (reason === 'allowed') return 0
-  if (reason === undefined || NO_KEY.has(reason)) return -1
+  if (reason === undefined || !namesKey(reason)) return -1
   if (status === 429) return 2
   if (status === 401 || status === 403) return 1
   if (status >= 500) return 3

@@ -17,6 +17,7 @@ import type { RequestState } from '../http/request-state.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { ToUpstream, Tracing } from '../tracing/request-trace.js'
 import type { UsageCounter } from '../usage/counter.js'
+import type { KeyRequests } from '../usage/key-requests.js'
 import type { UsageRecorder } from '../usage/last-used.js'
 import type { Slot } from './connections.js'
 import type { UpstreamHandshake } from './upstream.js'
@@ -40,6 +41,8 @@ export interface WebSocketStageOptions {
   usage: UsageRecorder
   /** each key's request counts (src/usage/counter.ts) */
   counter?: UsageCounter
+  /** each key's last decisions (src/usage/key-requests.ts) */
+  requests?: KeyRequests | undefined
   metrics: Metrics
   /** the W3C trace context, continued or started, and the spans (src/tracing/) */
   tracing: Tracing

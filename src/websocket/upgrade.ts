@@ -62,8 +62,8 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   // off: node hands an upgrade request to fastify like any other, and its Upgrade and
   // Connection headers, hop-by-hop, are never forwarded
   if (!ws.enabled) return undefined
-
-  const requestLog = createRequestLog(o.logger, metrics.upgrades, keyPrefixesOf(config.keys), 'websocket', o.counter)
+  const requestLog = createRequestLog(
+    o.logger, metrics.upgrades, keyPrefixesOf(config.keys), 'websocket', o.counter, o.requests)
   const clientAddress = clientAddressOf(config.trusted_proxies)
   const connections = new Connections({
     maxTotal: ws.max_connections,

@@ -22,6 +22,8 @@ export interface GatewayProcess {
   /** stdout's JSON lines so far (the request log lines and the rest), parsed */
   lines: () => Array<Record<string, unknown>>
   stderr: () => string
+  /** kill -TERM, and the exit code once it exited (a graceful stop: each background part drained) */
+  stop: () => Promise<number | null>
 }
 
 export interface GatewayProcessOptions {
@@ -79,5 +81,11 @@ export async function startGatewayProcess (t: Test, o: GatewayProcessOptions): P
   })
   await until(async () => (await send(adminPort, 'GET', '/readyz').catch(() => undefined))?.status === 200,
     60_000, `${o.name} ready (${stderr})`, 50)
-  return { name: o.name, port, adminPort, pid: child.pid, lines: () => lines, stderr: () => stderr }
+  const stop = async (): Promise<number | null> => {
+    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { resolve(code) }))
+    child.kill('SIGTERM')
+    return await exited
+  }
+  return { name: o.name, port, adminPort, pid: child.pid, lines: () => lines, stderr: () => stderr, stop }
 }

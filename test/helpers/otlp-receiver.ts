@@ -1,7 +1,8 @@
 /**
- * A local OTLP/HTTP traces receiver, as a collector would be: a node:http server on a
- * free port that takes `POST /v1/traces` (OTLP JSON), answers 200, keeps every body's
- * raw bytes (to search for what must never be exported) and decodes its spans.
+ * A local OTLP/HTTP receiver, as a collector would be: a node:http server on a free port
+ * that takes `POST /v1/traces` and `POST /v1/logs` (OTLP JSON), answers 200, keeps every
+ * body's raw bytes (to search for what must never be exported) and decodes its spans and
+ * log records. `refuse` makes it answer 400 (not retryable) to logs until set back.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -23,10 +24,29 @@ export interface ReceivedSpan {
   resource: Record<string, string | number | boolean>
 }
 
+export interface ReceivedLog {
+  /** OTLP's timeUnixNano */
+  timeNs: bigint
+  severityNumber: number
+  severityText: string
+  eventName: string
+  body: string
+  attributes: Record<string, string | number | boolean>
+  resource: Record<string, string | number | boolean>
+  scope: string
+}
+
 export interface OtlpReceiver {
   /** http://127.0.0.1:PORT/v1/traces */
   url: string
+  /** http://127.0.0.1:PORT/v1/logs */
+  logsUrl: string
   spans: ReceivedSpan[]
+  logs: ReceivedLog[]
+  /** true: logs requests are answered 400 (and not kept) */
+  refuse: boolean
+  /** logs requests answered 400 so far */
+  refused: number
   /** every request body as received */
   bodies: Buffer[]
   /** requests to anything but POST /v1/traces with JSON */
@@ -49,6 +69,20 @@ interface OtlpSpan {
   status?: { code?: number }
   startTimeUnixNano: string | number
   endTimeUnixNano: string | number
+}
+interface OtlpLogRecord {
+  timeUnixNano?: string | number
+  severityNumber?: number
+  severityText?: string
+  eventName?: string
+  body?: OtlpValue
+  attributes?: OtlpAttribute[]
+}
+interface OtlpLogsBody {
+  resourceLogs?: Array<{
+    resource?: { attributes?: OtlpAttribute[] }
+    scopeLogs?: Array<{ scope?: { name?: string }, logRecords?: OtlpLogRecord[] }>
+  }>
 }
 interface OtlpBody {
   resourceSpans?: Array<{ resource?: { attributes?: OtlpAttribute[] }, scopeSpans?: Array<{ spans?: OtlpSpan[] }> }>
@@ -73,13 +107,27 @@ function hexId (id: string | undefined): string {
 
 export async function startOtlpReceiver (): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = []
+  const logs: ReceivedLog[] = []
   const bodies: Buffer[] = []
   let rejected = 0
+  let refused = 0
+  const state = { refuse: false }
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       const body = Buffer.concat(chunks)
+      if (req.method === 'POST' && req.url === '/v1/logs' && String(req.headers['content-type']).startsWith('application/json')) {
+        if (state.refuse) {
+          refused++
+          res.writeHead(400, { 'content-type': 'application/json' }).end('{}')
+          return
+        }
+        bodies.push(body)
+        logs.push(...logsOf(JSON.parse(body.toString('utf8')) as OtlpLogsBody))
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+        return
+      }
       if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).startsWith('application/json')) {
         rejected++
         res.writeHead(404).end()
@@ -113,12 +161,39 @@ export async function startOtlpReceiver (): Promise<OtlpReceiver> {
   const { port } = server.address() as AddressInfo
   return {
     url: `http://127.0.0.1:${port}/v1/traces`,
+    logsUrl: `http://127.0.0.1:${port}/v1/logs`,
     spans,
+    logs,
     bodies,
     get rejected () { return rejected },
+    get refused () { return refused },
+    get refuse () { return state.refuse },
+    set refuse (v: boolean) { state.refuse = v },
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => { resolve() }))
     }
   }
+}
+
+function logsOf (decoded: OtlpLogsBody): ReceivedLog[] {
+  const out: ReceivedLog[] = []
+  for (const rl of decoded.resourceLogs ?? []) {
+    const resource = attributesOf(rl.resource?.attributes)
+    for (const sl of rl.scopeLogs ?? []) {
+      for (const l of sl.logRecords ?? []) {
+        out.push({
+          timeNs: BigInt(l.timeUnixNano ?? 0),
+          severityNumber: l.severityNumber ?? 0,
+          severityText: l.severityText ?? '',
+          eventName: l.eventName ?? '',
+          body: l.body?.stringValue ?? '',
+          attributes: attributesOf(l.attributes),
+          resource,
+          scope: sl.scope?.name ?? ''
+        })
+      }
+    }
+  }
+  return out
 }

@@ -13,9 +13,11 @@
  *   roles.ts, orgs.ts  roles and org records (admin only)
  *   registry-files.ts  the registry as code: plan, apply, export
  *   audit.ts           the audit trail's pages, and a one-off migration
+ *   audit-export.ts    the audit trail's export: its lease, the entries not yet shipped, its cursor
  *   reads.ts           keys, users, roles, orgs and request counts, as the principal may see them
  */
 import type { UsagePoint, UsageRange } from '../../usage/reader.js'
+import type { KeyRequestRecord, KeyRequestsQuery } from '../../usage/key-requests.js'
 import type { AdminScope } from '../model/principal.js'
 import type { ApplyResult, RegistryFile } from '../model/registry-fields.js'
 import type {
@@ -32,6 +34,7 @@ import type {
 import type { KeyRestrictionChange } from '../policy/key-changes.js'
 import type { KeyRequest } from '../policy/key-input.js'
 import * as audit from './audit.js'
+import * as auditExport from './audit-export.js'
 import { actionContext, type ActionContext, type AdminWing, type Warned } from './context.js'
 import * as imports from './imports.js'
 import * as keys from './keys.js'
@@ -193,6 +196,22 @@ export class AdminActions {
     return await audit.migrateCreatedBy(this.a)
   }
 
+  /** The audit export (src/admin/audit-export/): its lease, what is not yet shipped, the cursor's move. */
+  get auditExport (): {
+    holdLease: (token: string, ms: number) => Promise<boolean>
+    releaseLease: (token: string) => Promise<void>
+    pending: (count: number) => Promise<{ cursor: string | undefined, entries: AuditEntry[] }>
+    shipped: (token: string, id: string) => Promise<boolean>
+  } {
+    const a = this.a
+    return {
+      holdLease: async (token, ms) => await auditExport.holdLease(a, token, ms),
+      releaseLease: async (token) => { await auditExport.releaseLease(a, token) },
+      pending: async (count) => await auditExport.pending(a, count),
+      shipped: async (token, id) => await auditExport.shipped(a, token, id)
+    }
+  }
+
   // ---- reads -----------------------------------------------------------------
 
   scopedKeyFilter (filter: reads.KeyFilter): reads.KeyFilter | null {
@@ -249,6 +268,10 @@ export class AdminActions {
   /** a key's counts, with its environment */
   async keyUsage (id: string, range: UsageRange): Promise<{ env: 'live' | 'test', points: UsagePoint[] }> {
     return await reads.keyUsage(this.a, id, range)
+  }
+
+  async keyRequests (id: string, q: KeyRequestsQuery): Promise<KeyRequestRecord[]> {
+    return await reads.keyRequests(this.a, id, q)
   }
 
   async orgUsage (org: string, range: UsageRange): Promise<UsagePoint[]> {

@@ -9,6 +9,7 @@
  */
 import { parseTimestamp } from '../../registry/records.js'
 import { readKeysUsage, readUsage, type UsagePoint, type UsageRange } from '../../usage/reader.js'
+import { readKeyRequests, type KeyRequestRecord, type KeyRequestsQuery } from '../../usage/key-requests.js'
 import { AdminError } from '../model/errors.js'
 import type { KeyView, OrgView, RoleView, UserView } from '../model/views.js'
 import { keyCapOf } from '../policy/key-expiry.js'
@@ -158,6 +159,12 @@ export async function keyUsage (
     env: key.env === 'test' ? 'test' : 'live',
     points: await readUsage(a.store.redis, a.store.keys, { key: id }, range)
   }
+}
+
+/** A key's last decisions, newest first (src/usage/key-requests.ts), if the caller may read the key. */
+export async function keyRequests (a: ActionContext, id: string, q: KeyRequestsQuery): Promise<KeyRequestRecord[]> {
+  await showKey(a, id)
+  return await readKeyRequests(a.store.redis, a.store.keys, id, q)
 }
 
 /** An org's request counts over a range (the sum of its keys), if the caller may read the org. */

@@ -193,7 +193,8 @@ export class AuditLog {
   }
 }
 
-function entryOf (id: string, flat: string[]): AuditEntry {
+/** A stream entry as the trail's readers see it (the pages, the export). */
+export function entryOf (id: string, flat: string[]): AuditEntry {
   const f = fieldsOf(flat)
   const entry: AuditEntry = {
     id,

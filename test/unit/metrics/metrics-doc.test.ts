@@ -3,6 +3,7 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { createMetrics } from '../../../src/metrics/metrics.js'
+import { auditExportMetrics, requestLogMetrics } from '../../../src/metrics/events-metrics.js'
 import { parsePromText } from '../../helpers/prom-text.js'
 
 t.test('docs/metrics.md table = the exported keygate_* metrics', async (t) => {
@@ -25,6 +26,9 @@ t.test('docs/metrics.md table = the exported keygate_* metrics', async (t) => {
     cacheStats: () => ({ hits: 0, misses: 0, evictions: 0, invalidations: 0, entries: 0, trackingUp: false, trackingSince: 0 }),
     logStats: { writeErrors: 0, droppedLines: 0 }
   })
+  // (the request log's and the audit export's, registered by app.ts and the export on the same registry)
+  requestLogMetrics(m.registry, () => ({ held: 0, dropped: 0, written: 0 }))
+  auditExportMetrics(m.registry, () => ({ shipped: 0, failures: 0, pending: 0, lagSeconds: 0, leader: 0 }))
   m.requests.response(0, 200, 'allowed', 1)
   m.shadow.difference('0', 'allow', 'missing_permission')
   const families = parsePromText(await m.registry.metrics())
