@@ -28,6 +28,9 @@ export interface RevocationResult {
   /** load responses per second over every instance, and how many were not 200 */
   loadReqPerSec: number
   loadBad: number
+  /** the load's own latency (autocannon, 1 ms resolution), p50 and p99, the worst instance's */
+  loadP50Ms: number
+  loadP99Ms: number
   /** changes an instance never refused within 5 s */
   lost: number
   wallSec: number
@@ -98,6 +101,8 @@ export async function revocationUnderLoad (
       afterAck: afterAck.sort((a, b) => a - b),
       loadReqPerSec: total / wallSec,
       loadBad: results.reduce((n, r) => n + r.non2xx + r.errors, 0),
+      loadP50Ms: Math.max(...results.map((r) => r.latency.p50)),
+      loadP99Ms: Math.max(...results.map((r) => r.latency.p99)),
       lost,
       wallSec
     }
@@ -112,5 +117,6 @@ export function revocationSummary (r: RevocationResult): string {
   const p = (sorted: number[], q: number): string => percentile(sorted, q).toFixed(1)
   return `p50 ${p(r.delays, 50)} ms, p99 **${p(r.delays, 99)} ms**, max ${(r.delays.at(-1) ?? NaN).toFixed(1)} ms ` +
     `over ${r.delays.length} refusals (the action itself: p50 ${p(r.actionMs, 50)} ms, p99 ${p(r.actionMs, 99)} ms; ` +
-    `from its reply to the refusal: p50 ${p(r.afterAck, 50)} ms, p99 ${p(r.afterAck, 99)} ms)`
+    `from its reply to the refusal: p50 ${p(r.afterAck, 50)} ms, p99 ${p(r.afterAck, 99)} ms; ` +
+    `a request of the load meanwhile: p50 ${r.loadP50Ms} ms, p99 ${r.loadP99Ms} ms)`
 }
