@@ -133,8 +133,12 @@ export interface KeygateOptions {
   workers?: number
   /** a Redis of the caller's instead of the shared one (bench/extras.ts) */
   redisUrl?: string
+  /** `redis.prefix` (default PREFIX); a Cluster's must carry a hash tag (bench/scaling.ts) */
+  prefix?: string
   /** run unpinned */
   unpinned?: boolean
+  /** how long its start may take (default spawnServer's 15 s; a loaded machine needs more) */
+  readyTimeoutMs?: number
   /** run under a tool (bench/instructions.ts) */
   launcher?: Launcher
   /** the signed identity assertion on (docs/assertion.md), with a key made for the run */
@@ -294,7 +298,7 @@ export async function startKeygate (
   const stripRoute = strip ? `  - { prefix: ${STRIP_PREFIX}, upstream: core, strip_prefix: true }\n` : ''
   const stripRule = strip ? `  - { method: GET, path: ${STRIP_PREFIX}${BENCH_PATH}, permissions: [users:read] }\n` : ''
   writeFileSync(config, `
-redis: { prefix: "${PREFIX}"${o.redis === undefined ? '' : `, ${o.redis}`} }
+redis: { prefix: "${o.prefix ?? PREFIX}"${o.redis === undefined ? '' : `, ${o.redis}`} }
 upstreams:
   core: ${o.upstream ?? `{ url: "${ctx.originUrl}" }`}
 routes:
@@ -326,7 +330,8 @@ ${assertion.yaml}${tracing}${usageSection(o.usage)}${shadowSection(o.shadowRules
     cpus: o.workers === undefined && o.unpinned !== true ? ctx.serverCpus : undefined,
     port,
     readyUrl: `http://127.0.0.1:${adminPort}/readyz`,
-    isReady: (status) => status === 200
+    isReady: (status) => status === 200,
+    ...(o.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: o.readyTimeoutMs })
   })
   return {
     port: gateway.port,
