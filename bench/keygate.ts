@@ -170,6 +170,9 @@ export interface KeygateOptions {
  */
 export const STRIP_PREFIX = '/strip'
 
+/** the per-key request log off (its rows: on against off) */
+const KEY_LOG_OFF = 'request_log: { enabled: false }\n'
+
 /** The `usage` section for the config file ('' when the row leaves the defaults). */
 function usageSection (o: KeygateOptions['usage']): string {
   if (o === undefined) return ''
@@ -307,7 +310,7 @@ ${stripRoute}rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
 ${stripRule}cache: ${benchCache(o.cache)}
 ${o.keys === undefined ? '' : `keys: ${o.keys}\n`}log: { level: ${o.logLevel ?? 'info'} }
-${assertion.yaml}${tracing}${usageSection(o.usage)}${shadowSection(o.shadowRules)}${o.requestLog === false ? 'request_log: { enabled: false }\n' : ''}`)
+${assertion.yaml}${tracing}${usageSection(o.usage)}${shadowSection(o.shadowRules)}${o.requestLog === false ? KEY_LOG_OFF : ''}`)
   const port = await freePort()
   const adminPort = await freePort()
   const authzPort = o.authz === true ? await freePort() : undefined

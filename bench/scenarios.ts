@@ -28,7 +28,8 @@ export const KEYGATE_PROXY = 'keygate: personal key, cache warm'
 /** the headline row with per-key usage counting off: what the same row with counting on is compared with */
 export const KEYGATE_NO_USAGE = 'keygate: personal key, cache warm, usage counting off'
 /** the headline without the per-key request log: what the row with it is compared with */
-export const KEYGATE_NO_KEY_LOG = 'keygate: personal key, cache warm, per-key request log off (request_log.enabled: false)'
+export const KEYGATE_NO_KEY_LOG =
+  'keygate: personal key, cache warm, per-key request log off (request_log.enabled: false)'
 /** the cached decision, what the assertion's decision rows are compared with */
 export const AUTHZ_CACHED = 'authz: personal key, cache warm (Traefik shape, 200 decision)'
 /** the reference of the decision rows */
