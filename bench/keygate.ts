@@ -300,6 +300,7 @@ export async function startKeygate (
   const strip = o.stripPrefix === true
   const stripRoute = strip ? `  - { prefix: ${STRIP_PREFIX}, upstream: core, strip_prefix: true }\n` : ''
   const stripRule = strip ? `  - { method: GET, path: ${STRIP_PREFIX}${BENCH_PATH}, permissions: [users:read] }\n` : ''
+  const features = `${usageSection(o.usage)}${shadowSection(o.shadowRules)}${o.requestLog === false ? KEY_LOG_OFF : ''}`
   writeFileSync(config, `
 redis: { prefix: "${o.prefix ?? PREFIX}"${o.redis === undefined ? '' : `, ${o.redis}`} }
 upstreams:
@@ -310,7 +311,7 @@ ${stripRoute}rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
 ${stripRule}cache: ${benchCache(o.cache)}
 ${o.keys === undefined ? '' : `keys: ${o.keys}\n`}log: { level: ${o.logLevel ?? 'info'} }
-${assertion.yaml}${tracing}${usageSection(o.usage)}${shadowSection(o.shadowRules)}${o.requestLog === false ? KEY_LOG_OFF : ''}`)
+${assertion.yaml}${tracing}${features}`)
   const port = await freePort()
   const adminPort = await freePort()
   const authzPort = o.authz === true ? await freePort() : undefined
