@@ -21,6 +21,7 @@ import { compileRouteTable, type RouteTable } from './route-table.js'
 import { createPublicAccess } from './public-access.js'
 import type { AnonymousLimit } from '../ratelimit/anonymous.js'
 import { keyPrefixesOf } from '../registry/key-format.js'
+import { createKeyVerifier, type KeyVerifier } from './verify-key.js'
 
 export interface DecisionFactory {
   /** the decision, receive to rate limits; without `limiter`, no rate limit applies */
@@ -34,6 +35,9 @@ export interface DecisionFactory {
       shadowMeter?: ShadowMeter | undefined
     }
   ) => RequestDecider
+  /** the verify API's decisions (verify-key.ts): the same authentication and cache, the same limits and quotas */
+  verifier: (o: { limiter?: Limiter | undefined, quota?: QuotaMeter | undefined, meter?: AuthMeter | undefined }) =>
+  KeyVerifier
   /** the routes, compiled (route-table.ts) */
   routes: RouteTable
   /** the admin sign-in's authentication: the admin token, or a key as the data plane authenticates it */
@@ -69,6 +73,9 @@ export function decisionFactory (
       onShadow: shadowMeter === undefined
         ? undefined
         : (note) => { shadowMeter.difference(note.rule, note.live, note.shadow) }
+    }),
+    verifier: ({ limiter, quota, meter }) => createKeyVerifier({
+      authenticate: createAuthenticator({ keyPrefix, acceptImported, resolver, meter }), limiter, quota
     }),
     routes,
     signIn: (isAdminToken) => createAuthenticator({ keyPrefix, acceptImported, resolver, isAdminToken }),
