@@ -55,7 +55,9 @@ export function decisionFactory (
   const keyPrefix = keyPrefixesOf(config.keys)
   const acceptImported = config.keys.accept_imported
   const matchRule = compileRules(config.rules, methods)
-  const routes = compileRouteTable(config.routes)
+  const routes = compileRouteTable(
+    config.routes, config.self_service.enabled ? config.self_service.prefix : undefined
+  )
   const anyPublic = config.rules.some((r) => r.public === true)
   // (none configured: no shadow at all, so the decision pays one comparison)
   const shadow = config.shadow_rules.length === 0

@@ -114,6 +114,12 @@ t.test('the prefix never reaches the upstream, in any spelling', async (t) => {
       t.ok([200, 201, 400, 404].includes(res.status), `${method} ${target}: ${res.status}`)
     }
   }
+  // a WebSocket upgrade is decided outside the data plane's routes: the route table holds no path under the prefix
+  for (const target of [`${P}/key`, `${P}/other`, '/%5Fkeygate/v1/key']) {
+    const res = await rawRequest(gw.port, `GET ${target} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${bot.key}\r\n` +
+      'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n')
+    t.equal(res.status, 404, `upgrade ${target}: 404`)
+  }
   t.equal(gw.upstream.requests.length, before, 'the upstream saw none of them')
   t.equal((await gw.get('/elsewhere', bot.key)).status, 200, 'while any other path is forwarded')
   t.equal(gw.upstream.requests.length, before + 1)
