@@ -63,8 +63,15 @@ declare module 'fastify' {
 
 export async function selfServiceRoutes (scope: FastifyInstance, o: SelfServiceOptions): Promise<void> {
   scope.decorateRequest('selfVerdict', undefined)
-  // every path under the prefix: the key's decision first (refused: answered, the body unread)
+  const p = o.pathPrefix
+  // each endpoint: the key's decision first (refused: answered, the body unread); any other path under the prefix
+  // is 404 at once, with or without a key
+  const elsewhere = new Set([p, `${p}/*`])
   scope.addHook('onRequest', (request, reply, done) => {
+    if (elsewhere.has(request.routeOptions.url ?? '')) {
+      done()
+      return
+    }
     const now = Date.now()
     const v = o.verifier.self(request.raw.rawHeaders, request.kg.clientIp, now)
     const go = (verdict: Verdict): void => {
@@ -82,7 +89,6 @@ export async function selfServiceRoutes (scope: FastifyInstance, o: SelfServiceO
     if (!(v instanceof Promise)) return go(v)
     v.then(go, (err: unknown) => { done(err instanceof Error ? err : new Error(String(err))) })
   })
-  const p = o.pathPrefix
 
   scope.get(`${p}/key`, async (request, reply) => {
     const v = request.selfVerdict as Allowed

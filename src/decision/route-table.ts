@@ -69,7 +69,8 @@ export function compileRouteTable (configs: readonly RouteConfig[], reserved?: s
   // (a WebSocket upgrade, the authorizers) ever hands one to an upstream
   const under = reserved + '/'
   const { routeOf } = table
-  return { ...table, routeOf: (path, host) => path === reserved || path.startsWith(under) ? undefined : routeOf(path, host) }
+  const own = (path: string): boolean => path === reserved || path.startsWith(under)
+  return { ...table, routeOf: (path, host) => own(path) ? undefined : routeOf(path, host) }
 }
 
 function compileRoutes (configs: readonly RouteConfig[]): RouteTable {

@@ -42,6 +42,7 @@ t.test('whoami: the key, its effective permissions, its rate limit and quota sta
   t.equal(line?.reason, 'allowed')
   t.equal((await gw.get(`${P}/key`)).status, 401, 'no key')
   t.equal((await gw.get(`${P}/key`, 'kg_nonsense')).status, 401, 'malformed')
+  t.equal((await gw.get(`${P}/other`)).status, 404, 'another path under the prefix: 404, with or without a key')
   t.equal(gw.upstream.requests.length, 0, 'nothing forwarded')
 })
 
