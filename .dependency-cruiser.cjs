@@ -22,7 +22,10 @@ const FLOORS = [
  * limits, snapshots), the store, the policy, the actions, and the front ends (api/, sso/,
  * console, leaks/, as-code/, audit-export/; and outside src/admin/, the CLI and the demo).
  */
-const ADMIN_FRONT_ENDS = ['api/', 'sso/', 'leaks/', 'as-code/', 'audit-export/', 'console.ts', 'admin-plane.ts', 'metrics-route.ts', 'options.ts']
+const ADMIN_FRONT_ENDS = [
+  'api/', 'sso/', 'leaks/', 'as-code/', 'audit-export/', 'self-service.ts', 'console.ts', 'admin-plane.ts', 'metrics-route.ts',
+  'options.ts'
+]
 const ADMIN_FLOORS = [
   ['model/'],
   ['store/'],

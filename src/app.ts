@@ -12,6 +12,7 @@ import type { Logger } from 'pino'
 import { buildAdminPlane, buildOpsPlane } from './admin/admin-plane.js'
 import { adminActions, adminWing } from './admin/actions/index.js'
 import { publicReports } from './admin/leaks/public-reports.js'
+import { keySelfActions } from './admin/self-service.js'
 import { PUBLIC_REPORTER } from './admin/model/actors.js'
 import { AdminEvents } from './admin/model/events.js'
 import { FULL_ADMIN } from './admin/model/principal.js'
@@ -209,6 +210,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   })
   // ...and without the rate limits (nor the decision metrics), for open WebSockets decided again on a change
   const redecider = decisions.decider()
+  // the verify API and a key about itself: the same authentication and cache, limits and quotas
+  const verifier = decisions.verifier({ limiter, quota, meter: metrics.auth })
   // W3C trace context on every request; spans exported when tracing.otlp_endpoint is set
   const tracing = await createTracing(config.tracing, keyPrefixesOf(config.keys))
   // the spans of the last requests are exported before the gateway is gone
@@ -225,8 +228,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   // In-process listeners of committed admin changes (src/admin/model/events.ts: webhooks subscribe here)
   const events = new AdminEvents()
   // anyone's leak reports, looked up after the data plane answered; drained after the listeners stop
+  const wing = adminWing(config, redis, events)
   const leakReports = publicReports({
-    actions: adminActions(adminWing(config, redis, events), FULL_ADMIN, PUBLIC_REPORTER),
+    actions: adminActions(wing, FULL_ADMIN, PUBLIC_REPORTER),
     logger,
     maxPending: config.leaks.public.max_pending
   })
@@ -249,14 +253,26 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     upstreams,
     routes: decisions.routes,
     upstreamCost: costs,
-    leakReports: (keys) => { leakReports.submit(keys) }
+    leakReports: (keys) => { leakReports.submit(keys) },
+    // a key about itself (self_service.prefix): the verify API's decisions, the admin actions' writes
+    selfService: { verifier, actions: keySelfActions(wing) }
   })
   const adminOptions = { config, logger, health, redis, decisions, metrics, usage, assertions, events }
   const admin = await buildAdminPlane(adminOptions)
   const ops = config.ops_listen !== undefined ? await buildOpsPlane(adminOptions) : undefined
   const authz = config.authz_listen !== undefined
     ? await buildAuthorizerPlane({
-      config, logger, decider, usage, counter: counting, requests, metrics, assertions, tracing, upstreamCost: costs
+      config,
+      logger,
+      decider,
+      usage,
+      counter: counting,
+      requests,
+      metrics,
+      assertions,
+      tracing,
+      upstreamCost: costs,
+      verifier
     })
     : undefined
   // (gRPC and Envoy's protos are loaded only when the gRPC authorizer is on)

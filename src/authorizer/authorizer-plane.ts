@@ -50,6 +50,8 @@ import { loggedTarget, requestState } from '../http/request-state.js'
 import { allowedAnswer } from './allowed-answer.js'
 import { namesOriginal, originalRequest } from './original-request.js'
 import { keyPrefixesOf } from '../registry/key-format.js'
+import { VERIFY_PATH, type KeyVerifier } from '../decision/verify-key.js'
+import { decideCaller, verifyRoute } from './verify-route.js'
 
 export interface AuthorizerPlaneOptions {
   config: Config
@@ -70,13 +72,19 @@ export interface AuthorizerPlaneOptions {
    * request is debited its rule's `default_cost` once allowed
    */
   upstreamCost?: UpstreamCost | undefined
+  /** `POST /v1/verify` (verify-route.ts): the caller and the key, decided through the same cache */
+  verifier?: KeyVerifier | undefined
 }
 
 const kTarget = Symbol('keygate.authz.target')
-type Stashed = IncomingMessage & { [kTarget]?: string }
+const kVerify = Symbol('keygate.authz.verify')
+type Stashed = IncomingMessage & { [kTarget]?: string, [kVerify]?: boolean }
 
 export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<FastifyInstance> {
   const { config, logger, decider, usage, assertions, tracing } = o
+  // the verify API, unless Envoy asks about every path with none of its own (its original
+  // request could then be POST /v1/verify itself)
+  const verifier = config.authz.proxy === 'envoy' && config.authz.path_prefix === '' ? undefined : o.verifier
   const { app, framing } = createListener({
     logger,
     limits: config.limits,
@@ -86,6 +94,12 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
       // every decision request is answered by one hook, whatever its own target
       rewriteUrl (req: Stashed) {
         req[kTarget] = req.url ?? ''
+        // the verify API: its own route, whose body is read (never a request that names an original)
+        const asksVerify = req.method === 'POST' && req.url === VERIFY_PATH && !namesOriginal(req.rawHeaders)
+        if (verifier !== undefined && asksVerify) {
+          req[kVerify] = true
+          return VERIFY_PATH
+        }
         return '/'
       },
       return503OnClosing: false
@@ -118,6 +132,13 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     const connection = peerOf(raw.socket)
     const client = reportedClient(connection, raw.rawHeaders)
     request.kg.clientIp = client
+    // the verify API: framing, then its caller (verify-route.ts); any peer may call it with a key
+    if (raw[kVerify] === true) {
+      const problem = framing.problem(raw)
+      if (problem !== undefined) return refuseFraming(reply, problem)
+      if (verifier === undefined) return deny(reply, 'not_found', 'no_route')
+      return decideCaller(verifier, request, reply, done)
+    }
     // a body is never read: the connection closes after the answer
     if (hasBody(raw)) reply.header('connection', 'close')
 
@@ -157,6 +178,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
       (err: unknown) => { done(err instanceof Error ? err : new Error(String(err))) }
     )
   })
+  if (verifier !== undefined) await app.register(verifyRoute, { verifier, usage, counter: o.counter })
   // never reached: the hook above answers every request
   app.route({
     method: PROXIED_METHODS as string[],

@@ -11,7 +11,7 @@ import { applyEnv, envProblems, hasValue, OIDC_SECRET_ENV } from './env.js'
 import { addressProblem, trustedProxyProblem } from './addresses.js'
 import { corsProblems } from './cors.js'
 import { redisConfigProblems, urlHoldsSecret } from './redis-url.js'
-import { routeProblems } from './routes.js'
+import { selfServiceProblems, routeProblems } from './routes.js'
 import { isUnderPrefix, ruleProblems } from './rule-patterns.js'
 import { ConfigSchema, UpstreamSchema, type Config } from './schema.js'
 import { ssoProblems } from './sso.js'
@@ -146,6 +146,7 @@ function crossFieldProblems (c: Config, forServing: boolean): string[] {
   const problems: string[] = []
   const check = (fn: () => void): void => { problems.push(...guarded(() => { fn(); return [] })) }
   check(() => { problems.push(...routeProblems(c.routes, c.upstreams, c.identity.header_prefix)) })
+  check(() => { problems.push(...selfServiceProblems(c.routes, c.self_service)) })
   check(() => {
     for (const [name, u] of Object.entries(c.upstreams)) problems.push(...guarded(() => upstreamProblems(name, u)))
   })

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox'
 import { PERMISSION_PATTERN } from './permission.js'
 
 const Permission = Type.String({ pattern: PERMISSION_PATTERN, description: 'resource:action, in lower case' })
-const PATH_PREFIX = '^(/|(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)+)$'
+export const PATH_PREFIX = '^(/|(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)+)$'
 export const HeaderName = Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", description: 'a header name' })
 
 /** A route: how a client's request reaches one upstream (docs/routing.md); checks across fields: routes.ts */

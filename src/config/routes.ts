@@ -75,3 +75,21 @@ export function routeProblems (
   })
   return problems
 }
+
+/**
+ * The self-service prefix (docs/self-service.md) is the gateway's own: a route whose prefix is it, lies under it,
+ * or lies between `/` and it would claim its paths for an upstream. `/` itself is no self-service prefix.
+ */
+export function selfServiceProblems (
+  routes: readonly RouteConfig[], selfService: { enabled: boolean, prefix: string }
+): string[] {
+  if (!selfService.enabled) return []
+  const own = selfService.prefix
+  if (own === '/') {
+    return ['self_service.prefix: / would take every path from the routes; name a prefix like /_keygate/v1']
+  }
+  const under = (path: string, prefix: string): boolean => path === prefix || path.startsWith(prefix + '/')
+  return routes.flatMap((r, i) => under(r.prefix, own) || (r.prefix !== '/' && under(own, r.prefix))
+    ? [`routes[${i}].prefix: ${r.prefix} claims the self-service prefix ${own} (self_service.prefix), never forwarded`]
+    : [])
+}

@@ -7,7 +7,7 @@ import { RATE_LIMIT_PATTERN } from './rate-limit.js'
 import { HealthCheck, Passive, UpstreamSchema } from './upstream-schema.js'
 import { LeaksSchema } from './leaks-schema.js'
 import { AuditSchema, RequestLogSchema } from './events-schema.js'
-import { HeaderName, Route, Rule } from './route-schema.js'
+import { HeaderName, PATH_PREFIX, Route, Rule } from './route-schema.js'
 
 export { UpstreamSchema } from './upstream-schema.js'
 
@@ -238,6 +238,13 @@ export const ConfigSchema = Type.Object({
   }, { additionalProperties: false, default: {} }),
   /** leaked keys reported by secret scanners and by anyone (docs/leaks.md) */
   leaks: LeaksSchema,
+  /** a key about itself on the data plane (docs/self-service.md): never forwarded, claimed by no route */
+  self_service: Type.Object({
+    enabled: Type.Boolean({ default: true }),
+    prefix: Type.String({
+      pattern: PATH_PREFIX, default: '/_keygate/v1', description: 'a path prefix like /_keygate/v1, not /'
+    })
+  }, { additionalProperties: false, default: {} }),
   /** W3C Trace Context and OpenTelemetry export (src/tracing/, docs/tracing.md) */
   tracing: Type.Object({
     /** the OTLP/HTTP (JSON) traces endpoint, like http://collector:4318/v1/traces; absent = no spans exported */

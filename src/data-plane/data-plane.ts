@@ -50,6 +50,8 @@ import { registerWebSockets } from '../websocket/upgrade.js'
 import { spanOrigin, type Upstreams } from './upstream-pool/upstreams.js'
 import type { UpstreamCost } from '../quota/upstream-cost.js'
 import { keyPrefixesOf } from '../registry/key-format.js'
+import type { KeyVerifier } from '../decision/verify-key.js'
+import { selfServiceRoutes, type SelfServiceActions } from './self-service.js'
 
 const kTarget = Symbol('keygate.target')
 type CheckedMessage = IncomingMessage & { [kTarget]?: TargetCheck }
@@ -81,12 +83,15 @@ export interface DataPlaneOptions {
   upstreamCost?: UpstreamCost | undefined
   /** anyone's leak reports (`POST /_keygate/v1/leaked`, leak-reports.ts), when `leaks.public.enabled` */
   leakReports?: LeakReporter
+  /** a key about itself under self_service.prefix (self-service.ts), when self_service.enabled */
+  selfService?: { verifier: KeyVerifier, actions: SelfServiceActions }
 }
 
 export async function buildDataPlane ({
   config, logger, decider, redecider, tracking, usage, counter, requests, metrics, assertions, tracing, upstreams,
   routes, upstreamCost,
-  leakReports
+  leakReports,
+  selfService
 }: DataPlaneOptions): Promise<FastifyInstance> {
   // routes with hosts: the table picks the route in the URL rewrite (host-routes.ts)
   const byHost = routes.byHost
@@ -153,6 +158,11 @@ export async function buildDataPlane ({
       keyPrefix: keyPrefixesOf(config.keys),
       idleMs: config.limits.body_idle_timeout_ms
     })
+  }
+
+  // a key about itself: the gateway's own paths, never forwarded (self-service.ts)
+  if (selfService !== undefined && config.self_service.enabled) {
+    await app.register(selfServiceRoutes, { pathPrefix: config.self_service.prefix, usage, ...selfService })
   }
 
   // each route: the gate (credential to body), then the headers and the proxy to its upstream

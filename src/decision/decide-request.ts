@@ -182,7 +182,7 @@ export function createDecider ({
  * rest to its answer, with the time of that answer. Allowed only with a rule: a list
  * that lost its authorize stage allows nothing (fail closed).
  */
-function runStages (
+export function runStages (
   checks: readonly StageCheck[], from: number, p: Passing, method: string, path: string, client: string | undefined,
   now: number
 ): Verdict | Promise<Verdict> {

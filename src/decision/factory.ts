@@ -22,6 +22,7 @@ import { compileRouteTable, type RouteTable } from './route-table.js'
 import { createPublicAccess } from './public-access.js'
 import type { AnonymousLimit } from '../ratelimit/anonymous.js'
 import { keyPrefixesOf } from '../registry/key-format.js'
+import { createKeyVerifier, type KeyVerifier } from './verify-key.js'
 
 export interface DecisionFactory {
   /** the decision, receive to rate limits; without `limiter`, no rate limit applies */
@@ -37,6 +38,9 @@ export interface DecisionFactory {
       shadowRefusals?: ShadowRefusals | undefined
     }
   ) => RequestDecider
+  /** the verify API's decisions (verify-key.ts): the same authentication and cache, the same limits and quotas */
+  verifier: (o: { limiter?: Limiter | undefined, quota?: QuotaMeter | undefined, meter?: AuthMeter | undefined }) =>
+  KeyVerifier
   /** the routes, compiled (route-table.ts) */
   routes: RouteTable
   /** the admin sign-in's authentication: the admin token, or a key as the data plane authenticates it */
@@ -54,7 +58,9 @@ export function decisionFactory (
   const keyPrefix = keyPrefixesOf(config.keys)
   const acceptImported = config.keys.accept_imported
   const matchRule = compileRules(config.rules, methods)
-  const routes = compileRouteTable(config.routes)
+  const routes = compileRouteTable(
+    config.routes, config.self_service.enabled ? config.self_service.prefix : undefined
+  )
   const anyPublic = config.rules.some((r) => r.public === true)
   // (none configured: no shadow at all, so the decision pays one comparison)
   const shadow = config.shadow_rules.length === 0
@@ -75,6 +81,9 @@ export function decisionFactory (
       onShadowRestriction: shadowRefusals === undefined
         ? undefined
         : (identity, method, path, reason, now) => { shadowRefusals.note(identity.keyId, method, path, reason, now) }
+    }),
+    verifier: ({ limiter, quota, meter }) => createKeyVerifier({
+      authenticate: createAuthenticator({ keyPrefix, acceptImported, resolver, meter }), limiter, quota
     }),
     routes,
     signIn: (isAdminToken) => createAuthenticator({ keyPrefix, acceptImported, resolver, isAdminToken }),

@@ -61,7 +61,19 @@ export function compileRoute (config: RouteConfig, index: number): Route {
   })
 }
 
-export function compileRouteTable (configs: readonly RouteConfig[]): RouteTable {
+/** The routes, compiled; `reserved`: a prefix of the gateway's own (self_service.prefix), under no route. */
+export function compileRouteTable (configs: readonly RouteConfig[], reserved?: string): RouteTable {
+  const table = compileRoutes(configs)
+  if (reserved === undefined) return table
+  // the gateway's own paths (self_service.prefix): under no route, whatever a route `/` says, so that no front end
+  // (a WebSocket upgrade, the authorizers) ever hands one to an upstream
+  const under = reserved + '/'
+  const { routeOf } = table
+  const own = (path: string): boolean => path === reserved || path.startsWith(under)
+  return { ...table, routeOf: (path, host) => own(path) ? undefined : routeOf(path, host) }
+}
+
+function compileRoutes (configs: readonly RouteConfig[]): RouteTable {
   const routes = Object.freeze(configs.map(compileRoute))
   const anyHost = routerOf(routes.filter((r) => r.hosts === undefined))
   const byHost = routes.some((r) => r.hosts !== undefined)
