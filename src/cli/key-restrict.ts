@@ -93,7 +93,9 @@ async function printRestriction (id: string, changed: boolean, json: boolean): P
     ? null
     : { scope: k.shadow_scope ?? null, allowed_cidrs: k.shadow_allowed_cidrs ?? null, since: k.shadow_since }
   if (json) {
-    printJson({ id, scope: k.scope ?? null, allowed_cidrs: k.allowed_cidrs ?? null, shadow, changed })
+    // (the shadow restriction only when the key has one: a live restriction's answer stays as it was)
+    const live = { id, scope: k.scope ?? null, allowed_cidrs: k.allowed_cidrs ?? null }
+    printJson({ ...live, ...(shadow === null ? {} : { shadow }), changed })
     return
   }
   process.stdout.write(
