@@ -1,9 +1,10 @@
-// The benchmark baseline: a plain fastify 5 + @fastify/http-proxy reverse proxy
-// with no authentication, forwarding /api/v1/* to the origin stub. Runs as its
-// own child process (pinned like keygate) so the comparison is like for like.
+// The fastify reference rows: a plain fastify 5 + @fastify/http-proxy reverse proxy
+// with no authentication, forwarding /api/v1/* to the origin stub (what a fastify
+// gateway costs before its own work; the baseline is the leaner bench/lean-proxy.ts).
+// Runs as its own child process (pinned like keygate) so the comparison is like for like.
 //
-// With PROXY=reply-from it is the reference row instead: fastify + @fastify/reply-from
-// (http-proxy's engine, without its route handler), still no auth.
+// With PROXY=reply-from: fastify + @fastify/reply-from (http-proxy's engine, without
+// its route handler), still no auth.
 //
 // Env: ORIGIN_URL (required), PORT (default 0 = ephemeral), HOST (default 127.0.0.1), PROXY.
 // Prints "listening <port>" on stdout once bound.

@@ -2,7 +2,9 @@
 // `instructions` extra's method (bench/instructions.ts) with fewer requests and any of
 // the rows, unpinned (a count does not depend on the machine's load).
 //
-//   node bench/dist/count.js <target>...    targets: baseline, reference, keygate, keygate-nolog,
+//   node bench/dist/count.js <target>...    targets: baseline (the lean node:http + undici proxy),
+//                                           fastify-proxy (fastify + @fastify/http-proxy),
+//                                           reference (fastify + @fastify/reply-from), keygate, keygate-nolog,
 //                                           keygate-nousage (usage counting off), keygate-tracing,
 //                                           keygate-limited, keygate-metered (a rate limit, a quota; usage off),
 //                                           keygate-cold (the cold-keys row: BENCH_COLD_KEYS distinct
@@ -36,7 +38,7 @@ const dir = mkdtempSync(join(tmpdir(), 'keygate-count-'))
 const launcher = (name: string): Launcher | undefined => cpuProf !== undefined
   ? {
       prefix: ['env', `NODE_OPTIONS=--cpu-prof --cpu-prof-dir=${cpuProf} --cpu-prof-name=${name}.cpuprofile`],
-      readyTimeoutMs: 30_000
+      readyTimeoutMs: 120_000
     }
   : {
       prefix: [
@@ -113,6 +115,11 @@ function coldTarget (name: string, compare = false): Target {
 const targets: Record<string, Target> = {
   baseline: {
     start: async () => await startBaseline(distDir, ctx.originUrl, undefined, launcher('baseline')),
+    headers: {},
+    host: '127.0.0.1'
+  },
+  'fastify-proxy': {
+    start: async () => await startBaseline(distDir, ctx.originUrl, undefined, launcher('fastify-proxy'), 'http-proxy'),
     headers: {},
     host: '127.0.0.1'
   },

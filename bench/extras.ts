@@ -20,6 +20,7 @@ import {
 } from './keygate.js'
 import { startCpuMeter } from './cpu-meter.js'
 import { runRound, type RoundResult } from './load.js'
+import type { Launcher } from './process.js'
 import { peakRssKiB } from './procfs.js'
 import { BENCH_PATH, startBaseline } from './servers.js'
 import { median, percentile } from './stats.js'
@@ -152,7 +153,8 @@ export async function propagation (ctx: ScenarioContext): Promise<ExtraResult> {
   }
 }
 
-export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
+/** `launcher`: how the gateway is started (bench/memory.ts: its node options) */
+export async function memory (ctx: ScenarioContext, launcher?: Launcher): Promise<ExtraResult> {
   const redis = await startBenchRedis(ctx, 'redis-extra')
   const client = new Redis(redis.url)
   const keys = await seedPersonalKeys(client, KEYS)
@@ -164,7 +166,7 @@ export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
     // below), for what keygate's peak is above the plain proxy's
     const baselinePeak = await baselinePeakKiB(ctx, ONE_KEY_WARMUP_MS, 2 * keys.length)
     // (the default cache.max_entries holds every key with its users, roles and org)
-    gw = await startKeygate(ctx, 'keygate-memory', { redisUrl: redis.url, logLevel: 'warn' })
+    gw = await startKeygate(ctx, 'keygate-memory', { redisUrl: redis.url, logLevel: 'warn', launcher })
     const before = peakRssKiB(gw.pid as number)
     pool = new Pool(`http://127.0.0.1:${gw.port}`, { connections: 32 })
     let bad = 0
@@ -237,7 +239,8 @@ export async function memory (ctx: ScenarioContext): Promise<ExtraResult> {
         `Target <= ${RSS_TARGET_MIB} MiB: ${peakMiB <= RSS_TARGET_MIB ? 'met' : 'NOT met'}. ` +
         `What the ${KEYS.toLocaleString('en')} cached keys add to the peak is the difference between the second and ` +
         'third columns. ' +
-        'Above the baseline (fastify + @fastify/http-proxy, the same 32 connections and number of requests) at most ' +
+        'Above the baseline (the lean node:http + undici proxy, the same 32 connections and number of requests) ' +
+        'at most ' +
         `${ABOVE_BASELINE_TARGET_MIB} MiB: ${above <= ABOVE_BASELINE_TARGET_MIB ? 'met' : 'NOT met'}. At the end: ` +
         `${now}.`,
         ''

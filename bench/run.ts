@@ -27,6 +27,7 @@ import {
   baselineScenario,
   compareScenarios,
   controlScenario,
+  fastifyProxyScenario,
   helloScenario,
   keygateScenarios,
   referenceScenario
@@ -212,8 +213,8 @@ async function main (): Promise<number> {
         : `${process.env.BENCH_COMPARE.replace(/\/$/, '')}/dist/cli/main.js`
     }
     const scenarios = selected(config.filter, [
-      baselineScenario(ctx), controlScenario(ctx), referenceScenario(ctx), ...keygateScenarios(ctx),
-      helloScenario(ctx), ...authorizerScenarios(ctx), ...compareScenarios(ctx)
+      baselineScenario(ctx), controlScenario(ctx), fastifyProxyScenario(ctx), referenceScenario(ctx),
+      ...keygateScenarios(ctx), helloScenario(ctx), ...authorizerScenarios(ctx), ...compareScenarios(ctx)
     ])
     for (const scenario of scenarios) {
       log(`starting ${scenario.name}`)

@@ -35,9 +35,10 @@ export const AUTHZ_CACHED = 'authz: personal key, cache warm (Traefik shape, 200
 /** the reference of the decision rows */
 export const HELLO = 'hello-world: plain fastify, 200 with an empty body, no auth (the decision rows\' reference)'
 
+/** the baseline: the lean Node proxy (bench/lean-proxy.ts), the floor under any Node gateway */
 export function baselineScenario (ctx: ScenarioContext): Scenario {
   return {
-    name: 'baseline: fastify + @fastify/http-proxy (no auth)',
+    name: 'baseline: node:http + undici Pool.stream, the lean Node proxy (no framework, no auth, no log)',
     start: async () => await startBaseline(ctx.distDir, ctx.originUrl, ctx.serverCpus),
     headers: {}
   }
@@ -49,8 +50,21 @@ export function baselineScenario (ctx: ScenarioContext): Scenario {
  */
 export function controlScenario (ctx: ScenarioContext): Scenario {
   return {
-    name: 'control: the same plain proxy again (A/A: its distance from 1.00× is the noise)',
+    name: 'control: the same lean proxy again (A/A: its distance from 1.00× is the noise)',
     start: async () => await startBaseline(ctx.distDir, ctx.originUrl, ctx.serverCpus),
+    headers: {}
+  }
+}
+
+/**
+ * The fastify proxy: fastify 5 + @fastify/http-proxy, no auth. What a fastify gateway
+ * costs before any work of its own: keygate's distance from it beside its distance from
+ * the lean floor shows how much of keygate's cost is the framework's.
+ */
+export function fastifyProxyScenario (ctx: ScenarioContext): Scenario {
+  return {
+    name: 'reference: fastify + @fastify/http-proxy (no auth)',
+    start: async () => await startBaseline(ctx.distDir, ctx.originUrl, ctx.serverCpus, undefined, 'http-proxy'),
     headers: {}
   }
 }
@@ -102,7 +116,8 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       name: KEYGATE_PROXY,
       label: 'keygate proxy',
       start: async () => await startKeygate(ctx, 'keygate-cached'),
-      headers: bearer(benchKeys.personal.key)
+      headers: bearer(benchKeys.personal.key),
+      target: { cpuRatio: 0.85 }
     },
     {
       // the headline with the upstream as three targets of the same origin stub, balanced round robin

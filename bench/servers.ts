@@ -25,21 +25,25 @@ Promise<ChildServer & { targets: string[] }> {
   return Object.assign(child, { targets: [port, ...extra].map((p) => `http://127.0.0.1:${p}`) })
 }
 
+/** The proxies without auth: the lean floor (bench/lean-proxy.ts) and the two fastify ones (bench/baseline.ts). */
+export type PlainProxy = 'lean' | 'http-proxy' | 'reply-from'
+
 /**
- * Plain fastify + @fastify/http-proxy, no auth (or, `proxy: 'reply-from'`, fastify +
- * @fastify/reply-from). Ready once a request round-trips to the origin.
+ * A proxy with no auth: by default the baseline, `node:http` + undici (lean-proxy.ts);
+ * `http-proxy`: fastify + @fastify/http-proxy; `reply-from`: fastify + @fastify/reply-from.
+ * Ready once a request round-trips to the origin.
  */
 export async function startBaseline (
   distDir: string,
   originUrl: string,
   cpus: string | undefined,
   launcher?: Launcher,
-  proxy: 'http-proxy' | 'reply-from' = 'http-proxy'
+  proxy: PlainProxy = 'lean'
 ): Promise<ChildServer> {
   const port = await freePort()
   return await spawnServer({
-    name: proxy === 'http-proxy' ? 'baseline' : 'reference',
-    ...nodeCommand([join(distDir, 'baseline.js')], launcher),
+    name: proxy === 'lean' ? 'baseline' : proxy,
+    ...nodeCommand([join(distDir, proxy === 'lean' ? 'lean-proxy.js' : 'baseline.js')], launcher),
     env: { PORT: String(port), HOST: '127.0.0.1', ORIGIN_URL: originUrl, PROXY: proxy },
     cpus,
     port,

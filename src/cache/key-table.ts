@@ -2,12 +2,12 @@
  * The cache's key records, held column by column: a gateway caches one per key in
  * use (100,000 is a normal cache), so their size decides the process's memory.
  *
- * As objects on the V8 heap, a cached key cost about 280 bytes (entry, record, digest
- * string, map slot), and V8 lets the old generation grow to a multiple of what it
- * holds before collecting, so 100,000 keys raised the peak RSS by about 100 MiB. Here
- * a key costs its map slot and id string on the heap (about 70 bytes) and 53 bytes in
- * typed arrays outside it (digest, two times, flags, the number of its (org, owner)
- * pair), which the collector never scans. The names are held once per pair, and a
+ * As objects on the V8 heap, a cached key would cost about 280 bytes (entry, record,
+ * digest string, map slot), and V8 lets the old generation grow to a multiple of what
+ * it holds before collecting. Here a key costs nothing on the heap: 53 bytes in typed
+ * arrays (digest, two times, flags, the number of its (org, owner) pair) and about 24 in
+ * its id's index (id-index.ts: the id's bytes and an open-addressing table), which the
+ * collector never scans. The names are held once per pair, and a
  * key's own rate limit, its restriction (scope, allowed_cidrs) and its allowance
  * (quota, credits; shared parsed objects, records.ts) in maps by slot, read only for
  * the keys that have one.
@@ -18,6 +18,7 @@
 import type { RecordLimit } from '../config/rate-limit.js'
 import { INVALID, type Invalid, type KeyRecord, type KeyRestriction, type RecordMeter } from '../registry/records.js'
 import type { Entry } from './entry.js'
+import { IdIndex } from './id-index.js'
 
 // flags, one byte a slot
 const USED = 1
@@ -40,8 +41,8 @@ const NO_PAIR = 0
 const FIRST_CAPACITY = 1024
 
 export class KeyTable {
-  /** key id -> slot: V8's Map, whose string hash is seeded per process (no hash flooding) */
-  private readonly index = new Map<string, number>()
+  /** key id -> slot (seeded hash: no one can choose colliding ids) */
+  private readonly index = new IdIndex()
   private capacity = 0
   private flags = new Uint8Array(0)
   /** when the fetch that filled the slot was issued (epoch ms) */
@@ -65,6 +66,8 @@ export class KeyTable {
   private readonly meters = new Map<number, RecordMeter>()
   private readonly free: number[] = []
   private next = 0
+  /** CLOCK's hand: the slot the next eviction looks at first */
+  private hand = 0
 
   constructor (private readonly maxSlots: number) {}
 
@@ -73,13 +76,13 @@ export class KeyTable {
   }
 
   has (id: string): boolean {
-    return this.index.has(id)
+    return this.index.get(id) >= 0
   }
 
   /** The entry for a key id, marked used (CLOCK); a new object each call. */
   get (id: string): Entry<KeyRecord | Invalid> | undefined {
     const slot = this.index.get(id)
-    if (slot === undefined) return undefined
+    if (slot < 0) return undefined
     const flags = this.flags[slot] as number
     if ((flags & USED) === 0) this.flags[slot] = flags | USED
     return {
@@ -90,9 +93,9 @@ export class KeyTable {
   /** Stores or replaces a key's entry. The caller keeps the bound: a new id needs a free slot. */
   set (id: string, value: KeyRecord | Invalid, at: number, tracked: boolean): void {
     let slot = this.index.get(id)
-    if (slot === undefined) {
+    if (slot < 0) {
       slot = this.allocate()
-      this.index.set(id, slot)
+      this.index.add(id, slot, this.capacity)
     }
     const record = value === INVALID ? undefined : value
     let flags = tracked ? TRACKED : 0
@@ -125,21 +128,22 @@ export class KeyTable {
   }
 
   /** The ids held now. */
-  ids (): IterableIterator<string> {
-    return this.index.keys()
+  * ids (): IterableIterator<string> {
+    for (let slot = 0; slot < this.next; slot++) {
+      if (((this.flags[slot] as number) & KIND) !== 0) yield this.index.idAt(slot)
+    }
   }
 
   delete (id: string): void {
-    const slot = this.index.get(id)
-    if (slot === undefined) return
-    this.index.delete(id)
-    this.release(slot)
+    const slot = this.index.delete(id)
+    if (slot >= 0) this.release(slot)
   }
 
   clear (): void {
     this.index.clear()
     this.free.length = 0
     this.next = 0
+    this.hand = 0
     this.flags.fill(0)
     this.pairOf.fill(NO_PAIR)
     this.pairs.clear()
@@ -150,23 +154,26 @@ export class KeyTable {
   }
 
   /**
-   * CLOCK: drops the oldest entry not used since the scan last passed it; a used one
-   * is unmarked and moved to the back, at most `chances` times. Returns the evicted
-   * id; undefined when empty.
+   * CLOCK: the hand goes round the slots and drops the first entry not used since it
+   * last passed; a used one is unmarked and passed over, at most `chances` times.
+   * Returns the evicted id; undefined when empty.
    */
   evictOne (chances: number): string | undefined {
-    for (const [id, slot] of this.index) {
-      this.index.delete(id)
+    if (this.index.size === 0) return undefined
+    for (;;) {
+      if (this.hand >= this.next) this.hand = 0
+      const slot = this.hand++
       const flags = this.flags[slot] as number
+      if ((flags & KIND) === 0) continue
       if ((flags & USED) !== 0 && chances-- > 0) {
         this.flags[slot] = flags & ~USED
-        this.index.set(id, slot)
         continue
       }
+      const id = this.index.idAt(slot)
+      this.index.delete(id)
       this.release(slot)
       return id
     }
-    return undefined
   }
 
   private record (slot: number, flags: number): KeyRecord | Invalid {

@@ -2,6 +2,7 @@
 // as it was stored, slots are reused, CLOCK eviction gives used entries a second chance.
 import t from 'tap'
 import { KeyTable } from '../../../src/cache/key-table.js'
+import { newKeyId } from '../../../src/registry/key-format.js'
 import { INVALID, restrictionOf, type KeyRecord, type KeyRestriction } from '../../../src/registry/records.js'
 
 const digest = (n: number): string => Buffer.alloc(32, n).toString('latin1')
@@ -83,21 +84,49 @@ t.test('the columns grow past their first capacity, keeping what they hold', asy
   t.throws(() => table.set('one more', personal(1), 0, true), /key table full/)
 })
 
-t.test('CLOCK: the oldest unused entry goes; a used one gets its chances', async (t) => {
-  const table = new KeyTable(10)
-  for (const id of ['a', 'b', 'c']) table.set(id, personal(1), 0, true)
-  t.equal(table.evictOne(0), 'a', 'nothing used yet: the oldest')
-  table.get('b')
-  t.equal(table.evictOne(1), 'c', 'b was used: moved to the back, unmarked')
-  t.equal(table.evictOne(1), 'b', 'b unmarked now')
-  t.equal(table.evictOne(1), undefined, 'empty')
+t.test('CLOCK: the hand drops the first unused entry it meets; a used one gets its chances', async (t) => {
+  for (const shape of ['key ids', 'ids of another shape']) {
+    const ids = shape === 'key ids' ? Array.from({ length: 5 }, newKeyId) : ['a', 'b', 'c', 'x', 'y']
+    const [a, b, c, x, y] = ids as [string, string, string, string, string]
+    const table = new KeyTable(10)
+    for (const id of [a, b, c]) table.set(id, personal(1), 0, true)
+    t.equal(table.evictOne(0), a, `${shape}: nothing used yet: the first slot`)
+    table.get(b)
+    t.equal(table.evictOne(1), c, `${shape}: b was used: passed over, unmarked`)
+    t.equal(table.evictOne(1), b, `${shape}: the hand comes round to b, unmarked now`)
+    t.equal(table.evictOne(1), undefined, `${shape}: empty`)
+    t.equal(table.size, 0)
 
-  for (const id of ['x', 'y']) table.set(id, personal(1), 0, true)
-  table.get('x')
-  table.get('y')
-  t.equal(table.evictOne(0), 'x', 'no chances: the oldest even when used')
-  t.equal(table.evictOne(5), 'y', 'every entry used: once the chances are spent one goes')
-  t.equal(table.size, 0)
+    for (const id of [x, y]) table.set(id, personal(1), 0, true)
+    table.get(x)
+    table.get(y)
+    const first = table.evictOne(0)
+    t.ok(first === x || first === y, `${shape}: no chances: the one at the hand even when used`)
+    t.equal(table.evictOne(5), first === x ? y : x, `${shape}: every entry used: once the chances are spent one goes`)
+    t.equal(table.size, 0)
+    t.same([...table.ids()], [])
+  }
+})
+
+t.test('5,000 key ids: each reads back its own record, and eviction and deletes keep the rest', async (t) => {
+  const n = 5_000
+  const ids = Array.from({ length: n }, newKeyId)
+  const table = new KeyTable(n)
+  ids.forEach((id, i) => table.set(id, personal(i % 256, { expiresAt: i }), i, true))
+  t.throws(() => table.set(newKeyId(), personal(1), 0, true), /key table full/)
+  const readsBack = (): number => ids.filter((id, i) => {
+    const entry = table.get(id)
+    return entry?.at === i && (entry.value as KeyRecord).expiresAt === i
+  }).length
+  t.equal(readsBack(), n)
+  const evicted = new Set<string>()
+  for (let i = 0; i < 500; i++) evicted.add(table.evictOne(0) as string)
+  for (let i = 0; i < n; i += 7) { table.delete(ids[i] as string); evicted.add(ids[i] as string) }
+  t.equal(table.size, n - evicted.size)
+  t.equal(readsBack(), n - evicted.size, 'every id left reads back')
+  t.equal([...evicted].filter((id) => table.has(id)).length, 0, 'no id gone is found')
+  t.equal([...table.ids()].sort().join(), ids.filter((id) => !evicted.has(id)).sort().join(),
+    'ids() lists exactly the ids held')
 })
 
 t.test('(org, owner) pairs: shared by keys, replaced with the record, released with the last key', async (t) => {

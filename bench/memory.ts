@@ -1,0 +1,36 @@
+// The `memory` extra alone (bench/extras.ts): the baseline's peak RSS under load, then a
+// gateway's with 100,000 personal keys cached, without the throughput table. Unpinned.
+//
+//   node bench/dist/memory.js
+// Env: MEMORY_NODE_ARGS: node options of the gateway alone, on its command line (e.g.
+// `--max-semi-space-size=16 --trace-gc`); MEMORY_STDOUT=<file>: the gateway's stdout (its
+// log, --trace-gc's lines) into that file.
+import { dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { memory } from './extras.js'
+import { stopAll } from './process.js'
+import { startOrigin } from './servers.js'
+
+const distDir = dirname(fileURLToPath(import.meta.url))
+const args = (process.env['MEMORY_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '')
+const stdout = (process.env['MEMORY_STDOUT'] ?? '/dev/null').replaceAll("'", '')
+// (sh runs `node <args> <script>...`: node is its $1)
+const script = `node="$1"; shift; exec "$node" "$@" > '${stdout}'`
+const origin = await startOrigin(distDir, undefined)
+try {
+  const result = await memory({
+    originUrl: `http://127.0.0.1:${origin.port}`,
+    originTargets: origin.targets,
+    serverCpus: undefined,
+    auxCpus: undefined,
+    distDir
+  }, {
+    prefix: ['sh', '-c', script.replace('"$@"', [...args, '"$@"'].join(' ')), 'sh'],
+    readyTimeoutMs: 120_000
+  })
+  process.stdout.write(result.markdown)
+  for (const f of result.failures) process.stdout.write(`- ${f}\n`)
+} finally {
+  await origin.stop()
+  await stopAll()
+}
