@@ -249,6 +249,16 @@ export interface paths {
                                 revoked_reason?: string;
                                 role?: string;
                                 scope?: string[];
+                                shadow_allowed_cidrs?: string[];
+                                shadow_recent?: {
+                                    at: string;
+                                    method: string;
+                                    path: string;
+                                    reason: string;
+                                }[];
+                                shadow_refused?: number;
+                                shadow_scope?: string[];
+                                shadow_since?: string;
                                 status: string;
                                 type: string;
                                 user?: string;
@@ -370,6 +380,16 @@ export interface paths {
                                 revoked_reason?: string;
                                 role?: string;
                                 scope?: string[];
+                                shadow_allowed_cidrs?: string[];
+                                shadow_recent?: {
+                                    at: string;
+                                    method: string;
+                                    path: string;
+                                    reason: string;
+                                }[];
+                                shadow_refused?: number;
+                                shadow_scope?: string[];
+                                shadow_since?: string;
                                 status: string;
                                 type: string;
                                 user?: string;
@@ -432,6 +452,16 @@ export interface paths {
                             revoked_reason?: string;
                             role?: string;
                             scope?: string[];
+                            shadow_allowed_cidrs?: string[];
+                            shadow_recent?: {
+                                at: string;
+                                method: string;
+                                path: string;
+                                reason: string;
+                            }[];
+                            shadow_refused?: number;
+                            shadow_scope?: string[];
+                            shadow_since?: string;
                             status: string;
                             type: string;
                             user?: string;
@@ -486,6 +516,16 @@ export interface paths {
                             revoked_reason?: string;
                             role?: string;
                             scope?: string[];
+                            shadow_allowed_cidrs?: string[];
+                            shadow_recent?: {
+                                at: string;
+                                method: string;
+                                path: string;
+                                reason: string;
+                            }[];
+                            shadow_refused?: number;
+                            shadow_scope?: string[];
+                            shadow_since?: string;
                             status: string;
                             type: string;
                             user?: string;
@@ -704,6 +744,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/keys/{id}/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A key's last decisions, newest first (kept 24 h, request_log.per_key of them) */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: string;
+                    /** @description a status (429) or a class (4xx) */
+                    status?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            requests: {
+                                /** @description the client's address (a trusted proxy's client), or empty */
+                                client: string;
+                                latency_ms: number;
+                                method: string;
+                                /** @description the path decided on, without its query; a key-shaped segment as its key id */
+                                path: string;
+                                /** @description the decision's reason (docs/errors.md) */
+                                reason: string;
+                                status: number;
+                                /** @description ISO 8601, when the decision was logged */
+                                time: string;
+                                /** @description the request's W3C trace id */
+                                trace_id: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** A key's last decisions, newest first (kept 24 h, request_log.per_key of them) */
+        head: {
+            parameters: {
+                query?: {
+                    limit?: string;
+                    /** @description a status (429) or a class (4xx) */
+                    status?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            requests: {
+                                /** @description the client's address (a trusted proxy's client), or empty */
+                                client: string;
+                                latency_ms: number;
+                                method: string;
+                                /** @description the path decided on, without its query; a key-shaped segment as its key id */
+                                path: string;
+                                /** @description the decision's reason (docs/errors.md) */
+                                reason: string;
+                                status: number;
+                                /** @description ISO 8601, when the decision was logged */
+                                time: string;
+                                /** @description the request's W3C trace id */
+                                trace_id: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/keys/{id}/restrict": {
         parameters: {
             query?: never;
@@ -728,6 +868,7 @@ export interface paths {
                     "application/json": {
                         allowed_cidrs?: string[] | null;
                         scope?: string[] | null;
+                        shadow?: boolean;
                     };
                 };
             };
@@ -747,6 +888,92 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/keys/{id}/restrict/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a key's shadow restriction its live restriction (409 without one) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            changed: boolean;
+                            id: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/keys/{id}/restrict/shadow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Drop a key's shadow restriction (409 without one); its live restriction stays */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            changed: boolean;
+                            id: string;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -889,6 +1116,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            env: "live" | "test";
                             points: {
                                 allowed: number;
                                 errors: number;
@@ -928,6 +1156,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            env: "live" | "test";
                             points: {
                                 allowed: number;
                                 errors: number;
