@@ -6,6 +6,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { RATE_LIMIT_PATTERN } from './rate-limit.js'
 import { HealthCheck, Passive, UpstreamSchema } from './upstream-schema.js'
 import { LeaksSchema } from './leaks-schema.js'
+import { WebhooksSchema } from './webhooks-schema.js'
 import { HeaderName, Route, Rule } from './route-schema.js'
 
 export { UpstreamSchema } from './upstream-schema.js'
@@ -239,6 +240,8 @@ export const ConfigSchema = Type.Object({
   }, { additionalProperties: false, default: {} }),
   /** leaked keys reported by secret scanners and by anyone (docs/leaks.md) */
   leaks: LeaksSchema,
+  /** signed events to the endpoints admins register (docs/webhooks.md) */
+  webhooks: WebhooksSchema,
   /** W3C Trace Context and OpenTelemetry export (src/tracing/, docs/tracing.md) */
   tracing: Type.Object({
     /** the OTLP/HTTP (JSON) traces endpoint, like http://collector:4318/v1/traces; absent = no spans exported */
@@ -271,4 +274,5 @@ export type PassiveConfig = Static<typeof Passive>
 export type AssertionConfig = Config['identity']['assertion']
 export type WebSocketConfig = Config['websocket']
 export type TracingConfig = Config['tracing']
+export type WebhooksConfig = Config['webhooks']
 export type OidcConfig = NonNullable<Config['sso']['oidc']>

@@ -44,6 +44,7 @@ import { createSignInLimit } from './sign-in-limit.js'
 import { openApiRoute, useOpenApi } from './openapi.js'
 import { usageRoutes } from './usage-routes.js'
 import { userRoutes } from './user-routes.js'
+import { webhookRoutes } from './webhook-routes.js'
 import { useJsonValidation } from './validation.js'
 import { keyPrefixesOf } from '../../registry/key-format.js'
 
@@ -170,5 +171,6 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   quotaRoutes(app, ctx)
   auditRoutes(app, ctx)
   usageRoutes(app, ctx)
+  webhookRoutes(app, ctx)
   openApiRoute(app)
 }
