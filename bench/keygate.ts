@@ -149,6 +149,8 @@ export interface KeygateOptions {
   coldKeys?: boolean
   /** the `usage` section (docs/usage.md): per-key counting, on by default as in the product */
   usage?: { enabled?: boolean, flushMs?: number, maxKeys?: number }
+  /** webhooks.enabled (default on, as the headline runs); off: no dispatcher in the process */
+  webhooks?: boolean
   /** a second route, `STRIP_PREFIX` with `strip_prefix: true` (docs/routing.md), its rule for BENCH_PATH under it */
   stripPrefix?: boolean
 }
@@ -160,6 +162,10 @@ export interface KeygateOptions {
 export const STRIP_PREFIX = '/strip'
 
 /** The `usage` section for the config file ('' when the row leaves the defaults). */
+function webhooksSection (on: boolean | undefined): string {
+  return on === undefined ? '' : `webhooks: { enabled: ${String(on)} }\n`
+}
+
 function usageSection (o: KeygateOptions['usage']): string {
   if (o === undefined) return ''
   const fields = [
@@ -296,7 +302,7 @@ ${stripRoute}rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
 ${stripRule}cache: ${benchCache(o.cache)}
 ${o.keys === undefined ? '' : `keys: ${o.keys}\n`}log: { level: ${o.logLevel ?? 'info'} }
-${assertion.yaml}${tracing}${usageSection(o.usage)}`)
+${assertion.yaml}${tracing}${usageSection(o.usage)}${webhooksSection(o.webhooks)}`)
   const port = await freePort()
   const adminPort = await freePort()
   const authzPort = o.authz === true ? await freePort() : undefined
