@@ -7,7 +7,7 @@ const FLOORS = [
   ['config/', 'errors.ts', 'version.ts', 'peer.ts', 'client-address.ts', 'heap-growth.ts', 'logger.ts', 'lifecycle.ts'],
   ['registry/', 'metrics/'],
   ['redact.ts', 'tracing/'],
-  ['ratelimit/', 'quota/', 'usage/', 'cache/'],
+  ['ratelimit/', 'quota/', 'usage/', 'cache/', 'webhooks/'],
   ['decision/'],
   ['assertion/'],
   ['http/'],
@@ -85,7 +85,7 @@ module.exports = {
       name: 'read-path-knows-no-admin',
       severity: 'error',
       comment: 'the request path never imports the admin wing',
-      from: { path: '^src/(registry|cache|decision|ratelimit|usage|assertion|tracing|metrics|http|data-plane|authorizer|authorizer-grpc|websocket)/' },
+      from: { path: '^src/(registry|cache|decision|ratelimit|usage|webhooks|assertion|tracing|metrics|http|data-plane|authorizer|authorizer-grpc|websocket)/' },
       to: { path: '^src/admin/' }
     },
     ...floorRules('floor', 'src/', FLOORS),

@@ -155,6 +155,8 @@ export interface KeygateOptions {
   usage?: { enabled?: boolean, flushMs?: number, maxKeys?: number }
   /** the per-key request log (`request_log.enabled`, docs/request-log.md): on by default as in the product */
   requestLog?: boolean
+  /** webhooks.enabled (default on, as the headline runs); off: no dispatcher in the process */
+  webhooks?: boolean
   /** a second route, `STRIP_PREFIX` with `strip_prefix: true` (docs/routing.md), its rule for BENCH_PATH under it */
   stripPrefix?: boolean
   /**
@@ -174,6 +176,10 @@ export const STRIP_PREFIX = '/strip'
 const KEY_LOG_OFF = 'request_log: { enabled: false }\n'
 
 /** The `usage` section for the config file ('' when the row leaves the defaults). */
+function webhooksSection (on: boolean | undefined): string {
+  return on === undefined ? '' : `webhooks: { enabled: ${String(on)} }\n`
+}
+
 function usageSection (o: KeygateOptions['usage']): string {
   if (o === undefined) return ''
   const fields = [
@@ -300,7 +306,8 @@ export async function startKeygate (
   const strip = o.stripPrefix === true
   const stripRoute = strip ? `  - { prefix: ${STRIP_PREFIX}, upstream: core, strip_prefix: true }\n` : ''
   const stripRule = strip ? `  - { method: GET, path: ${STRIP_PREFIX}${BENCH_PATH}, permissions: [users:read] }\n` : ''
-  const features = `${usageSection(o.usage)}${shadowSection(o.shadowRules)}${o.requestLog === false ? KEY_LOG_OFF : ''}`
+  const features = `${usageSection(o.usage)}${webhooksSection(o.webhooks)}${shadowSection(o.shadowRules)}` +
+    (o.requestLog === false ? KEY_LOG_OFF : '')
   writeFileSync(config, `
 redis: { prefix: "${o.prefix ?? PREFIX}"${o.redis === undefined ? '' : `, ${o.redis}`} }
 upstreams:

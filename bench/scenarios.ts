@@ -30,6 +30,8 @@ export const KEYGATE_NO_USAGE = 'keygate: personal key, cache warm, usage counti
 /** the headline without the per-key request log: what the row with it is compared with */
 export const KEYGATE_NO_KEY_LOG =
   'keygate: personal key, cache warm, per-key request log off (request_log.enabled: false)'
+/** the headline row with the webhook dispatcher off: what the same row with it on is compared with */
+export const KEYGATE_NO_WEBHOOKS = 'keygate: personal key, cache warm, webhooks off'
 /** the cached decision, what the assertion's decision rows are compared with */
 export const AUTHZ_CACHED = 'authz: personal key, cache warm (Traefik shape, 200 decision)'
 /** the reference of the decision rows */
@@ -234,6 +236,23 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
         '(the headline\'s settings; ratio: request log on / off)',
       compareWith: KEYGATE_NO_KEY_LOG,
       start: async () => await startKeygate(ctx, 'keygate-keylog'),
+      headers: bearer(benchKeys.personal.key),
+      target: { cpuRatio: 0.98 }
+    },
+    // webhooks (docs/webhooks.md): on in the headline row and by default (the dispatcher
+    // polling Redis in the background); here off, and on again in the same rounds, compared
+    // with off: hooks are not on the request path, so the ratio is 1 within the noise
+    {
+      name: KEYGATE_NO_WEBHOOKS,
+      label: 'webhooks off',
+      start: async () => await startKeygate(ctx, 'keygate-nowebhooks', { webhooks: false }),
+      headers: bearer(benchKeys.personal.key)
+    },
+    {
+      name: 'keygate: personal key, cache warm, webhooks on (the headline\'s settings; ratio: on / off)',
+      label: 'webhooks on',
+      compareWith: KEYGATE_NO_WEBHOOKS,
+      start: async () => await startKeygate(ctx, 'keygate-webhooks', { webhooks: true }),
       headers: bearer(benchKeys.personal.key),
       target: { cpuRatio: 0.98 }
     },

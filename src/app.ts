@@ -54,6 +54,7 @@ import { upstreamCost } from './quota/upstream-cost.js'
 import { anonymousLimit } from './ratelimit/anonymous.js'
 import { RateLimitScript } from './ratelimit/script.js'
 import { keyPrefixesOf } from './registry/key-format.js'
+import { createWebhooks, type Webhooks } from './webhooks/index.js'
 
 export interface KeygateApp {
   data: FastifyInstance
@@ -93,8 +94,10 @@ export interface KeygateApp {
   upstreams: Upstreams
   /** SIGHUP: re-reads the upstreams' TLS files; the problems when they cannot be used (nothing changed then) */
   reloadUpstreamTls: () => string[]
-  /** committed admin changes, for listeners in this process (a leaked key's `key.leaked`) */
+  /** committed admin changes, for listeners in this process (webhooks: src/webhooks/) */
   events: AdminEvents
+  /** the webhooks' publisher and dispatcher (src/webhooks/, docs/webhooks.md) */
+  webhooks: Webhooks
   /** a graceful stop: every background part, last started first, each drained */
   close: () => Promise<void>
 }
@@ -184,9 +187,16 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     defaultLimit: config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default),
     onError: config.rate_limits.on_error
   })
+  // Webhooks: events queued off every path, delivered by one dispatcher per instance (src/webhooks/)
+  const webhooks = createWebhooks(config, keys, logger)
+  for (const part of webhooks.parts) lifecycle.add(part)
   // Quotas and credits: checked and spent in Redis, batched per turn of the event loop (src/quota/)
   const quota = createQuotaMeter({
-    script: new QuotaScript(redis), keys, metrics: metrics.quota, onError: config.quota.on_error
+    script: new QuotaScript(redis),
+    keys,
+    metrics: metrics.quota,
+    onError: config.quota.on_error,
+    onThreshold: (t) => { webhooks.publisher.quotaThreshold(t) }
   })
   metrics.observe({
     cacheStats: cache.stats, rateLimitBlocked: () => blocked.size(Date.now()), usageHeld: () => counter.held
@@ -227,6 +237,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const costs = upstreamCost(config.quota.cost_header, quota, () => { metrics.quota.outcome('debit_failed') })
   // In-process listeners of committed admin changes (src/admin/model/events.ts: webhooks subscribe here)
   const events = new AdminEvents()
+  events.on((e) => { webhooks.publisher.committed(e) })
   // anyone's leak reports, looked up after the data plane answered; drained after the listeners stop
   const wing = adminWing(config, redis, events)
   const leakReports = publicReports({
@@ -314,6 +325,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     upstreams,
     reloadUpstreamTls: () => upstreams.reloadTls(),
     events,
+    webhooks,
     close: async () => { await lifecycle.stop() }
   }
 }

@@ -27,6 +27,7 @@ import { orgsCommand } from './orgs.js'
 import { registryCommand } from './registry.js'
 import { rolesCommand } from './roles.js'
 import { usersCommand } from './users.js'
+import { webhooksCommand } from './webhooks.js'
 
 /** `--json` anywhere before `--`: errors are printed as JSON too. */
 const argv = process.argv.slice(2)
@@ -66,6 +67,7 @@ keysCommand(program)
 usersCommand(program)
 rolesCommand(program)
 orgsCommand(program)
+webhooksCommand(program)
 registryCommand(program)
 auditCommand(program)
 usageCommand(program)

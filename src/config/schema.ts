@@ -7,6 +7,7 @@ import { RATE_LIMIT_PATTERN } from './rate-limit.js'
 import { HealthCheck, Passive, UpstreamSchema } from './upstream-schema.js'
 import { LeaksSchema } from './leaks-schema.js'
 import { AuditSchema, RequestLogSchema } from './events-schema.js'
+import { WebhooksSchema } from './webhooks-schema.js'
 import { HeaderName, PATH_PREFIX, Route, Rule } from './route-schema.js'
 
 export { UpstreamSchema } from './upstream-schema.js'
@@ -245,6 +246,8 @@ export const ConfigSchema = Type.Object({
       pattern: PATH_PREFIX, default: '/_keygate/v1', description: 'a path prefix like /_keygate/v1, not /'
     })
   }, { additionalProperties: false, default: {} }),
+  /** signed events to the endpoints admins register (docs/webhooks.md) */
+  webhooks: WebhooksSchema,
   /** W3C Trace Context and OpenTelemetry export (src/tracing/, docs/tracing.md) */
   tracing: Type.Object({
     /** the OTLP/HTTP (JSON) traces endpoint, like http://collector:4318/v1/traces; absent = no spans exported */
@@ -277,4 +280,5 @@ export type PassiveConfig = Static<typeof Passive>
 export type AssertionConfig = Config['identity']['assertion']
 export type WebSocketConfig = Config['websocket']
 export type TracingConfig = Config['tracing']
+export type WebhooksConfig = Config['webhooks']
 export type OidcConfig = NonNullable<Config['sso']['oidc']>

@@ -69,7 +69,25 @@ export interface QuotaMeter {
   debit: (id: MeteredIdentity, units: number, now: number) => Promise<void>
 }
 
+/** A quota's use that reached 80, 90 or 100 % with this spend (`quota.threshold`, docs/webhooks.md). */
+export interface ThresholdCrossed {
+  level: 'key' | 'org'
+  keyId: string
+  org: string
+  /** the meter's Redis key (one per key, or the key it continues, or org) */
+  meter: string
+  percent: number
+  limit: number
+  used: number
+  periodStart: number
+  periodEnd: number
+}
+
+export const THRESHOLDS = [80, 90, 100] as const
+
 export interface QuotaMeterOptions {
+  /** told (synchronously, after the spend) of each threshold a spend reached; off the request's path */
+  onThreshold?: ((t: ThresholdCrossed) => void) | undefined
   script: QuotaScript
   keys: Pick<RedisKeys, 'key' | 'org' | 'meter'>
   metrics: QuotaMeterMetrics
@@ -129,6 +147,9 @@ export function createQuotaMeter (o: QuotaMeterOptions): QuotaMeter {
       const need = cost === 'upstream' ? 1 : cost
       const debit = cost === 'upstream' || o.preview === true ? 0 : cost
       return o.script.ask({ need, debit, rows: applied.map((a) => a.row) }).then((answer) => {
+        if (o.onThreshold !== undefined && answer.allowed && debit > 0) {
+          tellCrossed(o.onThreshold, id, applied, answer, debit)
+        }
         const v = verdictOf(applied, answer, need, now)
         o.metrics.outcome(v.allowed ? 'allowed' : 'exceeded')
         return v
@@ -141,7 +162,8 @@ export function createQuotaMeter (o: QuotaMeterOptions): QuotaMeter {
     async debit (id, units, now) {
       const applied = appliedMeters(id, o.keys, now)
       if (applied === undefined || applied === MALFORMED || units === 0) return
-      await o.script.ask({ need: 0, debit: units, rows: applied.map((a) => a.row) })
+      const answer = await o.script.ask({ need: 0, debit: units, rows: applied.map((a) => a.row) })
+      if (o.onThreshold !== undefined && units > 0) tellCrossed(o.onThreshold, id, applied, answer, units)
       o.metrics.outcome(units > 0 ? 'debited' : 'refunded')
     }
   }
@@ -175,6 +197,38 @@ export function verdictOf (applied: readonly Applied[], answer: MeterAnswer, nee
   })
   if (answer.allowed) return { allowed: true, allowances }
   return { allowed: false, reason: 'quota_exceeded', allowances, retryAfterS }
+}
+
+/** Each quota whose use went from below a threshold to at or above it with this spend. */
+function tellCrossed (
+  tell: (t: ThresholdCrossed) => void,
+  id: MeteredIdentity,
+  applied: readonly Applied[],
+  answer: MeterAnswer,
+  debit: number
+): void {
+  applied.forEach((a, i) => {
+    const row = answer.rows[i]
+    if (a.quota === undefined || row?.quotaLeft === undefined || row.periodStart === undefined) return
+    const limit = a.quota.count
+    const used = limit - row.quotaLeft
+    const before = used - debit
+    for (const percent of THRESHOLDS) {
+      if (before * 100 < limit * percent && used * 100 >= limit * percent) {
+        tell({
+          level: a.level,
+          keyId: id.keyId,
+          org: id.org,
+          meter: a.row.meter,
+          percent,
+          limit,
+          used,
+          periodStart: row.periodStart,
+          periodEnd: nextPeriodStart(a.quota.period, row.periodStart)
+        })
+      }
+    }
+  })
 }
 
 /** Whole seconds, rounded up, at least 1. */

@@ -68,6 +68,22 @@ export interface RedisKeys {
    */
   shadowRefusals: (keyId: string) => string
   shadowRecent: (keyId: string) => string
+  /** sorted set of key ids by `expires_at` (score: epoch ms), for `key.expiring` (src/webhooks/expiring.ts) */
+  keyExpiry: string
+  /** a webhook endpoint (hash: url, events, org, secret, ...), docs/webhooks.md */
+  webhook: (id: string) => string
+  /** set of every webhook endpoint id */
+  webhooks: string
+  /** stream of events waiting to be fanned out to endpoints (consumer group `dispatch`) */
+  webhookEvents: string
+  /** sorted set of delivery ids by their next attempt (score: epoch ms) */
+  webhookDue: string
+  /** one delivery of one event to one endpoint (hash, expires once settled) */
+  webhookDelivery: (id: string) => string
+  /** sorted set of an endpoint's delivery ids (score: the event's time) */
+  webhookDeliveries: (endpointId: string) => string
+  /** string, set once: a quota's threshold reached in one period (`quota.threshold` sent once) */
+  quotaThreshold: (meter: string, periodStart: number, percent: number) => string
 }
 
 export function redisKeys (prefix: string): RedisKeys {
@@ -103,6 +119,14 @@ export function redisKeys (prefix: string): RedisKeys {
     rateLimit: `${prefix}ratelimit:`,
     meter: (level, id) => `${prefix}meter:${level}:${id}`,
     shadowRefusals: (id) => `${prefix}shadow:{${id}}`,
-    shadowRecent: (id) => `${prefix}shadow:{${id}}:recent`
+    shadowRecent: (id) => `${prefix}shadow:{${id}}:recent`,
+    keyExpiry: `${prefix}key-expiry`,
+    webhook: (id) => `${prefix}webhook:${id}`,
+    webhooks: `${prefix}webhooks`,
+    webhookEvents: `${prefix}webhook-events`,
+    webhookDue: `${prefix}webhook-due`,
+    webhookDelivery: (id) => `${prefix}webhook-delivery:${id}`,
+    webhookDeliveries: (id) => `${prefix}webhook-deliveries:${id}`,
+    quotaThreshold: (meter, period, percent) => `${prefix}quota-threshold:${meter}:${period}:${percent}`
   }
 }

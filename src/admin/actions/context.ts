@@ -31,6 +31,8 @@ export interface AdminWing {
   audit?: AuditOptions | undefined
   /** told of committed changes (model/events.ts) */
   events?: AdminEvents | undefined
+  /** `webhooks.allow_private_targets` (docs/webhooks.md) */
+  allowPrivateTargets?: boolean | undefined
 }
 
 /** How many live keys a user owns at most, and how long a dead key's record is kept. */
@@ -50,7 +52,8 @@ export function adminWing (config: Config, redis: RegistryClient, events?: Admin
     keyPrefix: keyPrefixesOf(config.keys),
     selfServiceMaxTtlMs: parseDuration(config.admin.self_service_max_ttl) as number,
     keyBounds: { maxPerUser: config.keys.max_per_user, purgeAfterMs: parseDuration(config.keys.purge_after) as number },
-    audit: auditOptions(config.audit)
+    audit: auditOptions(config.audit),
+    allowPrivateTargets: config.webhooks.allow_private_targets
   }
 }
 
@@ -60,6 +63,7 @@ export interface ActionContext {
   selfServiceMaxTtlMs: number
   keyBounds: KeyBounds
   events: AdminEvents | undefined
+  allowPrivateTargets: boolean
 }
 
 /** The actions' context for one principal: `actor` is what the audit trail records (`key:<id>`, `cli:<name>`, ...). */
@@ -70,7 +74,8 @@ export function actionContext (wing: AdminWing, scope: AdminScope, actor: string
     scope,
     selfServiceMaxTtlMs: wing.selfServiceMaxTtlMs,
     keyBounds: wing.keyBounds ?? DEFAULT_KEY_BOUNDS,
-    events: wing.events
+    events: wing.events,
+    allowPrivateTargets: wing.allowPrivateTargets ?? false
   }
 }
 

@@ -12,6 +12,7 @@
  *   users.ts           put, deactivate, activate
  *   roles.ts, orgs.ts  roles and org records (admin only)
  *   registry-files.ts  the registry as code: plan, apply, export
+ *   webhooks.ts        webhook endpoints, their deliveries, a delivery sent again
  *   audit.ts           the audit trail's pages, and a one-off migration
  *   audit-export.ts    the audit trail's export: its lease, the entries not yet shipped, its cursor
  *   reads.ts           keys, users, roles, orgs and request counts, as the principal may see them
@@ -46,11 +47,14 @@ import * as registry from './registry-files.js'
 import * as roles from './roles.js'
 import * as shadows from './shadow-restrictions.js'
 import * as users from './users.js'
+import * as webhooks from './webhooks.js'
+import type { CreatedWebhook, DeliveryView, WebhookView } from '../model/webhooks.js'
 
 export { adminWing, type AdminWing, type Warned } from './context.js'
 export { importRefused, readImportLines, readImportRecords, type ImportedKey, type ImportInput } from './imports.js'
 export type { LeakOutcome, LeakReport } from './leaks.js'
 export type { UserInput, UserStatusChange } from './users.js'
+export type { WebhookInput } from './webhooks.js'
 export type { OrgInput } from './orgs.js'
 export type { ApplyOptions, RegistryExport } from './registry-files.js'
 export type { AuditOptions, AuditPage, AuditQuery } from './audit.js'
@@ -176,6 +180,24 @@ export class AdminActions {
 
   async exportRegistry (o: { org?: string | undefined } = {}): Promise<registry.RegistryExport> {
     return await registry.exportRegistry(this.a, o)
+  }
+
+  // ---- webhooks ------------------------------------------------------------
+
+  async addWebhook (input: webhooks.WebhookInput): Promise<CreatedWebhook> {
+    return await webhooks.addWebhook(this.a, input)
+  }
+
+  async listWebhooks (): Promise<WebhookView[]> { return await webhooks.listWebhooks(this.a) }
+  async showWebhook (id: string): Promise<WebhookView> { return await webhooks.showWebhook(this.a, id) }
+  async removeWebhook (id: string): Promise<void> { await webhooks.removeWebhook(this.a, id) }
+  async testWebhook (id: string): Promise<{ delivery: string }> { return await webhooks.testWebhook(this.a, id) }
+  async webhookDeliveries (id: string, limit: number): Promise<DeliveryView[]> {
+    return await webhooks.webhookDeliveries(this.a, id, limit)
+  }
+
+  async resendDelivery (id: string, delivery: string): Promise<void> {
+    await webhooks.resendDelivery(this.a, id, delivery)
   }
 
   // ---- the audit trail -----------------------------------------------------

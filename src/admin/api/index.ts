@@ -45,6 +45,7 @@ import { openApiRoute, useOpenApi } from './openapi.js'
 import { usageRoutes } from './usage-routes.js'
 import { requestLogRoutes } from './request-log-routes.js'
 import { userRoutes } from './user-routes.js'
+import { webhookRoutes } from './webhook-routes.js'
 import { useJsonValidation } from './validation.js'
 import { keyPrefixesOf } from '../../registry/key-format.js'
 
@@ -172,5 +173,6 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   auditRoutes(app, ctx)
   usageRoutes(app, ctx)
   requestLogRoutes(app, ctx)
+  webhookRoutes(app, ctx)
   openApiRoute(app)
 }

@@ -18,6 +18,7 @@ export const TAGS = [
   { name: 'orgs', description: 'Orgs, their rate limits and key policy' },
   { name: 'usage', description: 'Request counts per key and per org, by the minute, hour or day' },
   { name: 'audit', description: 'The audit trail of changes, and the refusals' },
+  { name: 'webhooks', description: 'Webhook endpoints, their deliveries, a delivery sent again (docs/webhooks.md)' },
   { name: 'session', description: 'The signed-in principal, and the console\'s SSO session' },
   { name: 'api', description: 'The API\'s own description' }
 ] as const

@@ -126,6 +126,9 @@ export function addKey (ctx: StoreContext, tx: ChainableCommander, id: string, r
   const owner = rootUserOf({ type: record.type as string, ...record })
   tx.hset(ctx.keys.key(id), record).sadd(ctx.keys.keys, id).sadd(ctx.keys.orgKeys(record.org as string), id)
   if (owner !== undefined) tx.sadd(ctx.keys.userKeys(owner), id)
+  // the index by expiry `key.expiring` is found in (src/webhooks/expiring.ts)
+  const expiry = parseTimestamp(record.expires_at ?? '')
+  if (expiry !== undefined) tx.zadd(ctx.keys.keyExpiry, expiry, id)
 }
 
 /** Sets (a value) or removes (null) fields of a key record, into `tx`. */

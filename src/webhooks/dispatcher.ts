@@ -1,0 +1,197 @@
+/**
+ * The webhook dispatcher: one background part per instance (src/lifecycle.ts), a loop
+ * every `webhooks.poll_ms` that
+ *
+ *   1. fans new events out: XREADGROUP from the events stream in the consumer group
+ *      `dispatch` (each entry goes to one instance), plus XAUTOCLAIM of entries another
+ *      instance read and never settled (it crashed); per entry, one transaction writes a
+ *      delivery for each endpoint that wants it and XACKs the entry: written and
+ *      acknowledged together, or neither;
+ *   2. queues `key.expiring` for keys whose expiry comes within `expiring_before`
+ *      (expiring.ts);
+ *   3. sends the due deliveries it claimed (deliveries.ts: a lease in Redis, one
+ *      instance per delivery), each signed (send.ts), and settles each: delivered,
+ *      retried after base_delay_ms x 2^(attempts - 1) (at most max_delay_ms), or failed
+ *      once `give_up_after` has passed since its event.
+ *
+ * The guarantee (docs/webhooks.md): at least once per event and endpoint; once in the
+ * normal run, whatever the number of instances. A stop (`stop`) ends the loop after the
+ * round under way: the deliveries in flight are sent and settled before it returns; an
+ * entry read and not yet fanned out stays pending in the group and is claimed again.
+ */
+import { hostname } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import type { Background } from '../lifecycle.js'
+import { parseDuration } from '../config/duration.js'
+import type { WebhooksConfig } from '../config/schema.js'
+import type { RegistryClient } from '../registry/redis-client.js'
+import type { RedisKeys } from '../registry/redis-keys.js'
+import { claimDue, deliveryId, drop, LISTED, newDelivery, readDeliveries, settle, type Delivery } from './deliveries.js'
+import { readEndpoints, wants, type Endpoint } from './endpoints.js'
+import { queueExpiring } from './expiring.js'
+import { createSender, type Sender } from './send.js'
+
+export const GROUP = 'dispatch'
+/** an entry read and not settled for this long is taken over by another instance */
+const CLAIM_IDLE_MS = 30_000
+const BATCH = 100
+
+export interface DispatcherOptions {
+  /** a connection of its own */
+  redis: RegistryClient
+  keys: RedisKeys
+  config: WebhooksConfig
+  onError: (what: string, err: unknown) => void
+  /** a settled delivery (metrics, tests) */
+  onSettled?: (d: Delivery, status: string) => void
+}
+
+type Entry = [id: string, fields: string[]]
+
+export class Dispatcher implements Background {
+  readonly name = 'webhooks'
+  private readonly consumer = `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`
+  private readonly sender: Sender
+  private readonly giveUpMs: number
+  private readonly retentionMs: number
+  private readonly expiringMs: number
+  private timer: NodeJS.Timeout | undefined
+  private round: Promise<void> | undefined
+  private stopped = false
+  private grouped = false
+
+  constructor (private readonly o: DispatcherOptions) {
+    this.sender = createSender({
+      allowPrivate: o.config.allow_private_targets,
+      timeoutMs: o.config.timeout_ms,
+      maxResponseBytes: o.config.max_response_bytes
+    })
+    this.giveUpMs = parseDuration(o.config.retry.give_up_after) ?? 25 * 3_600_000
+    this.retentionMs = parseDuration(o.config.deliveries_retention) ?? 7 * 86_400_000
+    this.expiringMs = parseDuration(o.config.expiring_before) ?? 7 * 86_400_000
+  }
+
+  start (): void {
+    this.schedule(0)
+  }
+
+  async stop (): Promise<void> {
+    this.stopped = true
+    clearTimeout(this.timer)
+    await this.round
+    await this.sender.close()
+  }
+
+  /** One round now (tests); resolves when it is done. */
+  async runOnce (): Promise<void> {
+    await this.round
+    this.round = this.turn().then(() => {})
+    await this.round
+  }
+
+  private schedule (ms: number): void {
+    if (this.stopped) return
+    this.timer = setTimeout(() => {
+      this.round = this.turn().then((busy) => { this.schedule(busy ? 0 : this.o.config.poll_ms) })
+    }, ms)
+  }
+
+  /** One round; true when there is more to do at once. */
+  private async turn (): Promise<boolean> {
+    let busy = false
+    try {
+      const endpoints = await readEndpoints(this.o.redis, this.o.keys)
+      busy = await this.fanOut(endpoints)
+      await queueExpiring(this.o.redis, this.o.keys, Date.now(), this.expiringMs)
+      busy = await this.deliver(new Map(endpoints.map((e) => [e.id, e]))) || busy
+    } catch (err) {
+      this.o.onError('round', err)
+    }
+    return busy && !this.stopped
+  }
+
+  private async ensureGroup (): Promise<void> {
+    if (this.grouped) return
+    try {
+      await this.o.redis.xgroup('CREATE', this.o.keys.webhookEvents, GROUP, '0', 'MKSTREAM')
+    } catch (err) {
+      if (!String((err as Error).message).includes('BUSYGROUP')) throw err
+    }
+    this.grouped = true
+  }
+
+  private async fanOut (endpoints: Endpoint[]): Promise<boolean> {
+    await this.ensureGroup()
+    const stream = this.o.keys.webhookEvents
+    let entries: Entry[]
+    try {
+      const claimed = await this.o.redis.xautoclaim(stream, GROUP, this.consumer, CLAIM_IDLE_MS, '0-0', 'COUNT', BATCH)
+      const read = await this.o.redis.xreadgroup(
+        'GROUP', GROUP, this.consumer, 'COUNT', BATCH, 'STREAMS', stream, '>'
+      ) as Array<[string, Entry[]]> | null
+      entries = [...((claimed as [string, Entry[]])[1] ?? []), ...(read?.[0]?.[1] ?? [])]
+    } catch (err) {
+      if (String((err as Error).message).includes('NOGROUP')) this.grouped = false
+      throw err
+    }
+    for (const [entryId, fields] of entries) {
+      if (fields === null) continue // trimmed away meanwhile
+      const f: Record<string, string> = {}
+      for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i] as string] = fields[i + 1] as string
+      const org = f.org === '' ? undefined : f.org
+      const tx = this.o.redis.multi()
+      const now = Date.now()
+      if (f.id !== undefined && f.body !== undefined && f.type !== undefined) {
+        for (const e of endpoints) {
+          if (!wants(e, f.type, org)) continue
+          const id = deliveryId(f.id, e.id)
+          const at = f.at ?? new Date(now).toISOString()
+          tx.hset(this.o.keys.webhookDelivery(id), newDelivery(f.id, e.id, f.type, f.body, at))
+          tx.zadd(this.o.keys.webhookDue, now, id).zadd(this.o.keys.webhookDeliveries(e.id), now, id)
+          tx.zremrangebyrank(this.o.keys.webhookDeliveries(e.id), 0, -LISTED - 1)
+        }
+      }
+      tx.xack(stream, GROUP, entryId)
+      const replies = await tx.exec()
+      for (const [err] of replies ?? []) if (err !== null) throw err
+    }
+    return entries.length >= BATCH
+  }
+
+  private async deliver (endpoints: Map<string, Endpoint>): Promise<boolean> {
+    if (this.stopped) return false
+    const now = Date.now()
+    const count = this.o.config.concurrency
+    // the lease outlasts an attempt: the deadline, and the time to settle it
+    const ids = await claimDue(this.o.redis, this.o.keys, now, count, now + this.o.config.timeout_ms + 30_000)
+    const deliveries = await readDeliveries(this.o.redis, this.o.keys, ids)
+    await Promise.all(ids.map(async (id, i) => {
+      try {
+        await this.attempt(id, deliveries[i], endpoints)
+      } catch (err) {
+        this.o.onError('delivery', err)
+      }
+    }))
+    return ids.length >= count
+  }
+
+  private async attempt (id: string, d: Delivery | undefined, endpoints: Map<string, Endpoint>): Promise<void> {
+    if (d === undefined) {
+      await this.o.redis.zrem(this.o.keys.webhookDue, id)
+      return
+    }
+    const endpoint = endpoints.get(d.endpoint)
+    if (endpoint === undefined) {
+      await drop(this.o.redis, this.o.keys, id, 'the endpoint was removed', this.retentionMs)
+      return
+    }
+    const attempt = await this.sender.send(endpoint, d.event_id, d.body)
+    const created = Date.parse(d.created_at)
+    const { base_delay_ms: base, max_delay_ms: max } = this.o.config.retry
+    const delay = Math.min(max, base * 2 ** Math.min(d.attempts, 40))
+    const expired = !Number.isFinite(created) || attempt.at - created >= this.giveUpMs
+    const next = expired ? undefined : attempt.at + delay
+    const status = await settle(this.o.redis, this.o.keys, d, attempt, next, this.retentionMs)
+    this.o.onSettled?.(d, status)
+  }
+}
