@@ -14,8 +14,14 @@ import { GRANT } from '../config/permission.js'
 import { Grants } from './grants.js'
 import { parseTimestamp } from './record-values.js'
 import { recordMeter, type RecordMeter } from './meter-fields.js'
+import { parseMeta, type Meta } from './meta.js'
+import { IDENTITY_ID } from './identities.js'
 
 export { recordMeter, type RecordMeter } from './meter-fields.js'
+export { mergeMeta, META_MAX_BYTES, metaProblem, metaText, parseMeta, type Meta } from './meta.js'
+export {
+  EXTERNAL_ID, IDENTITY_FIELDS, IDENTITY_ID, identityRecordOf, parseIdentityRecord, type IdentityRecord
+} from './identities.js'
 
 export { Grants, NO_GRANTS, RESERVED_NAMESPACE, scopedGrants } from './grants.js'
 export { flatCopy, isoTimestamp, parseTimestamp } from './record-values.js'
@@ -55,6 +61,10 @@ export interface KeyRecord {
   meter?: RecordMeter
   /** `env`: `test` for a test key (docs/test-keys.md); absent or `live`: live */
   env?: 'live' | 'test' | undefined
+  /** BOT keys: the identity (`keygate:identity:<id>`) whose limits and allowance the key shares */
+  identity?: string
+  /** the key's `meta` (docs/identities.md) */
+  meta?: Meta
 }
 
 /**
@@ -116,7 +126,7 @@ type Field = string | null | undefined
  */
 export const KEY_FIELDS = [
   'type', 'hash', 'org', 'status', 'user', 'role', 'expires_at', 'rate_limit', 'scope', 'allowed_cidrs',
-  'quota', 'credits', 'meter', 'env'
+  'quota', 'credits', 'meter', 'env', 'identity', 'meta'
 ] as const
 export const USER_FIELDS = ['org', 'role', 'status'] as const
 export const ROLE_FIELDS = ['permissions', 'rate_limit'] as const
@@ -126,14 +136,15 @@ export const ORG_FIELDS = ['rate_limit', 'quota', 'credits'] as const
 export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid {
   return keyRecordOf(
     f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit, f.scope, f.allowed_cidrs,
-    f.quota, f.credits, f.meter, f.env
+    f.quota, f.credits, f.meter, f.env, f.identity, f.meta
   )
 }
 
 /** A key record from its KEY_FIELDS, in order: the one set of rules for key records. */
 export function keyRecordOf (
   type: Field, hash: Field, org: Field, status: Field, user: Field, role: Field, expires: Field, rateLimit: Field,
-  scope?: Field, cidrs?: Field, quota?: Field, credits?: Field, meterId?: Field, env?: Field
+  scope?: Field, cidrs?: Field, quota?: Field, credits?: Field, meterId?: Field, env?: Field,
+  identity?: Field, metaText?: Field
 ): KeyRecord | Invalid {
   if (type !== 'personal' && type !== 'bot') return INVALID
   // (any other environment fails closed: the key is refused, never taken for a live one)
@@ -164,6 +175,14 @@ export function keyRecordOf (
   }
   const meter = recordMeter(quota, credits, meterId)
   if (meter !== undefined) record.meter = meter
+  // an identity only a BOT key may name, and one an admin front end would write
+  if (identity != null && identity !== '') {
+    if (type !== 'bot' || !IDENTITY_ID.test(identity)) return INVALID
+    record.identity = shared(identity)
+  }
+  const meta = parseMeta(metaText)
+  if (meta === INVALID) return INVALID
+  if (meta !== undefined) record.meta = meta
   return record
 }
 

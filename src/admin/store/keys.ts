@@ -36,7 +36,8 @@ const KEY_FIELDS_SHOWN = [
   'credits',
   'meter',
   'scope',
-  'allowed_cidrs'
+  'allowed_cidrs',
+  'identity'
 ] as const
 /** fields shown as lists (space-separated in the record) */
 const LIST_FIELDS = new Set<string>(['scope', 'allowed_cidrs'])
@@ -105,6 +106,7 @@ export function addKey (ctx: StoreContext, tx: ChainableCommander, id: string, r
   const owner = rootUserOf({ type: record.type as string, ...record })
   tx.hset(ctx.keys.key(id), record).sadd(ctx.keys.keys, id).sadd(ctx.keys.orgKeys(record.org as string), id)
   if (owner !== undefined) tx.sadd(ctx.keys.userKeys(owner), id)
+  if (record.identity !== undefined) tx.sadd(ctx.keys.identityKeys(record.identity), id)
 }
 
 /** Sets (a value) or removes (null) fields of a key record, into `tx`. */
