@@ -7,11 +7,10 @@ import { IDENTITY_FIELDS, KEY_FIELDS, ORG_FIELDS, ROLE_FIELDS, USER_FIELDS } fro
 const fields = (names: readonly string[]): string => names.map((n) => `'${n}'`).join(', ')
 
 /**
- * Reply: {} when the key record does not exist; else, flat, KEY_FIELDS' first 14, the user
+ * Reply: {} when the key record does not exist; else, flat, KEY_FIELDS (16), the user
  * record's existence (1/0) and USER_FIELDS (3), the role's name ('' when none), the
- * role's existence and ROLE_FIELDS (2), ORG_FIELDS (3), then KEY_FIELDS' last two
- * (`identity`, `meta`), the identity record's existence and IDENTITY_FIELDS (6). A
- * missing field is nil (null).
+ * role's existence and ROLE_FIELDS (2), ORG_FIELDS (3), and a BOT key's identity
+ * record's existence and IDENTITY_FIELDS (6). A missing field is nil (null).
  */
 const chainLua = (start: string, extra: string): string => `
 ${start}
@@ -46,8 +45,8 @@ if ktype == 'bot' and ident and ident ~= '' then
   i = redis.call('HMGET', name, ${fields(IDENTITY_FIELDS)})
   ifound = found(i, name)
 end
-return {k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], k[11], k[12], k[13], k[14], ufound, u[1], u[2],
-  u[3], role, rfound, r[1], r[2], o[1], o[2], o[3], k[15], k[16], ifound, i[1], i[2], i[3], i[4], i[5], i[6]${extra}}
+return {k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], k[11], k[12], k[13], k[14], k[15], k[16],
+  ufound, u[1], u[2], u[3], role, rfound, r[1], r[2], o[1], o[2], o[3], ifound, i[1], i[2], i[3], i[4], i[5], i[6]${extra}}
 `
 
 const FOUND_LUA = `

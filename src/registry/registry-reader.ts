@@ -71,13 +71,13 @@ export function chainOf (r: Reply): Chain {
   if (r.length === 0) return NO_KEY
   const s = r as Array<string | null>
   const key = keyRecordOf(
-    s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12], s[13], s[25], s[26]
+    s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]
   )
   if (key === INVALID) return { key, roleName: '', role: null, org: orgRecordOf(undefined) }
-  const user = key.type !== 'personal' ? undefined : r[14] === 1 ? userRecordOf(s[15], s[16], s[17]) : null
-  const roleName = typeof r[18] === 'string' ? r[18] : ''
-  const role = r[19] === 1 ? roleRecordOf(s[20], s[21]) : null
-  const chain: Chain = { key, user, roleName, role, org: orgRecordOf(s[22], s[23], s[24]) }
+  const user = key.type !== 'personal' ? undefined : r[16] === 1 ? userRecordOf(s[17], s[18], s[19]) : null
+  const roleName = typeof r[20] === 'string' ? r[20] : ''
+  const role = r[21] === 1 ? roleRecordOf(s[22], s[23]) : null
+  const chain: Chain = { key, user, roleName, role, org: orgRecordOf(s[24], s[25], s[26]) }
   if (key.identity !== undefined) {
     chain.identity = r[27] === 1 ? identityRecordOf(s[28], s[29], s[30], s[31], s[32], s[33]) : null
   }
