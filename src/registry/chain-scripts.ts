@@ -46,7 +46,8 @@ if ktype == 'bot' and ident and ident ~= '' then
   ifound = found(i, name)
 end
 return {k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], k[11], k[12], k[13], k[14], k[15], k[16],
-  ufound, u[1], u[2], u[3], role, rfound, r[1], r[2], o[1], o[2], o[3], ifound, i[1], i[2], i[3], i[4], i[5], i[6]${extra}}
+  ufound, u[1], u[2], u[3], role, rfound, r[1], r[2], o[1], o[2], o[3],
+  ifound, i[1], i[2], i[3], i[4], i[5], i[6]${extra}}
 `
 
 const FOUND_LUA = `
