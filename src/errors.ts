@@ -56,7 +56,9 @@ export const REASONS = [
   // anyone's leak report (src/data-plane/leak-reports.ts): accepted; past the per-address limit
   'leak_report', 'leak_report_limited',
   // a test key on a route without a test_upstream (src/decision/stages/environment.ts)
-  'test_key_not_allowed'
+  'test_key_not_allowed',
+  // a BOT key naming an identity whose record does not exist (docs/identities.md)
+  'identity_missing'
 ] as const
 
 export type Reason = typeof REASONS[number]

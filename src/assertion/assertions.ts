@@ -68,8 +68,10 @@ export async function createAssertions (
       // registry edit can fill with anything are length-prefixed; the role comes last);
       // the claims themselves (five JSON strings) are built only when a token is signed
       const user = identity.userId ?? ''
+      const ident = identity.identityId === undefined ? '' : `${identity.identityId}|${identity.externalId ?? ''}`
+      const meta = identity.meta?.header ?? ''
       const who = `${identity.type}|${identity.keyId}|${user.length}:${user}|` +
-        `${identity.org.length}:${identity.org}|${identity.role}`
+        `${identity.org.length}:${identity.org}|${ident.length}:${ident}|${meta.length}:${meta}|${identity.role}`
       const held = kept.get(who)
       if (held !== undefined && nowMs < held.renewAtMs && nowMs >= held.issuedAtMs) return held.token
       const iat = Math.floor(nowMs / 1000)

@@ -18,12 +18,18 @@ export function subjectOf (id: Identity): string {
 }
 
 /**
- * The claims that describe who is calling, without the braces: `"sub":..,...,"role":..`.
+ * The claims that describe who is calling, without the braces: `"sub":..,...,"role":..`;
+ * then, for a key of an identity, `identity` (`{"id","external_id"}`), and `meta` (the
+ * key's over the identity's: a JSON object keygate wrote itself, records' meta.ts).
  */
 export function identityClaims (id: Identity): string {
   return `"sub":${JSON.stringify(subjectOf(id))},"key_id":${JSON.stringify(id.keyId)},` +
     `"key_type":${JSON.stringify(id.type)},"org":${JSON.stringify(id.org)},"role":${JSON.stringify(id.role)}` +
-    (id.env === 'test' ? ',"env":"test"' : ',"env":"live"')
+    (id.env === 'test' ? ',"env":"test"' : ',"env":"live"') +
+    (id.identityId === undefined
+      ? ''
+      : `,"identity":{"id":${JSON.stringify(id.identityId)},"external_id":${JSON.stringify(id.externalId ?? '')}}`) +
+    (id.meta === undefined ? '' : `,"meta":${id.meta.json}`)
 }
 
 /** `"iss":"<issuer>",`, computed once per configuration. */

@@ -50,13 +50,21 @@ export function allowedAnswer ({ headerPrefix, assertions, tracing }: AllowedAns
   const assertionHeader = assertionHeaderName(headerPrefix).toLowerCase()
   const notSet = ['authorization', ...(assertions === undefined ? [assertionHeader] : [])]
   const removal = (names: string[]): Removal => Object.freeze({ names: Object.freeze(names), list: names.join(',') })
-  const withUser = removal(notSet)
-  const noUser = removal([...notSet, `${headerPrefix.toLowerCase()}user-id`])
   const prefix = headerPrefix.toLowerCase()
+  // by what an identity leaves unset: bit 1 no user, bit 2 no identity (docs/identities.md), bit 4 no meta
+  const unset: Removal[] = []
+  for (let bits = 0; bits < 8; bits++) {
+    unset.push(removal([
+      ...notSet,
+      ...(bits & 1) === 0 ? [] : [prefix + 'user-id'],
+      ...(bits & 2) === 0 ? [] : [prefix + 'identity'],
+      ...(bits & 4) === 0 ? [] : [prefix + 'meta']
+    ]))
+  }
   const anonymous = removal([
     'authorization',
     assertionHeader,
-    ...['key-id', 'key-type', 'user-id', 'org-id', 'role', 'env'].map((n) => prefix + n)
+    ...['key-id', 'key-type', 'user-id', 'org-id', 'role', 'env', 'identity', 'meta'].map((n) => prefix + n)
   ])
 
   return (identity, requestId, trace, method, target, now, keyHeader) => {
@@ -74,7 +82,10 @@ export function allowedAnswer ({ headerPrefix, assertions, tracing }: AllowedAns
         now
       )
     }
-    const remove = identity === undefined ? anonymous : identity.userId === undefined ? noUser : withUser
+    const remove = identity === undefined
+      ? anonymous
+      : unset[(identity.userId === undefined ? 1 : 0) | (identity.externalId === undefined ? 2 : 0) |
+        (identity.meta === undefined ? 4 : 0)] as Removal
     return { status: 200, headers, remove: keyHeader === undefined ? remove : removal([...remove.names, keyHeader]) }
   }
 }

@@ -6,7 +6,8 @@
  * Mechanism: Redis server-assisted client-side caching in broadcasting mode. One
  * dedicated connection runs
  *   CLIENT TRACKING on REDIRECT <its own id> BCAST
- *     PREFIX <p>key: PREFIX <p>user: PREFIX <p>role: PREFIX <p>org: PREFIX <p>imported:
+ *     PREFIX <p>key: PREFIX <p>user: PREFIX <p>role: PREFIX <p>org: PREFIX <p>identity:
+ *     PREFIX <p>imported:
  *   SUBSCRIBE __redis__:invalidate
  * and from then on receives, on that channel, the name of every key under those
  * prefixes that any client modifies (null for FLUSHDB/FLUSHALL). Index sets, usage,

@@ -9,14 +9,16 @@
  * its id's index (id-index.ts: the id's bytes and an open-addressing table), which the
  * collector never scans. The names are held once per pair, and a
  * key's own rate limit, its restriction (scope, allowed_cidrs) and its allowance
- * (quota, credits; shared parsed objects, records.ts) in maps by slot, read only for
- * the keys that have one.
+ * (quota, credits; shared parsed objects, records.ts) and its identity and `meta` in maps
+ * by slot, read only for the keys that have one.
  *
  * `get(id)` builds the entry and record a decision reads, short-lived objects. Keys
  * that do not exist are not held here but in the negative store (negative-store.ts).
  */
 import type { RecordLimit } from '../config/rate-limit.js'
-import { INVALID, type Invalid, type KeyRecord, type KeyRestriction, type RecordMeter } from '../registry/records.js'
+import {
+  INVALID, type Invalid, type KeyRecord, type KeyRestriction, type Meta, type RecordMeter
+} from '../registry/records.js'
 import type { Entry } from './entry.js'
 import { IdIndex } from './id-index.js'
 
@@ -64,6 +66,8 @@ export class KeyTable {
   private readonly shadows = new Map<number, KeyRestriction>()
   /** slot -> the key's quota and credits (shared parsed objects, meter-fields.ts), for the keys metered */
   private readonly meters = new Map<number, RecordMeter>()
+  /** slot -> the key's identity (BOT keys) and `meta` (docs/identities.md), for the keys that have either */
+  private readonly linked = new Map<number, { identity: string | undefined, meta: Meta | undefined }>()
   private readonly free: number[] = []
   private next = 0
   /** CLOCK's hand: the slot the next eviction looks at first */
@@ -117,6 +121,8 @@ export class KeyTable {
     else this.rateLimit.set(slot, record.rateLimit)
     if (record?.meter === undefined) this.meters.delete(slot)
     else this.meters.set(slot, record.meter)
+    if (record?.identity === undefined && record?.meta === undefined) this.linked.delete(slot)
+    else this.linked.set(slot, { identity: record.identity, meta: record.meta })
     if (record?.restriction === undefined) this.restrictions.delete(slot)
     else {
       this.restrictions.set(slot, record.restriction)
@@ -151,6 +157,7 @@ export class KeyTable {
     this.restrictions.clear()
     this.shadows.clear()
     this.meters.clear()
+    this.linked.clear()
   }
 
   /**
@@ -198,6 +205,9 @@ export class KeyTable {
     const meter = this.meters.size === 0 ? undefined : this.meters.get(slot)
     if (meter !== undefined) record.meter = meter
     if ((flags & SHADOWED) !== 0) record.shadow = this.shadows.get(slot)
+    const linked = this.linked.size === 0 ? undefined : this.linked.get(slot)
+    if (linked?.identity !== undefined) record.identity = linked.identity
+    if (linked?.meta !== undefined) record.meta = linked.meta
     return record
   }
 
@@ -217,6 +227,7 @@ export class KeyTable {
     this.restrictions.delete(slot)
     this.shadows.delete(slot)
     this.meters.delete(slot)
+    this.linked.delete(slot)
     this.free.push(slot)
   }
 

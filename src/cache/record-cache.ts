@@ -5,7 +5,7 @@
  * filled under push invalidation (`tracked`); whether an entry may still be served
  * is the resolver's decision (resolve-identity.ts).
  *
- * Names: `k:<keyId>`, `u:<userId>`, `r:<roleName>`, `o:<org>`, and `i:<sha256 hex>` for an
+ * Names: `k:<keyId>`, `u:<userId>`, `r:<roleName>`, `o:<org>`, `d:<identity id>`, and `i:<sha256 hex>` for an
  * imported key's lookup (docs/imports.md: the SHA-256 of the whole token -> its key id);
  * `nameOf` maps a Redis key from an invalidation message to that name. Each kind has its
  * own store, keyed by the bare id, so a lookup on the request path builds no string:
@@ -24,7 +24,7 @@
  * ids, and they must never push a record out.
  */
 import {
-  flatCopy, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord
+  flatCopy, type IdentityRecord, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord
 } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
 import type { Cached, Entry } from './entry.js'
@@ -39,7 +39,7 @@ export interface CacheCounters {
   invalidations: number
 }
 
-const KIND = { key: 'k:', user: 'u:', role: 'r:', org: 'o:', imported: 'i:' } as const
+const KIND = { key: 'k:', user: 'u:', role: 'r:', org: 'o:', identity: 'd:', imported: 'i:' } as const
 
 /** The cache's name of each record. */
 export const cacheName = {
@@ -47,6 +47,8 @@ export const cacheName = {
   user: (id: string) => KIND.user + id,
   role: (name: string) => KIND.role + name,
   org: (name: string) => KIND.org + name,
+  /** an identity record (docs/identities.md) */
+  identity: (id: string) => KIND.identity + id,
   /** an imported key's lookup, by the SHA-256 (hex) of the whole token; its value is the key id */
   imported: (tokenSha256: string) => KIND.imported + tokenSha256
 }
@@ -60,6 +62,7 @@ export class RecordCache {
   private readonly users = new Map<string, Entry<unknown>>()
   private readonly roles = new Map<string, Entry<unknown>>()
   private readonly orgs = new Map<string, Entry<unknown>>()
+  private readonly identities = new Map<string, Entry<unknown>>()
   private readonly imports = new Map<string, Entry<unknown>>()
   private readonly negatives: NegativeStore
   /**
@@ -85,7 +88,8 @@ export class RecordCache {
   }
 
   private get records (): number {
-    return this.keys.size + this.users.size + this.roles.size + this.orgs.size + this.imports.size
+    return this.keys.size + this.users.size + this.roles.size + this.orgs.size + this.identities.size +
+      this.imports.size
   }
 
   /**
@@ -135,6 +139,12 @@ export class RecordCache {
 
   org (name: string): Entry<OrgRecord> | undefined {
     return (used(this.orgs.get(name)) ?? this.negatives.get(KIND.org + name)) as Entry<OrgRecord> | undefined
+  }
+
+  identity (id: string): Entry<IdentityRecord | Invalid> | undefined {
+    return (
+      used(this.identities.get(id)) ?? this.negatives.get(KIND.identity + id)
+    ) as Entry<IdentityRecord | Invalid> | undefined
   }
 
   /** An imported key's lookup: the key id the token's SHA-256 names (null: no imported key has it). */
@@ -189,6 +199,7 @@ export class RecordCache {
     this.users.clear()
     this.roles.clear()
     this.orgs.clear()
+    this.identities.clear()
     this.imports.clear()
     this.negatives.clear()
   }
@@ -220,6 +231,7 @@ export class RecordCache {
     if (name.startsWith(KIND.user)) return this.users
     if (name.startsWith(KIND.role)) return this.roles
     if (name.startsWith(KIND.org)) return this.orgs
+    if (name.startsWith(KIND.identity)) return this.identities
     if (name.startsWith(KIND.imported)) return this.imports
     throw new Error(`not a cache name: ${name}`)
   }
@@ -227,6 +239,7 @@ export class RecordCache {
   private evictOne (): void {
     let map = this.roles.size > this.users.size ? this.roles : this.users
     if (this.orgs.size > map.size) map = this.orgs
+    if (this.identities.size > map.size) map = this.identities
     if (this.imports.size > map.size) map = this.imports
     if (this.keys.size >= map.size) {
       const id = this.keys.evictOne(MAX_SECOND_CHANCES)
@@ -266,7 +279,7 @@ export function cacheNaming (
 ): { prefixes: string[], nameOf: (redisKey: string) => string | undefined } {
   const kinds: Array<[string, (id: string) => string]> = [
     [keys.key(''), cacheName.key], [keys.user(''), cacheName.user], [keys.role(''), cacheName.role],
-    [keys.org(''), cacheName.org],
+    [keys.org(''), cacheName.org], [keys.identity(''), cacheName.identity],
     [keys.imported(''), cacheName.imported]
   ]
   return {

@@ -1,6 +1,7 @@
 /**
  * The records stage: key record -> user record (personal keys) -> role record, and
- * the key's org record (its rate limit), from the read-through cache when every record
+ * the key's org record (its rate limit) and identity record (a BOT key that names
+ * one), from the read-through cache when every record
  * there may be served (read-through.ts decides), else in one round trip to Redis that
  * brings them all, as one load of the key id.
  *
@@ -239,7 +240,10 @@ export class IdentityResolver {
     if (r === undefined) return undefined
     const o = cache.entry('org', key.org, now)
     if (o === undefined) return undefined
-    return { key, user, roleName, role: r.value, org: o.value }
+    if (key.identity === undefined) return { key, user, roleName, role: r.value, org: o.value }
+    const d = cache.entry('identity', key.identity, now)
+    if (d === undefined) return undefined
+    return { key, user, roleName, role: r.value, org: o.value, identity: d.value }
   }
 
   /** The one round trip for a key id, as a load of the read-through cache. */
@@ -268,7 +272,7 @@ export class IdentityResolver {
 
   /** A key's chain as one read brought it: each record installed, the decision's records returned. */
   private installChain (keyId: string, raw: Chain, install: Install): Resolved {
-    const { key, user, roleName, role, org } = raw
+    const { key, user, roleName, role, org, identity } = raw
     install(cacheName.key(keyId), key)
     if (key === null) return { key: null }
     if (key === INVALID) return { key }
@@ -278,6 +282,8 @@ export class IdentityResolver {
     }
     if (roleName !== '') install(cacheName.role(roleName), role)
     install(cacheName.org(key.org), org)
-    return { key, user, roleName, role, org }
+    if (key.identity === undefined) return { key, user, roleName, role, org }
+    install(cacheName.identity(key.identity), identity ?? null)
+    return { key, user, roleName, role, org, identity: identity ?? null }
   }
 }

@@ -47,7 +47,7 @@ export interface Explanation {
   refused_by?: Array<'role' | 'scope' | 'address'>
   rule?: { index: number, method: string, path: string, permissions: string[], org_param?: string, public?: true }
   /** the rate limits that apply (docs/rate-limits.md): `<count>/<period>`, or `malformed` */
-  rate_limits?: { key?: string, role?: string, org?: string, anonymous?: string }
+  rate_limits?: { key?: string, role?: string, org?: string, identity?: string, anonymous?: string }
   /** the quota and credits that apply (docs/quotas.md), as they stand: checked, never spent */
   quota?: Array<{ name: string, limit: number, remaining: number, reset_s?: number }>
   /** the identity headers the upstream would receive */
@@ -133,7 +133,7 @@ export async function explain (config: Config, redis: RegistryClient, method: st
   if (id !== undefined && (v.ok || v.code === 'rate_limited')) {
     const applicable = applicableLimits(id, defaultLimit)
     const limits: NonNullable<Explanation['rate_limits']> = {}
-    for (const level of ['key', 'role', 'org'] as const) {
+    for (const level of ['key', 'role', 'org', 'identity'] as const) {
       const limit = applicable[level]
       if (limit !== undefined) limits[level] = limit === MALFORMED ? 'malformed' : limit.text
     }

@@ -2,6 +2,7 @@
  * `keygate keys ...`: create (shown once), list, show, revoke, rotate, restrict, limit, leaked, import, requests.
  * Never a secret or a hash.
  */
+import { metaArg } from './identities.js'
 import { Option, type Command } from 'commander'
 import { keyOwnerProblem, type KeyOwnerFields } from '../admin/actions/index.js'
 import { DEFAULT_GRACE_MS } from '../admin/model/limits.js'
@@ -93,9 +94,13 @@ export function keysCommand (program: Command): void {
       '--env <env>',
       'test: a test key (keys.test_prefix), whose requests reach only a route\'s test_upstream (default: live)'
     ).choices(['live', 'test']))
+    .option('--identity <id>', 'BOT keys: the identity whose limits, allowance and meta the key shares')
+    .option('--meta <json>', 'a JSON object of at most 1 KB, sent upstream as X-Auth-Meta', metaArg)
     .option('--json', 'print the result as JSON')
     .action(async (opts: {
       type: 'personal' | 'bot',
+      identity?: string,
+      meta?: Record<string, unknown> | null,
       env?: 'live' | 'test',
       user?: string,
       role?: string,
@@ -129,7 +134,9 @@ export function keysCommand (program: Command): void {
         credits: opts.credits,
         scope,
         allowedCidrs,
-        env: opts.env
+        env: opts.env,
+        identity: opts.identity,
+        meta: opts.meta ?? undefined
       }))
       printWarnings(warnings)
       if (opts.json === true) printJson(created)

@@ -24,6 +24,7 @@ import { initCommand } from './init.js'
 import { keysCommand } from './keys.js'
 import { migrateCommand } from './migrate.js'
 import { orgsCommand } from './orgs.js'
+import { identitiesCommand } from './identities.js'
 import { registryCommand } from './registry.js'
 import { rolesCommand } from './roles.js'
 import { usersCommand } from './users.js'
@@ -68,6 +69,7 @@ usersCommand(program)
 rolesCommand(program)
 orgsCommand(program)
 webhooksCommand(program)
+identitiesCommand(program)
 registryCommand(program)
 auditCommand(program)
 usageCommand(program)

@@ -28,7 +28,7 @@ export function creditsArg (value: string): number {
   return Number(value)
 }
 
-interface MeterOpts { quota?: string, addCredits?: number, json?: boolean }
+export interface MeterOpts { quota?: string, addCredits?: number, json?: boolean }
 
 function meterCommand (parent: Command, what: 'key' | 'org'): Command {
   return parent.command('meter')
@@ -68,14 +68,14 @@ export function orgMeterCommand (orgs: Command): void {
   })
 }
 
-function changeOf (opts: MeterOpts): { quota?: string | null, addCredits?: number } {
+export function changeOf (opts: MeterOpts): { quota?: string | null, addCredits?: number } {
   const change: { quota?: string | null, addCredits?: number } = {}
   if (opts.quota !== undefined) change.quota = opts.quota === 'none' ? null : opts.quota
   if (opts.addCredits !== undefined) change.addCredits = opts.addCredits
   return change
 }
 
-function report (what: string, opts: MeterOpts, changed: boolean): void {
+export function report (what: string, opts: MeterOpts, changed: boolean): void {
   if (opts.json === true) {
     printJson({ changed })
     return
@@ -90,7 +90,7 @@ function report (what: string, opts: MeterOpts, changed: boolean): void {
   process.stdout.write(`${what}: ${parts.join(', ')}\n`)
 }
 
-function printAllowance (who: string, v: AllowanceView): void {
+export function printAllowance (who: string, v: AllowanceView): void {
   if (v.quota === undefined && v.credits === undefined) {
     process.stdout.write(`${who}: no quota, no credits\n`)
     return

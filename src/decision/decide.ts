@@ -4,7 +4,7 @@
  */
 import type { Reason } from '../errors.js'
 import { digestMatches, secretMatches, type ParsedKey } from '../registry/key-format.js'
-import { INVALID, NO_GRANTS, scopedGrants } from '../registry/records.js'
+import { INVALID, mergeMeta, NO_GRANTS, scopedGrants, type IdentityRecord } from '../registry/records.js'
 import type { Identity } from './identity.js'
 import type { Resolved } from '../cache/resolve-identity.js'
 
@@ -36,10 +36,20 @@ export function authenticate (credential: ParsedKey, r: Resolved, now: number, d
     if (user.org !== key.org) return { ok: false, reason: 'org_mismatch' }
     role = user.role
   }
+  // a BOT key's identity: its record must exist, parse and be of the key's org
+  let ident: IdentityRecord | undefined
+  if (key.identity !== undefined) {
+    const d = r.identity
+    if (d === null || d === undefined) return { ok: false, reason: 'identity_missing' }
+    if (d === INVALID) return { ok: false, reason: 'invalid_record' }
+    if (d.org !== key.org) return { ok: false, reason: 'org_mismatch' }
+    ident = d
+  }
   // A missing role grants nothing; a scope narrows what the role grants (worked out
   // once per scope and role, records.ts), so a key without one costs nothing here.
   const roleGrants = r.role?.grants ?? NO_GRANTS
   const restriction = key.restriction
+  const meta = mergeMeta(key.meta, ident?.meta)
   return {
     ok: true,
     identity: {
@@ -59,7 +69,12 @@ export function authenticate (credential: ParsedKey, r: Resolved, now: number, d
       roleLimit: r.role?.rateLimit,
       orgLimit: r.org?.rateLimit,
       keyMeter: key.meter,
-      orgMeter: r.org?.meter
+      orgMeter: r.org?.meter,
+      identityId: ident === undefined ? undefined : key.identity,
+      externalId: ident?.externalId,
+      identityLimit: ident?.rateLimit,
+      identityMeter: ident?.meter,
+      meta
     }
   }
 }

@@ -3,7 +3,7 @@
  * (identity headers, the signed assertion), logs, rate-limits and re-checks.
  */
 import type { RecordLimit } from '../config/rate-limit.js'
-import type { AddressList, Grants, KeyRestriction, RecordMeter } from '../registry/records.js'
+import type { AddressList, Grants, KeyRestriction, Meta, RecordMeter } from '../registry/records.js'
 
 export interface Identity {
   keyId: string
@@ -33,4 +33,12 @@ export interface Identity {
   /** the quota and credits of the key and of its org (src/quota/, docs/quotas.md); undefined: none */
   keyMeter?: RecordMeter | undefined
   orgMeter?: RecordMeter | undefined
+  /** the identity a BOT key names (docs/identities.md): its id, and its `external_id` (`<prefix>Identity`) */
+  identityId?: string | undefined
+  externalId?: string | undefined
+  /** its rate limit and allowance, shared by every key of the identity */
+  identityLimit?: RecordLimit
+  identityMeter?: RecordMeter | undefined
+  /** the key's `meta` over its identity's (`<prefix>Meta`, the assertion's `meta` claim); undefined: neither */
+  meta?: Meta | undefined
 }

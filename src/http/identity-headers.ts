@@ -173,6 +173,8 @@ interface IdentityHeaderNames {
   orgId: string
   role: string
   env: string
+  identity: string
+  meta: string
   assertion: string
   anonymous: string
 }
@@ -186,6 +188,8 @@ function identityHeaderNames (prefix: string): IdentityHeaderNames {
     orgId: prefix + 'org-id',
     role: prefix + 'role',
     env: prefix + 'env',
+    identity: prefix + 'identity',
+    meta: prefix + 'meta',
     assertion: assertionHeaderName(prefix),
     anonymous: prefix + 'anonymous'
   }
@@ -204,6 +208,9 @@ function setIdentity (
   out[names.role] = id.role
   // `live` or `test` (docs/test-keys.md)
   out[names.env] = id.env === 'test' ? 'test' : 'live'
+  // docs/identities.md: the identity's external id, and the meta (base64url JSON); never logged
+  if (id.externalId !== undefined) out[names.identity] = id.externalId
+  if (id.meta !== undefined) out[names.meta] = id.meta.header
 }
 
 /**

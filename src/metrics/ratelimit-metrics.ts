@@ -2,7 +2,7 @@
 import type { Registrar } from './registrar.js'
 import { CountTable } from './series.js'
 
-export const LIMIT_LEVELS = ['key', 'role', 'org'] as const
+export const LIMIT_LEVELS = ['key', 'role', 'org', 'identity'] as const
 export type LimitLevel = typeof LIMIT_LEVELS[number]
 
 /** Where a refusal was decided: by the script in Redis, by a block held in process, by a malformed limit. */

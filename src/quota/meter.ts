@@ -1,10 +1,11 @@
 /**
- * The quota stage's allowance check (docs/quotas.md): the quota and credits of the key
- * and of its org, checked and spent together (script.ts); every one that applies must
- * cover the request.
+ * The quota stage's allowance check (docs/quotas.md): the quota and credits of the key,
+ * of its org and of its identity, checked and spent together (script.ts); every one
+ * that applies must cover the request.
  *
- *   key   the key record's `quota` and `credits`    its meter: the key's own, or the one it continues (rotation)
- *   org   the org record's `quota` and `credits`    one meter for every key of the org
+ *   key       the key record's `quota` and `credits`       its meter: the key's own, or the one it continues (rotation)
+ *   org       the org record's `quota` and `credits`       one meter for every key of the org
+ *   identity  the identity record's `quota` and `credits`  one meter for every key of the identity (docs/identities.md)
  *
  * They come from the records the cache holds (parsed once, src/registry/meter-fields.ts), so
  * `check` is synchronous and costs nothing for a key with no allowance (most keys) and
@@ -19,21 +20,22 @@ import type { RedisKeys } from '../registry/redis-keys.js'
 import type { MeterAnswer, MeterRow, QuotaScript } from './script.js'
 
 /**
- * What the meter reads of an authorized identity (decision/identity.ts). Identities
- * (their own `quota` and `credits`, one balance for every key of the identity) are a
- * third level here: an `identityMeter` beside these two, its rows named
- * `meter:identity:<id>` with `keygate:identity:<id>` as their record (appliedMeters).
+ * What the meter reads of an authorized identity (decision/identity.ts): the key's and
+ * its org's allowance, and a BOT key's identity's (its rows `meter:identity:<id>`, with
+ * `keygate:identity:<id>` as their record: appliedMeters).
  */
 export interface MeteredIdentity {
   keyId: string
   org: string
   keyMeter?: RecordMeter | undefined
   orgMeter?: RecordMeter | undefined
+  identityId?: string | undefined
+  identityMeter?: RecordMeter | undefined
 }
 
 /** One allowance's state, for the headers: its policy name, its size and what is left. */
 export interface Allowance {
-  /** `key-quota`, `key-credits`, `org-quota`, `org-credits` (the RateLimit-Policy item names) */
+  /** `<level>-quota`, `<level>-credits` (level: key, org, identity): the RateLimit-Policy item names */
   name: string
   /** the quota's count; the credits granted in all */
   limit: number
@@ -89,7 +91,7 @@ export interface QuotaMeterOptions {
   /** told (synchronously, after the spend) of each threshold a spend reached; off the request's path */
   onThreshold?: ((t: ThresholdCrossed) => void) | undefined
   script: QuotaScript
-  keys: Pick<RedisKeys, 'key' | 'org' | 'meter'>
+  keys: Pick<RedisKeys, 'key' | 'org' | 'identity' | 'meter'>
   metrics: QuotaMeterMetrics
   onError: 'allow' | 'deny'
   /** `keygate check`: every allowance read and checked, nothing spent */
@@ -102,7 +104,7 @@ const MALFORMED_VERDICT: QuotaVerdict = Object.freeze({
 const UNAVAILABLE: QuotaVerdict = Object.freeze({ allowed: false, reason: 'quota_unavailable' })
 
 interface Applied {
-  level: 'key' | 'org'
+  level: 'key' | 'org' | 'identity'
   quota: Quota | undefined
   row: MeterRow
 }
@@ -111,14 +113,19 @@ interface Applied {
 export function appliedMeters (
   id: MeteredIdentity, keys: QuotaMeterOptions['keys'], now: number
 ): Applied[] | undefined | typeof MALFORMED {
-  const { keyMeter, orgMeter } = id
-  if (keyMeter === undefined && orgMeter === undefined) return undefined
+  const { keyMeter, orgMeter, identityId } = id
+  const identityMeter = identityId === undefined ? undefined : id.identityMeter
+  if (keyMeter === undefined && orgMeter === undefined && identityMeter === undefined) return undefined
   const out: Applied[] = []
-  for (const [level, m] of [['key', keyMeter], ['org', orgMeter]] as const) {
+  for (const [level, m] of [['key', keyMeter], ['org', orgMeter], ['identity', identityMeter]] as const) {
     if (m === undefined) continue
     if (m.quota === MALFORMED || m.credits === MALFORMED) return MALFORMED
-    const record = level === 'key' ? keys.key(id.keyId) : keys.org(id.org)
-    const meter = level === 'key' ? keys.meter('key', m.continues ?? id.keyId) : keys.meter('org', id.org)
+    const record = level === 'key'
+      ? keys.key(id.keyId)
+      : level === 'org' ? keys.org(id.org) : keys.identity(identityId as string)
+    const meter = level === 'key'
+      ? keys.meter('key', m.continues ?? id.keyId)
+      : level === 'org' ? keys.meter('org', id.org) : keys.meter('identity', identityId as string)
     const quota = m.quota
     out.push({
       level,

@@ -7,6 +7,7 @@
  *   <prefix>ratelimit:key:<keyId>:<period ms>           the key's own limit, or the default
  *   <prefix>ratelimit:role:<role>:<keyId>:<period ms>   the role's limit, for one key
  *   <prefix>ratelimit:org:<org>:<period ms>             the org's limit, shared
+ *   <prefix>ratelimit:identity:<id>:<period ms>         an identity's limit, shared by its keys
  */
 import type { RegistryClient } from '../registry/redis-client.js'
 import type { RateLimit } from '../config/rate-limit.js'
@@ -16,6 +17,7 @@ export interface BucketNames {
   key: (keyId: string, limit: RateLimit) => string
   role: (role: string, keyId: string, limit: RateLimit) => string
   org: (org: string, limit: RateLimit) => string
+  identity: (id: string, limit: RateLimit) => string
 }
 
 /** `base`: the buckets' prefix (`keygate:ratelimit:`, redis-keys.ts) */
@@ -23,7 +25,8 @@ export function bucketNames (base: string): BucketNames {
   return {
     key: (keyId, limit) => `${base}key:${keyId}:${limit.periodMs}`,
     role: (role, keyId, limit) => `${base}role:${role}:${keyId}:${limit.periodMs}`,
-    org: (org, limit) => `${base}org:${org}:${limit.periodMs}`
+    org: (org, limit) => `${base}org:${org}:${limit.periodMs}`,
+    identity: (id, limit) => `${base}identity:${id}:${limit.periodMs}`
   }
 }
 

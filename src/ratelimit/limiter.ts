@@ -5,6 +5,7 @@
  *   key    the key record's `rate_limit`, else `rate_limits.default`   a bucket per key
  *   role   the role record's `rate_limit`                             a bucket per key acting with it
  *   org    the org record's `rate_limit` (`keygate:org:<org>`)        one bucket for the whole org
+ *   identity  the identity record's `rate_limit` (docs/identities.md)  one bucket for every key of the identity
  *
  * The limits come from the records the cache already holds (parsed once, src/config/rate-limit.ts), so
  * `check` is synchronous when nothing applies (no cost at all), when a limit is
@@ -27,6 +28,9 @@ export interface LimitedIdentity {
   keyLimit?: RecordLimit
   roleLimit?: RecordLimit
   orgLimit?: RecordLimit
+  /** a BOT key's identity, and its limit */
+  identityId?: string | undefined
+  identityLimit?: RecordLimit
 }
 
 /**
@@ -86,16 +90,27 @@ const UNAVAILABLE: Verdict = Object.freeze({ allowed: false, reason: 'rate_limit
 
 /** The limits that apply to an identity, by level: the key's own (else the default), its role's, its org's. */
 export interface ApplicableLimits {
-  key: RecordLimit | undefined, role: RecordLimit | undefined, org: RecordLimit | undefined
+  key: RecordLimit | undefined
+  role: RecordLimit | undefined
+  org: RecordLimit | undefined
+  identity: RecordLimit | undefined
 }
 
 export function applicableLimits (id: LimitedIdentity, defaultLimit: RateLimit | undefined): ApplicableLimits {
-  return { key: id.keyLimit ?? defaultLimit, role: id.roleLimit, org: id.orgLimit }
+  return {
+    key: id.keyLimit ?? defaultLimit,
+    role: id.roleLimit,
+    org: id.orgLimit,
+    identity: id.identityId === undefined ? undefined : id.identityLimit
+  }
 }
 
 /** The level of the first malformed limit (a malformed limit allows nothing), or undefined. */
 export function malformedLevel (l: ApplicableLimits): LimitLevel | undefined {
-  return l.key === MALFORMED ? 'key' : l.role === MALFORMED ? 'role' : l.org === MALFORMED ? 'org' : undefined
+  if (l.key === MALFORMED) return 'key'
+  if (l.role === MALFORMED) return 'role'
+  if (l.org === MALFORMED) return 'org'
+  return l.identity === MALFORMED ? 'identity' : undefined
 }
 
 /**
@@ -115,12 +130,16 @@ export function createLimiter (o: LimiterOptions): Limiter {
     id: LimitedIdentity,
     key: RateLimit | undefined,
     role: RateLimit | undefined,
-    org: RateLimit | undefined
+    org: RateLimit | undefined,
+    identity: RateLimit | undefined
   ): Bucket[] {
     const out: Bucket[] = []
     if (key !== undefined) out.push({ level: 'key', name: names.key(id.keyId, key), limit: key })
     if (role !== undefined) out.push({ level: 'role', name: names.role(id.role, id.keyId, role), limit: role })
     if (org !== undefined) out.push({ level: 'org', name: names.org(id.org, org), limit: org })
+    if (identity !== undefined) {
+      out.push({ level: 'identity', name: names.identity(id.identityId as string, identity), limit: identity })
+    }
     return out
   }
 
@@ -153,13 +172,13 @@ export function createLimiter (o: LimiterOptions): Limiter {
   return {
     check (id, now) {
       const limits = applicableLimits(id, o.defaultLimit)
-      const { key, role, org } = limits
-      if (key === undefined && role === undefined && org === undefined) return undefined
-      if (key === MALFORMED || role === MALFORMED || org === MALFORMED) {
+      const { key, role, org, identity } = limits
+      if (key === undefined && role === undefined && org === undefined && identity === undefined) return undefined
+      if (key === MALFORMED || role === MALFORMED || org === MALFORMED || identity === MALFORMED) {
         o.meter.limited(malformedLevel(limits) as LimitLevel, 'malformed')
         return MALFORMED_VERDICT
       }
-      const list = buckets(id, key, role, org)
+      const list = buckets(id, key, role, org, identity)
 
       // a bucket this process saw refuse, still before its reset: refused without Redis
       let blockedMs = 0

@@ -14,8 +14,14 @@ import { GRANT } from '../config/permission.js'
 import { Grants } from './grants.js'
 import { parseTimestamp } from './record-values.js'
 import { recordMeter, type RecordMeter } from './meter-fields.js'
+import { parseMeta, type Meta } from './meta.js'
+import { IDENTITY_ID } from './identities.js'
 
 export { recordMeter, type RecordMeter } from './meter-fields.js'
+export { mergeMeta, META_MAX_BYTES, metaProblem, metaText, parseMeta, type Meta } from './meta.js'
+export {
+  EXTERNAL_ID, IDENTITY_FIELDS, IDENTITY_ID, identityRecordOf, parseIdentityRecord, type IdentityRecord
+} from './identities.js'
 
 export { Grants, NO_GRANTS, RESERVED_NAMESPACE, scopedGrants } from './grants.js'
 export { flatCopy, isoTimestamp, parseTimestamp } from './record-values.js'
@@ -57,6 +63,10 @@ export interface KeyRecord {
   env?: 'live' | 'test' | undefined
   /** the restriction tried on the key (`shadow_scope`, `shadow_allowed_cidrs`, docs/safe-change.md): never enforced */
   shadow?: KeyRestriction | undefined
+  /** BOT keys: the identity (`keygate:identity:<id>`) whose limits and allowance the key shares */
+  identity?: string
+  /** the key's `meta` (docs/identities.md) */
+  meta?: Meta
 }
 
 /**
@@ -118,7 +128,7 @@ type Field = string | null | undefined
  */
 export const KEY_FIELDS = [
   'type', 'hash', 'org', 'status', 'user', 'role', 'expires_at', 'rate_limit', 'scope', 'allowed_cidrs',
-  'quota', 'credits', 'meter', 'env', 'shadow_scope', 'shadow_allowed_cidrs'
+  'quota', 'credits', 'meter', 'env', 'identity', 'meta', 'shadow_scope', 'shadow_allowed_cidrs'
 ] as const
 export const USER_FIELDS = ['org', 'role', 'status'] as const
 export const ROLE_FIELDS = ['permissions', 'rate_limit'] as const
@@ -128,7 +138,7 @@ export const ORG_FIELDS = ['rate_limit', 'quota', 'credits'] as const
 export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid {
   return keyRecordOf(
     f.type, f.hash, f.org, f.status, f.user, f.role, f.expires_at, f.rate_limit, f.scope, f.allowed_cidrs,
-    f.quota, f.credits, f.meter, f.env, f.shadow_scope, f.shadow_allowed_cidrs
+    f.quota, f.credits, f.meter, f.env, f.identity, f.meta, f.shadow_scope, f.shadow_allowed_cidrs
   )
 }
 
@@ -136,7 +146,7 @@ export function parseKeyRecord (f: Record<string, string>): KeyRecord | Invalid 
 export function keyRecordOf (
   type: Field, hash: Field, org: Field, status: Field, user: Field, role: Field, expires: Field, rateLimit: Field,
   scope?: Field, cidrs?: Field, quota?: Field, credits?: Field, meterId?: Field, env?: Field,
-  shadowScope?: Field, shadowCidrs?: Field
+  identity?: Field, metaText?: Field, shadowScope?: Field, shadowCidrs?: Field
 ): KeyRecord | Invalid {
   if (type !== 'personal' && type !== 'bot') return INVALID
   // (any other environment fails closed: the key is refused, never taken for a live one)
@@ -167,6 +177,14 @@ export function keyRecordOf (
   }
   const meter = recordMeter(quota, credits, meterId)
   if (meter !== undefined) record.meter = meter
+  // an identity only a BOT key may name, and one an admin front end would write
+  if (identity != null && identity !== '') {
+    if (type !== 'bot' || !IDENTITY_ID.test(identity)) return INVALID
+    record.identity = shared(identity)
+  }
+  const meta = parseMeta(metaText)
+  if (meta === INVALID) return INVALID
+  if (meta !== undefined) record.meta = meta
   // (a shadow restriction only counts: one no admin front end would write is not tried, and refuses nothing)
   const shadow = restrictionOf(shadowScope, shadowCidrs)
   if (shadow !== undefined && shadow !== INVALID) record.shadow = shadow

@@ -9,6 +9,14 @@ export interface RedisKeys {
   role: (role: string) => string
   /** an org's record (`rate_limit`, `name`) */
   org: (org: string) => string
+  /** an identity's record (`org`, `external_id`, `meta`, `rate_limit`, `quota`, `credits`; docs/identities.md) */
+  identity: (id: string) => string
+  /** set of every identity id */
+  identities: string
+  /** hash external_id -> identity id of one org: an external id is unique in its org */
+  orgIdentities: (org: string) => string
+  /** set of the key ids that name an identity */
+  identityKeys: (id: string) => string
   /** set of key ids created for a user (personal keys, and BOT keys they created) */
   userKeys: (userId: string) => string
   /** set of key ids in an org */
@@ -61,7 +69,7 @@ export interface RedisKeys {
    * a quota's period and count and the credits spent (src/quota/script.ts), by `key:<keyId>` (the key whose
    * count a key continues) or `org:<org>`
    */
-  meter: (level: 'key' | 'org', id: string) => string
+  meter: (level: 'key' | 'org' | 'identity', id: string) => string
   /**
    * what a key's shadow restriction would refuse (src/usage/shadow-refusals.ts, docs/safe-change.md): a hash with
    * `refused` (a count) and `last_at`, and a list of the last examples (`:recent`)
@@ -92,6 +100,10 @@ export function redisKeys (prefix: string): RedisKeys {
     user: (id) => `${prefix}user:${id}`,
     role: (name) => `${prefix}role:${name}`,
     org: (name) => `${prefix}org:${name}`,
+    identity: (id) => `${prefix}identity:${id}`,
+    identities: `${prefix}identities`,
+    orgIdentities: (org) => `${prefix}org-identities:${org}`,
+    identityKeys: (id) => `${prefix}identity-keys:${id}`,
     userKeys: (id) => `${prefix}user-keys:${id}`,
     orgKeys: (org) => `${prefix}org-keys:${org}`,
     orgUsers: (org) => `${prefix}org-users:${org}`,

@@ -24,112 +24,13 @@
 import { isCluster, type RegistryClient } from './redis-client.js'
 import type { RedisKeys } from './redis-keys.js'
 import {
-  INVALID, KEY_FIELDS, keyRecordOf, ORG_FIELDS, orgRecordOf, ROLE_FIELDS, roleRecordOf, USER_FIELDS, userRecordOf,
-  type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord
+  identityRecordOf, INVALID, keyRecordOf, orgRecordOf, roleRecordOf, userRecordOf,
+  type IdentityRecord, type Invalid, type KeyRecord, type OrgRecord, type RoleRecord, type UserRecord
 } from './records.js'
-
-const fields = (names: readonly string[]): string => names.map((n) => `'${n}'`).join(', ')
-
-/**
- * Reply: {} when the key record does not exist; else, flat, the first 14 KEY_FIELDS, the
- * user record's existence (1/0) and USER_FIELDS (3), the role's name ('' when none), the
- * role's existence and ROLE_FIELDS (2), ORG_FIELDS (3), and the last two KEY_FIELDS (the
- * shadow restriction). A missing field is nil (null).
- */
-const chainLua = (start: string, extra: string): string => `
-${start}
-local k = redis.call('HMGET', kname, ${fields(KEY_FIELDS)})
-if found(k, kname) == 0 then return {} end
-local ktype, org, user, role = k[1], k[3], k[5], k[6]
-local u, ufound = {false, false, false}, 0
-if ktype == 'personal' then
-  role = false
-  if user and user ~= '' then
-    local name = ARGV[1] .. 'user:' .. user
-    u = redis.call('HMGET', name, ${fields(USER_FIELDS)})
-    ufound = found(u, name)
-    role = u[2]
-  end
-elseif ktype ~= 'bot' then
-  role = false
-end
-local r, rfound = {false, false}, 0
-if role and role ~= '' then
-  local name = ARGV[1] .. 'role:' .. role
-  r = redis.call('HMGET', name, ${fields(ROLE_FIELDS)})
-  rfound = found(r, name)
-else
-  role = ''
-end
-local o = {false, false, false}
-if org and org ~= '' then o = redis.call('HMGET', ARGV[1] .. 'org:' .. org, ${fields(ORG_FIELDS)}) end
-return {k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], k[11], k[12], k[13], k[14], ufound, u[1], u[2],
-  u[3], role, rfound, r[1], r[2], o[1], o[2], o[3], k[15], k[16]${extra}}
-`
-
-const FOUND_LUA = `
-local function found (values, name)
-  for i = 1, #values do if values[i] then return 1 end end
-  return redis.call('EXISTS', name)
-end
-`
-
-const CHAIN_LUA = FOUND_LUA + chainLua('local kname = KEYS[1]', '')
-
-/**
- * Several keys' chains (KEYS, the key records' names): one reply per key, in order,
- * each the chain's reply above or, when its read failed (a record of the wrong type),
- * that error as an error reply of its own.
- */
-const CHAINS_LUA = `${FOUND_LUA}
-local function chain (kname)
-${chainLua('', '')}
-end
-local out = {}
-for i = 1, #KEYS do
-  local ok, r = pcall(chain, KEYS[i])
-  if ok then
-    out[i] = r
-  elseif type(r) == 'table' and r.err then
-    out[i] = r
-  else
-    out[i] = {err = tostring(r)}
-  end
-end
-return out
-`
+import { CHAIN_LUA, CHAINS_LUA, IMPORTED_LUA, USER_LUA } from './chain-scripts.js'
 
 /** chains one EVALSHA of CHAINS_LUA reads at most (Redis runs nothing else while a script runs) */
 const BATCH_MAX = 128
-
-/**
- * An imported key's read (docs/imports.md): KEYS[1] is `<prefix>imported:<sha256 hex>`, whose
- * value is the key id; then the chain as above, the key id appended to the reply. Still
- * one round trip: a token that is not in keygate's format costs one Redis read at most.
- */
-const IMPORTED_LUA = FOUND_LUA + chainLua(
-  "local id = redis.call('GET', KEYS[1])\nif not id then return {} end\nlocal kname = ARGV[1] .. 'key:' .. id", ', id'
-)
-
-/**
- * A signed-in person's user record and its role (src/admin/sso/): USER_FIELDS (3) and
- * the user record's existence, then the role's existence and ROLE_FIELDS (2).
- */
-const USER_LUA = `
-local function found (values, name)
-  for i = 1, #values do if values[i] then return 1 end end
-  return redis.call('EXISTS', name)
-end
-local u = redis.call('HMGET', KEYS[1], ${fields(USER_FIELDS)})
-local ufound = found(u, KEYS[1])
-local r, rfound = {false, false}, 0
-if ufound == 1 and u[2] and u[2] ~= '' then
-  local name = ARGV[1] .. 'role:' .. u[2]
-  r = redis.call('HMGET', name, ${fields(ROLE_FIELDS)})
-  rfound = found(r, name)
-end
-return {ufound, u[1], u[2], u[3], rfound, r[1], r[2]}
-`
 
 type Reply = Array<string | number | null>
 
@@ -159,6 +60,8 @@ export interface Chain {
   role: RoleRecord | null
   /** the key's org record; NO_ORG_RECORD when it has none or it sets nothing */
   org: OrgRecord
+  /** the identity a BOT key names (null: no such record); undefined when the key names none */
+  identity?: IdentityRecord | Invalid | null
 }
 
 const NO_KEY: Chain = Object.freeze({ key: null, roleName: '', role: null, org: orgRecordOf(undefined) })
@@ -168,13 +71,17 @@ export function chainOf (r: Reply): Chain {
   if (r.length === 0) return NO_KEY
   const s = r as Array<string | null>
   const key = keyRecordOf(
-    s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12], s[13], s[25], s[26]
+    s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15], s[16], s[17]
   )
   if (key === INVALID) return { key, roleName: '', role: null, org: orgRecordOf(undefined) }
-  const user = key.type !== 'personal' ? undefined : r[14] === 1 ? userRecordOf(s[15], s[16], s[17]) : null
-  const roleName = typeof r[18] === 'string' ? r[18] : ''
-  const role = r[19] === 1 ? roleRecordOf(s[20], s[21]) : null
-  return { key, user, roleName, role, org: orgRecordOf(s[22], s[23], s[24]) }
+  const user = key.type !== 'personal' ? undefined : r[18] === 1 ? userRecordOf(s[19], s[20], s[21]) : null
+  const roleName = typeof r[22] === 'string' ? r[22] : ''
+  const role = r[23] === 1 ? roleRecordOf(s[24], s[25]) : null
+  const chain: Chain = { key, user, roleName, role, org: orgRecordOf(s[26], s[27], s[28]) }
+  if (key.identity !== undefined) {
+    chain.identity = r[29] === 1 ? identityRecordOf(s[30], s[31], s[32], s[33], s[34], s[35]) : null
+  }
+  return chain
 }
 
 interface ChainCommand {

@@ -284,10 +284,12 @@ export class Connections {
 function dependencies (id: Identity): string[] {
   const names = [cacheName.key(id.keyId), cacheName.role(id.role), cacheName.org(id.org)]
   if (id.userId !== undefined) names.push(cacheName.user(id.userId))
+  if (id.identityId !== undefined) names.push(cacheName.identity(id.identityId))
   return names
 }
 
 /** What the upstream was told at the upgrade (the identity headers) still holds. */
 function sameIdentity (a: Identity, b: Identity): boolean {
-  return a.keyId === b.keyId && a.type === b.type && a.userId === b.userId && a.org === b.org && a.role === b.role
+  return a.keyId === b.keyId && a.type === b.type && a.userId === b.userId && a.org === b.org && a.role === b.role &&
+    a.identityId === b.identityId && a.externalId === b.externalId && a.meta?.json === b.meta?.json
 }

@@ -11,6 +11,7 @@
  *   leaks.ts           leaked keys reported by a scanner
  *   users.ts           put, deactivate, activate
  *   roles.ts, orgs.ts  roles and org records (admin only)
+ *   identities.ts      identities (docs/identities.md): an org admin its own org's
  *   registry-files.ts  the registry as code: plan, apply, export
  *   webhooks.ts        webhook endpoints, their deliveries, a delivery sent again
  *   audit.ts           the audit trail's pages, and a one-off migration
@@ -25,6 +26,7 @@ import type {
   KeyQuotaView,
   AuditEntry,
   CreatedKey,
+  IdentityView,
   KeyView,
   OrgView,
   RefusalAggregate,
@@ -37,6 +39,7 @@ import type { KeyRequest } from '../policy/key-input.js'
 import * as audit from './audit.js'
 import * as auditExport from './audit-export.js'
 import { actionContext, type ActionContext, type AdminWing, type Warned } from './context.js'
+import * as identities from './identities.js'
 import * as imports from './imports.js'
 import * as keys from './keys.js'
 import * as leaks from './leaks.js'
@@ -56,6 +59,7 @@ export type { LeakOutcome, LeakReport } from './leaks.js'
 export type { UserInput, UserStatusChange } from './users.js'
 export type { WebhookInput } from './webhooks.js'
 export type { OrgInput } from './orgs.js'
+export type { IdentityInput } from './identities.js'
 export type { ApplyOptions, RegistryExport } from './registry-files.js'
 export type { AuditOptions, AuditPage, AuditQuery } from './audit.js'
 export type { KeyFilter, KeyPage } from './reads.js'
@@ -161,6 +165,30 @@ export class AdminActions {
 
   async putOrg (org: string, input: orgs.OrgInput): Promise<OrgView> {
     return await orgs.putOrg(this.a, org, input)
+  }
+
+  // ---- identities (docs/identities.md) ----------------------------------------
+
+  async putIdentity (
+    id: string, input: identities.IdentityInput
+  ): Promise<{ created: boolean, identity: IdentityView }> {
+    return await identities.putIdentity(this.a, id, input)
+  }
+
+  async deleteIdentity (id: string, force: boolean): Promise<{ revoked: string[] }> {
+    return await identities.deleteIdentity(this.a, id, force)
+  }
+
+  async meterIdentity (id: string, change: meters.MeterChange): Promise<meters.MeterChanged> {
+    return await identities.meterIdentity(this.a, id, change)
+  }
+
+  async showIdentity (id: string): Promise<IdentityView> {
+    return await identities.showIdentity(this.a, id)
+  }
+
+  async listIdentities (org?: string): Promise<IdentityView[]> {
+    return await identities.listIdentities(this.a, org)
   }
 
   /** An SSO sign-in, audited as `session.begin` with the claim that matched. */

@@ -17,7 +17,7 @@ import {
 } from '../policy/key-changes.js'
 import { decideKeyCreation, keyCreationTarget } from '../policy/key-creation.js'
 import type { KeyRequest } from '../policy/key-input.js'
-import { createdKeyOf } from '../policy/key-records.js'
+import { auditedRecord, createdKeyOf } from '../policy/key-records.js'
 import { addKey, setKeyFields } from '../store/keys.js'
 import { ownedKeyStates, purgeKey, type OwnedKeyState } from '../store/key-bounds.js'
 import { decideKeyCount, keysToPurge } from '../policy/key-bounds.js'
@@ -32,7 +32,11 @@ export async function createKey (a: ActionContext, r: KeyRequest, now = Date.now
     const user = r.type === 'personal' ? r.user ?? caller.user : undefined
     // (and the key the caller signed in with: the root of the new key's chain of creators)
     const snap = await w.read({
-      users: [user, r.createdBy, caller.user], roles: [r.role], orgs: [r.org ?? caller.org], keys: [a.scope.key?.id]
+      users: [user, r.createdBy, caller.user],
+      roles: [r.role],
+      orgs: [r.org ?? caller.org],
+      keys: [a.scope.key?.id],
+      identities: [r.identity]
     })
     const owner = snap.users.get(user ?? '')
     await w.read({ roles: [owner?.role], orgs: [owner?.org] }, snap)
@@ -46,7 +50,7 @@ export async function createKey (a: ActionContext, r: KeyRequest, now = Date.now
     const { id, key, hash } = generateKey(prefixFor(a.store.keyPrefix, record.env))
     const tx = w.multi()
     addKey(a.store, tx, id, { type: record.type as string, hash, ...record })
-    tx.xadd(...a.store.audit.changeArgs('key.create', `key:${id}`, 'ok', record, org))
+    tx.xadd(...a.store.audit.changeArgs('key.create', `key:${id}`, 'ok', auditedRecord(record), org))
     if (purged !== undefined) {
       for (const k of purged.keys) purgeKey(a.store, tx, purged.owner, k)
       const detail = { keys: purged.keys.map((k) => k.id).join(' ') }

@@ -31,6 +31,7 @@ import { createContext } from './context.js'
 import { keyRoutes } from './key-routes.js'
 import { orgRoutes } from './org-routes.js'
 import { quotaRoutes } from './quota-routes.js'
+import { identityRoutes } from './identity-routes.js'
 import { createAdminRequestLog } from './request-log.js'
 import './request-state.js'
 import { createErrorHandler, refuse } from './refusal.js'
@@ -170,6 +171,7 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   roleRoutes(app, ctx)
   orgRoutes(app, ctx)
   quotaRoutes(app, ctx)
+  identityRoutes(app, ctx)
   auditRoutes(app, ctx)
   usageRoutes(app, ctx)
   requestLogRoutes(app, ctx)

@@ -93,7 +93,9 @@ export function keyRoutes (app: FastifyInstance, ctx: ApiContext): void {
       credits: b.credits,
       scope: b.scope,
       allowedCidrs: b.allowed_cidrs,
-      env: b.env
+      env: b.env,
+      identity: b.identity,
+      meta: b.meta
     })
     reply.code(201)
     return withWarnings(result, warnings)

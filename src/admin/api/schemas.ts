@@ -135,7 +135,10 @@ export const CreateKeyBody = Type.Object({
   /** the client addresses (IPv4/IPv6 CIDRs) the key may be used from */
   allowed_cidrs: Type.Optional(Cidrs),
   /** `test`: a test key, with keys.test_prefix, whose requests reach only a route's test_upstream */
-  env: Type.Optional(Type.Union([Type.Literal('live'), Type.Literal('test')]))
+  env: Type.Optional(Type.Union([Type.Literal('live'), Type.Literal('test')])),
+  /** BOT keys: the identity (of the key's org) whose limits and allowance it shares; `meta`: a JSON object ≤ 1 KB */
+  identity: Type.Optional(Name),
+  meta: Type.Optional(Type.Record(Type.String(), Type.Unknown()))
 }, closed)
 /** not given: kept; null: removed. `shadow`: recorded as the key's shadow restriction, tried and never enforced */
 export const RestrictKeyBody = Type.Object({

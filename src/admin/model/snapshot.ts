@@ -13,6 +13,8 @@ export interface Snapshot {
   roles: ReadonlyMap<string, Fields>
   orgs: ReadonlyMap<string, Fields>
   keys: ReadonlyMap<string, Fields>
+  /** identity records (docs/identities.md) */
+  identities: ReadonlyMap<string, Fields>
   /** imported keys' lookups: the SHA-256 of a token -> its key id */
   imported: ReadonlyMap<string, string>
   /** the email index: an email (lower case) -> the user whose record holds it */
@@ -25,6 +27,7 @@ export interface SnapshotNames {
   roles?: Iterable<string | undefined>
   orgs?: Iterable<string | undefined>
   keys?: Iterable<string | undefined>
+  identities?: Iterable<string | undefined>
   imported?: Iterable<string>
   /** emails, lower case */
   emails?: Iterable<string | undefined>
@@ -36,6 +39,7 @@ export interface SnapshotRecords {
   roles?: Record<string, Fields>
   orgs?: Record<string, Fields>
   keys?: Record<string, Fields>
+  identities?: Record<string, Fields>
   imported?: Record<string, string>
   emails?: Record<string, string>
 }
@@ -47,6 +51,7 @@ export function snapshotOf (records: SnapshotRecords = {}): Snapshot {
     roles: new Map(Object.entries(records.roles ?? {})),
     orgs: new Map(Object.entries(records.orgs ?? {})),
     keys: new Map(Object.entries(records.keys ?? {})),
+    identities: new Map(Object.entries(records.identities ?? {})),
     imported: new Map(Object.entries(records.imported ?? {})),
     emails: new Map(Object.entries(records.emails ?? {}))
   }

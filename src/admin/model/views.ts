@@ -59,7 +59,9 @@ export const KeyViewSchema = Type.Object({
   shadow_scope: Type.Optional(Type.Array(Str)),
   shadow_allowed_cidrs: Type.Optional(Type.Array(Str)),
   shadow_refused: Type.Optional(Type.Integer()),
-  shadow_recent: Type.Optional(Type.Array(Type.Object({ method: Str, path: Str, reason: Str, at: Str }, closed)))
+  shadow_recent: Type.Optional(Type.Array(Type.Object({ method: Str, path: Str, reason: Str, at: Str }, closed))),
+  /** a BOT key's identity (docs/identities.md) */
+  identity: OptStr
 }, closed)
 export type KeyView = Static<typeof KeyViewSchema>
 
@@ -80,7 +82,8 @@ const createdKeyFields = {
   quota: OptStr,
   credits: Type.Optional(Type.Integer()),
   scope: Type.Optional(Type.Array(Str)),
-  allowed_cidrs: Type.Optional(Type.Array(Str))
+  allowed_cidrs: Type.Optional(Type.Array(Str)),
+  identity: OptStr
 }
 export const CreatedKeySchema = Type.Object(createdKeyFields, closed)
 export type CreatedKey = Static<typeof CreatedKeySchema>
@@ -203,3 +206,37 @@ export const KeyQuotaViewSchema = Type.Object({
   org_allowance: AllowanceViewSchema
 }, closed)
 export type KeyQuotaView = Static<typeof KeyQuotaViewSchema>
+
+/**
+ * An identity (`keygate:identity:<id>`, docs/identities.md): its org, its external id, its
+ * `meta`, its rate limit (with `rate_limit_used` now) and allowance, and how many keys name it.
+ */
+export const IdentityViewSchema = Type.Object({
+  id: Str,
+  org: Str,
+  external_id: Str,
+  meta: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  rate_limit: OptStr,
+  rate_limit_used: Type.Optional(Type.Integer()),
+  quota: OptStr,
+  credits: OptStr,
+  keys: Type.Optional(Type.Array(Str)),
+  allowance: Type.Optional(AllowanceViewSchema)
+}, closed)
+export type IdentityView = Static<typeof IdentityViewSchema>
+
+/** An identity record's view (without its keys, its limit's use and its allowance, which the store reads). */
+export function identityViewOf (id: string, r: Readonly<Record<string, string>>): IdentityView {
+  const view: IdentityView = { id, org: r.org ?? '', external_id: r.external_id ?? '' }
+  if (r.meta !== undefined && r.meta !== '') {
+    try {
+      const meta: unknown = JSON.parse(r.meta)
+      if (typeof meta === 'object' && meta !== null && !Array.isArray(meta)) view.meta = meta as Record<string, unknown>
+    } catch {}
+  }
+  for (const field of ['rate_limit', 'quota', 'credits'] as const) {
+    const value = r[field]
+    if (value !== undefined && value !== '') view[field] = value
+  }
+  return view
+}

@@ -6,7 +6,7 @@
  */
 import { parseRateLimit } from '../../config/rate-limit.js'
 import { CREDITS, parseQuota } from '../../config/quota.js'
-import { isoTimestamp, parseTimestamp } from '../../registry/records.js'
+import { INVALID, isoTimestamp, parseMeta, parseTimestamp } from '../../registry/records.js'
 import { ownerOf, readCreatedBy } from '../model/actors.js'
 import { AdminError } from '../model/errors.js'
 import type { AdminScope } from '../model/principal.js'
@@ -150,6 +150,10 @@ export function decideRotation (
   if (old.quota !== undefined && parseQuota(old.quota) !== undefined) input.quota = old.quota
   if (old.credits !== undefined && CREDITS.test(old.credits)) input.credits = Number(old.credits)
   if (input.quota !== undefined || input.credits !== undefined) input.meter = old.meter ?? id
+  // its identity and meta (docs/identities.md): the new key shares the identity's limits and allowance
+  if (old.type === 'bot' && old.identity !== undefined && old.identity !== '') input.identity = old.identity
+  const meta = parseMeta(old.meta)
+  if (meta !== undefined && meta !== INVALID) input.meta = { ...meta.value }
   // its scope and addresses, as they are: a replacement is never wider than the key it replaces
   if (old.scope !== undefined && old.scope !== '') input.scope = old.scope.split(/\s+/).filter((p) => p !== '')
   if (old.allowed_cidrs !== undefined && old.allowed_cidrs !== '') {

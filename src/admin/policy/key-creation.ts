@@ -143,7 +143,9 @@ export function keyToCreate (
       expiresInMs: r.expiresInMs,
       createdBy,
       scope,
-      allowedCidrs: r.allowedCidrs
+      allowedCidrs: r.allowedCidrs,
+      identity: r.identity,
+      meta: r.meta
     }
   }
   const org = r.org ?? s.org
@@ -170,12 +172,16 @@ export function keyToCreate (
     expiresWithinMs: selfServiceMaxTtlMs,
     createdBy,
     scope: r.scope,
-    allowedCidrs: r.allowedCidrs
+    allowedCidrs: r.allowedCidrs,
+    identity: r.identity,
+    meta: r.meta
   }
 }
 
-function ownerAndLabels (r: KeyRequest): Pick<CreateKeyInput, 'type' | 'user' | 'role' | 'org' | 'name'> {
-  return { type: r.type, user: r.user, role: r.role, org: r.org, name: r.name }
+function ownerAndLabels (
+  r: KeyRequest
+): Pick<CreateKeyInput, 'type' | 'user' | 'role' | 'org' | 'name' | 'identity' | 'meta'> {
+  return { type: r.type, user: r.user, role: r.role, org: r.org, name: r.name, identity: r.identity, meta: r.meta }
 }
 
 /** A record missing, or outside the caller's scope, refused with one detail that says only that it does not exist. */

@@ -69,6 +69,10 @@ export interface KeyRequest extends KeyOwnerFields, KeyRestrictionInput {
   credits?: number | undefined
   /** `test`: a test key (docs/test-keys.md); default `live` */
   env?: 'live' | 'test' | undefined
+  /** BOT keys: the identity (of the key's org) whose limits and allowance the key shares (docs/identities.md) */
+  identity?: string | undefined
+  /** the key's `meta`: a JSON object of at most 1 KB */
+  meta?: Record<string, unknown> | undefined
 }
 
 /** A key to write: a request as the scope rules let it through, defaults filled in. */
@@ -88,6 +92,9 @@ export interface CreateKeyInput extends KeyOwnerFields, KeyRestrictionInput {
   meter?: string | undefined
   /** `test`: a test key, recorded as `env test` (absent: live) */
   env?: 'live' | 'test' | undefined
+  /** BOT keys: the identity the key belongs to; `meta`: its metadata (docs/identities.md) */
+  identity?: string | undefined
+  meta?: Record<string, unknown> | undefined
   /**
    * the longest the creator may make it live (self service); no expiry asked means this, or the org's cap if shorter
    */

@@ -14,6 +14,7 @@ import {
   type CreateKeyInput, type KeyOwnerFields, type KeyRestrictionInput
 } from './key-input.js'
 import { checkCredits, checkName, checkQuota, checkRateLimit } from './names.js'
+import { checkIdentityId, checkKeyIdentity, checkMeta } from './identities.js'
 
 /**
  * The record of a new key (all but its hash): its shape checked, its owner resolved to
@@ -32,7 +33,13 @@ export function keyRecord (
   if (input.quota !== undefined) checkQuota(input.quota)
   if (input.credits !== undefined) checkCredits(input.credits)
   checkKeyRestriction(input)
+  if (input.meta !== undefined) checkMeta(input.meta)
+  if (input.identity !== undefined) {
+    if (input.type !== 'bot') throw new AdminError('only a BOT key belongs to an identity')
+    checkIdentityId(input.identity)
+  }
   const org = resolveOwner(snap, input)
+  if (input.identity !== undefined) checkKeyIdentity(snap, input.identity, org)
   const cap = keyCapOf(org, snap.orgs.get(org))
   if (cap !== undefined && input.expiresInMs !== undefined && input.expiresInMs > cap) {
     throw overCap(
@@ -70,7 +77,15 @@ export function newKeyRecord (
   if (input.meter !== undefined) record.meter = input.meter
   if (input.scope !== undefined) record.scope = input.scope.join(' ')
   if (input.allowedCidrs !== undefined) record.allowed_cidrs = input.allowedCidrs.join(' ')
+  if (input.identity !== undefined) record.identity = input.identity
+  if (input.meta !== undefined) record.meta = checkMeta(input.meta)
   return record
+}
+
+/** A key record as the audit trail may hold it: `meta` by its size alone (its content is never audited). */
+export function auditedRecord (record: Record<string, string>): Record<string, string> {
+  if (record.meta === undefined) return record
+  return { ...record, meta: `${Buffer.byteLength(record.meta)} bytes` }
 }
 
 /** What the creator is shown of a new key: its id, the key itself (this once), and its record's public fields. */
@@ -96,6 +111,7 @@ export function createdKeyOf (
   if (record.rate_limit !== undefined) created.rate_limit = record.rate_limit
   if (record.quota !== undefined) created.quota = record.quota
   if (record.credits !== undefined) created.credits = Number(record.credits)
+  if (record.identity !== undefined) created.identity = record.identity
   if (input.scope !== undefined) created.scope = [...input.scope]
   if (input.allowedCidrs !== undefined) created.allowed_cidrs = [...input.allowedCidrs]
   return created

@@ -9,6 +9,7 @@ import type { AdminScope } from '../model/principal.js'
 import type { Snapshot } from '../model/snapshot.js'
 import { checkCredits, checkName, checkQuota } from './names.js'
 import { requireAdmin } from './scope-rules.js'
+import { visibleIdentity } from './identities.js'
 
 /** `quota`: a quota sets it, `null` removes it, undefined keeps it; `addCredits`: units granted on top. */
 export interface MeterChange {
@@ -29,10 +30,12 @@ export interface MeterDecision {
 export function decideMeter (
   s: AdminScope,
   snap: Snapshot,
-  target: { key: string } | { org: string },
+  target: { key: string } | { org: string } | { identity: string },
   change: MeterChange
 ): MeterDecision {
-  requireAdmin(s, 'an allowance (quota, credits)')
+  // an identity's: its org's admin's too (policy/identities.ts says why); any other: an admin's
+  if ('identity' in target) visibleIdentity(s, target.identity, snap.identities.get(target.identity))
+  if (!('identity' in target) || s.scope === 'self') requireAdmin(s, 'an allowance (quota, credits)')
   if (change.quota === undefined && change.addCredits === undefined) {
     throw new AdminError('nothing to change: give a quota (or none) or credits to add')
   }
@@ -45,6 +48,9 @@ export function decideMeter (
     if (key?.type === undefined) throw new AdminError(`key "${target.key}" does not exist`, 'not_found')
     record = key
     org = key.org
+  } else if ('identity' in target) {
+    record = snap.identities.get(target.identity) ?? {}
+    org = record.org
   } else {
     checkName('org', target.org)
     record = snap.orgs.get(target.org) ?? {}

@@ -40,7 +40,8 @@ const KEY_FIELDS_SHOWN = [
   'allowed_cidrs',
   'shadow_scope',
   'shadow_allowed_cidrs',
-  'shadow_since'
+  'shadow_since',
+  'identity'
 ] as const
 /** fields shown as lists (space-separated in the record) */
 const LIST_FIELDS = new Set<string>(['scope', 'allowed_cidrs', 'shadow_scope', 'shadow_allowed_cidrs'])
@@ -129,6 +130,7 @@ export function addKey (ctx: StoreContext, tx: ChainableCommander, id: string, r
   // the index by expiry `key.expiring` is found in (src/webhooks/expiring.ts)
   const expiry = parseTimestamp(record.expires_at ?? '')
   if (expiry !== undefined) tx.zadd(ctx.keys.keyExpiry, expiry, id)
+  if (record.identity !== undefined) tx.sadd(ctx.keys.identityKeys(record.identity), id)
 }
 
 /** Sets (a value) or removes (null) fields of a key record, into `tx`. */

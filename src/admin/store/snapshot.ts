@@ -7,7 +7,7 @@ import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
 import { snapshotOf, type Fields, type Snapshot, type SnapshotNames } from '../model/snapshot.js'
 
-type RecordKind = 'users' | 'roles' | 'orgs' | 'keys'
+type RecordKind = 'users' | 'roles' | 'orgs' | 'keys' | 'identities'
 
 /** Reads the records named (those not in `into` yet) into `into`, WATCHing each first; returns it. */
 export async function readSnapshot (
@@ -20,10 +20,11 @@ export async function readSnapshot (
     users: keys.user,
     roles: keys.role,
     orgs: keys.org,
-    keys: keys.key
+    keys: keys.key,
+    identities: keys.identity
   }
   const wanted: Array<[RecordKind, string]> = []
-  for (const kind of ['users', 'roles', 'orgs', 'keys'] as const) {
+  for (const kind of ['users', 'roles', 'orgs', 'keys', 'identities'] as const) {
     for (const name of new Set(names[kind] ?? [])) {
       if (name !== undefined && !into[kind].has(name)) {
         wanted.push([
