@@ -73,9 +73,11 @@ export interface QuotaMeter {
 
 /** A quota's use that reached 80, 90 or 100 % with this spend (`quota.threshold`, docs/webhooks.md). */
 export interface ThresholdCrossed {
-  level: 'key' | 'org'
+  level: 'key' | 'org' | 'identity'
   keyId: string
   org: string
+  /** the identity whose shared quota it is (level `identity`) */
+  identityId?: string | undefined
   /** the meter's Redis key (one per key, or the key it continues, or org) */
   meter: string
   percent: number
@@ -226,6 +228,7 @@ function tellCrossed (
           level: a.level,
           keyId: id.keyId,
           org: id.org,
+          identityId: a.level === 'identity' ? id.identityId : undefined,
           meter: a.row.meter,
           percent,
           limit,

@@ -42,6 +42,7 @@ export class Publisher {
     const data = {
       level: t.level,
       ...t.level === 'key' ? { key_id: t.keyId } : {},
+      ...t.level === 'identity' && t.identityId !== undefined ? { identity_id: t.identityId } : {},
       org: t.org,
       percent: t.percent,
       limit: t.limit,

@@ -193,6 +193,416 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List identities */
+        get: {
+            parameters: {
+                query?: {
+                    org?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            identities: {
+                                allowance?: {
+                                    credits?: {
+                                        granted: number;
+                                        remaining: number;
+                                        spent: number;
+                                    };
+                                    quota?: {
+                                        limit: number;
+                                        period_start: string;
+                                        quota: string;
+                                        remaining: number;
+                                        resets_at: string;
+                                        used: number;
+                                    };
+                                };
+                                credits?: string;
+                                external_id: string;
+                                id: string;
+                                keys?: string[];
+                                meta?: {
+                                    [key: string]: unknown;
+                                };
+                                org: string;
+                                quota?: string;
+                                rate_limit?: string;
+                                rate_limit_used?: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** List identities */
+        head: {
+            parameters: {
+                query?: {
+                    org?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            identities: {
+                                allowance?: {
+                                    credits?: {
+                                        granted: number;
+                                        remaining: number;
+                                        spent: number;
+                                    };
+                                    quota?: {
+                                        limit: number;
+                                        period_start: string;
+                                        quota: string;
+                                        remaining: number;
+                                        resets_at: string;
+                                        used: number;
+                                    };
+                                };
+                                credits?: string;
+                                external_id: string;
+                                id: string;
+                                keys?: string[];
+                                meta?: {
+                                    [key: string]: unknown;
+                                };
+                                org: string;
+                                quota?: string;
+                                rate_limit?: string;
+                                rate_limit_used?: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/identities/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Show an identity (its keys, its limit's use, its allowance) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            allowance?: {
+                                credits?: {
+                                    granted: number;
+                                    remaining: number;
+                                    spent: number;
+                                };
+                                quota?: {
+                                    limit: number;
+                                    period_start: string;
+                                    quota: string;
+                                    remaining: number;
+                                    resets_at: string;
+                                    used: number;
+                                };
+                            };
+                            credits?: string;
+                            external_id: string;
+                            id: string;
+                            keys?: string[];
+                            meta?: {
+                                [key: string]: unknown;
+                            };
+                            org: string;
+                            quota?: string;
+                            rate_limit?: string;
+                            rate_limit_used?: number;
+                        };
+                    };
+                };
+            };
+        };
+        /** Create or change an identity */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        credits?: number;
+                        external_id?: string;
+                        meta?: {
+                            [key: string]: unknown;
+                        } | null;
+                        org?: string;
+                        quota?: string | null;
+                        rate_limit?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created: boolean;
+                            identity: {
+                                allowance?: {
+                                    credits?: {
+                                        granted: number;
+                                        remaining: number;
+                                        spent: number;
+                                    };
+                                    quota?: {
+                                        limit: number;
+                                        period_start: string;
+                                        quota: string;
+                                        remaining: number;
+                                        resets_at: string;
+                                        used: number;
+                                    };
+                                };
+                                credits?: string;
+                                external_id: string;
+                                id: string;
+                                keys?: string[];
+                                meta?: {
+                                    [key: string]: unknown;
+                                };
+                                org: string;
+                                quota?: string;
+                                rate_limit?: string;
+                                rate_limit_used?: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created: boolean;
+                            identity: {
+                                allowance?: {
+                                    credits?: {
+                                        granted: number;
+                                        remaining: number;
+                                        spent: number;
+                                    };
+                                    quota?: {
+                                        limit: number;
+                                        period_start: string;
+                                        quota: string;
+                                        remaining: number;
+                                        resets_at: string;
+                                        used: number;
+                                    };
+                                };
+                                credits?: string;
+                                external_id: string;
+                                id: string;
+                                keys?: string[];
+                                meta?: {
+                                    [key: string]: unknown;
+                                };
+                                org: string;
+                                quota?: string;
+                                rate_limit?: string;
+                                rate_limit_used?: number;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete an identity (refused while keys name it, unless force=true, which revokes them) */
+        delete: {
+            parameters: {
+                query?: {
+                    force?: "true" | "false";
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            revoked: string[];
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        /** Show an identity (its keys, its limit's use, its allowance) */
+        head: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            allowance?: {
+                                credits?: {
+                                    granted: number;
+                                    remaining: number;
+                                    spent: number;
+                                };
+                                quota?: {
+                                    limit: number;
+                                    period_start: string;
+                                    quota: string;
+                                    remaining: number;
+                                    resets_at: string;
+                                    used: number;
+                                };
+                            };
+                            credits?: string;
+                            external_id: string;
+                            id: string;
+                            keys?: string[];
+                            meta?: {
+                                [key: string]: unknown;
+                            };
+                            org: string;
+                            quota?: string;
+                            rate_limit?: string;
+                            rate_limit_used?: number;
+                        };
+                    };
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/identities/{id}/quota": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set or remove an identity's quota, add credits */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        add_credits?: number;
+                        /** @description <count>/<day|week|month>, like 100000/month */
+                        quota?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            changed: boolean;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/keys": {
         parameters: {
             query?: never;
@@ -233,6 +643,7 @@ export interface paths {
                                 env?: string;
                                 expires_at?: string;
                                 id: string;
+                                identity?: string;
                                 imported?: string;
                                 last_used_at?: string;
                                 leak_source?: string;
@@ -286,6 +697,10 @@ export interface paths {
                         credits?: number;
                         env?: "live" | "test";
                         expires_in?: string;
+                        identity?: string;
+                        meta?: {
+                            [key: string]: unknown;
+                        };
                         name?: string;
                         org?: string;
                         quota?: string;
@@ -311,6 +726,7 @@ export interface paths {
                             env?: string;
                             expires_at?: string;
                             id: string;
+                            identity?: string;
                             key: string;
                             name: string;
                             org: string;
@@ -364,6 +780,7 @@ export interface paths {
                                 env?: string;
                                 expires_at?: string;
                                 id: string;
+                                identity?: string;
                                 imported?: string;
                                 last_used_at?: string;
                                 leak_source?: string;
@@ -436,6 +853,7 @@ export interface paths {
                             env?: string;
                             expires_at?: string;
                             id: string;
+                            identity?: string;
                             imported?: string;
                             last_used_at?: string;
                             leak_source?: string;
@@ -500,6 +918,7 @@ export interface paths {
                             env?: string;
                             expires_at?: string;
                             id: string;
+                            identity?: string;
                             imported?: string;
                             last_used_at?: string;
                             leak_source?: string;
@@ -1064,6 +1483,7 @@ export interface paths {
                             env?: string;
                             expires_at?: string;
                             id: string;
+                            identity?: string;
                             key: string;
                             name: string;
                             org: string;
@@ -2416,6 +2836,389 @@ export interface paths {
                             created_keys: string[];
                             id: string;
                             revoked_keys: string[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List webhook endpoints */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            webhooks: {
+                                created_at: string;
+                                created_by: string;
+                                description: string;
+                                events: string[];
+                                id: string;
+                                org?: string;
+                                url: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Add a webhook endpoint (its secret shown once) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        description?: string;
+                        events: ("key.created" | "key.rotated" | "key.revoked" | "key.leaked" | "key.expiring" | "user.deactivated" | "quota.threshold" | "registry.applied")[];
+                        org?: string;
+                        url: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: string;
+                            created_by: string;
+                            description: string;
+                            events: string[];
+                            id: string;
+                            org?: string;
+                            secret: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        /** List webhook endpoints */
+        head: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            webhooks: {
+                                created_at: string;
+                                created_by: string;
+                                description: string;
+                                events: string[];
+                                id: string;
+                                org?: string;
+                                url: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Show a webhook endpoint */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: string;
+                            created_by: string;
+                            description: string;
+                            events: string[];
+                            id: string;
+                            org?: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Remove a webhook endpoint */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        /** Show a webhook endpoint */
+        head: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: string;
+                            created_by: string;
+                            description: string;
+                            events: string[];
+                            id: string;
+                            org?: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An endpoint's last deliveries: outcome, status, latency (newest first) */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            deliveries: {
+                                attempts: number;
+                                created_at: string;
+                                event_id: string;
+                                id: string;
+                                last_attempt_at?: string;
+                                last_error?: string;
+                                last_status?: number;
+                                latency_ms?: number;
+                                next_attempt_at?: string;
+                                status: "pending" | "retrying" | "delivered" | "failed";
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** An endpoint's last deliveries: outcome, status, latency (newest first) */
+        head: {
+            parameters: {
+                query?: {
+                    limit?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            deliveries: {
+                                attempts: number;
+                                created_at: string;
+                                event_id: string;
+                                id: string;
+                                last_attempt_at?: string;
+                                last_error?: string;
+                                last_status?: number;
+                                latency_ms?: number;
+                                next_attempt_at?: string;
+                                status: "pending" | "retrying" | "delivered" | "failed";
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/webhooks/{id}/deliveries/{delivery}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a delivery again */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    delivery: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            delivery: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a webhook.test event to the endpoint */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            delivery: string;
                         };
                     };
                 };
