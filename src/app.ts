@@ -34,17 +34,15 @@ import { decisionFactory } from './decision/factory.js'
 import { PROXIED_METHODS } from './http/methods.js'
 import { createRedis, RedisHealth, type RegistryClient } from './registry/redis-client.js'
 import { logRedisOutages } from './registry/outage-log.js'
-import { redactedUrl } from './config/redis-url.js'
 import { createTracing } from './tracing/tracing.js'
 import type { Tracing } from './tracing/request-trace.js'
 import { redisKeys } from './registry/redis-keys.js'
-import { UsageRecorder } from './usage/last-used.js'
-import { ShadowRefusals } from './usage/shadow-refusals.js'
-import { UsageCounter } from './usage/counter.js'
-import { KeyRequests, keyRequestsOptions } from './usage/key-requests.js'
+import type { UsageRecorder } from './usage/last-used.js'
+import type { ShadowRefusals } from './usage/shadow-refusals.js'
+import type { UsageCounter } from './usage/counter.js'
+import type { KeyRequests } from './usage/key-requests.js'
+import { createUsageParts } from './usage/parts.js'
 import { startAuditExport } from './admin/audit-export/index.js'
-import { requestLogMetrics } from './metrics/events-metrics.js'
-import { parseDuration } from './config/duration.js'
 import { BlockedBuckets } from './ratelimit/blocked.js'
 import { parseRateLimit } from './config/rate-limit.js'
 import { createLimiter } from './ratelimit/limiter.js'
@@ -145,37 +143,10 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   })
   for (const part of cache.background) lifecycle.add(part)
 
-  // (its own connection: a flush, up to a few hundred script calls, never queues ahead
-  // of a request's lookup on the registry's connection)
-  const usageRedis = createRedis(config.redis)
-  usageRedis.on('error', () => { metrics.redis.connectionError() })
-  lifecycle.add({ name: 'usage connection', stop: () => { usageRedis.disconnect() } })
-  const counter = new UsageCounter(usageRedis, keys, {
-    enabled: config.usage.enabled,
-    flushMs: config.usage.flush_ms,
-    retentionMs: parseDuration(config.usage.retention) ?? 90 * 86_400_000,
-    maxKeys: config.usage.max_keys,
-    // once an outage, its cause in words: not the client library's message (it names the library's own
-    // options), nor the error's command (ioredis keeps its arguments, key ids among them)
-    onError: (err) => {
-      const cause = usageRedis.status === 'ready' ? (err as Error).message : 'Redis unreachable'
-      logger.warn({ redis: redactedUrl(config.redis.url), cause }, 'usage: counts cannot be written and are dropped')
-    },
-    onRecovered: () => { logger.info('usage: counts are written again') },
-    meter: metrics.usage
+  // What the gateway writes about keys' use, off the request path (src/usage/parts.ts)
+  const { counter, requests, shadowRefusals, usage } = createUsageParts({
+    config, redis, keys, logger, metrics, lifecycle
   })
-  // the last counts: a graceful stop loses none
-  lifecycle.add({ name: 'usage counts', stop: async () => { await counter.stop() } })
-  // each key's last decisions, written on the same connection (src/usage/key-requests.ts)
-  const requests = new KeyRequests(usageRedis, keys, {
-    ...keyRequestsOptions(config.request_log),
-    keyPrefix: keyPrefixesOf(config.keys),
-    onError: () => { logger.warn({ redis: redactedUrl(config.redis.url) }, 'request log: decisions cannot be written') }
-  })
-  lifecycle.add({ name: 'request log', stop: async () => { await requests.stop() } })
-  requestLogMetrics(metrics.registry, () => requests)
-  const usage = new UsageRecorder(redis, keys.usage, { keys: config.cache.max_entries })
-  lifecycle.add({ name: 'last used', stop: async () => { await usage.stop() } })
 
   // Rate-limit buckets this process saw refuse, held until their reset (src/ratelimit/).
   const blocked = new BlockedBuckets()
@@ -209,12 +180,6 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     ? undefined
     : parseRateLimit(config.rate_limits.anonymous)
   const anonymous = anonymousRate === undefined ? undefined : anonymousLimit(anonymousRate)
-  // what keys' shadow restrictions would refuse, written like the usage counts (its connection)
-  const shadowRefusals = new ShadowRefusals(usageRedis, keys, {
-    flushMs: config.usage.flush_ms,
-    onError: () => { logger.warn('shadow restrictions: what they would refuse cannot be written and is dropped') }
-  })
-  lifecycle.add({ name: 'shadow refusals', stop: async () => { await shadowRefusals.stop() } })
   const decider = decisions.decider({
     limiter, quota, meter: metrics.auth, anonymous, shadowMeter: metrics.shadow, shadowRefusals
   })

@@ -13,8 +13,9 @@ import { DAY_MS } from '../../../src/usage/counter.js'
 t.test('a stop drains every part, last added first', async (t) => {
   const gw = await startGateway(t, { yaml: 'usage: { flush_ms: 5000 }' })
   t.same(gw.app.lifecycle.stopOrder, [
-    'listeners', 'public leak reports', 'upstreams', 'span export', 'last used', 'request log', 'usage counts', 'usage connection', 'refill',
-    'push invalidation', 'registry connection'
+    'listeners', 'public leak reports', 'upstreams', 'span export', 'webhook events', 'webhooks', 'webhooks connection',
+    'shadow refusals', 'last used', 'request log', 'usage counts', 'usage connection', 'refill', 'push invalidation',
+    'registry connection'
   ])
   const alice = await gw.fixtures.personalKey('alice')
   t.equal((await gw.get('/api/v1/users', alice.key)).status, 200)
