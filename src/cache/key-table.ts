@@ -7,18 +7,14 @@
  * it holds before collecting. Here a key costs nothing on the heap: 53 bytes in typed
  * arrays (digest, two times, flags, the number of its (org, owner) pair) and about 24 in
  * its id's index (id-index.ts: the id's bytes and an open-addressing table), which the
- * collector never scans. The names are held once per pair, and a
- * key's own rate limit, its restriction (scope, allowed_cidrs) and its allowance
- * (quota, credits; shared parsed objects, records.ts) and its identity and `meta` in maps
- * by slot, read only for the keys that have one.
+ * collector never scans. The names are held once per pair; the fields few keys have (own
+ * rate limit, restriction, shadow restriction, allowance, identity, `meta`: shared parsed
+ * objects, records.ts) in one map by slot, read only for the keys flagged as having one.
  *
  * `get(id)` builds the entry and record a decision reads, short-lived objects. Keys
  * that do not exist are not held here but in the negative store (negative-store.ts).
  */
-import type { RecordLimit } from '../config/rate-limit.js'
-import {
-  INVALID, type Invalid, type KeyRecord, type KeyRestriction, type Meta, type RecordMeter
-} from '../registry/records.js'
+import { INVALID, type Invalid, type KeyRecord } from '../registry/records.js'
 import type { Entry } from './entry.js'
 import { IdIndex } from './id-index.js'
 
@@ -30,17 +26,28 @@ const KIND = 0b11000
 const INVALID_RECORD = 0b01000
 const PERSONAL = 0b10000
 const BOT = 0b11000
-/** the key has a scope or allowed_cidrs (in `restrictions`): a key without one reads no map */
-const RESTRICTED = 32
+/**
+ * the key has one of the fields few keys have (in `extras`): its own rate limit, a restriction, a shadow
+ * restriction, an allowance, an identity or `meta`; a key without one reads no map
+ */
+const EXTRA = 32
 /** a test key (docs/test-keys.md) */
 const TEST = 64
-/** the key has a shadow restriction (in `shadows`, docs/safe-change.md) */
-const SHADOWED = 128
 
 const DIGEST_BYTES = 32
 /** `pairOf` of a slot without a record (INVALID, or free) */
 const NO_PAIR = 0
 const FIRST_CAPACITY = 1024
+
+/** The fields of a key record few keys have. */
+type Extras = Pick<KeyRecord, 'rateLimit' | 'restriction' | 'meter' | 'shadow' | 'identity' | 'meta'>
+
+function extrasOf (r: KeyRecord): Extras | undefined {
+  if (r.rateLimit === undefined && r.restriction === undefined && r.meter === undefined && r.shadow === undefined &&
+    r.identity === undefined && r.meta === undefined) return undefined
+  const { rateLimit, restriction, meter, shadow, identity, meta } = r
+  return { rateLimit, restriction, meter, shadow, identity, meta }
+}
 
 export class KeyTable {
   /** key id -> slot (seeded hash: no one can choose colliding ids) */
@@ -55,19 +62,8 @@ export class KeyTable {
   /** the key's (org, user or role) pair, by its number in `pairs` (many keys share one) */
   private pairOf = new Uint32Array(0)
   private readonly pairs = new Pairs()
-  /**
-   * slot -> the key's own `rate_limit` (shared parsed objects, src/config/rate-limit.ts), for the few keys that have
-   * one
-   */
-  private readonly rateLimit = new Map<number, RecordLimit>()
-  /** slot -> the key's scope and allowed_cidrs, for the keys flagged RESTRICTED */
-  private readonly restrictions = new Map<number, KeyRestriction>()
-  /** slot -> the restriction tried on the key, for the keys flagged SHADOWED */
-  private readonly shadows = new Map<number, KeyRestriction>()
-  /** slot -> the key's quota and credits (shared parsed objects, meter-fields.ts), for the keys metered */
-  private readonly meters = new Map<number, RecordMeter>()
-  /** slot -> the key's identity (BOT keys) and `meta` (docs/identities.md), for the keys that have either */
-  private readonly linked = new Map<number, { identity: string | undefined, meta: Meta | undefined }>()
+  /** slot -> the fields few keys have (shared parsed objects, records.ts), for the keys flagged EXTRA */
+  private readonly extras = new Map<number, Extras>()
   private readonly free: number[] = []
   private next = 0
   /** CLOCK's hand: the slot the next eviction looks at first */
@@ -117,19 +113,12 @@ export class KeyTable {
       ? NO_PAIR
       : this.pairs.take(record.org, (record.type === 'personal' ? record.user : record.role) as string)
     if (old !== NO_PAIR) this.pairs.drop(old)
-    if (record?.rateLimit === undefined) this.rateLimit.delete(slot)
-    else this.rateLimit.set(slot, record.rateLimit)
-    if (record?.meter === undefined) this.meters.delete(slot)
-    else this.meters.set(slot, record.meter)
-    if (record?.identity === undefined && record?.meta === undefined) this.linked.delete(slot)
-    else this.linked.set(slot, { identity: record.identity, meta: record.meta })
-    if (record?.restriction === undefined) this.restrictions.delete(slot)
+    const extras = record === undefined ? undefined : extrasOf(record)
+    if (extras === undefined) this.extras.delete(slot)
     else {
-      this.restrictions.set(slot, record.restriction)
-      flags |= RESTRICTED
+      this.extras.set(slot, extras)
+      flags |= EXTRA
     }
-    if (record?.shadow === undefined) this.shadows.delete(slot)
-    else { this.shadows.set(slot, record.shadow); flags |= SHADOWED }
     this.flags[slot] = flags
   }
 
@@ -153,11 +142,7 @@ export class KeyTable {
     this.flags.fill(0)
     this.pairOf.fill(NO_PAIR)
     this.pairs.clear()
-    this.rateLimit.clear()
-    this.restrictions.clear()
-    this.shadows.clear()
-    this.meters.clear()
-    this.linked.clear()
+    this.extras.clear()
   }
 
   /**
@@ -198,16 +183,18 @@ export class KeyTable {
       role: personal ? undefined : owner,
       status: (flags & REVOKED) === 0 ? 'active' : 'revoked',
       expiresAt: Number.isNaN(expiresAt) ? undefined : expiresAt,
-      rateLimit: this.rateLimit.get(slot),
-      restriction: (flags & RESTRICTED) === 0 ? undefined : this.restrictions.get(slot),
+      rateLimit: undefined,
+      restriction: undefined,
       env: (flags & TEST) === 0 ? 'live' : 'test'
     }
-    const meter = this.meters.size === 0 ? undefined : this.meters.get(slot)
-    if (meter !== undefined) record.meter = meter
-    if ((flags & SHADOWED) !== 0) record.shadow = this.shadows.get(slot)
-    const linked = this.linked.size === 0 ? undefined : this.linked.get(slot)
-    if (linked?.identity !== undefined) record.identity = linked.identity
-    if (linked?.meta !== undefined) record.meta = linked.meta
+    if ((flags & EXTRA) === 0) return record
+    const extras = this.extras.get(slot) as Extras
+    record.rateLimit = extras.rateLimit
+    record.restriction = extras.restriction
+    if (extras.meter !== undefined) record.meter = extras.meter
+    if (extras.shadow !== undefined) record.shadow = extras.shadow
+    if (extras.identity !== undefined) record.identity = extras.identity
+    if (extras.meta !== undefined) record.meta = extras.meta
     return record
   }
 
@@ -223,11 +210,7 @@ export class KeyTable {
     if (pair !== NO_PAIR) this.pairs.drop(pair)
     this.pairOf[slot] = NO_PAIR
     this.flags[slot] = 0
-    this.rateLimit.delete(slot)
-    this.restrictions.delete(slot)
-    this.shadows.delete(slot)
-    this.meters.delete(slot)
-    this.linked.delete(slot)
+    this.extras.delete(slot)
     this.free.push(slot)
   }
 
