@@ -101,7 +101,12 @@ export class Dispatcher implements Background {
     let busy = false
     try {
       const endpoints = await readEndpoints(this.o.redis, this.o.keys)
+      // No endpoint: the events queued are dropped (none wanted them), there is nothing to
+      // deliver, and the keys about to expire stay in their index until one is registered. A
+      // deployment without webhooks writes nothing and runs no script for them.
+      if (endpoints.length === 0 && await this.o.redis.exists(this.o.keys.webhookEvents) === 0) return false
       busy = await this.fanOut(endpoints)
+      if (endpoints.length === 0) return busy && !this.stopped
       await queueExpiring(this.o.redis, this.o.keys, Date.now(), this.expiringMs)
       busy = await this.deliver(new Map(endpoints.map((e) => [e.id, e]))) || busy
     } catch (err) {
