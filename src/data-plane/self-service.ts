@@ -97,7 +97,7 @@ export async function selfServiceRoutes (scope: FastifyInstance, o: SelfServiceO
   })
   scope.get(`${p}/key/usage`, async (request, reply) => {
     const id = (request.selfVerdict as Allowed).identity.keyId
-    return json(reply, { points: await o.actions.usage(id, Date.now()) })
+    return json(reply, await o.actions.usage(id, Date.now()))
   })
   scope.post(`${p}/key/revoke`, { bodyLimit: 1024 }, async (request, reply) => {
     await o.actions.revoke((request.selfVerdict as Allowed).identity.keyId)
