@@ -128,6 +128,12 @@ export const api = {
   keysUsage: (ids, range = {}) => request('GET', 'usage/keys' + query({ ids: ids.join(','), ...range })),
   orgUsage: (org, range = {}) => request('GET', `orgs/${enc(org)}/usage` + query(range)),
   putOrg: (org, input) => request('PUT', `orgs/${enc(org)}`, input),
+  webhooks: () => request('GET', 'webhooks'),
+  addWebhook: (input) => request('POST', 'webhooks', input),
+  removeWebhook: (id) => request('DELETE', `webhooks/${enc(id)}`),
+  testWebhook: (id) => request('POST', `webhooks/${enc(id)}/test`),
+  webhookDeliveries: (id) => request('GET', `webhooks/${enc(id)}/deliveries`),
+  resendDelivery: (id, delivery) => request('POST', `webhooks/${enc(id)}/deliveries/${enc(delivery)}/resend`),
   deleteRole: (name, force) => request('DELETE', `roles/${enc(name)}` + (force ? '?force=true' : ''))
 }
 

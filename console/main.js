@@ -1,6 +1,7 @@
 // The console's entry: sign-in, the Settings navigation, and the shared context the
 // pages use. Pages: integrations.js (everyone), users.js (admins and org admins, who
-// see their own org only), roles.js and orgs.js (admins).
+// see their own org only), webhooks.js (admins and org admins, their org's endpoints),
+// roles.js and orgs.js (admins).
 //
 // Scopes, as GET /session reports them: admin (every org), org (keygate:org:admin:
 // its own org's users and keys), self (keygate:keys:self: its own user's keys).
@@ -14,6 +15,7 @@ import { ssoErrorMessage } from './sso-errors.js'
 import { usagePanel } from './usage.js'
 import { requestsPanel } from './requests.js'
 import { usersPage } from './users.js'
+import { webhooksPage } from './webhooks.js'
 
 const ctx = {
   /** GET /admin/v1/session: { principal, scope, admin, self } */
@@ -51,7 +53,8 @@ const pages = {
   integrations: integrationsPage(ctx),
   users: usersPage(ctx),
   roles: rolesPage(ctx),
-  orgs: orgsPage(ctx)
+  orgs: orgsPage(ctx),
+  webhooks: webhooksPage(ctx)
 }
 let current = 'integrations'
 
@@ -140,7 +143,7 @@ function leave (message) {
 
 async function openPage (name) {
   if (ctx.session === null || pages[name] === undefined) return
-  if (name === 'users' && !ctx.manages) return
+  if ((name === 'users' || name === 'webhooks') && !ctx.manages) return
   if ((name === 'roles' || name === 'orgs') && ctx.scope !== 'admin') return
   current = name
   ctx.usage.close()

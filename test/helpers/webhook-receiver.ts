@@ -1,7 +1,8 @@
 /**
  * A webhook receiver for tests: a real HTTP server on 127.0.0.1 that records every
  * request and verifies its signature with the `standardwebhooks` library (the way a
- * customer's receiver does). `answer` decides each status (default 200); `close` and
+ * customer's receiver does). `answer` decides each status (default 200), `delayMs` how long
+ * it holds each request before answering (a slow receiver); `close` and
  * `reopen` (same port) make a receiver that is down for a while.
  */
 import { createServer, type Server } from 'node:http'
@@ -22,6 +23,7 @@ export interface Receiver {
   received: Received[]
   secret: string | undefined
   answer: (r: Received, n: number) => { status: number, headers?: Record<string, string> }
+  delayMs: number
   close: () => Promise<void>
   reopen: () => Promise<void>
 }
@@ -34,6 +36,7 @@ export async function startReceiver (port = 0): Promise<Receiver> {
     received: [],
     secret: undefined,
     answer: () => ({ status: 200 }),
+    delayMs: 0,
     close: async () => { await new Promise<void>((resolve) => { server.close(() => { resolve() }); server.closeAllConnections() }) },
     reopen: async () => { await listen(r.port) }
   }
@@ -55,8 +58,10 @@ export async function startReceiver (port = 0): Promise<Receiver> {
         const got: Received = { headers: req.headers, body, verified, id: String(req.headers['webhook-id']) }
         r.received.push(got)
         const a = r.answer(got, r.received.length)
-        res.writeHead(a.status, a.headers ?? {})
-        res.end('ok')
+        setTimeout(() => {
+          res.writeHead(a.status, a.headers ?? {})
+          res.end('ok')
+        }, r.delayMs)
       })
     })
     await new Promise<void>((resolve) => server.listen(p, '127.0.0.1', () => { resolve() }))
