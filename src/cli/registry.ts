@@ -1,5 +1,5 @@
 /**
- * `keygate registry export|plan|apply`: roles, org records and users as a YAML file kept
+ * `keygate registry export|plan|apply`: roles, org records, users and identities as a YAML file kept
  * in git (src/admin/as-code/; docs/registry-as-code.md). Never a key, a secret or a hash.
  *
  * Exit status of `plan`: 0 nothing would change, 3 changes are pending, 1 the file is
@@ -19,7 +19,7 @@ export const EXIT_PENDING = 3
 
 export function registryCommand (program: Command): void {
   const registry = program.command('registry')
-    .description('the registry as code: roles, org records and users as a YAML file')
+    .description('the registry as code: roles, org records, users and identities as a YAML file')
 
   registry.command('export')
     .description('print roles, org records (limits, key policy) and users as YAML (never keys, secrets or hashes)')
@@ -33,7 +33,7 @@ export function registryCommand (program: Command): void {
       'show what applying the file would create, change and (--prune) delete; exit 0 no change, 3 pending, 1 invalid'
     )
     .argument('<file>', 'the registry file (YAML)')
-    .option('--prune', 'delete the roles, org records and users the file does not name')
+    .option('--prune', 'delete the roles, org records, users and identities the file does not name')
     .option('--json', 'print the result as JSON')
     .action(async (path: string, opts: { prune?: boolean, json?: boolean }) => {
       const file = readRegistryFile(path)
@@ -45,7 +45,7 @@ export function registryCommand (program: Command): void {
   registry.command('apply')
     .description('make exactly the changes plan shows, atomically and audited; a file with any problem changes nothing')
     .argument('<file>', 'the registry file (YAML)')
-    .option('--prune', 'delete the roles, org records and users the file does not name')
+    .option('--prune', 'delete the roles, org records, users and identities the file does not name')
     .option('--json', 'print the result as JSON')
     .action(async (path: string, opts: { prune?: boolean, json?: boolean }) => {
       const file = readRegistryFile(path)
@@ -110,10 +110,15 @@ const SIGN = { create: '+', change: '~', delete: '-' } as const
 
 function changeText (c: Change): string {
   const lines = [`${SIGN[c.op]} ${c.kind} ${c.name}\n`]
+  // (an identity's meta by its size alone, as the audit trail shows it: it is the team's own data)
+  const shown = (field: string, v: string | undefined): string | undefined =>
+    field === 'meta' && v !== undefined ? `(${Buffer.byteLength(v)} bytes)` : v
   for (const f of c.fields) {
-    if (c.op === 'create') lines.push(`    ${f.field}: ${f.to ?? ''}\n`)
-    else if (c.op === 'delete') lines.push(`    ${f.field}: ${f.from ?? ''}\n`)
-    else lines.push(`    ${f.field}: ${f.from ?? '(none)'} -> ${f.to ?? '(none)'}\n`)
+    const from = shown(f.field, f.from)
+    const to = shown(f.field, f.to)
+    if (c.op === 'create') lines.push(`    ${f.field}: ${to ?? ''}\n`)
+    else if (c.op === 'delete') lines.push(`    ${f.field}: ${from ?? ''}\n`)
+    else lines.push(`    ${f.field}: ${from ?? '(none)'} -> ${to ?? '(none)'}\n`)
   }
   if (c.revokesKeys !== undefined) lines.push(`    revokes personal keys: ${c.revokesKeys.join(' ')}\n`)
   return lines.join('')

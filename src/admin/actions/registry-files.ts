@@ -1,7 +1,7 @@
 /**
  * The registry as code (docs/registry-as-code.md), admin only: a registry file's plan
  * (what applying it would change now, or its problems), its apply, and the registry's
- * roles, org records and users as a file would hold them (src/admin/as-code/ reads and
+ * roles, org records, users and identities as a file would hold them (src/admin/as-code/ reads and
  * writes the YAML). The file's checks and its plan are the policy's
  * (policy/registry-file.ts, policy/registry-plan.ts).
  *
@@ -110,15 +110,18 @@ async function applyOnce (
   })
 }
 
-/** What an export holds: `org` given, that org's record and users and the roles they act with; else every record. */
+/**
+ * What an export holds: `org` given, that org's record, users and identities and the roles its users act with; else
+ * every record.
+ */
 export interface RegistryExport {
   org: string | undefined
   records: Record<Kind, Array<[string, Record<string, string>]>>
 }
 
 /**
- * Roles, org records and users, as a registry file holds them (never a key, a secret or a hash: no key record is
- * read).
+ * Roles, org records, users and identities, as a registry file holds them (never a key, a secret or a hash: no key
+ * record is read).
  */
 export async function exportRegistry (a: ActionContext, o: { org?: string | undefined } = {}): Promise<RegistryExport> {
   requireAdmin(a.scope, 'exporting the registry')
@@ -130,7 +133,8 @@ export async function exportRegistry (a: ActionContext, o: { org?: string | unde
     records: {
       role: [...state.records.role].filter(([name]) => o.org === undefined || rolesUsed.has(name)),
       org: [...state.records.org].filter(([name]) => o.org === undefined || name === o.org),
-      user: users
+      user: users,
+      identity: [...state.records.identity].filter(([, i]) => o.org === undefined || i.org === o.org)
     }
   }
 }

@@ -1,9 +1,9 @@
 /**
  * `keygate registry export`: the registry as a registry file (registry-file.ts reads it
- * back): the roles, org records and users the export action picked
+ * back): the roles, org records, users and identities the export action picked
  * (src/admin/actions/registry-files.ts), with the fields of model/registry-fields.ts.
  * Never a key, a secret or a hash. With an org, the file says `org:`, so that applying
- * it touches that org only.
+ * it touches that org only. An identity's `meta` is its JSON text.
  */
 import { Document } from 'yaml'
 import type { RegistryExport } from '../actions/index.js'
@@ -27,6 +27,7 @@ export function registryYaml (picked: RegistryExport): string {
     out[KINDS[kind].section] = section
   }
   const doc = new Document(out)
-  doc.commentBefore = ' keygate registry: roles, org records and users (never keys). keygate registry plan|apply <file>'
+  doc.commentBefore = ' keygate registry: roles, org records, users and identities (never keys).' +
+    ' keygate registry plan|apply <file>'
   return doc.toString({ lineWidth: 0 })
 }

@@ -12,6 +12,8 @@
  *     acme: { name: Acme Corp, rate_limit: 1000/1s }
  *   users:
  *     alice: { org: acme, role: reader, name: Alice, email: alice@example.com }
+ *   identities:
+ *     cust-42: { org: acme, external_id: "42", meta: '{"plan":"pro"}', quota: 1000/1d }
  *
  * The fields of each kind are model/registry-fields.ts's. What each value must be, and
  * what a record may refer to (a user's role), are the policy's to check
@@ -21,6 +23,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pai
 import {
   KINDS,
   KIND_ORDER,
+  byKind,
   type DesiredRecord,
   type FileProblem,
   type Place,
@@ -33,7 +36,7 @@ export const MAX_FILE_BYTES = 16 * 1024 * 1024
 export function parseRegistryFile (text: string): RegistryFile {
   const lines = new LineCounter()
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false })
-  const records: RegistryFile['records'] = { role: new Map(), org: new Map(), user: new Map() }
+  const records: RegistryFile['records'] = byKind<DesiredRecord>()
   const problems: FileProblem[] = []
   const placeOf = (node: Node | null | undefined): Place => {
     const { line, col } = lines.linePos(node?.range?.[0] ?? 0)
@@ -53,7 +56,7 @@ export function parseRegistryFile (text: string): RegistryFile {
   const root = doc.contents
   if (root === null || (isScalar(root) && root.value === null)) return { org: undefined, records, problems }
   if (!isMap(root)) {
-    problem(root, '', 'expected a mapping with roles, orgs and users')
+    problem(root, '', 'expected a mapping with roles, orgs, users and identities')
     return { org: undefined, records, problems }
   }
 
@@ -69,10 +72,10 @@ export function parseRegistryFile (text: string): RegistryFile {
       } else {
         problem(pair.value as Node, 'org', 'expected an org name')
       }
-    } else if (key === 'roles' || key === 'orgs' || key === 'users') {
+    } else if (key === 'roles' || key === 'orgs' || key === 'users' || key === 'identities') {
       sections.set(key, pair)
     } else {
-      problem(pair.key as Node, String(key), 'unknown section (expected org, roles, orgs, users)')
+      problem(pair.key as Node, String(key), 'unknown section (expected org, roles, orgs, users, identities)')
     }
   }
 

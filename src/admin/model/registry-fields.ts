@@ -7,7 +7,7 @@
  * Keys, secrets and hashes are no record of these kinds and never in the file.
  */
 
-export type Kind = 'role' | 'org' | 'user'
+export type Kind = 'role' | 'org' | 'user' | 'identity'
 
 export interface FieldSpec {
   /** the field's name in the file and in the record */
@@ -21,7 +21,9 @@ export interface FieldSpec {
   readonly initial?: string
 }
 
-export const KINDS: Record<Kind, { section: 'roles' | 'orgs' | 'users', fields: readonly FieldSpec[] }> = {
+export type Section = 'roles' | 'orgs' | 'users' | 'identities'
+
+export const KINDS: Record<Kind, { section: Section, fields: readonly FieldSpec[] }> = {
   role: {
     section: 'roles',
     fields: [{ name: 'permissions', list: true, required: true }, { name: 'description' }, { name: 'rate_limit' }]
@@ -45,10 +47,28 @@ export const KINDS: Record<Kind, { section: 'roles' | 'orgs' | 'users', fields: 
       // deactivation is often an incident's answer: a file that does not say keeps it
       { name: 'status', keptWhenAbsent: true, initial: 'active' }
     ]
+  },
+  identity: {
+    section: 'identities',
+    fields: [
+      { name: 'org', required: true },
+      { name: 'external_id', required: true },
+      // a JSON object of at most 1 KB, written as its JSON text (docs/identities.md)
+      { name: 'meta' },
+      { name: 'rate_limit' },
+      { name: 'quota' },
+      // as an org's: the total granted grows by admins' additions, a file that does not name them keeps them
+      { name: 'credits', keptWhenAbsent: true }
+    ]
   }
 }
 
-export const KIND_ORDER: readonly Kind[] = ['role', 'org', 'user']
+export const KIND_ORDER: readonly Kind[] = ['role', 'org', 'user', 'identity']
+
+/** An empty map per kind. */
+export function byKind<T> (): Record<Kind, Map<string, T>> {
+  return { role: new Map(), org: new Map(), user: new Map(), identity: new Map() }
+}
 
 /** A record's fields as the file sees them: only those of the table, empty ones dropped, lists normalised. */
 export function fileFields (kind: Kind, record: Record<string, string>): Record<string, string> {
@@ -118,6 +138,8 @@ export interface RegistryState {
   botKeys: Map<string, string[]>
   /** user -> its active personal keys (a pruned user's are revoked with it) */
   personalKeys: Map<string, string[]>
+  /** identity -> the active keys naming it (an identity they name is never pruned, as `identities delete`) */
+  identityKeys: Map<string, string[]>
   /** each record holding fields a file cannot carry: those fields (prune never deletes such a record) */
   unfiled: Record<Kind, Map<string, string[]>>
 }
@@ -134,7 +156,7 @@ export interface Change {
   kind: Kind
   name: string
   fields: FieldChange[]
-  /** a user's org before a change or deletion (its org index) */
+  /** a user's or an identity's org before a change or deletion (its org index) */
   fromOrg?: string | undefined
   /**
    * a user's deletion: its active personal keys, revoked with it (`revoked_reason user_deleted`), so that a user

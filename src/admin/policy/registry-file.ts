@@ -18,6 +18,7 @@ import {
 import { nameProblem, quotaProblem, rateLimitProblem, roleShapeProblems, userShapeProblems } from './names.js'
 import { CREDITS, CREDITS_HELP } from '../../config/quota.js'
 import { keyMaxTtlProblem } from './orgs.js'
+import { EXTERNAL_ID, IDENTITY_ID, metaProblem, metaText } from '../../registry/records.js'
 
 type Check = (value: string) => string | undefined
 
@@ -48,7 +49,36 @@ const FIELD_CHECKS: Record<Kind, Record<string, Check>> = {
     name: longerThan('the name', 200),
     email: longerThan('the email', 320),
     status: oneOf('active', 'deactivated')
+  },
+  identity: {
+    org: (v) => nameProblem('org', v),
+    external_id: (v) => EXTERNAL_ID.test(v)
+      ? undefined
+      : 'an external id is 1 to 256 printable characters, without spaces',
+    // (the value never quoted: meta is the team's own data)
+    meta: (v) => metaProblem(parsedMeta(v)),
+    rate_limit: rateLimitProblem,
+    quota: quotaProblem,
+    credits: (v) => CREDITS.test(v) ? undefined : `invalid credits "${v}": ${CREDITS_HELP}`
   }
+}
+
+function parsedMeta (text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A value as the registry stores it: an identity's `meta` as its compact JSON (what `identities put` writes), so a
+ * file and the record it exported compare equal whatever the file's spacing. Any other value as written.
+ */
+export function storedValue (kind: Kind, field: string, value: string): string {
+  if (kind !== 'identity' || field !== 'meta') return value
+  const meta = parsedMeta(value)
+  return metaProblem(meta) === undefined ? metaText(meta as Record<string, unknown>) : value
 }
 
 /** The file's own problems, of form and of its values, in the order of the file. */
@@ -102,7 +132,7 @@ function recordProblems (
         name,
         record.fields.org ?? 'unset'
       ).filter((d) => d.field !== 'org')
-      : orgNameProblems(name)
+      : kind === 'identity' ? identityNameProblems(name) : orgNameProblems(name)
   for (const d of shape) {
     const onName = d.field === 'id' || d.field === 'name'
     const place = onName || d.field === undefined ? record.place : record.fieldPlaces[d.field] ?? record.place
@@ -112,7 +142,8 @@ function recordProblems (
   if (kind === 'org' && Object.keys(record.fields).length === 0 && found.every((p) => !p.path.startsWith(path))) {
     out.push({ place: record.place, path, message: 'an org record needs a name, a rate_limit or a key_max_ttl' })
   }
-  if (file.org !== undefined && kind === 'user' && record.fields.org !== undefined && record.fields.org !== file.org) {
+  const inOrg = kind === 'user' || kind === 'identity'
+  if (file.org !== undefined && inOrg && record.fields.org !== undefined && record.fields.org !== file.org) {
     out.push({
       place: record.fieldPlaces.org ?? record.place,
       path: `${path}.org`,
@@ -132,4 +163,10 @@ function recordProblems (
 function orgNameProblems (name: string): Array<{ field: string, reason: string }> {
   const bad = nameProblem('org', name)
   return bad === undefined ? [] : [{ field: 'name', reason: bad }]
+}
+
+function identityNameProblems (name: string): Array<{ field: string, reason: string }> {
+  return IDENTITY_ID.test(name)
+    ? []
+    : [{ field: 'id', reason: `invalid identity id "${name}" (letters, digits and _.@:- ; up to 128 characters)` }]
 }

@@ -8,13 +8,17 @@
  * not name is kept, unless `prune`; a file with `org:` prunes that org's users and its
  * org record only, never roles (they are every org's). Prune never deletes a record
  * holding fields a file cannot carry (what an export could not show). A pruned user's
- * active personal keys are revoked with it, and named in its change. Every change
+ * active personal keys are revoked with it, and named in its change; an identity active keys name is never pruned
+ * (as `identities delete` without --force), and one never moves to another org (registry-identities.ts). Every change
  * names each field it sets, changes or deletes, with its value before.
  */
 import {
-  KINDS, KIND_ORDER, type ApplyResult, type Change, type FieldChange, type FileProblem, type Plan, type RegistryFile,
+  KINDS, KIND_ORDER, type Kind, type ApplyResult,
+  type Change, type FieldChange, type FileProblem, type Plan, type RegistryFile,
   type RegistryState
 } from '../model/registry-fields.js'
+import { identityProblems } from './registry-identities.js'
+import { storedValue } from './registry-file.js'
 
 export function planRegistry (file: RegistryFile, state: RegistryState, prune: boolean): Plan {
   const changes: Change[] = []
@@ -26,7 +30,7 @@ export function planRegistry (file: RegistryFile, state: RegistryState, prune: b
       if (have === undefined) {
         const fields: FieldChange[] = []
         for (const f of specs) {
-          const to = want.fields[f.name] ?? f.initial
+          const to = stored(kind, f.name, want.fields[f.name]) ?? f.initial
           if (to !== undefined) fields.push({ field: f.name, to })
         }
         changes.push({ op: 'create', kind, name, fields })
@@ -34,7 +38,7 @@ export function planRegistry (file: RegistryFile, state: RegistryState, prune: b
       }
       const fields: FieldChange[] = []
       for (const f of specs) {
-        const to = want.fields[f.name]
+        const to = stored(kind, f.name, want.fields[f.name])
         if (to === undefined && f.keptWhenAbsent === true) continue
         const from = have[f.name]
         if (to !== from) fields.push({ field: f.name, from, to })
@@ -45,7 +49,7 @@ export function planRegistry (file: RegistryFile, state: RegistryState, prune: b
           kind,
           name,
           fields,
-          fromOrg: kind === 'user' ? have.org : undefined
+          fromOrg: kind === 'user' || kind === 'identity' ? have.org : undefined
         })
       }
     }
@@ -54,7 +58,7 @@ export function planRegistry (file: RegistryFile, state: RegistryState, prune: b
       if (file.records[kind].has(name)) continue
       // a file with `org:` prunes that org's users and record only, never roles
       const otherOrg = kind === 'role' || (kind === 'org' && name !== file.org) ||
-        (kind === 'user' && have.org !== file.org)
+        ((kind === 'user' || kind === 'identity') && have.org !== file.org)
       if (file.org !== undefined && otherOrg) continue
       const unfiled = state.unfiled[kind].get(name)
       if (unfiled !== undefined) {
@@ -66,13 +70,24 @@ export function planRegistry (file: RegistryFile, state: RegistryState, prune: b
         })
         continue
       }
+      const naming = kind === 'identity' ? state.identityKeys.get(name) ?? [] : []
+      if (naming.length > 0) {
+        // as `identities delete` without --force: refused while active keys name it
+        problems.push({
+          place: undefined,
+          path: `${KINDS[kind].section}.${name}`,
+          message: `--prune would delete identity "${name}", which has ${naming.length} active key(s) ` +
+            `(${naming.join(', ')}): keep it in the file, or revoke them first (or \`identities delete --force\`)`
+        })
+        continue
+      }
       const revokesKeys = kind === 'user' ? state.personalKeys.get(name) : undefined
       changes.push({
         op: 'delete',
         kind,
         name,
         fields: specs.flatMap((f) => have[f.name] === undefined ? [] : [{ field: f.name, from: have[f.name] }]),
-        fromOrg: kind === 'user' ? have.org : undefined,
+        fromOrg: kind === 'user' || kind === 'identity' ? have.org : undefined,
         ...revokesKeys === undefined || revokesKeys.length === 0 ? {} : { revokesKeys }
       })
     }
@@ -116,7 +131,12 @@ export function planRegistry (file: RegistryFile, state: RegistryState, prune: b
       })
     }
   }
+  problems.push(...identityProblems(file, state, changes))
   return { changes, problems }
+}
+
+function stored (kind: Kind, field: string, value: string | undefined): string | undefined {
+  return value === undefined ? undefined : storedValue(kind, field, value)
 }
 
 /**

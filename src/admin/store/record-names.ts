@@ -1,5 +1,5 @@
 /**
- * The names of the records of one kind (roles, org records, users) as Redis holds them:
+ * The names of the records of one kind (roles, org records, users, identities) as Redis holds them:
  * every name in the kind's index set, and every record key under the namespace that a
  * SCAN finds (`<prefix>role:*`, on every primary of a Cluster), so that a record written
  * with `redis-cli` (a bare HSET, no index entry) is listed, exported and planned like
@@ -13,11 +13,13 @@ import type { Kind } from '../model/registry-fields.js'
 const SCAN_COUNT = 1000
 
 export function indexOf (keys: RedisKeys, kind: Kind): string {
-  return kind === 'role' ? keys.roles : kind === 'org' ? keys.orgs : keys.users
+  return kind === 'role' ? keys.roles : kind === 'org' ? keys.orgs : kind === 'user' ? keys.users : keys.identities
 }
 
 export function recordKey (keys: RedisKeys, kind: Kind, name: string): string {
-  return kind === 'role' ? keys.role(name) : kind === 'org' ? keys.org(name) : keys.user(name)
+  return kind === 'role'
+    ? keys.role(name)
+    : kind === 'org' ? keys.org(name) : kind === 'user' ? keys.user(name) : keys.identity(name)
 }
 
 /**

@@ -10,7 +10,10 @@ import type { ChainableCommander } from 'ioredis'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import type { RedisKeys } from '../../registry/redis-keys.js'
 import { isoTimestamp } from '../../registry/records.js'
-import { fileFields, unfiledFields, type Change, type Kind, type RegistryState } from '../model/registry-fields.js'
+import {
+  byKind, fileFields, KIND_ORDER, unfiledFields, type Change, type Kind, type RegistryState
+} from '../model/registry-fields.js'
+import { deleteIdentity } from './identities.js'
 import { indexOf, recordKey, recordNames } from './record-names.js'
 import { hgetallMany, type StoreContext } from './transactions.js'
 
@@ -23,15 +26,15 @@ export async function readState (
   beforeRead?: (recordKeys: string[]) => Promise<void>
 ): Promise<RegistryState> {
   const names = {} as Record<Kind, string[]>
-  for (const kind of ['role', 'org', 'user'] as const) names[kind] = await recordNames(redis, keys, kind)
+  for (const kind of KIND_ORDER) names[kind] = await recordNames(redis, keys, kind)
   const keyIds = await redis.smembers(keys.keys)
-  const all = (['role', 'org', 'user'] as const).flatMap((kind) => names[kind].map((n) => recordKey(keys, kind, n)))
+  const all = KIND_ORDER.flatMap((kind) => names[kind].map((n) => recordKey(keys, kind, n)))
   await beforeRead?.(all)
   const hashes = await hgetallMany(redis, all)
-  const records: RegistryState['records'] = { role: new Map(), org: new Map(), user: new Map() }
-  const unfiled: RegistryState['unfiled'] = { role: new Map(), org: new Map(), user: new Map() }
+  const records = byKind<Record<string, string>>()
+  const unfiled = byKind<string[]>()
   let i = 0
-  for (const kind of ['role', 'org', 'user'] as const) {
+  for (const kind of KIND_ORDER) {
     for (const name of names[kind]) {
       const h = hashes[i++] ?? {}
       if (Object.keys(h).length === 0) continue
@@ -42,21 +45,23 @@ export async function readState (
   }
   const botKeys = new Map<string, string[]>()
   const personalKeys = new Map<string, string[]>()
+  const identityKeys = new Map<string, string[]>()
   const add = (m: Map<string, string[]>, name: string, id: string): void => {
     m.set(name, [...m.get(name) ?? [], id].sort())
   }
   if (keyIds.length > 0) {
     const pipeline = redis.pipeline()
-    for (const id of keyIds) pipeline.hmget(keys.key(id), 'type', 'role', 'status', 'user')
+    for (const id of keyIds) pipeline.hmget(keys.key(id), 'type', 'role', 'status', 'user', 'identity')
     const replies = await pipeline.exec() ?? []
     keyIds.forEach((id, j) => {
-      const [type, role, status, user] = (replies[j]?.[1] ?? []) as Array<string | null>
+      const [type, role, status, user, identity] = (replies[j]?.[1] ?? []) as Array<string | null>
       if (status !== 'active') return
+      if (typeof identity === 'string' && identity !== '') add(identityKeys, identity, id)
       if (type === 'bot' && typeof role === 'string') add(botKeys, role, id)
       if (type === 'personal' && typeof user === 'string') add(personalKeys, user, id)
     })
   }
-  return { records, botKeys, personalKeys, unfiled }
+  return { records, botKeys, personalKeys, identityKeys, unfiled }
 }
 
 /** Whether a change ends the user's SSO sessions: a user's deletion or deactivation. */
@@ -83,6 +88,10 @@ export function writeChange (
     for (const digest of sessions) tx.del(ctx.keys.session(digest))
     tx.del(ctx.keys.userSessions(c.name))
   }
+  if (c.kind === 'identity') {
+    writeIdentityChange(ctx, tx, c)
+    return
+  }
   if (c.op === 'delete') {
     tx.del(key).srem(index, c.name)
     if (c.kind === 'user' && c.fromOrg !== undefined) tx.srem(ctx.keys.orgUsers(c.fromOrg), c.name)
@@ -105,4 +114,32 @@ export function writeChange (
     tx.sadd(ctx.keys.orgUsers(set.org), c.name)
     if (c.fromOrg !== undefined && c.fromOrg !== set.org) tx.srem(ctx.keys.orgUsers(c.fromOrg), c.name)
   }
+}
+
+/**
+ * An identity's change, with its org's external-id index (store/identities.ts writes both, as `identities
+ * put|delete` do); the plan never deletes one active keys name, nor moves one to another org.
+ */
+function writeIdentityChange (ctx: StoreContext, tx: ChainableCommander, c: Change): void {
+  const field = (name: string): { from?: string | undefined, to?: string | undefined } | undefined =>
+    c.fields.find((f) => f.field === name)
+  if (c.op === 'delete') {
+    deleteIdentity(ctx, tx, c.name, c.fromOrg ?? field('org')?.from ?? '', field('external_id')?.from ?? '')
+    return
+  }
+  const key = ctx.keys.identity(c.name)
+  const set: Record<string, string> = {}
+  const removed: string[] = []
+  for (const f of c.fields) {
+    if (f.to === undefined) removed.push(f.field)
+    else set[f.field] = f.to
+  }
+  if (Object.keys(set).length > 0) tx.hset(key, set)
+  if (removed.length > 0) tx.hdel(key, ...removed)
+  tx.sadd(ctx.keys.identities, c.name)
+  const org = set.org ?? c.fromOrg
+  const external = field('external_id')
+  if (org === undefined || external === undefined) return
+  if (external.from !== undefined) tx.hdel(ctx.keys.orgIdentities(org), external.from)
+  if (external.to !== undefined) tx.hset(ctx.keys.orgIdentities(org), external.to, c.name)
 }

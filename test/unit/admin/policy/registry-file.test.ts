@@ -33,7 +33,8 @@ function file (records: Partial<Record<Kind, Record<string, DesiredRecord>>>, o:
     records: {
       role: new Map(Object.entries(records.role ?? {})),
       org: new Map(Object.entries(records.org ?? {})),
-      user: new Map(Object.entries(records.user ?? {}))
+      user: new Map(Object.entries(records.user ?? {})),
+      identity: new Map(Object.entries(records.identity ?? {}))
     },
     problems: o.problems ?? []
   }

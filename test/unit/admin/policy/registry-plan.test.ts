@@ -19,7 +19,8 @@ const file = (records: Partial<Record<Kind, Record<string, DesiredRecord>>>, org
   records: {
     role: new Map(Object.entries(records.role ?? {})),
     org: new Map(Object.entries(records.org ?? {})),
-    user: new Map(Object.entries(records.user ?? {}))
+    user: new Map(Object.entries(records.user ?? {})),
+    identity: new Map(Object.entries(records.identity ?? {}))
   },
   problems: []
 })
@@ -27,19 +28,23 @@ const state = (
   records: Partial<Record<Kind, Record<string, Record<string, string>>>>,
   botKeys: Record<string, string[]> = {},
   unfiled: Partial<Record<Kind, Record<string, string[]>>> = {},
-  personalKeys: Record<string, string[]> = {}
+  personalKeys: Record<string, string[]> = {},
+  identityKeys: Record<string, string[]> = {}
 ): RegistryState => ({
   records: {
     role: new Map(Object.entries(records.role ?? {})),
     org: new Map(Object.entries(records.org ?? {})),
-    user: new Map(Object.entries(records.user ?? {}))
+    user: new Map(Object.entries(records.user ?? {})),
+    identity: new Map(Object.entries(records.identity ?? {}))
   },
   botKeys: new Map(Object.entries(botKeys)),
   personalKeys: new Map(Object.entries(personalKeys)),
+  identityKeys: new Map(Object.entries(identityKeys)),
   unfiled: {
     role: new Map(Object.entries(unfiled.role ?? {})),
     org: new Map(Object.entries(unfiled.org ?? {})),
-    user: new Map(Object.entries(unfiled.user ?? {}))
+    user: new Map(Object.entries(unfiled.user ?? {})),
+    identity: new Map(Object.entries(unfiled.identity ?? {}))
   }
 })
 const registry = state({
@@ -187,4 +192,42 @@ t.test('prune: a user\'s deletion names the active personal keys it revokes', as
     { op: 'delete', kind: 'user', name: 'bob', revokesKeys: undefined }
   ], 'alice\'s keys are revoked with her; bob has none')
   t.same(planRegistry(kept, held, false).changes, [], 'without prune: nothing')
+})
+
+t.test('planRegistry: identities created, changed, pruned; one with active keys never pruned; never moved; external ids unique', async (t) => {
+  const held = state({
+    identity: {
+      c1: { org: 'acme', external_id: 'x1', meta: '{"plan":"pro"}', credits: '50' },
+      c2: { org: 'acme', external_id: 'x2' },
+      c3: { org: 'globex', external_id: 'x3' }
+    }
+  }, {}, {}, {}, { c2: ['IdKey1'] })
+  const want = file({
+    identity: {
+      c1: rec(3, { org: 'acme', external_id: 'x1', meta: '{ "plan": "pro" }', quota: '100/day' }),
+      c2: rec(4, { org: 'acme', external_id: 'x2' }),
+      c4: rec(5, { org: 'acme', external_id: 'x4', credits: '10' })
+    }
+  })
+  const plan = planRegistry(want, held, true)
+  t.same(plan.problems, [], 'c3 has no key: pruned')
+  t.match(plan.changes, [
+    { op: 'change', kind: 'identity', name: 'c1', fields: [{ field: 'quota', from: undefined, to: '100/day' }], fromOrg: 'acme' },
+    { op: 'create', kind: 'identity', name: 'c4', fields: [{ field: 'org', to: 'acme' }, { field: 'external_id', to: 'x4' }, { field: 'credits', to: '10' }] },
+    { op: 'delete', kind: 'identity', name: 'c3', fromOrg: 'globex' }
+  ], 'meta compared as stored JSON; credits kept when the file does not name them')
+  t.equal(plan.changes.length, 3)
+
+  const withoutC2 = file({ identity: { c1: rec(3, { org: 'acme', external_id: 'x1', meta: '{"plan":"pro"}', credits: '50' }) } })
+  const refused = planRegistry(withoutC2, held, true)
+  t.match(refused.problems, [{ path: 'identities.c2', message: /--prune would delete identity "c2", which has 1 active key\(s\) \(IdKey1\)/ }])
+  t.notOk(refused.changes.some((c) => c.name === 'c2'), 'c2 not deleted')
+  t.same(planRegistry(withoutC2, held, false).changes, [], 'without prune: nothing')
+
+  const moved = planRegistry(file({ identity: { c3: rec(3, { org: 'acme', external_id: 'x3' }) } }), held, false)
+  t.match(moved.problems, [{ path: 'identities.c3.org', message: /never moves to another org/ }])
+  const taken = planRegistry(file({ identity: { c9: rec(3, { org: 'acme', external_id: 'x2' }) } }), held, false)
+  t.match(taken.problems, [{ path: 'identities.c9.external_id', message: 'external id "x2" already names identity "c2" in org acme' }])
+  const scoped = planRegistry(file({ identity: {} }, 'acme'), held, true)
+  t.notOk(scoped.changes.some((c) => c.name === 'c3'), 'a file with org: prunes that org\'s identities only')
 })
