@@ -65,7 +65,9 @@ t.test('a metered key\'s chart shows what is left and the burn-down', async (t) 
 
       // an unmetered key: no allowances, no burn-down
       await page.click(`#keys-body tr[data-key-id="${plain.id}"] button[data-action=usage]`)
-      t.ok(await page.waitForFunction("document.getElementById('usage-quota').hidden === true") !== null, 'no allowance listed')
+      // (a locator's wait: waitForFunction evaluates its predicate in the page, which the console's CSP forbids)
+      await page.locator('#usage-quota').waitFor({ state: 'hidden' })
+      t.ok(await page.locator('#usage-quota').isHidden(), 'no allowance listed')
       await page.locator('#usage-chart canvas').first().waitFor()
       t.equal(await page.locator('#usage-chart').getAttribute('data-burn-down'), '', 'no burn-down')
       t.same(w.problems, [], 'no console errors, failed requests or CSP violations')
