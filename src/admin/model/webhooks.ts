@@ -1,4 +1,5 @@
 /** Webhook endpoints and their deliveries as the admin wing shows them (docs/webhooks.md): never the secret. */
+import type { Delivery } from '../../webhooks/deliveries.js'
 
 export interface WebhookView {
   id: string
@@ -16,16 +17,5 @@ export interface CreatedWebhook extends WebhookView {
   secret: string
 }
 
-export interface DeliveryView {
-  id: string
-  event_id: string
-  type: string
-  status: 'pending' | 'retrying' | 'delivered' | 'failed'
-  attempts: number
-  last_status?: number
-  last_error?: string
-  latency_ms?: number
-  created_at: string
-  last_attempt_at?: string
-  next_attempt_at?: string
-}
+/** A delivery as listed: the record the dispatcher keeps (src/webhooks/deliveries.ts), without its endpoint or body. */
+export type DeliveryView = Omit<Delivery, 'endpoint' | 'body'>
