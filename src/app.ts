@@ -214,18 +214,12 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   // the audit trail shipped as OpenTelemetry logs, with audit.otlp_endpoint (src/admin/audit-export/)
   const auditExport = await startAuditExport(config, logger, metrics)
   if (auditExport !== undefined) lifecycle.add(auditExport)
+  // what every request front end is given: the decision, what it records of each request, its outputs
+  const frontEnd = { config, logger, decider, usage, counter: counting, requests, metrics, assertions, tracing }
   const data = await buildDataPlane({
-    config,
-    logger,
-    decider,
+    ...frontEnd,
     redecider,
     tracking,
-    usage,
-    counter: counting,
-    requests,
-    metrics,
-    assertions,
-    tracing,
     upstreams,
     routes: decisions.routes,
     upstreamCost: costs,
@@ -237,24 +231,12 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   const admin = await buildAdminPlane(adminOptions)
   const ops = config.ops_listen !== undefined ? await buildOpsPlane(adminOptions) : undefined
   const authz = config.authz_listen !== undefined
-    ? await buildAuthorizerPlane({
-      config,
-      logger,
-      decider,
-      usage,
-      counter: counting,
-      requests,
-      metrics,
-      assertions,
-      tracing,
-      upstreamCost: costs,
-      verifier
-    })
+    ? await buildAuthorizerPlane({ ...frontEnd, upstreamCost: costs, verifier })
     : undefined
   // (gRPC and Envoy's protos are loaded only when the gRPC authorizer is on)
   const authzGrpc = config.authz_grpc_listen !== undefined
     ? await (await import('./authorizer-grpc/grpc-authorizer.js')).buildGrpcAuthorizer({
-      config, logger, decider, usage, counter: counting, requests, metrics, assertions, tracing, health
+      ...frontEnd, health
     })
     : undefined
   // first to stop: no new request, and those in flight answered (and counted)

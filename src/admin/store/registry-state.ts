@@ -101,6 +101,16 @@ export function writeChange (
     }
     return
   }
+  const set = writeFields(tx, key, c)
+  tx.sadd(index, c.name)
+  if (c.kind === 'user' && set.org !== undefined) {
+    tx.sadd(ctx.keys.orgUsers(set.org), c.name)
+    if (c.fromOrg !== undefined && c.fromOrg !== set.org) tx.srem(ctx.keys.orgUsers(c.fromOrg), c.name)
+  }
+}
+
+/** A record's fields as the change leaves them: set or removed; the values set. */
+function writeFields (tx: ChainableCommander, key: string, c: Change): Record<string, string> {
   const set: Record<string, string> = {}
   const removed: string[] = []
   for (const f of c.fields) {
@@ -109,11 +119,7 @@ export function writeChange (
   }
   if (Object.keys(set).length > 0) tx.hset(key, set)
   if (removed.length > 0) tx.hdel(key, ...removed)
-  tx.sadd(index, c.name)
-  if (c.kind === 'user' && set.org !== undefined) {
-    tx.sadd(ctx.keys.orgUsers(set.org), c.name)
-    if (c.fromOrg !== undefined && c.fromOrg !== set.org) tx.srem(ctx.keys.orgUsers(c.fromOrg), c.name)
-  }
+  return set
 }
 
 /**
@@ -128,14 +134,7 @@ function writeIdentityChange (ctx: StoreContext, tx: ChainableCommander, c: Chan
     return
   }
   const key = ctx.keys.identity(c.name)
-  const set: Record<string, string> = {}
-  const removed: string[] = []
-  for (const f of c.fields) {
-    if (f.to === undefined) removed.push(f.field)
-    else set[f.field] = f.to
-  }
-  if (Object.keys(set).length > 0) tx.hset(key, set)
-  if (removed.length > 0) tx.hdel(key, ...removed)
+  const set = writeFields(tx, key, c)
   tx.sadd(ctx.keys.identities, c.name)
   const org = set.org ?? c.fromOrg
   const external = field('external_id')
