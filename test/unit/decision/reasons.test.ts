@@ -92,6 +92,12 @@ const decided: Row[] = [
   { what: 'a personal key without its user', world: { chain: chain({ user: null }) }, reason: 'user_missing', code: 'unauthorized' },
   { what: 'a deactivated user', world: { chain: chain({ user: parseUserRecord({ org: 'acme', role: 'reader', status: 'deactivated' }) }) }, reason: 'user_deactivated', code: 'unauthorized' },
   { what: 'a user of another org than the key', world: { chain: chain({ user: parseUserRecord({ org: 'umbrella', role: 'reader', status: 'active' }) }) }, reason: 'org_mismatch', code: 'unauthorized' },
+  {
+    what: 'a BOT key naming an identity whose record does not exist',
+    world: { chain: chain({ key: keyRecord({ type: 'bot', user: undefined, role: 'reader', identity: 'cust-1' }), user: undefined, identity: null }) },
+    reason: 'identity_missing',
+    code: 'unauthorized'
+  },
   { what: 'a rule for another org', world: { chain: chain() }, target: '/api/v1/orgs/umbrella/projects', reason: 'org_mismatch', code: 'forbidden' },
   { what: 'a key record that does not parse', world: { chain: chain({ key: INVALID }) }, reason: 'invalid_record', code: 'unauthorized' },
   { what: 'a registry record of the wrong Redis type', world: { failure: wrongType }, reason: 'invalid_record', code: 'unauthorized' },

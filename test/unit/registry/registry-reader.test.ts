@@ -10,18 +10,19 @@ import { MALFORMED } from '../../../src/config/rate-limit.js'
 
 const HASH = 'ab'.repeat(32)
 type V = string | null
-/** a reply: the key's first 14 fields, user found + 3, role name, role found + 2, org's 3, the key's last 2 */
-function reply (o: { key?: Partial<Record<typeof KEY_FIELDS[number], V>>, user?: [V, V, V] | null, roleName?: string, role?: [V, V] | null, org?: V } = {}): Array<string | number | null> {
+/** a reply: the key's 18 fields, user found + 3, role name, role found + 2, the org's 3, identity found + 6 */
+function reply (o: { key?: Partial<Record<typeof KEY_FIELDS[number], V>>, user?: [V, V, V] | null, roleName?: string, role?: [V, V] | null, org?: V, identity?: [V, V, V, V, V, V] | null } = {}): Array<string | number | null> {
   const key = { type: 'personal', hash: HASH, org: 'acme', status: 'active', user: 'alice', role: null, expires_at: null, rate_limit: null, ...o.key }
   const user = o.user === undefined ? ['acme', 'reader', 'active'] : o.user
   const role = o.role === undefined ? ['users:read', null] : o.role
+  const identity = o.identity === undefined ? null : o.identity
   return [
-    ...KEY_FIELDS.slice(0, 14).map((f) => key[f] ?? null),
+    ...KEY_FIELDS.map((f) => key[f] ?? null),
     user === null ? 0 : 1, ...(user ?? [null, null, null]),
     o.roleName ?? 'reader',
     role === null ? 0 : 1, ...(role ?? [null, null]),
     o.org ?? null, null, null,
-    ...KEY_FIELDS.slice(14).map((f) => key[f] ?? null)
+    identity === null ? 0 : 1, ...(identity ?? [null, null, null, null, null, null])
   ]
 }
 
@@ -55,6 +56,11 @@ t.test('each shape of reply keeps its meaning', async (t) => {
   t.equal(chainOf(reply({ key: { expires_at: 'soon' } })).key, INVALID, 'a garbage expires_at')
   t.same((chainOf(reply({ key: { scope: 'users:read', allowed_cidrs: '::1' } })).key as KeyRecord).restriction?.scope?.permissions, ['users:read'], 'the scope, read')
   t.equal(chainOf(reply({ key: { scope: 'Users' } })).key, INVALID, 'a scope outside the grammar')
+  const named = { type: 'bot', user: null, role: 'reader', identity: 'cust-1' }
+  t.equal(chainOf(reply({ key: named, user: null })).identity, null, 'a BOT key naming an identity that does not exist')
+  t.match(chainOf(reply({ key: named, user: null, identity: ['acme', 'ext-1', null, '5/1s', null, null] })).identity, { org: 'acme' }, 'the identity it names, read')
+  t.equal(chainOf(reply({ key: named, user: null, identity: [null, null, null, null, null, null] })).identity, INVALID, 'an identity hash with none of the fields')
+  t.equal(chainOf(reply({ identity: ['acme', 'ext-1', null, null, null, null] })).identity, undefined, 'a key naming no identity reads none')
 })
 
 t.test('the positional parsers are the object parsers', async (t) => {
