@@ -33,6 +33,6 @@ export const RequestLogSchema = Type.Object({
   per_key: Type.Integer({ minimum: 1, maximum: 1_000, default: 100 }),
   /** how often each instance writes the decisions it holds */
   flush_ms: Type.Integer({ minimum: 50, maximum: 5_000, default: 1_000 }),
-  /** decisions held in memory between two writes, at most; past it they are dropped and counted */
+  /** decisions taken between two writes, at most (of each key its last per_key held); past it dropped and counted */
   max_buffered: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20_000 })
 }, { additionalProperties: false, default: {} })

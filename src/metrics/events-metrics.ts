@@ -28,8 +28,8 @@ export interface AuditExportStats {
 export function requestLogMetrics (registry: Registry, read: () => RequestLogStats): void {
   const r = registrar(registry)
   r.level('keygate_request_log_held',
-    'Decisions held in memory for the per-key request log, waiting for the next write (at most ' +
-    'request_log.max_buffered).', 'sum', () => read().held)
+    'Decisions taken for the per-key request log since the last write (at most request_log.max_buffered; ' +
+    'of each key its last request_log.per_key are held).', 'sum', () => read().held)
   r.total('keygate_request_log_written_total', 'Decisions written to the per-key request log in Redis.',
     () => read().written)
   r.total('keygate_request_log_dropped_total',

@@ -1,9 +1,11 @@
 /**
  * Each key's last decisions (`request_log`, docs/request-log.md), kept off the request
- * path as the usage counts are (counter.ts): a request appends one small record to an
- * in-memory buffer (`record`, no Redis round trip), and a timer writes the buffer every
- * `flushMs` in one pipeline: per key an LPUSH of its new records (newest first), an
- * LTRIM to `perKey` and an EXPIRE of 24 h.
+ * path as the usage counts are (counter.ts): a request writes one small record into its
+ * key's ring of `perKey` records in memory (`record`, no Redis round trip), and a timer
+ * writes the rings every `flushMs` in one pipeline: per key an LPUSH of its new records
+ * (newest first), an LTRIM to `perKey` and an EXPIRE of 24 h. Only a key's last `perKey`
+ * records can survive that trim, so a ring holds no more: a busy key's record overwrites
+ * its oldest one in place, and a request allocates nothing.
  *
  * A record holds the time, method, path (its query cut off, anything key-shaped as its
  * key id at most: src/redact.ts), status, reason, latency, client address and trace id;
@@ -12,8 +14,9 @@
  * or whose secret does not match, names no key of its holder, so nobody who merely
  * knows a key id can push that key's history out.
  *
- * Bounds: at most `maxBuffered` records wait in memory between two writes (past it,
- * new records are dropped and counted: the log is advisory); in Redis each key's list
+ * Bounds: at most `maxBuffered` records are taken between two writes (past it, new
+ * records are dropped and counted: the log is advisory), and at most `perKey` of a key's
+ * are held; in Redis each key's list
  * holds `perKey` records at most and expires 24 h after its last write.
  *
  * Layout: `<prefix>requests:{<keyId>}`, a list of JSON arrays
@@ -45,19 +48,30 @@ export interface KeyRequestRecord {
   trace_id: string
 }
 
-/** One decision as the buffer holds it, until the next write. */
+/** One decision as a ring holds it, until the next write or a newer decision of its key takes its place. */
 class Held {
   constructor (
-    readonly keyId: string,
-    readonly at: number,
-    readonly method: string,
-    readonly path: string,
-    readonly status: number,
-    readonly reason: string,
-    readonly ms: number,
-    readonly client: string,
-    readonly traceId: string
+    public at: number,
+    public method: string,
+    public path: string,
+    public status: number,
+    public reason: string,
+    public ms: number,
+    public client: string,
+    public traceId: string
   ) {}
+}
+
+/**
+ * A key's last decisions since the last write, once it has more than one: at most `perKey`, the oldest at `next`
+ * once it is full.
+ */
+class Ring {
+  readonly items: Held[]
+  next = 0
+  constructor (first: Held, second: Held) {
+    this.items = [first, second]
+  }
 }
 
 export interface KeyRequestsOptions {
@@ -80,7 +94,10 @@ export function keyRequestsOptions (c: Config['request_log']): Omit<KeyRequestsO
 }
 
 export class KeyRequests {
-  private buffer: Held[] = []
+  /** each key's decision, or ring of them, in the order of the keys' first decision since the last write */
+  private rings = new Map<string, Held | Ring>()
+  /** decisions taken since the last write (those a newer one replaced in its ring included) */
+  private taken = 0
   private writing: Promise<void> | undefined
   private readonly timer: NodeJS.Timeout | undefined
   private readonly redact: Redactor
@@ -103,55 +120,92 @@ export class KeyRequests {
     }
   }
 
-  /** Hot path: one decision of `keyId` (an array push; nothing when the key was not presented whole). */
+  /**
+   * Hot path: one decision of `keyId` (nothing when the key was not presented whole). A key's ring
+   * full: the record overwrites its oldest, which the trim would drop (no allocation).
+   */
   record (
     keyId: string, reason: Reason | undefined, method: string, path: string, status: number, ms: number,
     client: string | undefined, traceId: string, now: number
   ): void {
     if (!this.enabled || reason === undefined || !namesKey(reason)) return
-    if (this.buffer.length >= this.o.maxBuffered) {
+    if (this.taken >= this.o.maxBuffered) {
       this.dropped++
       return
     }
+    this.taken++
+    const c = client ?? ''
+    const kept = this.rings.get(keyId)
     // (the key id and the path are views into the request's own strings: flat copies are held)
-    this.buffer.push(new Held(flatCopy(keyId), now, method, flatCopy(path), status, reason, ms, client ?? '', traceId))
+    if (kept === undefined) {
+      this.rings.set(flatCopy(keyId), new Held(now, method, flatCopy(path), status, reason, ms, c, traceId))
+      return
+    }
+    let h: Held
+    if (kept instanceof Ring) {
+      const items = kept.items
+      if (items.length < this.o.perKey) {
+        items.push(new Held(now, method, flatCopy(path), status, reason, ms, c, traceId))
+        return
+      }
+      h = items[kept.next] as Held
+      kept.next = kept.next + 1 === items.length ? 0 : kept.next + 1
+    } else if (this.o.perKey > 1) {
+      // (the map keeps its flat copy of the key id)
+      this.rings.set(keyId, new Ring(kept, new Held(now, method, flatCopy(path), status, reason, ms, c, traceId)))
+      return
+    } else {
+      h = kept
+    }
+    h.at = now
+    h.method = method
+    // (the same path as the record it replaces, as a busy key's often is: its copy is kept)
+    if (h.path !== path) h.path = flatCopy(path)
+    h.status = status
+    h.reason = reason
+    h.ms = ms
+    h.client = c
+    h.traceId = traceId
   }
 
-  /** records waiting for the next write (tests, metrics) */
-  get held (): number { return this.buffer.length }
+  /** decisions taken since the last write, those a newer one of their key replaced included (tests, metrics) */
+  get held (): number { return this.taken }
 
-  /** Writes what the buffer holds: one pipeline, one write at a time. */
+  /** Writes what the rings hold: one pipeline, one write at a time. */
   async flush (): Promise<void> {
     while (this.writing !== undefined) await this.writing
-    if (this.buffer.length === 0) return
-    const batch = this.buffer
-    this.buffer = []
-    this.writing = this.write(batch).finally(() => { this.writing = undefined })
+    if (this.taken === 0) return
+    const rings = this.rings
+    const taken = this.taken
+    this.rings = new Map()
+    this.taken = 0
+    this.writing = this.write(rings, taken).finally(() => { this.writing = undefined })
     await this.writing
   }
 
-  private async write (batch: Held[]): Promise<void> {
-    const perKey = new Map<string, Held[]>()
-    for (const h of batch) {
-      let list = perKey.get(h.keyId)
-      if (list === undefined) perKey.set(h.keyId, list = [])
-      list.push(h)
-    }
+  private async write (rings: Map<string, Held | Ring>, taken: number): Promise<void> {
     const line = this.redis.pipeline()
-    for (const [keyId, list] of perKey) {
+    for (const [keyId, held] of rings) {
       const name = this.keys.keyRequests(keyId)
-      // (only the last perKey of them can survive the trim: the older ones are not sent)
-      line.lpush(name, ...list.slice(-this.o.perKey).map((h) => this.encode(h)))
+      // oldest first: LPUSH leaves the newest at the head
+      const encoded: string[] = []
+      if (held instanceof Ring) {
+        const { items, next } = held
+        for (let i = 0; i < items.length; i++) encoded.push(this.encode(items[(next + i) % items.length] as Held))
+      } else {
+        encoded.push(this.encode(held))
+      }
+      line.lpush(name, ...encoded)
       line.ltrim(name, 0, this.o.perKey - 1)
       line.expire(name, KEPT_S)
     }
     try {
       const replies = (await line.exec()) ?? []
       for (const [err] of replies) if (err !== null) throw err
-      this.written += batch.length
+      this.written += taken
       this.failing = false
     } catch (err: unknown) {
-      this.dropped += batch.length
+      this.dropped += taken
       if (!this.failing) this.o.onError?.(err)
       this.failing = true
     }

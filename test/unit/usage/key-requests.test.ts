@@ -49,6 +49,49 @@ t.test('the last per_key decisions of each key, newest first, trimmed and expiri
   t.same(await readKeyRequests(client, keys, 'AAAAAAAAAAAAAAAA', { limit: 1 }).then((l) => l.length), 1)
 })
 
+t.test('a busy key: its ring keeps its last per_key decisions in order, every decision counted', async (t) => {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const client = new Redis(redis.url)
+  t.teardown(() => { client.disconnect() })
+  const keys = redisKeys(uniquePrefix())
+  const log = new KeyRequests(client, keys, { perKey: 5, maxBuffered: 1000, flushMs: 60_000, keyPrefix: 'kg_' })
+  t.teardown(async () => { await log.stop() })
+  for (let round = 0; round < 2; round++) {
+    // 1,002 decisions: the ring wraps 200 times, the last two are past max_buffered
+    for (let i = 0; i < 1002; i++) {
+      log.record('EEEEEEEEEEEEEEEE', 'allowed', 'GET', `/r${round}/${i}`, 200, 1, '10.0.0.5', TRACE, 10_000 + i)
+    }
+    t.equal(log.held, 1000, 'every decision taken is held until the write')
+    await log.flush()
+    t.equal(log.written, 1000 * (round + 1))
+    t.equal(log.dropped, 2 * (round + 1), 'past max_buffered: dropped and counted')
+    const list = await readKeyRequests(client, keys, 'EEEEEEEEEEEEEEEE', { limit: 10 })
+    t.same(list.map((r) => r.path), [999, 998, 997, 996, 995].map((i) => `/r${round}/${i}`),
+      'the last five taken, newest first, trimmed to five in Redis')
+    t.equal(list[0]?.time, new Date(10_999).toISOString())
+  }
+})
+
+t.test('per_key 1: each key keeps its last decision', async (t) => {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const client = new Redis(redis.url)
+  t.teardown(() => { client.disconnect() })
+  const keys = redisKeys(uniquePrefix())
+  const log = new KeyRequests(client, keys, { perKey: 1, maxBuffered: 100, flushMs: 60_000, keyPrefix: 'kg_' })
+  t.teardown(async () => { await log.stop() })
+  for (let i = 0; i < 3; i++) {
+    log.record('FFFFFFFFFFFFFFFF', 'allowed', 'GET', `/f/${i}`, 200, 1, '', TRACE, 1000 + i)
+    log.record('GGGGGGGGGGGGGGGG', 'allowed', 'GET', '/g', 200, 1, '', TRACE, 1000 + i)
+  }
+  await log.flush()
+  t.equal(log.written, 6)
+  t.same((await readKeyRequests(client, keys, 'FFFFFFFFFFFFFFFF', { limit: 5 })).map((r) => r.path), ['/f/2'])
+  t.same((await readKeyRequests(client, keys, 'GGGGGGGGGGGGGGGG', { limit: 5 })).map((r) => r.time),
+    [new Date(1002).toISOString()])
+})
+
 t.test('bounded in memory and in Redis with 100,000 active keys (measured)', async (t) => {
   const redis = await startRedis()
   t.teardown(() => redis.stop())
