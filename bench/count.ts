@@ -7,6 +7,7 @@
 //                                           reference (fastify + @fastify/reply-from), keygate, keygate-nolog,
 //                                           keygate-nousage (usage counting off), keygate-tracing,
 //                                           keygate-limited, keygate-metered (a rate limit, a quota; usage off),
+//                                           keygate-strip (the strip_prefix row: a second route, its prefix cut),
 //                                           keygate-cold (the cold-keys row: BENCH_COLD_KEYS distinct
 //                                           keys cycled in order, each request a miss; prints the
 //                                           registry reads per request),
@@ -23,7 +24,7 @@ import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { coldKeys, nextColdAuthorization } from './cold-keys.js'
 import { count, type Counted } from './instructions.js'
-import { benchKeys, registryCalls, startKeygate } from './keygate.js'
+import { benchKeys, registryCalls, startKeygate, STRIP_PREFIX } from './keygate.js'
 import { perRequest } from './load.js'
 import { stopAll, type Launcher } from './process.js'
 import { BENCH_PATH, startBaseline, startHello, startOrigin } from './servers.js'
@@ -75,6 +76,8 @@ interface Target {
   /** headers made for each request (the cold keys' Authorization) */
   headersFor?: () => Record<string, string>
   host?: string
+  /** the path asked for; BENCH_PATH (a decision: `/`) unless set */
+  path?: string
   authz?: boolean
   usageWrites?: () => Promise<number>
   /** the registry reads (EVALSHA) in the counted window, per request */
@@ -198,6 +201,12 @@ const targets: Record<string, Target> = {
       }),
     headers: { authorization: `Bearer ${benchKeys.metered.key}` }
   },
+  'keygate-strip': {
+    start: async () =>
+      await startKeygate(ctx, 'keygate-strip', { ...kg, stripPrefix: true, launcher: launcher('keygate-strip') }),
+    headers: personal,
+    path: STRIP_PREFIX + BENCH_PATH
+  },
   'keygate-tracing': {
     start: async () =>
       await startKeygate(ctx, 'keygate-tracing', {
@@ -236,7 +245,7 @@ try {
     if (t === undefined) throw new Error(`unknown target ${name}: ${Object.keys(targets).join(', ')}`)
     if (cpuProf !== undefined) {
       const server = await t.start()
-      const url = `http://127.0.0.1:${server.port}${t.authz === true ? '/' : BENCH_PATH}`
+      const url = `http://127.0.0.1:${server.port}${t.path ?? (t.authz === true ? '/' : BENCH_PATH)}`
       await autocannon({
         url,
         headers: t.headers,
@@ -257,7 +266,7 @@ try {
       headersFor: t.headersFor,
       dir,
       amounts: { warmUp, measured },
-      path: t.authz === true ? '/' : BENCH_PATH,
+      path: t.path ?? (t.authz === true ? '/' : BENCH_PATH),
       reads: t.usageWrites ?? t.reads
     })
     rows.push({ ...c, target: name })
