@@ -82,8 +82,10 @@ export interface RedisKeys {
   webhook: (id: string) => string
   /** set of every webhook endpoint id */
   webhooks: string
-  /** stream of events waiting to be fanned out to endpoints (consumer group `dispatch`) */
+  /** stream of `key.expiring` and `quota.threshold` events waiting to be fanned out (consumer group `dispatch`) */
   webhookEvents: string
+  /** string: the id of the last audit entry whose events were fanned out to endpoints (src/webhooks/follow.ts) */
+  webhookCursor: string
   /** sorted set of delivery ids by their next attempt (score: epoch ms) */
   webhookDue: string
   /** one delivery of one event to one endpoint (hash, expires once settled) */
@@ -136,6 +138,7 @@ export function redisKeys (prefix: string): RedisKeys {
     webhook: (id) => `${prefix}webhook:${id}`,
     webhooks: `${prefix}webhooks`,
     webhookEvents: `${prefix}webhook-events`,
+    webhookCursor: `${prefix}webhook-cursor`,
     webhookDue: `${prefix}webhook-due`,
     webhookDelivery: (id) => `${prefix}webhook-delivery:${id}`,
     webhookDeliveries: (id) => `${prefix}webhook-deliveries:${id}`,
