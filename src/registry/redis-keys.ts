@@ -78,6 +78,8 @@ export interface RedisKeys {
   shadowRecent: (keyId: string) => string
   /** sorted set of key ids by `expires_at` (score: epoch ms), for `key.expiring` (src/webhooks/expiring.ts) */
   keyExpiry: string
+  /** string: where the once-per-deployment fill of `keyExpiry` goes on (a SCAN cursor), `done` once it is over */
+  keyExpiryBackfill: string
   /** a webhook endpoint (hash: url, events, org, secret, ...), docs/webhooks.md */
   webhook: (id: string) => string
   /** set of every webhook endpoint id */
@@ -135,6 +137,7 @@ export function redisKeys (prefix: string): RedisKeys {
     shadowRefusals: (id) => `${prefix}shadow:{${id}}`,
     shadowRecent: (id) => `${prefix}shadow:{${id}}:recent`,
     keyExpiry: `${prefix}key-expiry`,
+    keyExpiryBackfill: `${prefix}key-expiry:backfill`,
     webhook: (id) => `${prefix}webhook:${id}`,
     webhooks: `${prefix}webhooks`,
     webhookEvents: `${prefix}webhook-events`,

@@ -9,7 +9,7 @@
  *      entries another instance read and never settled (it crashed); per entry, one
  *      transaction writes a delivery for each endpoint that wants it and XACKs the entry;
  *   2. queues `key.expiring` for keys whose expiry comes within `expiring_before`
- *      (expiring.ts);
+ *      (expiring.ts), once the index by expiry holds the keys from before it (backfill.ts);
  *   3. sends the due deliveries it claimed (deliveries.ts: a lease in Redis, one
  *      instance per delivery), each signed (send.ts), and settles each: delivered,
  *      retried after base_delay_ms x 2^(attempts - 1) (at most max_delay_ms), or failed
@@ -28,6 +28,7 @@ import { parseDuration } from '../config/duration.js'
 import type { WebhooksConfig } from '../config/schema.js'
 import { duplicateClient, type RegistryClient } from '../registry/redis-client.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
+import { backfillStep } from './backfill.js'
 import { claimDue, drop, readDeliveries, settle, writeDeliveries, type Delivery } from './deliveries.js'
 import { readEndpoints, type Endpoint } from './endpoints.js'
 import { queueExpiring } from './expiring.js'
@@ -38,6 +39,8 @@ export const GROUP = 'dispatch'
 /** an entry read and not settled for this long is taken over by another instance */
 const CLAIM_IDLE_MS = 30_000
 const BATCH = 100
+/** keys one backfill step's SCAN looks at */
+const BACKFILL_COUNT = 1000
 
 export interface DispatcherOptions {
   /** a connection of its own */
@@ -62,6 +65,8 @@ export class Dispatcher implements Background {
   private round: Promise<void> | undefined
   private stopped = false
   private grouped = false
+  /** the index by expiry holds every key (backfill.ts): `key.expiring` may be claimed */
+  private backfilled = false
   /** a connection of its own, for the steps that WATCH; opened once an endpoint exists */
   private own: RegistryClient | undefined
 
@@ -115,8 +120,9 @@ export class Dispatcher implements Background {
       if (endpoints.length === 0) return busy && !this.stopped
       const own = await this.ownConnection()
       busy = await followAudit(own, this.o.keys, endpoints, BATCH) || busy
-      await queueExpiring(this.o.redis, this.o.keys, Date.now(), this.expiringMs)
-      busy = await this.deliver(new Map(endpoints.map((e) => [e.id, e]))) || busy
+      if (!this.backfilled) this.backfilled = await backfillStep(own, this.o.keys, BACKFILL_COUNT)
+      if (this.backfilled) await queueExpiring(this.o.redis, this.o.keys, Date.now(), this.expiringMs)
+      busy = await this.deliver(new Map(endpoints.map((e) => [e.id, e]))) || !this.backfilled || busy
     } catch (err) {
       this.o.onError('round', err)
     }

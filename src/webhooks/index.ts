@@ -13,6 +13,7 @@
  *   follow.ts        the audit trail followed from a cursor: admin changes' events fanned out
  *   send.ts          one signed attempt (standardwebhooks, undici)
  *   expiring.ts      `key.expiring` from the index by expiry
+ *   backfill.ts      the keys from before the index added to it, once per deployment
  *   publisher.ts     quota thresholds, queued
  *   dispatcher.ts    the loop: fan-out, expiring keys, deliveries and retries
  */
