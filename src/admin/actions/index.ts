@@ -191,6 +191,11 @@ export class AdminActions {
     return await identities.listIdentities(this.a, org)
   }
 
+  async identityKeys (id: string): Promise<KeyView[]> { return await identities.identityKeys(this.a, id) }
+  async identityUsage (id: string, range: UsageRange): Promise<{ keys: number, points: UsagePoint[] }> {
+    return await identities.identityUsage(this.a, id, range)
+  }
+
   /** An SSO sign-in, audited as `session.begin` with the claim that matched. */
   async recordSignIn (user: string, org: string, by: { claim: 'sub' | 'email', value: string }): Promise<void> {
     await audit.recordSignIn(this.a, user, org, by)
