@@ -44,6 +44,9 @@ t.test('every answer shape encodes to proto-loader\'s bytes', async (t) => {
   const shapes: Array<[string, CheckResponse]> = [
     ['allowed', okResponse(allowed, undefined)],
     ['allowed, rate-limited headers', okResponse(allowed, { 'ratelimit-limit': '10', 'ratelimit-remaining': '9' })],
+    ['allowed, an assertion (lengths over 127 bytes), a non-ASCII and an empty value', okResponse({
+      ...allowed, headers: { ...allowed.headers, 'x-auth-assertion': 'e'.repeat(20_000), 'x-auth-user-id': 'zoë', 'x-e': '' }
+    }, undefined)],
     ['allowed, nothing to remove', okResponse({ ...allowed, remove: { names: [], list: '' } }, undefined)],
     ['refused 401', deniedResponse('unauthorized', 'r2', { 'www-authenticate': 'Bearer realm="keygate"' })],
     ['refused 503', deniedResponse('service_unavailable', 'r3', {})],
