@@ -75,8 +75,8 @@ async function grpcLoad (port: number, sec: number, rate?: number): Promise<{ an
   const loop = async (client: grpc.Client): Promise<void> => {
     const check = (client as unknown as { Check: Check }).Check.bind(client)
     while (Date.now() < until) {
-      const due = rate === undefined ? 0 : started + (sent++ * 1000) / rate
-      if (due > Date.now()) await delay(due - Date.now())
+      const wait = rate === undefined ? 0 : started + (sent++ * 1000) / rate - Date.now()
+      if (wait > 0) await delay(wait)
       await new Promise<void>((resolve) => {
         check(request, (err, res) => {
           answered++
