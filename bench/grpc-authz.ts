@@ -17,7 +17,7 @@ import { loadSync } from '@grpc/proto-loader'
 import { setTimeout as delay } from 'node:timers/promises'
 import { EXTERNAL_AUTH_PROTO, includeDirs, LOAD_OPTIONS } from '@keygate/gateway/dist/authorizer-grpc/envoy-protos.js'
 import type { ExtraResult } from './extras.js'
-import { benchKeys, startKeygate, type KeygateServer } from './keygate.js'
+import { benchKeys, startKeygate } from './keygate.js'
 import { runRound } from './load.js'
 import { machineBusySeconds, treeCpuSeconds } from './procfs.js'
 import { BENCH_PATH, startGrpcHello } from './servers.js'
@@ -148,7 +148,8 @@ export async function grpcAuthz (ctx: ScenarioContext): Promise<ExtraResult> {
     const ratio = ratioOf(sameRate)
     const row = (name: string, ms: Measure[], r: string): string =>
       `| ${name} | ${median(ms.map((m) => m.perSec)).toFixed(0)} | ` +
-      `${median(ms.map((m) => m.cpuUsPerDecision)).toFixed(1)} | ${r} | ${median(ms.map((m) => m.otherPct)).toFixed(0)}% | ` +
+      `${median(ms.map((m) => m.cpuUsPerDecision)).toFixed(1)} | ${r} | ` +
+      `${median(ms.map((m) => m.otherPct)).toFixed(0)}% | ` +
       `${ms.reduce((s, m) => s + m.refused, 0)} |`
     const markdown = [
       '### The gRPC authorizer beside the HTTP authorizer (one process, personal key cached)',
@@ -161,7 +162,8 @@ export async function grpcAuthz (ctx: ScenarioContext): Promise<ExtraResult> {
       row(`gRPC authorizer (grpc-js, ${CALLS} calls in flight on ${CHANNELS} channels)`, rpc, '1.00×'),
       row('grpc-js floor: Check answered OK, no decision, proto-loader\'s codec, at the gRPC row\'s rate', floors,
         `${ratioOf(floors).toFixed(2)}×`),
-      row('grpc-js floor, keygate\'s Check codec, at the gRPC row\'s rate', leanFloors, `${ratioOf(leanFloors).toFixed(2)}×`),
+      row('grpc-js floor, keygate\'s Check codec, at the gRPC row\'s rate', leanFloors,
+        `${ratioOf(leanFloors).toFixed(2)}×`),
       '',
       `${ROUNDS} rounds of ${ROUND_SEC} s (HTTP, gRPC, HTTP at gRPC's rate, the two floors at that rate) after ` +
       `${WARMUP_SEC} s of each; medians over rounds. The gRPC row's rate is bounded by the grpc-js client in the ` +

@@ -32,7 +32,6 @@ export function checkCodec (): CheckCodec {
   if (codec !== undefined) return codec
   const root = envoyAuthRoot()
   const request = root.lookupType('envoy.service.auth.v3.CheckRequest')
-  const response = root.lookupType('envoy.service.auth.v3.CheckResponse')
   const status = root.lookupType('google.rpc.Status')
   const denied = root.lookupType('envoy.service.auth.v3.DeniedHttpResponse')
   checkFieldNumbers(root)
@@ -94,7 +93,8 @@ function checkFieldNumbers (root: protobuf.Root): void {
     ['envoy.service.auth.v3.CheckResponse', 'ok_response', 3], ['envoy.service.auth.v3.OkHttpResponse', 'headers', 2],
     ['envoy.service.auth.v3.OkHttpResponse', 'headers_to_remove', 5],
     ['envoy.service.auth.v3.OkHttpResponse', 'response_headers_to_add', 6],
-    ['envoy.config.core.v3.HeaderValueOption', 'header', 1], ['envoy.config.core.v3.HeaderValueOption', 'append_action', 3],
+    ['envoy.config.core.v3.HeaderValueOption', 'header', 1],
+    ['envoy.config.core.v3.HeaderValueOption', 'append_action', 3],
     ['envoy.config.core.v3.HeaderValue', 'key', 1], ['envoy.config.core.v3.HeaderValue', 'value', 2]
   ]
   for (const [type, name, id] of expect) {

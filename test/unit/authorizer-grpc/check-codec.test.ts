@@ -8,6 +8,7 @@ import { checkCodec } from '../../../src/authorizer-grpc/check-codec.js'
 import { originalCheck, sourceAddress } from '../../../src/authorizer-grpc/check-request.js'
 import { deniedResponse, okResponse } from '../../../src/authorizer-grpc/check-response.js'
 import { authorizationService, type CheckResponse } from '../../../src/authorizer-grpc/envoy-protos.js'
+import type { AllowedAnswer } from '../../../src/authorizer/allowed-answer.js'
 
 const reference = authorizationService()['Check']
 if (reference === undefined) throw new Error('no Check method')
@@ -15,7 +16,7 @@ const { decode, encode } = checkCodec()
 const LIMITS = { header_count: 100, header_bytes: 16_384 }
 
 /** proto-loader's shape of the same answer: enums as their names */
-function named (r: CheckResponse): unknown {
+function named (r: CheckResponse): object {
   const opts = (list: CheckResponse['ok_response'] extends infer O ? O extends { headers: infer H } ? H : never : never) =>
     list.map((h) => ({ ...h, append_action: h.append_action === 2 ? 'OVERWRITE_IF_EXISTS_OR_ADD' : 'other' }))
   return {
@@ -36,7 +37,7 @@ function named (r: CheckResponse): unknown {
 }
 
 t.test('every answer shape encodes to proto-loader\'s bytes', async (t) => {
-  const allowed = {
+  const allowed: AllowedAnswer = {
     status: 200,
     headers: { 'x-auth-key-id': 'k1', 'x-auth-user-id': 'alice', 'x-request-id': 'r1', traceparent: '00-a-b-01' },
     remove: { names: ['authorization', 'x-auth-assertion'], list: 'authorization, x-auth-assertion' }
@@ -63,7 +64,7 @@ t.test('every answer shape encodes to proto-loader\'s bytes', async (t) => {
 })
 
 t.test('a CheckRequest reads the same decoded either way', async (t) => {
-  const requests: Array<[string, unknown]> = [
+  const requests: Array<[string, object]> = [
     ['the header map', {
       attributes: {
         source: { address: { socket_address: { address: '203.0.113.9', port_value: 40000 } } },
@@ -71,7 +72,12 @@ t.test('a CheckRequest reads the same decoded either way', async (t) => {
         request: {
           time: { seconds: 1700000000, nanos: 5 },
           http: {
-            id: '123', method: 'GET', path: '/api/v1/users?page=2', host: 'api.example', scheme: 'https', size: 0,
+            id: '123',
+            method: 'GET',
+            path: '/api/v1/users?page=2',
+            host: 'api.example',
+            scheme: 'https',
+            size: 0,
             headers: { ':authority': 'api.example', authorization: 'Bearer kg_x', 'user-agent': 'envoy' }
           }
         },
@@ -83,7 +89,8 @@ t.test('a CheckRequest reads the same decoded either way', async (t) => {
         source: { address: { pipe: { path: '/tmp/s' } } },
         request: {
           http: {
-            method: 'POST', path: '/x',
+            method: 'POST',
+            path: '/x',
             header_map: { headers: [{ key: 'authorization', raw_value: Buffer.from('Bearer y') }, { key: 'b', value: 'c' }] }
           }
         }
@@ -99,7 +106,7 @@ t.test('a CheckRequest reads the same decoded either way', async (t) => {
     t.same(originalCheck(ours, LIMITS), originalCheck(theirs, LIMITS), `${name}: the original request`)
     t.equal(sourceAddress(ours), sourceAddress(theirs), `${name}: the source address`)
   }
-  const first = decode(reference.requestSerialize(requests[0]?.[1]))
+  const first = decode(reference.requestSerialize(requests[0]?.[1] ?? {}))
   t.match(originalCheck(first, LIMITS), { ok: true, method: 'GET', target: '/api/v1/users?page=2', host: 'api.example' })
   t.equal(sourceAddress(first), '203.0.113.9')
 })
