@@ -24,7 +24,7 @@ const FLOORS = [
  */
 const ADMIN_FRONT_ENDS = [
   'api/', 'sso/', 'leaks/', 'as-code/', 'audit-export/', 'self-service.ts', 'console.ts', 'admin-plane.ts', 'metrics-route.ts',
-  'options.ts'
+  'options.ts', 'ops-routes.ts'
 ]
 const ADMIN_FLOORS = [
   ['model/'],
