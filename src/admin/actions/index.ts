@@ -19,6 +19,7 @@
  *   reads.ts           keys, users, roles, orgs and request counts, as the principal may see them:
  *                      their part of this facade is read-actions.ts, which AdminActions extends
  */
+import type { UsagePoint, UsageRange } from '../../usage/reader.js'
 import type { AdminScope } from '../model/principal.js'
 import type { ApplyResult, RegistryFile } from '../model/registry-fields.js'
 import type {
@@ -26,6 +27,7 @@ import type {
   AuditEntry,
   CreatedKey,
   IdentityView,
+  KeyView,
   OrgView,
   RefusalAggregate,
   RoleView,
@@ -185,6 +187,11 @@ export class AdminActions extends ReadActions {
 
   async listIdentities (org?: string): Promise<IdentityView[]> {
     return await identities.listIdentities(this.a, org)
+  }
+
+  async identityKeys (id: string): Promise<KeyView[]> { return await identities.identityKeys(this.a, id) }
+  async identityUsage (id: string, range: UsageRange): Promise<{ keys: number, points: UsagePoint[] }> {
+    return await identities.identityUsage(this.a, id, range)
   }
 
   /** An SSO sign-in, audited as `session.begin` with the claim that matched. */

@@ -1,8 +1,9 @@
 /**
- * /keys/:id/usage and /orgs/:org/usage: request counts per minute, hour or day
- * (src/usage/reader.ts), scoped like reading the key or the org: a key outside
- * the caller's scope is 404, existing or not; an org outside it is 404; a self principal
- * reads its own keys' usage only. A range of more than MAX_POINTS buckets is a 400.
+ * /keys/:id/usage, /orgs/:org/usage and /identities/:id/usage (the sum of its keys): request
+ * counts per minute, hour or day (src/usage/reader.ts), scoped like reading the key, the org
+ * or the identity: a key outside the caller's scope is 404, existing or not; an org or an
+ * identity outside it is 404; a self principal reads its own keys' usage only. A range of
+ * more than MAX_POINTS buckets is a 400.
  * /usage/keys reads several keys' at once (up to BATCH_MAX_KEYS, BATCH_MAX_POINTS points
  * in all), each under the same rule: a key the caller may not read is absent.
  */
@@ -13,6 +14,7 @@ import {
   BATCH_MAX_KEYS, BATCH_MAX_POINTS, bucketsOf, usageRange, type UsagePoint, type UsageRange
 } from '../../usage/reader.js'
 import { actionsOf, requireScope, type ApiContext } from './context.js'
+import { IdentityParams } from './identity-routes.js'
 import { badField } from './refusal.js'
 import { KeyParams, OrgParams } from './schemas.js'
 
@@ -50,6 +52,11 @@ const KeysUsage = Type.Object({
   }, closed))
 }, closed)
 
+/** an identity's: the sum of its keys' series, and how many keys were summed */
+const IdentityUsageSeries = Type.Object(
+  { keys: Type.Integer({ minimum: 0 }), points: UsageSeries.properties.points }, { additionalProperties: false }
+)
+
 export function usageRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: Static<typeof KeyParams>, Querystring: Static<typeof UsageQuery> }>('/keys/:id/usage', {
     schema: {
@@ -84,6 +91,20 @@ export function usageRoutes (app: FastifyInstance, ctx: ApiContext): void {
     }
     const read = await actionsOf(ctx, request).keysUsage(ids, range)
     return { keys: read.map((k) => ({ id: k.id, totals: totalsOf(k.points), points: k.points })) }
+  })
+
+  app.get<{ Params: Static<typeof IdentityParams>, Querystring: Static<typeof UsageQuery> }>('/identities/:id/usage', {
+    onRequest: requireScope('org'),
+    schema: {
+      summary: 'An identity\'s request counts over a range, the sum of its keys',
+      tags: ['usage'],
+      params: IdentityParams,
+      querystring: UsageQuery,
+      response: { 200: IdentityUsageSeries }
+    }
+  }, async (request) => {
+    const range = rangeOf(request.query, Date.now())
+    return await actionsOf(ctx, request).identityUsage(request.params.id, range)
   })
 
   app.get<{ Params: Static<typeof OrgParams>, Querystring: Static<typeof UsageQuery> }>('/orgs/:org/usage', {
