@@ -9,11 +9,48 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { BATCH_MAX_POINTS, bucketsOf, usageRange, type UsagePoint, type UsageRange } from '../../usage/reader.js'
+import { ID_LENGTH } from '../../registry/key-format.js'
+import {
+  BATCH_MAX_KEYS, BATCH_MAX_POINTS, bucketsOf, usageRange, type UsagePoint, type UsageRange
+} from '../../usage/reader.js'
 import { actionsOf, requireScope, type ApiContext } from './context.js'
 import { IdentityParams } from './identity-routes.js'
 import { badField } from './refusal.js'
-import { KeyParams, KeysUsage, KeysUsageQuery, KeyUsageSeries, OrgParams, UsageQuery, UsageSeries } from './schemas.js'
+import { KeyParams, OrgParams } from './schemas.js'
+
+const closed = { additionalProperties: false } as const
+
+/** a usage read: `from` and `to` ISO 8601 times (default: the last 24 h), `step` a bucket */
+const UsageQuery = Type.Object({
+  from: Type.Optional(Type.String({ maxLength: 40 })),
+  to: Type.Optional(Type.String({ maxLength: 40 })),
+  step: Type.Optional(Type.Union([Type.Literal('1m'), Type.Literal('1h'), Type.Literal('1d')]))
+}, closed)
+
+const Count = Type.Integer({ minimum: 0 })
+const UsagePoints = Type.Array(Type.Object(
+  { t: Type.String(), allowed: Count, refused: Count, limited: Count, errors: Count },
+  closed
+))
+const UsageSeries = Type.Object({ points: UsagePoints }, closed)
+/** a key's: with its environment, `live` or `test` (docs/test-keys.md) */
+const KeyUsageSeries = Type.Object(
+  { env: Type.Union([Type.Literal('live'), Type.Literal('test')]), points: UsagePoints }, closed
+)
+
+/** a batch usage read: up to BATCH_MAX_KEYS key ids, comma-separated, and the range of UsageQuery */
+const KeysUsageQuery = Type.Object({
+  ids: Type.String({ pattern: `^[0-9A-Za-z]{${ID_LENGTH}}(,[0-9A-Za-z]{${ID_LENGTH}}){0,${BATCH_MAX_KEYS - 1}}$` }),
+  ...UsageQuery.properties
+}, closed)
+/** per key the caller may read (in the order asked; any other is absent): its totals over the range and its points */
+const KeysUsage = Type.Object({
+  keys: Type.Array(Type.Object({
+    id: Type.String(),
+    totals: Type.Object({ allowed: Count, refused: Count, limited: Count, errors: Count }, closed),
+    points: UsagePoints
+  }, closed))
+}, closed)
 
 /** an identity's: the sum of its keys' series, and how many keys were summed */
 const IdentityUsageSeries = Type.Object(
