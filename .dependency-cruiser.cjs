@@ -24,7 +24,7 @@ const FLOORS = [
  */
 const ADMIN_FRONT_ENDS = [
   'api/', 'sso/', 'leaks/', 'as-code/', 'audit-export/', 'self-service.ts', 'console.ts', 'admin-plane.ts', 'metrics-route.ts',
-  'options.ts'
+  'options.ts', 'ops-routes.ts'
 ]
 const ADMIN_FLOORS = [
   ['model/'],
@@ -85,11 +85,28 @@ module.exports = {
       name: 'read-path-knows-no-admin',
       severity: 'error',
       comment: 'the request path never imports the admin wing',
-      from: { path: '^src/(registry|cache|decision|ratelimit|usage|webhooks|assertion|tracing|metrics|http|data-plane|authorizer|authorizer-grpc|websocket)/' },
+      from: {
+        path: '^src/(registry|metrics|tracing|ratelimit|quota|usage|cache|webhooks|decision|assertion|http|' +
+          'data-plane|authorizer|authorizer-grpc|websocket)/'
+      },
       to: { path: '^src/admin/' }
     },
     ...floorRules('floor', 'src/', FLOORS),
+    {
+      name: 'modules-on-a-floor',
+      severity: 'error',
+      comment: 'every module of src/ stands on one of the floors (FLOORS), so their rules hold it',
+      from: { path: '^src/', pathNot: pathsOf('src/', FLOORS.flat()) },
+      to: {}
+    },
     ...floorRules('admin-floor', 'src/admin/', ADMIN_FLOORS),
+    {
+      name: 'admin-modules-on-a-floor',
+      severity: 'error',
+      comment: 'every module of src/admin/ stands on one of the wing\'s floors (ADMIN_FLOORS), so their rules hold it',
+      from: { path: '^src/admin/', pathNot: pathsOf('src/admin/', ADMIN_FLOORS.flat()) },
+      to: {}
+    },
     {
       name: 'front-ends-call-actions',
       severity: 'error',

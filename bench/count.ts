@@ -16,7 +16,8 @@
 //                                           (BENCH_COMPARE's build)
 // Env: COUNT_WARMUP (default 10000), COUNT_MEASURED (default 3000), COUNT_KEEP=1 keeps the
 // callgrind files (their directory is printed), COUNT_CPU_PROF=<dir>: instead of
-// valgrind, run the server under `node --cpu-prof` into <dir> (JS-level attribution).
+// valgrind, run the server under `node --cpu-prof` into <dir> (JS-level attribution), printing the
+// registry script calls (EVALSHA round trips) per request.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -245,6 +246,7 @@ try {
     if (t === undefined) throw new Error(`unknown target ${name}: ${Object.keys(targets).join(', ')}`)
     if (cpuProf !== undefined) {
       const server = await t.start()
+      const before = await registryCalls()
       const url = `http://127.0.0.1:${server.port}${t.path ?? (t.authz === true ? '/' : BENCH_PATH)}`
       await autocannon({
         url,
@@ -253,8 +255,11 @@ try {
         amount: warmUp + measured,
         ...(t.headersFor === undefined ? {} : { requests: [{ setupRequest: perRequest(t.headersFor) }] })
       })
+      const scripts = (await registryCalls()).scripts - before.scripts
       await server.stop()
-      process.stdout.write(`${name}: profile in ${cpuProf}\n`)
+      process.stdout.write(
+        `${name}: profile in ${cpuProf}, ${(scripts / (warmUp + measured)).toFixed(3)} script calls/request\n`
+      )
       continue
     }
     const started = Date.now()

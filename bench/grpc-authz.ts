@@ -10,14 +10,17 @@
 // each round also loads the HTTP authorizer at the rate the gRPC loop reached: the ratio
 // is taken at the same rate. Target: the gRPC decision costs no more CPU than the HTTP
 // one (HTTP's CPU per decision over gRPC's, at the same rate, >= 1).
+// The floor: grpc-js answering the same Check with OK and no decision (bench/grpc-hello.ts,
+// pinned the same way), at that rate too, with proto-loader's codec and with keygate's.
 import * as grpc from '@grpc/grpc-js'
 import { loadSync } from '@grpc/proto-loader'
+import { setTimeout as delay } from 'node:timers/promises'
 import { EXTERNAL_AUTH_PROTO, includeDirs, LOAD_OPTIONS } from '@keygate/gateway/dist/authorizer-grpc/envoy-protos.js'
 import type { ExtraResult } from './extras.js'
-import { benchKeys, startKeygate, type KeygateServer } from './keygate.js'
+import { benchKeys, startKeygate } from './keygate.js'
 import { runRound } from './load.js'
-import { treeCpuSeconds } from './procfs.js'
-import { BENCH_PATH } from './servers.js'
+import { machineBusySeconds, treeCpuSeconds } from './procfs.js'
+import { BENCH_PATH, startGrpcHello } from './servers.js'
 import { median } from './stats.js'
 import type { ScenarioContext } from './types.js'
 
@@ -27,12 +30,16 @@ const WARMUP_SEC = 5
 const CALLS = 50
 const CHANNELS = 2
 
-interface Measure { perSec: number, cpuUsPerDecision: number, refused: number }
+/** `otherPct`: % of a core the rest of the machine used (neither the server measured nor the runner) */
+interface Measure { perSec: number, cpuUsPerDecision: number, refused: number, otherPct: number }
 
 type Check = (req: unknown, cb: (err: grpc.ServiceError | null, res: { status?: { code?: number } }) => void) => void
 
-/** CALLS Check calls kept in flight for `sec` seconds; each answered one counted (`refused`: status not OK). */
-async function grpcLoad (port: number, sec: number): Promise<{ answered: number, refused: number }> {
+/**
+ * CALLS Check calls kept in flight for `sec` seconds, at most `rate` a second when given;
+ * each answered one counted (`refused`: status not OK).
+ */
+async function grpcLoad (port: number, sec: number, rate?: number): Promise<{ answered: number, refused: number }> {
   const def = grpc.loadPackageDefinition(loadSync(EXTERNAL_AUTH_PROTO, { ...LOAD_OPTIONS, includeDirs: includeDirs() }))
   let node: unknown = def
   for (const part of 'envoy.service.auth.v3.Authorization'.split('.')) node = (node as Record<string, unknown>)[part]
@@ -60,12 +67,16 @@ async function grpcLoad (port: number, sec: number): Promise<{ answered: number,
       }
     }
   }
-  const until = Date.now() + sec * 1000
+  const started = Date.now()
+  const until = started + sec * 1000
   let answered = 0
   let refused = 0
+  let sent = 0
   const loop = async (client: grpc.Client): Promise<void> => {
     const check = (client as unknown as { Check: Check }).Check.bind(client)
     while (Date.now() < until) {
+      const wait = rate === undefined ? 0 : started + (sent++ * 1000) / rate - Date.now()
+      if (wait > 0) await delay(wait)
       await new Promise<void>((resolve) => {
         check(request, (err, res) => {
           answered++
@@ -82,19 +93,28 @@ async function grpcLoad (port: number, sec: number): Promise<{ answered: number,
 
 type Load = () => Promise<{ answered: number, refused: number }>
 
-async function measured (gw: KeygateServer, load: Load): Promise<Measure> {
-  const pid = gw.pid
-  if (pid === undefined) throw new Error('grpcAuthz: no keygate pid')
+const runnerSeconds = (): number => {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1e6
+}
+
+async function measured (pid: number | undefined, load: Load): Promise<Measure> {
+  if (pid === undefined) throw new Error('grpcAuthz: no server pid')
   const cpu0 = treeCpuSeconds(pid) ?? Number.NaN
+  const runner0 = runnerSeconds()
+  const machine0 = machineBusySeconds() ?? Number.NaN
   const t0 = performance.now()
   const { answered, refused } = await load()
   const wall = (performance.now() - t0) / 1000
   const cpu = (treeCpuSeconds(pid) ?? Number.NaN) - cpu0
-  return { perSec: answered / wall, cpuUsPerDecision: (cpu * 1e6) / answered, refused }
+  const other = (machineBusySeconds() ?? Number.NaN) - machine0 - cpu - (runnerSeconds() - runner0)
+  return { perSec: answered / wall, cpuUsPerDecision: (cpu * 1e6) / answered, refused, otherPct: 100 * other / wall }
 }
 
 export async function grpcAuthz (ctx: ScenarioContext): Promise<ExtraResult> {
   const gw = await startKeygate(ctx, 'keygate-grpc-authz', { authz: true, authzGrpc: true })
+  const floor = await startGrpcHello(ctx.distDir, ctx.serverCpus, 'proto-loader')
+  const leanFloor = await startGrpcHello(ctx.distDir, ctx.serverCpus, 'lean')
   try {
     const grpcPort = gw.authzGrpcPort ?? 0
     const httpRound = async (sec: number, rate?: number): Promise<{ answered: number, refused: number }> => {
@@ -107,32 +127,47 @@ export async function grpcAuthz (ctx: ScenarioContext): Promise<ExtraResult> {
     }
     await httpRound(WARMUP_SEC)
     await grpcLoad(grpcPort, WARMUP_SEC)
+    await grpcLoad(floor.port, WARMUP_SEC)
+    await grpcLoad(leanFloor.port, WARMUP_SEC)
     const http: Measure[] = []
     const rpc: Measure[] = []
     const sameRate: Measure[] = []
+    const floors: Measure[] = []
+    const leanFloors: Measure[] = []
     for (let r = 0; r < ROUNDS; r++) {
-      http.push(await measured(gw, async () => await httpRound(ROUND_SEC)))
-      const g = await measured(gw, async () => await grpcLoad(grpcPort, ROUND_SEC))
+      http.push(await measured(gw.pid, async () => await httpRound(ROUND_SEC)))
+      const g = await measured(gw.pid, async () => await grpcLoad(grpcPort, ROUND_SEC))
       rpc.push(g)
-      sameRate.push(await measured(gw, async () => await httpRound(ROUND_SEC, Math.max(1, Math.round(g.perSec)))))
+      const rate = Math.max(1, Math.round(g.perSec))
+      sameRate.push(await measured(gw.pid, async () => await httpRound(ROUND_SEC, rate)))
+      floors.push(await measured(floor.pid, async () => await grpcLoad(floor.port, ROUND_SEC, rate)))
+      leanFloors.push(await measured(leanFloor.pid, async () => await grpcLoad(leanFloor.port, ROUND_SEC, rate)))
     }
     const ratioOf = (ms: Measure[]): number =>
       median(ms.map((h, i) => h.cpuUsPerDecision / (rpc[i] as Measure).cpuUsPerDecision))
     const ratio = ratioOf(sameRate)
     const row = (name: string, ms: Measure[], r: string): string =>
       `| ${name} | ${median(ms.map((m) => m.perSec)).toFixed(0)} | ` +
-      `${median(ms.map((m) => m.cpuUsPerDecision)).toFixed(1)} | ${r} | ${ms.reduce((s, m) => s + m.refused, 0)} |`
+      `${median(ms.map((m) => m.cpuUsPerDecision)).toFixed(1)} | ${r} | ` +
+      `${median(ms.map((m) => m.otherPct)).toFixed(0)}% | ` +
+      `${ms.reduce((s, m) => s + m.refused, 0)} |`
     const markdown = [
       '### The gRPC authorizer beside the HTTP authorizer (one process, personal key cached)',
       '',
-      '| decisions | decisions/s | keygate CPU per decision (µs) | this CPU / gRPC CPU (paired) | refused or failed |',
-      '|---|---:|---:|---:|---:|',
+      '| decisions | decisions/s | server CPU per decision (µs) | this CPU / gRPC CPU (paired) | other CPU | ' +
+        'refused or failed |',
+      '|---|---:|---:|---:|---:|---:|',
       row('HTTP authorizer (autocannon, 50 connections, at full speed)', http, `${ratioOf(http).toFixed(2)}×`),
       row('HTTP authorizer at the gRPC row\'s rate', sameRate, `**${ratio.toFixed(2)}×**`),
       row(`gRPC authorizer (grpc-js, ${CALLS} calls in flight on ${CHANNELS} channels)`, rpc, '1.00×'),
+      row('grpc-js floor: Check answered OK, no decision, proto-loader\'s codec, at the gRPC row\'s rate', floors,
+        `${ratioOf(floors).toFixed(2)}×`),
+      row('grpc-js floor, keygate\'s Check codec, at the gRPC row\'s rate', leanFloors,
+        `${ratioOf(leanFloors).toFixed(2)}×`),
       '',
-      `${ROUNDS} rounds of ${ROUND_SEC} s (HTTP, gRPC, HTTP at gRPC's rate) after ${WARMUP_SEC} s of each; ` +
-      'medians over rounds. The gRPC row\'s rate is bounded by the grpc-js client in the runner.',
+      `${ROUNDS} rounds of ${ROUND_SEC} s (HTTP, gRPC, HTTP at gRPC's rate, the two floors at that rate) after ` +
+      `${WARMUP_SEC} s of each; medians over rounds. The gRPC row's rate is bounded by the grpc-js client in the ` +
+      'runner. Other CPU: % of a core the rest of the machine used meanwhile (not the server, not the runner).',
       ''
     ].join('\n')
     const failures: string[] = []
@@ -144,5 +179,7 @@ export async function grpcAuthz (ctx: ScenarioContext): Promise<ExtraResult> {
     return { markdown, failures }
   } finally {
     await gw.stop()
+    await floor.stop()
+    await leanFloor.stop()
   }
 }

@@ -1,6 +1,9 @@
-// Launchers for the benchmark's own child servers (compiled origin.js,
-// baseline.js and hello.js, in the bench's build directory), built on the reusable spawnServer helper.
+// Launchers for the benchmark's own child servers (compiled origin.js, baseline.js,
+// hello.js and grpc-hello.js, in the bench's build directory), built on the reusable
+// spawnServer helper.
+import { connect } from 'node:net'
 import { join } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 import { freePort } from './port.js'
 import { nodeCommand, spawnServer, type ChildServer, type Launcher } from './process.js'
 
@@ -84,4 +87,35 @@ export async function startHello (
     readyUrl: `http://127.0.0.1:${port}/`,
     isReady: (status) => status === 200
   })
+}
+
+/**
+ * The grpc-js floor (bench/grpc-hello.ts): Envoy's Check answered OK, no decision; with
+ * `codec` lean, through keygate's Check codec. Ready once its port takes a connection.
+ */
+export async function startGrpcHello (
+  distDir: string, cpus: string | undefined, codec: 'proto-loader' | 'lean'
+): Promise<ChildServer> {
+  const port = await freePort()
+  return await spawnServer({
+    name: `grpc-hello-${codec}`,
+    command: process.execPath,
+    args: [join(distDir, 'grpc-hello.js')],
+    env: { PORT: String(port), HOST: '127.0.0.1', CODEC: codec },
+    cpus,
+    port,
+    waitReady: async (signal) => { await waitForPort(port, signal) }
+  })
+}
+
+async function waitForPort (port: number, signal: AbortSignal): Promise<void> {
+  for (;;) {
+    signal.throwIfAborted()
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => { socket.destroy(); resolve(true) })
+      socket.once('error', () => { resolve(false) })
+    })
+    if (open) return
+    await delay(100)
+  }
 }

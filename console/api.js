@@ -134,7 +134,14 @@ export const api = {
   testWebhook: (id) => request('POST', `webhooks/${enc(id)}/test`),
   webhookDeliveries: (id) => request('GET', `webhooks/${enc(id)}/deliveries`),
   resendDelivery: (id, delivery) => request('POST', `webhooks/${enc(id)}/deliveries/${enc(delivery)}/resend`),
-  deleteRole: (name, force) => request('DELETE', `roles/${enc(name)}` + (force ? '?force=true' : ''))
+  deleteRole: (name, force) => request('DELETE', `roles/${enc(name)}` + (force ? '?force=true' : '')),
+  identities: (filter = {}) => request('GET', 'identities' + query(filter)),
+  identity: (id) => request('GET', `identities/${enc(id)}`),
+  identityKeys: (id) => request('GET', `identities/${enc(id)}/keys`),
+  identityUsage: (id, range = {}) => request('GET', `identities/${enc(id)}/usage` + query(range)),
+  putIdentity: (id, input) => request('PUT', `identities/${enc(id)}`, input),
+  meterIdentity: (id, input) => request('POST', `identities/${enc(id)}/quota`, input),
+  deleteIdentity: (id, force) => request('DELETE', `identities/${enc(id)}` + (force ? '?force=true' : ''))
 }
 
 function query (filter) {

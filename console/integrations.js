@@ -179,7 +179,7 @@ export function integrationsPage (ctx) {
     return cell
   }
 
-  /** A key's scope and addresses, when it has them. */
+  /** A key's scope and addresses, its shadow restriction and its identity, when it has them. */
   function restriction (k) {
     const parts = []
     if (k.scope !== undefined) {
@@ -191,6 +191,11 @@ export function integrationsPage (ctx) {
         h('span', { class: 'muted' }, 'from '), h('span', { class: 'mono' }, k.allowed_cidrs.join(' '))))
     }
     if (k.shadow_since !== undefined) parts.push(shadowRestriction(k))
+    if (k.identity !== undefined) {
+      // (a BOT key of an identity: it shares the identity's limits; its meta is shown with its chart)
+      parts.push(h('div', { class: 'key-restriction', 'data-testid': 'key-identity' },
+        h('span', { class: 'muted' }, 'identity '), h('span', { class: 'mono' }, k.identity)))
+    }
     return parts.length === 0 ? '' : h('div', {}, ...parts)
   }
 

@@ -1,13 +1,15 @@
 // The console's entry: sign-in, the Settings navigation, and the shared context the
 // pages use. Pages: integrations.js (everyone), users.js (admins and org admins, who
-// see their own org only), webhooks.js (admins and org admins, their org's endpoints),
-// roles.js and orgs.js (admins).
+// see their own org only), identities.js (admins and org admins, their org's
+// identities), webhooks.js (admins and org admins, their org's endpoints), roles.js and
+// orgs.js (admins).
 //
 // Scopes, as GET /session reports them: admin (every org), org (keygate:org:admin:
 // its own org's users and keys), self (keygate:keys:self: its own user's keys).
 // The API enforces them; the console only shows what the scope may use.
 import { api, resumeSession, signedInWithSession, signIn, signOut, ssoProvider } from './api.js'
 import { $, say, show } from './dom.js'
+import { identitiesPage } from './identities.js'
 import { integrationsPage } from './integrations.js'
 import { orgsPage } from './orgs.js'
 import { rolesPage } from './roles.js'
@@ -44,7 +46,7 @@ const ctx = {
   }
 }
 
-// the chart of a key's or an org's requests, opened from Integrations and Orgs
+// the chart of a key's, an org's or an identity's requests, opened from Integrations, Orgs and Identities
 ctx.usage = usagePanel(ctx)
 // a key's last decisions, opened from Integrations
 ctx.requests = requestsPanel(ctx)
@@ -52,6 +54,7 @@ ctx.requests = requestsPanel(ctx)
 const pages = {
   integrations: integrationsPage(ctx),
   users: usersPage(ctx),
+  identities: identitiesPage(ctx),
   roles: rolesPage(ctx),
   orgs: orgsPage(ctx),
   webhooks: webhooksPage(ctx)
@@ -143,7 +146,7 @@ function leave (message) {
 
 async function openPage (name) {
   if (ctx.session === null || pages[name] === undefined) return
-  if ((name === 'users' || name === 'webhooks') && !ctx.manages) return
+  if ((name === 'users' || name === 'identities' || name === 'webhooks') && !ctx.manages) return
   if ((name === 'roles' || name === 'orgs') && ctx.scope !== 'admin') return
   current = name
   ctx.usage.close()

@@ -68,10 +68,11 @@ export function timeTicks (_u, splits, _axis, _space, incr) {
 /**
  * A metered key's allowances (GET /keys/:id/quota) as one line each: what is left of what.
  * The key's own come first; the org's are one balance shared by every key of the org.
+ * An identity's (GET /identities/:id: `allowance`) is passed as `key`, named by `own`.
  */
-export function allowanceLines (view) {
+export function allowanceLines (view, own = 'Key') {
   const out = []
-  for (const [level, a] of [['Key', view.key], ['Org', view.org_allowance]]) {
+  for (const [level, a] of [[own, view.key], ['Org', view.org_allowance]]) {
     if (a.quota !== undefined) {
       out.push(`${level} quota: ${fmt(Math.max(0, a.quota.remaining))} of ${fmt(a.quota.limit)} left ` +
         `(${a.quota.quota}), refills ${a.quota.resets_at.slice(0, 16).replace('T', ' ')} UTC`)
@@ -110,7 +111,8 @@ export function burnDown (points, view, stepMs) {
 
 /**
  * The usage panel: a chart of the four classes over the chosen range and the same
- * numbers as a table. `subject` is { key } or { org }; `title` names it.
+ * numbers as a table. `subject` is { key }, { org } or { identity } (the sum of its keys);
+ * `title` names it. A key's identity and meta, and an identity's allowance, are shown with it.
  */
 export function usagePanel (ctx) {
   let subject = null
@@ -133,9 +135,13 @@ export function usagePanel (ctx) {
     const range = {
       from: new Date(end - Number(since) * 3_600_000).toISOString(), to: new Date(end).toISOString(), step
     }
-    const [{ points, env }, meter] = subject.key !== undefined
-      ? await Promise.all([api.keyUsage(subject.key, range), api.keyQuota(subject.key)])
-      : [await api.orgUsage(subject.org, range), undefined]
+    const [{ points, env }, meter, facts] = await subjectReads(subject, range)
+    if (facts === undefined) show($('usage-facts'), false)
+    else {
+      $('usage-facts').replaceChildren(...facts.flatMap(([k, v, field]) =>
+        [h('dt', {}, k), h('dd', { class: 'wrap-anywhere', 'data-field': field }, v)]))
+      show($('usage-facts'), facts.length > 0)
+    }
     // a key's environment beside its title (a test key's requests reach only test upstreams)
     const envLabel = $('usage-env')
     envLabel.textContent = env === undefined ? '' : env === 'test' ? 'test key' : 'live key'
@@ -143,7 +149,7 @@ export function usagePanel (ctx) {
     envLabel.className = `badge badge-${env === 'test' ? 'test' : 'off'}`
     show(envLabel, env !== undefined)
     // a metered key: what is left, and the burn-down of its own allowance on a second axis
-    const lines = meter === undefined ? [] : allowanceLines(meter)
+    const lines = meter === undefined ? [] : allowanceLines(meter, subject.identity === undefined ? 'Key' : 'Identity')
     const burn = meter === undefined ? undefined : burnDown(points, meter, stepMs)
     $('usage-quota').replaceChildren(...lines.map((l) => h('li', {}, l)))
     show($('usage-quota'), lines.length > 0)
@@ -210,6 +216,25 @@ export function usagePanel (ctx) {
     $('usage-table-body').replaceChildren(...points.map((p) =>
       h('tr', {}, h('td', { class: 'mono nowrap' }, p.t.slice(0, 16).replace('T', ' ')),
         ...CLASSES.map(([c]) => h('td', { class: 'num', 'data-class': c }, String(p[c]))))))
+  }
+
+  /**
+   * What the chart of a subject reads: its series, its allowances (a key's and its org's; an identity's) and the facts
+   * shown above it (a key's identity and meta).
+   */
+  async function subjectReads (s, range) {
+    if (s.key !== undefined) {
+      const [series, meter, key] = await Promise.all([api.keyUsage(s.key, range), api.keyQuota(s.key), api.key(s.key)])
+      const facts = []
+      if (key.identity !== undefined) facts.push(['Identity', key.identity, 'identity'])
+      if (key.meta !== undefined) facts.push(['Meta', JSON.stringify(key.meta), 'meta'])
+      return [series, meter, facts]
+    }
+    if (s.identity !== undefined) {
+      const [series, identity] = await Promise.all([api.identityUsage(s.identity, range), api.identity(s.identity)])
+      return [series, { key: identity.allowance ?? {}, org_allowance: {} }, undefined]
+    }
+    return [await api.orgUsage(s.org, range), undefined, undefined]
   }
 
   $('usage-range').addEventListener('change', () => { draw().catch(ctx.fail) })

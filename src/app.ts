@@ -14,7 +14,6 @@ import { adminActions, adminWing } from './admin/actions/index.js'
 import { publicReports } from './admin/leaks/public-reports.js'
 import { keySelfActions } from './admin/self-service.js'
 import { PUBLIC_REPORTER } from './admin/model/actors.js'
-import { AdminEvents } from './admin/model/events.js'
 import { FULL_ADMIN } from './admin/model/principal.js'
 import { buildAuthorizerPlane } from './authorizer/authorizer-plane.js'
 import type { GrpcAuthorizer } from './authorizer-grpc/grpc-authorizer.js'
@@ -92,8 +91,6 @@ export interface KeygateApp {
   upstreams: Upstreams
   /** SIGHUP: re-reads the upstreams' TLS files; the problems when they cannot be used (nothing changed then) */
   reloadUpstreamTls: () => string[]
-  /** committed admin changes, for listeners in this process (webhooks: src/webhooks/) */
-  events: AdminEvents
   /** the webhooks' publisher and dispatcher (src/webhooks/, docs/webhooks.md) */
   webhooks: Webhooks
   /** a graceful stop: every background part, last started first, each drained */
@@ -158,7 +155,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     defaultLimit: config.rate_limits.default === undefined ? undefined : parseRateLimit(config.rate_limits.default),
     onError: config.rate_limits.on_error
   })
-  // Webhooks: events queued off every path, delivered by one dispatcher per instance (src/webhooks/)
+  // Webhooks: events read from the audit trail and queued off every path, delivered by one dispatcher per instance
+  // (src/webhooks/)
   const webhooks = createWebhooks(config, keys, logger)
   for (const part of webhooks.parts) lifecycle.add(part)
   // Quotas and credits: checked and spent in Redis, batched per turn of the event loop (src/quota/)
@@ -200,11 +198,8 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   lifecycle.add({ name: 'upstreams', stop: async () => { await upstreams.close() } })
   // (cost: upstream: the data plane debits what the response reports, the authorizer the rule's default_cost)
   const costs = upstreamCost(config.quota.cost_header, quota, () => { metrics.quota.outcome('debit_failed') })
-  // In-process listeners of committed admin changes (src/admin/model/events.ts: webhooks subscribe here)
-  const events = new AdminEvents()
-  events.on((e) => { webhooks.publisher.committed(e) })
   // anyone's leak reports, looked up after the data plane answered; drained after the listeners stop
-  const wing = adminWing(config, redis, events)
+  const wing = adminWing(config, redis)
   const leakReports = publicReports({
     actions: adminActions(wing, FULL_ADMIN, PUBLIC_REPORTER),
     logger,
@@ -227,7 +222,7 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     // a key about itself (self_service.prefix): the verify API's decisions, the admin actions' writes
     selfService: { verifier, actions: keySelfActions(wing) }
   })
-  const adminOptions = { config, logger, health, redis, decisions, metrics, usage, assertions, events }
+  const adminOptions = { config, logger, health, redis, decisions, metrics, usage, assertions }
   const admin = await buildAdminPlane(adminOptions)
   const ops = config.ops_listen !== undefined ? await buildOpsPlane(adminOptions) : undefined
   const authz = config.authz_listen !== undefined
@@ -271,7 +266,6 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     lifecycle,
     upstreams,
     reloadUpstreamTls: () => upstreams.reloadTls(),
-    events,
     webhooks,
     close: async () => { await lifecycle.stop() }
   }

@@ -40,7 +40,7 @@ export async function buildAdminPlane (o: AdminPlaneOptions): Promise<FastifyIns
   const github = o.config.leaks.github
   await githubHook(app, {
     keys: createGithubKeys({ url: github.keys_url, timeoutMs: github.fetch_timeout_ms }),
-    actions: adminActions(adminWing(o.config, o.redis, o.events), FULL_ADMIN, GITHUB_SCANNER),
+    actions: adminActions(adminWing(o.config, o.redis), FULL_ADMIN, GITHUB_SCANNER),
     logger: o.logger
   })
   const sso = o.sso ?? await createSso(o.config, o.redis)

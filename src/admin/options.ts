@@ -6,7 +6,6 @@ import type { DecisionFactory } from '../decision/factory.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { RedisHealth, RegistryClient } from '../registry/redis-client.js'
 import type { UsageRecorder } from '../usage/last-used.js'
-import type { AdminEvents } from './model/events.js'
 import type { Sso } from './sso/index.js'
 
 export interface AdminPlaneOptions {
@@ -22,8 +21,6 @@ export interface AdminPlaneOptions {
   usage?: UsageRecorder
   /** the signed identity assertion, whose JWK Set is served here */
   assertions?: Assertions
-  /** told of committed changes, for listeners in this process (model/events.ts) */
-  events?: AdminEvents
   /** SSO sessions and sign-in (src/admin/sso/); built by the admin plane */
   sso?: Sso
 }

@@ -21,7 +21,7 @@
 import { status as grpcStatus } from '@grpc/grpc-js'
 import type { AllowedAnswer } from '../authorizer/allowed-answer.js'
 import { ERRORS, errorBody, JSON_CONTENT_TYPE, type ErrorCode } from '../errors.js'
-import type { CheckResponse, HeaderValueOption } from './envoy-protos.js'
+import { OVERWRITE_IF_EXISTS_OR_ADD, type CheckResponse, type HeaderValueOption } from './envoy-protos.js'
 
 const OK_STATUS = Object.freeze({ code: grpcStatus.OK })
 
@@ -41,7 +41,7 @@ export function grpcCodeOf (httpStatus: number): number {
 function overwrite (headers: Record<string, string>): HeaderValueOption[] {
   const out: HeaderValueOption[] = []
   for (const key in headers) {
-    out.push({ header: { key, value: headers[key] as string }, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' })
+    out.push({ header: { key, value: headers[key] as string }, append_action: OVERWRITE_IF_EXISTS_OR_ADD })
   }
   return out
 }

@@ -4,15 +4,19 @@
  * `attribute_context.proto`, `config/core/v3/base.proto`, `google/rpc/status.proto`...),
  * as `@grpc/grpc-js-xds` ships them in its `deps/` (envoy-api, googleapis, xds,
  * protoc-gen-validate): the messages keygate reads and writes are Envoy's own, field
- * numbers included. Loaded once, at start (~80 ms). The tests build their client from
- * the same definition.
+ * numbers included. Parsed once, at start (~80 ms), by protobufjs: the Check method's
+ * codec (check-codec.ts) works on its types, and @grpc/proto-loader builds the service
+ * definition from the same parse. The tests build their client from the same files.
  *
  * The interfaces below name the fields keygate reads of a CheckRequest and writes in a
- * CheckResponse, in the shape @grpc/proto-loader hands them over with LOAD_OPTIONS.
+ * CheckResponse, in the shape protobufjs decodes and encodes them (check-codec.ts): a
+ * field not sent reads as its default ('', null for a message).
  */
-import { loadSync, type Options, type PackageDefinition, type ServiceDefinition } from '@grpc/proto-loader'
+import { fromJSON, type Options, type PackageDefinition, type ServiceDefinition } from '@grpc/proto-loader'
+import { accessSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import protobuf from 'protobufjs'
 
 export const AUTHORIZATION_SERVICE = 'envoy.service.auth.v3.Authorization'
 
@@ -28,11 +32,37 @@ export function includeDirs (): string[] {
   return ['envoy-api', 'googleapis', 'xds', 'protoc-gen-validate'].map((d) => join(deps, d))
 }
 
+let root: protobuf.Root | undefined
+
+/**
+ * `external_auth.proto` and everything it imports, parsed (on first use) as
+ * @grpc/proto-loader parses them: field names as written, imports found in includeDirs().
+ */
+export function envoyAuthRoot (): protobuf.Root {
+  if (root === undefined) {
+    const dirs = includeDirs()
+    const parsed = new protobuf.Root()
+    parsed.resolvePath = (_origin, target) => dirs.map((d) => join(d, target)).find(readable) ?? target
+    parsed.loadSync(EXTERNAL_AUTH_PROTO, { keepCase: true }).resolveAll()
+    root = parsed
+  }
+  return root
+}
+
+function readable (file: string): boolean {
+  try {
+    accessSync(file)
+    return true
+  } catch {
+    return false
+  }
+}
+
 let loaded: PackageDefinition | undefined
 
-/** The package definition of `external_auth.proto` and everything it imports (loaded on first use). */
+/** The package definition of `external_auth.proto` and everything it imports (built on first use). */
 export function envoyAuthDefinition (): PackageDefinition {
-  loaded ??= loadSync(EXTERNAL_AUTH_PROTO, { ...LOAD_OPTIONS, includeDirs: includeDirs() })
+  loaded ??= fromJSON(envoyAuthRoot().toJSON(), LOAD_OPTIONS)
   return loaded
 }
 
@@ -57,21 +87,25 @@ export interface HttpRequest {
   /** lower-case names; repeated headers joined with `,` */
   headers?: Record<string, string>
   /** the headers as a list, when `encode_raw_headers` is on (`headers` is empty then) */
-  header_map?: { headers?: HeaderValue[] }
+  header_map?: { headers?: HeaderValue[] } | null
 }
 
 export interface CheckRequest {
   attributes?: {
-    source?: { address?: { socket_address?: { address?: string } } }
-    request?: { http?: HttpRequest }
-  }
+    source?: { address?: { socket_address?: { address?: string } | null } | null } | null
+    request?: { http?: HttpRequest | null } | null
+  } | null
 }
 
 // --- what keygate writes in a CheckResponse ---
 
+/** envoy.config.core.v3.HeaderValueOption.HeaderAppendAction's OVERWRITE_IF_EXISTS_OR_ADD */
+export const OVERWRITE_IF_EXISTS_OR_ADD = 2
+
 export interface HeaderValueOption {
   header: { key: string, value: string }
-  append_action: 'APPEND_IF_EXISTS_OR_ADD' | 'OVERWRITE_IF_EXISTS_OR_ADD'
+  /** the enum's number, as protobufjs encodes it */
+  append_action: number
 }
 
 export interface CheckResponse {

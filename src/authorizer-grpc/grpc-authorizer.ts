@@ -6,7 +6,7 @@
  *
  *   1. the peer       only authz.trusted_peers may ask: 403 / PERMISSION_DENIED
  *   2. the original   method, target, headers, host and client of the
- *                     CheckRequest: 400 / 431                                check-request.ts
+ *                     CheckRequest (decoded by check-codec.ts): 400 / 431   check-request.ts
  *   3. the decision   the HTTP authorizer's: decideTarget, the same cache and rate limits
  *                                                            src/decision/decide-request.ts
  *   4. the answer     allowed: the HTTP authorizer's allowed answer
@@ -46,8 +46,9 @@ import type { UsageCounter } from '../usage/counter.js'
 import type { KeyRequests } from '../usage/key-requests.js'
 import type { UsageRecorder } from '../usage/last-used.js'
 import { originalCheck, sourceAddress } from './check-request.js'
+import { leanAuthorizationService } from './check-codec.js'
 import { deniedResponse, okResponse } from './check-response.js'
-import { AUTHORIZATION_SERVICE, authorizationService, type CheckRequest, type CheckResponse } from './envoy-protos.js'
+import { AUTHORIZATION_SERVICE, type CheckRequest, type CheckResponse } from './envoy-protos.js'
 
 export interface GrpcAuthorizerOptions {
   config: Config
@@ -187,7 +188,7 @@ export async function buildGrpcAuthorizer (o: GrpcAuthorizerOptions): Promise<Gr
   // (channelz stays on: with it off, grpc-js 1.14's forceShutdown does not reach the open
   // sessions, and a health Watch stream would outlive the stop)
   const server = new Server({ 'grpc.max_receive_message_length': 4 * config.limits.header_bytes + 65_536 })
-  server.addService(authorizationService(), { Check: check })
+  server.addService(leanAuthorizationService(), { Check: check })
   // the health service: SERVING while Redis answers
   const health = new HealthImplementation()
   const setHealth = (status: ServingStatus): void => {

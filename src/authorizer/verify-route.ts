@@ -128,7 +128,10 @@ function validAnswer (v: Allowed): Record<string, unknown> {
   const answer: Record<string, unknown> = { valid: true, key_id: id.keyId, type: id.type, org: id.org }
   if (id.userId !== undefined) answer.user = id.userId
   answer.role = id.role
+  if (id.identityId !== undefined) answer.identity = { id: id.identityId, external_id: id.externalId }
   answer.permissions = [...id.grants.permissions]
+  // the key's meta over its identity's, as the upstream gets it (the caller's to read, never logged)
+  if (id.meta !== undefined) answer.meta = id.meta.value
   if (id.expiresAt !== undefined) answer.expires_at = new Date(id.expiresAt).toISOString()
   const allowances = v.quota?.allowed === true ? v.quota.allowances : []
   if (allowances.length > 0) {

@@ -11,9 +11,6 @@ import { configFile, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../con
 import { parseDuration } from '../config/duration.js'
 import { parseRateLimit, RATE_LIMIT_HELP } from '../config/rate-limit.js'
 import type { Config } from '../config/schema.js'
-import { AdminEvents } from '../admin/model/events.js'
-import { redisKeys } from '../registry/redis-keys.js'
-import { Publisher } from '../webhooks/publisher.js'
 import { adminActions, adminWing, type AdminActions } from '../admin/actions/index.js'
 import { FULL_ADMIN } from '../admin/model/principal.js'
 import { createRedis, type RegistryClient } from '../registry/redis-client.js'
@@ -77,17 +74,11 @@ export async function withRegistry<T> (fn: (ctx: RegistryContext) => Promise<T>)
   const config = cliConfig()
   const redis = createRedis(config.redis, { queueWhileConnecting: true })
   redis.on('error', () => {}) // reported through the failed command instead
-  // the changes made here are webhook events like any other (src/webhooks/): queued before the CLI exits
-  const events = new AdminEvents()
-  const publisher = new Publisher(redis, redisKeys(config.redis.prefix), () => {
-    process.stderr.write('keygate: a webhook event could not be queued\n')
-  })
-  events.on((e) => { publisher.committed(e) })
+  // (the changes made here are webhook events like any other: their audit entries, src/webhooks/follow.ts)
   try {
-    const actions = adminActions(adminWing(config, redis, events), FULL_ADMIN, `cli:${safeUser()}`)
+    const actions = adminActions(adminWing(config, redis), FULL_ADMIN, `cli:${safeUser()}`)
     return await fn({ config, redis, actions })
   } finally {
-    await publisher.drain()
     redis.disconnect()
   }
 }

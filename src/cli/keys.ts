@@ -177,9 +177,7 @@ export function keysCommand (program: Command): void {
       }
       const { shadow_recent: recent, ...shown } = k
       for (const [field, value] of Object.entries({ ...shown, owner: owner(k) })) {
-        process.stdout.write(
-          `${field.padEnd(13)} ${value === '' ? '-' : Array.isArray(value) ? value.join(' ') : String(value)}\n`
-        )
+        process.stdout.write(`${field.padEnd(13)} ${shownValue(value)}\n`)
       }
       // what the shadow restriction would have refused, newest first (never a query string or a header)
       for (const e of recent ?? []) process.stdout.write(`  would refuse ${e.at} ${e.method} ${e.path} ${e.reason}\n`)
@@ -243,4 +241,11 @@ export function keysCommand (program: Command): void {
         )
       }
     })
+}
+
+/** A field of `keys show`: a list space-separated, `meta` as its JSON text (the admin's own data, shown to admins). */
+function shownValue (value: unknown): string {
+  if (value === '' || value === undefined) return '-'
+  if (Array.isArray(value)) return value.join(' ')
+  return typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)
 }

@@ -10,8 +10,8 @@
  *   the key       the key in the body: credential to authenticate, then environment
  *                 (a test key has no route here: refused), address (the verify
  *                 caller's address), the permissions asked for in place of a rule,
- *                 its rate limits, and its quota and credits only when a `cost` is
- *                 given (that many units, spent)
+ *                 its rate limits, and its quota and credits: `cost` units needed
+ *                 and spent when given, none needed or spent otherwise (read, to answer)
  *
  * Protocol-neutral: src/authorizer/verify-route.ts reads the body and answers.
  */
@@ -37,7 +37,7 @@ export interface VerifyQuestion {
   key: string
   /** each one a permission as a rule requires it (config/permission.ts) */
   permissions: readonly string[]
-  /** units of the key's quota and credits to spend; undefined: none checked, none spent */
+  /** units of the key's quota and credits needed and spent; undefined: none (the allowance is read, not spent) */
   cost: number | undefined
 }
 
@@ -115,11 +115,9 @@ export function createKeyVerifier (o: KeyVerifierOptions): KeyVerifier {
     caller: (rawHeaders, client, now) => run(rawHeaders, callerChecks, client, now),
     self: (rawHeaders, client, now) => run(rawHeaders, selfChecks, client, now),
     verify (q, client, now) {
+      // without a cost, the allowance is read as a rule of cost 0 reads it: nothing needed, nothing spent
       const rule = verifyRule(q.permissions, q.cost ?? 0)
-      const checks = q.cost === undefined
-        ? [env, from, permitted(rule), limits]
-        : [env, from, permitted(rule), limits, spend]
-      return run(['authorization', `Bearer ${q.key}`], checks, client, now)
+      return run(['authorization', `Bearer ${q.key}`], [env, from, permitted(rule), limits, spend], client, now)
     }
   }
 }

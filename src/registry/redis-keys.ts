@@ -78,12 +78,16 @@ export interface RedisKeys {
   shadowRecent: (keyId: string) => string
   /** sorted set of key ids by `expires_at` (score: epoch ms), for `key.expiring` (src/webhooks/expiring.ts) */
   keyExpiry: string
+  /** string: where the once-per-deployment fill of `keyExpiry` goes on (a SCAN cursor), `done` once it is over */
+  keyExpiryBackfill: string
   /** a webhook endpoint (hash: url, events, org, secret, ...), docs/webhooks.md */
   webhook: (id: string) => string
   /** set of every webhook endpoint id */
   webhooks: string
-  /** stream of events waiting to be fanned out to endpoints (consumer group `dispatch`) */
+  /** stream of `key.expiring` and `quota.threshold` events waiting to be fanned out (consumer group `dispatch`) */
   webhookEvents: string
+  /** string: the id of the last audit entry whose events were fanned out to endpoints (src/webhooks/follow.ts) */
+  webhookCursor: string
   /** sorted set of delivery ids by their next attempt (score: epoch ms) */
   webhookDue: string
   /** one delivery of one event to one endpoint (hash, expires once settled) */
@@ -133,9 +137,11 @@ export function redisKeys (prefix: string): RedisKeys {
     shadowRefusals: (id) => `${prefix}shadow:{${id}}`,
     shadowRecent: (id) => `${prefix}shadow:{${id}}:recent`,
     keyExpiry: `${prefix}key-expiry`,
+    keyExpiryBackfill: `${prefix}key-expiry:backfill`,
     webhook: (id) => `${prefix}webhook:${id}`,
     webhooks: `${prefix}webhooks`,
     webhookEvents: `${prefix}webhook-events`,
+    webhookCursor: `${prefix}webhook-cursor`,
     webhookDue: `${prefix}webhook-due`,
     webhookDelivery: (id) => `${prefix}webhook-delivery:${id}`,
     webhookDeliveries: (id) => `${prefix}webhook-deliveries:${id}`,

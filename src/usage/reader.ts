@@ -4,7 +4,7 @@
  * hashes for `1m` (one per hour of the range), the hour hashes for `1h` and `1d` (one per
  * day), all sent in one pipeline; several keys' (readKeysUsage) in one pipeline too.
  * Every bucket of the range is a point, zero when nothing was counted (or when it is
- * past what Redis keeps).
+ * past what Redis keeps); several series of one range add up point by point (addPoints).
  */
 import { isCluster, type RegistryClient } from '../registry/redis-client.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
@@ -110,6 +110,23 @@ export async function readKeysUsage (
     if (owner !== undefined && user !== null && user !== undefined) owner.user = user
     if (owner !== undefined && createdBy !== null && createdBy !== undefined) owner.created_by = createdBy
     return { id, owner, points }
+  })
+}
+
+/** The range's points, every one zero: where a sum of several series starts. */
+export function zeroPoints (range: UsageRange): UsagePoint[] {
+  return pointsOf([], range)
+}
+
+/** Adds a series into `into`, point by point (both of one range). */
+export function addPoints (into: UsagePoint[], series: readonly UsagePoint[]): void {
+  series.forEach((p, i) => {
+    const sum = into[i]
+    if (sum === undefined) return
+    sum.allowed += p.allowed
+    sum.refused += p.refused
+    sum.limited += p.limited
+    sum.errors += p.errors
   })
 }
 

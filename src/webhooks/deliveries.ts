@@ -9,8 +9,10 @@
  * settled delivered, retried later (exponential backoff), or failed once
  * `retry.give_up_after` has passed since its event.
  */
+import type { ChainableCommander } from 'ioredis'
 import type { RegistryClient } from '../registry/redis-client.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
+import { wants, type Endpoint } from './endpoints.js'
 
 /** an endpoint's listing keeps its last LISTED deliveries */
 export const LISTED = 1_000
@@ -39,6 +41,31 @@ export interface Delivery {
 
 export function deliveryId (eventId: string, endpointId: string): string {
   return `${eventId}.${endpointId}`
+}
+
+/** An event as fanned out: its id, type, org and time, and its body as sent. */
+export interface FannedOut {
+  id: string
+  type: string
+  org: string | undefined
+  timestamp: string
+  body: string
+}
+
+/**
+ * Writes into `tx` a new delivery of the event for each endpoint that wants it, due
+ * `now`, each in its endpoint's listing (the fan-out's transaction).
+ */
+export function writeDeliveries (
+  tx: ChainableCommander, keys: RedisKeys, endpoints: readonly Endpoint[], e: FannedOut, now: number
+): void {
+  for (const endpoint of endpoints) {
+    if (!wants(endpoint, e.type, e.org)) continue
+    const id = deliveryId(e.id, endpoint.id)
+    tx.hset(keys.webhookDelivery(id), newDelivery(e.id, endpoint.id, e.type, e.body, e.timestamp))
+    tx.zadd(keys.webhookDue, now, id).zadd(keys.webhookDeliveries(endpoint.id), now, id)
+    tx.zremrangebyrank(keys.webhookDeliveries(endpoint.id), 0, -LISTED - 1)
+  }
 }
 
 /** A new delivery's fields (written with the fan-out's transaction). */

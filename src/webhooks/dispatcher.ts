@@ -2,13 +2,14 @@
  * The webhook dispatcher: one background part per instance (src/lifecycle.ts), a loop
  * every `webhooks.poll_ms` that
  *
- *   1. fans new events out: XREADGROUP from the events stream in the consumer group
- *      `dispatch` (each entry goes to one instance), plus XAUTOCLAIM of entries another
- *      instance read and never settled (it crashed); per entry, one transaction writes a
- *      delivery for each endpoint that wants it and XACKs the entry: written and
- *      acknowledged together, or neither;
+ *   1. fans new events out: the admin changes' from the audit trail after the cursor
+ *      (follow.ts: the deliveries and the cursor's move in one transaction), and the
+ *      others' (`key.expiring`, `quota.threshold`) from the events stream: XREADGROUP in
+ *      the consumer group `dispatch` (each entry goes to one instance), plus XAUTOCLAIM of
+ *      entries another instance read and never settled (it crashed); per entry, one
+ *      transaction writes a delivery for each endpoint that wants it and XACKs the entry;
  *   2. queues `key.expiring` for keys whose expiry comes within `expiring_before`
- *      (expiring.ts);
+ *      (expiring.ts), once the index by expiry holds the keys from before it (backfill.ts);
  *   3. sends the due deliveries it claimed (deliveries.ts: a lease in Redis, one
  *      instance per delivery), each signed (send.ts), and settles each: delivered,
  *      retried after base_delay_ms x 2^(attempts - 1) (at most max_delay_ms), or failed
@@ -17,24 +18,29 @@
  * The guarantee (docs/webhooks.md): at least once per event and endpoint; once in the
  * normal run, whatever the number of instances. A stop (`stop`) ends the loop after the
  * round under way: the deliveries in flight are sent and settled before it returns; an
- * entry read and not yet fanned out stays pending in the group and is claimed again.
+ * entry read and not yet fanned out stays pending in the group (or after the cursor)
+ * and is read again. Without an endpoint nothing is written and no script runs.
  */
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import type { Background } from '../lifecycle.js'
 import { parseDuration } from '../config/duration.js'
 import type { WebhooksConfig } from '../config/schema.js'
-import type { RegistryClient } from '../registry/redis-client.js'
+import { duplicateClient, type RegistryClient } from '../registry/redis-client.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
-import { claimDue, deliveryId, drop, LISTED, newDelivery, readDeliveries, settle, type Delivery } from './deliveries.js'
-import { readEndpoints, wants, type Endpoint } from './endpoints.js'
+import { backfillStep } from './backfill.js'
+import { claimDue, drop, readDeliveries, settle, writeDeliveries, type Delivery } from './deliveries.js'
+import { readEndpoints, type Endpoint } from './endpoints.js'
 import { queueExpiring } from './expiring.js'
+import { followAudit } from './follow.js'
 import { createSender, type Sender } from './send.js'
 
 export const GROUP = 'dispatch'
 /** an entry read and not settled for this long is taken over by another instance */
 const CLAIM_IDLE_MS = 30_000
 const BATCH = 100
+/** keys one backfill step's SCAN looks at */
+const BACKFILL_COUNT = 1000
 
 export interface DispatcherOptions {
   /** a connection of its own */
@@ -59,6 +65,10 @@ export class Dispatcher implements Background {
   private round: Promise<void> | undefined
   private stopped = false
   private grouped = false
+  /** the index by expiry holds every key (backfill.ts): `key.expiring` may be claimed */
+  private backfilled = false
+  /** a connection of its own, for the steps that WATCH; opened once an endpoint exists */
+  private own: RegistryClient | undefined
 
   constructor (private readonly o: DispatcherOptions) {
     this.sender = createSender({
@@ -80,6 +90,7 @@ export class Dispatcher implements Background {
     clearTimeout(this.timer)
     await this.round
     await this.sender.close()
+    this.own?.disconnect()
   }
 
   /** One round now (tests); resolves when it is done. */
@@ -107,12 +118,24 @@ export class Dispatcher implements Background {
       if (endpoints.length === 0 && await this.o.redis.exists(this.o.keys.webhookEvents) === 0) return false
       busy = await this.fanOut(endpoints)
       if (endpoints.length === 0) return busy && !this.stopped
-      await queueExpiring(this.o.redis, this.o.keys, Date.now(), this.expiringMs)
-      busy = await this.deliver(new Map(endpoints.map((e) => [e.id, e]))) || busy
+      const own = await this.ownConnection()
+      busy = await followAudit(own, this.o.keys, endpoints, BATCH) || busy
+      if (!this.backfilled) this.backfilled = await backfillStep(own, this.o.keys, BACKFILL_COUNT)
+      if (this.backfilled) await queueExpiring(this.o.redis, this.o.keys, Date.now(), this.expiringMs)
+      busy = await this.deliver(new Map(endpoints.map((e) => [e.id, e]))) || !this.backfilled || busy
     } catch (err) {
       this.o.onError('round', err)
     }
     return busy && !this.stopped
+  }
+
+  private async ownConnection (): Promise<RegistryClient> {
+    if (this.own === undefined) {
+      this.own = duplicateClient(this.o.redis, { connectionName: 'keygate-webhooks', lazyConnect: true })
+      this.own.on('error', () => {}) // reported through the failed command
+      await this.own.connect()
+    }
+    return this.own
   }
 
   private async ensureGroup (): Promise<void> {
@@ -143,18 +166,11 @@ export class Dispatcher implements Background {
       if (fields === null) continue // trimmed away meanwhile
       const f: Record<string, string> = {}
       for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i] as string] = fields[i + 1] as string
-      const org = f.org === '' ? undefined : f.org
       const tx = this.o.redis.multi()
-      const now = Date.now()
       if (f.id !== undefined && f.body !== undefined && f.type !== undefined) {
-        for (const e of endpoints) {
-          if (!wants(e, f.type, org)) continue
-          const id = deliveryId(f.id, e.id)
-          const at = f.at ?? new Date(now).toISOString()
-          tx.hset(this.o.keys.webhookDelivery(id), newDelivery(f.id, e.id, f.type, f.body, at))
-          tx.zadd(this.o.keys.webhookDue, now, id).zadd(this.o.keys.webhookDeliveries(e.id), now, id)
-          tx.zremrangebyrank(this.o.keys.webhookDeliveries(e.id), 0, -LISTED - 1)
-        }
+        const org = f.org === '' ? undefined : f.org
+        const event = { id: f.id, type: f.type, org, body: f.body, timestamp: f.at ?? new Date().toISOString() }
+        writeDeliveries(tx, this.o.keys, endpoints, event, Date.now())
       }
       tx.xack(stream, GROUP, entryId)
       const replies = await tx.exec()

@@ -1,10 +1,10 @@
 /**
- * The events webhooks carry (docs/webhooks.md) and how one is queued: XADD to the
- * events stream (`webhook-events`), from which the dispatcher of one instance fans it
- * out to the endpoints that asked for it (dispatcher.ts). Queuing is what "the event
- * happened" means to webhooks: it is done once, by the instance where the change
- * committed (or, for `key.expiring` and `quota.threshold`, by the one that won the
- * claim in Redis), whatever the number of instances.
+ * The events webhooks carry (docs/webhooks.md), and the events stream
+ * (`webhook-events`) the events that are no admin change are queued in: `key.expiring`
+ * and `quota.threshold`, each by the one instance that won its claim in Redis, in the
+ * claim's own script; the dispatcher of one instance fans each out to the endpoints
+ * that asked for it (dispatcher.ts). An admin change's events are its audit entry
+ * (audit-events.ts), written with the change.
  *
  * A payload carries ids, names and times, never a key, a secret or a hash.
  */
@@ -54,11 +54,6 @@ export function eventBody (e: Pick<WebhookEvent, 'type' | 'timestamp' | 'data'>)
 /** the stream entry's fields */
 export function streamFields (e: WebhookEvent): string[] {
   return ['id', e.id, 'body', eventBody(e), 'type', e.type, 'org', e.org ?? '', 'at', e.timestamp]
-}
-
-/** Queues an event (XADD; the stream trimmed to about STREAM_MAX entries). */
-export async function queueEvent (redis: RegistryClient, keys: RedisKeys, e: WebhookEvent): Promise<void> {
-  await redis.xadd(keys.webhookEvents, 'MAXLEN', '~', STREAM_MAX, '*', ...streamFields(e))
 }
 
 // KEYS: the guard, the stream. ARGV: guard's lifetime (ms), max length, then the entry's fields.

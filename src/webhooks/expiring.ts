@@ -8,7 +8,8 @@
  */
 import type { RegistryClient } from '../registry/redis-client.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
-import { eventId, STREAM_MAX } from './events.js'
+import { derivedEventId } from './audit-events.js'
+import { STREAM_MAX } from './events.js'
 
 // KEYS: the index, the key's record, the events stream. ARGV: key id, its expiry (ms), now (ms), event id,
 // timestamp, stream length.
@@ -48,7 +49,7 @@ export async function queueExpiring (
     const id = head[i] as string
     queued += await (redis as unknown as ExpiringCommand).keygateWebhookExpiring(
       keys.keyExpiry, keys.key(id), keys.webhookEvents, id, Number(head[i + 1]), now,
-      eventId(), new Date(now).toISOString(), STREAM_MAX
+      derivedEventId('key.expiring', keys.key(id), String(head[i + 1])), new Date(now).toISOString(), STREAM_MAX
     )
   }
   return queued

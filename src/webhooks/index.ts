@@ -1,18 +1,21 @@
 /**
  * Webhooks (docs/webhooks.md), as app.ts adds them: a Redis connection of their own,
- * the publisher (publisher.ts: events queued as they happen) and, with
+ * the publisher (publisher.ts: quota thresholds queued as they are reached) and, with
  * `webhooks.enabled`, the dispatcher (dispatcher.ts), each a background part
- * (src/lifecycle.ts) stopping after the listeners: the events told last are queued, the
- * deliveries in flight settled, then the connection closes.
+ * (src/lifecycle.ts) stopping after the listeners: the thresholds reached last are
+ * queued, the deliveries in flight settled, then the connection closes.
  *
- *   targets.ts     where a webhook may go (SSRF), at registration and at each connection
- *   events.ts      the event types, the payload, the events stream
- *   endpoints.ts   endpoints in Redis
- *   deliveries.ts  deliveries in Redis: the due set, the lease, the outcome
- *   send.ts        one signed attempt (standardwebhooks, undici)
- *   expiring.ts    `key.expiring` from the index by expiry
- *   publisher.ts   admin changes and quota thresholds, queued
- *   dispatcher.ts  the loop: fan-out, expiring keys, deliveries and retries
+ *   targets.ts       where a webhook may go (SSRF), at registration and at each connection
+ *   events.ts        the event types, the payload, the events stream
+ *   audit-events.ts  the events an admin change's audit entry means
+ *   endpoints.ts     endpoints in Redis
+ *   deliveries.ts    deliveries in Redis: the fan-out, the due set, the lease, the outcome
+ *   follow.ts        the audit trail followed from a cursor: admin changes' events fanned out
+ *   send.ts          one signed attempt (standardwebhooks, undici)
+ *   expiring.ts      `key.expiring` from the index by expiry
+ *   backfill.ts      the keys from before the index added to it, once per deployment
+ *   publisher.ts     quota thresholds, queued
+ *   dispatcher.ts    the loop: fan-out, expiring keys, deliveries and retries
  */
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'

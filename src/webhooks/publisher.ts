@@ -1,22 +1,14 @@
 /**
- * What queues events for webhooks in this process: admin changes as the admin wing
- * tells them once committed (src/admin/model/events.ts, subscribed in app.ts), and the
- * quota thresholds the quota stage reaches (src/quota/meter.ts). Each is queued off the
- * request's and the change's path (nothing waits for it); a quota threshold is queued
- * once per quota, threshold and period across every instance (a guard in Redis).
- * `drain` waits for those under way (a graceful stop loses none).
+ * What queues events for webhooks in this process: the quota thresholds the quota stage
+ * reaches (src/quota/meter.ts), each queued off the request's path (nothing waits for
+ * it), once per quota, threshold and period across every instance (a guard in Redis).
+ * `drain` waits for those under way (a graceful stop loses none). Admin changes need no
+ * queuing: their audit entries, written with them, are their events (follow.ts).
  */
 import type { ThresholdCrossed } from '../quota/meter.js'
 import type { RegistryClient } from '../registry/redis-client.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
-import { eventId, queueEvent, queueEventOnce } from './events.js'
-
-/** an admin change as told: its type, time, org, and the rest is the payload's `data` */
-export interface Committed {
-  type: string
-  at: string
-  org?: string | undefined
-}
+import { eventId, queueEventOnce } from './events.js'
 
 export class Publisher {
   private readonly pending = new Set<Promise<unknown>>()
@@ -26,16 +18,6 @@ export class Publisher {
     private readonly keys: RedisKeys,
     private readonly onError: (err: unknown) => void
   ) {}
-
-  committed (e: Committed): void {
-    const { type, at, org } = e
-    const data: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(e)) {
-      if (v !== undefined && k !== 'type' && k !== 'at' && k !== 'org') data[k] = v
-    }
-    if (org !== undefined) data.org = org
-    this.track(queueEvent(this.redis, this.keys, { id: eventId(), type, timestamp: at, data, org }))
-  }
 
   quotaThreshold (t: ThresholdCrossed): void {
     const guard = this.keys.quotaThreshold(t.meter, t.periodStart, t.percent)

@@ -88,7 +88,7 @@ export const WORLD: SnapshotRecords = {
 /** The world, with some records changed or added (`null`: removed). */
 export function world (changes: { [K in keyof SnapshotRecords]?: Record<string, Record<string, string> | string | null> } = {}): Snapshot {
   const merged: SnapshotRecords = {}
-  for (const kind of ['users', 'roles', 'orgs', 'keys', 'imported', 'emails'] as const) {
+  for (const kind of ['users', 'roles', 'orgs', 'keys', 'identities', 'imported', 'emails'] as const) {
     const records: Record<string, unknown> = { ...WORLD[kind] }
     for (const [name, value] of Object.entries(changes[kind] ?? {})) {
       if (value === null) delete records[name]

@@ -555,6 +555,152 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/identities/{id}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The keys that name an identity */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            keys: {
+                                allowed_cidrs?: string[];
+                                created_at?: string;
+                                created_by?: string;
+                                credits?: string;
+                                env?: string;
+                                expires_at?: string;
+                                id: string;
+                                identity?: string;
+                                imported?: string;
+                                last_used_at?: string;
+                                leak_source?: string;
+                                meta?: {
+                                    [key: string]: unknown;
+                                };
+                                meter?: string;
+                                name: string;
+                                org: string;
+                                owner?: string;
+                                quota?: string;
+                                rate_limit?: string;
+                                rate_limit_used?: number;
+                                replaced_by?: string;
+                                replaces?: string;
+                                revoked_at?: string;
+                                revoked_reason?: string;
+                                role?: string;
+                                scope?: string[];
+                                shadow_allowed_cidrs?: string[];
+                                shadow_recent?: {
+                                    at: string;
+                                    method: string;
+                                    path: string;
+                                    reason: string;
+                                }[];
+                                shadow_refused?: number;
+                                shadow_scope?: string[];
+                                shadow_since?: string;
+                                status: string;
+                                type: string;
+                                user?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** The keys that name an identity */
+        head: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            keys: {
+                                allowed_cidrs?: string[];
+                                created_at?: string;
+                                created_by?: string;
+                                credits?: string;
+                                env?: string;
+                                expires_at?: string;
+                                id: string;
+                                identity?: string;
+                                imported?: string;
+                                last_used_at?: string;
+                                leak_source?: string;
+                                meta?: {
+                                    [key: string]: unknown;
+                                };
+                                meter?: string;
+                                name: string;
+                                org: string;
+                                owner?: string;
+                                quota?: string;
+                                rate_limit?: string;
+                                rate_limit_used?: number;
+                                replaced_by?: string;
+                                replaces?: string;
+                                revoked_at?: string;
+                                revoked_reason?: string;
+                                role?: string;
+                                scope?: string[];
+                                shadow_allowed_cidrs?: string[];
+                                shadow_recent?: {
+                                    at: string;
+                                    method: string;
+                                    path: string;
+                                    reason: string;
+                                }[];
+                                shadow_refused?: number;
+                                shadow_scope?: string[];
+                                shadow_since?: string;
+                                status: string;
+                                type: string;
+                                user?: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/identities/{id}/quota": {
         parameters: {
             query?: never;
@@ -603,6 +749,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/identities/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An identity's request counts over a range, the sum of its keys */
+        get: {
+            parameters: {
+                query?: {
+                    from?: string;
+                    step?: "1m" | "1h" | "1d";
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            keys: number;
+                            points: {
+                                allowed: number;
+                                errors: number;
+                                limited: number;
+                                refused: number;
+                                t: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** An identity's request counts over a range, the sum of its keys */
+        head: {
+            parameters: {
+                query?: {
+                    from?: string;
+                    step?: "1m" | "1h" | "1d";
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            keys: number;
+                            points: {
+                                allowed: number;
+                                errors: number;
+                                limited: number;
+                                refused: number;
+                                t: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/keys": {
         parameters: {
             query?: never;
@@ -647,6 +879,9 @@ export interface paths {
                                 imported?: string;
                                 last_used_at?: string;
                                 leak_source?: string;
+                                meta?: {
+                                    [key: string]: unknown;
+                                };
                                 meter?: string;
                                 name: string;
                                 org: string;
@@ -784,6 +1019,9 @@ export interface paths {
                                 imported?: string;
                                 last_used_at?: string;
                                 leak_source?: string;
+                                meta?: {
+                                    [key: string]: unknown;
+                                };
                                 meter?: string;
                                 name: string;
                                 org: string;
@@ -857,6 +1095,9 @@ export interface paths {
                             imported?: string;
                             last_used_at?: string;
                             leak_source?: string;
+                            meta?: {
+                                [key: string]: unknown;
+                            };
                             meter?: string;
                             name: string;
                             org: string;
@@ -922,6 +1163,9 @@ export interface paths {
                             imported?: string;
                             last_used_at?: string;
                             leak_source?: string;
+                            meta?: {
+                                [key: string]: unknown;
+                            };
                             meter?: string;
                             name: string;
                             org: string;

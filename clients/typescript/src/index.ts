@@ -30,7 +30,7 @@ export interface KeygateClientOptions {
 export interface VerifyOptions {
   /** every one must be granted (`resource:action`) */
   permissions?: string[]
-  /** units of quota and credits to check and spend; none: nothing spent */
+  /** units of quota and credits needed and spent; none: nothing needed or spent (a metered key's quota is read) */
   cost?: number
 }
 
@@ -42,8 +42,14 @@ export type VerifyAnswer =
     org: string
     user?: string
     role: string
+    /** a BOT key of an identity (docs/identities.md): its id and the customer's external id */
+    identity?: { id: string, external_id: string }
+    /** the effective permissions: the role's, narrowed by the key's scope */
     permissions: string[]
+    /** the key's `meta` fields over its identity's, as the upstream receives them in X-Auth-Meta */
+    meta?: Record<string, unknown>
     expires_at?: string
+    /** a metered key: the allowance with the fewest units left (after `cost`); `reset_s` null for credits */
     quota?: { remaining: number, reset_s: number | null }
   }
   | { valid: false, code: 'unauthorized' | 'forbidden' | 'address_not_allowed' | 'rate_limited' | 'quota_exceeded' }

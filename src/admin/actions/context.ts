@@ -11,7 +11,6 @@ import type { Config } from '../../config/schema.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import { redisKeys, type RedisKeys } from '../../registry/redis-keys.js'
 import { AdminError, type ErrorDetail } from '../model/errors.js'
-import type { AdminEvents } from '../model/events.js'
 import { auditOrgOf, type AdminScope } from '../model/principal.js'
 import { AuditLog, auditOptions, DEFAULT_AUDIT_OPTIONS, type AuditOptions } from '../store/audit-log.js'
 import { watching, type StoreContext, type Watch } from '../store/transactions.js'
@@ -29,8 +28,6 @@ export interface AdminWing {
   /** `keys.max_per_user` and `keys.purge_after` (defaults: 100, 90 days) */
   keyBounds?: KeyBounds | undefined
   audit?: AuditOptions | undefined
-  /** told of committed changes (model/events.ts) */
-  events?: AdminEvents | undefined
   /** `webhooks.allow_private_targets` (docs/webhooks.md) */
   allowPrivateTargets?: boolean | undefined
 }
@@ -44,9 +41,8 @@ export interface KeyBounds {
 export const DEFAULT_KEY_BOUNDS: KeyBounds = { maxPerUser: 100, purgeAfterMs: 90 * 86_400_000 }
 
 /** The wing as the configuration describes it. */
-export function adminWing (config: Config, redis: RegistryClient, events?: AdminEvents): AdminWing {
+export function adminWing (config: Config, redis: RegistryClient): AdminWing {
   return {
-    events,
     redis,
     keys: redisKeys(config.redis.prefix),
     keyPrefix: keyPrefixesOf(config.keys),
@@ -62,7 +58,6 @@ export interface ActionContext {
   scope: AdminScope
   selfServiceMaxTtlMs: number
   keyBounds: KeyBounds
-  events: AdminEvents | undefined
   allowPrivateTargets: boolean
 }
 
@@ -74,7 +69,6 @@ export function actionContext (wing: AdminWing, scope: AdminScope, actor: string
     scope,
     selfServiceMaxTtlMs: wing.selfServiceMaxTtlMs,
     keyBounds: wing.keyBounds ?? DEFAULT_KEY_BOUNDS,
-    events: wing.events,
     allowPrivateTargets: wing.allowPrivateTargets ?? false
   }
 }

@@ -1,22 +1,26 @@
 /**
  * Identities (docs/identities.md): put, delete (with `force`, its keys revoked in the
- * same transaction), meter, and the reads, as the principal may see them
+ * same transaction), meter, and the reads (the identity, its keys, their request counts
+ * summed), as the principal may see them
  * (policy/identities.ts decides). Every write reads the records it concerns under WATCH,
  * the external id's index entry included, so two puts cannot give one external id to two
  * identities of an org. The audit trail shows `meta` by its size alone.
  */
 import { isoTimestamp } from '../../registry/records.js'
-import type { IdentityView } from '../model/views.js'
+import {
+  addPoints, BATCH_MAX_POINTS, bucketsOf, readKeysUsage, zeroPoints, type UsagePoint, type UsageRange
+} from '../../usage/reader.js'
+import type { IdentityView, KeyView } from '../model/views.js'
 import {
   decideDeleteIdentity, decidePutIdentity, visibleIdentity, type IdentityInput
 } from '../policy/identities.js'
 import { decideMeter, type MeterChange } from '../policy/meters.js'
-import { orgFilter, requireOrgAdmin } from '../policy/scope-rules.js'
+import { orgFilter, requireOrgAdmin, seesKey } from '../policy/scope-rules.js'
 import {
   deleteIdentity as removeIdentity, identityKeyIds, identityRecord, identityView, listIdentities as storeIdentities,
   putIdentity as writeIdentity
 } from '../store/identities.js'
-import { setKeyFields } from '../store/keys.js'
+import { recordViews, setKeyFields, withLimitUse } from '../store/keys.js'
 import { callerNames, write, type ActionContext } from './context.js'
 import type { MeterChanged } from './meters.js'
 
@@ -92,9 +96,45 @@ export async function meterIdentity (a: ActionContext, id: string, change: Meter
 }
 
 export async function showIdentity (a: ActionContext, id: string, now = Date.now()): Promise<IdentityView> {
+  return await identityView(a.store, id, await readableIdentity(a, id), now)
+}
+
+/** The keys that name the identity (its index set), as the caller may read them, with their limits' use. */
+export async function identityKeys (a: ActionContext, id: string, now = Date.now()): Promise<KeyView[]> {
+  await readableIdentity(a, id)
+  const views = (await recordViews(a.store, await identityKeyIds(a.store, id), now)).filter((k) => seesKey(a.scope, k))
+  await withLimitUse(a.store, views, now)
+  return views
+}
+
+/**
+ * An identity's request counts over a range: the sum of its keys' (those the caller may read), read at most
+ * BATCH_MAX_POINTS points a pipeline; `keys`: how many were summed.
+ */
+export async function identityUsage (
+  a: ActionContext, id: string, range: UsageRange
+): Promise<{ keys: number, points: UsagePoint[] }> {
+  await readableIdentity(a, id)
+  const ids = await identityKeyIds(a.store, id)
+  const points = zeroPoints(range)
+  const perRead = Math.max(1, Math.floor(BATCH_MAX_POINTS / Math.max(1, bucketsOf(range).count)))
+  let keys = 0
+  for (let i = 0; i < ids.length; i += perRead) {
+    for (const k of await readKeysUsage(a.store.redis, a.store.keys, ids.slice(i, i + perRead), range)) {
+      if (k.owner === undefined || !seesKey(a.scope, k.owner)) continue
+      addPoints(points, k.points)
+      keys++
+    }
+  }
+  return { keys, points }
+}
+
+/** The identity's record, if the caller may read it: an admin any, an org admin its own org's (else 404). */
+async function readableIdentity (a: ActionContext, id: string): Promise<Record<string, string>> {
+  requireOrgAdmin(a.scope, 'identities')
   const r = await identityRecord(a.store, id)
   visibleIdentity(a.scope, id, Object.keys(r).length === 0 ? undefined : r)
-  return await identityView(a.store, id, r, now)
+  return r
 }
 
 /** The identities the principal may see: an admin's every org's (or `org`'s), an org admin's own org's. */

@@ -16,7 +16,6 @@ import { decideImport } from '../policy/imports.js'
 import { decideKeyCount } from '../policy/key-bounds.js'
 import { ownedKeyStates } from '../store/key-bounds.js'
 import { addImportedLookup, addKey } from '../store/keys.js'
-import { emitKeyCreated } from './keys.js'
 import { callerNames, write, type ActionContext, type Warned } from './context.js'
 
 export { importRefused, type ImportInput } from '../policy/import-records.js'
@@ -95,9 +94,6 @@ export async function importKeys (
       tx,
       'a key\'s user or role changed, or a key was imported, during the import; nothing was written, try again'
     )
-    records.forEach(({ input, record }, i) => {
-      emitKeyCreated(a, out[i]?.id as string, { type: input.type, ...record }, now)
-    })
     return { result: out, warnings }
   })
 }

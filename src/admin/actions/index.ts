@@ -16,10 +16,10 @@
  *   webhooks.ts        webhook endpoints, their deliveries, a delivery sent again
  *   audit.ts           the audit trail's pages, and a one-off migration
  *   audit-export.ts    the audit trail's export: its lease, the entries not yet shipped, its cursor
- *   reads.ts           keys, users, roles, orgs and request counts, as the principal may see them
+ *   reads.ts           keys, users, roles, orgs and request counts, as the principal may see them:
+ *                      their part of this facade is read-actions.ts, which AdminActions extends
  */
 import type { UsagePoint, UsageRange } from '../../usage/reader.js'
-import type { KeyRequestRecord, KeyRequestsQuery } from '../../usage/key-requests.js'
 import type { AdminScope } from '../model/principal.js'
 import type { ApplyResult, RegistryFile } from '../model/registry-fields.js'
 import type {
@@ -31,21 +31,20 @@ import type {
   OrgView,
   RefusalAggregate,
   RoleView,
-  RotatedKey,
-  UserView
+  RotatedKey
 } from '../model/views.js'
 import type { KeyRestrictionChange } from '../policy/key-changes.js'
 import type { KeyRequest } from '../policy/key-input.js'
 import * as audit from './audit.js'
 import * as auditExport from './audit-export.js'
-import { actionContext, type ActionContext, type AdminWing, type Warned } from './context.js'
+import { actionContext, type AdminWing, type Warned } from './context.js'
 import * as identities from './identities.js'
 import * as imports from './imports.js'
 import * as keys from './keys.js'
 import * as leaks from './leaks.js'
 import * as meters from './meters.js'
 import * as orgs from './orgs.js'
-import * as reads from './reads.js'
+import { ReadActions } from './read-actions.js'
 import * as registry from './registry-files.js'
 import * as roles from './roles.js'
 import * as shadows from './shadow-restrictions.js'
@@ -72,9 +71,8 @@ export function adminActions (wing: AdminWing, scope: AdminScope, actor: string)
   return new AdminActions(actionContext(wing, scope, actor))
 }
 
-export class AdminActions {
-  constructor (private readonly a: ActionContext) {}
-
+/** Every action of one principal: the reads of reads.ts (ReadActions), and each resource's actions here. */
+export class AdminActions extends ReadActions {
   // ---- keys ----------------------------------------------------------------
 
   async createKey (r: KeyRequest, now?: number): Promise<Warned<CreatedKey>> {
@@ -191,6 +189,11 @@ export class AdminActions {
     return await identities.listIdentities(this.a, org)
   }
 
+  async identityKeys (id: string): Promise<KeyView[]> { return await identities.identityKeys(this.a, id) }
+  async identityUsage (id: string, range: UsageRange): Promise<{ keys: number, points: UsagePoint[] }> {
+    return await identities.identityUsage(this.a, id, range)
+  }
+
   /** An SSO sign-in, audited as `session.begin` with the claim that matched. */
   async recordSignIn (user: string, org: string, by: { claim: 'sub' | 'email', value: string }): Promise<void> {
     await audit.recordSignIn(this.a, user, org, by)
@@ -260,75 +263,5 @@ export class AdminActions {
       pending: async (count) => await auditExport.pending(a, count),
       shipped: async (token, id) => await auditExport.shipped(a, token, id)
     }
-  }
-
-  // ---- reads -----------------------------------------------------------------
-
-  scopedKeyFilter (filter: reads.KeyFilter): reads.KeyFilter | null {
-    return reads.scopedKeyFilter(this.a, filter)
-  }
-
-  async listKeys (filter: reads.KeyFilter = {}): Promise<KeyView[]> {
-    return await reads.listKeys(this.a, filter)
-  }
-
-  async keyPage (
-    filter: reads.KeyFilter,
-    page: { limit: number, cursor?: string | undefined }
-  ): Promise<reads.KeyPage> {
-    return await reads.keyPage(this.a, filter, page)
-  }
-
-  async keysOverPolicy (filter: { org: string, user?: string | undefined }): Promise<KeyView[]> {
-    return await reads.keysOverPolicy(this.a, filter)
-  }
-
-  async showKey (id: string): Promise<KeyView> {
-    return await reads.showKey(this.a, id)
-  }
-
-  async listUsers (filter: { org?: string | undefined } = {}): Promise<UserView[]> {
-    return await reads.listUsers(this.a, filter)
-  }
-
-  async showUser (id: string): Promise<UserView> {
-    return await reads.showUser(this.a, id)
-  }
-
-  async listRoles (): Promise<RoleView[]> {
-    return await reads.listRoles(this.a)
-  }
-
-  async showRole (name: string): Promise<RoleView> {
-    return await reads.showRole(this.a, name)
-  }
-
-  async listOrgs (o: { inUse?: boolean | undefined } = {}): Promise<OrgView[]> {
-    return await reads.listOrgs(this.a, o)
-  }
-
-  async showOrg (org: string): Promise<OrgView> {
-    return await reads.showOrg(this.a, org)
-  }
-
-  async ownKeyCap (): Promise<number | undefined> {
-    return await reads.ownKeyCap(this.a)
-  }
-
-  /** a key's counts, with its environment */
-  async keyUsage (id: string, range: UsageRange): Promise<{ env: 'live' | 'test', points: UsagePoint[] }> {
-    return await reads.keyUsage(this.a, id, range)
-  }
-
-  async keyRequests (id: string, q: KeyRequestsQuery): Promise<KeyRequestRecord[]> {
-    return await reads.keyRequests(this.a, id, q)
-  }
-
-  async orgUsage (org: string, range: UsageRange): Promise<UsagePoint[]> {
-    return await reads.orgUsage(this.a, org, range)
-  }
-
-  async keysUsage (ids: readonly string[], range: UsageRange): Promise<Array<{ id: string, points: UsagePoint[] }>> {
-    return await reads.keysUsage(this.a, ids, range)
   }
 }

@@ -61,7 +61,6 @@ export async function createKey (a: ActionContext, r: KeyRequest, now = Date.now
       `${input.type === 'personal' ? 'the key\'s user' : 'the key\'s role'} changed while the key was created; ` +
         'nothing was written, try again'
     )
-    emitKeyCreated(a, id, record, now)
     return { result: createdKeyOf(id, key, record, input), warnings }
   })
 }
@@ -90,9 +89,6 @@ export async function revokeKey (a: ActionContext, id: string, now = Date.now())
     setKeyFields(a.store, tx, id, { status: 'revoked', revoked_at: isoTimestamp(now) })
     tx.xadd(...a.store.audit.changeArgs('key.revoke', `key:${id}`, 'ok', { from: change.from }, change.org))
     await w.commit(tx)
-    a.events?.emit({
-      type: 'key.revoked', key_id: id, org: change.org, reason: 'revoked', actor: a.store.actor, at: isoTimestamp(now)
-    })
     return { changed: true }
   })
 }
@@ -115,24 +111,14 @@ export async function rotateKey (a: ActionContext, id: string, graceMs: number, 
     const tx = w.multi()
     addKey(a.store, tx, newId, { type: rotation.record.type as string, hash, ...rotation.record })
     setKeyFields(a.store, tx, id, replaces)
-    tx.xadd(...a.store.audit.changeArgs(
-      'key.rotate',
-      `key:${id}`,
-      'ok',
-      { new_key: newId, replaces_expires_at: rotation.replacesExpiresAt },
-      rotation.org
-    ))
-    await w.commit(tx, `key "${id}" changed during the rotation; nothing was written, try again`)
-    a.events?.emit({
-      type: 'key.rotated',
-      key_id: id,
-      new_key_id: newId,
-      org: rotation.org,
-      env: rotation.record.env === 'test' ? 'test' : 'live',
+    // (the env tells the `key.rotated` webhook event: src/webhooks/audit-events.ts)
+    const detail = {
+      new_key: newId,
       replaces_expires_at: rotation.replacesExpiresAt,
-      actor: a.store.actor,
-      at: isoTimestamp(now)
-    })
+      env: rotation.record.env === 'test' ? 'test' : 'live'
+    }
+    tx.xadd(...a.store.audit.changeArgs('key.rotate', `key:${id}`, 'ok', detail, rotation.org))
+    await w.commit(tx, `key "${id}" changed during the rotation; nothing was written, try again`)
     return {
       ...createdKeyOf(newId, key, rotation.record, rotation.input),
       replaces: id,
@@ -168,23 +154,6 @@ export async function setKeyLimit (a: ActionContext, id: string, limit: string |
     tx.xadd(...a.store.audit.changeArgs('key.limit', `key:${id}`, 'ok', d.detail, d.org))
     await w.commit(tx)
     return { changed: true }
-  })
-}
-
-/** Tells listeners of a committed key creation (ids and names only: never the key, its secret or its hash). */
-export function emitKeyCreated (a: ActionContext, id: string, record: Record<string, string>, now: number): void {
-  a.events?.emit({
-    type: 'key.created',
-    key_id: id,
-    org: record.org,
-    env: record.env === 'test' ? 'test' : 'live',
-    key_type: record.type ?? '',
-    user: record.user,
-    role: record.role,
-    name: record.name,
-    expires_at: record.expires_at,
-    actor: a.store.actor,
-    at: isoTimestamp(now)
   })
 }
 

@@ -4,8 +4,8 @@
  * (policy/leaks.ts) and, when the reporter may, revoked in one change of its own with
  * `revoked_reason leaked`, `leak_source` and one audit entry `key.leaked`. Push
  * invalidation then drops the record from every gateway's cache and closes the key's
- * open WebSockets (src/cache/invalidation.ts, src/websocket/); in-process listeners are
- * told `key.leaked` (model/events.ts). A token that is no key,
+ * open WebSockets (src/cache/invalidation.ts, src/websocket/); the audit entry is the
+ * `key.leaked` webhook event (src/webhooks/audit-events.ts). A token that is no key,
  * or whose key the caller may not see, is a false positive, revealing nothing.
  */
 import { isoTimestamp } from '../../registry/records.js'
@@ -59,15 +59,6 @@ export async function reportLeaked (
         record.org
       ))
       await w.commit(tx)
-      a.events?.emit({
-        type: 'key.leaked',
-        key_id: id,
-        org: record.org,
-        env: record.env === 'test' ? 'test' : 'live',
-        leak_source: where,
-        actor: a.store.actor,
-        at: isoTimestamp(now)
-      })
       out.push({ label: 'true_positive', id, revoked: true, ...envOf(record) })
     }
     return out

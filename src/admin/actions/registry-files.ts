@@ -95,17 +95,6 @@ async function applyOnce (
     }
     tx.xadd(...a.store.audit.changeArgs('registry.apply', 'registry', 'ok', detail, file.org))
     await w.commit(tx)
-    const names = (op: Change['op']): string[] =>
-      plan.changes.filter((c) => c.op === op).map((c) => `${c.kind}:${c.name}`)
-    a.events?.emit({
-      type: 'registry.applied',
-      org: file.org,
-      created: names('create'),
-      changed: names('change'),
-      deleted: names('delete'),
-      actor: a.store.actor,
-      at: new Date(now).toISOString()
-    })
     return { ok: true, changes: plan.changes }
   })
 }

@@ -69,14 +69,6 @@ export async function setUserStatus (
     }
     tx.xadd(...a.store.audit.changeArgs(action, `user:${id}`, 'ok', change.detail, change.org))
     await w.commit(tx)
-    if (change.changed && status === 'deactivated') {
-      const at = isoTimestamp(now)
-      const told = { org: change.org, actor: a.store.actor, at }
-      a.events?.emit({ type: 'user.deactivated', user_id: id, revoked_keys: change.revokedKeys, ...told })
-      for (const keyId of change.revokedKeys) {
-        a.events?.emit({ type: 'key.revoked', key_id: keyId, reason: 'creator_deactivated', ...told })
-      }
-    }
     return { changed: change.changed, createdKeys: change.createdKeys, revokedKeys: change.revokedKeys }
   })
 }

@@ -7,7 +7,6 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import type { Config } from '../../config/schema.js'
 import type { RegistryClient } from '../../registry/redis-client.js'
 import { adminActions, adminWing, type AdminActions } from '../actions/index.js'
-import type { AdminEvents } from '../model/events.js'
 import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION } from '../model/principal.js'
 import { adminScopeOf, type Principal } from './principal.js'
 import { refuse } from './refusal.js'
@@ -18,8 +17,8 @@ export interface ApiContext {
   actions: (p: Principal) => AdminActions
 }
 
-export function createContext (config: Config, redis: RegistryClient, events?: AdminEvents): ApiContext {
-  const wing = adminWing(config, redis, events)
+export function createContext (config: Config, redis: RegistryClient): ApiContext {
+  const wing = adminWing(config, redis)
   return { config, actions: (p) => adminActions(wing, adminScopeOf(p), p.actor) }
 }
 

@@ -1,6 +1,6 @@
 /**
  * /identities (docs/identities.md): list, show (with its keys, its limit's use and its
- * allowance), put, delete (`?force=true` revokes its keys), and `POST .../quota` (set or
+ * allowance), its keys' views, put, delete (`?force=true` revokes its keys), and `POST .../quota` (set or
  * remove its quota, add credits). An admin every org's; an org admin its own org's only
  * (another org's identity is 404). Every read and write is one admin action.
  */
@@ -9,13 +9,13 @@ import type { FastifyInstance } from 'fastify'
 import { QUOTA_PATTERN } from '../../config/quota.js'
 import { RATE_LIMIT_PATTERN } from '../../config/rate-limit.js'
 import { IDENTITY_ID, NAME } from '../../registry/records.js'
-import { IdentityViewSchema } from '../model/views.js'
+import { IdentityViewSchema, KeyViewSchema } from '../model/views.js'
 import { actionsOf, requireScope, type ApiContext } from './context.js'
 import { NoQuery } from './schemas.js'
 import { MeterBody } from './quota-routes.js'
 
 const closed = { additionalProperties: false }
-const IdentityParams = Type.Object({ id: Type.String({ pattern: IDENTITY_ID.source }) }, closed)
+export const IdentityParams = Type.Object({ id: Type.String({ pattern: IDENTITY_ID.source }) }, closed)
 const ListQuery = Type.Object({ org: Type.Optional(Type.String({ pattern: NAME.source })) }, closed)
 const DeleteQuery = Type.Object(
   { force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }, closed
@@ -30,6 +30,7 @@ const PutIdentityBody = Type.Object({
   credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 999_999_999_999_999 }))
 }, closed)
 const IdentityList = Type.Object({ identities: Type.Array(IdentityViewSchema) }, closed)
+const IdentityKeys = Type.Object({ keys: Type.Array(KeyViewSchema) }, closed)
 const PutIdentityResult = Type.Object({ created: Type.Boolean(), identity: IdentityViewSchema }, closed)
 const DeleteResult = Type.Object({ revoked: Type.Array(Type.String()) }, closed)
 const MeterChanged = Type.Object({ changed: Type.Boolean() }, closed)
@@ -53,6 +54,17 @@ export function identityRoutes (app: FastifyInstance, ctx: ApiContext): void {
       response: { 200: IdentityViewSchema }
     }
   }, async (request) => await actionsOf(ctx, request).showIdentity(request.params.id))
+
+  app.get<{ Params: Static<typeof IdentityParams> }>('/identities/:id/keys', {
+    onRequest: orgAdmin,
+    schema: {
+      summary: 'The keys that name an identity',
+      tags: ['identities'],
+      params: IdentityParams,
+      querystring: NoQuery,
+      response: { 200: IdentityKeys }
+    }
+  }, async (request) => ({ keys: await actionsOf(ctx, request).identityKeys(request.params.id) }))
 
   app.put<{ Params: Static<typeof IdentityParams>, Body: Static<typeof PutIdentityBody> }>('/identities/:id', {
     onRequest: orgAdmin,

@@ -164,7 +164,7 @@ export const adminApi: FastifyPluginAsync<AdminPlaneOptions> = async (app, o) =>
   app.addHook('onResponse', createAdminRequestLog(o.logger, keyPrefixesOf(o.config.keys)))
 
   // 4. the routes (2: each route outside some scope has `onRequest: requireScope(...)`)
-  const ctx = createContext(o.config, o.redis, o.events)
+  const ctx = createContext(o.config, o.redis)
   sessionRoutes(app, ctx, o.config, o.sso)
   keyRoutes(app, ctx)
   userRoutes(app, ctx)

@@ -20,10 +20,11 @@ import { actionsOf, requireAdmin, requireScope, type ApiContext } from './contex
 import { badField, withWarnings } from './refusal.js'
 import { positive, recordsBodyValidator } from './validation.js'
 import { keyPrefixesOf } from '../../registry/key-format.js'
+import { KeyViewSchema, RotatedKeySchema } from '../model/views.js'
 import {
   Changed, CreatedKeyResponse, CreateKeyBody, EmptyBody, ImportedKeysResponse, ImportKeysBody, ImportKeysBodyOuter,
-  KeyLimitBody, LeakedKeysBody, LeakedKeysResponse, KeyList, KeyParams, KeyViewSchema, ListKeysQuery, NoQuery,
-  RestrictKeyBody, RotatedKeySchema, RotateKeyBody
+  KeyLimitBody, LeakedKeysBody, LeakedKeysResponse, KeyList, KeyParams, ListKeysQuery, NoQuery, RestrictKeyBody,
+  RotateKeyBody
 } from './schemas.js'
 
 /** an import's body, at most (1,000 records of the longest key and names fit) */

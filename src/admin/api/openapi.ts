@@ -17,7 +17,7 @@ export const TAGS = [
   { name: 'roles', description: 'Roles and the permissions they grant' },
   { name: 'orgs', description: 'Orgs, their rate limits and key policy' },
   { name: 'identities', description: 'Identities: one customer\'s BOT keys, sharing its limits, allowance and meta' },
-  { name: 'usage', description: 'Request counts per key and per org, by the minute, hour or day' },
+  { name: 'usage', description: 'Request counts per key, per org and per identity, by the minute, hour or day' },
   { name: 'audit', description: 'The audit trail of changes, and the refusals' },
   { name: 'webhooks', description: 'Webhook endpoints, their deliveries, a delivery sent again (docs/webhooks.md)' },
   { name: 'session', description: 'The signed-in principal, and the console\'s SSO session' },

@@ -7,7 +7,8 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { actionsOf, requireAdmin, requireScope, type ApiContext } from './context.js'
-import { ListOrgsQuery, NoQuery, OrgList, OrgParams, OrgViewSchema, PutOrgBody } from './schemas.js'
+import { OrgViewSchema } from '../model/views.js'
+import { ListOrgsQuery, NoQuery, OrgList, OrgParams, PutOrgBody } from './schemas.js'
 
 export function orgRoutes (app: FastifyInstance, ctx: ApiContext): void {
   // in_use=true: also the orgs named on users or keys that have no record

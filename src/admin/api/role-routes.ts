@@ -6,7 +6,8 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { actionsOf, requireAdmin, type ApiContext } from './context.js'
-import { DeleteRoleQuery, NoQuery, PutRoleBody, RoleDeleted, RoleList, RoleParams, RoleViewSchema } from './schemas.js'
+import { RoleViewSchema } from '../model/views.js'
+import { DeleteRoleQuery, NoQuery, PutRoleBody, RoleDeleted, RoleList, RoleParams } from './schemas.js'
 
 export function roleRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get('/roles', {

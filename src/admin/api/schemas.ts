@@ -4,9 +4,12 @@
  * (`additionalProperties: false`): an unknown field is a 400, and a response can
  * only ever carry the fields listed here (never a hash). The registry's views (keys,
  * users, roles, audit entries) are the store's own (src/admin/model/views.ts).
+ * Here: what several routes files share, and the keys', users', roles', orgs' and
+ * audit trail's schemas; a resource whose schemas only its own routes use keeps them
+ * beside those (usage, session, identities, quotas, webhooks, the request log).
  * Reference: docs/admin-api.md.
  */
-import { Type, type Static, type TString } from '@sinclair/typebox'
+import { Type, type TString } from '@sinclair/typebox'
 import { DURATION } from '../../config/duration.js'
 import { CURSOR, IMPORTED_KEY_MAX, KEY_NAME_MAX, ORG_NAME_MAX } from '../model/limits.js'
 import { NAME } from '../../registry/records.js'
@@ -14,10 +17,9 @@ import { RATE_LIMIT_PATTERN } from '../../config/rate-limit.js'
 import { QUOTA_PATTERN } from '../../config/quota.js'
 import {
   AuditEntrySchema, CreatedKeySchema, KeyViewSchema, OrgViewSchema, RefusalAggregateSchema, RoleViewSchema,
-  RotatedKeySchema, UserViewSchema
+  UserViewSchema
 } from '../model/views.js'
 import { ID_LENGTH } from '../../registry/key-format.js'
-import { BATCH_MAX_KEYS } from '../../usage/reader.js'
 
 const closed = { additionalProperties: false } as const
 
@@ -81,38 +83,6 @@ export const AuditQuery = Type.Object({
   cursor: Type.Optional(Type.String({ pattern: CURSOR.source }))
 }, closed)
 export const NoQuery = Type.Object({}, closed)
-
-/** a usage read: `from` and `to` ISO 8601 times (default: the last 24 h), `step` a bucket */
-export const UsageQuery = Type.Object({
-  from: Type.Optional(Type.String({ maxLength: 40 })),
-  to: Type.Optional(Type.String({ maxLength: 40 })),
-  step: Type.Optional(Type.Union([Type.Literal('1m'), Type.Literal('1h'), Type.Literal('1d')]))
-}, closed)
-
-const Count = Type.Integer({ minimum: 0 })
-const UsagePoints = Type.Array(Type.Object(
-  { t: Type.String(), allowed: Count, refused: Count, limited: Count, errors: Count },
-  closed
-))
-export const UsageSeries = Type.Object({ points: UsagePoints }, closed)
-/** a key's: with its environment, `live` or `test` (docs/test-keys.md) */
-export const KeyUsageSeries = Type.Object(
-  { env: Type.Union([Type.Literal('live'), Type.Literal('test')]), points: UsagePoints }, closed
-)
-
-/** a batch usage read: up to BATCH_MAX_KEYS key ids, comma-separated, and the range of UsageQuery */
-export const KeysUsageQuery = Type.Object({
-  ids: Type.String({ pattern: `^[0-9A-Za-z]{${ID_LENGTH}}(,[0-9A-Za-z]{${ID_LENGTH}}){0,${BATCH_MAX_KEYS - 1}}$` }),
-  ...UsageQuery.properties
-}, closed)
-/** per key the caller may read (in the order asked; any other is absent): its totals over the range and its points */
-export const KeysUsage = Type.Object({
-  keys: Type.Array(Type.Object({
-    id: Type.String(),
-    totals: Type.Object({ allowed: Count, refused: Count, limited: Count, errors: Count }, closed),
-    points: UsagePoints
-  }, closed))
-}, closed)
 
 // ---- bodies (an absent body is read as {}) ----------------------------------
 
@@ -214,7 +184,6 @@ export const KeyList = Type.Object({ keys: Type.Array(KeyViewSchema), next_curso
 const Warnings = Type.Optional(Type.Array(Type.Object({ field: OptStr, reason: Str }, closed)))
 
 export const CreatedKeyResponse = Type.Object({ ...CreatedKeySchema.properties, warnings: Warnings }, closed)
-export { KeyViewSchema, RotatedKeySchema }
 /** per reported key, in order: its SHA-256 (hex) and label; a true positive's key id */
 export const LeakedKeysResponse = Type.Object({
   results: Type.Array(Type.Object({
@@ -245,60 +214,12 @@ export const UserStatusChanged = Type.Object({
   revoked_keys: Type.Array(Str)
 }, closed)
 
-export { UserViewSchema }
 export const PutUserResponse = Type.Object({ ...UserViewSchema.properties, warnings: Warnings }, closed)
 export const UserList = Type.Object({ users: Type.Array(UserViewSchema) }, closed)
 
-export { RoleViewSchema }
 export const RoleList = Type.Object({ roles: Type.Array(RoleViewSchema) }, closed)
-export { OrgViewSchema }
 export const OrgList = Type.Object({ orgs: Type.Array(OrgViewSchema) }, closed)
 export const RoleDeleted = Type.Object({ name: Str, users: Type.Array(Str), keys: Type.Array(Str) }, closed)
 
-export { AuditEntrySchema }
 export const AuditList = Type.Object({ entries: Type.Array(AuditEntrySchema), next_cursor: OptStr }, closed)
-export { RefusalAggregateSchema }
 export const RefusalList = Type.Object({ entries: Type.Array(RefusalAggregateSchema), next_cursor: OptStr }, closed)
-
-export const Session = Type.Object({
-  principal: Type.Union([
-    Type.Object({ kind: Type.Literal('token') }, closed),
-    Type.Object({
-      kind: Type.Literal('key'),
-      key_id: Str,
-      key_type: Str,
-      user: OptStr,
-      org: Str,
-      role: Str,
-      permissions: Type.Array(Str)
-    }, closed),
-    /** a person signed in through SSO (docs/sso.md) */
-    Type.Object({
-      kind: Type.Literal('session'),
-      user: Str,
-      org: Str,
-      role: Str,
-      permissions: Type.Array(Str)
-    }, closed)
-  ]),
-  /** `admin` (every org), `org` (the key's org), `self` (the key's user's keys) */
-  scope: Type.Union([Type.Literal('admin'), Type.Literal('org'), Type.Literal('self')]),
-  /** scope `admin` */
-  admin: Type.Boolean(),
-  /** scope `self` */
-  self: Type.Boolean(),
-  /** scopes `org` and `self`: the longest a BOT key they create may live (admin.self_service_max_ttl), in seconds */
-  bot_key_max_ttl_s: Type.Optional(Type.Integer({ minimum: 1 })),
-  /** scopes `org` and `self`: the caller's org's key policy (`key_max_ttl`), in seconds, when it has one */
-  org_key_max_ttl_s: Type.Optional(Type.Integer({ minimum: 0 })),
-  /**
-   * scopes `org` and `self`: the permissions the caller may put in a key's scope (its
-   * own effective grants: its role's, narrowed by its key's scope); an admin may give any
-   */
-  grantable: Type.Optional(Type.Array(Str)),
-  /** scopes `org` and `self`: the permission catalogue's entries within `grantable` (a wildcard's concrete ones) */
-  catalogue: Type.Optional(Type.Array(Str))
-}, closed)
-export const PermissionList = Type.Object({ permissions: Type.Array(Str) }, closed)
-
-export type SessionView = Static<typeof Session>

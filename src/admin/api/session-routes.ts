@@ -8,14 +8,62 @@
  * GET /permissions: the permission catalogue, every permission the route rules
  * reference plus keygate's own three (admin only).
  */
+import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { parseDuration } from '../../config/duration.js'
 import type { Config } from '../../config/schema.js'
 import { actionsOf, principalOf, requireAdmin, type ApiContext } from './context.js'
 import { ADMIN_PERMISSION, ORG_ADMIN_PERMISSION, SELF_PERMISSION } from './principal.js'
-import { NoQuery, PermissionList, Session, type SessionView } from './schemas.js'
+import { NoQuery } from './schemas.js'
 import { badRequest } from './refusal.js'
 import { readCookie, SESSION_COOKIE, sessionCookie, type Sso } from '../sso/index.js'
+
+const closed = { additionalProperties: false } as const
+const Str = Type.String()
+const OptStr = Type.Optional(Str)
+
+const Session = Type.Object({
+  principal: Type.Union([
+    Type.Object({ kind: Type.Literal('token') }, closed),
+    Type.Object({
+      kind: Type.Literal('key'),
+      key_id: Str,
+      key_type: Str,
+      user: OptStr,
+      org: Str,
+      role: Str,
+      permissions: Type.Array(Str)
+    }, closed),
+    /** a person signed in through SSO (docs/sso.md) */
+    Type.Object({
+      kind: Type.Literal('session'),
+      user: Str,
+      org: Str,
+      role: Str,
+      permissions: Type.Array(Str)
+    }, closed)
+  ]),
+  /** `admin` (every org), `org` (the key's org), `self` (the key's user's keys) */
+  scope: Type.Union([Type.Literal('admin'), Type.Literal('org'), Type.Literal('self')]),
+  /** scope `admin` */
+  admin: Type.Boolean(),
+  /** scope `self` */
+  self: Type.Boolean(),
+  /** scopes `org` and `self`: the longest a BOT key they create may live (admin.self_service_max_ttl), in seconds */
+  bot_key_max_ttl_s: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** scopes `org` and `self`: the caller's org's key policy (`key_max_ttl`), in seconds, when it has one */
+  org_key_max_ttl_s: Type.Optional(Type.Integer({ minimum: 0 })),
+  /**
+   * scopes `org` and `self`: the permissions the caller may put in a key's scope (its
+   * own effective grants: its role's, narrowed by its key's scope); an admin may give any
+   */
+  grantable: Type.Optional(Type.Array(Str)),
+  /** scopes `org` and `self`: the permission catalogue's entries within `grantable` (a wildcard's concrete ones) */
+  catalogue: Type.Optional(Type.Array(Str))
+}, closed)
+const PermissionList = Type.Object({ permissions: Type.Array(Str) }, closed)
+
+type SessionView = Static<typeof Session>
 
 export function sessionRoutes (app: FastifyInstance, ctx: ApiContext, config: Config, sso: Sso | undefined): void {
   const botKeyMaxTtlS = Math.floor((parseDuration(config.admin.self_service_max_ttl) as number) / 1000)

@@ -1,17 +1,61 @@
 /**
- * /keys/:id/usage and /orgs/:org/usage: request counts per minute, hour or day
- * (src/usage/reader.ts), scoped like reading the key or the org: a key outside
- * the caller's scope is 404, existing or not; an org outside it is 404; a self principal
- * reads its own keys' usage only. A range of more than MAX_POINTS buckets is a 400.
+ * /keys/:id/usage, /orgs/:org/usage and /identities/:id/usage (the sum of its keys): request
+ * counts per minute, hour or day (src/usage/reader.ts), scoped like reading the key, the org
+ * or the identity: a key outside the caller's scope is 404, existing or not; an org or an
+ * identity outside it is 404; a self principal reads its own keys' usage only. A range of
+ * more than MAX_POINTS buckets is a 400.
  * /usage/keys reads several keys' at once (up to BATCH_MAX_KEYS, BATCH_MAX_POINTS points
  * in all), each under the same rule: a key the caller may not read is absent.
  */
-import type { Static } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { BATCH_MAX_POINTS, bucketsOf, usageRange, type UsagePoint, type UsageRange } from '../../usage/reader.js'
+import { ID_LENGTH } from '../../registry/key-format.js'
+import {
+  BATCH_MAX_KEYS, BATCH_MAX_POINTS, bucketsOf, usageRange, type UsagePoint, type UsageRange
+} from '../../usage/reader.js'
 import { actionsOf, requireScope, type ApiContext } from './context.js'
+import { IdentityParams } from './identity-routes.js'
 import { badField } from './refusal.js'
-import { KeyParams, KeysUsage, KeysUsageQuery, KeyUsageSeries, OrgParams, UsageQuery, UsageSeries } from './schemas.js'
+import { KeyParams, OrgParams } from './schemas.js'
+
+const closed = { additionalProperties: false } as const
+
+/** a usage read: `from` and `to` ISO 8601 times (default: the last 24 h), `step` a bucket */
+const UsageQuery = Type.Object({
+  from: Type.Optional(Type.String({ maxLength: 40 })),
+  to: Type.Optional(Type.String({ maxLength: 40 })),
+  step: Type.Optional(Type.Union([Type.Literal('1m'), Type.Literal('1h'), Type.Literal('1d')]))
+}, closed)
+
+const Count = Type.Integer({ minimum: 0 })
+const UsagePoints = Type.Array(Type.Object(
+  { t: Type.String(), allowed: Count, refused: Count, limited: Count, errors: Count },
+  closed
+))
+const UsageSeries = Type.Object({ points: UsagePoints }, closed)
+/** a key's: with its environment, `live` or `test` (docs/test-keys.md) */
+const KeyUsageSeries = Type.Object(
+  { env: Type.Union([Type.Literal('live'), Type.Literal('test')]), points: UsagePoints }, closed
+)
+
+/** a batch usage read: up to BATCH_MAX_KEYS key ids, comma-separated, and the range of UsageQuery */
+const KeysUsageQuery = Type.Object({
+  ids: Type.String({ pattern: `^[0-9A-Za-z]{${ID_LENGTH}}(,[0-9A-Za-z]{${ID_LENGTH}}){0,${BATCH_MAX_KEYS - 1}}$` }),
+  ...UsageQuery.properties
+}, closed)
+/** per key the caller may read (in the order asked; any other is absent): its totals over the range and its points */
+const KeysUsage = Type.Object({
+  keys: Type.Array(Type.Object({
+    id: Type.String(),
+    totals: Type.Object({ allowed: Count, refused: Count, limited: Count, errors: Count }, closed),
+    points: UsagePoints
+  }, closed))
+}, closed)
+
+/** an identity's: the sum of its keys' series, and how many keys were summed */
+const IdentityUsageSeries = Type.Object(
+  { keys: Type.Integer({ minimum: 0 }), points: UsageSeries.properties.points }, { additionalProperties: false }
+)
 
 export function usageRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: Static<typeof KeyParams>, Querystring: Static<typeof UsageQuery> }>('/keys/:id/usage', {
@@ -47,6 +91,20 @@ export function usageRoutes (app: FastifyInstance, ctx: ApiContext): void {
     }
     const read = await actionsOf(ctx, request).keysUsage(ids, range)
     return { keys: read.map((k) => ({ id: k.id, totals: totalsOf(k.points), points: k.points })) }
+  })
+
+  app.get<{ Params: Static<typeof IdentityParams>, Querystring: Static<typeof UsageQuery> }>('/identities/:id/usage', {
+    onRequest: requireScope('org'),
+    schema: {
+      summary: 'An identity\'s request counts over a range, the sum of its keys',
+      tags: ['usage'],
+      params: IdentityParams,
+      querystring: UsageQuery,
+      response: { 200: IdentityUsageSeries }
+    }
+  }, async (request) => {
+    const range = rangeOf(request.query, Date.now())
+    return await actionsOf(ctx, request).identityUsage(request.params.id, range)
   })
 
   app.get<{ Params: Static<typeof OrgParams>, Querystring: Static<typeof UsageQuery> }>('/orgs/:org/usage', {

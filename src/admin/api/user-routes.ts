@@ -9,9 +9,10 @@ import type { Static } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { actionsOf, requireScope, type ApiContext } from './context.js'
 import { withWarnings } from './refusal.js'
+import { UserViewSchema } from '../model/views.js'
 import {
   ActivateBody, DeactivateBody, ListUsersQuery, NoQuery, PutUserBody, PutUserResponse, UserList, UserParams,
-  UserStatusChanged, UserViewSchema
+  UserStatusChanged
 } from './schemas.js'
 
 export function userRoutes (app: FastifyInstance, ctx: ApiContext): void {

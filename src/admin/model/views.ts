@@ -61,7 +61,9 @@ export const KeyViewSchema = Type.Object({
   shadow_refused: Type.Optional(Type.Integer()),
   shadow_recent: Type.Optional(Type.Array(Type.Object({ method: Str, path: Str, reason: Str, at: Str }, closed))),
   /** a BOT key's identity (docs/identities.md) */
-  identity: OptStr
+  identity: OptStr,
+  /** (one key shown) the key's own `meta`, a JSON object; the upstream gets it over its identity's */
+  meta: Type.Optional(Type.Record(Type.String(), Type.Unknown()))
 }, closed)
 export type KeyView = Static<typeof KeyViewSchema>
 
@@ -228,15 +230,21 @@ export type IdentityView = Static<typeof IdentityViewSchema>
 /** An identity record's view (without its keys, its limit's use and its allowance, which the store reads). */
 export function identityViewOf (id: string, r: Readonly<Record<string, string>>): IdentityView {
   const view: IdentityView = { id, org: r.org ?? '', external_id: r.external_id ?? '' }
-  if (r.meta !== undefined && r.meta !== '') {
-    try {
-      const meta: unknown = JSON.parse(r.meta)
-      if (typeof meta === 'object' && meta !== null && !Array.isArray(meta)) view.meta = meta as Record<string, unknown>
-    } catch {}
-  }
+  const meta = metaObjectOf(r.meta)
+  if (meta !== undefined) view.meta = meta
   for (const field of ['rate_limit', 'quota', 'credits'] as const) {
     const value = r[field]
     if (value !== undefined && value !== '') view[field] = value
   }
   return view
+}
+
+/** A record's `meta` text as the object admins are shown; undefined when absent or not a JSON object. */
+export function metaObjectOf (text: string | null | undefined): Record<string, unknown> | undefined {
+  if (text == null || text === '') return undefined
+  try {
+    const meta: unknown = JSON.parse(text)
+    if (typeof meta === 'object' && meta !== null && !Array.isArray(meta)) return meta as Record<string, unknown>
+  } catch {}
+  return undefined
 }

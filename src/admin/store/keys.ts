@@ -11,7 +11,7 @@ import { parseTimestamp } from '../../registry/records.js'
 import { examplesOf, RECENT_KEPT } from '../../usage/shadow-refusals.js'
 import { ownsKey, readCreatedBy, rootUserOf } from '../model/actors.js'
 import { AdminError } from '../model/errors.js'
-import type { KeyView } from '../model/views.js'
+import { metaObjectOf, type KeyView } from '../model/views.js'
 import type { StoreContext } from './transactions.js'
 
 const KEY_FIELDS_SHOWN = [
@@ -46,9 +46,12 @@ const KEY_FIELDS_SHOWN = [
 /** fields shown as lists (space-separated in the record) */
 const LIST_FIELDS = new Set<string>(['scope', 'allowed_cidrs', 'shadow_scope', 'shadow_allowed_cidrs'])
 
+/** One key's view: its listing's fields, with its `meta` and what its shadow restriction would have refused. */
 export async function showKey (ctx: StoreContext, id: string, now: number): Promise<KeyView> {
-  const [view] = await keyViews(ctx, [id], now)
+  const [[view], meta] = await Promise.all([keyViews(ctx, [id], now), ctx.redis.hget(ctx.keys.key(id), 'meta')])
   if (view === undefined) throw new AdminError(`key "${id}" does not exist`, 'not_found')
+  const parsed = metaObjectOf(meta)
+  if (parsed !== undefined) view.meta = parsed
   if (view.shadow_since !== undefined) Object.assign(view, await shadowRefusalsOf(ctx, id))
   return view
 }

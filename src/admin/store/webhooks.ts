@@ -6,6 +6,7 @@
 import { deleteEndpoint, readEndpoint, readEndpoints, writeEndpoint, type Endpoint } from '../../webhooks/endpoints.js'
 import { addDelivery, listDeliveries, readDeliveries, resend } from '../../webhooks/deliveries.js'
 import { eventBody, eventId, TEST_EVENT } from '../../webhooks/events.js'
+import { startCursor } from '../../webhooks/follow.js'
 import type { DeliveryView, WebhookView } from '../model/webhooks.js'
 import { commit, type StoreContext } from './transactions.js'
 
@@ -27,6 +28,8 @@ export async function webhooks (ctx: StoreContext): Promise<Endpoint[]> {
 
 export async function addWebhook (ctx: StoreContext, e: Endpoint): Promise<void> {
   const tx = ctx.redis.multi()
+  // (the first endpoint's events are those of the changes after it: src/webhooks/follow.ts)
+  startCursor(tx, ctx.keys)
   writeEndpoint(tx, ctx.keys, e)
   const detail = { url: e.url, events: e.events.join(' ') }
   tx.xadd(...ctx.audit.changeArgs('webhook.add', `webhook:${e.id}`, 'ok', detail, e.org))

@@ -3,8 +3,9 @@
  * `keygate:keys:verify` asks about another key. Every request goes over a raw socket to
  * a real gateway on a real Redis: valid, unknown, revoked (invalid within 1 s on two
  * instances sharing the registry), forbidden by `permissions`, a caller without the
- * permission, a path attack in `permissions`, `cost` spent only when given; the key
- * asked about never reaches a log line.
+ * permission, a path attack in `permissions`, `cost` spent only when given (a metered
+ * key's quota read without one), a key of an identity with its identity and merged
+ * `meta`; the key asked about never reaches a log line.
  */
 import t from 'tap'
 import { startGateway, type TestGateway } from '../../helpers/gateway.js'
@@ -86,7 +87,7 @@ t.test('a body that is no question: 400 with details, a path attack in permissio
   t.equal((await verify(gw, caller, JSON.stringify({ key: alice.key, pad: 'x'.repeat(20_000) }))).status, 413)
 })
 
-t.test('cost: the quota checked and spent only when given', async (t) => {
+t.test('cost: the quota spent only when given; a metered key\'s quota read without one', async (t) => {
   const { result: k } = await gw.fixtures.admin.createKey({ type: 'bot', role: 'reader', org: 'acme', quota: '5/day' })
   const first = json(await verify(gw, caller, { key: k.key, cost: 2 }))
   t.equal(first.valid, true)
@@ -94,9 +95,43 @@ t.test('cost: the quota checked and spent only when given', async (t) => {
   t.ok((first.quota as { reset_s: number }).reset_s > 0)
   const free = json(await verify(gw, caller, { key: k.key }))
   t.equal(free.valid, true)
-  t.equal(free.quota, undefined, 'no cost: no quota checked')
+  t.equal((free.quota as { remaining: number }).remaining, 3, 'no cost: the quota read, nothing spent')
   t.equal((json(await verify(gw, caller, { key: k.key, cost: 3 })).quota as { remaining: number }).remaining, 0, 'nothing spent without a cost')
+  const empty = json(await verify(gw, caller, { key: k.key }))
+  t.same([empty.valid, empty.quota], [true, { remaining: 0, reset_s: (empty.quota as { reset_s: number }).reset_s }], 'an empty allowance is still valid without a cost')
   t.same(json(await verify(gw, caller, { key: k.key, cost: 1 })), { valid: false, code: 'quota_exceeded' })
+  const unmetered = json(await verify(gw, caller, { key: (await gw.fixtures.botKey('reader', 'acme')).key }))
+  t.equal(unmetered.quota, undefined, 'a key with no allowance: no quota')
+})
+
+t.test('a BOT key of an identity with meta: its identity and the merged meta, exactly', async (t) => {
+  const admin = gw.fixtures.admin
+  await admin.putIdentity('cust-9', { org: 'acme', externalId: 'cus_9', meta: { plan: 'pro', seats: 3, tags: ['a', 'b'] }, quota: '10/day' })
+  const { result: k } = await admin.createKey({ type: 'bot', role: 'reader', org: 'acme', identity: 'cust-9', meta: { plan: 'enterprise', region: 'eu' } })
+  const res = await verify(gw, caller, { key: k.key, permissions: ['users:read'], cost: 1 })
+  t.equal(res.status, 200)
+  const answer = json(res)
+  t.same(answer, {
+    valid: true,
+    key_id: k.id,
+    type: 'bot',
+    org: 'acme',
+    role: 'reader',
+    identity: { id: 'cust-9', external_id: 'cus_9' },
+    permissions: ['users:read'],
+    meta: { plan: 'enterprise', seats: 3, tags: ['a', 'b'], region: 'eu' },
+    quota: { remaining: 9, reset_s: (answer.quota as { reset_s: number }).reset_s }
+  })
+  t.same(Object.keys(answer), ['valid', 'key_id', 'type', 'org', 'role', 'identity', 'permissions', 'meta', 'quota'], 'in the order of docs/verify.md')
+  t.ok((answer.quota as { reset_s: number }).reset_s > 0, 'the identity\'s quota, with its refill')
+
+  // a key of its own meta and no identity: its meta alone, no identity
+  const { result: own } = await admin.createKey({ type: 'bot', role: 'reader', org: 'acme', meta: { tier: 'gold' } })
+  const alone = json(await verify(gw, caller, { key: own.key }))
+  t.same([alone.identity, alone.meta], [undefined, { tier: 'gold' }])
+  // a refused key of an identity says its code only
+  t.same(json(await verify(gw, caller, { key: k.key, permissions: ['users:write'] })), { valid: false, code: 'forbidden' })
+  t.notOk(gw.rawLogs.some((l) => l.includes('enterprise')), 'the meta is in no log line')
 })
 
 t.test('one log line per call, the caller key id, never the key asked about', async (t) => {

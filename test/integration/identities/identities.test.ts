@@ -5,7 +5,9 @@
  * reach the upstream and the signed assertion exactly, and a client's copies never do; a
  * change of the identity reaches cached keys; 1 KB + 1 byte of meta is refused with
  * `details`; delete with and without --force; an org admin on its own org only. A marker
- * value in `meta` is never in a log line, /metrics, the audit trail or an error.
+ * value in `meta` is never in a log line, /metrics, the audit trail, an exported span
+ * (tracing to a real OTLP/HTTP receiver), or the error body, headers and log line of a
+ * refused request (403, 429) of a key with meta.
  */
 import t from 'tap'
 import { decodeJwt } from 'jose'
@@ -13,6 +15,7 @@ import { cliEnv, runCli } from '../../helpers/cli.js'
 import { adminCall as call, eventually, startGateway, type TestGateway } from '../../helpers/gateway.js'
 import { rawValues } from '../../helpers/upstream.js'
 import { writeKeyFile } from '../../helpers/assertion-keys.js'
+import { startOtlpReceiver } from '../../helpers/otlp-receiver.js'
 
 const TOKEN = 'identities-admin-token-0123456789abcdef'
 const MARKER = 'zq-meta-marker-7f3a9c'
@@ -88,6 +91,50 @@ t.test('meta and the external id reach the upstream and the assertion exactly; a
   for (const [what, text] of [['logs', gw.rawLogs.join('\n')], ['metrics', metrics.body], ['audit', audit.body]] as const) {
     t.notOk(text.includes(MARKER), `the meta marker is not in the ${what}`)
   }
+})
+
+t.test('the marker is in no span, and in no error body, response header or log line of a refused request', async (t) => {
+  const otlp = await startOtlpReceiver()
+  t.teardown(() => otlp.close())
+  const keyFile = writeKeyFile('EdDSA')
+  const gw = await startGateway(t, {
+    yaml: `${ASSERTION_YAML}tracing: { otlp_endpoint: "${otlp.url}", sample_ratio: 1.0 }\n`,
+    env: { KEYGATE_ADMIN_TOKEN: TOKEN, KEYGATE_ASSERTION_KEY_FILE: keyFile.file }
+  })
+  t.equal((await call(gw, 'PUT', '/admin/v1/identities/traced', TOKEN, {
+    org: 'acme', external_id: 'tr-1', meta: { marker: MARKER }, rate_limit: '2/1m'
+  })).status, 201)
+  const k = await botKey(gw, 'traced', { note: MARKER })
+  const traced = (trace: string): Array<[string, string]> =>
+    [['Authorization', `Bearer ${k.key}`], ['traceparent', `00-${trace}-00f067aa0ba902b7-01`]]
+  const TRACES = ['4bf92f3577b34da6a3ce929d0e0e4730', '4bf92f3577b34da6a3ce929d0e0e4731', '4bf92f3577b34da6a3ce929d0e0e4732']
+  const allowed = await gw.send('GET', '/api/v1/users', traced(TRACES[0] as string))
+  t.equal(allowed.status, 200)
+  // the meta as the upstream got it (base64url of the JSON): neither spelling may leave the gateway elsewhere
+  const header = rawValues(gw.upstream.last(), 'x-auth-meta')[0] ?? ''
+  t.same(decodeMeta(header), { marker: MARKER, note: MARKER }, 'the upstream got the marker')
+  const forbidden = await gw.send('POST', '/api/v1/users', traced(TRACES[1] as string))
+  t.equal(forbidden.status, 403, 'a reader may not write')
+  t.equal((await gw.get('/api/v1/users', k.key)).status, 200)
+  const limited = await gw.send('GET', '/api/v1/users', traced(TRACES[2] as string))
+  t.equal(limited.status, 429, 'over the identity\'s 2/1m')
+
+  for (const [what, res] of [['403', forbidden], ['429', limited]] as const) {
+    t.match(res.body, /"error"/, `the ${what} has its error body`)
+    const text = res.body + JSON.stringify(res.rawHeaders)
+    t.notOk(text.includes(MARKER) || text.includes(header), `the ${what}'s body and headers hold no meta`)
+    const line = await gw.logOf(res)
+    t.equal(line?.status, Number(what), `the ${what}'s log line`)
+    t.notOk(JSON.stringify(line).includes(MARKER) || JSON.stringify(line).includes(header), `the ${what}'s log line holds no meta`)
+  }
+  await gw.app.tracing.flush()
+  for (const trace of TRACES) t.ok(otlp.spans.some((s) => s.traceId === trace), `a span of trace ${trace.slice(-1)} arrived`)
+  const exported = Buffer.concat(otlp.bodies).toString('utf8')
+  t.ok(exported.includes(TRACES[1] as string), 'the export holds the refused requests\' spans')
+  t.notOk(exported.includes(MARKER), 'the marker is in no exported span')
+  t.notOk(exported.includes(header), 'nor the X-Auth-Meta value')
+  const logs = gw.rawLogs.join('\n')
+  t.notOk(logs.includes(MARKER) || logs.includes(header), 'nor in any log line')
 })
 
 t.test('two BOT keys of one identity share its rate limit and its quota', async (t) => {

@@ -24,7 +24,7 @@ async function gateway (t: Test): Promise<TestGateway> {
 }
 
 function actionsOf (gw: TestGateway): ReturnType<typeof adminActions> {
-  return adminActions(adminWing(gw.config, gw.app.redis, gw.app.events), FULL_ADMIN, 'cli:test')
+  return adminActions(adminWing(gw.config, gw.app.redis), FULL_ADMIN, 'cli:test')
 }
 
 async function api (

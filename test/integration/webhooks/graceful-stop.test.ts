@@ -32,7 +32,7 @@ t.test('an instance stopped while its delivery is in flight: the delivery comple
   receiver.secret = added.json.secret
   receiver.delayMs = 1500
   // a second instance starts after the event is fanned out by the first
-  const actions = adminActions(adminWing(a.config, a.app.redis, a.app.events), FULL_ADMIN, 'cli:test')
+  const actions = adminActions(adminWing(a.config, a.app.redis), FULL_ADMIN, 'cli:test')
   const { result } = await actions.createKey({ type: 'bot', role: 'reader', org: 'acme' })
   t.ok(await eventually(async () => receiver.received.length >= 1, 5000) >= 0, 'the delivery is in flight')
   const b = await startGateway(t, {

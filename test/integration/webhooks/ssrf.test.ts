@@ -52,7 +52,7 @@ t.test('refused at delivery: an endpoint whose name resolves to loopback gets no
   const loose = adminActions(adminWing({ ...gw.config, webhooks: { ...gw.config.webhooks, allow_private_targets: true } },
     gw.app.redis), FULL_ADMIN, 'cli:test')
   const hook = await loose.addWebhook({ url: `http://localhost:${receiver.port}/hook`, events: ['key.created'] })
-  await adminActions(adminWing(gw.config, gw.app.redis, gw.app.events), FULL_ADMIN, 'cli:test')
+  await adminActions(adminWing(gw.config, gw.app.redis), FULL_ADMIN, 'cli:test')
     .createKey({ type: 'bot', role: 'reader', org: 'acme' })
   let d: any
   t.ok(await eventually(async () => {
@@ -75,7 +75,7 @@ t.test('a redirect is not followed', async (t) => {
   })
   const added = await api(gw, 'POST', '/webhooks', { url: redirector.url, events: ['key.created'] })
   t.equal(added.status, 201)
-  await adminActions(adminWing(gw.config, gw.app.redis, gw.app.events), FULL_ADMIN, 'cli:test')
+  await adminActions(adminWing(gw.config, gw.app.redis), FULL_ADMIN, 'cli:test')
     .createKey({ type: 'bot', role: 'reader', org: 'acme' })
   t.ok(await eventually(async () => redirector.received.length >= 2, 5000) >= 0, 'the redirect is an answer to retry')
   const d = (await api(gw, 'GET', `/webhooks/${added.json.id}/deliveries`)).json.deliveries[0]
