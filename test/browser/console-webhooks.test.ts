@@ -55,7 +55,10 @@ t.test('webhooks in the console: add, secret once, test, deliveries, send again,
       await page.check('#webhook-events input[value="key.created"]')
       await page.check('#webhook-events input[value="quota.threshold"]')
       await page.click('#webhook-submit')
-      const secret = await page.locator('#webhook-secret').inputValue()
+      // the secret is filled in when the API has answered, not when the click returns
+      const secretField = page.locator('#webhook-secret')
+      await eventually(async () => (await secretField.inputValue()) !== '', 10_000)
+      const secret = await secretField.inputValue()
       t.match(secret, /^whsec_/, 'the secret, shown once')
       receiver.secret = secret
       await page.click('#webhook-done')
@@ -114,6 +117,7 @@ t.test('webhooks in the console: add, secret once, test, deliveries, send again,
     await page.fill('#webhook-url', `${receiver.url}/globex`)
     await page.check('#webhook-events input[value="key.revoked"]')
     await page.click('#webhook-submit')
+    await eventually(async () => (await page.locator('#webhook-secret').inputValue()) !== '', 10_000)
     t.match(await page.locator('#webhook-secret').inputValue(), /^whsec_/)
     await page.click('#webhook-done')
     const row = page.locator('#webhooks-body tr').first()
