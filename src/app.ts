@@ -113,14 +113,10 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
 
   const redis = createRedis(config.redis)
   const health = new RedisHealth(redis)
-  // an outage, its stale window's end and the recovery, one line each (src/registry/outage-log.ts)
-  const outages = logRedisOutages(health, logger, {
-    url: config.redis.url, staleIfErrorMs: config.cache.stale_if_error_s * 1000
-  })
   lifecycle.add({
     name: 'registry connection',
     start: () => { health.start() },
-    stop: () => { health.stop(); outages.stop(); redis.disconnect() }
+    stop: () => { health.stop(); redis.disconnect() }
   })
   const keys = redisKeys(config.redis.prefix)
   // Every metric (src/metrics/): the stages add to plain counters, read when /metrics is scraped.
@@ -139,6 +135,14 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
     config, redis, keys, health, logger, onLookupError: (err) => { metrics.redis.lookupError(err) }
   })
   for (const part of cache.background) lifecycle.add(part)
+  // an outage, its stale window's end and the recovery, one line each (src/registry/outage-log.ts); the window
+  // runs from the cache's last agreement with Redis, as the cache counts it
+  const outages = logRedisOutages(health, logger, {
+    url: config.redis.url,
+    staleIfErrorMs: config.cache.stale_if_error_s * 1000,
+    agreedAt: () => Math.max(health.lastOkAt, cache.tracking.verifiedAt)
+  })
+  lifecycle.add({ name: 'outage log', stop: () => { outages.stop() } })
 
   // What the gateway writes about keys' use, off the request path (src/usage/parts.ts)
   const { counter, requests, shadowRefusals, usage } = createUsageParts({

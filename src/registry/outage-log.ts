@@ -1,7 +1,7 @@
 /**
  * A Redis outage, said plainly in the log, once each: an `error` line when Redis stops
  * answering (its URL, passwords redacted), an `error` line when the stale window
- * (`cache.stale_if_error_s`, counted from Redis's last answer) ends and every request that
+ * (`cache.stale_if_error_s`, counted from the cache's last agreement with Redis) ends and every request that
  * needs the registry gets 503, and an `info` line when Redis answers again. The lines
  * follow RedisHealth (redis-client.ts), so a flapping connection logs a change, never a retry.
  */
@@ -14,6 +14,12 @@ export interface OutageLogOptions {
   url: string
   /** `cache.stale_if_error_s` in ms */
   staleIfErrorMs: number
+  /**
+   * the last moment the cache agreed with Redis (epoch ms), from which the stale window runs: the later of the
+   * connection's last answer and push invalidation's last answered ping (src/cache/read-through.ts); default
+   * the connection's last answer
+   */
+  agreedAt?: () => number
   now?: () => number
 }
 
@@ -24,6 +30,7 @@ export interface OutageLog {
 
 export function logRedisOutages (health: RedisHealth, logger: Logger, o: OutageLogOptions): OutageLog {
   const now = o.now ?? Date.now
+  const agreedAt = o.agreedAt ?? (() => health.lastOkAt)
   const redis = redactedUrl(o.url)
   const staleS = o.staleIfErrorMs / 1000
   let downSince: number | undefined
@@ -32,6 +39,13 @@ export function logRedisOutages (health: RedisHealth, logger: Logger, o: OutageL
   const staleEnded = (): void => {
     staleTimer = undefined
     if (health.up || downSince === undefined) return
+    // an agreement answered after the outage began moves the window's end
+    const left = agreedAt() + o.staleIfErrorMs - now()
+    if (left > 0) {
+      staleTimer = setTimeout(staleEnded, left)
+      staleTimer.unref()
+      return
+    }
     logger.error(
       { redis, unreachable_s: seconds(now() - downSince), stale_if_error_s: staleS },
       'redis: still unreachable and the stale window has ended: every request that needs the registry now gets 503'
@@ -47,7 +61,7 @@ export function logRedisOutages (health: RedisHealth, logger: Logger, o: OutageL
           'requests that need the registry get 503'
       )
       clearTimeout(staleTimer)
-      staleTimer = setTimeout(staleEnded, Math.max(0, health.lastOkAt + o.staleIfErrorMs - now()))
+      staleTimer = setTimeout(staleEnded, Math.max(0, agreedAt() + o.staleIfErrorMs - now()))
       staleTimer.unref()
       return
     }
