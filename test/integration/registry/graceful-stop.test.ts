@@ -14,7 +14,7 @@ t.test('a stop drains every part, last added first', async (t) => {
   const gw = await startGateway(t, { yaml: 'usage: { flush_ms: 5000 }' })
   t.same(gw.app.lifecycle.stopOrder, [
     'listeners', 'public leak reports', 'upstreams', 'span export', 'webhook events', 'webhooks', 'webhooks connection',
-    'shadow refusals', 'last used', 'request log', 'usage counts', 'usage connection', 'refill', 'push invalidation',
+    'shadow refusals', 'last used', 'request log', 'usage counts', 'usage connection', 'outage log', 'refill', 'push invalidation',
     'registry connection'
   ])
   const alice = await gw.fixtures.personalKey('alice')
