@@ -2,13 +2,13 @@
 // stops serving cached decisions, not before: the window runs from the cache's last agreement
 // with Redis, which push invalidation's ping may have answered after the connection's last reply.
 import t from 'tap'
-import { pino } from 'pino'
+import { pino, type Logger } from 'pino'
 import { logRedisOutages } from '../../../src/registry/outage-log.js'
 import type { RedisHealth } from '../../../src/registry/redis-client.js'
 
 interface Line { msg: string, time: number }
 
-function outage (): { health: RedisHealth, down: () => void, lines: Line[], logger: ReturnType<typeof pino> } {
+function outage (): { health: RedisHealth, down: () => void, lines: Line[], logger: Logger } {
   const listeners: Array<(up: boolean) => void> = []
   const state = { up: true, lastOkAt: Date.now() - 10_000 }
   const health = {
@@ -17,7 +17,7 @@ function outage (): { health: RedisHealth, down: () => void, lines: Line[], logg
     onChange: (l: (up: boolean) => void) => { listeners.push(l) }
   } as unknown as RedisHealth
   const lines: Line[] = []
-  const logger = pino({ level: 'info' }, { write: (s: string) => { lines.push(JSON.parse(s) as Line) } })
+  const logger: Logger = pino({ level: 'info' }, { write: (s: string) => { lines.push(JSON.parse(s) as Line) } })
   return { health, lines, logger, down: () => { state.up = false; for (const l of listeners) l(false) } }
 }
 
