@@ -136,11 +136,9 @@ export async function buildApp (config: Config, opts: BuildOptions = {}): Promis
   })
   for (const part of cache.background) lifecycle.add(part)
   // an outage, its stale window's end and the recovery, one line each (src/registry/outage-log.ts); the window
-  // runs from the cache's last agreement with Redis, as the cache counts it
+  // runs from the cache's last agreement with Redis
   const outages = logRedisOutages(health, logger, {
-    url: config.redis.url,
-    staleIfErrorMs: config.cache.stale_if_error_s * 1000,
-    agreedAt: () => Math.max(health.lastOkAt, cache.tracking.verifiedAt)
+    url: config.redis.url, staleIfErrorMs: config.cache.stale_if_error_s * 1000, agreedAt: cache.agreedAt
   })
   lifecycle.add({ name: 'outage log', stop: () => { outages.stop() } })
 

@@ -48,6 +48,12 @@ export interface Cache {
   stats: () => CacheStats
   /** push invalidation, then the refill: started in this order, stopped in the reverse */
   background: Background[]
+  /**
+   * the last moment the cache agreed with Redis (epoch ms): the later of the connection's last answer and push
+   * invalidation's last answered ping. No cached decision is served past it + `cache.stale_if_error_s`
+   * (read-through.ts: an untracked entry counts from the first, a tracked one from the second).
+   */
+  agreedAt: () => number
 }
 
 export function createCache ({ config, redis, keys, health, logger, onLookupError }: CacheOptions): Cache {
@@ -96,7 +102,8 @@ export function createCache ({ config, redis, keys, health, logger, onLookupErro
     trackingUp: tracking.up,
     trackingSince: tracking.since
   })
-  return { records, tracking, fills, refill, resolver, stats, background }
+  const agreedAt = (): number => Math.max(health.lastOkAt, tracking.verifiedAt)
+  return { records, tracking, fills, refill, resolver, stats, background, agreedAt }
 }
 
 /** Push invalidation of the cache: every write to a key, user, role or org record, by anyone. */

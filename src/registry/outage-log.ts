@@ -15,9 +15,8 @@ export interface OutageLogOptions {
   /** `cache.stale_if_error_s` in ms */
   staleIfErrorMs: number
   /**
-   * the last moment the cache agreed with Redis (epoch ms), from which the stale window runs: the later of the
-   * connection's last answer and push invalidation's last answered ping (src/cache/read-through.ts); default
-   * the connection's last answer
+   * the last moment the cache agreed with Redis (epoch ms), from which the stale window runs
+   * (src/cache/create-cache.ts); default the connection's last answer
    */
   agreedAt?: () => number
   now?: () => number
