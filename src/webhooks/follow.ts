@@ -43,9 +43,9 @@ export async function followAudit (
   await conn.watch(keys.webhookCursor)
   const cursor = await conn.get(keys.webhookCursor)
   if (cursor === null) {
-    // endpoints added before the cursor existed: their events from now on
-    const last = await conn.xrevrange(keys.audit, '+', '-', 'COUNT', 1)
-    await conn.multi().set(keys.webhookCursor, last[0]?.[0] ?? '0-0').exec()
+    // endpoints added before the cursor existed: their events from now on (the start's own script)
+    await conn.unwatch()
+    await conn.eval(START_LUA, 3, keys.webhookCursor, keys.webhooks, keys.audit)
     return true
   }
   const rows = await conn.xrange(keys.audit, `(${cursor}`, '+', 'COUNT', count)
