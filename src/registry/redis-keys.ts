@@ -148,3 +148,8 @@ export function redisKeys (prefix: string): RedisKeys {
     quotaThreshold: (meter, period, percent) => `${prefix}quota-threshold:${meter}:${period}:${percent}`
   }
 }
+
+/** A key prefix as a SCAN pattern matches it literally. */
+export function escapeGlob (text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&')
+}

@@ -14,7 +14,7 @@
 import type { Redis } from 'ioredis'
 import { parseTimestamp } from '../registry/records.js'
 import { isCluster, type RegistryClient } from '../registry/redis-client.js'
-import type { RedisKeys } from '../registry/redis-keys.js'
+import { escapeGlob, type RedisKeys } from '../registry/redis-keys.js'
 
 export const BACKFILL_DONE = 'done'
 
@@ -76,9 +76,4 @@ function primaries (conn: RegistryClient): Redis[] {
 function positionOf (at: string | null): [number, string] {
   const m = /^(\d+):(\d+)$/.exec(at ?? '')
   return m === null ? [0, '0'] : [Number(m[1]), m[2] as string]
-}
-
-/** A key prefix as a SCAN pattern matches it literally. */
-function escapeGlob (text: string): string {
-  return text.replace(/[*?[\]\\]/g, '\\$&')
 }

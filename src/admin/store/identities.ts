@@ -11,7 +11,8 @@ import { parseRateLimit } from '../../config/rate-limit.js'
 import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
 import { identityViewOf, type IdentityView } from '../model/views.js'
 import { allowanceOf } from './meters.js'
-import { escapeGlob, scanKeys } from './record-names.js'
+import { escapeGlob } from '../../registry/redis-keys.js'
+import { scanKeys } from './record-names.js'
 import { hgetallMany, type StoreContext } from './transactions.js'
 
 /** Every identity id, sorted: the index's and the SCAN's (hashes only). */

@@ -9,7 +9,8 @@ import { parseRateLimit } from '../../config/rate-limit.js'
 import { bucketNames, bucketUse } from '../../ratelimit/buckets.js'
 import { AdminError } from '../model/errors.js'
 import { orgViewOf, type OrgView } from '../model/views.js'
-import { escapeGlob, recordNames, scanKeys } from './record-names.js'
+import { escapeGlob } from '../../registry/redis-keys.js'
+import { recordNames, scanKeys } from './record-names.js'
 import { hgetallMany, type StoreContext } from './transactions.js'
 
 /** Org records, each with its limit's use now; `only`: that org's alone. */

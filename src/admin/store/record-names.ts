@@ -7,7 +7,7 @@
  */
 import type { Redis } from 'ioredis'
 import { isCluster, type RegistryClient } from '../../registry/redis-client.js'
-import type { RedisKeys } from '../../registry/redis-keys.js'
+import { escapeGlob, type RedisKeys } from '../../registry/redis-keys.js'
 import type { Kind } from '../model/registry-fields.js'
 
 const SCAN_COUNT = 1000
@@ -59,9 +59,4 @@ export async function scanKeys (redis: RegistryClient, pattern: string): Promise
     } while (cursor !== '0')
   }
   return found
-}
-
-/** A key prefix as a SCAN pattern matches it literally. */
-export function escapeGlob (text: string): string {
-  return text.replace(/[*?[\]\\]/g, '\\$&')
 }
