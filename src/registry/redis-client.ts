@@ -18,6 +18,13 @@ export function isCluster (client: RegistryClient): client is Cluster {
   return client instanceof Cluster
 }
 
+/** The nodes a SCAN visits, in a stable order: the client, or a Cluster's primaries by address. */
+export function primaries (client: RegistryClient): Redis[] {
+  if (!isCluster(client)) return [client]
+  const address = (r: Redis): string => `${r.options.host ?? ''}:${r.options.port ?? 0}`
+  return client.nodes('master').sort((a, b) => address(a).localeCompare(address(b)))
+}
+
 /** Resolves once a Redis at `url` answers PING (for starting one: the demo, the benchmark). */
 export async function waitForRedis (
   url: string, opts: { attempts?: number, signal?: AbortSignal } = {}

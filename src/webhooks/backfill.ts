@@ -13,7 +13,7 @@
  */
 import type { Redis } from 'ioredis'
 import { parseTimestamp } from '../registry/records.js'
-import { isCluster, type RegistryClient } from '../registry/redis-client.js'
+import { primaries, type RegistryClient } from '../registry/redis-client.js'
 import { escapeGlob, type RedisKeys } from '../registry/redis-keys.js'
 
 export const BACKFILL_DONE = 'done'
@@ -64,13 +64,6 @@ async function expiries (node: Redis, keys: RedisKeys, ids: string[], now: numbe
     if (status === 'active' && expiry !== undefined && expiry > now) out.push([id, expiry])
   })
   return out
-}
-
-/** The nodes SCANned, in a stable order: the client, or a Cluster's primaries by address. */
-function primaries (conn: RegistryClient): Redis[] {
-  if (!isCluster(conn)) return [conn]
-  const address = (r: Redis): string => `${r.options.host ?? ''}:${r.options.port ?? 0}`
-  return conn.nodes('master').sort((a, b) => address(a).localeCompare(address(b)))
 }
 
 function positionOf (at: string | null): [number, string] {

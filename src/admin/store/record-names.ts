@@ -5,8 +5,7 @@
  * with `redis-cli` (a bare HSET, no index entry) is listed, exported and planned like
  * any other. A key found by the SCAN alone counts only when it is a hash.
  */
-import type { Redis } from 'ioredis'
-import { isCluster, type RegistryClient } from '../../registry/redis-client.js'
+import { primaries, type RegistryClient } from '../../registry/redis-client.js'
 import { escapeGlob, type RedisKeys } from '../../registry/redis-keys.js'
 import type { Kind } from '../model/registry-fields.js'
 
@@ -48,9 +47,8 @@ export async function recordNames (
 
 /** Every key matching `pattern`, on every primary of a Cluster. */
 export async function scanKeys (redis: RegistryClient, pattern: string): Promise<string[]> {
-  const nodes: Redis[] = isCluster(redis) ? redis.nodes('master') : [redis]
   const found: string[] = []
-  for (const node of nodes) {
+  for (const node of primaries(redis)) {
     let cursor = '0'
     do {
       const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT)
