@@ -53,9 +53,7 @@ const KeysUsage = Type.Object({
 }, closed)
 
 /** an identity's: the sum of its keys' series, and how many keys were summed */
-const IdentityUsageSeries = Type.Object(
-  { keys: Type.Integer({ minimum: 0 }), points: UsageSeries.properties.points }, { additionalProperties: false }
-)
+const IdentityUsageSeries = Type.Object({ keys: Count, points: UsagePoints }, closed)
 
 export function usageRoutes (app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: Static<typeof KeyParams>, Querystring: Static<typeof UsageQuery> }>('/keys/:id/usage', {
