@@ -69,21 +69,14 @@ export function periodStart (period: QuotaPeriod, now: number): number {
   if (period === 'day') return day * DAY_MS
   // (1970-01-01 was a Thursday: 3 days after a Monday)
   if (period === 'week') return (day - ((day + 3) % 7)) * DAY_MS
-  if (now >= month.start && now < month.end) return month.start
   const d = new Date(now)
-  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)
-  month = { start, end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) }
-  return start
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)
 }
-
-/** the month last asked for (start inclusive, end exclusive): every metered request of a month asks for it */
-let month = { start: NaN, end: NaN }
 
 /** The start of the period after the one that starts at `start`: the next refill. */
 export function nextPeriodStart (period: QuotaPeriod, start: number): number {
   if (period === 'day') return start + DAY_MS
   if (period === 'week') return start + 7 * DAY_MS
-  if (start === month.start) return month.end
   const d = new Date(start)
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)
 }

@@ -111,8 +111,6 @@ interface Applied {
   row: MeterRow
 }
 
-const LEVELS = ['key', 'org', 'identity'] as const
-
 /** The allowances that apply, as script rows; undefined: none; MALFORMED: one does not parse. */
 export function appliedMeters (
   id: MeteredIdentity, keys: QuotaMeterOptions['keys'], now: number
@@ -121,9 +119,7 @@ export function appliedMeters (
   const identityMeter = identityId === undefined ? undefined : id.identityMeter
   if (keyMeter === undefined && orgMeter === undefined && identityMeter === undefined) return undefined
   const out: Applied[] = []
-  for (let i = 0; i < LEVELS.length; i++) {
-    const level = LEVELS[i] as Applied['level']
-    const m = i === 0 ? keyMeter : i === 1 ? orgMeter : identityMeter
+  for (const [level, m] of [['key', keyMeter], ['org', orgMeter], ['identity', identityMeter]] as const) {
     if (m === undefined) continue
     if (m.quota === MALFORMED || m.credits === MALFORMED) return MALFORMED
     const record = level === 'key'

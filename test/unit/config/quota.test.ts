@@ -62,15 +62,3 @@ t.test('every moment lies in its period: [start, next)', async (t) => {
   }
   t.equal(bad, 0, 'two years, hour by hour: each in its period, which starts at midnight (a Monday, a 1st)')
 })
-
-t.test('months asked for out of order: each answer its own month, whatever was asked before', async (t) => {
-  const nov = at('2026-11-01T00:00:00Z')
-  const feb = at('2028-02-01T00:00:00Z')
-  t.equal(periodStart('month', at('2026-11-29T02:37:00Z')), nov)
-  t.equal(new Date(nextPeriodStart('month', feb)).toISOString(), '2028-03-01T00:00:00.000Z', 'another month\'s refill')
-  t.equal(periodStart('month', at('2028-02-29T23:59:59.999Z')), feb)
-  t.equal(periodStart('month', at('2026-11-30T23:59:59.999Z')), nov, 'back to November')
-  t.equal(periodStart('month', at('2026-12-01T00:00:00Z')), at('2026-12-01T00:00:00Z'), 'its end is the next month\'s start')
-  t.equal(new Date(nextPeriodStart('month', nov)).toISOString(), '2026-12-01T00:00:00.000Z')
-  t.equal(new Date(nextPeriodStart('month', 0)).toISOString(), '1970-02-01T00:00:00.000Z', 'January 1970 too')
-})
