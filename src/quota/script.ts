@@ -160,7 +160,7 @@ export interface MeterAnswer {
 }
 
 interface MeterCommand {
-  keygateMeter: (...args: Array<string | number>) => Promise<Array<string[] | Error>>
+  keygateMeter: (numKeys: number, ...args: Array<string | number>) => Promise<Array<string[] | Error>>
 }
 
 export class QuotaScript {
@@ -175,27 +175,25 @@ export class QuotaScript {
    * One ask: sent at once when no call is waiting on Redis (a lone request pays no
    * delay), else with the others of this turn of the event loop.
    */
-  ask (a: MeterAsk): Promise<MeterAnswer> {
-    return this.batch.ask(a)
+  async ask (a: MeterAsk): Promise<MeterAnswer> {
+    return await this.batch.ask(a)
   }
 
   private async sendAsks (asks: readonly MeterAsk[]): Promise<Array<MeterAnswer | Error | undefined>> {
-    // the command's arguments in one array: the number of keys, the keys, then ARGV
-    const args: Array<string | number> = [0]
-    for (const a of asks) for (const r of a.rows) args.push(r.meter, r.record)
-    args[0] = args.length - 1
-    args.push(asks.length)
+    const keys: string[] = []
+    const argv: Array<string | number> = [asks.length]
     for (const a of asks) {
-      args.push(a.need, a.debit, a.rows.length)
-      for (const r of a.rows) args.push(r.quota?.count ?? '', r.quota?.periodStart ?? '', r.credits ? '1' : '')
+      argv.push(a.need, a.debit, a.rows.length)
+      for (const r of a.rows) {
+        keys.push(r.meter, r.record)
+        argv.push(r.quota?.count ?? '', r.quota?.periodStart ?? '', r.credits ? '1' : '')
+      }
     }
-    const replies = await (this.redis as unknown as MeterCommand).keygateMeter(...args)
-    const out: Array<MeterAnswer | Error | undefined> = []
-    for (let i = 0; i < asks.length; i++) {
+    const replies = await (this.redis as unknown as MeterCommand).keygateMeter(keys.length, ...keys, ...argv)
+    return asks.map((a, i) => {
       const reply = replies[i]
-      out.push(reply === undefined || reply instanceof Error ? reply : answerOf(reply, asks[i] as MeterAsk))
-    }
-    return out
+      return reply === undefined || reply instanceof Error ? reply : answerOf(reply, a)
+    })
   }
 }
 
@@ -203,10 +201,7 @@ function answerOf (reply: ReadonlyArray<string | number>, a: MeterAsk): MeterAns
   const rows: RowAnswer[] = []
   for (let j = 0; j < a.rows.length; j++) {
     const row: RowAnswer = {}
-    const qleft = reply[4 * j + 1]
-    const period = reply[4 * j + 2]
-    const granted = reply[4 * j + 3]
-    const cleft = reply[4 * j + 4]
+    const [qleft, period, granted, cleft] = [1, 2, 3, 4].map((k) => reply[4 * j + k])
     if (qleft !== '' && qleft !== undefined) {
       row.quotaLeft = Number(qleft)
       row.periodStart = Number(period)

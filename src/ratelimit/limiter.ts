@@ -73,6 +73,9 @@ interface Bucket {
   limit: RateLimit
 }
 
+/** A bucket and what the script said of it. */
+type Row = { bucket: Bucket } & BucketResult
+
 /** A malformed limit allows nothing; its client is told to come back in a minute. */
 const MALFORMED_RETRY_S = 60
 const MALFORMED_VERDICT: Verdict = Object.freeze({
@@ -141,33 +144,29 @@ export function createLimiter (o: LimiterOptions): Limiter {
   }
 
   function decided (list: Bucket[], result: TakeResult): Verdict {
-    const rows = result.buckets
-    const left = (i: number): number => Math.max(0, (list[i] as Bucket).limit.count - (rows[i] as BucketResult).used)
-    const resetMs = (i: number): number => (rows[i] as BucketResult).resetMs
+    const now = Date.now()
+    const rows = list.map((bucket, i) => ({ bucket, ...(result.buckets[i] as BucketResult) }))
+    const left = (row: Row): number => Math.max(0, row.bucket.limit.count - row.used)
     if (result.allowed) {
       o.meter.allowed()
       // the strictest: the fewest requests left, then the furthest reset
-      let pick = 0
-      for (let i = 1; i < list.length; i++) {
-        if (left(i) < left(pick) || (left(i) === left(pick) && resetMs(i) > resetMs(pick))) pick = i
+      let pick = rows[0] as Row
+      for (const row of rows) {
+        if (left(row) < left(pick) || (left(row) === left(pick) && row.resetMs > pick.resetMs)) pick = row
       }
-      const limit = (list[pick] as Bucket).limit.count
-      return { allowed: true, limit, remaining: left(pick), resetS: seconds(resetMs(pick)) }
+      return { allowed: true, limit: pick.bucket.limit.count, remaining: left(pick), resetS: seconds(pick.resetMs) }
     }
     // refused: every bucket with nothing left is blocked here until its reset; the one
     // that frees last is the answer
-    const now = Date.now()
-    let pick: number | undefined
-    for (let i = 0; i < list.length; i++) {
-      if (left(i) > 0) continue
-      const bucket = list[i] as Bucket
-      o.blocked.block(bucket.name, bucket.limit, now + resetMs(i), now)
-      if (pick === undefined || resetMs(i) > resetMs(pick)) pick = i
+    let pick: Row | undefined
+    for (const row of rows) {
+      if (left(row) > 0) continue
+      o.blocked.block(row.bucket.name, row.bucket.limit, now + row.resetMs, now)
+      if (pick === undefined || row.resetMs > pick.resetMs) pick = row
     }
-    pick ??= 0 // (the script refuses only when a bucket is full)
-    const bucket = list[pick] as Bucket
-    o.meter.limited(bucket.level, 'redis')
-    return refused(bucket.limit.count, resetMs(pick))
+    pick ??= rows[0] as Row // (the script refuses only when a bucket is full)
+    o.meter.limited(pick.bucket.level, 'redis')
+    return refused(pick.bucket.limit.count, pick.resetMs)
   }
 
   return {

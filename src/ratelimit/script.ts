@@ -152,7 +152,7 @@ export interface TakeResult {
 type Bucket = Readonly<{ name: string, limit: RateLimit }>
 
 interface TakeCommand {
-  keygateRateLimit: (...args: Array<string | number>) => Promise<Array<number[] | Error>>
+  keygateRateLimit: (numKeys: number, ...args: Array<string | number>) => Promise<Array<number[] | Error>>
 }
 
 /** asks one EVALSHA carries at most (Redis runs nothing else while a script runs) */
@@ -171,33 +171,30 @@ export class RateLimitScript {
    * call is waiting on Redis, else with the others of this turn of the event loop (registry/turn-batch.ts).
    * `nowMs`: tests only (sent alone).
    */
-  take (buckets: readonly Bucket[], nowMs?: number): Promise<TakeResult> {
-    if (nowMs === undefined) return this.batch.ask(buckets)
-    return this.send([buckets], String(nowMs)).then(([reply]) => {
-      if (reply === undefined || reply instanceof Error) throw reply ?? new Error('rate limit: no reply')
-      return reply
-    })
+  async take (buckets: readonly Bucket[], nowMs?: number): Promise<TakeResult> {
+    if (nowMs === undefined) return await this.batch.ask(buckets)
+    const [reply] = await this.send([buckets], String(nowMs))
+    if (reply === undefined || reply instanceof Error) throw reply ?? new Error('rate limit: no reply')
+    return reply
   }
 
   private async send (
     asks: ReadonlyArray<readonly Bucket[]>, now: string
   ): Promise<Array<TakeResult | Error | undefined>> {
-    // the command's arguments in one array: the number of keys, the keys, then ARGV
-    const args: Array<string | number> = [0]
-    for (const buckets of asks) for (const b of buckets) args.push(b.name)
-    args[0] = args.length - 1
-    args.push(now, asks.length)
+    const keys: string[] = []
+    const argv: Array<string | number> = [now, asks.length]
     for (const buckets of asks) {
-      args.push(buckets.length)
-      for (const b of buckets) args.push(b.limit.count, b.limit.periodMs)
+      argv.push(buckets.length)
+      for (const b of buckets) {
+        keys.push(b.name)
+        argv.push(b.limit.count, b.limit.periodMs)
+      }
     }
-    const replies = await (this.redis as unknown as TakeCommand).keygateRateLimit(...args)
-    const out: Array<TakeResult | Error | undefined> = []
-    for (let i = 0; i < asks.length; i++) {
+    const replies = await (this.redis as unknown as TakeCommand).keygateRateLimit(keys.length, ...keys, ...argv)
+    return asks.map((buckets, i) => {
       const reply = replies[i]
-      out.push(reply === undefined || reply instanceof Error ? reply : resultOf(reply, (asks[i] as Bucket[]).length))
-    }
-    return out
+      return reply === undefined || reply instanceof Error ? reply : resultOf(reply, buckets.length)
+    })
   }
 }
 

@@ -30,21 +30,16 @@ export class TurnBatch<A, R> {
     private readonly what: string
   ) {}
 
-  /** (no async wrapper: the ask's promise is the caller's, one promise and no extra turn of microtasks per ask) */
-  ask (a: A): Promise<R> {
+  async ask (a: A): Promise<R> {
     if (!this.batches || (this.inflight === 0 && this.waiting.length === 0)) {
-      return this.call([a]).then(this.first)
+      const [reply] = await this.call([a])
+      if (reply instanceof Error || reply === undefined) throw reply ?? new Error(`${this.what}: no reply`)
+      return reply
     }
-    return new Promise<R>((resolve, reject) => {
+    return await new Promise<R>((resolve, reject) => {
       if (this.waiting.length === 0) setImmediate(this.send)
       this.waiting.push({ ask: a, resolve, reject })
     })
-  }
-
-  private readonly first = (replies: ReadonlyArray<R | Error | undefined>): R => {
-    const reply = replies[0]
-    if (reply instanceof Error || reply === undefined) throw reply ?? new Error(`${this.what}: no reply`)
-    return reply
   }
 
   private readonly send = (): void => {
