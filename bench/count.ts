@@ -190,7 +190,8 @@ const targets: Record<string, Target> = {
         redis: 'command_timeout_ms: 60000',
         launcher: launcher('keygate-limited')
       }),
-    headers: { authorization: `Bearer ${benchKeys.limited.key}` }
+    headers: { authorization: `Bearer ${benchKeys.limited.key}` },
+    reads: registryScripts
   },
   'keygate-metered': {
     start: async () =>
@@ -200,7 +201,8 @@ const targets: Record<string, Target> = {
         redis: 'command_timeout_ms: 60000',
         launcher: launcher('keygate-metered')
       }),
-    headers: { authorization: `Bearer ${benchKeys.metered.key}` }
+    headers: { authorization: `Bearer ${benchKeys.metered.key}` },
+    reads: registryScripts
   },
   'keygate-strip': {
     start: async () =>

@@ -10,6 +10,10 @@
  * Each ask is all or nothing: it spends `debit` units of every allowance (row) when each
  * has at least `need` left, none otherwise (`need` 0: always; a debit after the response;
  * a negative debit gives back what a request refused after its decision had spent).
+ * One call reads each meter (HMGET) and each record's credits its asks name once, checks
+ * and spends the asks one after another against what it read, and writes each meter that
+ * was spent from once, at the end: asks on one meter (a busy key, an org) share the read
+ * and the write.
  *
  * A meter (docs/quotas.md) is a hash, no expiry: `period` (the start, epoch ms, of the
  * period `used` counts), `used` (units of the quota spent in it), `spent` (credits spent
@@ -27,6 +31,27 @@ import { TurnBatch } from '../registry/turn-batch.js'
 // need, debit, rows; per row: quota count ('' = none), period start ms, '1' when credits apply.
 // Reply: per ask {allowed (0|1), per row: quota left, period start, credits granted, credits left ('' = none)}.
 const METER_LUA = `
+-- the meters and records this call has read, by name: read once, spent from by every ask, written once at the end
+local meters, credits, dirty = {}, {}, {}
+local function meterOf (mk)
+  local m = meters[mk]
+  if m == nil then
+    local st = redis.call('HMGET', mk, 'period', 'used', 'spent')
+    m = {key = mk, period = tonumber(st[1]), used = tonumber(st[2]), spent = tonumber(st[3]), spend = 0, set = false}
+    -- a spent count Redis cannot add to: an ask that would spend from it fails, as HINCRBY would
+    m.broken = st[3] and (m.spent == nil or m.spent ~= math.floor(m.spent))
+    meters[mk] = m
+  end
+  return m
+end
+local function creditsOf (rk)
+  local c = credits[rk]
+  if c == nil then
+    c = tonumber(redis.call('HGET', rk, 'credits')) or 0
+    credits[rk] = c
+  end
+  return c
+end
 local function ask (ai, ki)
   local need, debit, m = tonumber(ARGV[ai]), tonumber(ARGV[ai + 1]), tonumber(ARGV[ai + 2])
   ai = ai + 3
@@ -36,36 +61,41 @@ local function ask (ai, ki)
     ki = ki + 2
     local q, p, c = ARGV[ai], ARGV[ai + 1], ARGV[ai + 2]
     ai = ai + 3
-    local st = redis.call('HMGET', mk, 'period', 'used', 'spent')
-    local row = {mk = mk}
+    local st = meterOf(mk)
+    local row = {m = st}
     if q ~= '' then
-      local period, stored, used = tonumber(p), tonumber(st[1]), 0
+      local period, stored, used = tonumber(p), st.period, 0
       if stored ~= nil and stored >= period then
         period = stored
-        used = tonumber(st[2]) or 0
+        used = st.used or 0
       end
       row.period, row.used, row.qleft = period, used, tonumber(q) - used
       if need > 0 and row.qleft < need then ok = 0 end
     end
     if c ~= '' then
-      local granted = tonumber(redis.call('HGET', rk, 'credits')) or 0
-      row.granted, row.cleft = granted, granted - (tonumber(st[3]) or 0)
+      local granted = creditsOf(rk)
+      row.granted, row.cleft = granted, granted - (st.spent or 0)
       if need > 0 and row.cleft < need then ok = 0 end
     end
     rows[j] = row
   end
   if ok == 1 and debit ~= 0 then
     for j = 1, m do
+      if rows[j].cleft ~= nil and rows[j].m.broken then error('ERR hash value is not an integer') end
+    end
+    for j = 1, m do
       local row = rows[j]
+      local st = row.m
       if row.qleft ~= nil then
-        local used = string.format('%d', math.max(0, row.used + debit))
-        redis.call('HSET', row.mk, 'period', string.format('%d', row.period), 'used', used)
+        st.period, st.used, st.set = row.period, math.max(0, row.used + debit), true
         row.qleft = row.qleft - debit
       end
       if row.cleft ~= nil then
-        redis.call('HINCRBY', row.mk, 'spent', debit)
+        st.spend = st.spend + debit
+        st.spent = (st.spent or 0) + debit
         row.cleft = row.cleft - debit
       end
+      if not st.dirty then st.dirty = true; dirty[#dirty + 1] = st end
     end
   end
   local reply = {ok}
@@ -84,6 +114,12 @@ for r = 1, tonumber(ARGV[1]) do
   local ok, reply = pcall(ask, ai, ki)
   if ok then out[r] = reply else out[r] = {err = tostring(reply)} end
   ai, ki = ai + 3 + 3 * m, ki + 2 * m
+end
+for _, st in ipairs(dirty) do
+  if st.set then
+    redis.call('HSET', st.key, 'period', string.format('%d', st.period), 'used', string.format('%d', st.used))
+  end
+  if st.spend ~= 0 then redis.call('HINCRBY', st.key, 'spent', st.spend) end
 end
 return out
 `

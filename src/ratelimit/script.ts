@@ -11,7 +11,11 @@
  * A bucket (named in buckets.ts) is a hash: field `<slot index>` = requests allowed in
  * that slot, field `t<slot index>` = the latest one's time (ms); at most 11 slots,
  * expiring when its newest slot leaves the read (set once per slot, when the slot's
- * first request is counted). The period is in the name, so a changed count
+ * first request is counted). One call reads each bucket its asks name once (HGETALL, the
+ * fields that no longer count deleted), checks and counts the asks one after another
+ * against what it read, and writes each bucket that counted once, at the end (one HSET
+ * of the current slot's count and time): asks on a shared bucket (a hot key, an org)
+ * cost Redis a few microseconds each, not a read and two writes each. The period is in the name, so a changed count
  * keeps the bucket and a changed period starts a new one. On a Cluster the buckets
  * live in the registry's hash slot (the prefix's hash tag, docs/topologies.md), so
  * the script's keys never cross slots.
@@ -34,21 +38,24 @@ else
 end
 local S = ${SLOTS}
 local _KEYS, _ARGV = KEYS, ARGV
--- one ask: its buckets as KEYS[1..n], their count and period as ARGV[2 * i], ARGV[2 * i + 1]
-local function take (k0, n, a0)
-local KEYS, ARGV = {}, {}
-for i = 1, n do
-  KEYS[i] = _KEYS[k0 + i]
-  ARGV[2 * i], ARGV[2 * i + 1] = _ARGV[a0 + 2 * i - 1], _ARGV[a0 + 2 * i]
+-- the buckets this call has read, by name: read once, counted in by every ask, written once at the end
+local buckets = {}
+-- a bucket that counted requests: its slot's count and latest time, its expiry when the slot opened
+local function flush (b)
+  if not b.dirty then return end
+  local field = string.format('%d', b.c)
+  redis.call('HSET', b.key, field, string.format('%d', b.held[b.c]), 't' .. field, string.format('%d', now))
+  if b.opened then redis.call('PEXPIRE', b.key, string.format('%d', (b.c + S + 1) * b.slot - now)) end
+  b.dirty, b.opened = false, false
 end
-local counts, lasts, sums, cur, len, periods = {}, {}, {}, {}, {}, {}
-local allowed = 1
-for i = 1, n do
-  local count = tonumber(ARGV[2 * i])
-  local P = tonumber(ARGV[2 * i + 1])
+local function read (key, P)
+  local b = buckets[key]
+  if b ~= nil then
+    if b.P == P then return b end
+    flush(b)
+  end
   local slot = P / S
-  local c = math.floor(now / slot)
-  local flat = redis.call('HGETALL', KEYS[i])
+  local flat = redis.call('HGETALL', key)
   local nums, times, names, old = {}, {}, {}, {}
   for j = 1, #flat, 2 do
     local f, v = flat[j], tonumber(flat[j + 1])
@@ -76,26 +83,34 @@ for i = 1, n do
   for _, p in ipairs(names) do
     if gone[p[1]] or nums[p[1]] == nil then old[#old + 1] = p[2] end
   end
-  if #old > 0 then redis.call('HDEL', KEYS[i], unpack(old)) end
-  if sum + 1 > count then allowed = 0 end
-  counts[i], lasts[i], sums[i], cur[i], len[i], periods[i] = held, last, sum, c, slot, P
+  if #old > 0 then redis.call('HDEL', key, unpack(old)) end
+  b = {key = key, P = P, slot = slot, c = math.floor(now / slot), held = held, last = last, sum = sum,
+    dirty = false, opened = false}
+  buckets[key] = b
+  return b
+end
+local dirty = {}
+local function take (k0, n, a0)
+local list, limits = {}, {}
+local allowed = 1
+for i = 1, n do
+  local count = tonumber(_ARGV[a0 + 2 * i - 1])
+  local b = read(_KEYS[k0 + i], tonumber(_ARGV[a0 + 2 * i]))
+  if b.sum + 1 > count then allowed = 0 end
+  list[i], limits[i] = b, count
 end
 local reply = {allowed}
 for i = 1, n do
-  local count = tonumber(ARGV[2 * i])
-  local c, slot, held, last, P = cur[i], len[i], counts[i], lasts[i], periods[i]
-  local used = sums[i]
+  local b, count = list[i], limits[i]
+  local c, held, last, P = b.c, b.held, b.last, b.P
   if allowed == 1 then
-    -- the bucket lives until its newest slot leaves the read: set when that slot opens
-    local field = string.format('%d', c)
-    if redis.call('HINCRBY', KEYS[i], field, 1) == 1 then
-      redis.call('PEXPIRE', KEYS[i], string.format('%d', (c + S + 1) * slot - now))
-    end
-    redis.call('HSET', KEYS[i], 't' .. field, string.format('%d', now))
+    if held[c] == nil then b.opened = true end
     held[c] = (held[c] or 0) + 1
     last[c] = now
-    used = used + 1
+    b.sum = b.sum + 1
+    if not b.dirty then b.dirty = true; dirty[#dirty + 1] = b end
   end
+  local used = b.sum
   local need = math.max(1, used - count + 1)
   local reset = P
   local freed = 0
@@ -120,6 +135,7 @@ for r = 1, tonumber(_ARGV[2]) do
   if ok then out[r] = reply else out[r] = {err = tostring(reply)} end
   ki, ai = ki + n, ai + 1 + 2 * n
 end
+for _, b in ipairs(dirty) do flush(b) end
 return out
 `
 

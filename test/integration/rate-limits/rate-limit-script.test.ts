@@ -103,3 +103,53 @@ t.test('the requests of one turn share one script call, each counted as if alone
   t.equal(counted, 50, 'the refused requests counted in no bucket: the keys\' buckets hold the 50 allowed')
   t.ok(calls >= 1 && calls <= 10, `201 requests of one turn in ${calls} script calls (at most 128 each, the first sent alone)`)
 })
+
+/** how many times Redis ran each command so far (a script's own commands included) */
+async function commandCalls (client: Redis): Promise<Record<string, number>> {
+  const calls: Record<string, number> = {}
+  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
+    calls[m[1] as string] = Number(m[2])
+  }
+  return calls
+}
+
+t.test('a call reads each bucket once and writes each that counted once; every ask as if alone', async (t) => {
+  const redis = await startPrivateRedis()
+  t.teardown(() => redis.stop())
+  const client = new Redis(redis.url)
+  t.teardown(() => { client.disconnect() })
+  const script = new RateLimitScript(client)
+  const prefix = uniquePrefix()
+  const shared = { name: `${prefix}ratelimit:org:o:60000`, limit: limit('6/1m') }
+  const own = (i: number): { name: string, limit: RateLimit } => ({ name: `${prefix}ratelimit:key:k${i}:60000`, limit: limit('1000/1m') })
+  // a key's own bucket already full: its request is refused, and counted in no bucket
+  const full = { name: `${prefix}ratelimit:key:full:60000`, limit: limit('1/1m') }
+  t.equal((await script.take([full])).allowed, true)
+  // a slot written by an older keygate, without its time: it counts, as if its latest request came at the slot's end
+  const [seconds] = await client.time()
+  const slot = Math.floor(Number(seconds) * 1000 / 6000)
+  await client.hset(shared.name, String(slot - 1), '2')
+  const before = await commandCalls(client)
+
+  // the first ask goes alone (nothing waits on Redis), the other 7 of the turn in one call
+  const asks = Array.from({ length: 8 }, async (_, i) => await script.take(i === 3 ? [full, shared] : [own(i), shared]))
+  const results = await Promise.all(asks)
+  const after = await commandCalls(client)
+  const delta = (name: string): number => (after[name] ?? 0) - (before[name] ?? 0)
+
+  t.same(results.map((r) => r.allowed), [true, true, true, false, true, false, false, false],
+    'in order: room for 4 beside the older keygate\'s 2; the full key\'s request refused on its own bucket')
+  t.same(results.map((r) => r.buckets[1]?.used), [3, 4, 5, 5, 6, 6, 6, 6], 'each ask saw the counts of those before it')
+  t.equal(delta('evalsha') + delta('eval'), 2, 'two calls: the first ask alone, then the turn\'s 7')
+  t.equal(delta('hgetall'), 2 + 8, 'each call read each of its buckets once (1 + 1, then 6 own + full + shared)')
+  t.equal(delta('hset'), 2 + 4, 'and wrote each bucket that counted once (2, then 3 own + shared)')
+  const held = await client.hgetall(shared.name)
+  const counts = Object.entries(held).filter(([f]) => !f.startsWith('t') && f !== String(slot - 1))
+  t.equal(counts.reduce((sum, [, v]) => sum + Number(v), 0), 4, 'the shared bucket holds the 4 allowed, beside the older 2')
+  t.ok(counts.every(([f]) => held[`t${f}`] !== undefined), 'each slot with its latest time')
+  t.equal(held[String(slot - 1)], '2', 'the older keygate\'s slot kept while it counts')
+  t.same(await client.hgetall(full.name).then((h) => Object.entries(h).filter(([f]) => !f.startsWith('t')).map(([, v]) => v)), ['1'],
+    'the full bucket still holds its one request')
+  const ttl = await client.pttl(shared.name)
+  t.ok(ttl > 0 && ttl <= 66_000, `the bucket expires one period and one slot after its newest slot opened (${ttl} ms)`)
+})
