@@ -5,8 +5,9 @@
  * `log.format: pretty` turns the same lines into text for a person at a terminal
  * (pino-pretty: level names, local time, one line each); JSON stays the format for machines.
  */
+import { createRequire } from 'node:module'
 import { pino, type Logger, type DestinationStream } from 'pino'
-import pretty from 'pino-pretty'
+import type PinoPretty from 'pino-pretty'
 
 export type LogFormat = 'json' | 'pretty'
 
@@ -17,9 +18,11 @@ export function createLogger (level: string, destination?: DestinationStream, fo
 
 /**
  * Text lines on stdout: `[2026-11-29 02:41:07.123 +0000] INFO (4242): request {...}`, coloured on a terminal.
- * (It takes JSON text, so the request log's lines go through it as they are.)
+ * (It takes JSON text, so the request log's lines go through it as they are.) pino-pretty and its 30 modules are
+ * loaded only here: a JSON log, the default, never needs them.
  */
 function prettyStdout (): DestinationStream {
+  const pretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty
   return pretty({
     destination: 1,
     sync: false,

@@ -17,7 +17,10 @@
  * Bounds: at most `maxBuffered` records are taken between two writes (past it, new
  * records are dropped and counted: the log is advisory), and at most `perKey` of a key's
  * are held; in Redis each key's list
- * holds `perKey` records at most and expires 24 h after its last write.
+ * holds `perKey` records at most and expires 24 h after its last write. A write sends
+ * the keys `KEYS_PER_PIPELINE` at a time, one pipeline after the other: a second of
+ * 20,000 distinct keys as one pipeline would hold 60,000 commands and their encoded
+ * records at once, which outlive young-generation collections and raise the peak RSS.
  *
  * Layout: `<prefix>requests:{<keyId>}`, a list of JSON arrays
  * `[epoch ms, method, path, status, reason, latency ms, client, trace id]`.
@@ -35,6 +38,8 @@ import { namesKey } from './names-key.js'
 export const KEPT_S = 24 * 3600
 /** the longest path recorded (longer ones are cut) */
 const PATH_MAX = 512
+/** keys written per pipeline (three commands each) */
+export const KEYS_PER_PIPELINE = 1000
 
 /** One decision, as the admin API answers it. */
 export interface KeyRequestRecord {
@@ -184,24 +189,29 @@ export class KeyRequests {
   }
 
   private async write (rings: Map<string, Held | Ring>, taken: number): Promise<void> {
-    const line = this.redis.pipeline()
-    for (const [keyId, held] of rings) {
-      const name = this.keys.keyRequests(keyId)
-      // oldest first: LPUSH leaves the newest at the head
-      const encoded: string[] = []
-      if (held instanceof Ring) {
-        const { items, next } = held
-        for (let i = 0; i < items.length; i++) encoded.push(this.encode(items[(next + i) % items.length] as Held))
-      } else {
-        encoded.push(this.encode(held))
-      }
-      line.lpush(name, ...encoded)
-      line.ltrim(name, 0, this.o.perKey - 1)
-      line.expire(name, KEPT_S)
-    }
     try {
-      const replies = (await line.exec()) ?? []
-      for (const [err] of replies) if (err !== null) throw err
+      let line = this.redis.pipeline()
+      let keys = 0
+      for (const [keyId, held] of rings) {
+        const name = this.keys.keyRequests(keyId)
+        // oldest first: LPUSH leaves the newest at the head
+        const encoded: string[] = []
+        if (held instanceof Ring) {
+          const { items, next } = held
+          for (let i = 0; i < items.length; i++) encoded.push(this.encode(items[(next + i) % items.length] as Held))
+        } else {
+          encoded.push(this.encode(held))
+        }
+        line.lpush(name, ...encoded)
+        line.ltrim(name, 0, this.o.perKey - 1)
+        line.expire(name, KEPT_S)
+        if (++keys === KEYS_PER_PIPELINE) {
+          await execAll(line)
+          line = this.redis.pipeline()
+          keys = 0
+        }
+      }
+      if (keys > 0) await execAll(line)
       this.written += taken
       this.failing = false
     } catch (err: unknown) {
@@ -225,6 +235,12 @@ export class KeyRequests {
     if (this.timer !== undefined) clearInterval(this.timer)
     await this.flush()
   }
+}
+
+/** Sends a pipeline; its first failed command's error is thrown. */
+async function execAll (line: ReturnType<RegistryClient['pipeline']>): Promise<void> {
+  const replies = (await line.exec()) ?? []
+  for (const [err] of replies) if (err !== null) throw err
 }
 
 /** Which of a key's decisions to read: at most `limit`, of one status (`429`) or class (`4xx`) when `status` is set. */
