@@ -81,8 +81,14 @@ export class Dispatcher implements Background {
     this.expiringMs = parseDuration(o.config.expiring_before) ?? 7 * 86_400_000
   }
 
+  /**
+   * The first round once the connection is first ready: a round sent while it still connects would
+   * fail at once (no offline queue) and be reported as an outage at every start.
+   */
   start (): void {
-    this.schedule(0)
+    const redis = this.o.redis
+    if (redis.status === 'ready') this.schedule(0)
+    else redis.once('ready', () => { this.schedule(0) })
   }
 
   async stop (): Promise<void> {

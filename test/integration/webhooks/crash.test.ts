@@ -73,6 +73,10 @@ t.test('a change answered by an instance SIGKILLed at once is delivered by anoth
   await until(() => receiver.received.length >= 1, 20_000, `the second instance delivers (${second.stderr()})`)
   await sleep(500) // time for a duplicate to show up
   t.equal(receiver.received.length, 1, 'delivered once')
+  // a dispatcher that starts while its connection is still connecting waits for it: no outage is reported
+  t.ok(second.lines().length > 0, 'the log was read')
+  t.same(second.lines().filter((l) => String(l['msg']).startsWith('webhooks: a step failed')), [],
+    'no webhook step failed at the start, with Redis up')
   const got = receiver.received[0]
   t.equal(got?.verified, true, 'signed with the endpoint\'s secret (standardwebhooks)')
   const body = JSON.parse(got?.body ?? '{}')
