@@ -251,19 +251,23 @@ const targets: Record<string, Target> = {
     headers: {},
     grpc: true
   },
+  // (the floors are told their listen address in HOST, as the hello targets are)
   'grpc-hello': {
     start: async () => await startGrpcHello(distDir, undefined, 'proto-loader', launcher('grpc-hello')),
     headers: {},
+    host: '127.0.0.1',
     grpc: true
   },
   'grpc-hello-lean': {
     start: async () => await startGrpcHello(distDir, undefined, 'lean', launcher('grpc-hello-lean')),
     headers: {},
+    host: '127.0.0.1',
     grpc: true
   },
   'connect-hello': {
     start: async () => await startGrpcHello(distDir, undefined, 'connect', launcher('connect-hello')),
     headers: {},
+    host: '127.0.0.1',
     grpc: true
   },
   'hello-node-http': {

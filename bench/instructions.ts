@@ -217,6 +217,9 @@ export async function count (o: CountOptions): Promise<Counted> {
       failures.push(`instructions: ${o.name} had ${measured.bad} failed requests in the measured window`)
     }
     const threads = dumpTotals(o.dir, o.file ?? o.name, pid)
+    if (threads.length === 0) {
+      failures.push(`instructions: no callgrind dump of ${o.name} (is HOST the one the server saw?)`)
+    }
     const main = threads[0] ?? 0
     return {
       name: o.name,
