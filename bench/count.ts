@@ -12,6 +12,10 @@
 //                                           keys cycled in order, each request a miss; prints the
 //                                           registry reads per request),
 //                                           authz, hello, hello-node-http,
+//                                           authz-grpc (the gRPC authorizer: Envoy's Check, as
+//                                           bench/grpc-load.ts sends it), grpc-hello, grpc-hello-lean,
+//                                           connect-hello (its floors: grpc-js with proto-loader's
+//                                           codec or keygate's, Connect),
 //                                           keygate-compare, keygate-cold-compare, authz-compare
 //                                           (BENCH_COMPARE's build)
 // Env: COUNT_WARMUP (default 10000), COUNT_MEASURED (default 3000), COUNT_KEEP=1 keeps the
@@ -24,11 +28,12 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { coldKeys, nextColdAuthorization } from './cold-keys.js'
+import { grpcLoad } from './grpc-load.js'
 import { count, type Counted } from './instructions.js'
 import { benchKeys, registryCalls, startKeygate, STRIP_PREFIX } from './keygate.js'
 import { perRequest } from './load.js'
 import { stopAll, type Launcher } from './process.js'
-import { BENCH_PATH, startBaseline, startHello, startOrigin } from './servers.js'
+import { BENCH_PATH, startBaseline, startGrpcHello, startHello, startOrigin } from './servers.js'
 import type { RunningServer, ScenarioContext } from './types.js'
 import { traefikDecision } from './scenarios.js'
 
@@ -83,6 +88,8 @@ interface Target {
   usageWrites?: () => Promise<number>
   /** the registry reads (EVALSHA) in the counted window, per request */
   reads?: () => Promise<number>
+  /** Envoy's Check calls instead of HTTP requests (bench/grpc-load.ts) */
+  grpc?: boolean
 }
 
 /** the keygate target's admin port, for its usage writes (`keygate_usage_flushes_total`) */
@@ -233,6 +240,38 @@ const targets: Record<string, Target> = {
     host: '127.0.0.1',
     authz: true
   },
+  'authz-grpc': {
+    start: async () => {
+      const s = await startKeygate(ctx, 'authz-grpc', {
+        ...kg,
+        authz: true,
+        authzGrpc: true,
+        launcher: launcher('authz-grpc')
+      })
+      return { ...s, port: s.authzGrpcPort ?? 0 }
+    },
+    headers: {},
+    grpc: true
+  },
+  // (the floors are told their listen address in HOST, as the hello targets are)
+  'grpc-hello': {
+    start: async () => await startGrpcHello(distDir, undefined, 'proto-loader', launcher('grpc-hello')),
+    headers: {},
+    host: '127.0.0.1',
+    grpc: true
+  },
+  'grpc-hello-lean': {
+    start: async () => await startGrpcHello(distDir, undefined, 'lean', launcher('grpc-hello-lean')),
+    headers: {},
+    host: '127.0.0.1',
+    grpc: true
+  },
+  'connect-hello': {
+    start: async () => await startGrpcHello(distDir, undefined, 'connect', launcher('connect-hello')),
+    headers: {},
+    host: '127.0.0.1',
+    grpc: true
+  },
   'hello-node-http': {
     start: async () => await startHello(distDir, undefined, launcher('hello-node-http'), 'node-http'),
     headers: traefikDecision(benchKeys.personal.key),
@@ -250,13 +289,16 @@ try {
       const server = await t.start()
       const before = await registryCalls()
       const url = `http://127.0.0.1:${server.port}${t.path ?? (t.authz === true ? '/' : BENCH_PATH)}`
-      await autocannon({
-        url,
-        headers: t.headers,
-        connections: 50,
-        amount: warmUp + measured,
-        ...(t.headersFor === undefined ? {} : { requests: [{ setupRequest: perRequest(t.headersFor) }] })
-      })
+      if (t.grpc === true) await grpcLoad(server.port, { amount: warmUp + measured })
+      else {
+        await autocannon({
+          url,
+          headers: t.headers,
+          connections: 50,
+          amount: warmUp + measured,
+          ...(t.headersFor === undefined ? {} : { requests: [{ setupRequest: perRequest(t.headersFor) }] })
+        })
+      }
       const scripts = (await registryCalls()).scripts - before.scripts
       await server.stop()
       process.stdout.write(
@@ -274,7 +316,8 @@ try {
       dir,
       amounts: { warmUp, measured },
       path: t.path ?? (t.authz === true ? '/' : BENCH_PATH),
-      reads: t.usageWrites ?? t.reads
+      reads: t.usageWrites ?? t.reads,
+      grpc: t.grpc
     })
     rows.push({ ...c, target: name })
     // (keygate: the usage counter's timed writes that fell in the counted window, each counted in with the requests)

@@ -10,14 +10,13 @@
 // each round also loads the HTTP authorizer at the rate the gRPC loop reached: the ratio
 // is taken at the same rate. Target: the gRPC decision costs no more CPU than the HTTP
 // one (HTTP's CPU per decision over gRPC's, at the same rate, >= 1).
-// The floor: grpc-js answering the same Check with OK and no decision (bench/grpc-hello.ts,
-// pinned the same way), at that rate too, with proto-loader's codec and with keygate's.
-import * as grpc from '@grpc/grpc-js'
-import { loadSync } from '@grpc/proto-loader'
-import { setTimeout as delay } from 'node:timers/promises'
-import { EXTERNAL_AUTH_PROTO, includeDirs, LOAD_OPTIONS } from '@keygate/gateway/dist/authorizer-grpc/envoy-protos.js'
+// The floors: grpc-js answering the same Check with OK and no decision (bench/grpc-hello.ts,
+// pinned the same way), at that rate too, with proto-loader's codec and with keygate's; and
+// Connect for Node doing the same (bench/connect-hello.ts). The load (bench/grpc-load.ts) is
+// the same grpc-js client for every gRPC row.
 import type { ExtraResult } from './extras.js'
 import { benchKeys, startKeygate } from './keygate.js'
+import { CALLS, CHANNELS, grpcLoad } from './grpc-load.js'
 import { runRound } from './load.js'
 import { machineBusySeconds, treeCpuSeconds } from './procfs.js'
 import { BENCH_PATH, startGrpcHello } from './servers.js'
@@ -27,69 +26,9 @@ import type { ScenarioContext } from './types.js'
 const ROUNDS = 4
 const ROUND_SEC = 5
 const WARMUP_SEC = 5
-const CALLS = 50
-const CHANNELS = 2
 
 /** `otherPct`: % of a core the rest of the machine used (neither the server measured nor the runner) */
 interface Measure { perSec: number, cpuUsPerDecision: number, refused: number, otherPct: number }
-
-type Check = (req: unknown, cb: (err: grpc.ServiceError | null, res: { status?: { code?: number } }) => void) => void
-
-/**
- * CALLS Check calls kept in flight for `sec` seconds, at most `rate` a second when given;
- * each answered one counted (`refused`: status not OK).
- */
-async function grpcLoad (port: number, sec: number, rate?: number): Promise<{ answered: number, refused: number }> {
-  const def = grpc.loadPackageDefinition(loadSync(EXTERNAL_AUTH_PROTO, { ...LOAD_OPTIONS, includeDirs: includeDirs() }))
-  let node: unknown = def
-  for (const part of 'envoy.service.auth.v3.Authorization'.split('.')) node = (node as Record<string, unknown>)[part]
-  const Authorization = node as new (address: string, creds: grpc.ChannelCredentials, options: grpc.ChannelOptions) =>
-  grpc.Client
-  const clients = Array.from({ length: CHANNELS }, () => new Authorization(`127.0.0.1:${port}`,
-    grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }))
-  const request = {
-    attributes: {
-      source: { address: { socket_address: { address: '203.0.113.9', port_value: 40000 } } },
-      request: {
-        http: {
-          method: 'GET',
-          path: BENCH_PATH,
-          host: 'api.example',
-          headers: {
-            ':authority': 'api.example',
-            ':method': 'GET',
-            ':path': BENCH_PATH,
-            authorization: `Bearer ${benchKeys.personal.key}`,
-            'user-agent': 'bench',
-            'x-request-id': 'r'
-          }
-        }
-      }
-    }
-  }
-  const started = Date.now()
-  const until = started + sec * 1000
-  let answered = 0
-  let refused = 0
-  let sent = 0
-  const loop = async (client: grpc.Client): Promise<void> => {
-    const check = (client as unknown as { Check: Check }).Check.bind(client)
-    while (Date.now() < until) {
-      const wait = rate === undefined ? 0 : started + (sent++ * 1000) / rate - Date.now()
-      if (wait > 0) await delay(wait)
-      await new Promise<void>((resolve) => {
-        check(request, (err, res) => {
-          answered++
-          if (err !== null || (res.status?.code ?? 0) !== 0) refused++
-          resolve()
-        })
-      })
-    }
-  }
-  await Promise.all(Array.from({ length: CALLS }, async (_, i) => { await loop(clients[i % CHANNELS] as grpc.Client) }))
-  for (const c of clients) c.close()
-  return { answered, refused }
-}
 
 type Load = () => Promise<{ answered: number, refused: number }>
 
@@ -115,6 +54,7 @@ export async function grpcAuthz (ctx: ScenarioContext): Promise<ExtraResult> {
   const gw = await startKeygate(ctx, 'keygate-grpc-authz', { authz: true, authzGrpc: true })
   const floor = await startGrpcHello(ctx.distDir, ctx.serverCpus, 'proto-loader')
   const leanFloor = await startGrpcHello(ctx.distDir, ctx.serverCpus, 'lean')
+  const connectFloor = await startGrpcHello(ctx.distDir, ctx.serverCpus, 'connect')
   try {
     const grpcPort = gw.authzGrpcPort ?? 0
     const httpRound = async (sec: number, rate?: number): Promise<{ answered: number, refused: number }> => {
@@ -126,22 +66,26 @@ export async function grpcAuthz (ctx: ScenarioContext): Promise<ExtraResult> {
       return { answered: r.responses, refused: r.unexpectedStatus + r.errors }
     }
     await httpRound(WARMUP_SEC)
-    await grpcLoad(grpcPort, WARMUP_SEC)
-    await grpcLoad(floor.port, WARMUP_SEC)
-    await grpcLoad(leanFloor.port, WARMUP_SEC)
+    for (const port of [grpcPort, floor.port, leanFloor.port, connectFloor.port]) {
+      await grpcLoad(port, { sec: WARMUP_SEC })
+    }
     const http: Measure[] = []
     const rpc: Measure[] = []
     const sameRate: Measure[] = []
     const floors: Measure[] = []
     const leanFloors: Measure[] = []
+    const connectFloors: Measure[] = []
     for (let r = 0; r < ROUNDS; r++) {
       http.push(await measured(gw.pid, async () => await httpRound(ROUND_SEC)))
-      const g = await measured(gw.pid, async () => await grpcLoad(grpcPort, ROUND_SEC))
+      const g = await measured(gw.pid, async () => await grpcLoad(grpcPort, { sec: ROUND_SEC }))
       rpc.push(g)
       const rate = Math.max(1, Math.round(g.perSec))
       sameRate.push(await measured(gw.pid, async () => await httpRound(ROUND_SEC, rate)))
-      floors.push(await measured(floor.pid, async () => await grpcLoad(floor.port, ROUND_SEC, rate)))
-      leanFloors.push(await measured(leanFloor.pid, async () => await grpcLoad(leanFloor.port, ROUND_SEC, rate)))
+      floors.push(await measured(floor.pid, async () => await grpcLoad(floor.port, { sec: ROUND_SEC, rate })))
+      leanFloors.push(await measured(leanFloor.pid,
+        async () => await grpcLoad(leanFloor.port, { sec: ROUND_SEC, rate })))
+      connectFloors.push(await measured(connectFloor.pid,
+        async () => await grpcLoad(connectFloor.port, { sec: ROUND_SEC, rate })))
     }
     const ratioOf = (ms: Measure[]): number =>
       median(ms.map((h, i) => h.cpuUsPerDecision / (rpc[i] as Measure).cpuUsPerDecision))
@@ -164,8 +108,10 @@ export async function grpcAuthz (ctx: ScenarioContext): Promise<ExtraResult> {
         `${ratioOf(floors).toFixed(2)}×`),
       row('grpc-js floor, keygate\'s Check codec, at the gRPC row\'s rate', leanFloors,
         `${ratioOf(leanFloors).toFixed(2)}×`),
+      row('Connect floor (@connectrpc/connect-node, gRPC protocol, node:http2), at the gRPC row\'s rate',
+        connectFloors, `${ratioOf(connectFloors).toFixed(2)}×`),
       '',
-      `${ROUNDS} rounds of ${ROUND_SEC} s (HTTP, gRPC, HTTP at gRPC's rate, the two floors at that rate) after ` +
+      `${ROUNDS} rounds of ${ROUND_SEC} s (HTTP, gRPC, HTTP at gRPC's rate, the three floors at that rate) after ` +
       `${WARMUP_SEC} s of each; medians over rounds. The gRPC row's rate is bounded by the grpc-js client in the ` +
       'runner. Other CPU: % of a core the rest of the machine used meanwhile (not the server, not the runner).',
       ''
@@ -176,10 +122,14 @@ export async function grpcAuthz (ctx: ScenarioContext): Promise<ExtraResult> {
         ' the gRPC one\'s, below 1')
     }
     if (rpc.some((m) => m.refused > 0)) failures.push('gRPC authorizer: some decisions were not OK')
+    if ([...floors, ...leanFloors, ...connectFloors].some((m) => m.refused > 0)) {
+      failures.push('gRPC floors: some calls were not OK')
+    }
     return { markdown, failures }
   } finally {
     await gw.stop()
     await floor.stop()
     await leanFloor.stop()
+    await connectFloor.stop()
   }
 }

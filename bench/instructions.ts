@@ -21,6 +21,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import autocannon from 'autocannon'
 import type { ExtraResult } from './extras.js'
+import { grpcLoad } from './grpc-load.js'
 import { benchKeys, registryCalls, startKeygate } from './keygate.js'
 import { perRequest } from './load.js'
 import type { Launcher } from './process.js'
@@ -189,6 +190,8 @@ export interface CountOptions {
   path?: string
   /** headers made for each request, over `headers` (the cold-keys target's Authorization) */
   headersFor?: (() => Record<string, string>) | undefined
+  /** Envoy's Check calls (bench/grpc-load.ts) instead of HTTP requests */
+  grpc?: boolean | undefined
 }
 
 export async function count (o: CountOptions): Promise<Counted> {
@@ -197,20 +200,26 @@ export async function count (o: CountOptions): Promise<Counted> {
   if (pid === undefined) throw new Error(`instructions: ${o.name} has no pid`)
   const failures: string[] = []
   try {
-    const warm = await load(server.port, o.headers, o.amounts?.warmUp ?? WARMUP_REQUESTS, o.path, o.headersFor)
+    const send = async (amount: number): Promise<{ responses: number, bad: number }> => o.grpc === true
+      ? await checks(server.port, amount)
+      : await load(server.port, o.headers, amount, o.path, o.headersFor)
+    const warm = await send(o.amounts?.warmUp ?? WARMUP_REQUESTS)
     if (warm.bad > 0) {
       process.stderr.write(`[bench] instructions: ${o.name} warm-up had ${warm.bad} failed requests (a server ` +
         'starting under valgrind can time out)\n')
     }
     const readsBefore = await o.reads?.()
     await control(pid, o.host, '--zero')
-    const measured = await load(server.port, o.headers, o.amounts?.measured ?? MEASURED_REQUESTS, o.path, o.headersFor)
+    const measured = await send(o.amounts?.measured ?? MEASURED_REQUESTS)
     await control(pid, o.host, '--dump')
     const readsAfter = await o.reads?.()
     if (measured.bad > 0) {
       failures.push(`instructions: ${o.name} had ${measured.bad} failed requests in the measured window`)
     }
     const threads = dumpTotals(o.dir, o.file ?? o.name, pid)
+    if (threads.length === 0) {
+      failures.push(`instructions: no callgrind dump of ${o.name} (is HOST the one the server saw?)`)
+    }
     const main = threads[0] ?? 0
     return {
       name: o.name,
@@ -237,6 +246,11 @@ async function load (
     ...(headersFor === undefined ? {} : { requests: [{ setupRequest: perRequest(headersFor) }] })
   })
   return { responses: result.requests.total, bad: result.non2xx + result.errors }
+}
+
+async function checks (port: number, amount: number): Promise<{ responses: number, bad: number }> {
+  const { answered, refused } = await grpcLoad(port, { amount })
+  return { responses: answered, bad: refused }
 }
 
 /**

@@ -1,5 +1,5 @@
 // Launchers for the benchmark's own child servers (compiled origin.js, baseline.js,
-// hello.js and grpc-hello.js, in the bench's build directory), built on the reusable
+// hello.js, grpc-hello.js and connect-hello.js, in the bench's build directory), built on the reusable
 // spawnServer helper.
 import { connect } from 'node:net'
 import { join } from 'node:path'
@@ -89,19 +89,22 @@ export async function startHello (
   })
 }
 
+/** The floors of the gRPC authorizer's row: grpc-js with proto-loader's codec or keygate's, or Connect. */
+export type GrpcFloor = 'proto-loader' | 'lean' | 'connect'
+
 /**
- * The grpc-js floor (bench/grpc-hello.ts): Envoy's Check answered OK, no decision; with
- * `codec` lean, through keygate's Check codec. Ready once its port takes a connection.
+ * A floor of the gRPC authorizer's row, Envoy's Check answered OK, no decision: grpc-js
+ * (bench/grpc-hello.ts) with proto-loader's codec, or (`lean`) keygate's Check codec; or
+ * Connect for Node (`connect`, bench/connect-hello.ts). Ready once its port takes a connection.
  */
 export async function startGrpcHello (
-  distDir: string, cpus: string | undefined, codec: 'proto-loader' | 'lean'
+  distDir: string, cpus: string | undefined, floor: GrpcFloor, launcher?: Launcher
 ): Promise<ChildServer> {
   const port = await freePort()
   return await spawnServer({
-    name: `grpc-hello-${codec}`,
-    command: process.execPath,
-    args: [join(distDir, 'grpc-hello.js')],
-    env: { PORT: String(port), HOST: '127.0.0.1', CODEC: codec },
+    name: floor === 'connect' ? 'connect-hello' : `grpc-hello-${floor}`,
+    ...nodeCommand([join(distDir, floor === 'connect' ? 'connect-hello.js' : 'grpc-hello.js')], launcher),
+    env: { PORT: String(port), HOST: '127.0.0.1', CODEC: floor },
     cpus,
     port,
     waitReady: async (signal) => { await waitForPort(port, signal) }
