@@ -250,8 +250,15 @@ export const ConfigSchema = Type.Object({
   webhooks: WebhooksSchema,
   /** W3C Trace Context and OpenTelemetry export (src/tracing/, docs/tracing.md) */
   tracing: Type.Object({
-    /** the OTLP/HTTP (JSON) traces endpoint, like http://collector:4318/v1/traces; absent = no spans exported */
+    /** the OTLP/HTTP traces endpoint, like http://collector:4318/v1/traces; absent = no spans exported */
     otlp_endpoint: Type.Optional(Type.String({ pattern: '^https?://[^/?#@]+(/[^?#]*)?$', description: 'an http:// or https:// URL without credentials, query or fragment, like http://collector:4318/v1/traces' })),
+    /**
+     * the OTLP/HTTP encoding: binary protobuf (OpenTelemetry's default, `application/x-protobuf`) or JSON
+     * (`application/json`, for a receiver that reads only JSON); absent: http/protobuf (span-export.ts)
+     */
+    protocol: Type.Optional(Type.Union(
+      [Type.Literal('http/protobuf'), Type.Literal('http/json')], { default: 'http/protobuf' }
+    )),
     /** the share of traces keygate starts that are sampled (0..1) */
     sample_ratio: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
     /**

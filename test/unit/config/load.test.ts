@@ -127,6 +127,14 @@ t.test('tracing: off by default, its keys and their KEYGATE_TRACING_* overrides 
   t.match(configProblems(MINIMAL_CONFIG + 'tracing: { exporter: x }\n'), [/^tracing\.exporter: unknown field/])
 })
 
+t.test('tracing.protocol: protobuf by default, JSON when asked, anything else named by config check', async (t) => {
+  t.equal(parseConfig(MINIMAL_CONFIG).tracing.protocol, 'http/protobuf', 'OpenTelemetry\'s default for OTLP/HTTP')
+  t.equal(parseConfig(MINIMAL_CONFIG + 'tracing: { protocol: http/json }\n').tracing.protocol, 'http/json')
+  t.equal(parseConfig(MINIMAL_CONFIG + 'tracing: { protocol: http/json }\n', { KEYGATE_TRACING_PROTOCOL: 'http/protobuf' }).tracing.protocol, 'http/protobuf', 'the variable wins')
+  t.match(configProblems(MINIMAL_CONFIG + 'tracing: { protocol: grpc }\n'), [/^tracing\.protocol: must be one of "http\/protobuf", "http\/json", got "grpc"/])
+  t.match(configProblems(MINIMAL_CONFIG, { KEYGATE_TRACING_PROTOCOL: 'json' }), [/^tracing\.protocol: must be one of /])
+})
+
 // The configuration stands below the parts it configures.
 const CONFIG_DIR = new URL('../../../src/config/', import.meta.url)
 
