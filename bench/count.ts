@@ -5,7 +5,8 @@
 //   node bench/dist/count.js <target>...    targets: baseline (the lean node:http + undici proxy),
 //                                           fastify-proxy (fastify + @fastify/http-proxy),
 //                                           reference (fastify + @fastify/reply-from), keygate, keygate-nolog,
-//                                           keygate-nousage (usage counting off), keygate-tracing,
+//                                           keygate-nousage (usage counting off), keygate-tracing (spans
+//                                           as protobuf), keygate-tracing-json (OTLP JSON, the default),
 //                                           keygate-limited, keygate-metered (a rate limit, a quota; usage off),
 //                                           keygate-strip (the strip_prefix row: a second route, its prefix cut),
 //                                           keygate-cold (the cold-keys row: BENCH_COLD_KEYS distinct
@@ -16,7 +17,8 @@
 //                                           bench/grpc-load.ts sends it), grpc-hello, grpc-hello-lean,
 //                                           connect-hello (its floors: grpc-js with proto-loader's
 //                                           codec or keygate's, Connect),
-//                                           keygate-compare, keygate-cold-compare, authz-compare
+//                                           keygate-compare, keygate-cold-compare, keygate-tracing-compare,
+//                                           authz-compare
 //                                           (BENCH_COMPARE's build)
 // Env: COUNT_WARMUP (default 10000), COUNT_MEASURED (default 3000), COUNT_KEEP=1 keeps the
 // callgrind files (their directory is printed), COUNT_CPU_PROF=<dir>: instead of
@@ -162,6 +164,15 @@ const targets: Record<string, Target> = {
       }),
     headers: personal
   },
+  'keygate-tracing-compare': {
+    start: async () =>
+      await startKeygate({ ...ctx, keygateCli: compareCli() }, 'keygate-tracing-compare', {
+        ...kg,
+        tracing: { sampleRatio: 1 },
+        launcher: launcher('keygate-tracing-compare')
+      }),
+    headers: personal
+  },
   'authz-compare': {
     start: async () => {
       const s = await startKeygate({ ...ctx, keygateCli: compareCli() }, 'authz-compare', {
@@ -221,8 +232,17 @@ const targets: Record<string, Target> = {
     start: async () =>
       await startKeygate(ctx, 'keygate-tracing', {
         ...kg,
-        tracing: { sampleRatio: 1 },
+        tracing: { sampleRatio: 1, protocol: 'http/protobuf' },
         launcher: launcher('keygate-tracing')
+      }),
+    headers: personal
+  },
+  'keygate-tracing-json': {
+    start: async () =>
+      await startKeygate(ctx, 'keygate-tracing-json', {
+        ...kg,
+        tracing: { sampleRatio: 1, protocol: 'http/json' },
+        launcher: launcher('keygate-tracing-json')
       }),
     headers: personal
   },

@@ -147,8 +147,11 @@ export interface KeygateOptions {
   authz?: boolean
   /** open the gRPC authorizer too (`authz_grpc_listen`, on `authzGrpcPort`) */
   authzGrpc?: boolean
-  /** export spans (docs/tracing.md) to a stand-in collector of its own (bench/otlp-sink.ts), sampling this share */
-  tracing?: { sampleRatio: number }
+  /**
+   * export spans (docs/tracing.md) to a stand-in collector of its own (bench/otlp-sink.ts), sampling this share, in
+   * this encoding (`tracing.protocol`; unset: the product's default, and a build without the field runs too)
+   */
+  tracing?: { sampleRatio: number, protocol?: 'http/protobuf' | 'http/json' }
   /** the cold keys (bench/cold-keys.ts) written into the shared Redis first */
   coldKeys?: boolean
   /** the `usage` section (docs/usage.md): per-key counting, on by default as in the product */
@@ -302,7 +305,8 @@ export async function startKeygate (
   const tracing = o.tracing === undefined || sink === undefined
     ? ''
     : `tracing: { otlp_endpoint: "http://127.0.0.1:${sink.port}/v1/traces", ` +
-      `sample_ratio: ${o.tracing.sampleRatio} }\n`
+      `sample_ratio: ${o.tracing.sampleRatio}` +
+      `${o.tracing.protocol === undefined ? '' : `, protocol: ${o.tracing.protocol}`} }\n`
   const strip = o.stripPrefix === true
   const stripRoute = strip ? `  - { prefix: ${STRIP_PREFIX}, upstream: core, strip_prefix: true }\n` : ''
   const stripRule = strip ? `  - { method: GET, path: ${STRIP_PREFIX}${BENCH_PATH}, permissions: [users:read] }\n` : ''

@@ -1,5 +1,6 @@
 // A stand-in OpenTelemetry collector for the tracing rows: takes every POST (OTLP/HTTP
-// traces), reads the body, answers 200 `{}`; a GET answers 200 with the number of
+// traces), reads the body, answers 200 with an empty export response in the request's
+// encoding (no bytes for protobuf, `{}` for JSON); a GET answers 200 with the number of
 // export requests and bytes received so far. Runs as its own child process (started by
 // bench/keygate.ts) on the load generator's CPU, never sharing the gateway's.
 //
@@ -17,8 +18,14 @@ const server = createServer((req, res) => {
     return
   }
   req.on('data', (chunk: Buffer) => { bytes += chunk.length })
+  const protobuf = String(req.headers['content-type']).startsWith('application/x-protobuf')
   req.on('end', () => {
     exports++
+    if (protobuf) {
+      res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': 0 })
+      res.end()
+      return
+    }
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 })
     res.end('{}')
   })

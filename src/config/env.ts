@@ -26,6 +26,7 @@ export function applyEnv (raw: Record<string, unknown>, env: NodeJS.ProcessEnv):
     section('tracing').sample_ratio = numberOrText(env.KEYGATE_TRACING_SAMPLE_RATIO)
   }
   if (hasValue(env.KEYGATE_TRACING_SERVICE_NAME)) section('tracing').service_name = env.KEYGATE_TRACING_SERVICE_NAME
+  if (hasValue(env.KEYGATE_TRACING_PROTOCOL)) section('tracing').protocol = env.KEYGATE_TRACING_PROTOCOL
   // a path, not a secret: the field may name it too, the variable wins
   if (hasValue(env[KEY_FILE_ENV])) subsection(section('identity'), 'assertion').key_file = env[KEY_FILE_ENV]
   // The admin token: only ever from the environment (a file's value is refused by

@@ -250,8 +250,16 @@ export const ConfigSchema = Type.Object({
   webhooks: WebhooksSchema,
   /** W3C Trace Context and OpenTelemetry export (src/tracing/, docs/tracing.md) */
   tracing: Type.Object({
-    /** the OTLP/HTTP (JSON) traces endpoint, like http://collector:4318/v1/traces; absent = no spans exported */
+    /** the OTLP/HTTP traces endpoint, like http://collector:4318/v1/traces; absent = no spans exported */
     otlp_endpoint: Type.Optional(Type.String({ pattern: '^https?://[^/?#@]+(/[^?#]*)?$', description: 'an http:// or https:// URL without credentials, query or fragment, like http://collector:4318/v1/traces' })),
+    /**
+     * the OTLP/HTTP encoding: JSON (`application/json`, what keygate has always sent, read by every receiver
+     * of OTLP JSON) or binary protobuf (`application/x-protobuf`: smaller and cheaper, for a collector that
+     * reads it, as the OpenTelemetry Collector does); absent: http/json (span-export.ts)
+     */
+    protocol: Type.Optional(Type.Union(
+      [Type.Literal('http/protobuf'), Type.Literal('http/json')], { default: 'http/json' }
+    )),
     /** the share of traces keygate starts that are sampled (0..1) */
     sample_ratio: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
     /**

@@ -3,8 +3,9 @@
  * gateway that exports.
  *
  * The protocol and the batching are OpenTelemetry's: a BatchSpanProcessor queues the
- * ended spans and hands batches to the OTLP/HTTP exporter, which encodes them (OTLP
- * JSON), sends them and retries. What is keygate's is the span record only: a request
+ * ended spans and hands batches to the OTLP/HTTP exporter of `tracing.protocol`, which
+ * encodes them (binary protobuf, or JSON), sends them and retries; only the chosen
+ * exporter's package is loaded. What is keygate's is the span record only: a request
  * knows its spans' whole life by the time it ends (their ids at receive, their
  * timings, attributes and status at onResponse), so each span is made once, ended,
  * as a SpanRecord (the SDK's ReadableSpan, what the processor and the exporter read)
@@ -23,11 +24,10 @@ import {
   type Link, type SpanContext, type SpanStatus
 } from '@opentelemetry/api'
 import { hrTimeDuration, millisToHrTime, type InstrumentationScope } from '@opentelemetry/core'
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources'
 import {
   AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler,
-  type ReadableSpan, type Sampler, type TimedEvent
+  type ReadableSpan, type Sampler, type SpanExporter, type TimedEvent
 } from '@opentelemetry/sdk-trace-base'
 import type { FastifyRequest } from 'fastify'
 import type { TracingConfig } from '../config/schema.js'
@@ -81,13 +81,20 @@ function limited (value: string): string {
   return value.length > ATTRIBUTE_VALUE_LENGTH ? value.slice(0, ATTRIBUTE_VALUE_LENGTH) : value
 }
 
-export function spanExport (config: TracingConfig, endpoint: string, keyPrefix: KeyPrefixes): Tracing {
+/** OpenTelemetry's OTLP/HTTP exporter for the encoding: JSON unless `http/protobuf` is asked for. */
+async function otlpExporter (protocol: TracingConfig['protocol'], url: string): Promise<SpanExporter> {
+  return protocol === 'http/protobuf'
+    ? new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter({ url })
+    : new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter({ url })
+}
+
+export async function spanExport (config: TracingConfig, endpoint: string, keyPrefix: KeyPrefixes): Promise<Tracing> {
   // (at 1.0 every root is sampled: no need to read the trace id)
   const root: Sampler = config.sample_ratio >= 1
     ? new AlwaysOnSampler()
     : new TraceIdRatioBasedSampler(config.sample_ratio)
   const sampler = config.parent_based ? new ParentBasedSampler({ root }) : root
-  const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: endpoint }), {
+  const processor = new BatchSpanProcessor(await otlpExporter(config.protocol, endpoint), {
     maxQueueSize: MAX_QUEUE, maxExportBatchSize: 512, scheduledDelayMillis: 1000
   })
   const resource = resourceFromAttributes({ 'service.name': config.service_name })

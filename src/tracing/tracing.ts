@@ -5,7 +5,8 @@
  * gets a `traceparent` whose parent is the gateway.
  *
  * With `tracing.otlp_endpoint` set, sampled requests are also OpenTelemetry spans,
- * exported in batches over OTLP/HTTP (JSON): one SERVER span per request, and a CLIENT
+ * exported in batches over OTLP/HTTP (JSON, or protobuf with `tracing.protocol:
+ * http/protobuf`): one SERVER span per request, and a CLIENT
  * span, its child, for the upstream call. Spans are created with explicit parent
  * contexts: nothing is registered globally (no context manager, no instrumentation).
  * Attributes are the decision's (decision, reason, key id, rule, cache) and HTTP's
@@ -28,7 +29,7 @@ import type { KeyPrefixes } from '../registry/key-format.js'
 
 export async function createTracing (config: TracingConfig, keyPrefix: KeyPrefixes): Promise<Tracing> {
   if (config.otlp_endpoint !== undefined) {
-    return (await import('./span-export.js')).spanExport(config, config.otlp_endpoint, keyPrefix)
+    return await (await import('./span-export.js')).spanExport(config, config.otlp_endpoint, keyPrefix)
   }
   const parentBased = config.parent_based
   // (at 1.0 every trace is sampled: no need to read the trace id)

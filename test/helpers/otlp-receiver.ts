@@ -1,10 +1,17 @@
 /**
  * A local OTLP/HTTP receiver, as a collector would be: a node:http server on a free port
- * that takes `POST /v1/traces` and `POST /v1/logs` (OTLP JSON), answers 200, keeps every
- * body's raw bytes (to search for what must never be exported) and decodes its spans and
- * log records. `refuse` makes it answer 400 (not retryable) to logs until set back.
+ * that takes `POST /v1/traces` (OTLP protobuf or OTLP JSON, by its content type) and
+ * `POST /v1/logs` (OTLP JSON), answers 200, keeps every body's raw bytes (to search for
+ * what must never be exported) and decodes its spans and log records. `refuse` makes it
+ * answer 400 (not retryable) to logs until set back.
+ *
+ * Protobuf bodies are decoded by protobufjs code that OpenTelemetry generated from the
+ * OTLP .proto files (the `otlp-transformer-generated` devDependency:
+ * `@opentelemetry/otlp-transformer` 0.215.0, whose package still ships it), not by the
+ * exporter's own serialiser, so a span that arrives is one the protocol's schema reads.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 
 export interface ReceivedSpan {
@@ -49,7 +56,9 @@ export interface OtlpReceiver {
   refused: number
   /** every request body as received */
   bodies: Buffer[]
-  /** requests to anything but POST /v1/traces with JSON */
+  /** the encoding of each traces request received, in order */
+  encodings: Array<'protobuf' | 'json'>
+  /** requests to anything but POST /v1/traces with protobuf or JSON */
   rejected: number
   close: () => Promise<void>
 }
@@ -88,6 +97,24 @@ interface OtlpBody {
   resourceSpans?: Array<{ resource?: { attributes?: OtlpAttribute[] }, scopeSpans?: Array<{ spans?: OtlpSpan[] }> }>
 }
 
+/** The protobufjs type of a request body, as the generated code has it. */
+interface ProtoType {
+  decode: (body: Uint8Array) => object
+  toObject: (message: object, options: { longs: StringConstructor, bytes: StringConstructor, enums: NumberConstructor }) => unknown
+}
+const generated = createRequire(import.meta.url)('otlp-transformer-generated/build/src/generated/root.js') as {
+  opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ProtoType } } } } }
+}
+const ExportTraceServiceRequest = generated.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest
+
+/**
+ * A protobuf traces request as the JSON encoding's object: 64-bit times as decimal strings, ids as base64 (the
+ * protobuf JSON mapping's bytes; hexId reads them), enums as numbers; fields at their default value are absent.
+ */
+function decodeProtobuf (body: Buffer): OtlpBody {
+  return ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(body), { longs: String, bytes: String, enums: Number }) as OtlpBody
+}
+
 function attributesOf (list: OtlpAttribute[] | undefined): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {}
   for (const { key, value } of list ?? []) {
@@ -109,6 +136,7 @@ export async function startOtlpReceiver (): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = []
   const logs: ReceivedLog[] = []
   const bodies: Buffer[] = []
+  const encodings: Array<'protobuf' | 'json'> = []
   let rejected = 0
   let refused = 0
   const state = { refuse: false }
@@ -128,13 +156,16 @@ export async function startOtlpReceiver (): Promise<OtlpReceiver> {
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
         return
       }
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).startsWith('application/json')) {
+      const type = String(req.headers['content-type'])
+      const encoding = type.startsWith('application/x-protobuf') ? 'protobuf' : type.startsWith('application/json') ? 'json' : undefined
+      if (req.method !== 'POST' || req.url !== '/v1/traces' || encoding === undefined) {
         rejected++
         res.writeHead(404).end()
         return
       }
       bodies.push(body)
-      const decoded = JSON.parse(body.toString('utf8')) as OtlpBody
+      encodings.push(encoding)
+      const decoded = encoding === 'protobuf' ? decodeProtobuf(body) : JSON.parse(body.toString('utf8')) as OtlpBody
       for (const rs of decoded.resourceSpans ?? []) {
         const resource = attributesOf(rs.resource?.attributes)
         for (const ss of rs.scopeSpans ?? []) {
@@ -154,7 +185,9 @@ export async function startOtlpReceiver (): Promise<OtlpReceiver> {
           }
         }
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+      // an empty ExportTraceServiceResponse, in the request's encoding
+      if (encoding === 'protobuf') res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -165,6 +198,7 @@ export async function startOtlpReceiver (): Promise<OtlpReceiver> {
     spans,
     logs,
     bodies,
+    encodings,
     get rejected () { return rejected },
     get refused () { return refused },
     get refuse () { return state.refuse },

@@ -127,6 +127,14 @@ t.test('tracing: off by default, its keys and their KEYGATE_TRACING_* overrides 
   t.match(configProblems(MINIMAL_CONFIG + 'tracing: { exporter: x }\n'), [/^tracing\.exporter: unknown field/])
 })
 
+t.test('tracing.protocol: JSON by default, protobuf when asked, anything else named by config check', async (t) => {
+  t.equal(parseConfig(MINIMAL_CONFIG).tracing.protocol, 'http/json', 'what every OTLP/HTTP receiver reads')
+  t.equal(parseConfig(MINIMAL_CONFIG + 'tracing: { protocol: http/protobuf }\n').tracing.protocol, 'http/protobuf')
+  t.equal(parseConfig(MINIMAL_CONFIG + 'tracing: { protocol: http/json }\n', { KEYGATE_TRACING_PROTOCOL: 'http/protobuf' }).tracing.protocol, 'http/protobuf', 'the variable wins')
+  t.match(configProblems(MINIMAL_CONFIG + 'tracing: { protocol: grpc }\n'), [/^tracing\.protocol: must be one of "http\/protobuf", "http\/json", got "grpc"/])
+  t.match(configProblems(MINIMAL_CONFIG, { KEYGATE_TRACING_PROTOCOL: 'json' }), [/^tracing\.protocol: must be one of /])
+})
+
 // The configuration stands below the parts it configures.
 const CONFIG_DIR = new URL('../../../src/config/', import.meta.url)
 
