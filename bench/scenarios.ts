@@ -105,8 +105,10 @@ const REDIS_ROW_TIMEOUT = 'command_timeout_ms: 10000'
  * request, valid checksums: the per-peer unknown-key limit keeps Redis out), the same
  * with forged foreign-format tokens and `keys.accept_imported` on, an imported key with
  * the cache warm (against the headline: decided like a native key, no Redis), a key
- * under a rate limit (the limiter's one Lua call per request; the cache-warm rows are
- * keys under no limit, which cost no Redis command), the headline with per-key usage
+ * under a rate limit and one under a quota (a Lua call per turn of the event loop; each
+ * against the same key under neither, usage counting off in all three: what exactness
+ * with Redis costs a request; the cache-warm rows are keys under no limit, which cost
+ * no Redis command), the headline with per-key usage
  * counting off and again with it on, compared with the former (counting on / counting
  * off: what counting costs a request; target >= 0.98), and the headline again with two
  * worker processes (unpinned: it needs both cores).
@@ -149,6 +151,8 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       }),
       headers: bearer(benchKeys.limited.key),
       maxScriptsPer1k: 1001,
+      // against an unmetered, unlimited cached key with the same settings (usage counting off)
+      compareWith: KEYGATE_NO_USAGE,
       target: { cpuRatio: 0.75 }
     },
     {
@@ -160,6 +164,7 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       }),
       headers: bearer(benchKeys.metered.key),
       maxScriptsPer1k: 1001,
+      compareWith: KEYGATE_NO_USAGE,
       target: { cpuRatio: 0.75 }
     },
     // a route that strips its prefix (docs/routing.md), against the headline: the same
