@@ -61,13 +61,20 @@ function externalRedis (url: string): TestRedis {
   }
 }
 
+/** How many times a Redis server has run each command so far, as INFO commandstats counts them (a script's own commands included). */
+export async function commandCalls (client: { info: (section: string) => Promise<string> }): Promise<Record<string, number>> {
+  const calls: Record<string, number> = {}
+  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
+    calls[m[1] as string] = Number(m[2])
+  }
+  return calls
+}
+
 /**
  * The registry's Lua script calls (EVAL the first time, then EVALSHA) a Redis server has
- * executed so far, as INFO commandstats counts them: one round trip each (the misses of
- * one event-loop turn share one).
+ * executed so far: one round trip each (the misses of one event-loop turn share one).
  */
 export async function scriptCalls (client: { info: (section: string) => Promise<string> }): Promise<number> {
-  let calls = 0
-  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2])
-  return calls
+  const calls = await commandCalls(client)
+  return (calls['evalsha'] ?? 0) + (calls['eval'] ?? 0)
 }

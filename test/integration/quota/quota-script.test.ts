@@ -7,16 +7,7 @@
 import t from 'tap'
 import { Redis } from 'ioredis'
 import { QuotaScript, type MeterAsk, type MeterRow } from '../../../src/quota/script.js'
-import { startPrivateRedis, uniquePrefix } from '../../helpers/redis.js'
-
-/** how many times Redis ran each command so far (a script's own commands included) */
-async function commandCalls (client: Redis): Promise<Record<string, number>> {
-  const calls: Record<string, number> = {}
-  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
-    calls[m[1] as string] = Number(m[2])
-  }
-  return calls
-}
+import { commandCalls, startPrivateRedis, uniquePrefix } from '../../helpers/redis.js'
 
 t.test('a call reads each meter once and writes each once; every ask as if alone, all or nothing', async (t) => {
   const redis = await startPrivateRedis()

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis'
 import { parseRateLimit, type RateLimit } from '../../../src/config/rate-limit.js'
 import { RateLimitScript } from '../../../src/ratelimit/script.js'
 import { take, type Counts } from '../../../src/ratelimit/window.js'
-import { scriptCalls, startPrivateRedis, startRedis, uniquePrefix } from '../../helpers/redis.js'
+import { commandCalls, scriptCalls, startPrivateRedis, startRedis, uniquePrefix } from '../../helpers/redis.js'
 
 const limit = (text: string): RateLimit => parseRateLimit(text) as RateLimit
 
@@ -103,15 +103,6 @@ t.test('the requests of one turn share one script call, each counted as if alone
   t.equal(counted, 50, 'the refused requests counted in no bucket: the keys\' buckets hold the 50 allowed')
   t.ok(calls >= 1 && calls <= 10, `201 requests of one turn in ${calls} script calls (at most 128 each, the first sent alone)`)
 })
-
-/** how many times Redis ran each command so far (a script's own commands included) */
-async function commandCalls (client: Redis): Promise<Record<string, number>> {
-  const calls: Record<string, number> = {}
-  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
-    calls[m[1] as string] = Number(m[2])
-  }
-  return calls
-}
 
 t.test('a call reads each bucket once and writes each that counted once; every ask as if alone', async (t) => {
   const redis = await startPrivateRedis()
