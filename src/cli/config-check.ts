@@ -6,7 +6,7 @@
 import type { Command } from 'commander'
 import { ConfigError, configFile, loadConfig } from '../config/load.js'
 import type { Config } from '../config/schema.js'
-import { checkConnections, type Reached } from './connect-check.js'
+import type { Reached } from './connect-check.js'
 import { printJson } from './output.js'
 
 export function configCommand (program: Command): void {
@@ -31,7 +31,10 @@ export function configCommand (program: Command): void {
         process.exitCode = 1
         return
       }
-      const reached = opts.connect === true ? await checkConnections(config) : undefined
+      // (undici, for the upstreams and the OpenID provider, is loaded only for --connect)
+      const reached = opts.connect === true
+        ? await (await import('./connect-check.js')).checkConnections(config)
+        : undefined
       const ok = reached?.every((r) => r.ok) ?? true
       if (!ok) process.exitCode = 1
       if (opts.json === true) {

@@ -11,7 +11,6 @@ import { AdminError, CODE_OF_KIND, type ErrorDetail } from '../admin/model/error
 import { describeTarget, parseRedisUrl } from '../config/redis-url.js'
 import { redisDidNotAnswer } from '../registry/redis-replies.js'
 import { VERSION } from '../version.js'
-import { parseWorkers } from '../workers.js'
 import { assertionKeyCommand } from './assertion-key.js'
 import { auditCommand } from './audit.js'
 import { usageCommand } from './usage.js'
@@ -51,13 +50,15 @@ program.command('serve')
     '1'
   )
   .action(async (opts: { workers: string, config?: string }) => {
+    // (the gateway's modules, workers.js's metrics among them, are loaded only here: they would slow every other
+    // command's start)
+    const { parseWorkers } = await import('../workers.js')
     let workers: number
     try {
       workers = parseWorkers(opts.workers)
     } catch (err: unknown) {
       throw new UsageError((err as Error).message)
     }
-    // (loaded only here: the gateway's modules would slow every other command's start)
     const { serve } = await import('../server.js')
     await serve(loadConfig(opts.config ?? configFile()), { workers })
   })
