@@ -23,8 +23,10 @@
 // Env: COUNT_WARMUP (default 10000), COUNT_MEASURED (default 3000), COUNT_KEEP=1 keeps the
 // callgrind files (their directory is printed), COUNT_CPU_PROF=<dir>: instead of
 // valgrind, run the server under `node --cpu-prof` into <dir> (JS-level attribution), printing the
-// registry script calls (EVALSHA round trips) per request.
-import { mkdtempSync, rmSync } from 'node:fs'
+// registry script calls (EVALSHA round trips) per request; COUNT_HEAP_PROF=<dir>: V8's sampling heap
+// profiler over the inspector during the measured requests only, every allocation sampled (every 1 KiB),
+// those a scavenge or a mark-compact collected included: what the requests allocate, by the function.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,6 +36,7 @@ import { grpcLoad } from './grpc-load.js'
 import { count, type Counted } from './instructions.js'
 import { benchKeys, registryCalls, startKeygate, STRIP_PREFIX } from './keygate.js'
 import { perRequest } from './load.js'
+import { freePort } from './port.js'
 import { stopAll, type Launcher } from './process.js'
 import { BENCH_PATH, startBaseline, startGrpcHello, startHello, startOrigin } from './servers.js'
 import type { RunningServer, ScenarioContext } from './types.js'
@@ -42,13 +45,16 @@ import { traefikDecision } from './scenarios.js'
 const distDir = dirname(fileURLToPath(import.meta.url))
 const warmUp = Number(process.env['COUNT_WARMUP'] ?? '10000')
 const measured = Number(process.env['COUNT_MEASURED'] ?? '3000')
-const cpuProf = process.env['COUNT_CPU_PROF']
+const heapProf = process.env['COUNT_HEAP_PROF']
+const cpuProf = process.env['COUNT_CPU_PROF'] ?? heapProf
+/** the inspector port of the server under the heap profiler */
+const inspectPort = heapProf === undefined ? 0 : await freePort()
+const profile = (name: string): string => heapProf !== undefined
+  ? `--inspect=127.0.0.1:${inspectPort}`
+  : `--cpu-prof --cpu-prof-dir=${cpuProf} --cpu-prof-name=${name}.cpuprofile`
 const dir = mkdtempSync(join(tmpdir(), 'keygate-count-'))
 const launcher = (name: string): Launcher | undefined => cpuProf !== undefined
-  ? {
-      prefix: ['env', `NODE_OPTIONS=--cpu-prof --cpu-prof-dir=${cpuProf} --cpu-prof-name=${name}.cpuprofile`],
-      readyTimeoutMs: 120_000
-    }
+  ? { prefix: ['env', `NODE_OPTIONS=${profile(name)}`], readyTimeoutMs: 120_000 }
   : {
       prefix: [
         'valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no',
@@ -300,6 +306,49 @@ const targets: Record<string, Target> = {
   }
 }
 
+/** A node of V8's sampling heap profile. */
+interface HeapNode { selfSize: number, children: HeapNode[] }
+
+function totalSize (node: HeapNode): number {
+  let n = node.selfSize
+  for (const c of node.children) n += totalSize(c)
+  return n
+}
+
+/** The Chrome DevTools Protocol over the server's inspector WebSocket (Node's own WebSocket). */
+class Inspector {
+  private next = 1
+  private readonly waiting = new Map<number, (result: unknown) => void>()
+  private constructor (private readonly socket: WebSocket) {
+    socket.addEventListener('message', (event) => {
+      const m = JSON.parse(String(event.data)) as { id?: number, result?: unknown }
+      if (m.id !== undefined) this.waiting.get(m.id)?.(m.result)
+    })
+  }
+
+  static async open (port: number): Promise<Inspector> {
+    const [target] = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json() as
+      Array<{ webSocketDebuggerUrl: string }>
+    if (target === undefined) throw new Error('no inspector target')
+    const socket = new WebSocket(target.webSocketDebuggerUrl)
+    await new Promise((resolve, reject) => {
+      socket.addEventListener('open', resolve)
+      socket.addEventListener('error', reject)
+    })
+    return new Inspector(socket)
+  }
+
+  async send (method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    const id = this.next++
+    return await new Promise((resolve) => {
+      this.waiting.set(id, resolve)
+      this.socket.send(JSON.stringify({ id, method, params }))
+    })
+  }
+
+  close (): void { this.socket.close() }
+}
+
 try {
   const rows: Array<Counted & { target: string }> = []
   for (const name of process.argv.slice(2)) {
@@ -309,15 +358,29 @@ try {
       const server = await t.start()
       const before = await registryCalls()
       const url = `http://127.0.0.1:${server.port}${t.path ?? (t.authz === true ? '/' : BENCH_PATH)}`
-      if (t.grpc === true) await grpcLoad(server.port, { amount: warmUp + measured })
-      else {
-        await autocannon({
-          url,
-          headers: t.headers,
-          connections: 50,
-          amount: warmUp + measured,
-          ...(t.headersFor === undefined ? {} : { requests: [{ setupRequest: perRequest(t.headersFor) }] })
+      const load = async (amount: number): Promise<void> => {
+        if (t.grpc === true) await grpcLoad(server.port, { amount })
+        else {
+          await autocannon({
+            url,
+            headers: t.headers,
+            connections: 50,
+            amount,
+            ...(t.headersFor === undefined ? {} : { requests: [{ setupRequest: perRequest(t.headersFor) }] })
+          })
+        }
+      }
+      await load(heapProf === undefined ? warmUp + measured : warmUp)
+      if (heapProf !== undefined) {
+        const inspector = await Inspector.open(inspectPort)
+        await inspector.send('HeapProfiler.startSampling', {
+          samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true
         })
+        await load(measured)
+        const { profile } = await inspector.send('HeapProfiler.stopSampling') as { profile: { head: HeapNode } }
+        inspector.close()
+        writeFileSync(join(heapProf, `${name}.heapprofile`), JSON.stringify(profile))
+        process.stdout.write(`${name}: ${(totalSize(profile.head) / measured).toFixed(0)} bytes allocated/request\n`)
       }
       const scripts = (await registryCalls()).scripts - before.scripts
       await server.stop()

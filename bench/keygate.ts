@@ -19,6 +19,12 @@ import type { RunningServer, ScenarioContext } from './types.js'
 /** the product's built CLI, as the bench's `keygate` dependency (the repository root) provides it */
 const KEYGATE_CLI = fileURLToPath(import.meta.resolve('@keygate/gateway/dist/cli/main.js'))
 
+/**
+ * BENCH_KEYGATE_NODE_OPTIONS: node options of every keygate the bench starts (both builds under BENCH_COMPARE),
+ * and of no other server: e.g. the Docker image's `--max-semi-space-size=16`
+ */
+const KEYGATE_NODE_OPTIONS = process.env['BENCH_KEYGATE_NODE_OPTIONS']
+
 export const PREFIX = 'keygate:bench:'
 
 /** the limited key's limit: the most a limit allows per second, so it never refuses */
@@ -338,6 +344,7 @@ ${assertion.yaml}${tracing}${features}`)
       KEYGATE_REDIS_URL: url,
       KEYGATE_LISTEN: `127.0.0.1:${port}`,
       KEYGATE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
+      ...(KEYGATE_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: KEYGATE_NODE_OPTIONS }),
       ...assertion.env,
       ...(authzPort === undefined ? {} : { KEYGATE_AUTHZ_LISTEN: `127.0.0.1:${authzPort}` }),
       ...(authzGrpcPort === undefined ? {} : { KEYGATE_AUTHZ_GRPC_LISTEN: `127.0.0.1:${authzGrpcPort}` })
