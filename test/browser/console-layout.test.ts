@@ -33,7 +33,9 @@ t.test('the console at 375 px and at 1,280 px', async (t) => {
       const context = await browser.newContext({ viewport: { width, height: 800 } })
       t.teardown(async () => await context.close())
       const page = await context.newPage()
-      page.setDefaultTimeout(10_000)
+      // (a guard against a hang, not a timing assertion: the first page of a CI run, cold caches on a loaded machine,
+      // took more than 10 s to sign in and list the keys)
+      page.setDefaultTimeout(30_000)
       const w = watch(page)
       await page.goto(`${origin}/console/`)
       await page.fill('#sign-in-key', adminToken)

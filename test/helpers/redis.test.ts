@@ -159,7 +159,9 @@ t.test('forgotten servers die with the test process', { skip: privateOnly }, asy
     // otherwise wait to be killed by a signal.
     'if (process.argv[2] !== "exit") setInterval(() => {}, 1000)'
   ].join('\n'))
-  const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript'))
+  // (the loader tap gives a test process for TypeScript, .taprc's node-arg)
+  const loader = process.execArgv.filter((arg) => arg === '--import=tsx')
+  t.same(loader, ['--import=tsx'], 'the child loads TypeScript as this process does')
   const env = { ...process.env }
   delete env.NODE_OPTIONS
 
