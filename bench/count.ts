@@ -46,15 +46,16 @@ const distDir = dirname(fileURLToPath(import.meta.url))
 const warmUp = Number(process.env['COUNT_WARMUP'] ?? '10000')
 const measured = Number(process.env['COUNT_MEASURED'] ?? '3000')
 const heapProf = process.env['COUNT_HEAP_PROF']
-const cpuProf = process.env['COUNT_CPU_PROF'] ?? heapProf
+/** where a profile goes (either profiler's); undefined: count instructions under valgrind */
+const profileDir = process.env['COUNT_CPU_PROF'] ?? heapProf
 /** the inspector port of the server under the heap profiler */
 const inspectPort = heapProf === undefined ? 0 : await freePort()
-const profile = (name: string): string => heapProf !== undefined
+const profilerOptions = (name: string): string => heapProf !== undefined
   ? `--inspect=127.0.0.1:${inspectPort}`
-  : `--cpu-prof --cpu-prof-dir=${cpuProf} --cpu-prof-name=${name}.cpuprofile`
+  : `--cpu-prof --cpu-prof-dir=${profileDir} --cpu-prof-name=${name}.cpuprofile`
 const dir = mkdtempSync(join(tmpdir(), 'keygate-count-'))
-const launcher = (name: string): Launcher | undefined => cpuProf !== undefined
-  ? { prefix: ['env', `NODE_OPTIONS=${profile(name)}`], readyTimeoutMs: 120_000 }
+const launcher = (name: string): Launcher | undefined => profileDir !== undefined
+  ? { prefix: ['env', `NODE_OPTIONS=${profilerOptions(name)}`], readyTimeoutMs: 120_000 }
   : {
       prefix: [
         'valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no',
@@ -354,7 +355,7 @@ try {
   for (const name of process.argv.slice(2)) {
     const t = targets[name]
     if (t === undefined) throw new Error(`unknown target ${name}: ${Object.keys(targets).join(', ')}`)
-    if (cpuProf !== undefined) {
+    if (profileDir !== undefined) {
       const server = await t.start()
       const before = await registryCalls()
       const url = `http://127.0.0.1:${server.port}${t.path ?? (t.authz === true ? '/' : BENCH_PATH)}`
@@ -385,7 +386,7 @@ try {
       const scripts = (await registryCalls()).scripts - before.scripts
       await server.stop()
       process.stdout.write(
-        `${name}: profile in ${cpuProf}, ${(scripts / (warmUp + measured)).toFixed(3)} script calls/request\n`
+        `${name}: profile in ${profileDir}, ${(scripts / (warmUp + measured)).toFixed(3)} script calls/request\n`
       )
       continue
     }

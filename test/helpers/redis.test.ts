@@ -13,6 +13,7 @@ import { Redis } from 'ioredis'
 import { freePort } from './net.js'
 import { startRedis, uniquePrefix } from './redis.js'
 import type { TestRedis } from './redis.js'
+import { TS_LOADER_ARGS } from './ts-loader.js'
 
 const privateOnly = process.env.REDIS_URL !== undefined && process.env.REDIS_URL !== ''
   ? 'needs a private redis-server (REDIS_URL is set)'
@@ -159,8 +160,7 @@ t.test('forgotten servers die with the test process', { skip: privateOnly }, asy
     // otherwise wait to be killed by a signal.
     'if (process.argv[2] !== "exit") setInterval(() => {}, 1000)'
   ].join('\n'))
-  // (the loader tap gives a test process for TypeScript, .taprc's node-arg)
-  const loader = process.execArgv.filter((arg) => arg === '--import=tsx')
+  const loader = TS_LOADER_ARGS
   t.same(loader, ['--import=tsx'], 'the child loads TypeScript as this process does')
   const env = { ...process.env }
   delete env.NODE_OPTIONS

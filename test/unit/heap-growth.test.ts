@@ -1,10 +1,11 @@
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { boundHeapGrowth } from '../../src/heap-growth.js'
+import { TS_LOADER_ARGS } from '../helpers/ts-loader.js'
 
-/** the source, loaded in the child through tap's TypeScript loader (.taprc's node-arg; no build needed) */
+/** the source, loaded in the child through tap's TypeScript loader (no build needed) */
 const module = new URL('../../src/heap-growth.js', import.meta.url).href
-const loader = process.execArgv.filter((arg) => arg === '--import=tsx')
+const loader = TS_LOADER_ARGS
 
 t.test('an operator\'s own --heap-growing-percent is kept, in either spelling', async (t) => {
   t.equal(boundHeapGrowth(['--heap-growing-percent=50']), false)
