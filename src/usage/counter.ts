@@ -35,7 +35,7 @@ import type { UsageMeter } from '../metrics/usage-metrics.js'
 import type { RegistryClient } from '../registry/redis-client.js'
 import { flatCopy } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
-import { ADD_LUA, Counts, Writes } from './usage-writes.js'
+import { ADD_LUA, Counts, USAGE_CALL_LIMITS, Writes } from './usage-writes.js'
 import { namesKey } from './names-key.js'
 
 export const CLASSES = ['allowed', 'refused', 'limited', 'errors'] as const
@@ -234,7 +234,7 @@ export class UsageCounter {
   private async write (batches: Batch[]): Promise<void> {
     await this.fillOrgs(batches)
     const k = this.keys
-    const writes = new Writes(this.redis)
+    const writes = new Writes(this.redis, 'keygateUsageAdd', USAGE_CALL_LIMITS)
     for (const { minute, counts } of batches) {
       const at = minute * MINUTE_MS
       const hour = Math.floor(at / HOUR_MS)
@@ -247,13 +247,15 @@ export class UsageCounter {
       ]
       const orgs = new Map<string, Counts>()
       for (const [keyId, c] of counts) {
-        writes.add(k.usageMinutes(keyId, hour), k.usageHours(keyId, day), minuteArgs, c)
+        writes.add([k.usageMinutes(keyId, hour), k.usageHours(keyId, day)], minuteArgs, [c.a, c.r, c.l, c.e])
         if (c.org === undefined) continue
         let o = orgs.get(c.org)
         if (o === undefined) orgs.set(c.org, o = new Counts(c.org))
         o.a += c.a; o.r += c.r; o.l += c.l; o.e += c.e
       }
-      for (const [org, c] of orgs) writes.add(k.orgUsageMinutes(org, hour), k.orgUsageHours(org, day), minuteArgs, c)
+      for (const [org, c] of orgs) {
+        writes.add([k.orgUsageMinutes(org, hour), k.orgUsageHours(org, day)], minuteArgs, [c.a, c.r, c.l, c.e])
+      }
     }
     await writes.exec()
   }
@@ -270,7 +272,7 @@ export class UsageCounter {
       }
     }
     if (missing.length === 0) return
-    const reads = new Writes(this.redis)
+    const reads = new Writes(this.redis, 'keygateUsageAdd', USAGE_CALL_LIMITS)
     for (const name of names) reads.hget(name, 'org')
     const replies = await reads.exec()
     for (let i = 0; i < missing.length; i++) {

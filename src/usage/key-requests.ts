@@ -2,10 +2,12 @@
  * Each key's last decisions (`request_log`, docs/request-log.md), kept off the request
  * path as the usage counts are (counter.ts): a request writes one small record into its
  * key's ring of `perKey` records in memory (`record`, no Redis round trip), and a timer
- * writes the rings every `flushMs` in one pipeline: per key an LPUSH of its new records
- * (newest first), an LTRIM to `perKey` and an EXPIRE of 24 h. Only a key's last `perKey`
- * records can survive that trim, so a ring holds no more: a busy key's record overwrites
- * its oldest one in place, and a request allocates nothing.
+ * writes the rings every `flushMs`: per key an LPUSH of its new records (newest first), an
+ * LTRIM to `perKey` and an EXPIRE of 24 h, run by one script call for up to
+ * `REQUESTS_CALL_LIMITS` keys (PUSH_LUA; with every request of a second a different key,
+ * three commands a request from the gateway would cost more of its CPU than the request).
+ * Only a key's last `perKey` records can survive that trim, so a ring holds no more: a
+ * busy key's record overwrites its oldest one in place, and a request allocates nothing.
  *
  * A record holds the time, method, path (its query cut off, anything key-shaped as its
  * key id at most: src/redact.ts), status, reason, latency, client address and trace id;
@@ -19,8 +21,8 @@
  * are held; in Redis each key's list
  * holds `perKey` records at most and expires 24 h after its last write. A write sends
  * the keys `KEYS_PER_PIPELINE` at a time, one pipeline after the other: a second of
- * 20,000 distinct keys as one pipeline would hold 60,000 commands and their encoded
- * records at once, which outlive young-generation collections and raise the peak RSS.
+ * 20,000 distinct keys as one pipeline would hold their encoded records at once, which
+ * outlive young-generation collections and raise the peak RSS.
  *
  * Layout: `<prefix>requests:{<keyId>}`, a list of JSON arrays
  * `[epoch ms, method, path, status, reason, latency ms, client, trace id]`.
@@ -33,13 +35,33 @@ import type { RegistryClient } from '../registry/redis-client.js'
 import { flatCopy } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
 import { namesKey } from './names-key.js'
+import { type CallLimits, Writes } from './usage-writes.js'
 
 /** how long a key's list lives after its last write */
 export const KEPT_S = 24 * 3600
 /** the longest path recorded (longer ones are cut) */
 const PATH_MAX = 512
-/** keys written per pipeline (three commands each) */
+/** keys written per pipeline */
 export const KEYS_PER_PIPELINE = 1000
+/** one script call: 500 keys at most, and records beyond 5,000 only as one key's alone (per_key is 1,000 at most) */
+export const REQUESTS_CALL_LIMITS: CallLimits = { names: 500, args: 5000 }
+
+/**
+ * The write's script. KEYS: each key's list; ARGV: the records a list keeps, its lifetime in
+ * seconds, then per key the number of its new records and those records, oldest first.
+ */
+export const PUSH_LUA = `
+local last = tonumber(ARGV[1]) - 1
+local at = 3
+for k = 1, #KEYS do
+  local n = tonumber(ARGV[at])
+  redis.call('LPUSH', KEYS[k], unpack(ARGV, at + 1, at + n))
+  redis.call('LTRIM', KEYS[k], 0, last)
+  redis.call('EXPIRE', KEYS[k], ARGV[2])
+  at = at + n + 1
+end
+return #KEYS
+`
 
 /** One decision, as the admin API answers it. */
 export interface KeyRequestRecord {
@@ -119,6 +141,7 @@ export class KeyRequests {
   ) {
     this.enabled = o.enabled ?? true
     this.redact = createRedactor(o.keyPrefix)
+    redis.defineCommand('keygateRequestsPush', { lua: PUSH_LUA })
     if (this.enabled) {
       this.timer = setInterval(() => { this.flush().catch(() => {}) }, o.flushMs)
       this.timer.unref()
@@ -176,7 +199,7 @@ export class KeyRequests {
   /** decisions taken since the last write, those a newer one of their key replaced included (tests, metrics) */
   get held (): number { return this.taken }
 
-  /** Writes what the rings hold: one pipeline, one write at a time. */
+  /** Writes what the rings hold: pipelines of script calls, one write at a time. */
   async flush (): Promise<void> {
     while (this.writing !== undefined) await this.writing
     if (this.taken === 0) return
@@ -190,28 +213,27 @@ export class KeyRequests {
 
   private async write (rings: Map<string, Held | Ring>, taken: number): Promise<void> {
     try {
-      let line = this.redis.pipeline()
+      const shared = [this.o.perKey, KEPT_S]
+      let writes = new Writes(this.redis, 'keygateRequestsPush', REQUESTS_CALL_LIMITS)
       let keys = 0
       for (const [keyId, held] of rings) {
-        const name = this.keys.keyRequests(keyId)
         // oldest first: LPUSH leaves the newest at the head
-        const encoded: string[] = []
+        let entry: Array<string | number>
         if (held instanceof Ring) {
           const { items, next } = held
-          for (let i = 0; i < items.length; i++) encoded.push(this.encode(items[(next + i) % items.length] as Held))
+          entry = [items.length]
+          for (let i = 0; i < items.length; i++) entry.push(this.encode(items[(next + i) % items.length] as Held))
         } else {
-          encoded.push(this.encode(held))
+          entry = [1, this.encode(held)]
         }
-        line.lpush(name, ...encoded)
-        line.ltrim(name, 0, this.o.perKey - 1)
-        line.expire(name, KEPT_S)
+        writes.add([this.keys.keyRequests(keyId)], shared, entry)
         if (++keys === KEYS_PER_PIPELINE) {
-          await execAll(line)
-          line = this.redis.pipeline()
+          await writes.exec()
+          writes = new Writes(this.redis, 'keygateRequestsPush', REQUESTS_CALL_LIMITS)
           keys = 0
         }
       }
-      if (keys > 0) await execAll(line)
+      if (keys > 0) await writes.exec()
       this.written += taken
       this.failing = false
     } catch (err: unknown) {
@@ -235,12 +257,6 @@ export class KeyRequests {
     if (this.timer !== undefined) clearInterval(this.timer)
     await this.flush()
   }
-}
-
-/** Sends a pipeline; its first failed command's error is thrown. */
-async function execAll (line: ReturnType<RegistryClient['pipeline']>): Promise<void> {
-  const replies = (await line.exec()) ?? []
-  for (const [err] of replies) if (err !== null) throw err
 }
 
 /** Which of a key's decisions to read: at most `limit`, of one status (`429`) or class (`4xx`) when `status` is set. */

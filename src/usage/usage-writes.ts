@@ -1,6 +1,7 @@
 /**
  * The usage counter's writes (counter.ts): one key's counts in one minute, the script
- * that adds them to the minute and hour hashes, and the pipelined write of a flush.
+ * that adds them to the minute and hour hashes; and the pipelined script calls of a
+ * write, which the request log (key-requests.ts) shares.
  */
 import type { ChainableCommander } from 'ioredis'
 import { hashTag } from '../config/redis-url.js'
@@ -44,18 +45,23 @@ end
 return 1
 `
 
-/** keys (or orgs) per script call, at most (on a Cluster, every key of a call shares its slot) */
-const PER_CALL = 500
+/** What a call of a script defined with ioredis's `defineCommand` (its keys counted in the call) takes. */
+type ScriptCommand = (numKeys: number, ...args: Array<string | number>) => unknown
 
-interface AddCommand {
-  keygateUsageAdd: (numKeys: number, ...args: Array<string | number>) => unknown
+/** What one script call holds, at most: its names, and its arguments after the shared ones. */
+export interface CallLimits {
+  names: number
+  args: number
 }
 
-/** A script call being built: its keys (two a key), its minute's arguments, four counts a key. */
+/** the usage flush's calls: 500 keys (or orgs) a call, two names and four counts each */
+export const USAGE_CALL_LIMITS: CallLimits = { names: 2 * 500, args: 4 * 500 }
+
+/** A script call being built: its names, the arguments its entries share, each entry's own. */
 interface Call {
-  keys: string[]
+  names: string[]
+  shared: ReadonlyArray<string | number>
   args: Array<string | number>
-  counts: number[]
 }
 
 /**
@@ -68,22 +74,28 @@ function slotName (name: string): string {
 }
 
 /**
- * The commands of one write, pipelined: a standalone Redis gets one ioredis pipeline (one
- * socket write), its script calls each adding the counts of up to PER_CALL keys. A
- * Cluster gets the same calls built per slot (the keys of one call share its hash tag:
- * with keygate's hash-tagged prefix, every usage hash is in the registry's slot, so
- * PER_CALL keys a call as on one Redis), each sent at once without waiting for the one
- * before (ioredis routes each to its node and writes it to that node's connection, so
- * each node's commands are pipelined on the wire; an ioredis pipeline serves one node
- * only).
+ * The commands of one write, pipelined: entries of one script (`command`, defined with
+ * `defineCommand`, taking its names as KEYS, then the arguments its entries share, then
+ * each entry's own), as few calls as `limits` allow. A standalone Redis gets one ioredis
+ * pipeline (one socket write). A Cluster gets the same calls built per slot (the names of
+ * one call share its hash tag: with keygate's hash-tagged prefix, every name is in the
+ * registry's slot, so as many a call as on one Redis), each sent at once without waiting
+ * for the one before (ioredis routes each to its node and writes it to that node's
+ * connection, so each node's commands are pipelined on the wire; an ioredis pipeline
+ * serves one node only). The usage flush (counter.ts) and the request log
+ * (key-requests.ts) write through it.
  */
 export class Writes {
   private readonly line: ChainableCommander | undefined
   private readonly sent: Array<Promise<unknown>> = []
-  /** the calls being built, by the slot name of their keys ('' on a standalone Redis) */
+  /** the calls being built, by the slot name of their names ('' on a standalone Redis) */
   private readonly calls = new Map<string, Call>()
 
-  constructor (private readonly redis: RegistryClient) {
+  constructor (
+    private readonly redis: RegistryClient,
+    private readonly command: string,
+    private readonly limits: CallLimits
+  ) {
     this.line = isCluster(redis) ? undefined : redis.pipeline()
   }
 
@@ -93,24 +105,29 @@ export class Writes {
   }
 
   /**
-   * the counts `c` of the minute `args` describes, into `minutes` and `hours` (one slot: the names differ after the
-   * tag)
+   * One entry: its `names` (one slot: they differ after the tag), the arguments it shares with the entries of its
+   * call (`shared`, compared by identity: a new array starts a new call), and its own.
    */
-  add (minutes: string, hours: string, args: Array<string | number>, c: Counts): void {
-    const slot = this.line === undefined ? slotName(minutes) : ''
+  add (names: readonly string[], shared: ReadonlyArray<string | number>, args: ReadonlyArray<string | number>): void {
+    const slot = this.line === undefined ? slotName(names[0] as string) : ''
     let call = this.calls.get(slot)
-    if (call !== undefined && (call.args !== args || call.keys.length === 2 * PER_CALL)) {
+    // (a call holds one entry at least, so an entry past the limits alone is a call of its own)
+    if (call !== undefined && (
+      call.shared !== shared ||
+      call.names.length + names.length > this.limits.names ||
+      call.args.length + args.length > this.limits.args
+    )) {
       this.call(call)
       call = undefined
     }
-    if (call === undefined) this.calls.set(slot, call = { keys: [], args, counts: [] })
-    call.keys.push(minutes, hours)
-    call.counts.push(c.a, c.r, c.l, c.e)
+    if (call === undefined) this.calls.set(slot, call = { names: [], shared, args: [] })
+    for (const n of names) call.names.push(n)
+    for (const a of args) call.args.push(a)
   }
 
-  private call ({ keys, args, counts }: Call): void {
-    const to = (this.line ?? this.redis) as unknown as AddCommand
-    const sent = to.keygateUsageAdd(keys.length, ...keys, ...args, ...counts)
+  private call ({ names, shared, args }: Call): void {
+    const to = (this.line ?? this.redis) as unknown as Record<string, ScriptCommand>
+    const sent = (to[this.command] as ScriptCommand).call(to, names.length, ...names, ...shared, ...args)
     if (this.line === undefined) this.sent.push(sent as Promise<unknown>)
   }
 

@@ -12,6 +12,8 @@
  *   globex bot          globex   1 GET users                       1       0       0
  *   initech bot         initech  5 GET users                       5       0       0
  *
+ * The request log holds each key's decisions too, written by its own script.
+ *
  * Every usage hash is in the registry's slot (the prefix's tag comes first), and a write
  * of 1,000 keys takes three script calls (500 keys a call, and the orgs), as on one Redis.
  */
@@ -48,7 +50,7 @@ t.test('on a Cluster, the usage endpoints report exactly the requests made, per 
     prefix,
     seed: false,
     env: { KEYGATE_ADMIN_TOKEN: TOKEN },
-    yaml: `usage: { flush_ms: ${FLUSH_MS} }`,
+    yaml: `usage: { flush_ms: ${FLUSH_MS} }\nrequest_log: { flush_ms: ${FLUSH_MS} }`,
     configure: (c) => { c.redis = redisSection(cluster.url, prefix) }
   })
   t.ok(isCluster(gw.app.redis), 'the gateway holds an ioredis Cluster')
@@ -105,6 +107,18 @@ t.test('on a Cluster, the usage endpoints report exactly the requests made, per 
   for (const [path, totals] of expected) {
     for (const step of ['1m', '1h', '1d']) t.same(await read(path, step), totals, `${path}, step ${step}: exactly the requests made`)
   }
+
+  // the request log, written by its own script on the Cluster: each key's decisions, newest first
+  const logged = async (id: string): Promise<Array<[string, number]>> => {
+    const res = await adminCall(gw, 'GET', `/admin/v1/keys/${id}/requests`, TOKEN)
+    t.equal(res.status, 200, `${id}'s requests: 200`)
+    return res.status === 200
+      ? (res.json() as { requests: Array<{ method: string, status: number }> }).requests.map((r) => [r.method, r.status])
+      : []
+  }
+  t.same(await logged(alice.id), [['POST', 403], ['GET', 200], ['GET', 200], ['GET', 200], ['GET', 200]],
+    'alice\'s five decisions in the request log, newest first')
+  t.same(await logged(limited.id), [['GET', 429], ['GET', 200], ['GET', 200]], 'the limited key\'s three')
 
   // where they are: the registry's slot, on one master
   const owner = await cluster.masterOf(`${prefix}key:${alice.id}`)

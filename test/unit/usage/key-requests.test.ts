@@ -1,5 +1,5 @@
 // The request log per key's recorder (src/usage/key-requests.ts) on a real Redis: the last
-// per_key decisions a key, newest first, trimmed and expiring in one pipeline; only keys
+// per_key decisions a key, newest first, trimmed and expiring, one script call a 500 keys; only keys
 // presented whole; a path's query cut off and a key in it redacted; the buffer bounded
 // (dropped and counted past max_buffered); and the memory of 100,000 active keys measured,
 // in the process (the buffer at its cap) and in Redis (one list a key), reported.
@@ -114,8 +114,13 @@ t.test('bounded in memory and in Redis with 100,000 active keys (measured)', asy
   t.equal(log.held, KEYS, 'the buffer holds max_buffered decisions')
   t.equal(log.dropped, 5000, 'the decisions past it are dropped and counted')
   const memoryBefore = Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1])
+  await client.config('RESETSTAT')
   await log.flush()
   t.equal(log.written, KEYS)
+  const stats = await client.info('commandstats')
+  const calls = (command: string): number => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0)
+  t.equal(calls('evalsha') + calls('eval'), KEYS / 500, 'one script call a 500 keys')
+  t.same([calls('lpush'), calls('ltrim'), calls('expire')], [KEYS, KEYS, KEYS], 'in it, three commands a key')
   t.equal(log.held, 0, 'nothing held once written')
   const memoryAfter = Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1])
   t.equal(await client.dbsize(), KEYS, 'one list a key')
