@@ -3,7 +3,7 @@
  * principal may see it (filtered in one place, reads.ts). `AdminActions` (index.ts)
  * extends it with every other resource's actions.
  */
-import type { KeyRequestRecord, KeyRequestsQuery } from '../../usage/key-requests.js'
+import type { KeyRequestRecord, KeyRequestsQuery } from '../../usage/key-requests-read.js'
 import type { UsagePoint, UsageRange } from '../../usage/reader.js'
 import type { KeyView, OrgView, RoleView, UserView } from '../model/views.js'
 import type { ActionContext } from './context.js'

@@ -9,7 +9,7 @@
  */
 import { parseTimestamp } from '../../registry/records.js'
 import { readKeysUsage, readUsage, type UsagePoint, type UsageRange } from '../../usage/reader.js'
-import { readKeyRequests, type KeyRequestRecord, type KeyRequestsQuery } from '../../usage/key-requests.js'
+import { readKeyRequests, type KeyRequestRecord, type KeyRequestsQuery } from '../../usage/key-requests-read.js'
 import { AdminError } from '../model/errors.js'
 import type { KeyView, OrgView, RoleView, UserView } from '../model/views.js'
 import { keyCapOf } from '../policy/key-expiry.js'
