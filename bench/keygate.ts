@@ -262,10 +262,10 @@ async function seedCold (url: string): Promise<void> {
 /**
  * What a Redis has run for the registry so far. `scripts`: the registry's Lua script
  * calls (EVAL and EVALSHA), one round trip each; the cache misses of one event-loop turn
- * share one (src/registry/registry-reader.ts), and a rate limit or a usage flush is one
- * too. `records`: the records those scripts read, one HMGET each (INFO commandstats counts
- * a script's own commands): a key's record, then its user's, role's and org's, so an
- * unknown key is exactly one.
+ * share one (src/registry/registry-reader.ts), and a rate limit, a usage flush or a
+ * request-log write (up to 500 keys) is one too. `records`: the records those scripts
+ * read, one HMGET each (INFO commandstats counts a script's own commands): a key's
+ * record, then its user's, role's and org's, so an unknown key is exactly one.
  */
 export interface RegistryCalls { scripts: number, records: number }
 

@@ -137,7 +137,8 @@ export function markdown (
       'to the machine\'s speed drifting during the run. ' +
       '⁸ per 1,000 responses in the measured rounds, as Redis counts them (INFO commandstats): the registry\'s ' +
       'script calls (EVALSHA, one round trip each; the cache misses of one event-loop turn share one, and a rate ' +
-      'limit or usage flush is one too) / the records those scripts read (HMGET: a key\'s record, then its user\'s, ' +
+      'limit, a usage flush or a request-log write of up to 500 keys is one too) / the records those scripts read ' +
+      '(HMGET: a key\'s record, then its user\'s, ' +
       'role\'s and org\'s; an unknown key is one). ' +
       '⁹ the server\'s CPU time per response (median over rounds), and the median over rounds of the compared row\'s ' +
       'CPU per response divided by this row\'s: the throughput ratio of a saturated core. It does not move with the ' +

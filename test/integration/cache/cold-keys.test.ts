@@ -81,12 +81,13 @@ t.test(`a cold pass over ${KEYS.toLocaleString('en')} keys: one EVALSHA per miss
   // a Redis of the test's own: its command counts are this gateway's alone
   const redis = await startPrivateRedis()
   t.teardown(async () => { await redis.stop() })
-  // (usage counting off: its writes are script calls too, and this counts the registry's reads;
+  // (usage counting and the request log off: their writes are script calls too, and this counts the registry's reads;
   // TTLs of a minute: a pass may take tens of seconds on a busy machine, and the second pass
   // counts reads of what the first cached, not of what expired meanwhile)
   const gw = await startGateway(t, {
     redis,
-    yaml: 'log: { level: warn }\nusage: { enabled: false }\ncache: { ttl_ms: 60000, negative_ttl_ms: 60000 }\n'
+    yaml: 'log: { level: warn }\nusage: { enabled: false }\nrequest_log: { enabled: false }\n' +
+      'cache: { ttl_ms: 60000, negative_ttl_ms: 60000 }\n'
   })
   const cases = await seed(gw)
 
