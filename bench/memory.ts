@@ -2,9 +2,9 @@
 // gateway's with 100,000 personal keys cached, without the throughput table. Unpinned.
 //
 //   node bench/dist/memory.js
-// Env: MEMORY_NODE_ARGS: node options of the gateway alone, on its command line (e.g.
-// `--max-semi-space-size=16 --trace-gc`); MEMORY_STDOUT=<file>: the gateway's stdout (its
-// log, --trace-gc's lines) into that file.
+// Env: BENCH_KEYGATE_NODE_OPTIONS (bench/keygate.ts): the gateway's node options, the
+// baseline's untouched (e.g. `--max-semi-space-size=16 --trace-gc`); MEMORY_STDOUT=<file>:
+// the gateway's stdout (its log, --trace-gc's lines) into that file.
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { memory } from './extras.js'
@@ -12,7 +12,6 @@ import { stopAll } from './process.js'
 import { startOrigin } from './servers.js'
 
 const distDir = dirname(fileURLToPath(import.meta.url))
-const args = (process.env['MEMORY_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '')
 const stdout = (process.env['MEMORY_STDOUT'] ?? '/dev/null').replaceAll("'", '')
 // (sh runs `node <args> <script>...`: node is its $1)
 const script = `node="$1"; shift; exec "$node" "$@" > '${stdout}'`
@@ -25,7 +24,7 @@ try {
     auxCpus: undefined,
     distDir
   }, {
-    prefix: ['sh', '-c', script.replace('"$@"', [...args, '"$@"'].join(' ')), 'sh'],
+    prefix: ['sh', '-c', script, 'sh'],
     readyTimeoutMs: 120_000
   })
   process.stdout.write(result.markdown)
