@@ -20,7 +20,7 @@ import type { Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import type { Page } from 'playwright-core'
 import { adminCall, eventually, startGateway } from '../helpers/gateway.js'
-import { launchChromium, watch } from './chromium.js'
+import { launchChromium, openContext, watch } from './chromium.js'
 
 const HEIGHT = 800
 
@@ -52,10 +52,8 @@ t.test('the admin console at 1,280 and 375 px', async (t) => {
 
   for (const width of [1280, 375]) {
     await t.test(`${width} px`, async (t) => {
-      const context = await browser.newContext({ viewport: { width, height: HEIGHT } })
-      t.teardown(async () => await context.close())
+      const context = await openContext(t, browser, { viewport: { width, height: HEIGHT } })
       const page = await context.newPage()
-      page.setDefaultTimeout(15_000)
       const w = watch(page)
       t.teardown(() => { if (w.problems.length > 0) console.error('console page problems:', w.problems) })
       await page.goto(`${origin}/console/`)
@@ -220,10 +218,8 @@ t.test('the admin console at 1,280 and 375 px', async (t) => {
     })
 
     await t.test(`${width} px: a self-service user narrows users:* to users:read`, async (t) => {
-      const context = await browser.newContext({ viewport: { width, height: HEIGHT } })
-      t.teardown(async () => await context.close())
+      const context = await openContext(t, browser, { viewport: { width, height: HEIGHT } })
       const page = await context.newPage()
-      page.setDefaultTimeout(15_000)
       const w = watch(page)
       await page.goto(`${origin}/console/`)
       await page.fill('#sign-in-key', dana.key)

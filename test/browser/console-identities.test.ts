@@ -13,7 +13,7 @@ import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
 import { adminCall, startGateway } from '../helpers/gateway.js'
-import { launchChromium, watch } from './chromium.js'
+import { launchChromium, openContext, watch } from './chromium.js'
 
 const OUT = fileURLToPath(new URL('../../.scratch/', import.meta.url))
 interface Point { allowed: number, refused: number, limited: number, errors: number }
@@ -42,10 +42,8 @@ t.test('identities in the console: list, create, edit, its keys and usage, a key
       for (const k of [k1, k1, k1, k2, k2]) t.equal((await gw.get('/api/v1/users', k.key)).status, 200)
       await gw.app.counter.flush()
 
-      const context = await browser.newContext({ viewport: { width, height: 900 } })
-      t.teardown(async () => await context.close())
+      const context = await openContext(t, browser, { viewport: { width, height: 900 } })
       const page = await context.newPage()
-      page.setDefaultTimeout(15_000)
       const w = watch(page)
       await page.goto(`${origin}/console/`)
       await page.fill('#sign-in-key', adminToken)
@@ -145,10 +143,8 @@ t.test('identities in the console: list, create, edit, its keys and usage, a key
     const gina = (await gw.fixtures.personalKey('gina')).key
     t.equal((await api('PUT', '/identities/acme-only', { org: 'acme', external_id: 'a-1' })).status, 201)
     t.equal((await api('PUT', '/identities/globex-one', { org: 'globex', external_id: 'g-1' })).status, 201)
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-    t.teardown(async () => await context.close())
+    const context = await openContext(t, browser, { viewport: { width: 1280, height: 900 } })
     const page = await context.newPage()
-    page.setDefaultTimeout(15_000)
     const w = watch(page)
     await page.goto(`${origin}/console/`)
     await page.fill('#sign-in-key', gina)

@@ -11,7 +11,7 @@ import t from 'tap'
 import type { Test } from 'tap'
 import type { Page } from 'playwright-core'
 import { startGateway } from '../helpers/gateway.js'
-import { launchChromium, watch, type PageWatch } from './chromium.js'
+import { launchChromium, openContext, watch, type PageWatch } from './chromium.js'
 
 t.test('the scope picker and the address field', async (t) => {
   const gw = await startGateway(t)
@@ -33,10 +33,8 @@ t.test('the scope picker and the address field', async (t) => {
   const origin = `http://127.0.0.1:${gw.adminPort}`
 
   async function open (t: Test, credential: string): Promise<{ page: Page, w: PageWatch }> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-    t.teardown(async () => await context.close())
+    const context = await openContext(t, browser, { viewport: { width: 1280, height: 900 } })
     const page = await context.newPage()
-    page.setDefaultTimeout(10_000)
     const w = watch(page)
     t.teardown(() => { if (w.problems.length > 0) console.error('console page problems:', w.problems) })
     await page.goto(`${origin}/console`)

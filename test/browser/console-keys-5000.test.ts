@@ -11,7 +11,7 @@ import t from 'tap'
 import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { eventually, startGateway } from '../helpers/gateway.js'
-import { launchChromium, watch } from './chromium.js'
+import { launchChromium, openContext, watch } from './chromium.js'
 
 const OUT = process.env.KEYGATE_SHOTS ?? fileURLToPath(new URL('../../.scratch/', import.meta.url))
 const KEYS = 5000
@@ -46,10 +46,8 @@ t.test('an org of 5,000 keys: pages, search and usage from the API', async (t) =
   for (const width of [1280, 375]) {
     await t.test(`${width} px`, async (t) => {
       // (a browser far from UTC: a chart drawn in local time would show :30 past the hour)
-      const context = await browser.newContext({ viewport: { width, height: 900 }, timezoneId: 'Asia/Kolkata' })
-      t.teardown(async () => await context.close())
+      const context = await openContext(t, browser, { viewport: { width, height: 900 }, timezoneId: 'Asia/Kolkata' })
       const page = await context.newPage()
-      page.setDefaultTimeout(20_000)
       const w = watch(page)
       const usageReads = (): string[] => w.requests.filter((u) => /\/admin\/v1\/(usage\/keys|keys\/[^/?]+\/usage)/.test(u))
       const listReads = (): string[] => w.requests.filter((u) => /\/admin\/v1\/keys(\?|$)/.test(u))

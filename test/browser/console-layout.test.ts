@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
 import { startGateway } from '../helpers/gateway.js'
-import { launchChromium, watch } from './chromium.js'
+import { launchChromium, openContext, watch } from './chromium.js'
 
 const OUT = fileURLToPath(new URL('../../.scratch/', import.meta.url))
 
@@ -30,12 +30,8 @@ t.test('the console at 375 px and at 1,280 px', async (t) => {
 
   for (const width of [375, 1280]) {
     await t.test(`${width} px`, async (t) => {
-      const context = await browser.newContext({ viewport: { width, height: 800 } })
-      t.teardown(async () => await context.close())
+      const context = await openContext(t, browser, { viewport: { width, height: 800 } })
       const page = await context.newPage()
-      // (a guard against a hang, not a timing assertion: the first page of a CI run, cold caches on a loaded machine,
-      // took more than 10 s to sign in and list the keys)
-      page.setDefaultTimeout(30_000)
       const w = watch(page)
       await page.goto(`${origin}/console/`)
       await page.fill('#sign-in-key', adminToken)

@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
 import { adminCall, startGateway } from '../helpers/gateway.js'
-import { launchChromium, watch } from './chromium.js'
+import { launchChromium, openContext, watch } from './chromium.js'
 
 const OUT = fileURLToPath(new URL('../../.scratch/', import.meta.url))
 
@@ -35,10 +35,8 @@ t.test('a metered key\'s chart shows what is left and the burn-down', async (t) 
   const origin = `http://127.0.0.1:${gw.adminPort}`
   for (const width of [1280, 375]) {
     await t.test(`${width} px`, async (t) => {
-      const context = await browser.newContext({ viewport: { width, height: 900 } })
-      t.teardown(async () => await context.close())
+      const context = await openContext(t, browser, { viewport: { width, height: 900 } })
       const page = await context.newPage()
-      page.setDefaultTimeout(15_000)
       const w = watch(page)
       await page.goto(`${origin}/console/`)
       await page.fill('#sign-in-key', adminToken)

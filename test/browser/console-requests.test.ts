@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
 import { adminCall, startGateway } from '../helpers/gateway.js'
-import { launchChromium, watch } from './chromium.js'
+import { launchChromium, openContext, watch } from './chromium.js'
 
 const OUT = fileURLToPath(new URL('../../.scratch/', import.meta.url))
 
@@ -24,10 +24,8 @@ t.test('a key\'s Requests table: the API\'s decisions, refreshed, filtered by st
   await gw.app.requests.flush()
 
   const browser = await launchChromium(t)
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  t.teardown(async () => await context.close())
+  const context = await openContext(t, browser, { viewport: { width: 1280, height: 900 } })
   const page = await context.newPage()
-  page.setDefaultTimeout(15_000)
   const w = watch(page)
   await page.goto(`http://127.0.0.1:${gw.adminPort}/console/`)
   await page.fill('#sign-in-key', adminToken)

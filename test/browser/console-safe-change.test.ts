@@ -9,7 +9,7 @@
  */
 import t from 'tap'
 import { eventually, startGateway } from '../helpers/gateway.js'
-import { launchChromium, watch } from './chromium.js'
+import { launchChromium, openContext, watch } from './chromium.js'
 
 t.test('environment at creation, env in the list, shadow restrictions', async (t) => {
   const gw = await startGateway(t)
@@ -27,10 +27,8 @@ t.test('environment at creation, env in the list, shadow restrictions', async (t
   await gw.app.shadowRefusals.flush()
 
   const browser = await launchChromium(t)
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-  t.teardown(async () => await context.close())
+  const context = await openContext(t, browser, { viewport: { width: 1280, height: 900 } })
   const page = await context.newPage()
-  page.setDefaultTimeout(10_000)
   const w = watch(page)
   await page.goto(`http://127.0.0.1:${gw.adminPort}/console`)
   await page.fill('#sign-in-key', root.key)

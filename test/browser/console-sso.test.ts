@@ -12,7 +12,7 @@ import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Page } from 'playwright-core'
 import { ssoWorld } from '../helpers/oidc-provider.js'
-import { launchChromium, watch } from './chromium.js'
+import { launchChromium, openContext, watch } from './chromium.js'
 
 const SHOTS = fileURLToPath(new URL('../../.scratch/', import.meta.url))
 
@@ -20,11 +20,9 @@ t.test('the console with SSO, end to end in Chromium', async (t) => {
   mkdirSync(SHOTS, { recursive: true })
   const w = await ssoWorld(t)
   const browser = await launchChromium(t)
-  const context = await browser.newContext({ viewport: { width: 1280, height: 760 } })
+  const context = await openContext(t, browser, { viewport: { width: 1280, height: 760 } })
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: w.adminUrl })
-  t.teardown(async () => await context.close())
   const page = await context.newPage()
-  page.setDefaultTimeout(20_000)
   const watching = watch(page)
   // what the console's own pages asked for (the provider's dev login page loads a web font of its own)
   const fromConsole: string[] = []
@@ -98,10 +96,8 @@ t.test('the console with SSO, end to end in Chromium', async (t) => {
 
   // a person keygate does not know (a fresh browser: no session at the provider either):
   // refused, with the reason on the sign-in page
-  const fresh = await browser.newContext({ viewport: { width: 1280, height: 760 } })
-  t.teardown(async () => await fresh.close())
+  const fresh = await openContext(t, browser, { viewport: { width: 1280, height: 760 } })
   const other = await fresh.newPage()
-  other.setDefaultTimeout(20_000)
   const watchingOther = watch(other)
   await other.goto(`${w.adminUrl}/console/`)
   await refusedAs(other, w.issuer, 'mallory')

@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
 import { adminCall, eventually, startGateway } from '../helpers/gateway.js'
-import { launchChromium, watch } from './chromium.js'
+import { launchChromium, openContext, watch } from './chromium.js'
 
 const OUT = fileURLToPath(new URL('../../.scratch/', import.meta.url))
 interface Point { t: string, allowed: number, refused: number, limited: number, errors: number }
@@ -32,10 +32,8 @@ t.test('the Integrations list and a key\'s chart show the counts the API reports
   const origin = `http://127.0.0.1:${gw.adminPort}`
   for (const width of [1280, 375]) {
     await t.test(`${width} px`, async (t) => {
-      const context = await browser.newContext({ viewport: { width, height: 900 } })
-      t.teardown(async () => await context.close())
+      const context = await openContext(t, browser, { viewport: { width, height: 900 } })
       const page = await context.newPage()
-      page.setDefaultTimeout(15_000)
       const w = watch(page)
       await page.goto(`${origin}/console/`)
       await page.fill('#sign-in-key', adminToken)

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
 import { adminCall, eventually, startGateway } from '../helpers/gateway.js'
 import { startReceiver } from '../helpers/webhook-receiver.js'
-import { launchChromium, watch } from './chromium.js'
+import { launchChromium, openContext, watch } from './chromium.js'
 
 const OUT = fileURLToPath(new URL('../../.scratch/', import.meta.url))
 const YAML = 'webhooks: { allow_private_targets: true, poll_ms: 30, timeout_ms: 2000, retry: { base_delay_ms: 100, max_delay_ms: 400 } }'
@@ -38,10 +38,8 @@ t.test('webhooks in the console: add, secret once, test, deliveries, send again,
   for (const width of [1280, 375]) {
     await t.test(`${width} px`, async (t) => {
       receiver.received.length = 0
-      const context = await browser.newContext({ viewport: { width, height: 900 } })
-      t.teardown(async () => await context.close())
+      const context = await openContext(t, browser, { viewport: { width, height: 900 } })
       const page = await context.newPage()
-      page.setDefaultTimeout(15_000)
       const w = watch(page)
       await page.goto(`${origin}/console/`)
       await page.fill('#sign-in-key', adminToken)
@@ -101,10 +99,8 @@ t.test('webhooks in the console: add, secret once, test, deliveries, send again,
   }
 
   await t.test('an org admin sees its org\'s endpoints only, and adds one for its org', async (t) => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-    t.teardown(async () => await context.close())
+    const context = await openContext(t, browser, { viewport: { width: 1280, height: 900 } })
     const page = await context.newPage()
-    page.setDefaultTimeout(15_000)
     const w = watch(page)
     await page.goto(`${origin}/console/`)
     await page.fill('#sign-in-key', gina)

@@ -29,7 +29,7 @@ import { fileURLToPath } from 'node:url'
 import type { BrowserContext, Page } from 'playwright-core'
 import { eventually, startGateway } from '../helpers/gateway.js'
 import type { EchoBody } from '../helpers/upstream.js'
-import { launchChromium, watch, type PageWatch } from './chromium.js'
+import { launchChromium, openContext, watch, type PageWatch } from './chromium.js'
 
 const SCREENSHOT = fileURLToPath(new URL('../../docs/console-integrations.png', import.meta.url))
 
@@ -67,11 +67,9 @@ t.test('the Integrations console, end to end in Chromium', async (t) => {
   const secrets = [dana.key, root.key, alice.key, olga.key, bobsBot.key, exporter.key, adminToken]
 
   async function open (t: Test): Promise<{ page: Page, context: BrowserContext, w: PageWatch }> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 760 } })
+    const context = await openContext(t, browser, { viewport: { width: 1280, height: 760 } })
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin })
-    t.teardown(async () => await context.close())
     const page = await context.newPage()
-    page.setDefaultTimeout(10_000)
     const w = watch(page)
     // when a step times out, the page's own complaint is usually the reason
     t.teardown(() => { if (w.problems.length > 0) console.error('console page problems:', w.problems) })
