@@ -35,7 +35,7 @@ import type { UsageMeter } from '../metrics/usage-metrics.js'
 import type { RegistryClient } from '../registry/redis-client.js'
 import { flatCopy } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
-import { ADD_LUA, Counts, USAGE_CALL_LIMITS, Writes } from './usage-writes.js'
+import { Counts, defineScript, USAGE_ADD, Writes } from './usage-writes.js'
 import { namesKey } from './names-key.js'
 
 export const CLASSES = ['allowed', 'refused', 'limited', 'errors'] as const
@@ -126,7 +126,7 @@ export class UsageCounter {
     this.onRecovered = o.onRecovered ?? (() => {})
     this.meter = o.meter ?? NO_METER
     this.enabled = o.enabled ?? true
-    redis.defineCommand('keygateUsageAdd', { lua: ADD_LUA })
+    defineScript(redis, USAGE_ADD)
     this.timer = setInterval(() => { this.flush().catch(() => {}) }, Math.min(o.flushMs ?? 5_000, 5_000))
     this.timer.unref()
   }
@@ -234,7 +234,7 @@ export class UsageCounter {
   private async write (batches: Batch[]): Promise<void> {
     await this.fillOrgs(batches)
     const k = this.keys
-    const writes = new Writes(this.redis, 'keygateUsageAdd', USAGE_CALL_LIMITS)
+    const writes = new Writes(this.redis)
     for (const { minute, counts } of batches) {
       const at = minute * MINUTE_MS
       const hour = Math.floor(at / HOUR_MS)
@@ -245,17 +245,18 @@ export class UsageCounter {
         Math.ceil(((hour + 1) * HOUR_MS + MINUTES_KEPT_MS) / 1000),
         Math.ceil(((day + 1) * DAY_MS + this.retentionMs) / 1000)
       ]
+      const add = (minutes: string, hours: string, c: Counts): void => {
+        writes.add(USAGE_ADD, [minutes, hours], minuteArgs, [c.a, c.r, c.l, c.e])
+      }
       const orgs = new Map<string, Counts>()
       for (const [keyId, c] of counts) {
-        writes.add([k.usageMinutes(keyId, hour), k.usageHours(keyId, day)], minuteArgs, [c.a, c.r, c.l, c.e])
+        add(k.usageMinutes(keyId, hour), k.usageHours(keyId, day), c)
         if (c.org === undefined) continue
         let o = orgs.get(c.org)
         if (o === undefined) orgs.set(c.org, o = new Counts(c.org))
         o.a += c.a; o.r += c.r; o.l += c.l; o.e += c.e
       }
-      for (const [org, c] of orgs) {
-        writes.add([k.orgUsageMinutes(org, hour), k.orgUsageHours(org, day)], minuteArgs, [c.a, c.r, c.l, c.e])
-      }
+      for (const [org, c] of orgs) add(k.orgUsageMinutes(org, hour), k.orgUsageHours(org, day), c)
     }
     await writes.exec()
   }
@@ -272,7 +273,7 @@ export class UsageCounter {
       }
     }
     if (missing.length === 0) return
-    const reads = new Writes(this.redis, 'keygateUsageAdd', USAGE_CALL_LIMITS)
+    const reads = new Writes(this.redis)
     for (const name of names) reads.hget(name, 'org')
     const replies = await reads.exec()
     for (let i = 0; i < missing.length; i++) {

@@ -3,8 +3,8 @@
  * path as the usage counts are (counter.ts): a request writes one small record into its
  * key's ring of `perKey` records in memory (`record`, no Redis round trip), and a timer
  * writes the rings every `flushMs`: per key an LPUSH of its new records (newest first), an
- * LTRIM to `perKey` and an EXPIRE of 24 h, run by one script call for up to
- * `REQUESTS_CALL_LIMITS` keys (PUSH_LUA; with every request of a second a different key,
+ * LTRIM to `perKey` and an EXPIRE of 24 h, run by one call of the REQUESTS_PUSH script for
+ * up to 500 keys (with every request of a second a different key,
  * three commands a request from the gateway would cost more of its CPU than the request).
  * Only a key's last `perKey` records can survive that trim, so a ring holds no more: a
  * busy key's record overwrites its oldest one in place, and a request allocates nothing.
@@ -35,7 +35,7 @@ import type { RegistryClient } from '../registry/redis-client.js'
 import { flatCopy } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
 import { namesKey } from './names-key.js'
-import { type CallLimits, Writes } from './usage-writes.js'
+import { defineScript, Writes, type Script } from './usage-writes.js'
 
 /** how long a key's list lives after its last write */
 export const KEPT_S = 24 * 3600
@@ -43,14 +43,15 @@ export const KEPT_S = 24 * 3600
 const PATH_MAX = 512
 /** keys written per pipeline */
 export const KEYS_PER_PIPELINE = 1000
-/** one script call: 500 keys at most, and records beyond 5,000 only as one key's alone (per_key is 1,000 at most) */
-export const REQUESTS_CALL_LIMITS: CallLimits = { names: 500, args: 5000 }
-
 /**
  * The write's script. KEYS: each key's list; ARGV: the records a list keeps, its lifetime in
- * seconds, then per key the number of its new records and those records, oldest first.
+ * seconds, then per key the number of its new records and those records, oldest first. A
+ * call: 500 keys at most, and records beyond 5,000 only as one key's alone (per_key is
+ * 1,000 at most).
  */
-export const PUSH_LUA = `
+export const REQUESTS_PUSH: Script = {
+  command: 'keygateRequestsPush',
+  lua: `
 local last = tonumber(ARGV[1]) - 1
 local at = 3
 for k = 1, #KEYS do
@@ -61,7 +62,9 @@ for k = 1, #KEYS do
   at = at + n + 1
 end
 return #KEYS
-`
+`,
+  limits: { names: 500, args: 5000 }
+}
 
 /** One decision as a ring holds it, until the next write or a newer decision of its key takes its place. */
 class Held {
@@ -129,7 +132,7 @@ export class KeyRequests {
   ) {
     this.enabled = o.enabled ?? true
     this.redact = createRedactor(o.keyPrefix)
-    redis.defineCommand('keygateRequestsPush', { lua: PUSH_LUA })
+    defineScript(redis, REQUESTS_PUSH)
     if (this.enabled) {
       this.timer = setInterval(() => { this.flush().catch(() => {}) }, o.flushMs)
       this.timer.unref()
@@ -202,7 +205,7 @@ export class KeyRequests {
   private async write (rings: Map<string, Held | Ring>, taken: number): Promise<void> {
     try {
       const shared = [this.o.perKey, KEPT_S]
-      let writes = new Writes(this.redis, 'keygateRequestsPush', REQUESTS_CALL_LIMITS)
+      let writes = new Writes(this.redis)
       let keys = 0
       for (const [keyId, held] of rings) {
         // oldest first: LPUSH leaves the newest at the head
@@ -214,10 +217,10 @@ export class KeyRequests {
         } else {
           entry = [1, this.encode(held)]
         }
-        writes.add([this.keys.keyRequests(keyId)], shared, entry)
+        writes.add(REQUESTS_PUSH, [this.keys.keyRequests(keyId)], shared, entry)
         if (++keys === KEYS_PER_PIPELINE) {
           await writes.exec()
-          writes = new Writes(this.redis, 'keygateRequestsPush', REQUESTS_CALL_LIMITS)
+          writes = new Writes(this.redis)
           keys = 0
         }
       }

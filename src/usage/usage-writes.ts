@@ -22,13 +22,37 @@ export class Counts {
   }
 }
 
+/** What one script call holds, at most: its names, and its arguments after the shared ones. */
+export interface CallLimits {
+  names: number
+  args: number
+}
+
+/**
+ * A write's Lua script: the command ioredis's `defineCommand` makes of it (its names as
+ * KEYS, counted in the call; then the arguments its entries share; then each entry's own),
+ * and what one call of it holds at most.
+ */
+export interface Script {
+  command: string
+  lua: string
+  limits: CallLimits
+}
+
+/** Makes `script` a command of `redis` (EVALSHA, EVAL after a Redis restart). */
+export function defineScript (redis: RegistryClient, script: Script): void {
+  redis.defineCommand(script.command, { lua: script.lua })
+}
+
 /**
  * The flush's script: the counts of one minute of one or more keys (or orgs), each into
  * its minute hash and its hour hash. KEYS: minute hash, hour hash, per key; ARGV: the
  * minute of the hour, the hour of the day, the two expiries (epoch s), then four counts
- * per key.
+ * per key. 500 keys (or orgs) a call.
  */
-export const ADD_LUA = `
+export const USAGE_ADD: Script = {
+  command: 'keygateUsageAdd',
+  lua: `
 local letters = {'a', 'r', 'l', 'e'}
 for k = 1, #KEYS, 2 do
   local base = 4 + (k - 1) * 2
@@ -43,24 +67,21 @@ for k = 1, #KEYS, 2 do
   redis.call('EXPIREAT', KEYS[k + 1], ARGV[4])
 end
 return 1
-`
-
-/** What a call of a script defined with ioredis's `defineCommand` (its keys counted in the call) takes. */
-type ScriptCommand = (numKeys: number, ...args: Array<string | number>) => unknown
-
-/** What one script call holds, at most: its names, and its arguments after the shared ones. */
-export interface CallLimits {
-  names: number
-  args: number
+`,
+  limits: { names: 2 * 500, args: 4 * 500 }
 }
 
-/** the usage flush's calls: 500 keys (or orgs) a call, two names and four counts each */
-export const USAGE_CALL_LIMITS: CallLimits = { names: 2 * 500, args: 4 * 500 }
+/** A script call's arguments after its names. */
+type Args = ReadonlyArray<string | number>
 
-/** A script call being built: its names, the arguments its entries share, each entry's own. */
+/** What a call of a script defined with `defineScript` takes. */
+type ScriptCommand = (numKeys: number, ...args: Array<string | number>) => unknown
+
+/** A script call being built: its script, its names, the arguments its entries share, each entry's own. */
 interface Call {
+  script: Script
   names: string[]
-  shared: ReadonlyArray<string | number>
+  shared: Args
   args: Array<string | number>
 }
 
@@ -74,9 +95,8 @@ function slotName (name: string): string {
 }
 
 /**
- * The commands of one write, pipelined: entries of one script (`command`, defined with
- * `defineCommand`, taking its names as KEYS, then the arguments its entries share, then
- * each entry's own), as few calls as `limits` allow. A standalone Redis gets one ioredis
+ * The commands of one write, pipelined: plain reads (`hget`), and entries of scripts
+ * (`add`), as few calls as each script's limits allow. A standalone Redis gets one ioredis
  * pipeline (one socket write). A Cluster gets the same calls built per slot (the names of
  * one call share its hash tag: with keygate's hash-tagged prefix, every name is in the
  * registry's slot, so as many a call as on one Redis), each sent at once without waiting
@@ -91,11 +111,7 @@ export class Writes {
   /** the calls being built, by the slot name of their names ('' on a standalone Redis) */
   private readonly calls = new Map<string, Call>()
 
-  constructor (
-    private readonly redis: RegistryClient,
-    private readonly command: string,
-    private readonly limits: CallLimits
-  ) {
+  constructor (private readonly redis: RegistryClient) {
     this.line = isCluster(redis) ? undefined : redis.pipeline()
   }
 
@@ -105,29 +121,29 @@ export class Writes {
   }
 
   /**
-   * One entry: its `names` (one slot: they differ after the tag), the arguments it shares with the entries of its
-   * call (`shared`, compared by identity: a new array starts a new call), and its own.
+   * One entry of `script`: its `names` (one slot: they differ after the tag), the arguments it shares with the
+   * entries of its call (`shared`, compared by identity: a new array starts a new call), and its own.
    */
-  add (names: readonly string[], shared: ReadonlyArray<string | number>, args: ReadonlyArray<string | number>): void {
+  add (script: Script, names: readonly string[], shared: Args, args: Args): void {
     const slot = this.line === undefined ? slotName(names[0] as string) : ''
     let call = this.calls.get(slot)
     // (a call holds one entry at least, so an entry past the limits alone is a call of its own)
     if (call !== undefined && (
-      call.shared !== shared ||
-      call.names.length + names.length > this.limits.names ||
-      call.args.length + args.length > this.limits.args
+      call.script !== script || call.shared !== shared ||
+      call.names.length + names.length > script.limits.names ||
+      call.args.length + args.length > script.limits.args
     )) {
       this.call(call)
       call = undefined
     }
-    if (call === undefined) this.calls.set(slot, call = { names: [], shared, args: [] })
+    if (call === undefined) this.calls.set(slot, call = { script, names: [], shared, args: [] })
     for (const n of names) call.names.push(n)
     for (const a of args) call.args.push(a)
   }
 
-  private call ({ names, shared, args }: Call): void {
+  private call ({ script, names, shared, args }: Call): void {
     const to = (this.line ?? this.redis) as unknown as Record<string, ScriptCommand>
-    const sent = (to[this.command] as ScriptCommand).call(to, names.length, ...names, ...shared, ...args)
+    const sent = (to[script.command] as ScriptCommand).call(to, names.length, ...names, ...shared, ...args)
     if (this.line === undefined) this.sent.push(sent as Promise<unknown>)
   }
 
