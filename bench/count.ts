@@ -9,6 +9,8 @@
 //                                           as protobuf), keygate-tracing-json (OTLP JSON, the default),
 //                                           keygate-limited, keygate-metered (a rate limit, a quota; usage off),
 //                                           keygate-strip (the strip_prefix row: a second route, its prefix cut),
+//                                           keygate-targets (the 3 targets row: the upstream as three
+//                                           round-robin targets of the origin),
 //                                           keygate-cold (the cold-keys row: BENCH_COLD_KEYS distinct
 //                                           keys cycled in order, each request a miss; prints the
 //                                           registry reads per request),
@@ -21,11 +23,14 @@
 //                                           authz-compare
 //                                           (BENCH_COMPARE's build)
 // Env: COUNT_WARMUP (default 10000), COUNT_MEASURED (default 3000), COUNT_KEEP=1 keeps the
-// callgrind files (their directory is printed), COUNT_CPU_PROF=<dir>: instead of
-// valgrind, run the server under `node --cpu-prof` into <dir> (JS-level attribution), printing the
-// registry script calls (EVALSHA round trips) per request; COUNT_HEAP_PROF=<dir>: V8's sampling heap
-// profiler over the inspector during the measured requests only, every allocation sampled (every 1 KiB),
-// those a scavenge or a mark-compact collected included: what the requests allocate, by the function.
+// callgrind files (their directory is printed), COUNT_NODE_ARGS: node's own options for the servers
+// (`--no-concurrent-recompilation`: V8 optimises on the main thread, so what a count holds does not
+// depend on how far a background compile got under valgrind; the compiling is counted too),
+// COUNT_CPU_PROF=<dir>: instead of valgrind, run the server under `node --cpu-prof` into <dir>
+// (JS-level attribution), printing the registry script calls (EVALSHA round trips) per request;
+// COUNT_HEAP_PROF=<dir>: V8's sampling heap profiler over the inspector during the measured requests
+// only, every allocation sampled (every 1 KiB), those a scavenge or a mark-compact collected included:
+// what the requests allocate, by the function.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -40,7 +45,7 @@ import { freePort } from './port.js'
 import { stopAll, type Launcher } from './process.js'
 import { BENCH_PATH, startBaseline, startGrpcHello, startHello, startOrigin } from './servers.js'
 import type { RunningServer, ScenarioContext } from './types.js'
-import { traefikDecision } from './scenarios.js'
+import { threeTargets, traefikDecision } from './scenarios.js'
 
 const distDir = dirname(fileURLToPath(import.meta.url))
 const warmUp = Number(process.env['COUNT_WARMUP'] ?? '10000')
@@ -54,6 +59,8 @@ const profilerOptions = (name: string): string => heapProf !== undefined
   ? `--inspect=127.0.0.1:${inspectPort}`
   : `--cpu-prof --cpu-prof-dir=${profileDir} --cpu-prof-name=${name}.cpuprofile`
 const dir = mkdtempSync(join(tmpdir(), 'keygate-count-'))
+/** COUNT_NODE_ARGS: node's own options for every server counted, e.g. V8's --no-concurrent-recompilation */
+const nodeArgs = (process.env['COUNT_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '')
 const launcher = (name: string): Launcher | undefined => profileDir !== undefined
   ? { prefix: ['env', `NODE_OPTIONS=${profilerOptions(name)}`], readyTimeoutMs: 120_000 }
   : {
@@ -61,6 +68,7 @@ const launcher = (name: string): Launcher | undefined => profileDir !== undefine
         'valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no',
         `--callgrind-out-file=${join(dir, name)}.%p`
       ],
+      nodeArgs,
       readyTimeoutMs: 600_000
     }
 
@@ -234,6 +242,15 @@ const targets: Record<string, Target> = {
       await startKeygate(ctx, 'keygate-strip', { ...kg, stripPrefix: true, launcher: launcher('keygate-strip') }),
     headers: personal,
     path: STRIP_PREFIX + BENCH_PATH
+  },
+  'keygate-targets': {
+    start: async () =>
+      await startKeygate(ctx, 'keygate-targets', {
+        ...kg,
+        upstream: threeTargets(ctx),
+        launcher: launcher('keygate-targets')
+      }),
+    headers: personal
   },
   'keygate-tracing': {
     start: async () =>

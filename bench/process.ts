@@ -35,6 +35,8 @@ export interface SpawnServerOptions {
 export interface Launcher {
   /** the command line before `node` */
   prefix: readonly string[]
+  /** options of `node` itself, before the script (V8's flags, which NODE_OPTIONS does not take) */
+  nodeArgs?: readonly string[]
   readyTimeoutMs: number
 }
 
@@ -45,7 +47,11 @@ export function nodeCommand (
   if (launcher === undefined) return { command: process.execPath, args }
   const [command, ...rest] = launcher.prefix
   if (command === undefined) throw new Error('launcher: empty prefix')
-  return { command, args: [...rest, process.execPath, ...args], readyTimeoutMs: launcher.readyTimeoutMs }
+  return {
+    command,
+    args: [...rest, process.execPath, ...(launcher.nodeArgs ?? []), ...args],
+    readyTimeoutMs: launcher.readyTimeoutMs
+  }
 }
 
 export interface ChildServer extends RunningServer {

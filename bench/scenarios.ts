@@ -95,6 +95,11 @@ export function referenceScenario (ctx: ScenarioContext): Scenario {
  */
 const REDIS_ROW_TIMEOUT = 'command_timeout_ms: 10000'
 
+/** The "3 targets" row's upstream: the origin stub's three listeners, balanced round robin */
+export function threeTargets (ctx: ScenarioContext): string {
+  return `{ targets: [${(ctx.originTargets ?? [ctx.originUrl]).map((u) => `"${u}"`).join(', ')}] }`
+}
+
 /**
  * keygate rows: valid keys with the cache warm (the headline), the same with the
  * the headline's settings with the upstream as three targets balanced round robin
@@ -127,10 +132,12 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
       // the headline with the upstream as three targets of the same origin stub, balanced round robin
       name: 'keygate: personal key, cache warm, 3 targets (round robin)',
       label: '3 targets',
+      compareWith: KEYGATE_PROXY,
       start: async () => await startKeygate(ctx, 'keygate-targets', {
-        upstream: `{ targets: [${(ctx.originTargets ?? [ctx.originUrl]).map((u) => `"${u}"`).join(', ')}] }`
+        upstream: threeTargets(ctx)
       }),
-      headers: bearer(benchKeys.personal.key)
+      headers: bearer(benchKeys.personal.key),
+      target: { cpuRatio: 0.98 }
     },
     {
       name: 'keygate: BOT key, cache warm',
