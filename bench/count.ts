@@ -62,7 +62,7 @@ const dir = mkdtempSync(join(tmpdir(), 'keygate-count-'))
 /** COUNT_NODE_ARGS: node's own options for every server counted, e.g. V8's --no-concurrent-recompilation */
 const nodeArgs = (process.env['COUNT_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '')
 const launcher = (name: string): Launcher | undefined => profileDir !== undefined
-  ? { prefix: ['env', `NODE_OPTIONS=${profilerOptions(name)}`], readyTimeoutMs: 120_000 }
+  ? { prefix: ['env', `NODE_OPTIONS=${profilerOptions(name)}`], nodeArgs, readyTimeoutMs: 120_000 }
   : {
       prefix: [
         'valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no',

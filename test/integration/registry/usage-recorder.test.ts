@@ -2,7 +2,8 @@
  * last_used_at, as the gateway writes it: each key's use lands in the usage hash, a
  * key used again within the interval is not written again, and the fixed table of
  * recently noted keys never loses a use when far more keys are in use than it has
- * slots. Real Redis.
+ * slots; a busy interval is written one HSET at a time, so building its commands never
+ * holds the event loop for the whole batch. Real Redis.
  */
 import t from 'tap'
 import { Redis } from 'ioredis'
@@ -49,5 +50,47 @@ t.test('usage recorder', async (t) => {
     const rewritten = (await client.hvals(usageKey)).filter((v) => v === isoTimestamp(t0 + 121_000)).length
     t.ok(rewritten < ids.length, `a key still in its slot is not written again (${rewritten} of ${ids.length} were)`)
     t.ok(rewritten > 0, 'keys that lost their slot are')
+  })
+
+  t.test('4,500 keys: five HSETs of at most 1,000 fields, each sent when the one before was answered', async (t) => {
+    await client.del(usageKey)
+    // the real client, watched: how many HSETs are sent, and how many wait for Redis at once
+    const hset = client.hset.bind(client)
+    let calls = 0
+    let inFlight = 0
+    let mostInFlight = 0
+    const fieldCounts: number[] = []
+    client.hset = (async (key: string, fields: string[]) => {
+      calls++
+      fieldCounts.push(fields.length / 2)
+      mostInFlight = Math.max(mostInFlight, ++inFlight)
+      try {
+        return await hset(key, fields)
+      } finally {
+        inFlight--
+      }
+    }) as typeof client.hset
+    t.teardown(() => { client.hset = hset })
+    const ids = Array.from({ length: 4_500 }, (_, i) => `B${String(i).padStart(15, '0')}`)
+    for (const id of ids) usage.record(id, t0 + 180_000)
+    await usage.flush()
+    t.equal(calls, 5, 'five HSETs')
+    t.same(fieldCounts, [1000, 1000, 1000, 1000, 500], 'of at most 1,000 fields each')
+    t.equal(mostInFlight, 1, 'one at a time')
+    t.equal(await client.hlen(usageKey), ids.length, 'every use written')
+  })
+
+  t.test('a flush still writing is not started twice; stop() writes what was noted meanwhile', async (t) => {
+    await client.del(usageKey)
+    const other = new UsageRecorder(client, usageKey, { everyMs: 60_000, flushMs: 3_600_000 })
+    const first = Array.from({ length: 2_500 }, (_, i) => `C${String(i).padStart(15, '0')}`)
+    for (const id of first) other.record(id, t0 + 240_000)
+    const writing = other.flush()
+    other.record('DDDDDDDDDDDDDDDD', t0 + 240_000)
+    const again = other.flush()
+    await Promise.all([writing, again])
+    t.equal(await client.hlen(usageKey), first.length, 'the second call waited for the first flush, and wrote nothing of its own')
+    await other.stop()
+    t.equal(await client.hget(usageKey, 'DDDDDDDDDDDDDDDD'), isoTimestamp(t0 + 240_000), 'stop() wrote it')
   })
 })
