@@ -1,12 +1,12 @@
 /**
  * When each key was last used, written off the request path: the gateway notes a
  * use in memory, and a timer writes the noted uses to the usage hash, about once per
- * key per `everyMs`: one HSET of up to 1,000 fields a round trip, each sent when the
- * one before was answered, so that building the commands of a busy interval (tens of
- * thousands of keys) never holds the event loop for more than one HSET's worth
- * (about half a millisecond), where building them all at once held it for ~17 ms at
- * 45,000 keys: the requests of that turn waited, and that was the p99 of the cold-keys
- * row. The usage hash is not a record the gateway caches, so these writes never
+ * key per `everyMs`: one HSET of up to 1,000 fields a round trip (one HSET of every
+ * field would pass its arguments on the stack, which overflows at around 100,000
+ * keys), each sent when the one before was answered. Building a busy interval's
+ * commands all at once would hold the event loop for ~17 ms at 45,000 keys (a
+ * cold-keys profile), and every request of that turn would wait; one HSET at a time
+ * holds it for one HSET's worth. The usage hash is not a record the gateway caches, so these writes never
  * invalidate anything. A failed write is dropped with the rest of its flush (usage is
  * advisory); the next use is noted again. A flush still writing when the timer fires
  * again is left to finish; the uses noted meanwhile wait for the next one.
