@@ -3,9 +3,9 @@
  * path as the usage counts are (counter.ts): a request writes one small record into its
  * key's ring of `perKey` records in memory (`record`, no Redis round trip), and a timer
  * writes the rings every `flushMs`: per key an LPUSH of its new records (newest first), an
- * LTRIM to `perKey` and an EXPIRE of 24 h, run by one call of the REQUESTS_PUSH script for
- * up to 500 keys (with every request of a second a different key,
- * three commands a request from the gateway would cost more of its CPU than the request).
+ * LTRIM to `perKey` and an EXPIRE of 24 h, run inside Redis by one call of the
+ * REQUESTS_PUSH script for up to 500 keys (when every request is a different key, three
+ * commands a key sent by the gateway would cost it more CPU than the requests).
  * Only a key's last `perKey` records can survive that trim, so a ring holds no more: a
  * busy key's record overwrites its oldest one in place, and a request allocates nothing.
  *

@@ -6,10 +6,11 @@
  * keys), each sent when the one before was answered. Building a busy interval's
  * commands all at once would hold the event loop for ~17 ms at 45,000 keys (a
  * cold-keys profile), and every request of that turn would wait; one HSET at a time
- * holds it for one HSET's worth. The usage hash is not a record the gateway caches, so these writes never
- * invalidate anything. A failed write is dropped with the rest of its flush (usage is
- * advisory); the next use is noted again. A flush still writing when the timer fires
- * again is left to finish; the uses noted meanwhile wait for the next one.
+ * holds it for one HSET's worth. One write at a time, as the request log's
+ * (key-requests.ts): a flush called while one is writing waits for it, then writes
+ * what was noted meanwhile. The usage hash is not a record the gateway caches, so
+ * these writes never invalidate anything. A failed write is dropped with the rest of
+ * its flush (usage is advisory); the next use is noted again.
  *
  * Which keys were noted recently is kept in a fixed table, not per key: slots of
  * (fingerprint, second), 8 bytes each, as many as the cache holds entries rounded up
@@ -81,16 +82,13 @@ export class UsageRecorder {
   }
 
   async flush (): Promise<void> {
-    if (this.writing !== undefined) return await this.writing
+    // (the write in flight reports its own failure to its own caller)
+    while (this.writing !== undefined) await this.writing.catch(() => {})
     if (this.pending.size === 0) return
     const batch = this.pending
     this.pending = new Map()
-    this.writing = this.write(batch)
-    try {
-      await this.writing
-    } finally {
-      this.writing = undefined
-    }
+    this.writing = this.write(batch).finally(() => { this.writing = undefined })
+    await this.writing
   }
 
   /** One HSET of up to 1,000 fields at a time, the next built when the last was answered. */
@@ -115,8 +113,6 @@ export class UsageRecorder {
 
   async stop (): Promise<void> {
     clearInterval(this.timer)
-    // the flush in flight, if any, then what was noted while it wrote
-    await this.flush().catch(() => {})
     await this.flush().catch(() => {})
   }
 }

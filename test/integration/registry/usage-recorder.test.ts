@@ -5,7 +5,7 @@
  * slots; a busy interval is written one HSET at a time, so building its commands never
  * holds the event loop for the whole batch. Real Redis.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
 import { isoTimestamp } from '../../../src/registry/records.js'
 import { UsageRecorder } from '../../../src/usage/last-used.js'
@@ -52,18 +52,15 @@ t.test('usage recorder', async (t) => {
     t.ok(rewritten > 0, 'keys that lost their slot are')
   })
 
-  t.test('4,500 keys: five HSETs of at most 1,000 fields, each sent when the one before was answered', async (t) => {
-    await client.del(usageKey)
-    // the real client, watched: how many HSETs are sent, and how many wait for Redis at once
+  /** The real client, watched: how many HSETs are sent, of how many fields, and how many wait for Redis at once. */
+  function watchHsets (t: Test): { calls: number, fieldCounts: number[], mostInFlight: number } {
     const hset = client.hset.bind(client)
-    let calls = 0
+    const seen = { calls: 0, fieldCounts: [] as number[], mostInFlight: 0 }
     let inFlight = 0
-    let mostInFlight = 0
-    const fieldCounts: number[] = []
     client.hset = (async (key: string, fields: string[]) => {
-      calls++
-      fieldCounts.push(fields.length / 2)
-      mostInFlight = Math.max(mostInFlight, ++inFlight)
+      seen.calls++
+      seen.fieldCounts.push(fields.length / 2)
+      seen.mostInFlight = Math.max(seen.mostInFlight, ++inFlight)
       try {
         return await hset(key, fields)
       } finally {
@@ -71,26 +68,35 @@ t.test('usage recorder', async (t) => {
       }
     }) as typeof client.hset
     t.teardown(() => { client.hset = hset })
+    return seen
+  }
+
+  t.test('4,500 keys: five HSETs of at most 1,000 fields, each sent when the one before was answered', async (t) => {
+    await client.del(usageKey)
+    const seen = watchHsets(t)
     const ids = Array.from({ length: 4_500 }, (_, i) => `B${String(i).padStart(15, '0')}`)
     for (const id of ids) usage.record(id, t0 + 180_000)
     await usage.flush()
-    t.equal(calls, 5, 'five HSETs')
-    t.same(fieldCounts, [1000, 1000, 1000, 1000, 500], 'of at most 1,000 fields each')
-    t.equal(mostInFlight, 1, 'one at a time')
+    t.equal(seen.calls, 5, 'five HSETs')
+    t.same(seen.fieldCounts, [1000, 1000, 1000, 1000, 500], 'of at most 1,000 fields each')
+    t.equal(seen.mostInFlight, 1, 'one at a time')
     t.equal(await client.hlen(usageKey), ids.length, 'every use written')
   })
 
-  t.test('a flush still writing is not started twice; stop() writes what was noted meanwhile', async (t) => {
+  t.test('a flush called while one writes waits for it, then writes what was noted meanwhile; stop() writes the rest', async (t) => {
     await client.del(usageKey)
     const other = new UsageRecorder(client, usageKey, { everyMs: 60_000, flushMs: 3_600_000 })
+    const seen = watchHsets(t)
     const first = Array.from({ length: 2_500 }, (_, i) => `C${String(i).padStart(15, '0')}`)
     for (const id of first) other.record(id, t0 + 240_000)
     const writing = other.flush()
     other.record('DDDDDDDDDDDDDDDD', t0 + 240_000)
     const again = other.flush()
     await Promise.all([writing, again])
-    t.equal(await client.hlen(usageKey), first.length, 'the second call waited for the first flush, and wrote nothing of its own')
+    t.same(seen.fieldCounts, [1000, 1000, 500, 1], 'the second flush wrote its one use after the first flush\'s three HSETs')
+    t.equal(seen.mostInFlight, 1, 'never two writes at once')
+    other.record('EEEEEEEEEEEEEEEE', t0 + 240_000)
     await other.stop()
-    t.equal(await client.hget(usageKey, 'DDDDDDDDDDDDDDDD'), isoTimestamp(t0 + 240_000), 'stop() wrote it')
+    t.equal(await client.hget(usageKey, 'EEEEEEEEEEEEEEEE'), isoTimestamp(t0 + 240_000), 'stop() wrote it')
   })
 })
