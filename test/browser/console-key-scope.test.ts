@@ -45,6 +45,16 @@ t.test('the scope picker and the address field', async (t) => {
   }
   const offered = async (page: Page): Promise<string[]> => (await page.locator('#generate-scope input[type=checkbox]').evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value))).sort()
 
+  /**
+   * Opens the Generate dialog and waits until it has loaded: it shows at once, then reads the
+   * roles and the orgs' key policies; the role list is filled in the same turn as the expiries
+   * the policies allow, so once it holds an option the dialog is ready (each page opens it once).
+   */
+  async function openGenerate (page: Page): Promise<void> {
+    await page.click('#generate-open')
+    await page.locator('#generate-role option').first().waitFor({ state: 'attached' })
+  }
+
   async function generated (page: Page): Promise<{ id: string, key: string }> {
     const display = page.locator('[data-testid=new-key]')
     await display.waitFor({ state: 'visible' })
@@ -53,7 +63,7 @@ t.test('the scope picker and the address field', async (t) => {
 
   t.test('self service: a personal key narrower than the signed-in key, bound to loopback', async (t) => {
     const { page, w } = await open(t, dana.key)
-    await page.click('#generate-open')
+    await openGenerate(page)
     await page.check('input[name=type][value=personal]')
     t.ok(await page.isChecked('#generate-scope-all'), '"all of the role" is the default')
     t.ok(await page.isHidden('#generate-scope'), 'the picker opens only when narrowing')
@@ -87,7 +97,7 @@ t.test('the scope picker and the address field', async (t) => {
 
   t.test('admin: a BOT key with part of a role, bound to an address range', async (t) => {
     const { page, w } = await open(t, root.key)
-    await page.click('#generate-open')
+    await openGenerate(page)
     await page.check('input[name=type][value=bot]')
     await page.fill('#generate-org', 'acme')
     await page.selectOption('#generate-role', 'ops')
@@ -115,7 +125,7 @@ t.test('the scope picker and the address field', async (t) => {
       els.map((e) => { const o = e as unknown as { value: string, disabled: boolean }; return [o.value, o.disabled] })))
 
     const self = await open(t, dana.key)
-    await self.page.click('#generate-open')
+    await openGenerate(self.page)
     await self.page.check('input[name=type][value=personal]')
     t.same(await expiries(self.page), { '7d': false, '30d': false, '90d': true, '365d': true, '': false }, 'past the 30-day cap: disabled')
     t.match(await self.page.locator('#generate-expiry option[value=""]').textContent(), /longest allowed \(30 days\)/, '"never" reads as the cap')
@@ -127,7 +137,7 @@ t.test('the scope picker and the address field', async (t) => {
     t.same(self.w.problems, [])
 
     const admin = await open(t, root.key)
-    await admin.page.click('#generate-open')
+    await openGenerate(admin.page)
     await admin.page.check('input[name=type][value=bot]')
     await admin.page.fill('#generate-org', 'acme')
     await admin.page.selectOption('#generate-role', 'ops')
