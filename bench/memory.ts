@@ -3,8 +3,9 @@
 //
 //   node bench/dist/memory.js
 // Env: BENCH_KEYGATE_NODE_OPTIONS (bench/keygate.ts): the gateway's node options, the
-// baseline's untouched (e.g. `--max-semi-space-size=16 --trace-gc`); MEMORY_STDOUT=<file>:
-// the gateway's stdout (its log, --trace-gc's lines) into that file.
+// baseline's untouched (e.g. `--max-semi-space-size=16`); MEMORY_NODE_ARGS: the gateway's
+// own node flags, space-separated, for those NODE_OPTIONS refuses (e.g. `--trace-gc`);
+// MEMORY_STDOUT=<file>: the gateway's stdout (its log, --trace-gc's lines) into that file.
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { memory } from './extras.js'
@@ -25,6 +26,7 @@ try {
     distDir
   }, {
     prefix: ['sh', '-c', script, 'sh'],
+    nodeArgs: (process.env['MEMORY_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== ''),
     readyTimeoutMs: 120_000
   })
   process.stdout.write(result.markdown)

@@ -11,8 +11,9 @@
 // the write sent, and those its script ran inside Redis), the client's socket writes,
 // the write's duration (the counter's meter) and its time inside Redis. The first
 // interval's write is the process's first (ioredis sends the script itself once, EVAL,
-// then its hash); the second is the steady state. Target: one pipelined write per
-// interval, not a command per key or per request.
+// then its hash); the second is the steady state. Target: one flush per interval, in
+// script calls of 500 keys, two a pipelined write (each sent when the one before was
+// answered), not a command per key or per request.
 import { Redis } from 'ioredis'
 import { generateKey } from '@keygate/gateway/dist/registry/key-format.js'
 import { redisKeys } from '@keygate/gateway/dist/registry/redis-keys.js'
@@ -131,8 +132,9 @@ export async function usageFlush (ctx: ScenarioContext): Promise<ExtraResult> {
         `keygate's UsageCounter (usage.flush_ms ${FLUSH_MS} ms, usage.max_keys 100,000) on a redis-server of its ` +
         'own, INFO commandstats around each interval. ' +
         'Each key counted once (one request) within one interval; the counter\'s own timer writes them: ' +
-        `${expectedCalls} script calls of up to ${perCall} keys (and the orgs' sums) in one pipeline. ` +
-        'A socket write is one batch of commands on the wire, and the write awaits its replies once: one round trip. ' +
+        `${expectedCalls} script calls of up to ${perCall} keys (and the orgs' sums), two a pipelined write. ` +
+        'A socket write is one batch of commands on the wire; each awaits its replies (one round trip) before the ' +
+        'next is sent, so a flush never holds more than 1,000 keys as commands. ' +
         'The first write of a process sends the script itself once (EVAL), later ones only its hash. ' +
         'The commands per second are the script calls over the interval, whatever the request rate.',
         ''

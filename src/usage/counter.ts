@@ -1,8 +1,8 @@
 /**
  * How many requests each key had, per minute, counted off the request path: a request
  * adds one to an in-memory count (`count`, a Map lookup and an increment), and a timer
- * writes the counts to Redis every `flushMs` (at most 5 s) in one pipelined write. A process that crashes loses the
- * counts of its last interval at most.
+ * writes the counts to Redis every `flushMs` (at most 5 s), 1,000 keys a pipelined
+ * write. A process that crashes loses the counts of its last interval at most.
  *
  * Four classes, from the response's status and the decision's reason (`outcomeOf`):
  * allowed (the gateway let it through, whatever the upstream answered), refused (401 or
@@ -22,7 +22,9 @@
  * with class one of `a` `r` `l` `e`, `hour` and `day` counted from the epoch (UTC). The
  * flush writes the minute and the hour at once (the roll-up is exact, and needs no
  * background step): per key and per org a few HINCRBYs and two EXPIREATs, inside one
- * EVALSHA per 500 keys whose hashes share a slot.
+ * EVALSHA per 500 keys whose hashes share a slot, two EVALSHAs a write, each write sent
+ * when the one before was answered (so a flush of 100,000 keys never holds them all as
+ * commands at once).
  *
  * Memory: counts of up to `maxKeys` distinct keys are held; past it the batch is written
  * at once and counting starts a new one (docs/usage.md gives the bytes an entry costs).
@@ -35,7 +37,7 @@ import type { UsageMeter } from '../metrics/usage-metrics.js'
 import type { RegistryClient } from '../registry/redis-client.js'
 import { flatCopy } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
-import { Counts, defineScript, USAGE_ADD, Writes } from './usage-writes.js'
+import { Counts, defineScript, fillOrgs, USAGE_ADD, Writes } from './usage-writes.js'
 import { namesKey } from './names-key.js'
 
 export const CLASSES = ['allowed', 'refused', 'limited', 'errors'] as const
@@ -83,6 +85,9 @@ export interface UsageCounterOptions {
   /** the metrics of the writes and of what was lost (src/metrics/usage-metrics.ts) */
   meter?: UsageMeter
 }
+
+/** keys (or orgs) a write holds: two script calls, the most sent before Redis answers */
+const KEYS_A_WRITE = 1_000
 
 /** What a meter is told when there is none. */
 const NO_METER: UsageMeter = { flushed () {}, dropped () {}, full () {} }
@@ -212,8 +217,9 @@ export class UsageCounter {
         const batches = this.full
         this.full = []
         const started = performance.now()
+        const written = { requests: 0 }
         try {
-          await this.write(batches)
+          await this.write(batches, written)
           this.meter.flushed(performance.now() - started, keysIn(batches), true)
           if (this.failing) {
             this.failing = false
@@ -221,7 +227,7 @@ export class UsageCounter {
           }
         } catch (err: unknown) {
           this.meter.flushed(performance.now() - started, keysIn(batches), false)
-          this.meter.dropped(requestsIn(batches), 'failed')
+          this.meter.dropped(requestsIn(batches) - written.requests, 'failed')
           if (!this.failing) this.onError(err)
           this.failing = true
         }
@@ -231,10 +237,14 @@ export class UsageCounter {
     }
   }
 
-  private async write (batches: Batch[]): Promise<void> {
-    await this.fillOrgs(batches)
+  /**
+   * Writes `batches`, KEYS_A_WRITE keys (two script calls) a write, each sent when the one before was answered (a
+   * write holds its names, arguments and commands until answered: 100,000 keys as one write held tens of MB at once);
+   * `written` counts the requests of the writes that worked.
+   */
+  private async write (batches: Batch[], written: { requests: number }): Promise<void> {
+    await fillOrgs(this.redis, this.keys, batches.map((b) => b.counts))
     const k = this.keys
-    const writes = new Writes(this.redis)
     for (const { minute, counts } of batches) {
       const at = minute * MINUTE_MS
       const hour = Math.floor(at / HOUR_MS)
@@ -245,40 +255,31 @@ export class UsageCounter {
         Math.ceil(((hour + 1) * HOUR_MS + MINUTES_KEPT_MS) / 1000),
         Math.ceil(((day + 1) * DAY_MS + this.retentionMs) / 1000)
       ]
-      const add = (minutes: string, hours: string, c: Counts): void => {
+      let writes = new Writes(this.redis)
+      let entries = 0
+      let requests = 0
+      const send = async (): Promise<void> => {
+        await writes.exec()
+        written.requests += requests
+        writes = new Writes(this.redis)
+        entries = requests = 0
+      }
+      const add = async (minutes: string, hours: string, c: Counts, counted: number): Promise<void> => {
         writes.add(USAGE_ADD, [minutes, hours], minuteArgs, [c.a, c.r, c.l, c.e])
+        requests += counted
+        if (++entries === KEYS_A_WRITE) await send()
       }
       const orgs = new Map<string, Counts>()
       for (const [keyId, c] of counts) {
-        add(k.usageMinutes(keyId, hour), k.usageHours(keyId, day), c)
+        await add(k.usageMinutes(keyId, hour), k.usageHours(keyId, day), c, c.a + c.r + c.l + c.e)
         if (c.org === undefined) continue
         let o = orgs.get(c.org)
         if (o === undefined) orgs.set(c.org, o = new Counts(c.org))
         o.a += c.a; o.r += c.r; o.l += c.l; o.e += c.e
       }
-      for (const [org, c] of orgs) add(k.orgUsageMinutes(org, hour), k.orgUsageHours(org, day), c)
-    }
-    await writes.exec()
-  }
-
-  /**
-   * The org of each counted key whose decision did not name it (a refusal of a revoked key...), read in one round trip.
-   */
-  private async fillOrgs (batches: Batch[]): Promise<void> {
-    const missing: Counts[] = []
-    const names: string[] = []
-    for (const { counts } of batches) {
-      for (const [keyId, c] of counts) {
-        if (c.org === undefined) { missing.push(c); names.push(this.keys.key(keyId)) }
-      }
-    }
-    if (missing.length === 0) return
-    const reads = new Writes(this.redis)
-    for (const name of names) reads.hget(name, 'org')
-    const replies = await reads.exec()
-    for (let i = 0; i < missing.length; i++) {
-      const org = replies[i]
-      if (typeof org === 'string' && org !== '') (missing[i] as Counts).org = org
+      // (an org's counts repeat its keys': they add no requests)
+      for (const [org, c] of orgs) await add(k.orgUsageMinutes(org, hour), k.orgUsageHours(org, day), c, 0)
+      if (entries > 0) await send()
     }
   }
 

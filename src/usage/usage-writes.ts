@@ -6,6 +6,7 @@
 import type { ChainableCommander } from 'ioredis'
 import { hashTag } from '../config/redis-url.js'
 import { isCluster, type RegistryClient } from '../registry/redis-client.js'
+import type { RedisKeys } from '../registry/redis-keys.js'
 
 /** One key's counts in one minute. */
 export class Counts {
@@ -73,6 +74,28 @@ return 1
 
 /** A script call's arguments after its names. */
 type Args = ReadonlyArray<string | number>
+
+/**
+ * The org of each counted key whose decision did not name it (a refusal of a revoked
+ * key...), read in one round trip.
+ */
+export async function fillOrgs (
+  redis: RegistryClient, keys: RedisKeys, batches: ReadonlyArray<ReadonlyMap<string, Counts>>
+): Promise<void> {
+  const missing: Counts[] = []
+  const reads = new Writes(redis)
+  for (const counts of batches) {
+    for (const [keyId, c] of counts) {
+      if (c.org === undefined) { missing.push(c); reads.hget(keys.key(keyId), 'org') }
+    }
+  }
+  if (missing.length === 0) return
+  const replies = await reads.exec()
+  for (let i = 0; i < missing.length; i++) {
+    const org = replies[i]
+    if (typeof org === 'string' && org !== '') (missing[i] as Counts).org = org
+  }
+}
 
 /** What a call of a script defined with `defineScript` takes. */
 type ScriptCommand = (numKeys: number, ...args: Array<string | number>) => unknown

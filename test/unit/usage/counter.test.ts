@@ -1,12 +1,21 @@
 // Which responses count in which class (and which count nowhere), and the counting map's
 // bound: past `maxKeys` distinct keys the batch is written at once, and nothing is lost.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
 import { outcomeOf, UsageCounter } from '../../../src/usage/counter.js'
 import { readUsage } from '../../../src/usage/reader.js'
 import { redisKeys } from '../../../src/registry/redis-keys.js'
 import { startRedis, uniquePrefix } from '../../helpers/redis.js'
 import type { Reason } from '../../../src/errors.js'
+
+/** A redis-server of the test's own, and a client of it, both stopped when `t` ends. */
+async function redisFor (t: Test): Promise<Redis> {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const client = new Redis(redis.url)
+  t.teardown(() => { client.disconnect() })
+  return client
+}
 
 t.test('the class of each outcome', async (t) => {
   const cases: Array<[number, Reason | undefined, number, string]> = [
@@ -30,10 +39,7 @@ t.test('the class of each outcome', async (t) => {
 })
 
 t.test('a write after an interval with nothing to write', async (t) => {
-  const redis = await startRedis()
-  t.teardown(() => redis.stop())
-  const client = new Redis(redis.url)
-  t.teardown(() => { client.disconnect() })
+  const client = await redisFor(t)
   const keys = redisKeys(uniquePrefix())
   const counter = new UsageCounter(client, keys, { flushMs: 5000, retentionMs: 86_400_000 })
   await counter.flush()
@@ -45,10 +51,7 @@ t.test('a write after an interval with nothing to write', async (t) => {
 })
 
 t.test('past maxKeys the batch is written early, and every count arrives', async (t) => {
-  const redis = await startRedis()
-  t.teardown(() => redis.stop())
-  const client = new Redis(redis.url)
-  t.teardown(() => { client.disconnect() })
+  const client = await redisFor(t)
   const keys = redisKeys(uniquePrefix())
   const counter = new UsageCounter(client, keys, { flushMs: 5000, retentionMs: 86_400_000, maxKeys: 10 })
   const now = Date.now()
@@ -65,10 +68,7 @@ t.test('past maxKeys the batch is written early, and every count arrives', async
 })
 
 t.test('a write that fails: its keys and requests told to the meter, the error to onError', async (t) => {
-  const redis = await startRedis()
-  t.teardown(() => redis.stop())
-  const client = new Redis(redis.url)
-  t.teardown(() => { client.disconnect() })
+  const client = await redisFor(t)
   const keys = redisKeys(uniquePrefix())
   // a hash the script cannot HINCRBY: its call fails with WRONGTYPE
   const now = Date.now()
@@ -96,10 +96,7 @@ t.test('a write that fails: its keys and requests told to the meter, the error t
 })
 
 t.test('a run of failed writes is told once, its end once, and the next run again', async (t) => {
-  const redis = await startRedis()
-  t.teardown(() => redis.stop())
-  const client = new Redis(redis.url)
-  t.teardown(() => { client.disconnect() })
+  const client = await redisFor(t)
   const keys = redisKeys(uniquePrefix())
   const now = Date.now()
   const blocker = keys.usageMinutes('key0000000000001', Math.floor(now / 3_600_000))
@@ -129,10 +126,7 @@ t.test('a run of failed writes is told once, its end once, and the next run agai
 })
 
 t.test('past twice maxKeys waiting for a slow write, the oldest waiting batch is dropped', async (t) => {
-  const redis = await startRedis()
-  t.teardown(() => redis.stop())
-  const client = new Redis(redis.url)
-  t.teardown(() => { client.disconnect() })
+  const client = await redisFor(t)
   const errors: string[] = []
   const told: string[] = []
   const meter = {
@@ -154,4 +148,69 @@ t.test('past twice maxKeys waiting for a slow write, the oldest waiting batch is
   // (the stop hands the current batch to the writer while the first write is still under
   // way: 25 keys wait, past twice maxKeys again, so the oldest waiting batch goes too)
   t.same(told.slice(5), ['dropped 10 behind', 'flushed 10 ok', 'flushed 15 ok'], 'then the first batch\'s write, and one of the 15 keys left')
+})
+
+t.test('a flush writes 1,000 keys a pipelined write, each sent when the one before was answered', async (t) => {
+  const client = await redisFor(t)
+  const keys = redisKeys(uniquePrefix())
+  // every pipeline the counter sends: its commands, and how many were awaiting Redis at once
+  const sizes: number[] = []
+  let inFlight = 0
+  let mostInFlight = 0
+  const pipeline = client.pipeline.bind(client)
+  client.pipeline = ((...args: Parameters<typeof client.pipeline>) => {
+    const line = pipeline(...args)
+    const exec = line.exec.bind(line)
+    line.exec = (async () => {
+      sizes.push(line.length)
+      mostInFlight = Math.max(mostInFlight, ++inFlight)
+      try {
+        return await exec()
+      } finally {
+        inFlight--
+      }
+    }) as typeof line.exec
+    return line
+  }) as typeof client.pipeline
+  const counter = new UsageCounter(client, keys, { flushMs: 5000, retentionMs: 86_400_000 })
+  const now = Date.now()
+  const ids = Array.from({ length: 2_500 }, (_, i) => `key${String(i).padStart(13, '0')}`)
+  for (const id of ids) counter.count(id, 'acme', 200, 'allowed', now)
+  counter.count(ids[7] as string, 'acme', 403, 'missing_permission', now)
+  await counter.flush()
+  // (2,500 keys and their org: 2,501 entries; a script call holds 500)
+  t.same(sizes, [2, 2, 2], 'three writes of two script calls: 1,000, 1,000 and 501 entries')
+  t.equal(mostInFlight, 1, 'one write at a time')
+  const range = { from: now, to: now + 1, step: '1m' as const }
+  const org = await readUsage(client, keys, { org: 'acme' }, range)
+  t.same(org.map((p) => [p.allowed, p.refused]), [[2_500, 1]], 'the org\'s counts, every request')
+  for (const i of [0, 7, 999, 1_000, 2_499]) {
+    const one = await readUsage(client, keys, { key: ids[i] as string }, range)
+    t.same(one.map((p) => [p.allowed, p.refused]), [[1, i === 7 ? 1 : 0]], `key ${i} written`)
+  }
+  await counter.stop()
+})
+
+t.test('a write that fails after others worked: only the requests not written are told lost', async (t) => {
+  const client = await redisFor(t)
+  const keys = redisKeys(uniquePrefix())
+  const now = Date.now()
+  const ids = Array.from({ length: 1_500 }, (_, i) => `key${String(i).padStart(13, '0')}`)
+  // (the second write's keys: its script call fails with WRONGTYPE)
+  await client.set(keys.usageMinutes(ids[1_200] as string, Math.floor(now / 3_600_000)), 'not a hash')
+  const told: string[] = []
+  const counter = new UsageCounter(client, keys, {
+    flushMs: 5000,
+    retentionMs: 86_400_000,
+    meter: {
+      flushed: (_ms, n, ok) => { told.push(`flushed ${n} ${ok ? 'ok' : 'failed'}`) },
+      dropped: (requests, reason) => { told.push(`dropped ${requests} ${reason}`) },
+      full: () => { told.push('full') }
+    }
+  })
+  for (const id of ids) counter.count(id, 'acme', 200, 'allowed', now)
+  await counter.stop()
+  t.same(told, ['flushed 1500 failed', 'dropped 500 failed'], 'the first write\'s 1,000 requests were written')
+  const first = await readUsage(client, keys, { key: ids[999] as string }, { from: now, to: now + 1, step: '1m' })
+  t.same(first.map((p) => p.allowed), [1], 'a key of the first write is in Redis')
 })
