@@ -37,7 +37,7 @@ import type { UsageMeter } from '../metrics/usage-metrics.js'
 import type { RegistryClient } from '../registry/redis-client.js'
 import { flatCopy } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
-import { Counts, defineScript, fillOrgs, USAGE_ADD, Writes } from './usage-writes.js'
+import { BatchedWrites, Counts, defineScript, fillOrgs, USAGE_ADD } from './usage-writes.js'
 import { namesKey } from './names-key.js'
 
 export const CLASSES = ['allowed', 'refused', 'limited', 'errors'] as const
@@ -255,19 +255,13 @@ export class UsageCounter {
         Math.ceil(((hour + 1) * HOUR_MS + MINUTES_KEPT_MS) / 1000),
         Math.ceil(((day + 1) * DAY_MS + this.retentionMs) / 1000)
       ]
-      let writes = new Writes(this.redis)
-      let entries = 0
+      const writes = new BatchedWrites(this.redis, KEYS_A_WRITE)
       let requests = 0
-      const send = async (): Promise<void> => {
-        await writes.exec()
-        written.requests += requests
-        writes = new Writes(this.redis)
-        entries = requests = 0
-      }
       const add = async (minutes: string, hours: string, c: Counts, counted: number): Promise<void> => {
-        writes.add(USAGE_ADD, [minutes, hours], minuteArgs, [c.a, c.r, c.l, c.e])
         requests += counted
-        if (++entries === KEYS_A_WRITE) await send()
+        if (!await writes.add(USAGE_ADD, [minutes, hours], minuteArgs, [c.a, c.r, c.l, c.e])) return
+        written.requests += requests
+        requests = 0
       }
       const orgs = new Map<string, Counts>()
       for (const [keyId, c] of counts) {
@@ -279,7 +273,8 @@ export class UsageCounter {
       }
       // (an org's counts repeat its keys': they add no requests)
       for (const [org, c] of orgs) await add(k.orgUsageMinutes(org, hour), k.orgUsageHours(org, day), c, 0)
-      if (entries > 0) await send()
+      await writes.end()
+      written.requests += requests
     }
   }
 

@@ -35,7 +35,7 @@ import type { RegistryClient } from '../registry/redis-client.js'
 import { flatCopy } from '../registry/records.js'
 import type { RedisKeys } from '../registry/redis-keys.js'
 import { namesKey } from './names-key.js'
-import { defineScript, Writes, type Script } from './usage-writes.js'
+import { BatchedWrites, defineScript, type Script } from './usage-writes.js'
 
 /** how long a key's list lives after its last write */
 export const KEPT_S = 24 * 3600
@@ -205,8 +205,7 @@ export class KeyRequests {
   private async write (rings: Map<string, Held | Ring>, taken: number): Promise<void> {
     try {
       const shared = [this.o.perKey, KEPT_S]
-      let writes = new Writes(this.redis)
-      let keys = 0
+      const writes = new BatchedWrites(this.redis, KEYS_PER_PIPELINE)
       for (const [keyId, held] of rings) {
         // oldest first: LPUSH leaves the newest at the head
         let entry: Array<string | number>
@@ -217,14 +216,9 @@ export class KeyRequests {
         } else {
           entry = [1, this.encode(held)]
         }
-        writes.add(REQUESTS_PUSH, [this.keys.keyRequests(keyId)], shared, entry)
-        if (++keys === KEYS_PER_PIPELINE) {
-          await writes.exec()
-          writes = new Writes(this.redis)
-          keys = 0
-        }
+        await writes.add(REQUESTS_PUSH, [this.keys.keyRequests(keyId)], shared, entry)
       }
-      if (keys > 0) await writes.exec()
+      await writes.end()
       this.written += taken
       this.failing = false
     } catch (err: unknown) {

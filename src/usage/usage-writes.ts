@@ -1,7 +1,7 @@
 /**
  * The usage counter's writes (counter.ts): one key's counts in one minute, the script
  * that adds them to the minute and hour hashes; and the pipelined script calls of a
- * write, which the request log (key-requests.ts) shares.
+ * write, which the request log (key-requests.ts) shares; and the batches they are sent in.
  */
 import type { ChainableCommander } from 'ioredis'
 import { hashTag } from '../config/redis-url.js'
@@ -180,5 +180,37 @@ export class Writes {
       if (err !== null) throw err
       return value
     })
+  }
+}
+
+/**
+ * Entries of scripts written `perWrite` at a time: each batch is one `Writes` (a pipelined
+ * write), sent when full and answered before the next is built, so a write of many keys
+ * holds one batch of names, arguments and commands at a time, never all of them. The
+ * usage flush (counter.ts) and the request log (key-requests.ts) write through it.
+ */
+export class BatchedWrites {
+  private writes: Writes
+  private entries = 0
+
+  constructor (private readonly redis: RegistryClient, private readonly perWrite: number) {
+    this.writes = new Writes(redis)
+  }
+
+  /** `Writes.add`; a full batch is sent and answered before this returns (true: it was) */
+  async add (script: Script, names: readonly string[], shared: Args, args: Args): Promise<boolean> {
+    this.writes.add(script, names, shared, args)
+    if (++this.entries < this.perWrite) return false
+    await this.end()
+    return true
+  }
+
+  /** Sends the entries added since the last batch, and waits for the answer. */
+  async end (): Promise<void> {
+    if (this.entries === 0) return
+    const writes = this.writes
+    this.writes = new Writes(this.redis)
+    this.entries = 0
+    await writes.exec()
   }
 }
