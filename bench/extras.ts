@@ -5,7 +5,8 @@
 //                the new decision. Target: p99 <= 100 ms.
 //   memory       one gateway with 100,000 personal keys cached (1,000 users, 10
 //                roles); peak RSS of the process, after 5 s of load on one key and
-//                after every key. Target: <= 150 MiB.
+//                after every key. Target: at most 40 MiB above the baseline's peak
+//                under the same load.
 //   sharedCore   the baseline, a second baseline and keygate (personal key, cache
 //                warm, request log on) on the same core at the same moment, each
 //                loaded by its own autocannon; the ratio of their throughputs is the
@@ -34,7 +35,6 @@ export interface ExtraResult {
 
 const CHANGES = 50
 const PROPAGATION_TARGET_MS = 100
-const RSS_TARGET_MIB = 150
 /** keygate's peak with the keys cached, above the baseline's under the same load, at most */
 const ABOVE_BASELINE_TARGET_MIB = 40
 const KEYS = 100_000
@@ -220,10 +220,6 @@ export async function memory (ctx: ScenarioContext, launcher?: Launcher): Promis
       failures.push(`memory: peak RSS ${above.toFixed(1)} MiB above the baseline's is more than the ` +
         `${ABOVE_BASELINE_TARGET_MIB} MiB target`)
     }
-    if (!(peakMiB <= RSS_TARGET_MIB)) {
-      failures.push(`memory: peak RSS ${peakMiB.toFixed(1)} MiB with ${KEYS} cached keys is above the ` +
-        `${RSS_TARGET_MIB} MiB target`)
-    }
     return {
       markdown: [
         `### Memory: ${KEYS.toLocaleString('en')} personal keys cached (1,000 users, 10 roles)`,
@@ -236,7 +232,6 @@ export async function memory (ctx: ScenarioContext, launcher?: Launcher): Promis
         `**${peakMiB.toFixed(1)}** | ${baselineMiB.toFixed(1)} | **${above.toFixed(1)}** | ${secondPassReads} |`,
         '',
         'VmHWM of the gateway process: started, loaded on one key (32 connections), then every key used twice. ' +
-        `Target <= ${RSS_TARGET_MIB} MiB: ${peakMiB <= RSS_TARGET_MIB ? 'met' : 'NOT met'}. ` +
         `What the ${KEYS.toLocaleString('en')} cached keys add to the peak is the difference between the second and ` +
         'third columns. ' +
         'Above the baseline (the lean node:http + undici proxy, the same 32 connections and number of requests) ' +
