@@ -42,7 +42,7 @@ import { count, type Counted } from './instructions.js'
 import { benchKeys, registryCalls, startKeygate, STRIP_PREFIX } from './keygate.js'
 import { perRequest } from './load.js'
 import { freePort } from './port.js'
-import { stopAll, type Launcher } from './process.js'
+import { nodeArgsFrom, stopAll, type Launcher } from './process.js'
 import { BENCH_PATH, startBaseline, startGrpcHello, startHello, startOrigin } from './servers.js'
 import type { RunningServer, ScenarioContext } from './types.js'
 import { threeTargets, traefikDecision } from './scenarios.js'
@@ -60,7 +60,7 @@ const profilerOptions = (name: string): string => heapProf !== undefined
   : `--cpu-prof --cpu-prof-dir=${profileDir} --cpu-prof-name=${name}.cpuprofile`
 const dir = mkdtempSync(join(tmpdir(), 'keygate-count-'))
 /** COUNT_NODE_ARGS: node's own options for every server counted, e.g. V8's --no-concurrent-recompilation */
-const nodeArgs = (process.env['COUNT_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '')
+const nodeArgs = nodeArgsFrom('COUNT_NODE_ARGS')
 const launcher = (name: string): Launcher | undefined => profileDir !== undefined
   ? { prefix: ['env', `NODE_OPTIONS=${profilerOptions(name)}`], nodeArgs, readyTimeoutMs: 120_000 }
   : {

@@ -23,30 +23,27 @@ export interface LoadThreadResult {
 const port = parentPort
 if (port === null) throw new Error('load-thread-worker runs in a worker thread')
 const targets = workerData as LoadThreadTarget[]
-const latencies = targets.map(() => new Samples())
-const responses = targets.map(() => 0)
-const not2xx = targets.map(() => 0)
-const loads = targets.map((t, i) => {
+// (each target's responses: their latencies, and how many were not 2xx)
+const loads = targets.map((t) => {
+  const seen = { latencies: new Samples(), not2xx: 0 }
   const load = autocannon({ url: t.url, headers: t.headers, connections: t.connections, duration: 3600 })
   load.on('response', (_client, status, _bytes, ms) => {
-    (latencies[i] as Samples).push(ms)
-    responses[i] = (responses[i] as number) + 1
-    if (status < 200 || status > 299) not2xx[i] = (not2xx[i] as number) + 1
+    seen.latencies.push(ms)
+    if (status < 200 || status > 299) seen.not2xx++
   })
-  return load
+  return { load, seen }
 })
 port.once('message', async () => {
-  for (const load of loads) load.stop()
-  await Promise.all(loads).then((results) => {
-    port.postMessage(results.map((r, i): LoadThreadResult => {
-      const sorted = (latencies[i] as Samples).sorted()
-      return {
-        responses: responses[i] as number,
-        bad: (not2xx[i] as number) + r.errors,
-        p50Ms: percentile(sorted, 50),
-        p99Ms: percentile(sorted, 99)
-      }
-    }))
-  })
+  for (const { load } of loads) load.stop()
+  const results = await Promise.all(loads.map(async ({ load, seen }) => ({ errors: (await load).errors, seen })))
+  port.postMessage(results.map(({ errors, seen }): LoadThreadResult => {
+    const sorted = seen.latencies.sorted()
+    return {
+      responses: sorted.length,
+      bad: seen.not2xx + errors,
+      p50Ms: percentile(sorted, 50),
+      p99Ms: percentile(sorted, 99)
+    }
+  }))
 })
 port.postMessage('started')

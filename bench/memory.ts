@@ -9,7 +9,7 @@
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { memory } from './extras.js'
-import { stopAll } from './process.js'
+import { nodeArgsFrom, stopAll } from './process.js'
 import { startOrigin } from './servers.js'
 
 const distDir = dirname(fileURLToPath(import.meta.url))
@@ -26,7 +26,7 @@ try {
     distDir
   }, {
     prefix: ['sh', '-c', script, 'sh'],
-    nodeArgs: (process.env['MEMORY_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== ''),
+    nodeArgs: nodeArgsFrom('MEMORY_NODE_ARGS'),
     readyTimeoutMs: 120_000
   })
   process.stdout.write(result.markdown)

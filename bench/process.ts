@@ -41,6 +41,11 @@ export interface Launcher {
 }
 
 /** `command` and `args` for running `node <args>`, under the launcher's prefix when there is one. */
+/** node's own options from an environment variable: space-separated, e.g. `--trace-gc --no-concurrent-recompilation` */
+export function nodeArgsFrom (name: string): string[] {
+  return (process.env[name] ?? '').split(' ').filter((a) => a !== '')
+}
+
 export function nodeCommand (
   args: readonly string[], launcher: Launcher | undefined
 ): Pick<SpawnServerOptions, 'command' | 'args' | 'readyTimeoutMs'> {

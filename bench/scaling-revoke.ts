@@ -52,6 +52,13 @@ const GIVE_UP_MS = 5000
 
 interface Probed { bound: number, firstRefusal: number, allowedAfterRefused: number, gap: number }
 
+/** One request with `key` through `pool`: its status, the body read out. */
+async function statusOf (pool: Pool, key: string): Promise<number> {
+  const res = await pool.request({ method: 'GET', path: BENCH_PATH, headers: { authorization: `Bearer ${key}` } })
+  await res.body.dump()
+  return res.statusCode
+}
+
 /** Probes `key` on one instance every millisecond from `since` until a 401 is answered (-1: never, in 5 s). */
 async function probeUntilRefused (pool: Pool, key: string, since: number): Promise<Probed> {
   const sent: Array<Promise<{ at: number, status: number }>> = []
@@ -62,12 +69,10 @@ async function probeUntilRefused (pool: Pool, key: string, since: number): Promi
     const at = performance.now() - since
     gap = Math.max(gap, at - (sent.length === 0 ? 0 : last))
     last = at
-    sent.push(pool.request({ method: 'GET', path: BENCH_PATH, headers: { authorization: `Bearer ${key}` } })
-      .then(async (res) => {
-        await res.body.dump()
-        if (res.statusCode === 401 && firstRefusal < 0) firstRefusal = performance.now() - since
-        return { at, status: res.statusCode }
-      }))
+    sent.push(statusOf(pool, key).then((status) => {
+      if (status === 401 && firstRefusal < 0) firstRefusal = performance.now() - since
+      return { at, status }
+    }))
     await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS))
   }
   const answers = await Promise.all(sent)
@@ -104,11 +109,7 @@ export async function revocationUnderLoad (
     // every key in every instance's cache, then the load's first seconds
     for (const key of keys) {
       for (const pool of pools) {
-        const res = await pool.request({
-          method: 'GET', path: BENCH_PATH, headers: { authorization: `Bearer ${key.key}` }
-        })
-        await res.body.dump()
-        if (res.statusCode !== 200) throw new Error('revocation: a key to revoke was not 200 first')
+        if (await statusOf(pool, key.key) !== 200) throw new Error('revocation: a key to revoke was not 200 first')
       }
     }
     await new Promise((resolve) => setTimeout(resolve, 2000))

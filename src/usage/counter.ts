@@ -239,7 +239,7 @@ export class UsageCounter {
 
   /**
    * Writes `batches`, KEYS_A_WRITE keys (two script calls) a write, each sent when the one before was answered (a
-   * write holds its names, arguments and commands until answered: 100,000 keys as one write held tens of MB at once);
+   * write holds its names, arguments and commands until answered: 100,000 keys in one write would hold tens of MB);
    * `written` counts the requests of the writes that worked.
    */
   private async write (batches: Batch[], written: { requests: number }): Promise<void> {

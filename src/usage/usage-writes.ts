@@ -1,7 +1,8 @@
 /**
  * The usage counter's writes (counter.ts): one key's counts in one minute, the script
- * that adds them to the minute and hour hashes; and the pipelined script calls of a
- * write, which the request log (key-requests.ts) shares; and the batches they are sent in.
+ * that adds them to the minute and hour hashes, the read of the orgs a flush lacks; and
+ * the pipelined script calls of a write and the batches they are sent in, which the
+ * request log (key-requests.ts) shares.
  */
 import type { ChainableCommander } from 'ioredis'
 import { hashTag } from '../config/redis-url.js'
@@ -83,13 +84,16 @@ export async function fillOrgs (
   redis: RegistryClient, keys: RedisKeys, batches: ReadonlyArray<ReadonlyMap<string, Counts>>
 ): Promise<void> {
   const missing: Counts[] = []
-  const reads = new Writes(redis)
+  let reads: Writes | undefined
   for (const counts of batches) {
     for (const [keyId, c] of counts) {
-      if (c.org === undefined) { missing.push(c); reads.hget(keys.key(keyId), 'org') }
+      if (c.org !== undefined) continue
+      missing.push(c)
+      reads ??= new Writes(redis)
+      reads.hget(keys.key(keyId), 'org')
     }
   }
-  if (missing.length === 0) return
+  if (reads === undefined) return
   const replies = await reads.exec()
   for (let i = 0; i < missing.length; i++) {
     const org = replies[i]
