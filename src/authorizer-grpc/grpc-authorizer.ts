@@ -40,6 +40,7 @@ import { loggedTarget, noteVerdict, requestState } from '../http/request-state.j
 import { renderVerdict, type VerdictSink } from '../http/verdict.js'
 import type { Metrics } from '../metrics/metrics.js'
 import { createRedactor } from '../redact.js'
+import { keyPrefixesOf } from '../registry/key-format.js'
 import type { RedisHealth } from '../registry/redis-client.js'
 import type { Tracing } from '../tracing/request-trace.js'
 import type { UsageCounter } from '../usage/counter.js'
@@ -92,14 +93,15 @@ export async function buildGrpcAuthorizer (o: GrpcAuthorizerOptions): Promise<Gr
   const { config, decider, usage, tracing } = o
   const credentials = await credentialsOf(config.authz_grpc.tls)
   // grpc-js's own messages (a bind that failed...) as log lines, not bare stderr; redacted like any text
-  const redact = createRedactor(config.keys.prefix)
+  const keyPrefix = keyPrefixesOf(config.keys)
+  const redact = createRedactor(keyPrefix)
   const grpcLog = (...args: unknown[]): void => {
     o.logger.warn({ detail: redact.text(format(...args)).slice(0, 1000) }, 'grpc-js')
   }
   setLogger({ error: grpcLog, info: grpcLog, debug: grpcLog })
   const peerAt = addressPeer(config.authz.trusted_peers)
   const writeAllowed = allowedAnswer({ headerPrefix: config.identity.header_prefix, assertions: o.assertions, tracing })
-  const requestLog = createRequestLog(o.logger, o.metrics.decisions, config.keys.prefix, 'authz', o.counter, o.requests)
+  const requestLog = createRequestLog(o.logger, o.metrics.decisions, keyPrefix, 'authz', o.counter, o.requests)
   const finishSpans = tracing.finisher('authz')
   const byHost = config.routes.some((r) => r.hosts !== undefined)
   const routeNames = new Map(config.routes.map((r) => [r.prefix, routePatterns(r.prefix)[1]]))

@@ -51,6 +51,19 @@ t.test('allowed: OK, the identity headers, the request id, the trace context; no
   t.notOk(JSON.stringify(gw.logs).includes(alice.key), 'the key is in no log line')
 })
 
+t.test('a key in the decided path is logged as its key id at most, a test key (keys.test_prefix) too', async (t) => {
+  const alice = await gw.fixtures.personalKey('alice')
+  const { result: test } = await gw.fixtures.admin.createKey({ type: 'bot', role: 'reader', org: 'acme', env: 'test' })
+  for (const [name, key] of [['live', alice.key], ['test', test.key]] as const) {
+    const res = await client.check('GET', `/api/v1/open/${key}`, alice.key)
+    const line = await lineOf(res)
+    t.ok(line !== undefined, `${name}: one log line`)
+    t.notOk(JSON.stringify(line).includes(key), `${name}: the key is not in the line`)
+    t.ok(String(line?.path).includes(key.split('_').slice(0, 2).join('_')), `${name}: its prefix and id are`)
+  }
+  t.notOk(JSON.stringify(gw.logs).includes(test.key), 'the test key is in no log line')
+})
+
 t.test('a traceparent among the request headers continues the trace', async (t) => {
   const alice = await gw.fixtures.personalKey('alice')
   const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
