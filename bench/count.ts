@@ -5,6 +5,7 @@
 //   node bench/dist/count.js <target>...    targets: baseline (the lean node:http + undici proxy),
 //                                           fastify-proxy (fastify + @fastify/http-proxy),
 //                                           reference (fastify + @fastify/reply-from), keygate, keygate-nolog,
+//                                           keygate-log-sampled (log.allowed_sample_ratio: 0.01),
 //                                           keygate-nousage (usage counting off), keygate-tracing (spans
 //                                           as protobuf), keygate-tracing-json (OTLP JSON, the default),
 //                                           keygate-limited, keygate-metered (a rate limit, a quota; usage off),
@@ -13,8 +14,9 @@
 //                                           round-robin targets of the origin),
 //                                           keygate-cold (the cold-keys row: BENCH_COLD_KEYS distinct
 //                                           keys cycled in order, each request a miss; prints the
-//                                           registry reads per request),
-//                                           authz, hello, hello-node-http,
+//                                           registry reads per request), keygate-cold-nokeylog (the
+//                                           same with the per-key request log off),
+//                                           authz, authz-log-sampled, hello, hello-node-http,
 //                                           authz-grpc (the gRPC authorizer: Envoy's Check, as
 //                                           bench/grpc-load.ts sends it), grpc-hello, grpc-hello-lean,
 //                                           connect-hello (its floors: grpc-js with proto-loader's
@@ -125,12 +127,13 @@ async function registryScripts (): Promise<number> {
 // counted requests must not exceed the keys.
 // Under valgrind (~50x slower) the default 500 ms command timeout and freshness fail
 // reads and drop tracking (a flush and a refill of every key): both at their most.
-function coldTarget (name: string, compare = false): Target {
+function coldTarget (name: string, compare = false, requestLog = true): Target {
   return {
     start: async () => {
       coldKeys()
       return await startKeygate(compare ? { ...ctx, keygateCli: compareCli() } : ctx, name, {
         ...cold,
+        requestLog,
         launcher: launcher(name)
       })
     },
@@ -171,6 +174,7 @@ const targets: Record<string, Target> = {
   // reads and drop tracking (a flush and a refill of every key): both at their most.
   'keygate-cold': coldTarget('keygate-cold'),
   'keygate-cold-compare': coldTarget('keygate-cold-compare', true),
+  'keygate-cold-nokeylog': coldTarget('keygate-cold-nokeylog', false, false),
   'keygate-compare': {
     start: async () =>
       await startKeygate({ ...ctx, keygateCli: compareCli() }, 'keygate-compare', {
@@ -203,6 +207,13 @@ const targets: Record<string, Target> = {
   'keygate-nolog': {
     start: async () =>
       await startKeygate(ctx, 'keygate-nolog', { ...kg, logLevel: 'warn', launcher: launcher('keygate-nolog') }),
+    headers: personal
+  },
+  'keygate-log-sampled': {
+    start: async () =>
+      await startKeygate(ctx, 'keygate-log-sampled', {
+        ...kg, logSample: 0.01, launcher: launcher('keygate-log-sampled')
+      }),
     headers: personal
   },
   'keygate-nousage': {
@@ -273,6 +284,16 @@ const targets: Record<string, Target> = {
   authz: {
     start: async () => {
       const s = await startKeygate(ctx, 'authz', { ...kg, authz: true, launcher: launcher('authz') })
+      return { ...s, port: s.authzPort ?? 0 }
+    },
+    headers: traefikDecision(benchKeys.personal.key),
+    authz: true
+  },
+  'authz-log-sampled': {
+    start: async () => {
+      const s = await startKeygate(ctx, 'authz-log-sampled', {
+        ...kg, authz: true, logSample: 0.01, launcher: launcher('authz-log-sampled')
+      })
       return { ...s, port: s.authzPort ?? 0 }
     },
     headers: traefikDecision(benchKeys.personal.key),

@@ -135,6 +135,8 @@ export interface KeygateOptions {
   /** more of the `redis` section, YAML flow mapping entries (`command_timeout_ms: 60000`) */
   redis?: string
   logLevel?: string
+  /** `log.allowed_sample_ratio`: the share of passed requests' lines written (docs/operating.md) */
+  logSample?: number
   /** `serve --workers N`; such a scenario runs unpinned, on every core */
   workers?: number
   /** a Redis of the caller's instead of the shared one (bench/extras.ts) */
@@ -205,6 +207,10 @@ function usageSection (o: KeygateOptions['usage']): string {
  * cache every key the shared Redis's usage hash lists (after the cold-keys row, 100,000
  * of them) while the round is measured. The warm-up is measured on its own (warm-up.ts).
  */
+function logSample (ratio: number | undefined): string {
+  return ratio === undefined ? '' : `, allowed_sample_ratio: ${ratio}`
+}
+
 function benchCache (cache: string | undefined): string {
   const inner = (cache ?? '{}').trim().replace(/^\{|\}$/g, '').trim()
   if (inner.includes('warm_up')) return `{ ${inner} }`
@@ -327,7 +333,7 @@ routes:
 ${stripRoute}rules:
   - { method: GET, path: ${BENCH_PATH}, permissions: [users:read] }
 ${stripRule}cache: ${benchCache(o.cache)}
-${o.keys === undefined ? '' : `keys: ${o.keys}\n`}log: { level: ${o.logLevel ?? 'info'} }
+${o.keys === undefined ? '' : `keys: ${o.keys}\n`}log: { level: ${o.logLevel ?? 'info'}${logSample(o.logSample)} }
 ${assertion.yaml}${tracing}${features}`)
   const port = await freePort()
   const adminPort = await freePort()

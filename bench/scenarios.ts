@@ -32,6 +32,8 @@ export const KEYGATE_NO_KEY_LOG =
   'keygate: personal key, cache warm, per-key request log off (request_log.enabled: false)'
 /** the headline row with the webhook dispatcher off: what the same row with it on is compared with */
 export const KEYGATE_NO_WEBHOOKS = 'keygate: personal key, cache warm, webhooks off'
+/** the log-sampled rows' `log.allowed_sample_ratio` */
+const LOG_SAMPLE = 0.01
 /** the cached decision, what the assertion's decision rows are compared with */
 export const AUTHZ_CACHED = 'authz: personal key, cache warm (Traefik shape, 200 decision)'
 /** the reference of the decision rows */
@@ -147,6 +149,14 @@ export function keygateScenarios (ctx: ScenarioContext): Scenario[] {
     {
       name: 'keygate: personal key, cache warm, request log off',
       start: async () => await startKeygate(ctx, 'keygate-nolog', { logLevel: 'silent' }),
+      headers: bearer(benchKeys.personal.key)
+    },
+    // an operator's setting: one allowed request's line in a hundred (every refusal's still written)
+    {
+      name: `keygate: personal key, cache warm, log sampled (log.allowed_sample_ratio: ${LOG_SAMPLE})`,
+      label: 'log sampled',
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startKeygate(ctx, 'keygate-log-sampled', { logSample: LOG_SAMPLE }),
       headers: bearer(benchKeys.personal.key)
     },
     {
@@ -470,6 +480,13 @@ export function authorizerScenarios (ctx: ScenarioContext): Scenario[] {
       path: '/',
       headers: traefikDecision(benchKeys.personal.key),
       target: { reqPerSec: 25_000, cpuUsPerReq: 40, cpuRatio: 0.5 }
+    },
+    {
+      name: `authz: personal key, cache warm, log sampled (log.allowed_sample_ratio: ${LOG_SAMPLE})`,
+      compareWith: AUTHZ_CACHED,
+      start: async () => await startAuthorizer(ctx, 'keygate-authz-log-sampled', { logSample: LOG_SAMPLE }),
+      path: '/',
+      headers: traefikDecision(benchKeys.personal.key)
     },
     {
       name: 'authz: malformed keys (401 decision, no Redis)',

@@ -101,7 +101,14 @@ export async function buildGrpcAuthorizer (o: GrpcAuthorizerOptions): Promise<Gr
   setLogger({ error: grpcLog, info: grpcLog, debug: grpcLog })
   const peerAt = addressPeer(config.authz.trusted_peers)
   const writeAllowed = allowedAnswer({ headerPrefix: config.identity.header_prefix, assertions: o.assertions, tracing })
-  const requestLog = createRequestLog(o.logger, o.metrics.decisions, keyPrefix, 'authz', o.counter, o.requests)
+  const requestLog = createRequestLog(o.logger, {
+    meter: o.metrics.decisions,
+    keyPrefix,
+    mode: 'authz',
+    usage: o.counter,
+    requests: o.requests,
+    allowedSampleRatio: config.log.allowed_sample_ratio
+  })
   const finishSpans = tracing.finisher('authz')
   const byHost = config.routes.some((r) => r.hosts !== undefined)
   const routeNames = new Map(config.routes.map((r) => [r.prefix, routePatterns(r.prefix)[1]]))

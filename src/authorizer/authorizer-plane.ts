@@ -110,7 +110,8 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
       keyPrefix: keyPrefixesOf(config.keys),
       mode: 'authz',
       usage: o.counter,
-      requests: o.requests
+      requests: o.requests,
+      allowedSampleRatio: config.log.allowed_sample_ratio
     },
     tracing: { tracing, mode: 'authz' }
   })

@@ -275,7 +275,12 @@ export const ConfigSchema = Type.Object({
       Type.Literal('info'), Type.Literal('debug'), Type.Literal('silent')
     ], { default: 'info' }),
     /** json: one JSON object a line (for a log shipper); pretty: text for a person at a terminal */
-    format: Type.Union([Type.Literal('json'), Type.Literal('pretty')], { default: 'json' })
+    format: Type.Union([Type.Literal('json'), Type.Literal('pretty')], { default: 'json' }),
+    /**
+     * the share of the lines of requests that passed (answered below 500, no shadow disagreement) that are
+     * written, chosen at random; every refusal's and error's line is always written (src/http/request-log.ts)
+     */
+    allowed_sample_ratio: Type.Number({ minimum: 0, maximum: 1, default: 1 })
   }, { additionalProperties: false, default: {} })
 }, { additionalProperties: false })
 

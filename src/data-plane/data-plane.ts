@@ -117,7 +117,14 @@ export async function buildDataPlane ({
       return503OnClosing: false
     },
     // log: one line per request, and its metrics
-    log: { meter: metrics.requests, keyPrefix: keyPrefixesOf(config.keys), mode: 'proxy', usage: counter, requests },
+    log: {
+      meter: metrics.requests,
+      keyPrefix: keyPrefixesOf(config.keys),
+      mode: 'proxy',
+      usage: counter,
+      requests,
+      allowedSampleRatio: config.log.allowed_sample_ratio
+    },
     tracing: { tracing, mode: 'proxy' },
     // body: a refusal of its own
     ownRefusal (err, reply) {

@@ -13,16 +13,12 @@ import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.js'
 import { codeForStatus, sendError, type Reason } from '../errors.js'
-import type { RequestMeter } from '../metrics/metrics.js'
 import type { Mode } from '../metrics/request-metrics.js'
 import type { Tracing } from '../tracing/request-trace.js'
-import type { UsageCounter } from '../usage/counter.js'
-import type { KeyRequests } from '../usage/key-requests.js'
 import { deny } from './deny.js'
 import { checkFraming, headLimits, onClientError, type Framing } from './framing.js'
 import { PROXIED_METHODS } from './methods.js'
-import { createRequestLog } from './request-log.js'
-import type { KeyPrefixes } from '../registry/key-format.js'
+import { createRequestLog, type RequestLogOptions } from './request-log.js'
 
 export interface ListenerOptions {
   logger: Logger
@@ -34,7 +30,7 @@ export interface ListenerOptions {
   /** this listener's own fastify options */
   fastify?: Pick<FastifyServerOptions, 'rewriteUrl' | 'routerOptions' | 'bodyLimit' | 'return503OnClosing'>
   /** one line per request, its metrics, its key's usage count and request log record (request-log.ts) */
-  log?: { meter: RequestMeter, keyPrefix: KeyPrefixes, mode: Mode, usage?: UsageCounter, requests?: KeyRequests }
+  log?: RequestLogOptions
   /** the spans of each request (src/tracing/) */
   tracing?: { tracing: Tracing, mode: Mode }
   /** an error that has a refusal of its own (the data plane's body limit); undefined: the shared answer */
@@ -81,7 +77,7 @@ export function createListener (o: ListenerOptions): Listener {
   const framing = checkFraming(app.server, o.limits)
 
   if (o.log !== undefined) {
-    const requestLog = createRequestLog(logger, o.log.meter, o.log.keyPrefix, o.log.mode, o.log.usage, o.log.requests)
+    const requestLog = createRequestLog(logger, o.log)
     app.addHook('onResponse', requestLog.hook)
     if (o.tracing !== undefined) addSpans(app, o.tracing)
     app.addHook('onClose', (_app, done) => { requestLog.flush(); done() })

@@ -8,6 +8,12 @@
  * Anything key-shaped in the path is logged as its key id at most (src/redact.ts;
  * tested cheaply first: a path without `_` or `%` is written as it is).
  *
+ * `log.allowed_sample_ratio` below 1 writes that share of the lines of requests that passed
+ * (reasons `allowed`, `public`, `cors_preflight`) and were answered below 500, chosen by the
+ * gateway at random (never by anything a client sends, such as its trace id), each such line
+ * carrying `sample_ratio`; every other line (a refusal, a 5xx, a shadow rule's disagreement) is
+ * always written. Metrics, usage counts and the per-key request log see every request.
+ *
  * The line has pino's shape (`level`, `time`, `pid`, ..., `msg`) and goes to the
  * logger's own asynchronous destination. Measured costs shape this file:
  * - serialising: pino's generic serialiser takes 5.7 us a line, JSON.stringify of the
@@ -39,6 +45,17 @@ import type { KeyPrefixes } from '../registry/key-format.js'
 export type LoggedRequest = Pick<FastifyRequest, 'id' | 'method' | 'kg'>
 export type LoggedReply = Pick<FastifyReply, 'statusCode' | 'elapsedTime'>
 
+/** What a listener's log stage counts and writes besides the line (listener.ts). */
+export interface RequestLogOptions {
+  meter: RequestMeter
+  keyPrefix: KeyPrefixes
+  mode: Mode
+  usage?: UsageCounter
+  requests?: KeyRequests
+  /** `log.allowed_sample_ratio`: the share of passed requests' lines written (default 1: every line) */
+  allowedSampleRatio?: number
+}
+
 export interface RequestLog {
   hook: (request: LoggedRequest, reply: LoggedReply, done: () => void) => void
   /** hand the pending lines to the destination now, and stop the timer (at close) */
@@ -48,11 +65,13 @@ export interface RequestLog {
 /** the bytes of a batch */
 const BATCH = 64 * 1024
 
-export function createRequestLog (
-  logger: Logger, meter: RequestMeter, keyPrefix: KeyPrefixes = 'kg_', mode: Mode = 'proxy', usage?: UsageCounter,
-  requests?: KeyRequests
-): RequestLog {
-  const redact = createRedactor(keyPrefix)
+/** the reasons of a request that passed: their lines are the ones sampled */
+const PASSED = new Set<string>(['allowed', 'public', 'cors_preflight'])
+
+export function createRequestLog (logger: Logger, o: RequestLogOptions): RequestLog {
+  const { meter, mode, usage, requests } = o
+  const ratio = o.allowedSampleRatio ?? 1
+  const redact = createRedactor(o.keyPrefix)
   const sink = sinkOf(logger)
   const stream = destinationOf(logger)
   // (a destination of the caller's, in tests, takes the lines as a string)
@@ -63,6 +82,7 @@ export function createRequestLog (
   // the line's fixed parts, written once
   const pidReqId = `,"pid":${pid},"req_id":"`
   const modeField = `","mode":"${mode}"`
+  const sampleField = ratio < 1 ? `,"sample_ratio":${ratio}` : ''
   // (the destination keeps a batch until it is written: each batch is a new buffer)
   let batch = Buffer.allocUnsafeSlow(BATCH)
   let used = 0
@@ -104,11 +124,17 @@ export function createRequestLog (
       requests?.record(s.keyId, s.reason, method, s.path, status, ms, s.clientIp, s.trace.traceId, now)
     }
     if (logger.isLevelEnabled('info')) {
-      append(
-        s === undefined ? genericLine(request, status, reason, ms, now) : line(request, s, status, reason, ms, now)
-      )
+      if (s === undefined) append(genericLine(request, status, reason, ms, now))
+      else if (ratio >= 1) append(line(request, s, status, reason, ms, now, ''))
+      else if (!sampled(s, status, reason)) append(line(request, s, status, reason, ms, now, ''))
+      else if (Math.random() < ratio) append(line(request, s, status, reason, ms, now, sampleField))
     }
     done()
+  }
+
+  /** A line `log.allowed_sample_ratio` samples: the request passed, was answered below 500, no shadow disagreed. */
+  function sampled (s: RequestState, status: number, reason: string): boolean {
+    return status < 500 && s.shadow === undefined && PASSED.has(reason)
   }
 
   /**
@@ -119,7 +145,7 @@ export function createRequestLog (
    * other goes through JSON.stringify.
    */
   function line (
-    request: LoggedRequest, s: RequestState, status: number, reason: string, ms: number, now: number
+    request: LoggedRequest, s: RequestState, status: number, reason: string, ms: number, now: number, sample: string
   ): string {
     return '{"level":30,"time":' + now + pidReqId + request.id + '","trace_id":"' + s.trace.traceId + modeField +
       (s.via === undefined ? '' : `,"via":"${s.via}"`) +
@@ -131,7 +157,7 @@ export function createRequestLog (
       `,"reason":"${reason}"` +
       (s.rule === undefined ? '' : `,"rule":${ruleJson(s.rule)}`) +
       (s.shadow === undefined ? '' : `,"shadow":${JSON.stringify(s.shadow)}`) +
-      ',"latency_ms":' + milliseconds(ms) + ',"msg":"request"}\n'
+      ',"latency_ms":' + milliseconds(ms) + sample + ',"msg":"request"}\n'
   }
 
   /** A request the gateway's first hook never saw (no state, so no trace of its own): the same shape, generically. */

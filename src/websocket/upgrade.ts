@@ -57,13 +57,13 @@ import type { Upgrade, WebSocketStageOptions } from './upgrade-options.js'
 import { keyPrefixesOf } from '../registry/key-format.js'
 
 export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptions): Connections | undefined {
-  const { config, metrics } = o
+  const { config, metrics, counter, requests } = o
   const ws = config.websocket
   // off: node hands an upgrade request to fastify like any other, and its Upgrade and
   // Connection headers, hop-by-hop, are never forwarded
   if (!ws.enabled) return undefined
-  const requestLog = createRequestLog(
-    o.logger, metrics.upgrades, keyPrefixesOf(config.keys), 'websocket', o.counter, o.requests)
+  const requestLog = createRequestLog(o.logger, // (every upgrade's line is written, unsampled)
+    { meter: metrics.upgrades, keyPrefix: keyPrefixesOf(config.keys), mode: 'websocket', usage: counter, requests })
   const clientAddress = clientAddressOf(config.trusted_proxies)
   const connections = new Connections({
     maxTotal: ws.max_connections,
