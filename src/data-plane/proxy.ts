@@ -184,7 +184,9 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     }
   }
 
-  const forward = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+  // (returns nothing: a handler that returns the reply, a thenable, makes fastify wait for the response's
+  // end on listeners of its own, for every request)
+  const forward = (request: FastifyRequest, reply: FastifyReply): void => {
     // `Expect: 100-continue` (the only expectation the gateway admits): the client
     // is invited to send its body only now, after the gate allowed the request
     if (request.body !== undefined && request.headers.expect !== undefined && request.raw.httpVersionMinor === 1) {
@@ -193,7 +195,10 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     const kg = request.kg
     const leg = legOf(request)
     // (fail closed: never the live upstream for a test key)
-    if (leg === undefined) return deny(reply, 'forbidden', 'test_key_not_allowed')
+    if (leg === undefined) {
+      deny(reply, 'forbidden', 'test_key_not_allowed')
+      return
+    }
     const timeout = leg.upstream.timeout_ms
     kg.upstreamSentAt = performance.now()
     const headers = o.rewriteRequestHeaders(request, withoutConnectionListed(request.headers))
@@ -208,7 +213,6 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
       bodyTimeout: timeout,
       opaque: reply
     }, answer, ended)
-    return reply
   }
   // the prefix itself, and everything under it (`<prefix>/*` also matches `<prefix>/`)
   for (const registration of o.registrations) {
