@@ -125,8 +125,7 @@ export function createRequestLog (logger: Logger, o: RequestLogOptions): Request
     }
     if (logger.isLevelEnabled('info')) {
       if (s === undefined) append(genericLine(request, status, reason, ms, now))
-      else if (ratio >= 1) append(line(request, s, status, reason, ms, now, ''))
-      else if (!sampled(s, status, reason)) append(line(request, s, status, reason, ms, now, ''))
+      else if (ratio >= 1 || !sampled(s, status, reason)) append(line(request, s, status, reason, ms, now, ''))
       else if (Math.random() < ratio) append(line(request, s, status, reason, ms, now, sampleField))
     }
     done()
