@@ -201,16 +201,17 @@ function usageSection (o: KeygateOptions['usage']): string {
   return `usage: { ${fields.join(', ')} }\n`
 }
 
+/** The log section's `allowed_sample_ratio` entry, when the row sets one. */
+function logSample (ratio: number | undefined): string {
+  return ratio === undefined ? '' : `, allowed_sample_ratio: ${ratio}`
+}
+
 /**
  * The cache section: the row's settings, and `warm_up: false` unless the row sets it.
  * The rows measure a steady state; at start, a gateway's warm-up would read into its
  * cache every key the shared Redis's usage hash lists (after the cold-keys row, 100,000
  * of them) while the round is measured. The warm-up is measured on its own (warm-up.ts).
  */
-function logSample (ratio: number | undefined): string {
-  return ratio === undefined ? '' : `, allowed_sample_ratio: ${ratio}`
-}
-
 function benchCache (cache: string | undefined): string {
   const inner = (cache ?? '{}').trim().replace(/^\{|\}$/g, '').trim()
   if (inner.includes('warm_up')) return `{ ${inner} }`
