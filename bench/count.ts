@@ -143,6 +143,20 @@ function coldTarget (name: string, compare = false, requestLog = true): Target {
   }
 }
 
+/** the authorizer's cached decision (Traefik's shape), of this build or BENCH_COMPARE's */
+function authzTarget (name: string, o: { compare?: boolean, logSample?: number } = {}): Target {
+  return {
+    start: async () => {
+      const s = await startKeygate(o.compare === true ? { ...ctx, keygateCli: compareCli() } : ctx, name, {
+        ...kg, authz: true, logSample: o.logSample, launcher: launcher(name)
+      })
+      return { ...s, port: s.authzPort ?? 0 }
+    },
+    headers: traefikDecision(benchKeys.personal.key),
+    authz: true
+  }
+}
+
 const targets: Record<string, Target> = {
   baseline: {
     start: async () => await startBaseline(distDir, ctx.originUrl, undefined, launcher('baseline')),
@@ -192,18 +206,7 @@ const targets: Record<string, Target> = {
       }),
     headers: personal
   },
-  'authz-compare': {
-    start: async () => {
-      const s = await startKeygate({ ...ctx, keygateCli: compareCli() }, 'authz-compare', {
-        ...kg,
-        authz: true,
-        launcher: launcher('authz-compare')
-      })
-      return { ...s, port: s.authzPort ?? 0 }
-    },
-    headers: traefikDecision(benchKeys.personal.key),
-    authz: true
-  },
+  'authz-compare': authzTarget('authz-compare', { compare: true }),
   'keygate-nolog': {
     start: async () =>
       await startKeygate(ctx, 'keygate-nolog', { ...kg, logLevel: 'warn', launcher: launcher('keygate-nolog') }),
@@ -281,24 +284,8 @@ const targets: Record<string, Target> = {
       }),
     headers: personal
   },
-  authz: {
-    start: async () => {
-      const s = await startKeygate(ctx, 'authz', { ...kg, authz: true, launcher: launcher('authz') })
-      return { ...s, port: s.authzPort ?? 0 }
-    },
-    headers: traefikDecision(benchKeys.personal.key),
-    authz: true
-  },
-  'authz-log-sampled': {
-    start: async () => {
-      const s = await startKeygate(ctx, 'authz-log-sampled', {
-        ...kg, authz: true, logSample: 0.01, launcher: launcher('authz-log-sampled')
-      })
-      return { ...s, port: s.authzPort ?? 0 }
-    },
-    headers: traefikDecision(benchKeys.personal.key),
-    authz: true
-  },
+  authz: authzTarget('authz'),
+  'authz-log-sampled': authzTarget('authz-log-sampled', { logSample: 0.01 }),
   hello: {
     start: async () => await startHello(distDir, undefined, launcher('hello')),
     headers: traefikDecision(benchKeys.personal.key),

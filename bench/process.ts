@@ -40,12 +40,12 @@ export interface Launcher {
   readyTimeoutMs: number
 }
 
-/** `command` and `args` for running `node <args>`, under the launcher's prefix when there is one. */
 /** node's own options from an environment variable: space-separated, e.g. `--trace-gc --no-concurrent-recompilation` */
 export function nodeArgsFrom (name: string): string[] {
   return (process.env[name] ?? '').split(' ').filter((a) => a !== '')
 }
 
+/** `command` and `args` for running `node <args>`, under the launcher's prefix when there is one. */
 export function nodeCommand (
   args: readonly string[], launcher: Launcher | undefined
 ): Pick<SpawnServerOptions, 'command' | 'args' | 'readyTimeoutMs'> {

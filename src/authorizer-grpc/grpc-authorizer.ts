@@ -93,8 +93,7 @@ export async function buildGrpcAuthorizer (o: GrpcAuthorizerOptions): Promise<Gr
   const { config, decider, usage, tracing } = o
   const credentials = await credentialsOf(config.authz_grpc.tls)
   // grpc-js's own messages (a bind that failed...) as log lines, not bare stderr; redacted like any text
-  const keyPrefix = keyPrefixesOf(config.keys)
-  const redact = createRedactor(keyPrefix)
+  const redact = createRedactor(keyPrefixesOf(config.keys))
   const grpcLog = (...args: unknown[]): void => {
     o.logger.warn({ detail: redact.text(format(...args)).slice(0, 1000) }, 'grpc-js')
   }
@@ -103,7 +102,7 @@ export async function buildGrpcAuthorizer (o: GrpcAuthorizerOptions): Promise<Gr
   const writeAllowed = allowedAnswer({ headerPrefix: config.identity.header_prefix, assertions: o.assertions, tracing })
   const requestLog = createRequestLog(o.logger, {
     meter: o.metrics.decisions,
-    keyPrefix,
+    keys: config.keys,
     mode: 'authz',
     usage: o.counter,
     requests: o.requests,

@@ -49,7 +49,6 @@ import { routePatterns } from '../decision/route-table.js'
 import { loggedTarget, requestState } from '../http/request-state.js'
 import { allowedAnswer } from './allowed-answer.js'
 import { namesOriginal, originalRequest } from './original-request.js'
-import { keyPrefixesOf } from '../registry/key-format.js'
 import { VERIFY_PATH, type KeyVerifier } from '../decision/verify-key.js'
 import { decideCaller, verifyRoute } from './verify-route.js'
 
@@ -107,7 +106,7 @@ export async function buildAuthorizerPlane (o: AuthorizerPlaneOptions): Promise<
     // 6. one log line per decision, and its metrics
     log: {
       meter: o.metrics.decisions,
-      keyPrefix: keyPrefixesOf(config.keys),
+      keys: config.keys,
       mode: 'authz',
       usage: o.counter,
       requests: o.requests,

@@ -119,7 +119,7 @@ export async function buildDataPlane ({
     // log: one line per request, and its metrics
     log: {
       meter: metrics.requests,
-      keyPrefix: keyPrefixesOf(config.keys),
+      keys: config.keys,
       mode: 'proxy',
       usage: counter,
       requests,

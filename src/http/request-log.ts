@@ -39,7 +39,8 @@ import type { KeyRequests } from '../usage/key-requests.js'
 import { newTraceId } from '../tracing/trace-context.js'
 import type { RequestState } from './request-state.js'
 import type { Identity } from '../decision/identity.js'
-import type { KeyPrefixes } from '../registry/key-format.js'
+import { keyPrefixesOf } from '../registry/key-format.js'
+import type { Config } from '../config/schema.js'
 
 /** What the log reads of a request and its reply: fastify's, or a WebSocket upgrade's (src/websocket/). */
 export type LoggedRequest = Pick<FastifyRequest, 'id' | 'method' | 'kg'>
@@ -48,7 +49,8 @@ export type LoggedReply = Pick<FastifyReply, 'statusCode' | 'elapsedTime'>
 /** What a listener's log stage counts and writes besides the line (listener.ts). */
 export interface RequestLogOptions {
   meter: RequestMeter
-  keyPrefix: KeyPrefixes
+  /** `keys`: what a key looks like, live and test (keyPrefixesOf), to log any in a path as its key id at most */
+  keys: Pick<Config['keys'], 'prefix' | 'test_prefix'>
   mode: Mode
   usage?: UsageCounter
   requests?: KeyRequests
@@ -71,7 +73,7 @@ const PASSED = new Set<string>(['allowed', 'public', 'cors_preflight'])
 export function createRequestLog (logger: Logger, o: RequestLogOptions): RequestLog {
   const { meter, mode, usage, requests } = o
   const ratio = o.allowedSampleRatio ?? 1
-  const redact = createRedactor(o.keyPrefix)
+  const redact = createRedactor(keyPrefixesOf(o.keys))
   const sink = sinkOf(logger)
   const stream = destinationOf(logger)
   // (a destination of the caller's, in tests, takes the lines as a string)

@@ -54,7 +54,6 @@ import { CAP_RETRY_AFTER_S, OWN_101_HEADERS, passUpstreamAnswer, refuseUpgrade, 
 import { handshakeHeaders } from './handshake-headers.js'
 import { openUpstream, upstreamFor } from './upstream.js'
 import type { Upgrade, WebSocketStageOptions } from './upgrade-options.js'
-import { keyPrefixesOf } from '../registry/key-format.js'
 
 export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptions): Connections | undefined {
   const { config, metrics, counter, requests } = o
@@ -63,7 +62,7 @@ export function registerWebSockets (app: FastifyInstance, o: WebSocketStageOptio
   // Connection headers, hop-by-hop, are never forwarded
   if (!ws.enabled) return undefined
   const requestLog = createRequestLog(o.logger, // (every upgrade's line is written, unsampled)
-    { meter: metrics.upgrades, keyPrefix: keyPrefixesOf(config.keys), mode: 'websocket', usage: counter, requests })
+    { meter: metrics.upgrades, keys: config.keys, mode: 'websocket', usage: counter, requests })
   const clientAddress = clientAddressOf(config.trusted_proxies)
   const connections = new Connections({
     maxTotal: ws.max_connections,
