@@ -95,7 +95,7 @@ export function referenceScenario (ctx: ScenarioContext): Scenario {
  * that into a 503 (the rate limit's `allow` into an unlimited request, silently cheaper),
  * neither of which is what these rows measure.
  */
-const REDIS_ROW_TIMEOUT = 'command_timeout_ms: 10000'
+export const REDIS_ROW_TIMEOUT = 'command_timeout_ms: 10000'
 
 /** The "3 targets" row's upstream: the origin stub's three listeners, balanced round robin */
 export function threeTargets (ctx: ScenarioContext): string {
