@@ -12,9 +12,10 @@
 // pays for (docs/benchmarks.md, cold keys).
 //
 //   node bench/dist/gc.js [cached|cold|rate-limited ...]   (rows whose name starts with one; all by default)
-// Env: BENCH_DURATION / BENCH_WARMUP / BENCH_CONNECTIONS / BENCH_PIN (as the table's; the
-// cold row's warm-up and round together must not reach BENCH_COLD_KEYS), GC_NODE_ARGS: more
-// node flags for the gateways (e.g. `--max-semi-space-size=16`).
+// Env: BENCH_ROUNDS / BENCH_DURATION / BENCH_WARMUP / BENCH_CONNECTIONS / BENCH_PIN (as the
+// table's: interleaved rounds, each on a new gateway; the cold row's warm-up and round together
+// must not reach BENCH_COLD_KEYS), GC_NODE_ARGS: more node flags for the gateways (e.g.
+// `--max-semi-space-size=16`).
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -28,7 +29,7 @@ import { REDIS_ROW_TIMEOUT } from './scenarios.js'
 import { nodeArgsFrom, stopAll } from './process.js'
 import { cpuSeconds } from './procfs.js'
 import { BENCH_PATH, startOrigin } from './servers.js'
-import { percentile } from './stats.js'
+import { median, percentile } from './stats.js'
 import type { ScenarioContext } from './types.js'
 
 interface Row {
@@ -73,28 +74,59 @@ function collections (text: string): Collection[] {
   return found
 }
 
-/** What a measured round shows besides the collections: its load, the gateway's CPU and cache misses. */
-interface Measured {
-  round: RoundResult
-  cpuSeconds: number
-  misses: number
+/** One row's figures from one measured round. */
+interface Figures {
+  reqPerSec: number
+  cpuUs: number
+  missesPerReq: number
+  p50Ms: number
+  p99Ms: number
+  scavengesPer1k: number
+  scavengeP50Ms: number
+  scavengeMaxMs: number
+  compactsPer10k: number
+  compactMaxMs: number
+  promotedPerReq: number
+  pauseUsPerReq: number
 }
 
-function row (name: string, { round, cpuSeconds, misses }: Measured, seen: Collection[]): string {
+function figures (round: RoundResult, cpuSeconds: number, misses: number, seen: Collection[]): Figures {
   const n = round.responses
   const of = (kind: Collection['kind']): number[] =>
     seen.filter((c) => c.kind === kind).map((c) => c.pauseMs).sort((a, b) => a - b)
   const scavenges = of('scavenge')
   const compacts = of('mark-compact')
-  const promoted = seen.reduce((sum, c) => sum + (c.kind === 'scavenge' ? c.promoted : 0), 0)
-  const paused = seen.reduce((sum, c) => sum + c.pauseMs, 0)
-  const pauses = (p: number[]): string =>
-    p.length === 0 ? '–' : `${percentile(p, 50).toFixed(1)} / ${(p.at(-1) as number).toFixed(1)}`
+  return {
+    reqPerSec: round.reqPerSec,
+    cpuUs: cpuSeconds * 1e6 / n,
+    missesPerReq: misses / n,
+    p50Ms: round.p50Ms,
+    p99Ms: round.p99Ms,
+    scavengesPer1k: scavenges.length * 1000 / n,
+    scavengeP50Ms: percentile(scavenges, 50),
+    scavengeMaxMs: scavenges.at(-1) ?? Number.NaN,
+    compactsPer10k: compacts.length * 10_000 / n,
+    compactMaxMs: compacts.at(-1) ?? Number.NaN,
+    promotedPerReq: seen.reduce((sum, c) => sum + (c.kind === 'scavenge' ? c.promoted : 0), 0) / n,
+    pauseUsPerReq: seen.reduce((sum, c) => sum + c.pauseMs, 0) * 1000 / n
+  }
+}
+
+/** A row of the report: each figure's median over the rounds, the noisiest with their range. */
+function reportRow (name: string, rounds: Figures[]): string {
+  const med = (f: (x: Figures) => number, digits: number): string => {
+    const v = median(rounds.map(f).filter((x) => !Number.isNaN(x)))
+    return Number.isNaN(v) ? '–' : v.toFixed(digits)
+  }
+  const ranged = (f: (x: Figures) => number, digits: number): string => {
+    const all = rounds.map(f)
+    return `${med(f, digits)} (${Math.min(...all).toFixed(digits)}–${Math.max(...all).toFixed(digits)})`
+  }
   const cells = [
-    name, round.reqPerSec.toFixed(0), (cpuSeconds * 1e6 / n).toFixed(0), (misses / n).toFixed(2),
-    round.p50Ms.toFixed(2), round.p99Ms.toFixed(2),
-    (scavenges.length * 1000 / n).toFixed(2), pauses(scavenges), (compacts.length * 10_000 / n).toFixed(2),
-    pauses(compacts), (promoted / n).toFixed(0), (paused * 1000 / n).toFixed(1)
+    name, med((x) => x.reqPerSec, 0), ranged((x) => x.cpuUs, 0), med((x) => x.missesPerReq, 2),
+    med((x) => x.p50Ms, 2), ranged((x) => x.p99Ms, 1), med((x) => x.scavengesPer1k, 2),
+    `${med((x) => x.scavengeP50Ms, 1)} / ${med((x) => x.scavengeMaxMs, 1)}`, med((x) => x.compactsPer10k, 2),
+    med((x) => x.compactMaxMs, 1), ranged((x) => x.promotedPerReq, 0), ranged((x) => x.pauseUsPerReq, 1)
   ]
   return `| ${cells.join(' | ')} |\n`
 }
@@ -112,47 +144,64 @@ const ctx: ScenarioContext = {
   distDir
 }
 const load = { connections: config.connections, pipelining: config.pipelining }
+
+/** One round of one row: a new gateway, its warm-up, then the measured round and its collections. */
+async function measure (r: Row, name: string): Promise<Figures> {
+  const stdout = join(dir, `${name}.log`)
+  // (sh runs `node <args> <script>...`: node is its $1; its stdout, log lines and GC lines, to the file)
+  const gateway = await startKeygate(ctx, name, {
+    ...r.options,
+    launcher: {
+      prefix: ['sh', '-c', `node="$1"; shift; exec "$node" "$@" > '${stdout}'`, 'sh'],
+      nodeArgs: ['--trace-gc-nvp', ...nodeArgsFrom('GC_NODE_ARGS')],
+      readyTimeoutMs: 60_000
+    }
+  })
+  try {
+    const target = { url: `http://127.0.0.1:${gateway.port}${BENCH_PATH}`, headers: {}, headersFor: r.headersFor }
+    await runRound(target, { ...load, durationSec: config.warmupSec })
+    const from = statSync(stdout).size
+    const cpu = (): number => cpuSeconds(gateway.pid as number) ?? Number.NaN
+    const misses = async (): Promise<number> => await cacheMissesOf(gateway.adminPort)
+    const before = { cpu: cpu(), misses: await misses() }
+    const round = await runRound(target, { ...load, durationSec: config.durationSec })
+    const [cpuUsed, missed] = [cpu() - before.cpu, await misses() - before.misses]
+    if (round.unexpectedStatus > 0 || round.errors > 0) {
+      throw new Error(`${r.name}: ${round.unexpectedStatus} unexpected statuses, ${round.errors} errors`)
+    }
+    return figures(round, cpuUsed, missed, collections(readFileSync(stdout).subarray(from).toString('latin1')))
+  } finally {
+    await gateway.stop()
+    rmSync(stdout, { force: true })
+  }
+}
+
 try {
   coldKeys()
+  const asked = process.argv.slice(2)
+  const chosen = rows.filter((r) => asked.length === 0 || asked.some((a) => r.name.startsWith(a)))
+  const measured = chosen.map(() => [] as Figures[])
+  // rounds interleave the rows, in an order that rotates every round (the table's method)
+  for (let round = 0; round < config.rounds; round++) {
+    for (let k = 0; k < chosen.length; k++) {
+      const i = (k + round) % chosen.length
+      const r = chosen[i] as Row
+      const f = await measure(r, `gc-${round}-${i}`)
+      measured[i]?.push(f)
+      process.stderr.write(`[gc] round ${round + 1}/${config.rounds} ${r.name}: ${f.cpuUs.toFixed(0)} µs/req, ` +
+        `${f.promotedPerReq.toFixed(0)} B/req promoted, ${f.pauseUsPerReq.toFixed(1)} µs/req paused\n`)
+    }
+  }
   process.stdout.write(
-    `pinning ${pinning.note}; ${config.warmupSec} s of warm-up, then ${config.durationSec} s measured, ` +
-    `${config.connections} connections\n\n` +
+    `pinning ${pinning.note}; ${config.rounds} interleaved rounds, each a new gateway: ${config.warmupSec} s of ` +
+    `warm-up, then ${config.durationSec} s measured, ${config.connections} connections. Medians over the rounds ` +
+    '(min–max)\n\n' +
     '| request | req/s | CPU µs/req | cache misses/req | p50 ms | p99 ms | scavenges per 1k req | ' +
-    'scavenge pause p50 / max ms | mark-compacts per 10k req | mark-compact pause p50 / max ms | ' +
+    'scavenge pause p50 / max ms | mark-compacts per 10k req | mark-compact pause max ms | ' +
     'promoted bytes/req | GC pause µs/req |\n' +
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
   )
-  const asked = process.argv.slice(2)
-  for (const [i, r] of rows.entries()) {
-    if (asked.length > 0 && !asked.some((a) => r.name.startsWith(a))) continue
-    const stdout = join(dir, `gateway-${i}.log`)
-    // (sh runs `node <args> <script>...`: node is its $1; its stdout, log lines and GC lines, to the file)
-    const gateway = await startKeygate(ctx, `gc-${i}`, {
-      ...r.options,
-      launcher: {
-        prefix: ['sh', '-c', `node="$1"; shift; exec "$node" "$@" > '${stdout}'`, 'sh'],
-        nodeArgs: ['--trace-gc-nvp', ...nodeArgsFrom('GC_NODE_ARGS')],
-        readyTimeoutMs: 60_000
-      }
-    })
-    try {
-      const target = { url: `http://127.0.0.1:${gateway.port}${BENCH_PATH}`, headers: {}, headersFor: r.headersFor }
-      await runRound(target, { ...load, durationSec: config.warmupSec })
-      const from = statSync(stdout).size
-      const cpu = (): number => cpuSeconds(gateway.pid as number) ?? Number.NaN
-      const misses = async (): Promise<number> => await cacheMissesOf(gateway.adminPort)
-      const before = { cpu: cpu(), misses: await misses() }
-      const round = await runRound(target, { ...load, durationSec: config.durationSec })
-      const measured = { round, cpuSeconds: cpu() - before.cpu, misses: await misses() - before.misses }
-      if (round.unexpectedStatus > 0 || round.errors > 0) {
-        throw new Error(`${r.name}: ${round.unexpectedStatus} unexpected statuses, ${round.errors} errors`)
-      }
-      const text = readFileSync(stdout).subarray(from).toString('latin1')
-      process.stdout.write(row(r.name, measured, collections(text)))
-    } finally {
-      await gateway.stop()
-    }
-  }
+  for (const [i, r] of chosen.entries()) process.stdout.write(reportRow(r.name, measured[i] as Figures[]))
 } finally {
   await origin.stop()
   await stopAll()
