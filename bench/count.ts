@@ -45,8 +45,8 @@ import { benchKeys, registryCalls, startKeygate, STRIP_PREFIX } from './keygate.
 import { perRequest } from './load.js'
 import { freePort } from './port.js'
 import { nodeArgsFrom, stopAll, type Launcher } from './process.js'
-import { BENCH_PATH, startBaseline, startGrpcHello, startHello, startOrigin } from './servers.js'
-import type { RunningServer, ScenarioContext } from './types.js'
+import { BENCH_PATH, startBaseline, startGrpcHello, startHello, startOriginContext } from './servers.js'
+import type { RunningServer } from './types.js'
 import { threeTargets, traefikDecision } from './scenarios.js'
 
 const distDir = dirname(fileURLToPath(import.meta.url))
@@ -83,14 +83,7 @@ function compareCli (): string {
   return join(resolve(dir), 'dist/cli/main.js')
 }
 
-const origin = await startOrigin(distDir, undefined)
-const ctx: ScenarioContext = {
-  originUrl: `http://127.0.0.1:${origin.port}`,
-  originTargets: origin.targets,
-  serverCpus: undefined,
-  auxCpus: undefined,
-  distDir
-}
+const { origin, ctx } = await startOriginContext(distDir)
 const personal = { authorization: `Bearer ${benchKeys.personal.key}` }
 const kg = { cache: '{ ttl_ms: 60000 }' }
 const cold = { ...kg, redis: 'command_timeout_ms: 60000', coldKeys: true, usage: { enabled: false } }

@@ -26,11 +26,10 @@ import { benchKeys, cacheMissesOf, startKeygate, type KeygateOptions } from './k
 import { runRound, type RoundResult } from './load.js'
 import { applyPinning } from './pinning.js'
 import { REDIS_ROW_TIMEOUT } from './scenarios.js'
-import { nodeArgsFrom, stopAll } from './process.js'
+import { nodeArgsFrom, stdoutInto, stopAll } from './process.js'
 import { cpuSeconds } from './procfs.js'
-import { BENCH_PATH, startOrigin } from './servers.js'
+import { BENCH_PATH, startOriginContext } from './servers.js'
 import { median, percentile } from './stats.js'
-import type { ScenarioContext } from './types.js'
 
 interface Row {
   name: string
@@ -135,24 +134,16 @@ const config = readConfig(process.env, [])
 const pinning = applyPinning(config.pin)
 const distDir = dirname(fileURLToPath(import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'keygate-gc-'))
-const origin = await startOrigin(distDir, pinning.auxCpus)
-const ctx: ScenarioContext = {
-  originUrl: `http://127.0.0.1:${origin.port}`,
-  originTargets: origin.targets,
-  serverCpus: pinning.serverCpus,
-  auxCpus: pinning.auxCpus,
-  distDir
-}
+const { origin, ctx } = await startOriginContext(distDir, pinning)
 const load = { connections: config.connections, pipelining: config.pipelining }
 
 /** One round of one row: a new gateway, its warm-up, then the measured round and its collections. */
 async function measure (r: Row, name: string): Promise<Figures> {
   const stdout = join(dir, `${name}.log`)
-  // (sh runs `node <args> <script>...`: node is its $1; its stdout, log lines and GC lines, to the file)
   const gateway = await startKeygate(ctx, name, {
     ...r.options,
     launcher: {
-      prefix: ['sh', '-c', `node="$1"; shift; exec "$node" "$@" > '${stdout}'`, 'sh'],
+      prefix: stdoutInto(stdout),
       nodeArgs: ['--trace-gc-nvp', ...nodeArgsFrom('GC_NODE_ARGS')],
       readyTimeoutMs: 60_000
     }

@@ -9,23 +9,14 @@
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { memory } from './extras.js'
-import { nodeArgsFrom, stopAll } from './process.js'
-import { startOrigin } from './servers.js'
+import { nodeArgsFrom, stdoutInto, stopAll } from './process.js'
+import { startOriginContext } from './servers.js'
 
 const distDir = dirname(fileURLToPath(import.meta.url))
-const stdout = (process.env['MEMORY_STDOUT'] ?? '/dev/null').replaceAll("'", '')
-// (sh runs `node <args> <script>...`: node is its $1)
-const script = `node="$1"; shift; exec "$node" "$@" > '${stdout}'`
-const origin = await startOrigin(distDir, undefined)
+const { origin, ctx } = await startOriginContext(distDir)
 try {
-  const result = await memory({
-    originUrl: `http://127.0.0.1:${origin.port}`,
-    originTargets: origin.targets,
-    serverCpus: undefined,
-    auxCpus: undefined,
-    distDir
-  }, {
-    prefix: ['sh', '-c', script, 'sh'],
+  const result = await memory(ctx, {
+    prefix: stdoutInto(process.env['MEMORY_STDOUT'] ?? '/dev/null'),
     nodeArgs: nodeArgsFrom('MEMORY_NODE_ARGS'),
     readyTimeoutMs: 120_000
   })

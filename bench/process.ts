@@ -45,6 +45,14 @@ export function nodeArgsFrom (name: string): string[] {
   return (process.env[name] ?? '').split(' ').filter((a) => a !== '')
 }
 
+/**
+ * A launcher prefix under which node's stdout (a gateway's log lines, and --trace-gc's) goes into `file`: sh runs
+ * `node <args> <script>...`, node being its $1.
+ */
+export function stdoutInto (file: string): string[] {
+  return ['sh', '-c', `node="$1"; shift; exec "$node" "$@" > '${file.replaceAll("'", '')}'`, 'sh']
+}
+
 /** `command` and `args` for running `node <args>`, under the launcher's prefix when there is one. */
 export function nodeCommand (
   args: readonly string[], launcher: Launcher | undefined

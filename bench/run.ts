@@ -32,7 +32,7 @@ import {
   keygateScenarios,
   referenceScenario
 } from './scenarios.js'
-import { BENCH_PATH, startOrigin } from './servers.js'
+import { BENCH_PATH, startOriginContext } from './servers.js'
 import { cpuPerReq, summarize, type RoundMeasure, type ScenarioMeasures } from './summary.js'
 import type { RunningServer, Scenario, ScenarioContext } from './types.js'
 
@@ -201,13 +201,9 @@ async function main (): Promise<number> {
   const distDir = fileURLToPath(new URL('.', import.meta.url))
   const started: Started[] = []
   try {
-    const origin = await startOrigin(distDir, pinning.auxCpus)
+    const { origin, ctx: pinned } = await startOriginContext(distDir, pinning)
     const ctx: ScenarioContext = {
-      originUrl: `http://127.0.0.1:${origin.port}`,
-      originTargets: origin.targets,
-      serverCpus: pinning.serverCpus,
-      auxCpus: pinning.auxCpus,
-      distDir,
+      ...pinned,
       compareCli: process.env.BENCH_COMPARE === undefined || process.env.BENCH_COMPARE === ''
         ? undefined
         : `${process.env.BENCH_COMPARE.replace(/\/$/, '')}/dist/cli/main.js`

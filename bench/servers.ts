@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { freePort } from './port.js'
 import { nodeCommand, spawnServer, type ChildServer, type Launcher } from './process.js'
+import type { ScenarioContext } from './types.js'
 
 export const BENCH_PATH = '/api/v1/users'
 
@@ -26,6 +27,24 @@ Promise<ChildServer & { targets: string[] }> {
   })
   // the origin's port and its two extra listeners: three origins for the "3 targets" row
   return Object.assign(child, { targets: [port, ...extra].map((p) => `http://127.0.0.1:${p}`) })
+}
+
+/**
+ * The origin, on the load generator's CPUs when pinned, and the context every server of a run starts in (the
+ * pinning's CPUs; none: unpinned).
+ */
+export async function startOriginContext (
+  distDir: string, cpus: Pick<ScenarioContext, 'serverCpus' | 'auxCpus'> = { serverCpus: undefined, auxCpus: undefined }
+): Promise<{ origin: ChildServer, ctx: ScenarioContext }> {
+  const origin = await startOrigin(distDir, cpus.auxCpus)
+  const ctx = {
+    originUrl: `http://127.0.0.1:${origin.port}`,
+    originTargets: origin.targets,
+    serverCpus: cpus.serverCpus,
+    auxCpus: cpus.auxCpus,
+    distDir
+  }
+  return { origin, ctx }
 }
 
 /** The proxies without auth: the lean floor (bench/lean-proxy.ts) and the two fastify ones (bench/baseline.ts). */
