@@ -44,6 +44,7 @@ import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { CacheCounters } from './record-cache.js'
 import type { ChangeListener, FillTicket, Tracking } from './tracking.js'
+import { FillTickets } from './fill-tickets.js'
 
 const CHANNEL = '__redis__:invalidate'
 /** pings in a row that time out before the connection is given up as hung */
@@ -84,11 +85,8 @@ export class InvalidationTracker implements Tracking {
   since = 0
   /** bumped whenever entries filled before may not be installed: loss, re-establishment, flush */
   private epoch = 0
-  /** bumped by every invalidated name */
-  private seq = 0
-  private fills = 0
-  /** name -> seq of its latest invalidation, kept only while fills are in flight */
-  private readonly recent = new Map<string, number>()
+  /** which invalidations each fill in flight may not install over */
+  private readonly tickets = new FillTickets()
   private sub: Redis | undefined
   private readonly now: () => number
   private timer: NodeJS.Timeout | undefined
@@ -185,19 +183,20 @@ export class InvalidationTracker implements Tracking {
   // ---- fill tickets (resolve-identity.ts) ----------------------------------
 
   beginFill (): FillTicket {
-    this.fills++
-    return { tracked: this.up, epoch: this.epoch, seq: this.seq }
+    return this.tickets.begin(this.up, this.epoch)
   }
 
   mayInstall (ticket: FillTicket, name: string): boolean {
-    if (ticket.epoch !== this.epoch) return false
-    const invalidated = this.recent.get(name)
-    return invalidated === undefined || invalidated <= ticket.seq
+    return ticket.epoch === this.epoch && this.tickets.unchanged(ticket, name)
   }
 
-  endFill (): void {
-    this.fills--
-    if (this.fills === 0) this.recent.clear()
+  endFill (ticket: FillTicket): void {
+    this.tickets.end(ticket)
+  }
+
+  /** how many invalidated names are remembered for the fills in flight (fill-tickets.ts) */
+  get remembered (): number {
+    return this.tickets.remembered
   }
 
   // ---- the connection ------------------------------------------------------
@@ -275,8 +274,7 @@ export class InvalidationTracker implements Tracking {
     for (const buf of payload) {
       const name = this.o.nameOf(buf.toString())
       if (name === undefined) continue
-      this.seq++
-      if (this.fills > 0) this.recent.set(name, this.seq)
+      this.tickets.invalidated(name)
       cache.delete(name)
       cache.counters.invalidations++
       this.changed(name)

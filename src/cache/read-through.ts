@@ -145,7 +145,7 @@ export class ReadThroughCache {
     }
     return loader(install).finally(() => {
       this.inflight.delete(id)
-      tracking.endFill()
+      tracking.endFill(ticket)
     })
   }
 }

@@ -16,7 +16,8 @@ export interface Tracking {
   readonly since: number
   beginFill: () => FillTicket
   mayInstall: (ticket: FillTicket, name: string) => boolean
-  endFill: () => void
+  /** the fill that `ticket` began has ended (installed or not) */
+  endFill: (ticket: FillTicket) => void
   /** `listener` hears of every change push invalidation reports, once the cache dropped what changed */
   onChange: (listener: ChangeListener) => void
 }

@@ -13,7 +13,7 @@ import pino from 'pino'
 import { InvalidationTracker } from '../../../src/cache/invalidation.js'
 import type { FillTicket, Tracking } from '../../../src/cache/tracking.js'
 import { ReadThroughCache } from '../../../src/cache/read-through.js'
-import { cacheNaming, RecordCache } from '../../../src/cache/record-cache.js'
+import { cacheName, cacheNaming, RecordCache } from '../../../src/cache/record-cache.js'
 import { IdentityResolver, type Resolved } from '../../../src/cache/resolve-identity.js'
 import { parseKey } from '../../../src/registry/key-format.js'
 import { RedisHealth } from '../../../src/registry/redis-client.js'
@@ -119,7 +119,7 @@ t.test('control: without the fill ticket check, the same race caches the older r
     get since () { return real.since },
     beginFill: (): FillTicket => ({ ...real.beginFill(), epoch: 0 }),
     mayInstall: () => true,
-    endFill: () => { real.endFill() },
+    endFill: (ticket) => { real.endFill(ticket) },
     onChange: (listener) => { real.onChange(listener) }
   }))
   const { after, afterFromCache } = await race(w)
@@ -196,4 +196,62 @@ t.test('a late ping keeps the channel; a server silent for three pings in a row 
   await until(() => established === 2, 5000, 'tracking to be re-established', 5)
   t.ok(wentDown, 'the channel went down while the server was silent')
   t.ok(tracker.up, 'and is up again on a new connection')
+})
+
+t.test('under fills that always overlap, only the invalidations a fill in flight can be refused by are kept', async (t) => {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const writer = new Redis(redis.url)
+  t.teardown(() => { writer.disconnect() })
+  const fixtures = new Fixtures(writer, uniquePrefix())
+  const cache = new RecordCache(100)
+  const tracker = new InvalidationTracker({
+    connect: async () => new Redis(redis.url, OWN_CONNECTION),
+    ...cacheNaming(fixtures.keys),
+    cache,
+    verifyEveryMs: 50,
+    logger: pino({ level: 'silent' })
+  })
+  tracker.start()
+  t.teardown(() => tracker.stop())
+  await until(() => tracker.up, 3000, 'tracking', 5)
+  const invalidate = async (id: string): Promise<void> => {
+    const seen = cache.counters.invalidations
+    await writer.hset(fixtures.keys.key(id), 'status', 'active')
+    await until(() => cache.counters.invalidations > seen, 3000, `the invalidation of ${id}`, 5)
+  }
+
+  // a relay of fills, each begun before the one before it ends: some fill is always in flight
+  let inFlight = tracker.beginFill()
+  let most = 0
+  for (let i = 0; i < 20; i++) {
+    await invalidate(`k${i}`)
+    t.notOk(tracker.mayInstall(inFlight, cacheName.key(`k${i}`)), `a fill begun before k${i} changed may not install it`)
+    const next = tracker.beginFill()
+    t.ok(tracker.mayInstall(next, cacheName.key(`k${i}`)), 'a fill begun after may')
+    tracker.endFill(inFlight)
+    inFlight = next
+    most = Math.max(most, tracker.remembered)
+  }
+  t.equal(most, 0, 'no name outlives the fills it could refuse (it was one per change while any fill was in flight)')
+  tracker.endFill(inFlight)
+
+  // a fill that stays in flight keeps what it may be refused by, whatever ends meanwhile
+  const long = tracker.beginFill()
+  for (let i = 0; i < 5; i++) {
+    const short = tracker.beginFill()
+    await invalidate(`m${i}`)
+    tracker.endFill(short)
+  }
+  t.equal(tracker.remembered, 5, 'the five changes the long fill may not install are kept')
+  for (let i = 0; i < 5; i++) t.notOk(tracker.mayInstall(long, cacheName.key(`m${i}`)), `m${i} refused to the long fill`)
+  // the same name changed twice: one entry, at its latest change
+  const later = tracker.beginFill()
+  await invalidate('m0')
+  t.equal(tracker.remembered, 5, 'a name changed again is one entry')
+  tracker.endFill(long)
+  t.equal(tracker.remembered, 1, 'the long fill ended: only the change after the later fill began is kept')
+  t.notOk(tracker.mayInstall(later, cacheName.key('m0')), 'and it still refuses the later fill')
+  tracker.endFill(later)
+  t.equal(tracker.remembered, 0, 'no fill in flight: nothing kept')
 })
