@@ -6,7 +6,9 @@
 //                                           fastify-proxy (fastify + @fastify/http-proxy),
 //                                           reference (fastify + @fastify/reply-from), keygate, keygate-nolog,
 //                                           keygate-log-sampled (log.allowed_sample_ratio: 0.01),
-//                                           keygate-nousage (usage counting off), keygate-tracing (spans
+//                                           keygate-nousage (usage counting off), keygate-nokeylog (the
+//                                           per-key request log off), keygate-nowebhooks, keygate-bare
+//                                           (all four off: the decision and the proxy), keygate-tracing (spans
 //                                           as protobuf), keygate-tracing-json (OTLP JSON, the default),
 //                                           keygate-limited, keygate-metered (a rate limit, a quota; usage off),
 //                                           keygate-strip (the strip_prefix row: a second route, its prefix cut),
@@ -32,7 +34,8 @@
 // (JS-level attribution), printing the registry script calls (EVALSHA round trips) per request;
 // COUNT_HEAP_PROF=<dir>: V8's sampling heap profiler over the inspector during the measured requests
 // only, every allocation sampled (every 1 KiB), those a scavenge or a mark-compact collected included:
-// what the requests allocate, by the function.
+// what the requests allocate, by the function; with COUNT_HEAP_SURVIVORS=1 only what no scavenge collected
+// (promoted to the old generation, or still live when the profile stops): what outlives the young generation.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -53,6 +56,8 @@ const distDir = dirname(fileURLToPath(import.meta.url))
 const warmUp = Number(process.env['COUNT_WARMUP'] ?? '10000')
 const measured = Number(process.env['COUNT_MEASURED'] ?? '3000')
 const heapProf = process.env['COUNT_HEAP_PROF']
+/** COUNT_HEAP_SURVIVORS=1: the heap profile keeps only what no scavenge collected (promoted, or live at the end) */
+const survivors = process.env['COUNT_HEAP_SURVIVORS'] === '1'
 /** where a profile goes (either profiler's); undefined: count instructions under valgrind */
 const profileDir = process.env['COUNT_CPU_PROF'] ?? heapProf
 /** the inspector port of the server under the heap profiler */
@@ -218,6 +223,32 @@ const targets: Record<string, Target> = {
         ...kg,
         usage: { enabled: false },
         launcher: launcher('keygate-nousage')
+      }),
+    headers: personal
+  },
+  'keygate-nokeylog': {
+    start: async () =>
+      await startKeygate(ctx, 'keygate-nokeylog', { ...kg, requestLog: false, launcher: launcher('keygate-nokeylog') }),
+    headers: personal
+  },
+  'keygate-nowebhooks': {
+    start: async () =>
+      await startKeygate(ctx, 'keygate-nowebhooks', {
+        ...kg, webhooks: false, launcher: launcher('keygate-nowebhooks')
+      }),
+    headers: personal
+  },
+  // the decision and the proxy alone: every feature a deployment can turn off is off (the log line, usage
+  // counting, the per-key request log, webhooks)
+  'keygate-bare': {
+    start: async () =>
+      await startKeygate(ctx, 'keygate-bare', {
+        ...kg,
+        logLevel: 'warn',
+        usage: { enabled: false },
+        requestLog: false,
+        webhooks: false,
+        launcher: launcher('keygate-bare')
       }),
     headers: personal
   },
@@ -393,13 +424,14 @@ try {
       if (heapProf !== undefined) {
         const inspector = await Inspector.open(inspectPort)
         await inspector.send('HeapProfiler.startSampling', {
-          samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true
+          samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !survivors
         })
         await load(measured)
         const { profile } = await inspector.send('HeapProfiler.stopSampling') as { profile: { head: HeapNode } }
         inspector.close()
         writeFileSync(join(heapProf, `${name}.heapprofile`), JSON.stringify(profile))
-        process.stdout.write(`${name}: ${(totalSize(profile.head) / measured).toFixed(0)} bytes allocated/request\n`)
+        const what = survivors ? 'bytes that outlived the young generation' : 'bytes allocated'
+        process.stdout.write(`${name}: ${(totalSize(profile.head) / measured).toFixed(0)} ${what}/request\n`)
       }
       const scripts = (await registryCalls()).scripts - before.scripts
       await server.stop()
