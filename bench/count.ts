@@ -34,8 +34,10 @@
 // (JS-level attribution), printing the registry script calls (EVALSHA round trips) per request;
 // COUNT_HEAP_PROF=<dir>: V8's sampling heap profiler over the inspector during the measured requests
 // only, every allocation sampled (every 1 KiB), those a scavenge or a mark-compact collected included:
-// what the requests allocate, by the function; with COUNT_HEAP_SURVIVORS=1 only what no scavenge collected
-// (promoted to the old generation, or still live when the profile stops): what outlives the young generation.
+// what the requests allocate, by the function; with COUNT_HEAP_SURVIVORS=1 only what no scavenge collected:
+// promoted to the old generation, still live when the profile stops, or still young when a mark-compact collected it
+// (V8 counts those as collected by a major GC): what outlives the young generation where mark-compacts are rare
+// (a cached key), an upper bound of it where they are not (the cold keys).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -56,7 +58,7 @@ const distDir = dirname(fileURLToPath(import.meta.url))
 const warmUp = Number(process.env['COUNT_WARMUP'] ?? '10000')
 const measured = Number(process.env['COUNT_MEASURED'] ?? '3000')
 const heapProf = process.env['COUNT_HEAP_PROF']
-/** COUNT_HEAP_SURVIVORS=1: the heap profile keeps only what no scavenge collected (promoted, or live at the end) */
+/** COUNT_HEAP_SURVIVORS=1: the heap profile keeps only what no scavenge collected (see the header) */
 const survivors = process.env['COUNT_HEAP_SURVIVORS'] === '1'
 /** where a profile goes (either profiler's); undefined: count instructions under valgrind */
 const profileDir = process.env['COUNT_CPU_PROF'] ?? heapProf
@@ -430,7 +432,7 @@ try {
         const { profile } = await inspector.send('HeapProfiler.stopSampling') as { profile: { head: HeapNode } }
         inspector.close()
         writeFileSync(join(heapProf, `${name}.heapprofile`), JSON.stringify(profile))
-        const what = survivors ? 'bytes that outlived the young generation' : 'bytes allocated'
+        const what = survivors ? 'bytes no scavenge collected' : 'bytes allocated'
         process.stdout.write(`${name}: ${(totalSize(profile.head) / measured).toFixed(0)} ${what}/request\n`)
       }
       const scripts = (await registryCalls()).scripts - before.scripts
