@@ -225,8 +225,20 @@ function backOnPrimary (g: GatewayProcess, since: number): number | undefined {
 
 /** An instance's last 20 log lines, but its request lines, and its stderr: what it said while it refused. */
 function lastLines (g: GatewayProcess): string {
-  const said = g.lines().filter((l) => l.status === undefined).slice(-20).map((l) => JSON.stringify(l))
-  return [...said, g.stderr()].join('\n')
+  // (a line said again and again, such as a retry's warning, once: its last time and how often, so it cannot push
+  // out what the instance said when it stopped answering)
+  const times = new Map<unknown, number>()
+  const said: string[] = []
+  for (const l of g.lines().filter((l) => l.status === undefined).reverse()) {
+    const seen = times.get(l.msg)
+    times.set(l.msg, (seen ?? 0) + 1)
+    if (seen === undefined && said.length < 20) said.unshift(JSON.stringify(l))
+  }
+  const counted = said.map((line) => {
+    const n = times.get((JSON.parse(line) as { msg?: unknown }).msg) ?? 1
+    return n > 1 ? `${line} (x${n})` : line
+  })
+  return [...counted, g.stderr()].join('\n')
 }
 
 /** What a drill must show (docs/failover.md), as tap assertions, and its figures as comments. */
