@@ -49,12 +49,8 @@ export class FillTickets {
     const wasOldest = this.fills.keys().next().value === ticket.seq
     this.fills.delete(ticket.seq)
     if (!wasOldest) return
-    // an invalidation no later than the oldest fill still in flight refuses no install
-    const oldest = this.fills.keys().next().value
-    if (oldest === undefined) {
-      this.recent.clear()
-      return
-    }
+    // an invalidation no later than the oldest fill still in flight (every one, when none is) refuses no install
+    const oldest = this.fills.keys().next().value ?? Number.POSITIVE_INFINITY
     for (const [name, seq] of this.recent) {
       if (seq > oldest) break
       this.recent.delete(name)
