@@ -8,9 +8,9 @@
  * no invalidation message, so the cache must not keep serving what it held.
  */
 import t, { type Test } from 'tap'
-import { Redis } from 'ioredis'
+import { Redis, type RedisOptions } from 'ioredis'
 import pino from 'pino'
-import { InvalidationTracker } from '../../../src/cache/invalidation.js'
+import { InvalidationTracker, type EstablishedListener } from '../../../src/cache/invalidation.js'
 import type { FillTicket, Tracking } from '../../../src/cache/tracking.js'
 import { ReadThroughCache } from '../../../src/cache/read-through.js'
 import { cacheName, cacheNaming, RecordCache } from '../../../src/cache/record-cache.js'
@@ -22,6 +22,30 @@ import type { KeyRecord } from '../../../src/registry/records.js'
 import { Fixtures } from '../../helpers/fixtures.js'
 import { startRedis, uniquePrefix } from '../../helpers/redis.js'
 import { until } from '../../helpers/wait.js'
+
+const OWN_CONNECTION = { connectionName: 'keygate-invalidation', autoResubscribe: false, maxRetriesPerRequest: 0, retryStrategy: () => null }
+
+/**
+ * A tracker of `fixtures`' records on a connection of its own to `url` (with `connection`'s options), started, once
+ * its channel is up; `onEstablished` hears every establishment from the first.
+ */
+async function startTracker (
+  t: Test, url: string, fixtures: Fixtures, cache: RecordCache,
+  o: { connection?: RedisOptions, onEstablished?: EstablishedListener } = {}
+): Promise<InvalidationTracker> {
+  const tracker = new InvalidationTracker({
+    connect: async () => new Redis(url, { ...OWN_CONNECTION, ...o.connection }),
+    ...cacheNaming(fixtures.keys),
+    cache,
+    verifyEveryMs: 50,
+    logger: pino({ level: 'silent' })
+  })
+  if (o.onEstablished !== undefined) tracker.onEstablished(o.onEstablished)
+  tracker.start()
+  t.teardown(() => tracker.stop())
+  await until(() => tracker.up, 3000, 'tracking', 5)
+  return tracker
+}
 
 /** A real Redis and registry, a real tracker, and a reader whose replies can be held back. */
 async function world (t: Test, tracking?: (real: InvalidationTracker) => Tracking) {
@@ -37,16 +61,7 @@ async function world (t: Test, tracking?: (real: InvalidationTracker) => Trackin
   const { key, id } = await fixtures.personalKey('alice')
 
   const cache = new RecordCache(100)
-  const tracker = new InvalidationTracker({
-    connect: async () => new Redis(redis.url, { connectionName: 'keygate-invalidation', autoResubscribe: false, maxRetriesPerRequest: 0, retryStrategy: () => null }),
-    ...cacheNaming(fixtures.keys),
-    cache,
-    verifyEveryMs: 50,
-    logger: pino({ level: 'silent' })
-  })
-  tracker.start()
-  t.teardown(() => tracker.stop())
-  await until(() => tracker.up, 3000, 'tracking', 5)
+  const tracker = await startTracker(t, redis.url, fixtures, cache)
 
   const real = new RegistryReader(gatewayConn, fixtures.keys, prefix)
   const reader = {
@@ -153,8 +168,6 @@ t.test('a write made while the tracking connection is down is not missed', async
   t.pass('invalidations flow again after re-establishment')
 })
 
-const OWN_CONNECTION = { connectionName: 'keygate-invalidation', autoResubscribe: false, maxRetriesPerRequest: 0, retryStrategy: () => null }
-
 /** Holds the whole server for `ms` (a script runs alone): every command waits behind it. */
 async function busyServer (c: Redis, ms: number): Promise<void> {
   const spin = 'local s=redis.call("TIME") local e=s[1]*1e6+s[2]+ARGV[1]*1000 ' +
@@ -169,17 +182,10 @@ t.test('a late ping keeps the channel; a server silent for three pings in a row 
   t.teardown(() => { other.disconnect() })
   const fixtures = new Fixtures(other, uniquePrefix())
   let established = 0
-  const tracker = new InvalidationTracker({
-    connect: async () => new Redis(redis.url, { ...OWN_CONNECTION, commandTimeout: 100 }),
-    ...cacheNaming(fixtures.keys),
-    cache: new RecordCache(100),
-    verifyEveryMs: 50,
-    logger: pino({ level: 'silent' })
+  const tracker = await startTracker(t, redis.url, fixtures, new RecordCache(100), {
+    connection: { commandTimeout: 100 },
+    onEstablished: () => { established++ }
   })
-  tracker.onEstablished(() => { established++ })
-  tracker.start()
-  t.teardown(() => tracker.stop())
-  await until(() => tracker.up, 3000, 'tracking', 5)
 
   // one ping answered late (the server busy for 150 ms, the ping's timeout 100 ms)
   let wentDown = false
@@ -205,16 +211,7 @@ t.test('under fills that always overlap, only the invalidations a fill in flight
   t.teardown(() => { writer.disconnect() })
   const fixtures = new Fixtures(writer, uniquePrefix())
   const cache = new RecordCache(100)
-  const tracker = new InvalidationTracker({
-    connect: async () => new Redis(redis.url, OWN_CONNECTION),
-    ...cacheNaming(fixtures.keys),
-    cache,
-    verifyEveryMs: 50,
-    logger: pino({ level: 'silent' })
-  })
-  tracker.start()
-  t.teardown(() => tracker.stop())
-  await until(() => tracker.up, 3000, 'tracking', 5)
+  const tracker = await startTracker(t, redis.url, fixtures, cache)
   const invalidate = async (id: string): Promise<void> => {
     const seen = cache.counters.invalidations
     await writer.hset(fixtures.keys.key(id), 'status', 'active')
