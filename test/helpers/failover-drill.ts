@@ -228,17 +228,17 @@ function lastLines (g: GatewayProcess): string {
   // (a line said again and again, such as a retry's warning, once: its last time and how often, so it cannot push
   // out what the instance said when it stopped answering)
   const times = new Map<unknown, number>()
-  const said: string[] = []
+  const last: ReturnType<GatewayProcess['lines']> = []
   for (const l of g.lines().filter((l) => l.status === undefined).reverse()) {
     const seen = times.get(l.msg)
     times.set(l.msg, (seen ?? 0) + 1)
-    if (seen === undefined && said.length < 20) said.unshift(JSON.stringify(l))
+    if (seen === undefined && last.length < 20) last.unshift(l)
   }
-  const counted = said.map((line) => {
-    const n = times.get((JSON.parse(line) as { msg?: unknown }).msg) ?? 1
-    return n > 1 ? `${line} (x${n})` : line
+  const said = last.map((l) => {
+    const n = times.get(l.msg) ?? 1
+    return JSON.stringify(l) + (n > 1 ? ` (x${n})` : '')
   })
-  return [...counted, g.stderr()].join('\n')
+  return [...said, g.stderr()].join('\n')
 }
 
 /** What a drill must show (docs/failover.md), as tap assertions, and its figures as comments. */
