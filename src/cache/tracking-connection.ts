@@ -11,7 +11,7 @@
  * through this factory, so it always asks where to go.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
-import type { RegistryClient } from '../registry/redis-client.js'
+import { duplicateClient, type RegistryClient } from '../registry/redis-client.js'
 
 const OWN: Partial<RedisOptions> = {
   connectionName: 'keygate-invalidation',
@@ -32,7 +32,7 @@ export interface TrackingConnections {
 /** `slotKey`: any registry key (they all hash to one slot on a Cluster). */
 export function trackingConnections (client: RegistryClient, slotKey: string): TrackingConnections {
   if (!(client instanceof Cluster)) {
-    return { connect: async () => client.duplicate(OWN), watch: () => {} }
+    return { connect: async () => duplicateClient(client, OWN) as Redis, watch: () => {} }
   }
   let slot: number | undefined
   const owner = async (): Promise<{ host: string, port: number }> => {

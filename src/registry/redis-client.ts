@@ -140,7 +140,7 @@ export function connectionPlan (cfg: Config['redis'], opts: ClientOptions = {}):
 /** The registry's client for `redis.url`: a Redis (standalone or Sentinel-managed) or a Cluster. */
 export function createRedis (cfg: Config['redis'], opts: ClientOptions = {}): RegistryClient {
   const plan = connectionPlan(cfg, opts)
-  if (plan.topology !== 'cluster') return new Redis(plan.options)
+  if (plan.topology !== 'cluster') return followingFailovers(new Redis(plan.options))
   const cluster = new Cluster(plan.nodes, plan.options)
   // On a Cluster, health is judged on the slot the registry lives in (see RedisHealth).
   clusterProbeKeys.set(cluster, `${cfg.prefix}keys`)
@@ -159,13 +159,31 @@ export function createRedis (cfg: Config['redis'], opts: ClientOptions = {}): Re
  * commands to any node (docs/topologies.md, push invalidation).
  */
 export function duplicateClient (client: RegistryClient, overrides: RedisOptions = {}): RegistryClient {
-  if (!isCluster(client)) return client.duplicate(overrides)
+  if (!isCluster(client)) return followingFailovers(client.duplicate(overrides))
   const { lazyConnect, enableReadyCheck, retryStrategy, ...perNode } = overrides
   const options: ClusterOptions = { redisOptions: { ...client.options.redisOptions, ...perNode } }
   if (lazyConnect !== undefined) options.lazyConnect = lazyConnect
   if (enableReadyCheck !== undefined) options.enableReadyCheck = enableReadyCheck
   if (retryStrategy !== undefined) options.clusterRetryStrategy = retryStrategy ?? (() => null)
   return client.duplicate([], options)
+}
+
+/**
+ * A Sentinel-managed connection's failover detector (ioredis subscribes to
+ * `+switch-master` on the sentinels when a connection opens) is stopped when that
+ * connection closes. ioredis keeps it running after the close, and when it fires
+ * while the client is reconnecting (still asking a sentinel where the master is) it
+ * abandons that reconnect, and the client gives up for good: status `end`, every
+ * command refused until a restart (SentinelConnector's `connecting` check; ioredis 5.11
+ * and 6.0). Once closed, a connection has nothing left to detect: each reconnect asks
+ * the sentinels afresh, and the connection it opens gets a detector of its own.
+ * test/integration/registry/sentinel-reconnect-race.test.ts makes that race certain.
+ */
+function followingFailovers (redis: Redis): Redis {
+  if (redis.options.failoverDetector !== true) return redis
+  const connector = (redis as unknown as { connector: { failoverDetector?: { cleanup: () => void } | null } }).connector
+  redis.on('close', () => { connector.failoverDetector?.cleanup() })
+  return redis
 }
 
 function credentials (t: RedisTarget): Pick<RedisOptions, 'username' | 'password'> {
