@@ -7,11 +7,12 @@
 // per request, beside the gateway's CPU per request (/proc, all its threads) and its
 // cache misses per request (the cold row's must be 1.00). Rows: a cached key (the
 // headline), the cold keys (every request a cache miss and its share of one Redis round
-// trip), a rate-limited key (a cached key and one Lua call per request): whether a Redis
+// trip), the same with the log line, the per-key request log and webhooks off (the miss
+// path alone), a rate-limited key (a cached key and one Lua call per request): whether a Redis
 // round trip in the request path, or the heap the cold keys build, is what the collector
 // pays for (docs/benchmarks.md, cold keys).
 //
-//   node bench/dist/gc.js [cached|cold|rate-limited ...]   (rows whose name starts with one; all by default)
+//   node bench/dist/gc.js [cached|cold|bare|rate-limited ...]   (rows whose name starts with one; all by default)
 // Env: BENCH_ROUNDS / BENCH_DURATION / BENCH_WARMUP / BENCH_CONNECTIONS / BENCH_PIN (as the
 // table's: interleaved rounds, each on a new gateway; the cold row's warm-up and round together
 // must not reach BENCH_COLD_KEYS), GC_NODE_ARGS: more node flags for the gateways (e.g.
@@ -51,6 +52,13 @@ const rows: Row[] = [
   {
     name: 'cold keys (a miss per request)',
     options: { coldKeys: true, usage: { enabled: false } },
+    headersFor: () => ({ authorization: nextColdAuthorization() })
+  },
+  {
+    // the miss path alone: what the log line, the per-key request log and webhooks add to
+    // the cold row's promotion is the difference between the two rows
+    name: 'bare cold keys (a miss per request; log line, request log, webhooks off)',
+    options: { coldKeys: true, usage: { enabled: false }, logLevel: 'warn', requestLog: false, webhooks: false },
     headersFor: () => ({ authorization: nextColdAuthorization() })
   },
   {
