@@ -16,8 +16,9 @@
 // Env: BENCH_ROUNDS / BENCH_DURATION / BENCH_WARMUP / BENCH_CONNECTIONS / BENCH_PIN (as the
 // table's: interleaved rounds, each on a new gateway; the cold row's warm-up and round together
 // must not reach BENCH_COLD_KEYS), GC_NODE_ARGS: more node flags for the gateways (e.g.
-// `--max-semi-space-size=16`).
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+// `--max-semi-space-size=16`, or `--trace-gc-object-stats`), GC_KEEP=<dir>: keep each gateway's
+// stdout (the GC trace) there.
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -142,6 +143,9 @@ const config = readConfig(process.env, [])
 const pinning = applyPinning(config.pin)
 const distDir = dirname(fileURLToPath(import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'keygate-gc-'))
+/** GC_KEEP=<dir>: each gateway's whole stdout (its GC trace, warm-up included) is kept there as gc-<round>-<row>.log */
+const keep = process.env['GC_KEEP']
+if (keep !== undefined) mkdirSync(keep, { recursive: true })
 const { origin, ctx } = await startOriginContext(distDir, pinning)
 const load = { connections: config.connections, pipelining: config.pipelining }
 
@@ -171,7 +175,8 @@ async function measure (r: Row, name: string): Promise<Figures> {
     return figures(round, cpuUsed, missed, collections(readFileSync(stdout).subarray(from).toString('latin1')))
   } finally {
     await gateway.stop()
-    rmSync(stdout, { force: true })
+    if (keep === undefined) rmSync(stdout, { force: true })
+    else renameSync(stdout, join(keep, `${name}.log`))
   }
 }
 
