@@ -15,7 +15,10 @@
  * Ids are slices of the hex of one pooled buffer that `crypto.randomFillSync` refills
  * (an id costs a string slice, not a system call).
  */
-import { parseTraceParent, TraceState } from '@opentelemetry/core'
+// (the two modules, not the package's index: the index also loads its SDK-info module and with
+// it @opentelemetry/semantic-conventions, ~3 MB of RSS for a gateway that exports no spans)
+import { TraceState } from '@opentelemetry/core/build/src/trace/TraceState.js'
+import { parseTraceParent } from '@opentelemetry/core/build/src/trace/W3CTraceContextPropagator.js'
 import { randomFillSync } from 'node:crypto'
 
 export interface ClientTrace {

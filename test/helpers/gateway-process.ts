@@ -34,6 +34,8 @@ export interface GatewayProcessOptions {
   upstreamUrl: string
   /** more of the config file, merged over the defaults below (top-level keys replace) */
   extra?: Record<string, unknown>
+  /** more environment for the process (NODE_OPTIONS, say) */
+  env?: Record<string, string>
 }
 
 /** the rules of the failover suites: a reader's path and an org's */
@@ -56,7 +58,7 @@ export async function startGatewayProcess (t: Test, o: GatewayProcessOptions): P
     ...o.extra
   }))
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { PATH: process.env.PATH, KEYGATE_CONFIG: file, KEYGATE_REDIS_URL: o.redisUrl }
+    env: { PATH: process.env.PATH, KEYGATE_CONFIG: file, KEYGATE_REDIS_URL: o.redisUrl, ...o.env }
   })
   const lines: Array<Record<string, unknown>> = []
   let pending = ''

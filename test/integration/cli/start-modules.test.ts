@@ -3,8 +3,11 @@
  * the gateway's own packages (fastify, undici, prom-client, OpenTelemetry, pino, gRPC,
  * OpenID), which only `serve` (and `config check --connect`, undici) needs. Every CLI
  * run pays its start-up: each of these packages is tens to hundreds of files read and
- * compiled before the command does anything. The modules are read off Node's own
- * resolution (module.registerHooks), as each command resolves them.
+ * compiled before the command does anything. And what `serve` itself loads with the
+ * features that are off by default left off: none of their packages (span export,
+ * OpenID, signed assertions, pretty logs), each of them heap and RSS for nothing
+ * (docs/cache.md, Memory). The modules are read off Node's own resolution
+ * (module.registerHooks), as each command resolves them.
  */
 import t from 'tap'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
@@ -12,6 +15,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runCli } from '../../helpers/cli.js'
+import { startGatewayProcess } from '../../helpers/gateway-process.js'
+import { uniquePrefix, startRedis } from '../../helpers/redis.js'
+import { startUpstream } from '../../helpers/upstream.js'
 
 const SHIPPED_CONFIG = fileURLToPath(new URL('../../../config/keygate.yaml', import.meta.url))
 
@@ -34,17 +40,28 @@ registerHooks({
 })
 `)
 
-/** the packages a CLI run loaded, by name */
-async function packagesLoaded (args: string[]): Promise<{ code: number | null, packages: Set<string> }> {
-  const record = join(dir, `${args.join('-').replace(/[^a-z-]/gi, '')}.txt`)
-  writeFileSync(record, '')
-  const run = await runCli(args, { NODE_OPTIONS: `--import ${hook}`, RECORD_TO: record })
+/** packages `serve` loads only for a feature that is off by default */
+const FEATURE_ONLY = [
+  '@opentelemetry/sdk-trace-base', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/exporter-trace-otlp-proto',
+  '@opentelemetry/resources', '@opentelemetry/semantic-conventions', 'openid-client', 'jose', 'pino-pretty'
+]
+
+/** the packages named in a recording, by name */
+function packagesIn (record: string): Set<string> {
   const packages = new Set<string>()
   for (const url of readFileSync(record, 'utf8').split('\n')) {
     const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)
     if (m?.[1] !== undefined) packages.add(m[1])
   }
-  return { code: run.code, packages }
+  return packages
+}
+
+/** the packages a CLI run loaded, by name */
+async function packagesLoaded (args: string[]): Promise<{ code: number | null, packages: Set<string> }> {
+  const record = join(dir, `${args.join('-').replace(/[^a-z-]/gi, '')}.txt`)
+  writeFileSync(record, '')
+  const run = await runCli(args, { NODE_OPTIONS: `--import ${hook}`, RECORD_TO: record })
+  return { code: run.code, packages: packagesIn(record) }
 }
 
 for (const args of [['--version'], ['--help'], ['config', 'check', SHIPPED_CONFIG]]) {
@@ -56,3 +73,24 @@ for (const args of [['--version'], ['--help'], ['config', 'check', SHIPPED_CONFI
     t.same(gatewayOnly, [], 'no package only the gateway needs')
   })
 }
+
+t.test('keygate serve with the default features loads none of the packages of those that are off', async (t) => {
+  const redis = await startRedis()
+  t.teardown(() => redis.stop())
+  const upstream = await startUpstream()
+  t.teardown(() => upstream.close())
+  const record = join(dir, 'serve.txt')
+  writeFileSync(record, '')
+  const gw = await startGatewayProcess(t, {
+    name: 'serve',
+    redisUrl: redis.url,
+    prefix: uniquePrefix(),
+    upstreamUrl: upstream.url,
+    env: { NODE_OPTIONS: `--import ${hook}`, RECORD_TO: record }
+  })
+  const packages = packagesIn(record)
+  t.ok(packages.has('fastify') && packages.has('@opentelemetry/core'),
+    'the recording sees what serve loads (fastify; OpenTelemetry\'s core, for the trace context every request reads)')
+  t.same([...packages].filter((p) => FEATURE_ONLY.includes(p)), [], 'no package of a feature that is off')
+  t.equal(await gw.stop(), 0, 'serve stopped cleanly')
+})
