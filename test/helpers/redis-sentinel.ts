@@ -22,8 +22,8 @@ export interface SentinelSetup {
   sentinels: RedisNode[]
   /** redis+sentinel://127.0.0.1:<s1>,127.0.0.1:<s2>,127.0.0.1:<s3>/<masterName> */
   url: string
-  /** waits until every sentinel names a master other than `old` (bounded); returns it */
-  waitForNewMaster: (old: HostPort, ms?: number) => Promise<HostPort>
+  /** waits until every sentinel (or those of `among`) names a master other than `old` (bounded); returns it */
+  waitForNewMaster: (old: HostPort, ms?: number, among?: RedisNode[]) => Promise<HostPort>
 }
 
 export interface SentinelOptions {
@@ -81,10 +81,10 @@ export async function startSentinelSetup (t: Test, opts: SentinelOptions = {}): 
     replica,
     sentinels,
     url: `redis+sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${masterName}`,
-    async waitForNewMaster (old, ms = 30_000) {
+    async waitForNewMaster (old, ms = 30_000, among = sentinels) {
       let found: HostPort | undefined
       await until(async () => {
-        const named = await Promise.all(sentinels.map(async (s) => {
+        const named = await Promise.all(among.map(async (s) => {
           const reply = await withClient(s.port, async (c) => await c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName)).catch(() => null)
           return Array.isArray(reply) ? `${String(reply[0])}:${String(reply[1])}` : ''
         }))

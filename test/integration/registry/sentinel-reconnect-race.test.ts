@@ -47,7 +47,7 @@ t.test('a failover announced while a reconnect waits on a sentinel does not end 
   sentinel.master.kill('SIGKILL')
   await until(() => main.status !== 'ready' && dup.status !== 'ready', 5_000, 'both clients to lose the master')
   // The two running sentinels agree on a new master (they announce +switch-master as they switch).
-  const promoted = await newMasterNamedBy(others.map((s) => s.port), old)
+  const promoted = await sentinel.waitForNewMaster(old, 30_000, others)
   await new Promise((resolve) => setTimeout(resolve, 1_000)) // the announcement reaches the detectors
   t.not(main.status, 'ready', 'the main client was still reconnecting when the failover was announced')
   first.kill('SIGCONT')
@@ -70,19 +70,4 @@ async function switchMasterSubscribers (ports: number[]): Promise<number[]> {
     const list = await withClient(port, async (c) => String(await c.call('CLIENT', 'LIST'))).catch(() => '')
     return list.split('\n').filter((line) => / sub=1 /.test(line)).length
   }))
-}
-
-async function newMasterNamedBy (ports: number[], old: HostPort): Promise<HostPort> {
-  let found: HostPort | undefined
-  await until(async () => {
-    const named = await Promise.all(ports.map(async (port) => {
-      const reply = await withClient(port, async (c) => await c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'kgmaster')).catch(() => null)
-      return Array.isArray(reply) ? `${String(reply[0])}:${String(reply[1])}` : ''
-    }))
-    const agreed = named[0] ?? ''
-    if (agreed === '' || agreed === `${old.host}:${old.port}` || !named.every((n) => n === agreed)) return false
-    found = { host: '127.0.0.1', port: Number(agreed.split(':')[1]) }
-    return true
-  }, 30_000, 'the running sentinels to agree on a new master')
-  return found as HostPort
 }
