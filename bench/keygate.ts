@@ -21,7 +21,7 @@ const KEYGATE_CLI = fileURLToPath(import.meta.resolve('@keygate/gateway/dist/cli
 
 /**
  * BENCH_KEYGATE_NODE_OPTIONS: node options of every keygate the bench starts (both builds under BENCH_COMPARE),
- * and of no other server: e.g. the Docker image's `--max-semi-space-size=16`
+ * and of no other server: e.g. the Docker image's `--max-semi-space-size=8`
  */
 const KEYGATE_NODE_OPTIONS = process.env['BENCH_KEYGATE_NODE_OPTIONS']
 

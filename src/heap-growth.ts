@@ -9,7 +9,7 @@
  *
  * The young generation is not set here: V8 reads its size when the heap is made, so
  * only node's options can; the Docker image caps it with
- * `NODE_OPTIONS=--max-semi-space-size=16` (docs/cache.md, Memory).
+ * `NODE_OPTIONS=--max-semi-space-size=8` (docs/cache.md, Memory).
  */
 import { setFlagsFromString } from 'node:v8'
 

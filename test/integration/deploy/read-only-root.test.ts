@@ -61,11 +61,13 @@ t.test('keygate serve with the manifests\' configuration writes nothing to disk'
   const key = (JSON.parse(created.stdout) as { key: string }).key
   t.match(key, /^kg_/)
 
-  // NODE_OPTIONS as the image sets it (and without the test runner's own, which records
-  // each process it spawns in a file)
+  // NODE_OPTIONS as the image sets it (read off the Dockerfile), and without the test
+  // runner's own, which records each process it spawns in a file
+  const imageNodeOptions = /^ENV NODE_OPTIONS=(.*)$/m.exec(readFileSync(new URL('../../../Dockerfile', import.meta.url), 'utf8'))?.[1]
+  t.ok(imageNodeOptions, 'the Dockerfile sets NODE_OPTIONS')
   const trace = join(dir, 'strace.log')
   const child = spawn('strace', ['-f', '-qq', '-e', `trace=${TRACED}`, '-o', trace,
-    '-E', 'NODE_OPTIONS=--max-semi-space-size=16', process.execPath, BIN, 'serve'],
+    '-E', `NODE_OPTIONS=${imageNodeOptions ?? ''}`, process.execPath, BIN, 'serve'],
   { env: { PATH: process.env.PATH, ...env } })
   let stdout = ''
   child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
