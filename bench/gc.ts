@@ -47,20 +47,21 @@ interface Collection {
 }
 
 const bearer = (key: string) => () => ({ authorization: `Bearer ${key}` })
+const coldKey = (): Record<string, string> => ({ authorization: nextColdAuthorization() })
 // (usage counting off in all three, as the table's cold-keys and rate-limit rows run)
 const rows: Row[] = [
   { name: 'cached personal key', options: { usage: { enabled: false } }, headersFor: bearer(benchKeys.personal.key) },
   {
     name: 'cold keys (a miss per request)',
     options: { coldKeys: true, usage: { enabled: false } },
-    headersFor: () => ({ authorization: nextColdAuthorization() })
+    headersFor: coldKey
   },
   {
     // the miss path alone: what the log line, the per-key request log and webhooks add to
     // the cold row's promotion is the difference between the two rows
     name: 'bare cold keys (a miss per request; log line, request log, webhooks off)',
     options: { coldKeys: true, usage: { enabled: false }, logLevel: 'warn', requestLog: false, webhooks: false },
-    headersFor: () => ({ authorization: nextColdAuthorization() })
+    headersFor: coldKey
   },
   {
     name: 'rate-limited key (one Lua call per request)',

@@ -181,8 +181,9 @@ export function duplicateClient (client: RegistryClient, overrides: RedisOptions
  */
 function followingFailovers (redis: Redis): Redis {
   if (redis.options.failoverDetector !== true) return redis
-  const connector = (redis as unknown as { connector: { failoverDetector?: { cleanup: () => void } | null } }).connector
-  redis.on('close', () => { connector.failoverDetector?.cleanup() })
+  // (ioredis's private fields, read where they are used: should a release rename them, a close must not throw)
+  const internals = redis as unknown as { connector?: { failoverDetector?: { cleanup: () => void } | null } }
+  redis.on('close', () => { internals.connector?.failoverDetector?.cleanup() })
   return redis
 }
 

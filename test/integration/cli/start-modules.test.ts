@@ -56,11 +56,17 @@ function packagesIn (record: string): Set<string> {
   return packages
 }
 
+/** a new, empty recording named `name`, and the environment that makes a process write it */
+function recording (name: string): { record: string, env: Record<string, string> } {
+  const record = join(dir, `${name}.txt`)
+  writeFileSync(record, '')
+  return { record, env: { NODE_OPTIONS: `--import ${hook}`, RECORD_TO: record } }
+}
+
 /** the packages a CLI run loaded, by name */
 async function packagesLoaded (args: string[]): Promise<{ code: number | null, packages: Set<string> }> {
-  const record = join(dir, `${args.join('-').replace(/[^a-z-]/gi, '')}.txt`)
-  writeFileSync(record, '')
-  const run = await runCli(args, { NODE_OPTIONS: `--import ${hook}`, RECORD_TO: record })
+  const { record, env } = recording(args.join('-').replace(/[^a-z-]/gi, ''))
+  const run = await runCli(args, env)
   return { code: run.code, packages: packagesIn(record) }
 }
 
@@ -79,14 +85,13 @@ t.test('keygate serve with the default features loads none of the packages of th
   t.teardown(() => redis.stop())
   const upstream = await startUpstream()
   t.teardown(() => upstream.close())
-  const record = join(dir, 'serve.txt')
-  writeFileSync(record, '')
+  const { record, env } = recording('serve')
   const gw = await startGatewayProcess(t, {
     name: 'serve',
     redisUrl: redis.url,
     prefix: uniquePrefix(),
     upstreamUrl: upstream.url,
-    env: { NODE_OPTIONS: `--import ${hook}`, RECORD_TO: record }
+    env
   })
   const packages = packagesIn(record)
   t.ok(packages.has('fastify') && packages.has('@opentelemetry/core'),
