@@ -3,13 +3,15 @@
  * (redis-url.ts: standalone, Sentinel, Cluster), and its health. Fail closed and
  * fail fast, on every topology: bounded command and connect timeouts, no offline
  * queue for the gateway, no retry of a command that was in flight when a
- * connection dropped, reconnects that back off to at most 1 s and never give up.
+ * connection dropped, reconnects that back off to at most 1 s and never give up
+ * (not even where ioredis itself would: connection-guards.ts).
  * `RedisHealth` is what readiness and the stale window are judged by.
  * Topologies, failover and the key-slot strategy: docs/topologies.md.
  */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import type { Config } from '../config/schema.js'
 import { parseRedisUrl, type HostPort, type RedisTarget } from '../config/redis-url.js'
+import { isPersistent, kept } from './connection-guards.js'
 
 /** A registry client: one Redis (standalone, or the master a Sentinel names) or a Cluster. */
 export type RegistryClient = Redis | Cluster
@@ -140,7 +142,10 @@ export function connectionPlan (cfg: Config['redis'], opts: ClientOptions = {}):
 /** The registry's client for `redis.url`: a Redis (standalone or Sentinel-managed) or a Cluster. */
 export function createRedis (cfg: Config['redis'], opts: ClientOptions = {}): RegistryClient {
   const plan = connectionPlan(cfg, opts)
-  if (plan.topology !== 'cluster') return followingFailovers(new Redis(plan.options))
+  if (plan.topology !== 'cluster') {
+    // (a queueing client, the CLI's, gives up on purpose: a command fails rather than hangs)
+    return kept(new Redis(plan.options), { persistent: opts.queueWhileConnecting !== true })
+  }
   const cluster = new Cluster(plan.nodes, plan.options)
   // On a Cluster, health is judged on the slot the registry lives in (see RedisHealth).
   clusterProbeKeys.set(cluster, `${cfg.prefix}keys`)
@@ -159,32 +164,16 @@ export function createRedis (cfg: Config['redis'], opts: ClientOptions = {}): Re
  * commands to any node (docs/topologies.md, push invalidation).
  */
 export function duplicateClient (client: RegistryClient, overrides: RedisOptions = {}): RegistryClient {
-  if (!isCluster(client)) return followingFailovers(client.duplicate(overrides))
+  if (!isCluster(client)) {
+    // (a duplicate with a retry strategy of its own reconnects, or not, on its own terms)
+    return kept(client.duplicate(overrides), { persistent: isPersistent(client) && !('retryStrategy' in overrides) })
+  }
   const { lazyConnect, enableReadyCheck, retryStrategy, ...perNode } = overrides
   const options: ClusterOptions = { redisOptions: { ...client.options.redisOptions, ...perNode } }
   if (lazyConnect !== undefined) options.lazyConnect = lazyConnect
   if (enableReadyCheck !== undefined) options.enableReadyCheck = enableReadyCheck
   if (retryStrategy !== undefined) options.clusterRetryStrategy = retryStrategy ?? (() => null)
   return client.duplicate([], options)
-}
-
-/**
- * A Sentinel-managed connection's failover detector (ioredis subscribes to
- * `+switch-master` on the sentinels when a connection opens) is stopped when that
- * connection closes. ioredis keeps it running after the close, and when it fires
- * while the client is reconnecting (still asking a sentinel where the master is) it
- * abandons that reconnect, and the client gives up for good: status `end`, every
- * command refused until a restart (SentinelConnector's `connecting` check; ioredis 5.11
- * and 6.0). Once closed, a connection has nothing left to detect: each reconnect asks
- * the sentinels afresh, and the connection it opens gets a detector of its own.
- * test/integration/registry/sentinel-reconnect-race.test.ts makes that race certain.
- */
-function followingFailovers (redis: Redis): Redis {
-  if (redis.options.failoverDetector !== true) return redis
-  // (ioredis's private fields, read where they are used: should a release rename them, a close must not throw)
-  const internals = redis as unknown as { connector?: { failoverDetector?: { cleanup: () => void } | null } }
-  redis.on('close', () => { internals.connector?.failoverDetector?.cleanup() })
-  return redis
 }
 
 function credentials (t: RedisTarget): Pick<RedisOptions, 'username' | 'password'> {

@@ -3,7 +3,8 @@
  * belongs to a connection, and the shared one carries other callers' MULTI/EXEC), kept
  * for the next change rather than opened for each, so a change pays no connect (nor, on
  * `rediss://`, a TLS handshake). At most POOL_SIZE are in use at once; a change beyond
- * that waits for one. They close with the shared client they were made from (its `end`).
+ * that waits for one. They close with the shared client they were made from (its `end`;
+ * a client that reconnects after an end it did not ask for pools again).
  * A change never holds one while it waits for another.
  */
 import { duplicateClient, isCluster, type RegistryClient } from '../../registry/redis-client.js'
@@ -15,10 +16,9 @@ class WriteConnections {
   private readonly idle: RegistryClient[] = []
   private readonly waiting: Array<() => void> = []
   private inUse = 0
-  private closed = false
 
   constructor (private readonly shared: RegistryClient) {
-    shared.once('end', () => { this.close() })
+    shared.on('end', () => { this.close() })
   }
 
   /** A connection with no WATCH, for one change; `release` it after. */
@@ -52,7 +52,7 @@ class WriteConnections {
     this.done()
     // (a Cluster client sends a keyless UNWATCH to any node, perhaps not the one that holds
     // the WATCH: a connection still watching is closed there rather than reused)
-    if (this.closed || o.broken || (o.watched && isCluster(conn))) {
+    if (this.shared.status === 'end' || o.broken || (o.watched && isCluster(conn))) {
       conn.disconnect()
       return
     }
@@ -66,7 +66,6 @@ class WriteConnections {
   }
 
   private close (): void {
-    this.closed = true
     for (const conn of this.idle.splice(0)) conn.disconnect()
   }
 }
