@@ -38,7 +38,7 @@
 // promoted to the old generation, still live when the profile stops, or still young when a mark-compact collected it
 // (V8 counts those as collected by a major GC): what outlives the young generation where mark-compacts are rare
 // (a cached key), an upper bound of it where they are not (the cold keys).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -431,6 +431,7 @@ try {
         await load(measured)
         const { profile } = await inspector.send('HeapProfiler.stopSampling') as { profile: { head: HeapNode } }
         inspector.close()
+        mkdirSync(heapProf, { recursive: true })
         writeFileSync(join(heapProf, `${name}.heapprofile`), JSON.stringify(profile))
         const what = survivors ? 'bytes no scavenge collected' : 'bytes allocated'
         process.stdout.write(`${name}: ${(totalSize(profile.head) / measured).toFixed(0)} ${what}/request\n`)
