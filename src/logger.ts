@@ -101,7 +101,8 @@ export class LogSink implements DestinationStream {
       const inert = this.out as unknown as Record<'end' | 'flushSync' | 'flush', (cb?: unknown) => void>
       inert.end = noop
       inert.flushSync = noop
-      inert.flush = (cb) => { if (typeof cb === 'function') (cb as () => void)() }
+      const flush = (cb?: unknown): void => { if (typeof cb === 'function') (cb as () => void)() }
+      inert.flush = flush
     })
     this.out.on('drop', (data: Buffer) => { this.stats.droppedLines += countLines(data) })
   }

@@ -42,7 +42,9 @@ export function envoyAuthRoot (): protobuf.Root {
   if (root === undefined) {
     const dirs = includeDirs()
     const parsed = new protobuf.Root()
-    parsed.resolvePath = (_origin, target) => dirs.map((d) => join(d, target)).find(readable) ?? target
+    const resolvePath = (_origin: string, target: string): string =>
+      dirs.map((d) => join(d, target)).find(readable) ?? target
+    parsed.resolvePath = resolvePath
     parsed.loadSync(EXTERNAL_AUTH_PROTO, { keepCase: true }).resolveAll()
     root = parsed
   }

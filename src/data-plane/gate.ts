@@ -79,7 +79,8 @@ export function createGate (o: GateOptions): Gate {
       verdict.rule.cost > 0 && verdict.identity !== undefined) {
       const identity = verdict.identity
       const cost = verdict.rule.cost
-      request.kg.refund = () => { costs.debit(identity, -cost) }
+      const refund = (): void => { costs.debit(identity, -cost) }
+      request.kg.refund = refund
     }
 
     // body: a declared body larger than the limit is refused before anything is read

@@ -53,14 +53,16 @@ function neverGivingUp (redis: Redis): void {
   let attempts = 0
   const disconnect = redis.disconnect.bind(redis)
   const quit = redis.quit.bind(redis)
-  redis.disconnect = (reconnect = false) => {
+  const stoppingDisconnect = (reconnect = false): void => {
     if (!reconnect) stopping = true
     disconnect(reconnect)
   }
-  redis.quit = ((...args: Parameters<typeof quit>) => {
+  const stoppingQuit = ((...args: Parameters<typeof quit>) => {
     stopping = true
     return quit(...args)
   }) as typeof quit
+  redis.disconnect = stoppingDisconnect
+  redis.quit = stoppingQuit
   redis.on('ready', () => { attempts = 0 })
   redis.on('end', () => {
     if (stopping) return
