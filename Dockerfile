@@ -14,7 +14,11 @@ RUN npm run build
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+COPY patches ./patches
+# production dependencies with patches/ applied (patches/README.md), patch-package pruned after
+RUN npm ci --ignore-scripts --no-audit --no-fund \
+ && npx --no-install patch-package --error-on-fail \
+ && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production

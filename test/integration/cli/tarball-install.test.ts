@@ -3,7 +3,8 @@
  * project controls, and its `npm pack` tarball installs with `npm install -g` and puts `keygate`
  * on the PATH. Done here in a scratch prefix: pack (dist/ as `npm test` built it, so no script
  * runs), install the tarball globally into the prefix (its dependencies from the registry, as a
- * user's install takes them), then run the installed `keygate` from another directory.
+ * user's install takes them, but for ioredis, bundled as patches/ patched it), then run the
+ * installed `keygate` from another directory.
  */
 import t from 'tap'
 import { execFile } from 'node:child_process'
@@ -40,12 +41,19 @@ t.test('npm pack, npm install -g of the tarball, keygate on the prefix\'s PATH',
   t.ok(files.includes('config/keygate.yaml'), 'the commented default config is in it')
   t.ok(files.includes('deploy/systemd/keygate.service'), 'and the systemd unit')
   t.notOk(files.some((f) => f.startsWith('src/') || f.startsWith('test/')), 'no sources or tests')
+  // ioredis travels in the tarball as the clone patched it (patches/README.md): the registry's copy is not
+  t.ok(files.includes('node_modules/ioredis/built/Command.js'), 'ioredis is bundled')
 
   const prefix = join(scratch, 'prefix')
   await run(npm, ['install', '-g', '--prefix', prefix, '--omit=dev', '--prefer-offline', `./${tarball}`],
     { cwd: scratch, env, timeout: 480_000 })
   const bin = join(prefix, 'bin', 'keygate')
   t.ok(existsSync(bin), `${bin} exists`)
+  const installed = join(prefix, 'lib', 'node_modules', ...pkg.name.split('/'), 'node_modules', 'ioredis', 'built')
+  const patchedLines: Array<[string, string]> = [['Command.js', 'const rejectCommand = '], ['Script.js', 'const rejectScript = ']]
+  for (const [file, line] of patchedLines) {
+    t.ok(readFileSync(join(installed, file), 'utf8').includes(line), `the installed ioredis is the patched one (${file})`)
+  }
 
   // from a directory of its own, with nothing on the PATH but node
   const elsewhere = mkdtempSync(join(scratch, 'elsewhere-'))
