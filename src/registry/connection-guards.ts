@@ -5,7 +5,11 @@
  */
 import type { Redis } from 'ioredis'
 
-/** `persistent`: the connection reconnects for ever (the gateway's), not on terms of its own. */
+/**
+ * `persistent`: the connection is the gateway's, which reconnects for as long as its
+ * retry strategy says (a duplicate given one that gives up, the invalidation tracker's,
+ * reopens itself instead).
+ */
 export function kept (redis: Redis, o: { persistent: boolean }): Redis {
   followingFailovers(redis)
   if (o.persistent) neverGivingUp(redis)
@@ -66,6 +70,7 @@ function neverGivingUp (redis: Redis): void {
   redis.on('ready', () => { attempts = 0 })
   redis.on('end', () => {
     if (stopping) return
+    // (the client's own retry strategy decides, as ioredis's close handler asks it)
     const delay = redis.options.retryStrategy?.(++attempts)
     if (typeof delay !== 'number') return
     setTimeout(() => {

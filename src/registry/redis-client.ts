@@ -165,8 +165,7 @@ export function createRedis (cfg: Config['redis'], opts: ClientOptions = {}): Re
  */
 export function duplicateClient (client: RegistryClient, overrides: RedisOptions = {}): RegistryClient {
   if (!isCluster(client)) {
-    // (a duplicate with a retry strategy of its own reconnects, or not, on its own terms)
-    return kept(client.duplicate(overrides), { persistent: isPersistent(client) && !('retryStrategy' in overrides) })
+    return kept(client.duplicate(overrides), { persistent: isPersistent(client) })
   }
   const { lazyConnect, enableReadyCheck, retryStrategy, ...perNode } = overrides
   const options: ClusterOptions = { redisOptions: { ...client.options.redisOptions, ...perNode } }
