@@ -1,12 +1,14 @@
 /**
  * Every configured upstream as something a request is sent to: an upstream with one
- * `url` is an undici `Agent` for its origin, exactly the proxy's single hop; one with
- * `targets` is a pool (pool.ts). The proxy and the WebSocket relay call the same three
- * things: `stream` a request, `pickOrigin` for a handshake, `connectOptions` for its TLS.
- * SIGHUP re-reads the upstreams' TLS files (`reloadTls`).
+ * `url` is an undici `Pool` of connections to its origin, exactly the proxy's single hop
+ * (not an `Agent`, a map of origins to pools looked up on every request, for an upstream
+ * that has one origin); one with `targets` is a pool of targets (pool.ts). The proxy and
+ * the WebSocket relay call the same three things: `stream` a request, `pickOrigin` for a
+ * handshake, `connectOptions` for its TLS. SIGHUP re-reads the upstreams' TLS files
+ * (`reloadTls`).
  */
 import type { Logger } from 'pino'
-import { Agent, type Dispatcher } from 'undici'
+import { Pool, type Dispatcher } from 'undici'
 import type { Config, UpstreamConfig } from '../../config/schema.js'
 import { readUpstreamTls, upstreamOrigins, type UpstreamTls } from '../../config/upstreams.js'
 import { connectOptions, type ConnectOptions } from './connect-options.js'
@@ -24,9 +26,9 @@ export interface UpstreamDispatch {
   close: () => Promise<void>
 }
 
-/** One origin: the request goes to it on one agent, with nothing in between. */
+/** One origin: the request goes to it on one pool, with nothing in between. */
 class SingleOrigin implements UpstreamDispatch {
-  private agent: Agent
+  private pool: Pool
   private connect: ConnectOptions
   private readonly origin: string
   private readonly host: string
@@ -40,13 +42,12 @@ class SingleOrigin implements UpstreamDispatch {
     this.origin = url.origin
     this.host = url.host
     this.connect = connectOptions(upstream, tls)
-    this.agent = this.agentFor()
+    this.pool = this.poolFor()
   }
 
   stream<T> (opts: ForwardOptions<T>, factory: Dispatcher.StreamFactory<T>, callback: StreamCallback<T>): void {
-    opts.headers.host = this.host;
-    (opts as Dispatcher.RequestOptions<T>).origin = this.origin
-    this.agent.stream(opts as Dispatcher.RequestOptions<T>, factory, callback)
+    opts.headers.host = this.host
+    this.pool.stream(opts as Dispatcher.RequestOptions<T>, factory, callback)
   }
 
   pickOrigin (): string { return this.origin }
@@ -55,17 +56,17 @@ class SingleOrigin implements UpstreamDispatch {
 
   reload (tls: UpstreamTls): void {
     this.connect = connectOptions(this.upstream, tls)
-    const old = this.agent
-    this.agent = this.agentFor()
+    const old = this.pool
+    this.pool = this.poolFor()
     old.close().catch(() => {})
   }
 
-  async close (): Promise<void> { await this.agent.close() }
+  async close (): Promise<void> { await this.pool.close() }
 
-  private agentFor (): Agent {
-    const agent = new Agent({ connections: this.upstream.connections, connect: this.connect })
-    agent.on('connectionError', (origin, _targets, err) => { this.logFailure(String(origin), err) })
-    return agent
+  private poolFor (): Pool {
+    const pool = new Pool(this.origin, { connections: this.upstream.connections, connect: this.connect })
+    pool.on('connectionError', (origin, _targets, err) => { this.logFailure(String(origin), err) })
+    return pool
   }
 }
 
