@@ -39,6 +39,10 @@ const ALWAYS_STRIPPED = [
   'proxy-authorization',
   'x-http-method-override', 'x-http-method', 'x-method-override',
   'x-request-id',
+  // the upstream's Host is its origin's, which undici writes itself (from the upstream's
+  // url or target); a Host on the request would also become the TLS server name (SNI)
+  // in undici, in place of the configured `servername`
+  'host',
   // the trace context is the gateway's: the client's is continued by src/tracing/
   'traceparent', 'tracestate',
   // the gateway answers `100-continue` itself, after the gate; undici refuses to send it on

@@ -1,7 +1,7 @@
 /**
  * The headers of the upgrade sent to the upstream (step 4 of upgrade.ts): the route's
  * rewrite of the client's (identity headers set, the key header and spoofed identity
- * headers removed), without Host (the upstream's, as for a proxied request) and the
+ * headers removed, and Host: the upstream's, as for a proxied request), without the
  * client's own Sec-WebSocket-* (the upstream connection's), with the trace context.
  */
 import type { IncomingHttpHeaders } from 'node:http'
@@ -15,7 +15,6 @@ export function handshakeHeaders (
   const { id, state: kg, req: raw } = u
   const request = { id, method: 'GET', kg, raw, protocol: 'http' as const, headers: raw.headers }
   const headers = rewrite(request, withoutConnectionListed(raw.headers))
-  delete headers.host
   for (const name in headers) if (name.startsWith('sec-websocket-')) delete headers[name]
   toUpstream?.(u.state.trace, headers, 'GET')
   return headers

@@ -64,7 +64,8 @@ export function makeTestCa (t: Test): TestCa {
 
 /**
  * An HTTPS upstream with the server certificate, answering every request with
- * `{ client }`: the CN of the client certificate it was shown, if any. Its URL is
+ * `{ client }`: the CN of the client certificate it was shown, if any, and the Host header
+ * and server name (SNI) it was sent as `x-seen-host` and `x-seen-sni`. Its URL is
  * `https://127.0.0.1:<port>` (the certificate names SERVER_NAME only).
  */
 export async function startHttpsUpstream (t: Test, ca: TestCa, requireClientCert: boolean): Promise<string> {
@@ -77,7 +78,12 @@ export async function startHttpsUpstream (t: Test, ca: TestCa, requireClientCert
   }, (req, res) => {
     const peer = (req.socket as TLSSocket).getPeerCertificate()
     const client = peer?.subject?.CN ?? null
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client }))
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      // what the gateway sent: the Host header and the TLS server name (SNI)
+      'x-seen-host': req.headers.host ?? '',
+      'x-seen-sni': String((req.socket as TLSSocket).servername ?? '')
+    }).end(JSON.stringify({ client }))
   })
   server.on('tlsClientError', () => {})
   await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve) })

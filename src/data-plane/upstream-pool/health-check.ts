@@ -26,7 +26,6 @@ export function startHealthCheck (origin: string, check: HealthCheckConfig, conn
     connect: { ...connect, timeout: Math.min(connect.timeout, timeoutMs) },
     pipelining: 1
   })
-  const host = new URL(origin).host
   let stopped = false
   let timer: NodeJS.Timeout | undefined
 
@@ -36,7 +35,9 @@ export function startHealthCheck (origin: string, check: HealthCheckConfig, conn
       const res = await client.request({
         method: 'GET',
         path: check.path,
-        headers: { host, 'user-agent': 'keygate-health-check' },
+        // (Host is the origin's, written by undici: a Host set here would be sent as the TLS
+        // server name in place of the configured `servername`)
+        headers: { 'user-agent': 'keygate-health-check' },
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
         signal: AbortSignal.timeout(timeoutMs)

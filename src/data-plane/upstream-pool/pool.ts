@@ -45,7 +45,6 @@ export type StreamCallback<T> = (err: Error | null, data: Dispatcher.StreamData<
 
 interface Target {
   readonly origin: string
-  readonly host: string
   readonly index: number
   dispatcher: Pool
   readonly health: TargetHealth
@@ -85,10 +84,10 @@ export class UpstreamPool {
       ejectionMs: check === undefined ? parseCheckDuration(u.passive?.ejection ?? '30s') : undefined
     }
     this.targets = u.targets.map((url, index) => {
-      const { origin, host } = new URL(url)
+      const { origin } = new URL(url)
       const health = new TargetHealth(rules, (up, why) => { this.changed(target, up, why) })
       const dispatcher = this.dispatcherFor(origin)
-      const target: Target = { origin, host, index, dispatcher, health, inflight: 0, check: undefined }
+      const target: Target = { origin, index, dispatcher, health, inflight: 0, check: undefined }
       return target
     })
     this.startChecks()
@@ -138,7 +137,6 @@ export class UpstreamPool {
     callback: StreamCallback<T>, mayRetry: boolean): void {
     const body = opts.body as Readable | undefined
     const sent = mayRetry && body !== undefined ? detachable(body) : body
-    opts.headers.host = target.host
     let answered = false
     target.inflight++
     target.dispatcher.stream({ ...opts, body: sent }, (data) => {

@@ -31,7 +31,6 @@ class SingleOrigin implements UpstreamDispatch {
   private pool: Pool
   private connect: ConnectOptions
   private readonly origin: string
-  private readonly host: string
 
   constructor (
     private readonly upstream: UpstreamConfig,
@@ -40,13 +39,11 @@ class SingleOrigin implements UpstreamDispatch {
   ) {
     const url = new URL(upstream.url as string)
     this.origin = url.origin
-    this.host = url.host
     this.connect = connectOptions(upstream, tls)
     this.pool = this.poolFor()
   }
 
   stream<T> (opts: ForwardOptions<T>, factory: Dispatcher.StreamFactory<T>, callback: StreamCallback<T>): void {
-    opts.headers.host = this.host
     this.pool.stream(opts as Dispatcher.RequestOptions<T>, factory, callback)
   }
 

@@ -45,6 +45,23 @@ t.test('verified with ca_file and servername: the request goes through', async (
   t.same(JSON.parse(res.body), { client: null }, 'no client certificate unless configured')
 })
 
+t.test('servername with a URL that names a host: the server name sent and verified is servername, the Host header the URL\'s', async (t) => {
+  const ca = makeTestCa(t)
+  const port = new URL(await startHttpsUpstream(t, ca, false)).port
+  const url = `https://localhost:${port}`
+  for (const shape of ['url', 'targets'] as const) {
+    await t.test(`an upstream with ${shape}`, async (t) => {
+      const origin = shape === 'url' ? `url: "${url}"` : `targets: ["${url}"]`
+      const gw = await startGateway(t, { yaml: upstreamYaml(`${origin}, ca_file: "${ca.caFile}", servername: ${SERVER_NAME}`) })
+      const key = (await gw.fixtures.personalKey('alice')).key
+      const res = await gw.get('/api/v1/open/x', key)
+      t.equal(res.status, 200, 'verified against servername')
+      t.equal(res.headers['x-seen-sni'], SERVER_NAME, 'servername sent as SNI')
+      t.equal(res.headers['x-seen-host'], `localhost:${port}`, 'the URL\'s host as Host, not the client\'s')
+    })
+  }
+})
+
 t.test('refused: a certificate for another name, or from another CA, or with no ca_file (system CAs)', async (t) => {
   const ca = makeTestCa(t)
   const url = await startHttpsUpstream(t, ca, false)
