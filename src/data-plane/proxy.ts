@@ -149,16 +149,25 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     if (cost !== undefined && kg.upstreamCost !== undefined && kg.identity !== undefined) {
       cost.debit(kg.identity, reportedCost(data.headers[cost.header] as string | string[] | undefined, kg.upstreamCost))
     }
-    reply.headers(withoutHopByHop(
+    const head = withoutHopByHop(
       data.headers as IncomingHttpHeaders, request.id, o.cors !== undefined, kg.rateLimited, cost?.header
-    ))
+    )
     // an HTTP/1 connection cannot be reused before its request body was read: the
     // upstream answered first, so the client's connection closes after the answer
-    if (!request.raw.complete) reply.header('connection', 'close')
-    if (o.cors !== undefined) applyCorsHeaders(o.cors, request, reply)
-    reply.hijack()
+    if (!request.raw.complete) head.connection = 'close'
     const res = reply.raw
-    res.writeHead(reply.statusCode, reply.getHeaders() as OutgoingHttpHeaders)
+    if (kg.rateLimited || o.cors !== undefined) {
+      // the gateway's own headers join the upstream's: the rate limit's (set on the reply
+      // by the gate's verdict, the only data-plane stage before this one that sets any) and CORS's
+      reply.headers(head)
+      if (o.cors !== undefined) applyCorsHeaders(o.cors, request, reply)
+      reply.hijack()
+      res.writeHead(reply.statusCode, reply.getHeaders() as OutgoingHttpHeaders)
+      return res
+    }
+    // nothing was set on the reply: the upstream's headers, filtered, are the whole head
+    reply.hijack()
+    res.writeHead(reply.statusCode, head as OutgoingHttpHeaders)
     return res
   }
 
