@@ -50,7 +50,9 @@ t.test('npm pack, npm install -g of the tarball, keygate on the prefix\'s PATH',
   const bin = join(prefix, 'bin', 'keygate')
   t.ok(existsSync(bin), `${bin} exists`)
   const installed = join(prefix, 'lib', 'node_modules', ...pkg.name.split('/'), 'node_modules', 'ioredis', 'built')
-  const patchedLines: Array<[string, string]> = [['Command.js', 'const rejectCommand = '], ['Script.js', 'const rejectScript = ']]
+  const patchedLines: Array<[string, string]> = [
+    ['Command.js', 'const rejectCommand = '], ['Script.js', 'const rejectScript = '], ['DataHandler.js', 'item.command = null;']
+  ]
   for (const [file, line] of patchedLines) {
     t.ok(readFileSync(join(installed, file), 'utf8').includes(line), `the installed ioredis is the patched one (${file})`)
   }
