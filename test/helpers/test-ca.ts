@@ -65,10 +65,13 @@ export function makeTestCa (t: Test): TestCa {
 /**
  * An HTTPS upstream with the server certificate, answering every request with
  * `{ client }`: the CN of the client certificate it was shown, if any, and the Host header
- * and server name (SNI) it was sent as `x-seen-host` and `x-seen-sni`. Its URL is
+ * and server name (SNI) it was sent as `x-seen-host` and `x-seen-sni`; `seen` collects the
+ * paths of the requests it answered (so, over TLS verified by the sender). Its URL is
  * `https://127.0.0.1:<port>` (the certificate names SERVER_NAME only).
  */
-export async function startHttpsUpstream (t: Test, ca: TestCa, requireClientCert: boolean): Promise<string> {
+export async function startHttpsUpstream (
+  t: Test, ca: TestCa, requireClientCert: boolean, seen?: string[]
+): Promise<string> {
   const server: Server = createServer({
     key: ca.serverKey,
     cert: ca.serverCert,
@@ -78,6 +81,7 @@ export async function startHttpsUpstream (t: Test, ca: TestCa, requireClientCert
   }, (req, res) => {
     const peer = (req.socket as TLSSocket).getPeerCertificate()
     const client = peer?.subject?.CN ?? null
+    seen?.push(req.url ?? '')
     res.writeHead(200, {
       'content-type': 'application/json',
       // what the gateway sent: the Host header and the TLS server name (SNI)

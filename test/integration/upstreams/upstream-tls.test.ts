@@ -10,6 +10,7 @@ import { copyFileSync, writeFileSync } from 'node:fs'
 import t from 'tap'
 import { startGateway, eventually, type TestGateway } from '../../helpers/gateway.js'
 import { makeTestCa, SERVER_NAME, startHttpsUpstream } from '../../helpers/test-ca.js'
+import { targetsUp } from '../../helpers/targets.js'
 import { reloadUpstreamTls } from '../../../src/server.js'
 
 const BAD_GATEWAY = { error: { code: 'bad_gateway', message: 'Upstream service unavailable', status: 502 } }
@@ -60,6 +61,24 @@ t.test('servername with a URL that names a host: the server name sent and verifi
       t.equal(res.headers['x-seen-host'], `localhost:${port}`, 'the URL\'s host as Host, not the client\'s')
     })
   }
+})
+
+t.test('servername with a URL that names a host: the health check is verified against servername too', async (t) => {
+  const ca = makeTestCa(t)
+  const seen: string[] = []
+  const port = new URL(await startHttpsUpstream(t, ca, false, seen)).port
+  const check = 'health_check: { path: /health, interval: 100ms, timeout: 90ms, unhealthy_after: 1, healthy_after: 1 }'
+  const gw = await startGateway(t, {
+    yaml: upstreamYaml(`targets: ["https://localhost:${port}"], ca_file: "${ca.caFile}", servername: ${SERVER_NAME}, ${check}`)
+  })
+  const checks = (): number => seen.filter((p) => p === '/health').length
+  const target = `https://localhost:${port}`
+  const up = async (): Promise<number | undefined> => (await targetsUp(gw.app.metrics.registry, 'core'))[target]
+  // three checks answered, or the target marked down (a check refused the certificate)
+  await eventually(async () => checks() >= 3 || (await up()) === 0, 5000)
+  t.ok(checks() >= 3, `the checks reached the upstream over verified TLS (${checks()})`)
+  t.equal(await up(), 1, 'the target is up')
+  t.equal((await getOpen(gw)).status, 200)
 })
 
 t.test('refused: a certificate for another name, or from another CA, or with no ca_file (system CAs)', async (t) => {
