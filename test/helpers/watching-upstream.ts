@@ -1,8 +1,8 @@
 /**
  * An upstream that watches request bodies as they arrive, for tests about what
  * reaches an upstream before (or instead of) a complete request: bytes counted as
- * they come, whether the request ended or was aborted, and how many connections
- * the gateway holds open to it. It answers 200 once a body has ended.
+ * they come, whether the request ended or was aborted, whether its connection has
+ * closed, and how many connections the gateway holds open to it. It answers 200 once a body has ended.
  */
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
@@ -16,6 +16,8 @@ export interface WatchedRequest {
   ended: boolean
   /** the connection closed before the body ended */
   aborted: boolean
+  /** the connection that carried the request has closed */
+  connectionClosed: boolean
 }
 
 export interface WatchingUpstream {
@@ -30,8 +32,9 @@ export async function startWatchingUpstream (): Promise<WatchingUpstream> {
   const requests: WatchedRequest[] = []
   const sockets = new Set<Socket>()
   const server = createServer((request: IncomingMessage, res) => {
-    const rec: WatchedRequest = { method: request.method ?? '', url: request.url ?? '', rawHeaders: [...request.rawHeaders], bytes: 0, ended: false, aborted: false }
+    const rec: WatchedRequest = { method: request.method ?? '', url: request.url ?? '', rawHeaders: [...request.rawHeaders], bytes: 0, ended: false, aborted: false, connectionClosed: false }
     requests.push(rec)
+    request.socket.once('close', () => { rec.connectionClosed = true })
     request.on('data', (chunk: Buffer) => { rec.bytes += chunk.length })
     request.on('error', () => {})
     request.on('end', () => {

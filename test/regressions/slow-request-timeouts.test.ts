@@ -74,7 +74,10 @@ t.test('an authenticated body that stops: 408, the upstream request aborted, its
       t.same(res.body, REQUEST_TIMEOUT, 'the catalogue body')
       t.not(await eventually(async () => watcher.requests[before]?.aborted === true, 3000), -1, 'the upstream saw the request aborted')
       t.notOk(watcher.requests[before]?.ended, 'never a complete request')
-      t.not(await eventually(async () => watcher.openConnections() === 0, 3000), -1, 'the upstream connection was released')
+      // (the connection that carried the aborted request closes; undici may open a fresh, idle one to the upstream
+      // right after, as after any request: that one carries nothing of this request)
+      t.not(await eventually(async () => watcher.requests[before]?.connectionClosed === true, 3000), -1,
+        'the upstream connection was released')
       await eventually(async () => gw.logs.some((l) => l.req_id === res.headers['x-request-id']), 2000)
       const line = gw.logs.find((l) => l.req_id === res.headers['x-request-id'])
       t.equal(line?.reason, 'request_timeout', 'logged as request_timeout')
