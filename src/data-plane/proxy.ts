@@ -1,7 +1,7 @@
 /**
  * The proxy stage: one protected route prefix -> one upstream, as its own encapsulated
  * fastify context: the gate hook, the body limit, and the upstream request on the
- * upstream's dispatcher (upstream-pool/upstreams.ts: an undici agent for one `url`, a
+ * upstream's dispatcher (upstream-pool/upstreams.ts: an undici pool for one `url`, a
  * pool for `targets`). Upstream failures become the catalogue's 502/504 (never
  * an internal address or library code); upstream responses pass through unchanged.
  *
