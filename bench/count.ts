@@ -31,7 +31,8 @@
 // (`--no-concurrent-recompilation`: V8 optimises on the main thread, so what a count holds does not
 // depend on how far a background compile got under valgrind; the compiling is counted too),
 // COUNT_CPU_PROF=<dir>: instead of valgrind, run the server under `node --cpu-prof` into <dir>
-// (JS-level attribution), printing the registry script calls (EVALSHA round trips) per request;
+// (JS-level attribution; bench/dist/profile.js reads the profiles), printing the registry script calls
+// (EVALSHA round trips) per request;
 // COUNT_HEAP_PROF=<dir>: V8's sampling heap profiler over the inspector during the measured requests
 // only, every allocation sampled (every 1 KiB), those a scavenge or a mark-compact collected included:
 // what the requests allocate, by the function; with COUNT_HEAP_SURVIVORS=1 only what no scavenge collected:
