@@ -1,6 +1,6 @@
 // Reads the CPU profiles `COUNT_CPU_PROF=<dir> node bench/dist/count.js <targets>` writes (V8's
 // .cpuprofile, one per server), as µs of the profile's sampled time a request: where a server's
-// time goes, and how two servers differ.
+// time goes, and how two servers differ; and the heap profiles of COUNT_HEAP_PROF, as bytes a request.
 //
 //   node bench/dist/profile.js groups <requests> <a.cpuprofile> [<b.cpuprofile> ...]
 //       self time by group (a package, a node internal module, keygate's directory under dist/,
@@ -9,6 +9,9 @@
 //       self time by function, b against a, the largest differences first
 //   node bench/dist/profile.js tree <requests> <file.cpuprofile> <function regex> [depth] [min µs]
 //       the inclusive time under the outermost frames whose function name matches, as a tree
+//   node bench/dist/profile.js heap <requests> <file.heapprofile> [callers] [top]
+//       a sampling heap profile (`COUNT_HEAP_PROF`, with or without COUNT_HEAP_SURVIVORS=1): bytes
+//       a request by allocating function and its first callers (default 2)
 //
 // <requests>: the requests the server answered while profiled (count.js profiles its whole life:
 // COUNT_WARMUP + COUNT_MEASURED), so start-up shows as a small `startup` group. The profiler's own
@@ -135,10 +138,32 @@ function tree (requests: number, file: string, pattern: RegExp, depth: number, m
   show(root, 2)
 }
 
+interface HeapNode { callFrame: CallFrame, selfSize: number, children: HeapNode[] }
+
+function heap (requests: number, file: string, callers: number, top: number): void {
+  const { head } = JSON.parse(readFileSync(file, 'utf8')) as { head: HeapNode }
+  const bytes = new Map<string, number>()
+  let total = 0
+  const walk = (node: HeapNode, stack: string[]): void => {
+    const here = [frameName(node.callFrame), ...stack]
+    if (node.selfSize > 0) {
+      const key = here.slice(0, callers + 1).join(' < ')
+      bytes.set(key, (bytes.get(key) ?? 0) + node.selfSize)
+      total += node.selfSize
+    }
+    for (const child of node.children) walk(child, here)
+  }
+  walk(head, [])
+  console.log(`${fixed(total, requests)}  bytes a request in all`)
+  for (const [key, b] of [...bytes].sort((x, y) => y[1] - x[1]).slice(0, top)) {
+    console.log(`${fixed(b, requests)}  ${key}`)
+  }
+}
+
 const [command, requestsArg, ...rest] = process.argv.slice(2)
 const requests = Number(requestsArg)
 if (!Number.isFinite(requests) || requests <= 0) {
-  console.error('usage: node bench/dist/profile.js groups|diff|tree <requests> <files...> (see bench/profile.ts)')
+  console.error('usage: node bench/dist/profile.js groups|diff|tree|heap <requests> <files...> (see bench/profile.ts)')
   process.exit(2)
 }
 if (command === 'groups' && rest.length > 0) {
@@ -147,7 +172,9 @@ if (command === 'groups' && rest.length > 0) {
   diff(requests, rest[0] as string, rest[1] as string, Number(rest[2] ?? '40'))
 } else if (command === 'tree' && rest.length >= 2) {
   tree(requests, rest[0] as string, new RegExp(rest[1] as string), Number(rest[2] ?? '6'), Number(rest[3] ?? '0.05'))
+} else if (command === 'heap' && rest.length >= 1) {
+  heap(requests, rest[0] as string, Number(rest[1] ?? '2'), Number(rest[2] ?? '25'))
 } else {
-  console.error('usage: node bench/dist/profile.js groups|diff|tree <requests> <files...> (see bench/profile.ts)')
+  console.error('usage: node bench/dist/profile.js groups|diff|tree|heap <requests> <files...> (see bench/profile.ts)')
   process.exit(2)
 }
