@@ -155,19 +155,18 @@ export async function protectedRoute (ctx: FastifyInstance, o: ProtectedRouteOpt
     // an HTTP/1 connection cannot be reused before its request body was read: the
     // upstream answered first, so the client's connection closes after the answer
     if (!request.raw.complete) head.connection = 'close'
-    const res = reply.raw
+    // the upstream's headers, filtered, are the whole head unless the gateway adds its own:
+    // the rate limit's (set on the reply by the gate's verdict, the only data-plane stage
+    // before this one that sets any) and CORS's
+    let sent = head as OutgoingHttpHeaders
     if (kg.rateLimited || o.cors !== undefined) {
-      // the gateway's own headers join the upstream's: the rate limit's (set on the reply
-      // by the gate's verdict, the only data-plane stage before this one that sets any) and CORS's
       reply.headers(head)
       if (o.cors !== undefined) applyCorsHeaders(o.cors, request, reply)
-      reply.hijack()
-      res.writeHead(reply.statusCode, reply.getHeaders() as OutgoingHttpHeaders)
-      return res
+      sent = reply.getHeaders() as OutgoingHttpHeaders
     }
-    // nothing was set on the reply: the upstream's headers, filtered, are the whole head
     reply.hijack()
-    res.writeHead(reply.statusCode, head as OutgoingHttpHeaders)
+    const res = reply.raw
+    res.writeHead(reply.statusCode, sent)
     return res
   }
 
