@@ -17,10 +17,10 @@
  */
 import type { Readable } from 'node:stream'
 import type { Logger } from 'pino'
-import { Pool, type Dispatcher } from 'undici'
+import type { Dispatcher, Pool } from 'undici'
 import type { UpstreamConfig } from '../../config/schema.js'
 import { parseCheckDuration, type UpstreamTls } from '../../config/upstreams.js'
-import { connectOptions, type ConnectOptions } from './connect-options.js'
+import { connectOptions, originPool, type ConnectOptions } from './connect-options.js'
 import { detachable } from './detachable-body.js'
 import { connectionFailureLog } from './failure-log.js'
 import { startHealthCheck, type HealthCheck } from './health-check.js'
@@ -190,13 +190,10 @@ export class UpstreamPool {
   }
 
   private dispatcherFor (origin: string): Pool {
-    const u = this.o.upstream
-    const pool = new Pool(origin, { connections: u.connections, connect: this.connect })
-    pool.on('connectionError', (_origin, _targets, err) => {
+    return originPool(origin, this.o.upstream, this.connect, (err) => {
       this.connectErrors.add(err)
       this.logFailure(origin, err)
     })
-    return pool
   }
 
   private changed (t: Target, up: boolean, why: string): void {

@@ -8,10 +8,10 @@
  * (`reloadTls`).
  */
 import type { Logger } from 'pino'
-import { Pool, type Dispatcher } from 'undici'
+import type { Dispatcher, Pool } from 'undici'
 import type { Config, UpstreamConfig } from '../../config/schema.js'
 import { readUpstreamTls, upstreamOrigins, type UpstreamTls } from '../../config/upstreams.js'
-import { connectOptions, type ConnectOptions } from './connect-options.js'
+import { connectOptions, originPool, type ConnectOptions } from './connect-options.js'
 import { connectionFailureLog } from './failure-log.js'
 import { UpstreamPool, type ForwardOptions, type StreamCallback } from './pool.js'
 
@@ -44,7 +44,7 @@ class SingleOrigin implements UpstreamDispatch {
   }
 
   stream<T> (opts: ForwardOptions<T>, factory: Dispatcher.StreamFactory<T>, callback: StreamCallback<T>): void {
-    this.pool.stream(opts as Dispatcher.RequestOptions<T>, factory, callback)
+    this.pool.stream(opts, factory, callback)
   }
 
   pickOrigin (): string { return this.origin }
@@ -61,9 +61,7 @@ class SingleOrigin implements UpstreamDispatch {
   async close (): Promise<void> { await this.pool.close() }
 
   private poolFor (): Pool {
-    const pool = new Pool(this.origin, { connections: this.upstream.connections, connect: this.connect })
-    pool.on('connectionError', (origin, _targets, err) => { this.logFailure(String(origin), err) })
-    return pool
+    return originPool(this.origin, this.upstream, this.connect, (err) => { this.logFailure(this.origin, err) })
   }
 }
 
