@@ -105,7 +105,15 @@ async function start (scenario: Scenario): Promise<Started> {
   return { scenario, server, url: `http://127.0.0.1:${server.port}${scenario.path ?? BENCH_PATH}` }
 }
 
-async function measure (config: BenchConfig, started: Started[], helperPids: number[]): Promise<ScenarioMeasures[]> {
+/**
+ * Every scenario's rounds, interleaved. With fresh processes (the default) a scenario's server lives for its
+ * warm-up and its round only: started, warmed up, measured, stopped, so no other row's server idles on the
+ * core under test (with every row's server kept alive, some 40 idle servers, each woken by its own timers,
+ * shared that core with the one measured). Otherwise each scenario keeps the one server `running` holds.
+ */
+async function measure (
+  config: BenchConfig, scenarios: readonly Scenario[], running: Map<number, Started>, helperPids: number[]
+): Promise<ScenarioMeasures[]> {
   const load = (durationSec: number): LoadSettings =>
     ({ connections: config.connections, pipelining: config.pipelining, durationSec })
   const target = (s: Started): RoundTarget => ({
@@ -115,44 +123,40 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
     expectedStatus: s.scenario.expectedStatus
   })
 
-  const measures: ScenarioMeasures[] = []
-  for (const s of started) {
+  const measures: ScenarioMeasures[] = scenarios.map((scenario) => ({
+    name: scenario.name,
+    expectedStatus: scenario.expectedStatus,
+    warmups: [],
+    rounds: [],
+    peakRssKiB: undefined
+  }))
+  const warmUp = async (i: number, s: Started): Promise<void> => {
     log(`warm-up ${s.scenario.name} (${config.warmupSec} s)`)
-    const warmup = await runRound(target(s), load(config.warmupSec))
-    measures.push({
-      name: s.scenario.name,
-      expectedStatus: s.scenario.expectedStatus,
-      warmups: [warmup],
-      rounds: [],
-      peakRssKiB: undefined
-    })
+    measures[i]?.warmups.push(await runRound(target(s), load(config.warmupSec)))
     await delay(PAUSE_BETWEEN_ROUNDS_MS)
   }
-  // a server's peak RSS, kept across its restarts
-  const notePeakRss = (i: number): void => {
+  // a scenario's peak RSS, kept across its processes
+  const notePeakRss = (i: number, s: Started): void => {
     const m = measures[i]
-    const pid = started[i]?.server.pid
-    const peak = pid === undefined ? undefined : peakRssKiB(pid)
+    const peak = s.server.pid === undefined ? undefined : peakRssKiB(s.server.pid)
     if (m !== undefined && peak !== undefined) m.peakRssKiB = Math.max(m.peakRssKiB ?? 0, peak)
   }
+  for (const [i, s] of running) await warmUp(i, s)
 
   for (let round = 1; round <= config.rounds; round++) {
     // Rotate who goes first each round, so no scenario always gets the same slot
     // (the first slot of a round measured ~20% faster here, whatever ran in it).
-    const order = started.map((_, i) => (i + round - 1) % started.length)
+    const order = scenarios.map((_, i) => (i + round - 1) % scenarios.length)
     for (const i of order) {
-      let s = started[i]
-      if (s === undefined) continue
-      if (config.freshProcesses && round > 1) {
+      const scenario = scenarios[i] as Scenario
+      let s = running.get(i)
+      if (s === undefined) {
         // A new process for each round: on this kind of VM one process can run 10-15%
         // faster or slower than an identical one for its whole life (docs/benchmarks.md).
-        notePeakRss(i)
-        await s.server.stop()
-        s = await start(s.scenario)
-        started[i] = s
-        const warmup = await runRound(target(s), load(config.warmupSec))
-        measures[i]?.warmups.push(warmup)
-        await delay(PAUSE_BETWEEN_ROUNDS_MS)
+        log(`starting ${scenario.name}`)
+        s = await start(scenario)
+        running.set(i, s)
+        await warmUp(i, s)
       }
       const callsBefore = await registryCalls()
       const missesBefore = await s.server.cacheMisses?.()
@@ -181,16 +185,27 @@ async function measure (config: BenchConfig, started: Started[], helperPids: num
         ? `  !!! ${result.unexpectedStatus} unexpected status (by status: ${JSON.stringify(result.statusCounts)}), ` +
           `${result.errors} errors`
         : ''
-      log(`round ${round}/${config.rounds} ${s.scenario.name}: ${result.reqPerSec.toFixed(0)} req/s, ` +
+      log(`round ${round}/${config.rounds} ${scenario.name}: ${result.reqPerSec.toFixed(0)} req/s, ` +
         `p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, CPU server ${pct(cpu.serverPct)} ` +
         `(${usPerReq === undefined ? 'n/a' : usPerReq.toFixed(0)} µs/req${partsNote(measured)}) ` +
         `loadgen ${pct(cpu.loadgenPct)} other ${pct(cpu.otherPct)}${bad}`)
+      if (config.freshProcesses) {
+        notePeakRss(i, s)
+        running.delete(i)
+        await s.server.stop()
+      }
       await delay(PAUSE_BETWEEN_ROUNDS_MS)
     }
   }
 
-  for (const i of started.keys()) notePeakRss(i)
+  for (const [i, s] of running) notePeakRss(i, s)
   return measures
+}
+
+async function stopRunning (running: Map<number, Started>): Promise<void> {
+  const servers = [...running.values()]
+  running.clear()
+  await Promise.all(servers.map(async (s) => await s.server.stop()))
 }
 
 async function main (): Promise<number> {
@@ -199,7 +214,8 @@ async function main (): Promise<number> {
   log(`CPU pinning ${pinning.note}`)
 
   const distDir = fileURLToPath(new URL('.', import.meta.url))
-  const started: Started[] = []
+  /** the servers alive, by scenario: all of them for the whole run when processes are not fresh */
+  const running = new Map<number, Started>()
   try {
     const { origin, ctx: pinned } = await startOriginContext(distDir, pinning)
     const ctx: ScenarioContext = {
@@ -212,38 +228,40 @@ async function main (): Promise<number> {
       baselineScenario(ctx), controlScenario(ctx), fastifyProxyScenario(ctx), referenceScenario(ctx),
       ...keygateScenarios(ctx), helloScenario(ctx), ...authorizerScenarios(ctx), ...compareScenarios(ctx)
     ])
-    for (const scenario of scenarios) {
-      log(`starting ${scenario.name}`)
-      started.push(await start(scenario))
+    if (!config.freshProcesses) {
+      for (const [i, scenario] of scenarios.entries()) {
+        log(`starting ${scenario.name}`)
+        running.set(i, await start(scenario))
+      }
     }
 
-    const measures = await measure(config, started, [origin.pid])
-    const summaries = started.map((s, i) => {
-      const against = s.scenario.compareWith ?? started[0]?.scenario.name
-      const j = started.findIndex((x) => x.scenario.name === against)
-      const reference = started[j]?.scenario
+    const measures = await measure(config, scenarios, running, [origin.pid])
+    const summaries = scenarios.map((scenario, i) => {
+      const against = scenario.compareWith ?? scenarios[0]?.name
+      const j = scenarios.findIndex((x) => x.name === against)
+      const reference = scenarios[j]
       const label = reference === undefined
         ? 'baseline'
         : reference.label ?? reference.name.split(':')[0] ?? reference.name
-      return { ...summarize(measures[i] as ScenarioMeasures, measures[j], label), target: s.scenario.target }
+      return { ...summarize(measures[i] as ScenarioMeasures, measures[j], label), target: scenario.target }
     })
     const problems = findProblems(summaries, unexpectedExits())
-    for (const [i, s] of started.entries()) {
+    for (const [i, scenario] of scenarios.entries()) {
       const summary = summaries[i]
-      const maxScripts = s.scenario.maxScriptsPer1k
+      const maxScripts = scenario.maxScriptsPer1k
       if (maxScripts !== undefined && summary !== undefined && !(summary.scriptsPer1k <= maxScripts)) {
-        problems.failures.push(`"${s.scenario.name}": ${summary.scriptsPer1k.toFixed(2)} registry script calls ` +
+        problems.failures.push(`"${scenario.name}": ${summary.scriptsPer1k.toFixed(2)} registry script calls ` +
           `per 1,000 responses, above the ${maxScripts} target`)
       }
-      const maxRecords = s.scenario.maxRecordsPer1k
+      const maxRecords = scenario.maxRecordsPer1k
       if (maxRecords !== undefined && summary !== undefined && !(summary.recordsPer1k <= maxRecords)) {
-        problems.failures.push(`"${s.scenario.name}": ${summary.recordsPer1k.toFixed(2)} registry records read ` +
+        problems.failures.push(`"${scenario.name}": ${summary.recordsPer1k.toFixed(2)} registry records read ` +
           `per 1,000 responses, above the ${maxRecords} target`)
       }
-      const maxPerMiss = s.scenario.maxScriptsPerMiss
+      const maxPerMiss = scenario.maxScriptsPerMiss
       const perMiss = summary?.scriptsPerMiss
       if (maxPerMiss !== undefined && !(perMiss !== undefined && perMiss <= maxPerMiss)) {
-        problems.failures.push(`"${s.scenario.name}": ${perMiss?.toFixed(3) ?? 'unknown'} registry round trips ` +
+        problems.failures.push(`"${scenario.name}": ${perMiss?.toFixed(3) ?? 'unknown'} registry round trips ` +
           `per cache miss, above the ${maxPerMiss} target`)
       }
     }
@@ -251,7 +269,7 @@ async function main (): Promise<number> {
 
     process.stdout.write(markdown(info, summaries, problems))
     // The throughput servers are done; the extras start their own Redis and gateways.
-    await Promise.all(started.splice(0).map(async (s) => await s.server.stop()))
+    await stopRunning(running)
     for (const extra of [sharedCore, propagation, memory, warmUp, flood, grpcAuthz, instructions, usageFlush, soak]) {
       if (config.extras(extra.name)) {
         log(`running ${extra.name}`)
@@ -268,7 +286,7 @@ async function main (): Promise<number> {
     for (const f of problems.failures) log(`!!! ${f}`)
     return problems.failures.length === 0 ? 0 : 1
   } finally {
-    await Promise.all(started.map(async (s) => await s.server.stop()))
+    await stopRunning(running)
     await stopAll()
   }
 }
