@@ -13,7 +13,8 @@
 //                                           keygate-limited, keygate-metered (a rate limit, a quota; usage off),
 //                                           keygate-strip (the strip_prefix row: a second route, its prefix cut),
 //                                           keygate-targets (the 3 targets row: the upstream as three
-//                                           round-robin targets of the origin),
+//                                           round-robin targets of the origin), keygate-shadow (the 10
+//                                           shadow rules row),
 //                                           keygate-cold (the cold-keys row: BENCH_COLD_KEYS distinct
 //                                           keys cycled in order, each request a miss; prints the
 //                                           registry reads per request), keygate-cold-nokeylog (the
@@ -291,6 +292,11 @@ const targets: Record<string, Target> = {
         upstream: threeTargets(ctx),
         launcher: launcher('keygate-targets')
       }),
+    headers: personal
+  },
+  'keygate-shadow': {
+    start: async () =>
+      await startKeygate(ctx, 'keygate-shadow', { ...kg, shadowRules: 10, launcher: launcher('keygate-shadow') }),
     headers: personal
   },
   'keygate-tracing': {
