@@ -162,18 +162,16 @@ function heap (requests: number, file: string, callers: number, top: number): vo
 
 const [command, requestsArg, ...rest] = process.argv.slice(2)
 const requests = Number(requestsArg)
-if (!Number.isFinite(requests) || requests <= 0) {
-  console.error('usage: node bench/dist/profile.js groups|diff|tree|heap <requests> <files...> (see bench/profile.ts)')
-  process.exit(2)
-}
-if (command === 'groups' && rest.length > 0) {
-  groups(requests, rest)
-} else if (command === 'diff' && rest.length >= 2) {
-  diff(requests, rest[0] as string, rest[1] as string, Number(rest[2] ?? '40'))
-} else if (command === 'tree' && rest.length >= 2) {
-  tree(requests, rest[0] as string, new RegExp(rest[1] as string), Number(rest[2] ?? '6'), Number(rest[3] ?? '0.05'))
-} else if (command === 'heap' && rest.length >= 1) {
-  heap(requests, rest[0] as string, Number(rest[1] ?? '2'), Number(rest[2] ?? '25'))
+// (without a request count, no command runs: the usage below)
+const args = Number.isFinite(requests) && requests > 0 ? rest : []
+if (command === 'groups' && args.length > 0) {
+  groups(requests, args)
+} else if (command === 'diff' && args.length >= 2) {
+  diff(requests, args[0] as string, args[1] as string, Number(args[2] ?? '40'))
+} else if (command === 'tree' && args.length >= 2) {
+  tree(requests, args[0] as string, new RegExp(args[1] as string), Number(args[2] ?? '6'), Number(args[3] ?? '0.05'))
+} else if (command === 'heap' && args.length >= 1) {
+  heap(requests, args[0] as string, Number(args[1] ?? '2'), Number(args[2] ?? '25'))
 } else {
   console.error('usage: node bench/dist/profile.js groups|diff|tree|heap <requests> <files...> (see bench/profile.ts)')
   process.exit(2)

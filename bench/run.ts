@@ -106,10 +106,11 @@ async function start (scenario: Scenario): Promise<Started> {
 }
 
 /**
- * Every scenario's rounds, interleaved. With fresh processes (the default) a scenario's server lives for its
- * warm-up and its round only: started, warmed up, measured, stopped, so no other row's server idles on the
- * core under test (with every row's server kept alive, some 40 idle servers, each woken by its own timers,
- * shared that core with the one measured). Otherwise each scenario keeps the one server `running` holds.
+ * Every scenario's rounds, interleaved; a scenario's server is started and warmed up just before its
+ * round when `running` holds none. With fresh processes (the default) it lives for that warm-up and
+ * round only, so no other row's server idles on the core under test (with every row's server kept
+ * alive, some 40 idle servers, each woken by its own timers, shared that core with the one measured);
+ * otherwise it stays in `running` for the whole run.
  */
 async function measure (
   config: BenchConfig, scenarios: readonly Scenario[], running: Map<number, Started>, helperPids: number[]
@@ -141,7 +142,6 @@ async function measure (
     const peak = s.server.pid === undefined ? undefined : peakRssKiB(s.server.pid)
     if (m !== undefined && peak !== undefined) m.peakRssKiB = Math.max(m.peakRssKiB ?? 0, peak)
   }
-  for (const [i, s] of running) await warmUp(i, s)
 
   for (let round = 1; round <= config.rounds; round++) {
     // Rotate who goes first each round, so no scenario always gets the same slot
@@ -151,8 +151,8 @@ async function measure (
       const scenario = scenarios[i] as Scenario
       let s = running.get(i)
       if (s === undefined) {
-        // A new process for each round: on this kind of VM one process can run 10-15%
-        // faster or slower than an identical one for its whole life (docs/benchmarks.md).
+        // (fresh: a new process for each round, since on this kind of VM one process can run 10-15%
+        // faster or slower than an identical one for its whole life: docs/benchmarks.md)
         log(`starting ${scenario.name}`)
         s = await start(scenario)
         running.set(i, s)
@@ -214,7 +214,7 @@ async function main (): Promise<number> {
   log(`CPU pinning ${pinning.note}`)
 
   const distDir = fileURLToPath(new URL('.', import.meta.url))
-  /** the servers alive, by scenario: all of them for the whole run when processes are not fresh */
+  /** the servers alive, by scenario (measure starts them) */
   const running = new Map<number, Started>()
   try {
     const { origin, ctx: pinned } = await startOriginContext(distDir, pinning)
@@ -228,13 +228,6 @@ async function main (): Promise<number> {
       baselineScenario(ctx), controlScenario(ctx), fastifyProxyScenario(ctx), referenceScenario(ctx),
       ...keygateScenarios(ctx), helloScenario(ctx), ...authorizerScenarios(ctx), ...compareScenarios(ctx)
     ])
-    if (!config.freshProcesses) {
-      for (const [i, scenario] of scenarios.entries()) {
-        log(`starting ${scenario.name}`)
-        running.set(i, await start(scenario))
-      }
-    }
-
     const measures = await measure(config, scenarios, running, [origin.pid])
     const summaries = scenarios.map((scenario, i) => {
       const against = scenario.compareWith ?? scenarios[0]?.name
