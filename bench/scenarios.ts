@@ -396,10 +396,12 @@ async function startAuthorizer (ctx: ScenarioContext, name: string, o: KeygateOp
  * authorizer: nginx and keygate on the server core together. The CPU columns are the
  * pair's; the peak RSS is keygate's.
  */
-async function startNginxAuthorizer (ctx: ScenarioContext): Promise<RunningServer> {
-  const gw = await startKeygate(ctx, 'keygate-authz-nginx', { authz: true })
+async function startNginxAuthorizer (
+  ctx: ScenarioContext, name = 'keygate-authz-nginx', o: KeygateOptions = {}
+): Promise<RunningServer> {
+  const gw = await startKeygate(ctx, name, { ...o, authz: true })
   const pid = gw.pid
-  if (gw.authzPort === undefined || pid === undefined) throw new Error('keygate-authz-nginx: no authorizer port or pid')
+  if (gw.authzPort === undefined || pid === undefined) throw new Error(`${name}: no authorizer port or pid`)
   let nginx: RunningServer & { pid: number }
   try {
     nginx = await startNginx(gw.authzPort, ctx.originUrl, ctx.serverCpus)
@@ -521,6 +523,13 @@ export function authorizerScenarios (ctx: ScenarioContext): Scenario[] {
       start: async () => await startNginxAuthorizer(ctx),
       headers: { authorization: `Bearer ${benchKeys.personal.key}` },
       target: { cpuRatio: 1.5 }
+    },
+    {
+      // the decision lines sampled (every refusal still logged), as the nginx + Lua row below writes none
+      name: `nginx + keygate authz: personal key, cache warm, log sampled (log.allowed_sample_ratio: ${LOG_SAMPLE})`,
+      compareWith: KEYGATE_PROXY,
+      start: async () => await startNginxAuthorizer(ctx, 'keygate-authz-nginx-log-sampled', { logSample: LOG_SAMPLE }),
+      headers: { authorization: `Bearer ${benchKeys.personal.key}` }
     },
     {
       // Kong's architecture: the key check in nginx's own Lua, cached in a shared dict in front of Redis
