@@ -48,7 +48,7 @@ import autocannon from 'autocannon'
 import { coldKeys, nextColdAuthorization } from './cold-keys.js'
 import { grpcLoad } from './grpc-load.js'
 import { count, type Counted } from './instructions.js'
-import { benchKeys, registryCalls, startKeygate, STRIP_PREFIX } from './keygate.js'
+import { benchKeys, registryCalls, startKeygate, STRIP_PREFIX, type KeygateOptions } from './keygate.js'
 import { perRequest } from './load.js'
 import { freePort } from './port.js'
 import { nodeArgsFrom, stopAll, type Launcher } from './process.js'
@@ -146,11 +146,13 @@ function coldTarget (name: string, compare = false, requestLog = true): Target {
 }
 
 /** the authorizer's cached decision (Traefik's shape), of this build or BENCH_COMPARE's */
-function authzTarget (name: string, o: { compare?: boolean, logSample?: number } = {}): Target {
+function authzTarget (
+  name: string, o: { compare?: boolean, logSample?: number, assertion?: KeygateOptions['assertion'] } = {}
+): Target {
   return {
     start: async () => {
       const s = await startKeygate(o.compare === true ? { ...ctx, keygateCli: compareCli() } : ctx, name, {
-        ...kg, authz: true, logSample: o.logSample, launcher: launcher(name)
+        ...kg, authz: true, logSample: o.logSample, assertion: o.assertion, launcher: launcher(name)
       })
       return { ...s, port: s.authzPort ?? 0 }
     },
@@ -319,6 +321,7 @@ const targets: Record<string, Target> = {
   },
   authz: authzTarget('authz'),
   'authz-log-sampled': authzTarget('authz-log-sampled', { logSample: 0.01 }),
+  'authz-assert-request': authzTarget('authz-assert-request', { assertion: { bind: 'request', alg: 'ES256' } }),
   hello: {
     start: async () => await startHello(distDir, undefined, launcher('hello')),
     headers: traefikDecision(benchKeys.personal.key),

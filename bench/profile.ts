@@ -5,6 +5,11 @@
 //   node bench/dist/profile.js groups <requests> <a.cpuprofile> [<b.cpuprofile> ...]
 //       self time by group (a package, a node internal module, keygate's directory under dist/,
 //       native code, the collector), one column a profile
+//   node bench/dist/profile.js owners <requests> <a.cpuprofile> [<b.cpuprofile> ...]
+//       self time by owner: keygate, node:crypto, the rest of node, each package, socket writes,
+//       the collector; a native frame is charged to the owner of the JavaScript that called it
+//       (a regular expression to the code matching it, a digest to node:crypto), so a group is
+//       the time its code causes, not only the time spent in its own JavaScript
 //   node bench/dist/profile.js diff <requests> <a.cpuprofile> <b.cpuprofile> [top]
 //       self time by function, b against a, the largest differences first
 //   node bench/dist/profile.js tree <requests> <file.cpuprofile> <function regex> [depth] [min µs]
@@ -66,6 +71,49 @@ function groupOf (cf: CallFrame): string | undefined {
   return 'other: ' + url.replace(/^.*\//, '')
 }
 
+/** the native calls that write to a socket or read one: the system calls themselves */
+const SOCKET_IO = /^(writev|writeBuffer|writeLatin1String|writeUtf8String|writeAsciiString|writeUcs2String|read)$/
+
+function ownerOfUrl (url: string): string {
+  if (url.startsWith('node:internal/modules')) return 'startup (module loading)'
+  if (/^node:(internal\/)?crypto/.test(url)) return 'node:crypto'
+  if (url.startsWith('node:')) return 'node (http, net, streams, events, timers, ...)'
+  const pkg = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)
+  if (pkg !== null) return pkg[1] as string
+  if (url.includes('/bench/dist/')) return 'the bench\'s server script'
+  if (url.includes('/dist/')) return 'keygate'
+  return 'other'
+}
+
+function owners (requests: number, files: string[]): void {
+  const columns = files.map((f) => {
+    const p = load(f)
+    const owner = (id: number): string | undefined => {
+      const cf = p.node(id).callFrame
+      const fn = cf.functionName
+      if (fn === '(idle)') return undefined
+      if (fn === '(garbage collector)') return 'the collector'
+      if (fn === '(program)') return 'V8 outside JavaScript (program)'
+      if (STARTUP.test(fn)) return 'startup (module loading)'
+      if (cf.url !== '') return ownerOfUrl(cf.url)
+      // a native frame: the caller's; a socket's system calls on their own line
+      let up = p.parent(id)
+      while (up !== undefined && p.node(up).callFrame.url === '') up = p.parent(up)
+      const caller = up === undefined ? undefined : p.node(up).callFrame.url
+      const onFile = caller === undefined || caller.startsWith('node:fs') || caller.includes('sonic-boom')
+      if (SOCKET_IO.test(fn) && !onFile) return 'socket reads and writes (system calls)'
+      return caller === undefined ? 'native, no caller' : ownerOfUrl(caller)
+    }
+    const out = new Map<string, number>()
+    for (const s of p.samples) {
+      const k = owner(s.id)
+      if (k !== undefined) out.set(k, (out.get(k) ?? 0) + s.us)
+    }
+    return out
+  })
+  printColumns(requests, files, columns)
+}
+
 function selfBy (p: Profile, key: (cf: CallFrame) => string | undefined): Map<string, number> {
   const out = new Map<string, number>()
   for (const s of p.samples) {
@@ -80,7 +128,10 @@ function fixed (us: number, requests: number, width = 9): string {
 }
 
 function groups (requests: number, files: string[]): void {
-  const columns = files.map((f) => selfBy(load(f), groupOf))
+  printColumns(requests, files, files.map((f) => selfBy(load(f), groupOf)))
+}
+
+function printColumns (requests: number, files: string[], columns: Array<Map<string, number>>): void {
   const last = columns[columns.length - 1] as Map<string, number>
   const names = [...new Set(columns.flatMap((c) => [...c.keys()]))]
     .sort((a, b) => (last.get(b) ?? 0) - (last.get(a) ?? 0))
@@ -166,6 +217,8 @@ const requests = Number(requestsArg)
 const args = Number.isFinite(requests) && requests > 0 ? rest : []
 if (command === 'groups' && args.length > 0) {
   groups(requests, args)
+} else if (command === 'owners' && args.length > 0) {
+  owners(requests, args)
 } else if (command === 'diff' && args.length >= 2) {
   diff(requests, args[0] as string, args[1] as string, Number(args[2] ?? '40'))
 } else if (command === 'tree' && args.length >= 2) {
@@ -173,6 +226,7 @@ if (command === 'groups' && args.length > 0) {
 } else if (command === 'heap' && args.length >= 1) {
   heap(requests, args[0] as string, Number(args[1] ?? '2'), Number(args[2] ?? '25'))
 } else {
-  console.error('usage: node bench/dist/profile.js groups|diff|tree|heap <requests> <files...> (see bench/profile.ts)')
+  console.error('usage: node bench/dist/profile.js groups|owners|diff|tree|heap <requests> <files...> ' +
+    '(see bench/profile.ts)')
   process.exit(2)
 }
