@@ -145,8 +145,8 @@ export function markdown (
       'load generator\'s share of the machine or with VM steal, so it is the steadier of the two ratios on a noisy ' +
       'machine. ' +
       '¹⁰ the row the ratios are against, measured in the same rounds: the baseline, except for the authorizer\'s ' +
-      'decision rows (the fastify hello-world, which answers the same request with an empty 200) and the nginx rows ' +
-      '(keygate\'s own proxy, personal key, cache warm).',
+      'decision rows (the fastify hello-world, which answers the same request with an empty 200), nginx + Lua ' +
+      '(keygate\'s own proxy, personal key, cache warm) and the other nginx rows (nginx + Lua).',
     '',
     `- date: ${info.date}`,
     `- machine: ${info.machine}`,
