@@ -67,6 +67,7 @@ function groupOf (cf: CallFrame): string | undefined {
   }
   const pkg = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)
   if (pkg !== null) return pkg[1]
+  if (url.includes('/bench/dist/')) return 'the bench\'s server script'
   if (url.includes('/dist/')) return 'keygate: ' + url.replace(/^.*\/dist\//, '').replace(/\/.*$/, '')
   return 'other: ' + url.replace(/^.*\//, '')
 }
@@ -74,50 +75,37 @@ function groupOf (cf: CallFrame): string | undefined {
 /** the native calls that write to a socket or read one: the system calls themselves */
 const SOCKET_IO = /^(writev|writeBuffer|writeLatin1String|writeUtf8String|writeAsciiString|writeUcs2String|read)$/
 
-function ownerOfUrl (url: string): string {
-  if (url.startsWith('node:internal/modules')) return 'startup (module loading)'
-  if (/^node:(internal\/)?crypto/.test(url)) return 'node:crypto'
-  if (url.startsWith('node:')) return 'node (http, net, streams, events, timers, ...)'
-  const pkg = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)
-  if (pkg !== null) return pkg[1] as string
-  if (url.includes('/bench/dist/')) return 'the bench\'s server script'
-  if (url.includes('/dist/')) return 'keygate'
-  return 'other'
+/** A group (groupOf) as its owner: node:crypto, the rest of node, keygate, or as it is. */
+function ownerOfGroup (group: string): string {
+  if (group === 'node:crypto') return group
+  if (group.startsWith('node:')) return 'node (http, net, streams, events, timers, ...)'
+  if (group.startsWith('keygate: ')) return 'keygate'
+  return group
+}
+
+/** A sample's owner: its frame's, or for a native frame its JavaScript caller's (a socket's system calls apart). */
+function ownerOf (id: number, p: Profile): string | undefined {
+  const cf = p.node(id).callFrame
+  const group = groupOf(cf)
+  if (group !== 'native') return group === undefined ? undefined : ownerOfGroup(group)
+  let up = p.parent(id)
+  while (up !== undefined && p.node(up).callFrame.url === '') up = p.parent(up)
+  const caller = up === undefined ? undefined : p.node(up).callFrame
+  if (caller === undefined) return 'native, no caller'
+  const onFile = caller.url.startsWith('node:fs') || caller.url.includes('sonic-boom')
+  if (SOCKET_IO.test(cf.functionName) && !onFile) return 'socket reads and writes (system calls)'
+  return ownerOfGroup(groupOf(caller) ?? 'native')
 }
 
 function owners (requests: number, files: string[]): void {
-  const columns = files.map((f) => {
-    const p = load(f)
-    const owner = (id: number): string | undefined => {
-      const cf = p.node(id).callFrame
-      const fn = cf.functionName
-      if (fn === '(idle)') return undefined
-      if (fn === '(garbage collector)') return 'the collector'
-      if (fn === '(program)') return 'V8 outside JavaScript (program)'
-      if (STARTUP.test(fn)) return 'startup (module loading)'
-      if (cf.url !== '') return ownerOfUrl(cf.url)
-      // a native frame: the caller's; a socket's system calls on their own line
-      let up = p.parent(id)
-      while (up !== undefined && p.node(up).callFrame.url === '') up = p.parent(up)
-      const caller = up === undefined ? undefined : p.node(up).callFrame.url
-      const onFile = caller === undefined || caller.startsWith('node:fs') || caller.includes('sonic-boom')
-      if (SOCKET_IO.test(fn) && !onFile) return 'socket reads and writes (system calls)'
-      return caller === undefined ? 'native, no caller' : ownerOfUrl(caller)
-    }
-    const out = new Map<string, number>()
-    for (const s of p.samples) {
-      const k = owner(s.id)
-      if (k !== undefined) out.set(k, (out.get(k) ?? 0) + s.us)
-    }
-    return out
-  })
-  printColumns(requests, files, columns)
+  printColumns(requests, files, files.map((f) => selfBy(load(f), ownerOf)))
 }
 
-function selfBy (p: Profile, key: (cf: CallFrame) => string | undefined): Map<string, number> {
+/** Each sample's time, summed by the key of its leaf node. */
+function selfBy (p: Profile, key: (id: number, p: Profile) => string | undefined): Map<string, number> {
   const out = new Map<string, number>()
   for (const s of p.samples) {
-    const k = key(p.node(s.id).callFrame)
+    const k = key(s.id, p)
     if (k !== undefined) out.set(k, (out.get(k) ?? 0) + s.us)
   }
   return out
@@ -128,7 +116,7 @@ function fixed (us: number, requests: number, width = 9): string {
 }
 
 function groups (requests: number, files: string[]): void {
-  printColumns(requests, files, files.map((f) => selfBy(load(f), groupOf)))
+  printColumns(requests, files, files.map((f) => selfBy(load(f), (id, p) => groupOf(p.node(id).callFrame))))
 }
 
 function printColumns (requests: number, files: string[], columns: Array<Map<string, number>>): void {
@@ -146,7 +134,10 @@ function printColumns (requests: number, files: string[], columns: Array<Map<str
 }
 
 function diff (requests: number, a: string, b: string, top: number): void {
-  const byFunction = (cf: CallFrame): string | undefined => cf.functionName === '(idle)' ? undefined : frameName(cf)
+  const byFunction = (id: number, p: Profile): string | undefined => {
+    const cf = p.node(id).callFrame
+    return cf.functionName === '(idle)' ? undefined : frameName(cf)
+  }
   const x = selfBy(load(a), byFunction)
   const y = selfBy(load(b), byFunction)
   const rows = [...new Set([...x.keys(), ...y.keys()])].map((k) => ({ k, a: x.get(k) ?? 0, b: y.get(k) ?? 0 }))

@@ -23,9 +23,9 @@ import type { ChildServer } from './process.js'
 import { BENCH_PATH, startBaseline, startHello } from './servers.js'
 import type { RunningServer, Scenario, ScenarioContext } from './types.js'
 
-/** keygate's own proxy, the headline row: what nginx + the authorizer is compared with */
+/** keygate's own proxy, the headline row: what its feature rows and nginx + Lua are compared with */
 export const KEYGATE_PROXY = 'keygate: personal key, cache warm'
-/** Kong's architecture, the bar of the nginx rows: the key check in nginx's own Lua */
+/** Kong's architecture, the bar of the nginx rows: the key check in nginx's own Lua, cached in a shared dict */
 const NGINX_LUA = 'nginx + Lua auth: personal key, lua_shared_dict cache in front of Redis (Kong\'s architecture)'
 /** the headline row with per-key usage counting off: what the same row with counting on is compared with */
 export const KEYGATE_NO_USAGE = 'keygate: personal key, cache warm, usage counting off'
@@ -535,7 +535,6 @@ export function authorizerScenarios (ctx: ScenarioContext): Scenario[] {
       headers: { authorization: `Bearer ${benchKeys.personal.key}` }
     },
     {
-      // Kong's architecture: the key check in nginx's own Lua, cached in a shared dict in front of Redis
       name: NGINX_LUA,
       label: 'nginx + Lua',
       compareWith: KEYGATE_PROXY,
@@ -550,7 +549,7 @@ export function authorizerScenarios (ctx: ScenarioContext): Scenario[] {
       headers: { authorization: `Bearer ${benchKeys.personal.key}` }
     },
     {
-      // the ceiling of the row above: its distance from this one is what asking keygate costs
+      // the ceiling of the nginx rows: their distance from it is what asking for a decision costs
       name: 'nginx alone: the same proxying, no auth_request (the authz rows\' ingress without keygate)',
       compareWith: NGINX_LUA,
       start: async () => await startNginx(undefined, ctx.originUrl, ctx.serverCpus),
